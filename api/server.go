@@ -1,0 +1,160 @@
+// Package api is Jarvis's HTTP API for agents and tools, plus /healthz and
+// /metrics. Handlers validate and authenticate, then call core services.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
+)
+
+// Config is the API's part of the configuration.
+type Config struct {
+	// Listen is host:port; empty turns the API off.
+	Listen string `mapstructure:"listen"`
+	// AgentToken is the bearer token agents present.
+	AgentToken string `mapstructure:"agent_token"`
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	if c.Listen == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return core.Invalid("api.listen", "must be host:port: %v", err)
+	}
+	if len(c.AgentToken) < 16 {
+		return core.Invalid("api.agent_token", "must be at least 16 characters when the API is on")
+	}
+	return nil
+}
+
+// HealthFunc reports the state /healthz shows; an error makes it 503.
+type HealthFunc func(ctx context.Context) (map[string]any, error)
+
+// Server is the HTTP API.
+type Server struct {
+	log    zerolog.Logger
+	mux    *http.ServeMux
+	health HealthFunc
+	token  atomic.Pointer[string]
+	srv    *http.Server
+}
+
+// New builds the server with /healthz and /metrics; the owners of other
+// routes add them with Handle or HandleAgent before Run.
+func New(cfg Config, log zerolog.Logger, health HealthFunc) *Server {
+	s := &Server{log: log.With().Str("component", "api").Logger(), mux: http.NewServeMux(), health: health}
+	s.SetAgentToken(cfg.AgentToken)
+	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
+	s.Handle("GET /metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	s.srv = &http.Server{Addr: cfg.Listen, Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	return s
+}
+
+// SetAgentToken replaces the agents' bearer token (config reload).
+func (s *Server) SetAgentToken(token string) { s.token.Store(&token) }
+
+// Handler returns the server's routes, for tests with httptest.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Handle registers an unauthenticated route; pattern is a ServeMux pattern
+// such as "GET /healthz".
+func (s *Server) Handle(pattern string, h http.Handler) {
+	route := pattern
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		ctx := s.log.With().Str("route", route).Logger().WithContext(r.Context())
+		h.ServeHTTP(rec, r.WithContext(ctx))
+		metrics.HTTPRequests.WithLabelValues(route, strconv.Itoa(rec.code)).Inc()
+	}))
+}
+
+// HandleAgent registers a route that needs the agent bearer token.
+func (s *Server) HandleAgent(pattern string, h http.Handler) {
+	s.Handle(pattern, s.requireAgent(h))
+}
+
+func (s *Server) requireAgent(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.AgentAuthorized(r) {
+			WriteError(w, r, core.ErrUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// AgentAuthorized reports whether the request carries the agent token,
+// compared in constant time.
+func (s *Server) AgentAuthorized(r *http.Request) bool {
+	want := *s.token.Load()
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// AgentToken returns the current agent token (for HMAC checks).
+func (s *Server) AgentToken() string { return *s.token.Load() }
+
+func (s *Server) getHealth(w http.ResponseWriter, r *http.Request) {
+	state, err := s.health(r.Context())
+	if err != nil {
+		WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
+		return
+	}
+	state["ok"] = true
+	WriteJSON(w, http.StatusOK, state)
+}
+
+// Run serves until ctx ends, then shuts down gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.srv.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.log.Info().Str("listen", ln.Addr().String()).Msg("API listening")
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.srv.Shutdown(shutCtx); err != nil {
+			return err
+		}
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}

@@ -1,0 +1,68 @@
+// Package core holds Jarvis's domain: types, rules and the interfaces it
+// needs from the outside world. It imports the standard library only.
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Callers wrap them with context; the API maps them to
+// status codes in one table and chat handlers turn them into short replies.
+var (
+	// ErrNotFound means the thing asked for does not exist in the caller's scope.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalid means the input is malformed; wrap it with a FieldError to
+	// name the field at fault.
+	ErrInvalid = errors.New("invalid input")
+	// ErrConflict means the write collides with an existing record
+	// (a duplicate id, an illegal state transition).
+	ErrConflict = errors.New("conflict")
+	// ErrDuplicate means the same request was already handled; nothing was
+	// done a second time.
+	ErrDuplicate = errors.New("already handled")
+	// ErrUnauthorized means the caller did not prove who it is (a missing or
+	// wrong token or signature).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrForbidden means the caller is known but may not do this (a
+	// non-admin running an admin verb).
+	ErrForbidden = errors.New("forbidden")
+	// ErrRateLimited means the caller made too many requests of this kind
+	// in the window; nothing was done.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrGone means the window in which the request was allowed has closed.
+	ErrGone = errors.New("window closed")
+	// ErrUnprocessable means the request is well formed but cannot be
+	// honoured as it stands (an idempotency key reused with another body).
+	ErrUnprocessable = errors.New("unprocessable")
+	// ErrIllegalTransition means a state machine was asked for a move it
+	// does not allow; nothing was written.
+	ErrIllegalTransition = errors.New("illegal transition")
+	// ErrLeaseHeld means another Jarvis holds the workspace lease.
+	ErrLeaseHeld = errors.New("workspace lease held by another instance")
+	// ErrStaleEpoch means a write carried a lease epoch that is no longer
+	// current; it was refused.
+	ErrStaleEpoch = errors.New("stale lease epoch")
+	// ErrBreakerOpen means the agent's circuit breaker is open.
+	ErrBreakerOpen = errors.New("circuit breaker open")
+	// ErrBudgetExceeded means a priority budget has no room left in its window.
+	ErrBudgetExceeded = errors.New("priority budget exceeded")
+	// ErrExpired means the thing acted on (a proposal, a question) has expired.
+	ErrExpired = errors.New("expired")
+)
+
+// FieldError names the field of an input that is wrong and why.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Reason) }
+
+// Unwrap makes every FieldError an ErrInvalid.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// Invalid builds a FieldError.
+func Invalid(field, format string, args ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}

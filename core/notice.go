@@ -1,0 +1,101 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// NoticeKind says what a notice does in its room.
+type NoticeKind string
+
+const (
+	// NoticeMessage is a new message.
+	NoticeMessage NoticeKind = "message"
+	// NoticeEdit replaces the text of an earlier notice (Target).
+	NoticeEdit NoticeKind = "edit"
+	// NoticeReaction puts Body (an emoji) as a reaction on Target.
+	NoticeReaction NoticeKind = "reaction"
+)
+
+// Notice is one thing Jarvis says. Every notice is written to the durable
+// outbox in the same transaction as the change that caused it; the sender
+// delivers it once, using Key as the Matrix transaction id.
+type Notice struct {
+	// Key is unique per notice and stable across retries, e.g.
+	// "reply:$event:1" or "trip:tw_x:17".
+	Key string
+	// RoomID is the room to send to. When empty, ToUser names a person whose
+	// direct room with Jarvis is used (created on first need).
+	RoomID string
+	ToUser string
+	Kind   NoticeKind
+	// Body is Markdown for messages and edits, an emoji for reactions.
+	Body string
+	// Mentions are user IDs the message pings (m.mentions).
+	Mentions []string
+	// Target is the key of an earlier notice that an edit or reaction
+	// applies to, or that a message is threaded under (with Thread).
+	Target string
+	// TargetEvent is a Matrix event ID, used when the target is not one of
+	// Jarvis's own notices (a reply to a person's message).
+	TargetEvent string
+	// Thread puts a message in the thread rooted at Target, rather than
+	// replying to it.
+	Thread bool
+	// Coalesce allows the sender to merge this message with other waiting
+	// coalescible messages of the same room into one Matrix event. Only
+	// notices that are never edited or reacted to may coalesce.
+	Coalesce bool
+}
+
+// Validate checks that a notice can be delivered.
+func (n Notice) Validate() error {
+	switch {
+	case n.Key == "":
+		return Invalid("key", "is required")
+	case n.RoomID == "" && n.ToUser == "":
+		return Invalid("room_id", "a room or a recipient is required")
+	case strings.TrimSpace(n.Body) == "":
+		return Invalid("body", "is empty")
+	}
+	switch n.Kind {
+	case NoticeMessage:
+	case NoticeEdit, NoticeReaction:
+		if n.Target == "" && n.TargetEvent == "" {
+			return Invalid("target", "an %s needs a target", n.Kind)
+		}
+		if n.Coalesce {
+			return Invalid("coalesce", "only messages coalesce")
+		}
+	default:
+		return Invalid("kind", "unknown notice kind %q", n.Kind)
+	}
+	return nil
+}
+
+// OutboxEntry is a notice in the outbox with its delivery state.
+type OutboxEntry struct {
+	Notice
+	Seq         int64
+	BatchKey    string
+	Attempts    int
+	NextAttempt time.Time
+	LastError   string
+	EventID     string
+	CreatedAt   time.Time
+	SentAt      time.Time
+}
+
+// Outbox is the durable queue of notices.
+type Outbox interface {
+	// Enqueue writes the notice. Enqueueing a key that already exists does
+	// nothing and returns ErrDuplicate.
+	Enqueue(ctx context.Context, n Notice) error
+}
+
+// Transactor runs fn in one transaction: every store call made with the
+// context fn receives is part of it, and all of them commit or none.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}

@@ -1,0 +1,48 @@
+// Package metrics holds Jarvis's Prometheus collectors, shared by the
+// packages that count things and the API that serves them.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Registry holds every Jarvis collector; the API serves it on /metrics.
+var Registry = prometheus.NewRegistry()
+
+var (
+	// MessagesHandled counts chat messages Jarvis read from allowed people.
+	MessagesHandled = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jarvis_messages_handled_total",
+		Help: "Chat messages read from allowed people.",
+	})
+	// Commands counts commands run, by command name.
+	Commands = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jarvis_commands_total",
+		Help: "Commands run, by name.",
+	}, []string{"command"})
+	// SendErrors counts failed attempts to deliver outbox notices.
+	SendErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jarvis_send_errors_total",
+		Help: "Failed attempts to deliver outbox notices.",
+	})
+	// NoticesSent counts outbox notices delivered.
+	NoticesSent = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jarvis_notices_sent_total",
+		Help: "Outbox notices delivered to Matrix.",
+	})
+	// SyncLag is the age of the newest event seen in the last sync.
+	SyncLag = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "jarvis_sync_lag_seconds",
+		Help: "Time between the newest event's server timestamp and when Jarvis read it.",
+	})
+	// HTTPRequests counts API requests by route and status.
+	HTTPRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jarvis_http_requests_total",
+		Help: "API requests, by route and status code.",
+	}, []string{"route", "code"})
+)
+
+func init() {
+	Registry.MustRegister(MessagesHandled, Commands, SendErrors, NoticesSent, SyncLag, HTTPRequests,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+}

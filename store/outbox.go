@@ -1,0 +1,188 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const (
+	enqueueNoticeQuery = `
+		INSERT INTO outbox (key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (key) DO NOTHING`
+	waitingNoticesQuery = `
+		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
+		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at
+		FROM outbox WHERE sent_at = 0 ORDER BY seq LIMIT $1`
+	noticeByKeyQuery = `
+		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
+		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at
+		FROM outbox WHERE key = $1`
+	assignBatchQuery   = `UPDATE outbox SET batch_key = $1 WHERE key = $2 AND sent_at = 0`
+	markSentQuery      = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '' WHERE key = $3`
+	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2 WHERE key = $3`
+	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0`
+	lastSendErrorQuery = `SELECT last_error FROM outbox WHERE last_error <> '' ORDER BY seq DESC LIMIT 1`
+	getDirectRoomQuery = `SELECT room_id FROM direct_room WHERE user_id = $1`
+	setDirectRoomQuery = `
+		INSERT INTO direct_room (user_id, room_id) VALUES ($1, $2)
+		ON CONFLICT (user_id) DO UPDATE SET room_id = excluded.room_id`
+)
+
+// Outbox is the durable queue of notices.
+type Outbox struct {
+	db *dbutil.Database
+	// Wake is signalled (without blocking) after every enqueue, so the
+	// sender need not poll.
+	Wake chan struct{}
+}
+
+var _ core.Outbox = (*Outbox)(nil)
+
+// Outbox returns the store's outbox.
+func (s *Store) Outbox() *Outbox {
+	s.outboxOnce.Do(func() { s.outbox = &Outbox{db: s.DB, Wake: make(chan struct{}, 1)} })
+	return s.outbox
+}
+
+// Enqueue writes a notice; a key already present is ErrDuplicate.
+func (o *Outbox) Enqueue(ctx context.Context, n core.Notice) error {
+	if err := n.Validate(); err != nil {
+		return fmt.Errorf("enqueue notice %q: %w", n.Key, err)
+	}
+	mentions, err := json.Marshal(nonNil(n.Mentions))
+	if err != nil {
+		return err
+	}
+	res, err := o.db.Exec(ctx, enqueueNoticeQuery, n.Key, n.RoomID, n.ToUser, string(n.Kind), n.Body,
+		string(mentions), n.Target, n.TargetEvent, n.Thread, n.Coalesce, time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("enqueue notice %q: %w", n.Key, err)
+	}
+	if rows, _ := res.RowsAffected(); rows == 0 {
+		return fmt.Errorf("enqueue notice %q: %w", n.Key, core.ErrDuplicate)
+	}
+	o.wake()
+	return nil
+}
+
+func (o *Outbox) wake() {
+	select {
+	case o.Wake <- struct{}{}:
+	default:
+	}
+}
+
+// Waiting lists up to limit unsent notices in outbox order.
+func (o *Outbox) Waiting(ctx context.Context, limit int) ([]core.OutboxEntry, error) {
+	rows, err := o.db.Query(ctx, waitingNoticesQuery, limit)
+	return dbutil.NewRowIterWithError(rows, scanOutboxEntry, err).AsList()
+}
+
+// Get returns the notice with the given key.
+func (o *Outbox) Get(ctx context.Context, key string) (core.OutboxEntry, error) {
+	e, err := scanOutboxEntry(o.db.QueryRow(ctx, noticeByKeyQuery, key))
+	return e, notFound(err, "notice "+key)
+}
+
+// AssignBatch fixes the batch key of coalesced notices before their first
+// attempt, so a retry after a crash sends exactly the same message.
+func (o *Outbox) AssignBatch(ctx context.Context, b core.Batch) error {
+	return o.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		for _, key := range b.Keys() {
+			if _, err := o.db.Exec(ctx, assignBatchQuery, b.TxnKey, key); err != nil {
+				return fmt.Errorf("assign batch %q: %w", b.TxnKey, err)
+			}
+		}
+		return nil
+	})
+}
+
+// MarkSent records the event that delivered the given notices.
+func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error {
+	return o.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		for _, key := range keys {
+			if _, err := o.db.Exec(ctx, markSentQuery, at.UnixMilli(), eventID, key); err != nil {
+				return fmt.Errorf("mark notice %q sent: %w", key, err)
+			}
+		}
+		return nil
+	})
+}
+
+// MarkFailed records a failed attempt and when to try again.
+func (o *Outbox) MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error {
+	return o.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		for _, key := range keys {
+			if _, err := o.db.Exec(ctx, markFailedQuery, next.UnixMilli(), cause.Error(), key); err != nil {
+				return fmt.Errorf("mark notice %q failed: %w", key, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Depth counts the notices not yet sent.
+func (o *Outbox) Depth(ctx context.Context) (int, error) {
+	var n int
+	err := o.db.QueryRow(ctx, outboxDepthQuery).Scan(&n)
+	return n, err
+}
+
+// LastError returns the most recent send error, or "" when there is none.
+func (o *Outbox) LastError(ctx context.Context) (string, error) {
+	var msg string
+	err := o.db.QueryRow(ctx, lastSendErrorQuery).Scan(&msg)
+	if err == sql.ErrNoRows {
+		return "", nil
+	}
+	return msg, err
+}
+
+// DirectRoom returns the direct room Jarvis shares with a person.
+func (o *Outbox) DirectRoom(ctx context.Context, userID string) (string, error) {
+	var roomID string
+	err := o.db.QueryRow(ctx, getDirectRoomQuery, userID).Scan(&roomID)
+	return roomID, notFound(err, "direct room of "+userID)
+}
+
+// SetDirectRoom records the direct room Jarvis shares with a person.
+func (o *Outbox) SetDirectRoom(ctx context.Context, userID, roomID string) error {
+	_, err := o.db.Exec(ctx, setDirectRoomQuery, userID, roomID)
+	return err
+}
+
+func scanOutboxEntry(row dbutil.Scannable) (core.OutboxEntry, error) {
+	var e core.OutboxEntry
+	var kind, mentions string
+	var nextAttempt, createdAt, sentAt int64
+	err := row.Scan(&e.Seq, &e.Key, &e.RoomID, &e.ToUser, &kind, &e.Body, &mentions, &e.Target, &e.TargetEvent,
+		&e.Thread, &e.Coalesce, &e.BatchKey, &e.Attempts, &nextAttempt, &e.LastError, &e.EventID, &createdAt, &sentAt)
+	if err != nil {
+		return e, err
+	}
+	e.Kind = core.NoticeKind(kind)
+	if err := json.Unmarshal([]byte(mentions), &e.Mentions); err != nil {
+		return e, fmt.Errorf("notice %q mentions: %w", e.Key, err)
+	}
+	e.NextAttempt = time.UnixMilli(nextAttempt)
+	e.CreatedAt = time.UnixMilli(createdAt)
+	if sentAt > 0 {
+		e.SentAt = time.UnixMilli(sentAt)
+	}
+	return e, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
