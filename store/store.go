@@ -4,8 +4,8 @@ package store
 
 import (
 	"context"
-	"embed"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"net/url"
