@@ -28,6 +28,7 @@ const (
 	assignBatchQuery   = `UPDATE outbox SET batch_key = $1 WHERE key = $2 AND sent_at = 0`
 	markSentQuery      = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '' WHERE key = $3`
 	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2 WHERE key = $3`
+	retryNowQuery      = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND next_attempt > 0`
 	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0`
 	lastSendErrorQuery = `SELECT last_error FROM outbox WHERE last_error <> '' ORDER BY seq DESC LIMIT 1`
 	getDirectRoomQuery = `SELECT room_id FROM direct_room WHERE user_id = $1`
@@ -127,6 +128,16 @@ func (o *Outbox) MarkFailed(ctx context.Context, keys []string, cause error, nex
 		}
 		return nil
 	})
+}
+
+// RetryNow clears the back-off of every waiting notice, for when the
+// homeserver is known to be back.
+func (o *Outbox) RetryNow(ctx context.Context) error {
+	_, err := o.db.Exec(ctx, retryNowQuery)
+	if err == nil {
+		o.wake()
+	}
+	return err
 }
 
 // Depth counts the notices not yet sent.

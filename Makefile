@@ -1,0 +1,38 @@
+# Jarvis. CGO stays on (go-sqlite3); every build uses the pure-Go olm tag.
+GO       ?= go
+TAGS     := goolm
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+export CGO_ENABLED := 1
+
+.PHONY: build test unit integration bench demo homeserver vet fmt clean
+
+build: ## Build ./jarvis
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o jarvis ./cmd/jarvis
+
+homeserver: ## Build the test homeserver (Dendrite), cached after the first time
+	scripts/homeserver.sh build
+
+vet:
+	$(GO) vet -tags $(TAGS) ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change the files above"; exit 1; }
+	@! $(GO) list -tags $(TAGS) -deps ./core | grep -E 'maunium.net|database/sql|net/http$$' || { echo "core imports I/O packages"; exit 1; }
+
+unit: ## Unit tests (no homeserver)
+	$(GO) test -tags $(TAGS) -count=1 $$($(GO) list ./... | grep -v /integration)
+
+integration: homeserver ## Integration tests against a real Dendrite (started by the tests)
+	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./integration/
+
+test: vet homeserver ## Every test: vet, unit, integration
+	$(GO) test -tags $(TAGS) -count=1 -timeout 25m ./...
+
+bench: homeserver ## Benchmarks; figures go in the README
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x $$($(GO) list ./... | grep -v /integration)
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 200x -timeout 20m ./integration/
+
+demo: homeserver ## Homeserver, Jarvis and a scripted person talking to it
+	$(GO) run -tags $(TAGS) ./cmd/jarvis-demo
+
+clean:
+	rm -f jarvis

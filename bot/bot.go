@@ -1,0 +1,200 @@
+// Package bot is the Matrix side of Jarvis: login, sync, room membership,
+// and sending everything the outbox holds.
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Config is the bot's part of the configuration.
+type Config struct {
+	// UserID is Jarvis's Matrix user.
+	UserID string `mapstructure:"user_id"`
+	// Password logs in when no access token is configured or stored.
+	Password string `mapstructure:"password"`
+	// AccessToken, when set, is used instead of a password login.
+	AccessToken string `mapstructure:"access_token"`
+	// DeviceName is shown in people's device lists.
+	DeviceName string `mapstructure:"device_name"`
+	// Room is the alias or ID of the dedicated room.
+	Room string `mapstructure:"room"`
+	// CommandPrefix starts a command.
+	CommandPrefix string `mapstructure:"command_prefix"`
+	// Admins may run admin verbs.
+	Admins []string `mapstructure:"admins"`
+	// AllowedUsers are MXID glob patterns of people Jarvis answers.
+	AllowedUsers []string `mapstructure:"allowed_users"`
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	if _, _, err := id.UserID(c.UserID).Parse(); err != nil {
+		return core.Invalid("bot.user_id", "must be a Matrix user ID like @jarvis:example.org")
+	}
+	if c.Password == "" && c.AccessToken == "" {
+		return core.Invalid("bot.password", "a password or bot.access_token is required")
+	}
+	if !strings.HasPrefix(c.Room, "#") && !strings.HasPrefix(c.Room, "!") {
+		return core.Invalid("bot.room", "must be a room alias (#jarvis:example.org) or ID (!abc:example.org)")
+	}
+	if c.CommandPrefix == "" || strings.ContainsAny(c.CommandPrefix, " \t\n") {
+		return core.Invalid("bot.command_prefix", "must be non-empty without spaces")
+	}
+	for i, admin := range c.Admins {
+		if _, _, err := id.UserID(admin).Parse(); err != nil {
+			return core.Invalid("bot.admins", "entry %d (%q) is not a Matrix user ID", i, admin)
+		}
+	}
+	if len(c.AllowedUsers) == 0 {
+		return core.Invalid("bot.allowed_users", "list at least one pattern, e.g. \"@*:example.org\"")
+	}
+	_, err := bridge.NewPolicy(c.AllowedUsers)
+	return err
+}
+
+// StateStore keeps the bot's own state across restarts.
+type StateStore interface {
+	State(ctx context.Context, key string) (string, error)
+	SetState(ctx context.Context, key, value string) error
+}
+
+// OutboxStore is the outbox as the sender sees it.
+type OutboxStore interface {
+	Waiting(ctx context.Context, limit int) ([]core.OutboxEntry, error)
+	Get(ctx context.Context, key string) (core.OutboxEntry, error)
+	AssignBatch(ctx context.Context, b core.Batch) error
+	MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error
+	MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error
+	RetryNow(ctx context.Context) error
+	DirectRoom(ctx context.Context, userID string) (string, error)
+	SetDirectRoom(ctx context.Context, userID, roomID string) error
+}
+
+// Deps are what the bot needs from the rest of Jarvis.
+type Deps struct {
+	State     StateStore
+	Outbox    OutboxStore
+	Wake      <-chan struct{}
+	Processor *commands.Processor
+	Policy    *bridge.Policy
+	Clock     core.Clock
+	// Gate, when set, is asked before every send; an error holds the send
+	// back (the workspace lease).
+	Gate func(ctx context.Context) error
+}
+
+// Bot is Jarvis on Matrix.
+type Bot struct {
+	cfg    Config
+	deps   Deps
+	log    zerolog.Logger
+	Client *mautrix.Client
+
+	mu       sync.Mutex
+	roomID   id.RoomID
+	lastSync time.Time
+	syncErr  string
+	ready    chan struct{}
+}
+
+// New builds the bot for the homeserver at hsURL.
+func New(hsURL string, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) {
+	cli, err := mautrix.NewClient(hsURL, id.UserID(cfg.UserID), "")
+	if err != nil {
+		return nil, fmt.Errorf("homeserver.url: %w", err)
+	}
+	log = log.With().Str("component", "bot").Logger()
+	cli.Log = log.With().Str("component", "mautrix").Logger().Level(zerolog.WarnLevel)
+	// The sender handles retries and 429s itself, from the outbox.
+	cli.DefaultHTTPRetries = 0
+	cli.IgnoreRateLimit = true
+	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, ready: make(chan struct{})}
+	return b, nil
+}
+
+// RoomID returns the dedicated room, once known.
+func (b *Bot) RoomID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.roomID.String()
+}
+
+// Ready is closed once the bot is logged in and in its room.
+func (b *Bot) Ready() <-chan struct{} { return b.ready }
+
+// Health reports the sync state for /healthz and !sys status.
+func (b *Bot) Health() map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h := map[string]any{"user_id": b.cfg.UserID, "room_id": b.roomID.String(), "synced": !b.lastSync.IsZero()}
+	if !b.lastSync.IsZero() {
+		h["last_sync"] = b.lastSync.UTC().Format(time.RFC3339Nano)
+	}
+	if b.syncErr != "" {
+		h["sync_error"] = b.syncErr
+	}
+	return h
+}
+
+// Run logs in, joins the dedicated room, and then syncs and sends until
+// ctx ends. Losing the homeserver is not an error: it reconnects with
+// back-off.
+func (b *Bot) Run(ctx context.Context) error {
+	if err := b.retry(ctx, "log in", b.login); err != nil {
+		return err
+	}
+	if err := b.retry(ctx, "join the dedicated room", b.ensureRoom); err != nil {
+		return err
+	}
+	close(b.ready)
+	b.log.Info().Str("room_id", b.RoomID()).Str("device_id", b.Client.DeviceID.String()).Msg("Jarvis is in its room")
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.runSender(ctx)
+	}()
+	err := b.runSync(ctx)
+	wg.Wait()
+	return err
+}
+
+// retry runs fn until it succeeds, ctx ends, or the homeserver refuses
+// for good (a wrong password, a forbidden room).
+func (b *Bot) retry(ctx context.Context, what string, fn func(ctx context.Context) error) error {
+	delay := 500 * time.Millisecond
+	for {
+		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var respErr mautrix.RespError
+		if errors.As(err, &respErr) && respErr.StatusCode >= 400 && respErr.StatusCode < 500 && respErr.StatusCode != 429 {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		b.log.Warn().Err(err).Dur("retry_in", delay).Msgf("Failed to %s, retrying", what)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}

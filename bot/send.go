@@ -1,0 +1,179 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
+)
+
+// errTargetPending means an edit, reaction or thread reply waits for the
+// notice it applies to.
+var errTargetPending = errors.New("target not sent yet")
+
+// idleWait is how long the sender sleeps when nothing is due and nothing
+// wakes it.
+const idleWait = 5 * time.Second
+
+// runSender delivers the outbox until ctx ends: one loop, in outbox order
+// per room, coalescing what waits for the same room.
+func (b *Bot) runSender(ctx context.Context) {
+	for {
+		wait := b.sendDue(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.deps.Wake:
+		case <-time.After(wait):
+		}
+	}
+}
+
+// sendDue sends every batch that is due and says how long to wait before
+// looking again.
+func (b *Bot) sendDue(ctx context.Context) time.Duration {
+	waiting, err := b.deps.Outbox.Waiting(ctx, 500)
+	if err != nil {
+		b.log.Err(err).Msg("Failed to read the outbox")
+		return time.Second
+	}
+	now := b.deps.Clock.Now()
+	batches := core.PlanBatches(waiting, now)
+	sent := 0
+	for _, batch := range batches {
+		if b.deps.Gate != nil {
+			if err := b.deps.Gate(ctx); err != nil {
+				b.log.Debug().Err(err).Msg("Holding the outbox back")
+				return time.Second
+			}
+		}
+		if b.deliver(ctx, batch) {
+			sent++
+		}
+	}
+	if sent > 0 {
+		return 0
+	}
+	wait := idleWait
+	for _, e := range waiting {
+		if d := e.NextAttempt.Sub(now); d > 0 && d < wait {
+			wait = d
+		}
+	}
+	return wait
+}
+
+// deliver sends one batch and records the outcome. It reports whether
+// the batch went out.
+func (b *Bot) deliver(ctx context.Context, batch core.Batch) bool {
+	log := b.log.With().Str("notice", batch.TxnKey).Int("notices", len(batch.Entries)).Logger()
+	if batch.New {
+		if err := b.deps.Outbox.AssignBatch(ctx, batch); err != nil {
+			log.Err(err).Msg("Failed to fix the batch before sending")
+			return false
+		}
+	}
+	eventID, err := b.send(ctx, batch)
+	if errors.Is(err, errTargetPending) {
+		return false
+	}
+	now := b.deps.Clock.Now()
+	if err != nil {
+		metrics.SendErrors.Inc()
+		head := batch.Entries[0]
+		next := now.Add(core.RetryDelay(head.Attempts + 1))
+		var respErr mautrix.RespError
+		if errors.As(err, &respErr) && respErr.StatusCode == 429 {
+			if ms, ok := respErr.ExtraData["retry_after_ms"].(float64); ok {
+				next = now.Add(time.Duration(ms) * time.Millisecond)
+			}
+		}
+		log.Warn().Err(err).Time("next_attempt", next).Msg("Failed to send notice")
+		if err := b.deps.Outbox.MarkFailed(ctx, batch.Keys(), err, next); err != nil {
+			log.Err(err).Msg("Failed to record send failure")
+		}
+		return false
+	}
+	if err := b.deps.Outbox.MarkSent(ctx, batch.Keys(), eventID.String(), now); err != nil {
+		log.Err(err).Msg("Failed to record sent notice")
+		return false
+	}
+	metrics.NoticesSent.Add(float64(len(batch.Entries)))
+	return true
+}
+
+// txnID derives the Matrix transaction ID from the notice key, so a retry
+// of the same notice is deduplicated by the homeserver.
+func txnID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "jarvis-" + hex.EncodeToString(sum[:16])
+}
+
+func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
+	head := batch.Entries[0]
+	roomID := id.RoomID(head.RoomID)
+	if roomID == "" {
+		var err error
+		if roomID, err = b.directRoom(ctx, head.ToUser); err != nil {
+			return "", err
+		}
+	}
+	target, err := b.targetEvent(ctx, head)
+	if err != nil {
+		return "", err
+	}
+	req := mautrix.ReqSendEvent{TransactionID: txnID(batch.TxnKey)}
+	var resp *mautrix.RespSendEvent
+	switch head.Kind {
+	case core.NoticeReaction:
+		content := &event.ReactionEventContent{RelatesTo: event.RelatesTo{Type: event.RelAnnotation, EventID: target, Key: head.Body}}
+		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventReaction, content, req)
+	case core.NoticeEdit:
+		content := render(head.Body, head.Mentions)
+		content.SetEdit(target)
+		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventMessage, content, req)
+	case core.NoticeMessage:
+		content := render(batch.Body(), batch.Mentions())
+		switch {
+		case target != "" && head.Thread:
+			content.RelatesTo = (&event.RelatesTo{}).SetThread(target, target)
+		case target != "":
+			content.RelatesTo = &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}
+		}
+		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventMessage, content, req)
+	default:
+		return "", fmt.Errorf("unknown notice kind %q", head.Kind)
+	}
+	if err != nil {
+		return "", err
+	}
+	return resp.EventID, nil
+}
+
+// targetEvent resolves the event a notice relates to: a Matrix event ID
+// given directly, or the event that delivered an earlier notice.
+func (b *Bot) targetEvent(ctx context.Context, n core.OutboxEntry) (id.EventID, error) {
+	if n.TargetEvent != "" {
+		return id.EventID(n.TargetEvent), nil
+	}
+	if n.Target == "" {
+		return "", nil
+	}
+	target, err := b.deps.Outbox.Get(ctx, n.Target)
+	if err != nil {
+		return "", fmt.Errorf("notice %q targets %q: %w", n.Key, n.Target, err)
+	}
+	if target.EventID == "" {
+		return "", errTargetPending
+	}
+	return id.EventID(target.EventID), nil
+}

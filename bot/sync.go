@@ -1,0 +1,174 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rs/zerolog"
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
+)
+
+// syncer wraps mautrix's syncer so that the sync token is stored only
+// after a response has been fully handled: a crash mid-response replays
+// it, and the handled-events table keeps the replay from acting twice.
+type syncer struct {
+	*mautrix.DefaultSyncer
+	bot   *Bot
+	fails int
+}
+
+func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, since string) error {
+	if err := s.DefaultSyncer.ProcessResponse(ctx, res, since); err != nil {
+		return err
+	}
+	if err := s.bot.deps.State.SetState(ctx, stateNextBatch, res.NextBatch); err != nil {
+		return err
+	}
+	if s.fails > 0 {
+		// The homeserver is back: what waits in the outbox goes now, not
+		// when its back-off would have ended.
+		if err := s.bot.deps.Outbox.RetryNow(ctx); err != nil {
+			s.bot.log.Err(err).Msg("Failed to retry the outbox after reconnecting")
+		}
+	}
+	s.fails = 0
+	s.bot.mu.Lock()
+	s.bot.lastSync = s.bot.deps.Clock.Now()
+	s.bot.syncErr = ""
+	s.bot.mu.Unlock()
+	return nil
+}
+
+// OnFailedSync backs off from 500 ms doubling to 5 s while the homeserver
+// is away; an invalid token stops the loop.
+func (s *syncer) OnFailedSync(_ *mautrix.RespSync, err error) (time.Duration, error) {
+	if errors.Is(err, mautrix.MUnknownToken) {
+		return 0, err
+	}
+	s.fails++
+	s.bot.mu.Lock()
+	s.bot.syncErr = err.Error()
+	s.bot.mu.Unlock()
+	delay := min(500*time.Millisecond<<min(s.fails-1, 4), 5*time.Second)
+	s.bot.log.Warn().Err(err).Dur("retry_in", delay).Msg("Sync failed")
+	return delay, nil
+}
+
+// syncStore keeps the filter ID in the store; the sync token is saved by
+// syncer.ProcessResponse once a response is handled, not before.
+type syncStore struct{ state StateStore }
+
+func (s syncStore) SaveFilterID(ctx context.Context, _ id.UserID, filterID string) error {
+	return s.state.SetState(ctx, stateFilterID, filterID)
+}
+func (s syncStore) LoadFilterID(ctx context.Context, _ id.UserID) (string, error) {
+	return s.state.State(ctx, stateFilterID)
+}
+func (s syncStore) SaveNextBatch(context.Context, id.UserID, string) error { return nil }
+func (s syncStore) LoadNextBatch(ctx context.Context, _ id.UserID) (string, error) {
+	return s.state.State(ctx, stateNextBatch)
+}
+
+// runSync syncs until ctx ends.
+func (b *Bot) runSync(ctx context.Context) error {
+	inner := mautrix.NewDefaultSyncer()
+	s := &syncer{DefaultSyncer: inner, bot: b}
+	// The very first sync of a new Jarvis carries history; it acts on
+	// nothing from before it started.
+	inner.OnSync(func(_ context.Context, res *mautrix.RespSync, since string) bool {
+		if since == "" {
+			for _, room := range res.Rooms.Join {
+				room.Timeline.Events = nil
+			}
+		}
+		return true
+	})
+	inner.OnEventType(event.StateMember, b.onMember)
+	inner.OnEventType(event.EventMessage, b.onMessage)
+	b.Client.Syncer = s
+	b.Client.Store = syncStore{state: b.deps.State}
+	for {
+		err := b.Client.SyncWithContext(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, mautrix.MUnknownToken) {
+			return err
+		}
+		b.log.Warn().Err(err).Msg("Sync stopped, restarting")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// eventContext adds the event's room, ID and sender to the logger.
+func (b *Bot) eventContext(ctx context.Context, evt *event.Event) context.Context {
+	log := b.log.With().
+		Str("room_id", evt.RoomID.String()).
+		Str("event_id", evt.ID.String()).
+		Str("sender", evt.Sender.String()).
+		Logger()
+	return log.WithContext(ctx)
+}
+
+// onMember accepts invites from allowed people and declines the rest.
+func (b *Bot) onMember(ctx context.Context, evt *event.Event) {
+	content := evt.Content.AsMember()
+	if evt.GetStateKey() != b.cfg.UserID || content.Membership != event.MembershipInvite {
+		return
+	}
+	ctx = b.eventContext(ctx, evt)
+	log := zerolog.Ctx(ctx)
+	if !b.deps.Policy.Allowed(evt.Sender.String()) {
+		log.Info().Msg("Declining invite from someone not allowed")
+		if _, err := b.Client.LeaveRoom(ctx, evt.RoomID); err != nil {
+			log.Err(err).Msg("Failed to decline invite")
+		}
+		return
+	}
+	if _, err := b.Client.JoinRoomByID(ctx, evt.RoomID); err != nil {
+		log.Err(err).Msg("Failed to join room after invite")
+		return
+	}
+	if content.IsDirect {
+		if err := b.deps.Outbox.SetDirectRoom(ctx, evt.Sender.String(), evt.RoomID.String()); err != nil {
+			log.Err(err).Msg("Failed to record direct room")
+		}
+	}
+	log.Info().Bool("direct", content.IsDirect).Msg("Joined room after invite")
+}
+
+// onMessage hands messages from allowed people to the command processor.
+func (b *Bot) onMessage(ctx context.Context, evt *event.Event) {
+	if evt.Sender.String() == b.cfg.UserID {
+		return
+	}
+	if !b.deps.Policy.Allowed(evt.Sender.String()) {
+		return
+	}
+	content := evt.Content.AsMessage()
+	if content.RelatesTo.GetReplaceID() != "" {
+		return // edits of earlier messages are not new commands
+	}
+	sent := time.UnixMilli(evt.Timestamp)
+	metrics.SyncLag.Set(b.deps.Clock.Now().Sub(sent).Seconds())
+	ctx = b.eventContext(ctx, evt)
+	who := b.deps.Policy.Identify(evt.Sender.String())
+	b.deps.Processor.Handle(ctx, commands.Message{
+		RoomID:  evt.RoomID.String(),
+		EventID: evt.ID.String(),
+		Sender:  who.UserID,
+		Network: who.Network,
+		Body:    content.Body,
+		Sent:    sent,
+	})
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/bot"
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+// Config is the whole configuration file. Each package owns the struct of
+// its own section; this one only gathers them.
+type Config struct {
+	Homeserver HomeserverConfig `mapstructure:"homeserver"`
+	Bot        bot.Config       `mapstructure:"bot"`
+	Store      store.Config     `mapstructure:"store"`
+	API        api.Config       `mapstructure:"api"`
+	Logging    LoggingConfig    `mapstructure:"logging"`
+	Workspace  WorkspaceConfig  `mapstructure:"workspace"`
+}
+
+// HomeserverConfig says where the homeserver is.
+type HomeserverConfig struct {
+	URL string `mapstructure:"url"`
+}
+
+// LoggingConfig sets how Jarvis logs.
+type LoggingConfig struct {
+	Level  string `mapstructure:"level"`
+	Format string `mapstructure:"format"`
+}
+
+// WorkspaceConfig names the workspace this Jarvis serves.
+type WorkspaceConfig struct {
+	ID string `mapstructure:"id"`
+}
+
+// defaults are the values of every key the file may leave out; they match
+// config.example.yaml. Every key is listed so that JARVIS_<SECTION>_<KEY>
+// environment variables can override any of them.
+var defaults = map[string]any{
+	"homeserver.url":     "",
+	"bot.user_id":        "",
+	"bot.password":       "",
+	"bot.access_token":   "",
+	"bot.device_name":    "Jarvis",
+	"bot.room":           "",
+	"bot.command_prefix": "!",
+	"bot.admins":         []string{},
+	"bot.allowed_users":  []string{},
+	"store.type":         "sqlite3",
+	"store.uri":          "jarvis.db",
+	"api.listen":         "",
+	"api.agent_token":    "",
+	"logging.level":      "info",
+	"logging.format":     "auto",
+	"workspace.id":       "default",
+}
+
+// LoadConfig reads the file (if path is not empty), applies environment
+// overrides and defaults, and validates the result.
+func LoadConfig(path string) (*Config, error) {
+	v := viper.New()
+	for key, value := range defaults {
+		v.SetDefault(key, value)
+	}
+	v.SetEnvPrefix("JARVIS")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("config file: %w", err)
+		}
+		defer f.Close()
+		v.SetConfigType("yaml")
+		if err := v.ReadConfig(f); err != nil {
+			return nil, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	var cfg Config
+	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
+		dc.ErrorUnused = true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return &cfg, nil
+}
+
+// Validate checks every section.
+func (c *Config) Validate() error {
+	if !strings.HasPrefix(c.Homeserver.URL, "http://") && !strings.HasPrefix(c.Homeserver.URL, "https://") {
+		return core.Invalid("homeserver.url", "must be an http(s) URL, got %q", c.Homeserver.URL)
+	}
+	switch c.Logging.Level {
+	case "trace", "debug", "info", "warn", "error":
+	default:
+		return core.Invalid("logging.level", "must be trace, debug, info, warn or error, not %q", c.Logging.Level)
+	}
+	switch c.Logging.Format {
+	case "auto", "pretty", "json":
+	default:
+		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
+	}
+	if strings.TrimSpace(c.Workspace.ID) == "" {
+		return core.Invalid("workspace.id", "is required")
+	}
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API} {
+		if err := section.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const minimalConfig = `
+homeserver:
+  url: http://127.0.0.1:8008
+bot:
+  user_id: "@jarvis:example.org"
+  password: secret-password
+  room: "#jarvis:example.org"
+  allowed_users: ["@*:example.org"]
+`
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	cfg, err := LoadConfig(writeConfig(t, minimalConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct{ name, got, want string }{
+		{"bot.command_prefix", cfg.Bot.CommandPrefix, "!"},
+		{"bot.device_name", cfg.Bot.DeviceName, "Jarvis"},
+		{"store.type", cfg.Store.Type, "sqlite3"},
+		{"store.uri", cfg.Store.URI, "jarvis.db"},
+		{"logging.level", cfg.Logging.Level, "info"},
+		{"logging.format", cfg.Logging.Format, "auto"},
+		{"workspace.id", cfg.Workspace.ID, "default"},
+		{"api.listen", cfg.API.Listen, ""},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestExampleConfigLoads(t *testing.T) {
+	cfg, err := LoadConfig(filepath.Join("..", "..", "config.example.yaml"))
+	if err != nil {
+		t.Fatalf("config.example.yaml does not load: %v", err)
+	}
+	if cfg.Bot.CommandPrefix != defaults["bot.command_prefix"] || cfg.Logging.Level != defaults["logging.level"] {
+		t.Errorf("the example's values differ from the defaults")
+	}
+}
+
+func TestEnvironmentOverrides(t *testing.T) {
+	t.Setenv("JARVIS_BOT_COMMAND_PREFIX", "?")
+	t.Setenv("JARVIS_API_LISTEN", "127.0.0.1:9000")
+	t.Setenv("JARVIS_API_AGENT_TOKEN", "a-long-enough-agent-token")
+	t.Setenv("JARVIS_BOT_ADMINS", "@a:example.org,@b:example.org")
+	cfg, err := LoadConfig(writeConfig(t, minimalConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Bot.CommandPrefix != "?" || cfg.API.Listen != "127.0.0.1:9000" {
+		t.Errorf("env overrides not applied: prefix %q listen %q", cfg.Bot.CommandPrefix, cfg.API.Listen)
+	}
+	if len(cfg.Bot.Admins) != 2 || cfg.Bot.Admins[1] != "@b:example.org" {
+		t.Errorf("bot.admins from env = %q", cfg.Bot.Admins)
+	}
+}
+
+func TestInvalidConfigNamesTheKey(t *testing.T) {
+	tests := []struct {
+		name, change, key string
+	}{
+		{"bad homeserver", "homeserver:\n  url: matrix.example.org\n", "homeserver.url"},
+		{"bad user", "bot:\n  user_id: jarvis\n", "bot.user_id"},
+		{"bad room", "bot:\n  room: jarvis\n", "bot.room"},
+		{"bad admin", "bot:\n  admins: [\"bob\"]\n", "bot.admins"},
+		{"bad allowed pattern", "bot:\n  allowed_users: [\"*\"]\n", "bot.allowed_users"},
+		{"no credentials", "bot:\n  password: \"\"\n", "bot.password"},
+		{"prefix with space", "bot:\n  command_prefix: \"! \"\n", "bot.command_prefix"},
+		{"unknown store", "store:\n  type: oracle\n", "store.type"},
+		{"bad log level", "logging:\n  level: loud\n", "logging.level"},
+		{"bad log format", "logging:\n  format: xml\n", "logging.format"},
+		{"api without token", "api:\n  listen: 127.0.0.1:9000\n", "api.agent_token"},
+		{"api bad listen", "api:\n  listen: nine\n  agent_token: a-long-enough-agent-token\n", "api.listen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadConfig(writeConfig(t, merge(minimalConfig, tt.change)))
+			var fe *core.FieldError
+			if !errors.As(err, &fe) || fe.Field != tt.key {
+				t.Errorf("LoadConfig = %v, want an error naming %s", err, tt.key)
+			}
+		})
+	}
+}
+
+func TestUnknownKeyIsAnError(t *testing.T) {
+	_, err := LoadConfig(writeConfig(t, minimalConfig+"  usr_id: typo\n"))
+	if err == nil || !strings.Contains(err.Error(), "usr_id") {
+		t.Errorf("LoadConfig with a typo = %v, want an error naming usr_id", err)
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("LoadConfig(missing) = %v", err)
+	}
+}
+
+// merge returns the minimal config with the keys of change (a YAML
+// fragment of "section:\n  key: value" lines) replacing or adding to it.
+func merge(base, change string) string {
+	values := map[string]map[string]string{}
+	var order []string
+	for _, text := range []string{base, change} {
+		section := ""
+		for _, line := range strings.Split(text, "\n") {
+			switch {
+			case strings.TrimSpace(line) == "":
+			case !strings.HasPrefix(line, " "):
+				section = strings.TrimSuffix(line, ":")
+				if values[section] == nil {
+					values[section] = map[string]string{}
+					order = append(order, section)
+				}
+			default:
+				key, value, _ := strings.Cut(strings.TrimSpace(line), ":")
+				values[section][key] = value
+			}
+		}
+	}
+	var b strings.Builder
+	for _, section := range order {
+		b.WriteString(section + ":\n")
+		for key, value := range values[section] {
+			b.WriteString("  " + key + ":" + value + "\n")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/bot"
+	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+// runJarvis reads top to bottom: config, logger, store, core services,
+// commands, bot, API, run until a signal.
+func runJarvis(ctx context.Context, configPath string) error {
+	cfg, err := LoadConfig(configPath)
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	log := newLogger(cfg.Logging)
+	log.Info().Str("version", version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
+
+	st, err := store.Open(ctx, cfg.Store, log)
+	if err != nil {
+		return fail(exitStore, err)
+	}
+	defer st.Close()
+
+	clock := core.SystemClock{}
+	outbox := st.Outbox()
+
+	proc := commands.NewProcessor(commands.Config{Prefix: cfg.Bot.CommandPrefix, Admins: cfg.Bot.Admins},
+		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Clock: clock})
+
+	policy, err := bridge.NewPolicy(cfg.Bot.AllowedUsers)
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	b, err := bot.New(cfg.Homeserver.URL, cfg.Bot, bot.Deps{
+		State:     st,
+		Outbox:    outbox,
+		Wake:      outbox.Wake,
+		Processor: proc,
+		Policy:    policy,
+		Clock:     clock,
+	}, log)
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	if cfg.API.Listen != "" {
+		srv := api.New(cfg.API, log, func(ctx context.Context) (map[string]any, error) {
+			health := b.Health()
+			depth, err := outbox.Depth(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("outbox: %w", err)
+			}
+			health["outbox_depth"] = depth
+			return health, nil
+		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Run(ctx); err != nil {
+				errc <- fail(exitAPI, fmt.Errorf("api: %w", err))
+				cancel()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := b.Run(ctx); err != nil && ctx.Err() == nil {
+			errc <- fail(exitMatrix, fmt.Errorf("matrix: %w", err))
+			cancel()
+		}
+	}()
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		return err
+	}
+	log.Info().Msg("Jarvis stopped")
+	return nil
+}
+
+// newLogger logs pretty on a terminal and JSON otherwise, unless the
+// config says which.
+func newLogger(cfg LoggingConfig) zerolog.Logger {
+	level, _ := zerolog.ParseLevel(cfg.Level)
+	pretty := cfg.Format == "pretty" || (cfg.Format == "auto" && isatty.IsTerminal(os.Stderr.Fd()))
+	var log zerolog.Logger
+	if pretty {
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"})
+	} else {
+		log = zerolog.New(os.Stderr)
+	}
+	return log.Level(level).With().Timestamp().Logger()
+}

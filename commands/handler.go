@@ -1,0 +1,113 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Handler is one command of the table.
+type Handler struct {
+	Name    string
+	Aliases []string
+	// Args describes the arguments for help, e.g. "<id> on|off".
+	Args string
+	// Help is one line saying what the command does.
+	Help string
+	// Admin restricts the command (and its sub-handlers) to admins.
+	Admin bool
+	// Func runs the command; nil for a command that only groups
+	// sub-handlers, which then answers with its help.
+	Func func(*Event)
+	// Subcommands are the verbs under this command (`!tw list`).
+	Subcommands []*Handler
+}
+
+func (h *Handler) names() []string { return append([]string{h.Name}, h.Aliases...) }
+
+func (h *Handler) sub(name string) *Handler {
+	for _, s := range h.Subcommands {
+		for _, n := range s.names() {
+			if n == name {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// validate panics on an unnamed handler or a duplicate sub-handler name,
+// and passes the admin flag down to sub-handlers.
+func (h *Handler) validate(parent string) {
+	if h.Name == "" || h.Name != strings.ToLower(h.Name) {
+		panic(fmt.Sprintf("commands: handler under %q needs a lower-case name", parent))
+	}
+	seen := map[string]bool{}
+	for _, s := range h.Subcommands {
+		s.Admin = s.Admin || h.Admin
+		s.validate(parent + " " + h.Name)
+		for _, n := range s.names() {
+			if seen[n] {
+				panic(fmt.Sprintf("commands: %q registered twice under %q", n, h.Name))
+			}
+			seen[n] = true
+		}
+	}
+}
+
+// Event is one command being handled. Everything a handler writes through
+// Ctx, and every reply, commits together.
+type Event struct {
+	Message
+	// Ctx carries the transaction and the logger.
+	Ctx     context.Context
+	Proc    *Processor
+	Handler *Handler
+	// Command is the full name of the command run, e.g. "tw list".
+	Command string
+	// Args are the words after the command; RawArgs the same text unsplit.
+	Args    []string
+	RawArgs string
+
+	replies int
+	err     error
+}
+
+// Admin reports whether the sender is an admin.
+func (e *Event) Admin() bool { return e.Proc.IsAdmin(e.Sender) }
+
+// Reply answers the message in its room, as a Matrix reply to it.
+func (e *Event) Reply(format string, args ...any) {
+	e.Send(core.Notice{
+		RoomID:      e.RoomID,
+		Kind:        core.NoticeMessage,
+		Body:        fmt.Sprintf(format, args...),
+		TargetEvent: e.EventID,
+	})
+}
+
+// Send enqueues a notice caused by this command. Its key is derived from
+// the event ID unless set, so a redelivered event never sends twice.
+func (e *Event) Send(n core.Notice) {
+	if e.err != nil {
+		return
+	}
+	e.replies++
+	if n.Key == "" {
+		n.Key = fmt.Sprintf("reply:%s:%d", e.EventID, e.replies)
+	}
+	if err := e.Proc.deps.Outbox.Enqueue(e.Ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
+		e.err = err
+	}
+}
+
+// Fail records an internal failure: the command's changes roll back and
+// the sender is told briefly that it failed.
+func (e *Event) Fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}

@@ -1,0 +1,201 @@
+// Package commands turns chat input into actions: `!` commands from one
+// table of handlers, sentences that become the same commands, and
+// reactions. Replies go through the outbox.
+package commands
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
+)
+
+// Config is the commands' part of the configuration (from the bot section).
+type Config struct {
+	// Prefix starts a command, "!" by default.
+	Prefix string
+	// Admins may run admin-only commands.
+	Admins []string
+}
+
+// HandledStore remembers which events were acted on.
+type HandledStore interface {
+	// MarkHandled returns false when the event was handled before.
+	MarkHandled(ctx context.Context, eventID string, at time.Time) (bool, error)
+}
+
+// Deps are what the processor needs from the rest of Jarvis.
+type Deps struct {
+	Tx      core.Transactor
+	Outbox  core.Outbox
+	Handled HandledStore
+	Clock   core.Clock
+}
+
+// Message is one chat message from an allowed person.
+type Message struct {
+	RoomID  string
+	EventID string
+	Sender  string
+	// Network is where the sender writes from ("matrix", "telegram", …).
+	Network string
+	Body    string
+	// Sent is the homeserver's timestamp of the message.
+	Sent time.Time
+}
+
+// Processor dispatches chat messages to the command table.
+type Processor struct {
+	cfg      Config
+	deps     Deps
+	byName   map[string]*Handler
+	handlers []*Handler
+	admins   map[string]bool
+}
+
+// NewProcessor builds a processor with the built-in handlers (`help`,
+// `ping`); features add theirs with Register.
+func NewProcessor(cfg Config, deps Deps) *Processor {
+	if cfg.Prefix == "" {
+		cfg.Prefix = "!"
+	}
+	p := &Processor{cfg: cfg, deps: deps, byName: map[string]*Handler{}, admins: map[string]bool{}}
+	for _, a := range cfg.Admins {
+		p.admins[a] = true
+	}
+	p.Register(cmdHelp(p), cmdPing)
+	return p
+}
+
+// Register adds handlers to the table. A name or alias used twice panics:
+// that is a programming error caught at start-up.
+func (p *Processor) Register(handlers ...*Handler) {
+	for _, h := range handlers {
+		h.validate("")
+		for _, name := range h.names() {
+			if _, dup := p.byName[name]; dup {
+				panic(fmt.Sprintf("commands: %q registered twice", name))
+			}
+			p.byName[name] = h
+		}
+		p.handlers = append(p.handlers, h)
+	}
+}
+
+// Prefix returns the command prefix.
+func (p *Processor) Prefix() string { return p.cfg.Prefix }
+
+// IsAdmin reports whether a user may run admin-only commands.
+func (p *Processor) IsAdmin(userID string) bool { return p.admins[userID] }
+
+// Handle acts on one message exactly once: the event is marked handled in
+// the same transaction as the handler's changes and replies, so a message
+// redelivered after a crash does nothing the second time.
+func (p *Processor) Handle(ctx context.Context, msg Message) {
+	body := strings.TrimSpace(msg.Body)
+	if !strings.HasPrefix(body, p.cfg.Prefix) {
+		return
+	}
+	fields := strings.Fields(strings.TrimPrefix(body, p.cfg.Prefix))
+	if len(fields) == 0 {
+		return
+	}
+	metrics.MessagesHandled.Inc()
+	p.dispatch(ctx, msg, fields, strings.TrimSpace(strings.TrimPrefix(body, p.cfg.Prefix)))
+}
+
+// dispatch resolves the handler and runs it in one transaction with the
+// reply. A handler that panics is answered, and its changes are rolled back.
+func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, raw string) {
+	log := zerolog.Ctx(ctx)
+	h, path, args := p.resolve(fields)
+	evt := &Event{Message: msg, Proc: p, Handler: h, Command: path, Args: args, RawArgs: rawAfter(raw, len(fields)-len(args))}
+	err := p.deps.Tx.InTx(ctx, func(ctx context.Context) (err error) {
+		evt.Ctx = ctx
+		first, err := p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
+		if err != nil || !first {
+			return err
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic in %q: %v\n%s", path, r, debug.Stack())
+			}
+		}()
+		p.run(evt)
+		return evt.err
+	})
+	if err == nil {
+		return
+	}
+	log.Err(err).Str("command", path).Msg("Failed to handle command")
+	// The handler's changes were rolled back; answer in a fresh transaction.
+	evt.replies, evt.err = 0, nil
+	err = p.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		evt.Ctx = ctx
+		if _, err := p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now()); err != nil {
+			return err
+		}
+		evt.Reply("Sorry, `%s` failed on my side. It changed nothing; try again, or ask an admin to check `%ssys logs`.", path, p.cfg.Prefix)
+		return evt.err
+	})
+	if err != nil {
+		log.Err(err).Msg("Failed to answer a failed command")
+	}
+}
+
+func (p *Processor) run(evt *Event) {
+	h := evt.Handler
+	switch {
+	case h == nil:
+		evt.Reply("Unknown command `%s%s`, try `%shelp`.", p.cfg.Prefix, evt.Command, p.cfg.Prefix)
+	case h.Admin && !p.IsAdmin(evt.Sender):
+		evt.Reply("`%s%s` is for admins only.", p.cfg.Prefix, evt.Command)
+	case h.Func == nil:
+		evt.Reply("%s", p.helpFor(h, evt.Command))
+	default:
+		metrics.Commands.WithLabelValues(evt.Command).Inc()
+		h.Func(evt)
+	}
+}
+
+// resolve walks the table: the top-level name, then sub-handlers as long
+// as the next word names one. It returns the handler (nil if unknown), its
+// full name and the remaining arguments.
+func (p *Processor) resolve(fields []string) (*Handler, string, []string) {
+	name := strings.ToLower(fields[0])
+	h := p.byName[name]
+	if h == nil {
+		return nil, name, fields[1:]
+	}
+	path := h.Name
+	args := fields[1:]
+	for len(args) > 0 {
+		sub := h.sub(strings.ToLower(args[0]))
+		if sub == nil {
+			break
+		}
+		h, path, args = sub, path+" "+sub.Name, args[1:]
+	}
+	return h, path, args
+}
+
+// rawAfter returns raw with its first n words removed, keeping the spacing
+// of the rest (quoted text, Markdown).
+func rawAfter(raw string, n int) string {
+	s := raw
+	for range n {
+		s = strings.TrimLeft(s, " \t\n")
+		if i := strings.IndexAny(s, " \t\n"); i >= 0 {
+			s = s[i:]
+		} else {
+			s = ""
+		}
+	}
+	return strings.TrimSpace(s)
+}

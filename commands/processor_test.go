@@ -1,0 +1,196 @@
+package commands
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+// harness is a processor on a real SQLite store with a settable clock.
+type harness struct {
+	proc  *Processor
+	store *store.Store
+	clock *core.ManualClock
+	seq   int
+}
+
+func newHarness(t *testing.T, handlers ...*Handler) *harness {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "j.db")}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := core.NewManualClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	p := NewProcessor(Config{Prefix: "!", Admins: []string{"@admin:x"}},
+		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Clock: clock})
+	p.Register(handlers...)
+	return &harness{proc: p, store: st, clock: clock}
+}
+
+// say handles a message and returns the replies Jarvis queued for it.
+func (h *harness) say(t *testing.T, sender, body string) []string {
+	t.Helper()
+	h.seq++
+	evt := "$e" + strings.Repeat("x", h.seq)
+	return h.sayAs(t, evt, sender, body)
+}
+
+func (h *harness) sayAs(t *testing.T, eventID, sender, body string) []string {
+	t.Helper()
+	ctx := context.Background()
+	h.proc.Handle(ctx, Message{RoomID: "!room:x", EventID: eventID, Sender: sender, Body: body, Sent: h.clock.Now().Add(-42 * time.Millisecond)})
+	waiting, err := h.store.Outbox().Waiting(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replies []string
+	for _, e := range waiting {
+		if e.TargetEvent == eventID {
+			replies = append(replies, e.Body)
+		}
+	}
+	return replies
+}
+
+func TestBuiltinCommands(t *testing.T) {
+	secret := &Handler{Name: "secret", Help: "Admins' business.", Admin: true, Func: func(e *Event) { e.Reply("the secret") }}
+	group := &Handler{Name: "tw", Help: "Tripwires.", Subcommands: []*Handler{
+		{Name: "list", Aliases: []string{"ls"}, Help: "List them.", Func: func(e *Event) { e.Reply("listed %v", e.Args) }},
+	}}
+	tests := []struct {
+		name, sender, body string
+		want               []string // substrings of the one reply
+		none               bool
+	}{
+		{name: "ping answers pong with the time it took", body: "!ping", want: []string{"pong", "42ms"}},
+		{name: "help lists commands from the table", body: "!help", want: []string{"!ping", "!help", "!tw …"}},
+		{name: "help hides admin commands from others", body: "!help", want: []string{"!ping"}},
+		{name: "help for one command", body: "!help ping", want: []string{"!ping", "Check that Jarvis is listening"}},
+		{name: "help for a group lists its verbs", body: "!help tw", want: []string{"!tw list", "List them."}},
+		{name: "help for an unknown command", body: "!help nope", want: []string{"There is no command", "!help"}},
+		{name: "unknown command", body: "!nope", want: []string{"Unknown command `!nope`", "!help"}},
+		{name: "admin command refused to others", body: "!secret", want: []string{"admins only"}},
+		{name: "admin command for an admin", sender: "@admin:x", body: "!secret", want: []string{"the secret"}},
+		{name: "sub-command by alias with arguments", body: "!tw ls a b", want: []string{"listed [a b]"}},
+		{name: "a group alone answers its help", body: "!tw", want: []string{"!tw list"}},
+		{name: "commands are case-insensitive", body: "!PING", want: []string{"pong"}},
+		{name: "plain chat is not a command", body: "hello there", none: true},
+		{name: "a lone prefix is not a command", body: "!", none: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, secret, group)
+			sender := tt.sender
+			if sender == "" {
+				sender = "@alice:x"
+			}
+			replies := h.say(t, sender, tt.body)
+			if tt.none {
+				if len(replies) != 0 {
+					t.Fatalf("replies = %q, want none", replies)
+				}
+				return
+			}
+			if len(replies) != 1 {
+				t.Fatalf("replies = %q, want exactly one", replies)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(replies[0], w) {
+					t.Errorf("reply %q lacks %q", replies[0], w)
+				}
+			}
+			if strings.Contains(tt.name, "hides") && strings.Contains(replies[0], "!secret") {
+				t.Errorf("help shows an admin command to a non-admin: %q", replies[0])
+			}
+		})
+	}
+}
+
+func TestSameEventHandledOnce(t *testing.T) {
+	calls := 0
+	h := newHarness(t, &Handler{Name: "count", Help: "Count.", Func: func(e *Event) { calls++; e.Reply("counted") }})
+	h.sayAs(t, "$same", "@alice:x", "!count")
+	replies := h.sayAs(t, "$same", "@alice:x", "!count")
+	if calls != 1 || len(replies) != 1 {
+		t.Errorf("a redelivered event ran %d times with %d replies, want once", calls, len(replies))
+	}
+}
+
+func TestPanicIsRecoveredAndAnswered(t *testing.T) {
+	h := newHarness(t, &Handler{Name: "boom", Help: "Explode.", Func: func(e *Event) {
+		if err := h2(e); err != nil {
+			panic(err)
+		}
+		panic("kaboom")
+	}})
+	replies := h.say(t, "@alice:x", "!boom")
+	if len(replies) != 1 || !strings.Contains(replies[0], "`boom` failed") {
+		t.Fatalf("replies after a panic = %q, want one saying it failed", replies)
+	}
+	// The processor still works afterwards.
+	if replies := h.say(t, "@alice:x", "!ping"); len(replies) != 1 {
+		t.Errorf("after a panic, !ping got %q", replies)
+	}
+}
+
+// h2 lets the panicking handler write before it panics: that write must
+// roll back with the rest of the command.
+func h2(e *Event) error {
+	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Body: "half-done work", TargetEvent: e.EventID})
+	return nil
+}
+
+func TestFailedHandlerRollsBack(t *testing.T) {
+	h := newHarness(t, &Handler{Name: "boom", Help: "Explode.", Func: func(e *Event) {
+		h2(e)
+		panic("kaboom")
+	}})
+	replies := h.say(t, "@alice:x", "!boom")
+	for _, r := range replies {
+		if strings.Contains(r, "half-done") {
+			t.Errorf("the failed command's own notice was kept: %q", replies)
+		}
+	}
+}
+
+func TestRegisterRejectsDuplicates(t *testing.T) {
+	tests := []struct {
+		name     string
+		handlers []*Handler
+	}{
+		{"same name as a built-in", []*Handler{{Name: "ping", Help: "again"}}},
+		{"alias clashes with a name", []*Handler{{Name: "pong", Aliases: []string{"help"}, Help: "x"}}},
+		{"two sub-handlers with one name", []*Handler{{Name: "tw", Help: "x", Subcommands: []*Handler{{Name: "list", Help: "a"}, {Name: "list", Help: "b"}}}}},
+		{"upper-case name", []*Handler{{Name: "Ping2", Help: "x"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("Register did not panic")
+				}
+			}()
+			newHarness(t, tt.handlers...)
+		})
+	}
+}
+
+func TestAdminFlagReachesSubcommands(t *testing.T) {
+	h := newHarness(t, &Handler{Name: "sys", Help: "Admin verbs.", Admin: true, Subcommands: []*Handler{
+		{Name: "status", Help: "Status.", Func: func(e *Event) { e.Reply("all good") }},
+	}})
+	if replies := h.say(t, "@alice:x", "!sys status"); len(replies) != 1 || !strings.Contains(replies[0], "admins only") {
+		t.Errorf("non-admin !sys status got %q", replies)
+	}
+	if replies := h.say(t, "@admin:x", "!sys status"); len(replies) != 1 || replies[0] != "all good" {
+		t.Errorf("admin !sys status got %q", replies)
+	}
+}

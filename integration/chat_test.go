@@ -1,0 +1,126 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+)
+
+const waitReply = 20 * time.Second
+
+func TestPingPong(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinRoom(t, alice)
+
+	sent, err := alice.Say(ctx, room, "!ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatalf("no reply to !ping: %v\n%s", err, j.logs.String())
+	}
+	if body := tesths.Body(reply); !strings.HasPrefix(body, "pong") {
+		t.Errorf("reply to !ping = %q, want it to start with pong", body)
+	}
+
+	sent, _ = alice.Say(ctx, room, "!help")
+	reply, err = alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"!ping", "!help"} {
+		if !strings.Contains(tesths.Body(reply), want) {
+			t.Errorf("!help reply lacks %q:\n%s", want, tesths.Body(reply))
+		}
+	}
+
+	sent, _ = alice.Say(ctx, room, "!frobnicate")
+	reply, err = alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := tesths.Body(reply); !strings.Contains(body, "Unknown command") || !strings.Contains(body, "!help") {
+		t.Errorf("reply to an unknown command = %q", body)
+	}
+}
+
+func TestStrangersGetNoAnswer(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	mallory := newPerson(t, "mallory")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, allowed: []string{alice.UserID.String()}})
+	room := j.joinRoom(t, alice)
+	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: mallory.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	j.joinRoom(t, mallory)
+
+	fromMallory, err := mallory.Say(ctx, room, "!ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromAlice, _ := alice.Say(ctx, room, "!ping")
+	// Jarvis handles the room's messages in order: once Alice has her
+	// answer, Mallory's earlier message has been read and ignored.
+	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(fromAlice)); err != nil {
+		t.Fatal(err)
+	}
+	if got := alice.Events(j.replyTo(fromMallory)); len(got) != 0 {
+		t.Errorf("Jarvis answered someone outside allowed_users: %q", tesths.Body(got[0]))
+	}
+}
+
+// TestRestartAnswersOnce kills Jarvis mid-conversation and restarts it:
+// every command is answered exactly once, including those sent while it
+// was down.
+func TestRestartAnswersOnce(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinRoom(t, alice)
+
+	var sent []id.EventID
+	say := func() {
+		evt, err := alice.Say(ctx, room, "!ping")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, evt)
+	}
+	say()
+	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent[0])); err != nil {
+		t.Fatal(err)
+	}
+	say()
+	say()
+	j.Kill()
+	say()
+	say()
+	j.Start()
+	say()
+
+	for _, evt := range sent {
+		if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(evt)); err != nil {
+			t.Fatalf("no reply to %s after restart: %v", evt, err)
+		}
+	}
+	// Give a duplicate every chance to show up before counting.
+	final, _ := alice.Say(ctx, room, "!ping")
+	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(final)); err != nil {
+		t.Fatal(err)
+	}
+	for _, evt := range sent {
+		if n := len(alice.Events(j.replyTo(evt))); n != 1 {
+			t.Errorf("command %s answered %d times, want once", evt, n)
+		}
+	}
+}

@@ -1,0 +1,222 @@
+// Package integration tests Jarvis as people meet it: the real jarvis
+// binary, as a subprocess, against a real Dendrite homeserver.
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+)
+
+var (
+	hs        *tesths.Homeserver
+	jarvisBin string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "jarvis-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	root, err := tesths.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	jarvisBin = filepath.Join(tmp, "jarvis")
+	build := exec.Command("go", "build", "-tags", "goolm", "-o", jarvisBin, "./cmd/jarvis")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build jarvis: %v\n%s", err, out)
+		return 1
+	}
+	hs, err = tesths.Start(filepath.Join(tmp, "homeserver"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer hs.Stop()
+	return m.Run()
+}
+
+// jarvis is one Jarvis process under test.
+type jarvis struct {
+	t       testing.TB
+	UserID  id.UserID
+	Alias   string
+	DBPath  string
+	cfgPath string
+	cmd     *exec.Cmd
+	logs    *syncBuffer
+	exited  chan struct{}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// options tune a test Jarvis's configuration.
+type options struct {
+	admins  []id.UserID
+	allowed []string
+	extra   string
+}
+
+// newJarvis registers a fresh bot user, writes its config and starts it.
+// The dedicated room is created by Jarvis, with the admins invited.
+func newJarvis(t testing.TB, opts options) *jarvis {
+	t.Helper()
+	ctx := context.Background()
+	localpart := tesths.RandomName("jarvis")
+	if _, err := hs.Register(ctx, localpart, "jarvis-password"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	j := &jarvis{
+		t:       t,
+		UserID:  hs.UserID(localpart),
+		Alias:   "#" + tesths.RandomName("room") + ":localhost",
+		DBPath:  filepath.Join(dir, "jarvis.db"),
+		cfgPath: filepath.Join(dir, "config.yaml"),
+	}
+	if opts.allowed == nil {
+		opts.allowed = []string{"@*:localhost"}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "homeserver:\n  url: %s\n", hs.URL)
+	fmt.Fprintf(&b, "bot:\n  user_id: %q\n  password: jarvis-password\n  room: %q\n", j.UserID, j.Alias)
+	b.WriteString("  admins:\n")
+	for _, a := range opts.admins {
+		fmt.Fprintf(&b, "    - %q\n", a)
+	}
+	b.WriteString("  allowed_users:\n")
+	for _, a := range opts.allowed {
+		fmt.Fprintf(&b, "    - %q\n", a)
+	}
+	fmt.Fprintf(&b, "store:\n  uri: %s\nlogging:\n  level: debug\n  format: json\n", j.DBPath)
+	b.WriteString(opts.extra)
+	if err := os.WriteFile(j.cfgPath, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j.Start()
+	t.Cleanup(func() {
+		j.Stop()
+		if t.Failed() {
+			t.Logf("jarvis log:\n%s", j.logs.String())
+		}
+	})
+	return j
+}
+
+// Start starts the process.
+func (j *jarvis) Start() {
+	j.t.Helper()
+	j.cmd = exec.Command(jarvisBin, "run", "--config", j.cfgPath)
+	if j.logs == nil {
+		j.logs = &syncBuffer{}
+	}
+	j.cmd.Stdout, j.cmd.Stderr = j.logs, j.logs
+	if err := j.cmd.Start(); err != nil {
+		j.t.Fatal(err)
+	}
+	j.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) {
+		_ = cmd.Wait()
+		close(exited)
+	}(j.cmd, j.exited)
+}
+
+// Kill ends the process with SIGKILL, as a crash would.
+func (j *jarvis) Kill() {
+	_ = j.cmd.Process.Kill()
+	<-j.exited
+}
+
+// Stop ends the process with SIGTERM and waits for it.
+func (j *jarvis) Stop() {
+	select {
+	case <-j.exited:
+		return
+	default:
+	}
+	_ = j.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-j.exited:
+	case <-time.After(10 * time.Second):
+		j.Kill()
+	}
+}
+
+// joinRoom waits until the person is in Jarvis's dedicated room and
+// returns the room ID.
+func (j *jarvis) joinRoom(t testing.TB, p *tesths.Person) id.RoomID {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resolved, err := p.ResolveAlias(ctx, id.RoomAlias(j.Alias))
+		if err == nil {
+			if _, err := p.JoinRoomByID(ctx, resolved.RoomID); err == nil {
+				return resolved.RoomID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("could not join %s; jarvis log:\n%s", j.Alias, j.logs.String())
+	return ""
+}
+
+// replyTo matches Jarvis's reply to a given event.
+func (j *jarvis) replyTo(eventID id.EventID) func(*event.Event) bool {
+	return func(evt *event.Event) bool {
+		if evt.Type != event.EventMessage || evt.Sender != j.UserID {
+			return false
+		}
+		_ = evt.Content.ParseRaw(evt.Type)
+		msg := evt.Content.AsMessage()
+		return msg.RelatesTo != nil && msg.RelatesTo.GetReplyTo() == eventID
+	}
+}
+
+// newPerson registers a person who syncs until the test ends.
+func newPerson(t testing.TB, prefix string) *tesths.Person {
+	t.Helper()
+	p, err := hs.NewPerson(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}

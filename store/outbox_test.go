@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+func TestMigrationsOnFreshFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "fresh.db")
+	s, err := Open(ctx, Config{Type: "sqlite3", URI: path}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version int
+	if err := s.DB.QueryRow(ctx, "SELECT version FROM version").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if version != len(upgradeTable) {
+		t.Errorf("schema version = %d, want %d", version, len(upgradeTable))
+	}
+	var mode string
+	if err := s.DB.QueryRow(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q (%v), want wal", mode, err)
+	}
+	var fk int
+	if err := s.DB.QueryRow(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+		t.Errorf("foreign_keys = %d (%v), want 1", fk, err)
+	}
+	s.Close()
+	// Opening again runs no upgrade and keeps the data.
+	s, err = Open(ctx, Config{Type: "sqlite3", URI: path}, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	s.Close()
+}
+
+func TestOpenRejectsBadConfig(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		cfg   Config
+		field string
+	}{
+		{"unknown engine", Config{Type: "oracle", URI: "x"}, "store.type"},
+		{"no uri", Config{Type: "sqlite3"}, "store.uri"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Open(context.Background(), tt.cfg, zerolog.Nop())
+			var fe *core.FieldError
+			if !errors.As(err, &fe) || fe.Field != tt.field {
+				t.Errorf("Open() = %v, want an error naming %s", err, tt.field)
+			}
+		})
+	}
+}
+
+func TestOutboxLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	o := s.Outbox()
+	n := core.Notice{Key: "k1", RoomID: "!r:x", Kind: core.NoticeMessage, Body: "hello", Mentions: []string{"@a:x"}}
+	if err := o.Enqueue(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Enqueue(ctx, n); !errors.Is(err, core.ErrDuplicate) {
+		t.Fatalf("second enqueue of the same key = %v, want ErrDuplicate", err)
+	}
+	select {
+	case <-o.Wake:
+	default:
+		t.Error("enqueue did not wake the sender")
+	}
+	if err := o.Enqueue(ctx, core.Notice{Key: "bad", Kind: core.NoticeMessage, Body: "x"}); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("enqueue without a room = %v, want ErrInvalid", err)
+	}
+
+	waiting, err := o.Waiting(ctx, 10)
+	if err != nil || len(waiting) != 1 || waiting[0].Body != "hello" || waiting[0].Mentions[0] != "@a:x" {
+		t.Fatalf("Waiting = %+v, %v", waiting, err)
+	}
+	now := time.UnixMilli(time.Now().UnixMilli())
+	if err := o.MarkFailed(ctx, []string{"k1"}, errors.New("boom"), now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := o.Get(ctx, "k1")
+	if e.Attempts != 1 || e.LastError != "boom" || !e.NextAttempt.Equal(now.Add(time.Minute)) {
+		t.Errorf("after failure: attempts=%d error=%q next=%s", e.Attempts, e.LastError, e.NextAttempt)
+	}
+	if msg, _ := o.LastError(ctx); msg != "boom" {
+		t.Errorf("LastError = %q, want boom", msg)
+	}
+	if err := o.RetryNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := o.Get(ctx, "k1"); !e.NextAttempt.Equal(time.UnixMilli(0)) {
+		t.Errorf("RetryNow left next attempt at %s", e.NextAttempt)
+	}
+	if err := o.MarkSent(ctx, []string{"k1"}, "$ev", now); err != nil {
+		t.Fatal(err)
+	}
+	if depth, _ := o.Depth(ctx); depth != 0 {
+		t.Errorf("depth after send = %d, want 0", depth)
+	}
+	if e, _ := o.Get(ctx, "k1"); e.EventID != "$ev" {
+		t.Errorf("event ID = %q, want $ev", e.EventID)
+	}
+	if _, err := o.Get(ctx, "nope"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
+	}
+}
+
+// TestOutboxEnqueueRollsBackWithTransaction: a notice written in a
+// transaction that fails is never sent.
+func TestOutboxEnqueueRollsBackWithTransaction(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	boom := errors.New("the state change failed")
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		if err := s.Outbox().Enqueue(ctx, core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "x"}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("InTx = %v", err)
+	}
+	if depth, _ := s.Outbox().Depth(ctx); depth != 0 {
+		t.Errorf("a rolled-back notice is in the outbox (depth %d)", depth)
+	}
+}
+
+func TestAssignBatchFixesCoalescedNotices(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	o := s.Outbox()
+	for _, key := range []string{"a", "b", "c"} {
+		if err := o.Enqueue(ctx, core.Notice{Key: key, RoomID: "!r", Kind: core.NoticeMessage, Body: key, Coalesce: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting, _ := o.Waiting(ctx, 10)
+	batch := core.PlanBatches(waiting, time.Now())[0]
+	if err := o.AssignBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	// A notice arriving after the batch was fixed does not join it.
+	if err := o.Enqueue(ctx, core.Notice{Key: "d", RoomID: "!r", Kind: core.NoticeMessage, Body: "d", Coalesce: true}); err != nil {
+		t.Fatal(err)
+	}
+	waiting, _ = o.Waiting(ctx, 10)
+	again := core.PlanBatches(waiting, time.Now())[0]
+	if again.TxnKey != batch.TxnKey || len(again.Entries) != 3 || again.New {
+		t.Errorf("replanned batch = %s with %d notices (new=%v), want %s with 3", again.TxnKey, len(again.Entries), again.New, batch.TxnKey)
+	}
+}
+
+func TestMarkHandledOnce(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	first, err := s.MarkHandled(ctx, "$e", time.Now())
+	if err != nil || !first {
+		t.Fatalf("first MarkHandled = %v, %v", first, err)
+	}
+	if again, _ := s.MarkHandled(ctx, "$e", time.Now()); again {
+		t.Error("MarkHandled reported a handled event as new")
+	}
+}
