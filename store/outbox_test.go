@@ -173,3 +173,26 @@ func TestMarkHandledOnce(t *testing.T) {
 		t.Error("MarkHandled reported a handled event as new")
 	}
 }
+
+// TestCommitWakesSender: the sender may look (and find nothing) while the
+// transaction is open; the commit must wake it again.
+func TestCommitWakesSender(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	o := s.Outbox()
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		if err := o.Enqueue(ctx, core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "x"}); err != nil {
+			return err
+		}
+		<-o.Wake // the sender woke early and saw an empty outbox
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.Wake:
+	default:
+		t.Error("the commit did not wake the sender")
+	}
+}

@@ -94,9 +94,15 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.DB.Close() }
 
-// InTx runs fn in one transaction; store calls made with fn's context join it.
+// InTx runs fn in one transaction; store calls made with fn's context join
+// it. After a commit the outbox sender is woken, since a notice enqueued
+// inside the transaction was invisible to it until then.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	return s.DB.DoTxn(ctx, nil, fn)
+	if err := s.DB.DoTxn(ctx, nil, fn); err != nil {
+		return err
+	}
+	s.Outbox().wake()
+	return nil
 }
 
 // notFound turns sql.ErrNoRows into core.ErrNotFound.

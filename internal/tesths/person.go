@@ -16,8 +16,9 @@ import (
 type Person struct {
 	*mautrix.Client
 
-	mu     sync.Mutex
-	events []*event.Event
+	mu       sync.Mutex
+	events   []*event.Event
+	handlers []func(context.Context, *event.Event)
 	seen   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -43,7 +44,11 @@ func Watch(cli *mautrix.Client) *Person {
 		}
 		p.mu.Lock()
 		p.events = append(p.events, evt)
+		handlers := p.handlers
 		p.mu.Unlock()
+		for _, h := range handlers {
+			h(ctx, evt)
+		}
 		select {
 		case p.seen <- struct{}{}:
 		default:
@@ -64,6 +69,13 @@ func Watch(cli *mautrix.Client) *Person {
 		}
 	}()
 	return p
+}
+
+// OnEvent runs fn for every event seen from now on, in the sync loop.
+func (p *Person) OnEvent(fn func(context.Context, *event.Event)) {
+	p.mu.Lock()
+	p.handlers = append(p.handlers, fn)
+	p.mu.Unlock()
 }
 
 // Stop stops syncing.
