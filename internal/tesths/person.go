@@ -19,9 +19,9 @@ type Person struct {
 	mu       sync.Mutex
 	events   []*event.Event
 	handlers []func(context.Context, *event.Event)
-	seen   chan struct{}
-	cancel context.CancelFunc
-	done   chan struct{}
+	seen     chan struct{}
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 // NewPerson registers a fresh user and starts syncing.
