@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -91,6 +92,7 @@ func (b *Bot) runSync(ctx context.Context) error {
 	})
 	inner.OnEventType(event.StateMember, b.onMember)
 	inner.OnEventType(event.EventMessage, b.onMessage)
+	inner.OnEventType(event.EventReaction, b.onReaction)
 	b.Client.Syncer = s
 	b.Client.Store = syncStore{state: b.deps.State}
 	for {
@@ -159,16 +161,50 @@ func (b *Bot) onMessage(ctx context.Context, evt *event.Event) {
 	if content.RelatesTo.GetReplaceID() != "" {
 		return // edits of earlier messages are not new commands
 	}
-	sent := time.UnixMilli(evt.Timestamp)
-	metrics.SyncLag.Set(b.deps.Clock.Now().Sub(sent).Seconds())
+	metrics.SyncLag.Set(b.deps.Clock.Now().Sub(time.UnixMilli(evt.Timestamp)).Seconds())
 	ctx = b.eventContext(ctx, evt)
+	msg := b.message(evt, content.Body)
+	if replyTo := content.RelatesTo.GetReplyTo(); replyTo != "" && !strings.HasPrefix(strings.TrimSpace(content.Body), b.deps.Processor.Prefix()) {
+		msg.Body = stripReplyFallback(content.Body)
+		b.deps.Processor.HandleAnswer(ctx, msg, replyTo.String())
+		return
+	}
+	b.deps.Processor.Handle(ctx, msg)
+}
+
+// onReaction hands reactions from allowed people to the processor as
+// answers to the notice they react to.
+func (b *Bot) onReaction(ctx context.Context, evt *event.Event) {
+	if evt.Sender.String() == b.cfg.UserID || !b.deps.Policy.Allowed(evt.Sender.String()) {
+		return
+	}
+	rel := evt.Content.AsReaction().RelatesTo
+	if rel.Type != event.RelAnnotation || rel.EventID == "" {
+		return
+	}
+	ctx = b.eventContext(ctx, evt)
+	b.deps.Processor.HandleAnswer(ctx, b.message(evt, rel.Key), rel.EventID.String())
+}
+
+func (b *Bot) message(evt *event.Event, body string) commands.Message {
 	who := b.deps.Policy.Identify(evt.Sender.String())
-	b.deps.Processor.Handle(ctx, commands.Message{
+	return commands.Message{
 		RoomID:  evt.RoomID.String(),
 		EventID: evt.ID.String(),
 		Sender:  who.UserID,
 		Network: who.Network,
-		Body:    content.Body,
-		Sent:    sent,
-	})
+		Body:    body,
+		Sent:    time.UnixMilli(evt.Timestamp),
+	}
+}
+
+// stripReplyFallback removes the "> quoted" lines older clients put in
+// front of a reply's body.
+func stripReplyFallback(body string) string {
+	lines := strings.Split(body, "\n")
+	i := 0
+	for i < len(lines) && strings.HasPrefix(lines[i], ">") {
+		i++
+	}
+	return strings.TrimSpace(strings.Join(lines[i:], "\n"))
 }

@@ -5,6 +5,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -30,11 +31,17 @@ type HandledStore interface {
 	MarkHandled(ctx context.Context, eventID string, at time.Time) (bool, error)
 }
 
+// NoticeLookup finds which of Jarvis's notices a Matrix event delivered.
+type NoticeLookup interface {
+	KeyForEvent(ctx context.Context, eventID string) (string, error)
+}
+
 // Deps are what the processor needs from the rest of Jarvis.
 type Deps struct {
 	Tx      core.Transactor
 	Outbox  core.Outbox
 	Handled HandledStore
+	Notices NoticeLookup
 	Clock   core.Clock
 }
 
@@ -56,8 +63,14 @@ type Processor struct {
 	deps     Deps
 	byName   map[string]*Handler
 	handlers []*Handler
+	answers  map[string]AnswerFunc
 	admins   map[string]bool
 }
+
+// AnswerFunc handles a person's answer to one of Jarvis's notices: a
+// reaction (answer is the emoji) or a text reply (answer is the text).
+// key is the notice's outbox key.
+type AnswerFunc func(e *Event, key, answer string)
 
 // NewProcessor builds a processor with the built-in handlers (`help`,
 // `ping`); features add theirs with Register.
@@ -65,7 +78,7 @@ func NewProcessor(cfg Config, deps Deps) *Processor {
 	if cfg.Prefix == "" {
 		cfg.Prefix = "!"
 	}
-	p := &Processor{cfg: cfg, deps: deps, byName: map[string]*Handler{}, admins: map[string]bool{}}
+	p := &Processor{cfg: cfg, deps: deps, byName: map[string]*Handler{}, answers: map[string]AnswerFunc{}, admins: map[string]bool{}}
 	for _, a := range cfg.Admins {
 		p.admins[a] = true
 	}
@@ -86,6 +99,46 @@ func (p *Processor) Register(handlers ...*Handler) {
 		}
 		p.handlers = append(p.handlers, h)
 	}
+}
+
+// OnAnswer routes answers to notices whose key starts with prefix (e.g.
+// "confirm:") to fn. A prefix used twice panics.
+func (p *Processor) OnAnswer(prefix string, fn AnswerFunc) {
+	if _, dup := p.answers[prefix]; dup {
+		panic(fmt.Sprintf("commands: answer prefix %q registered twice", prefix))
+	}
+	p.answers[prefix] = fn
+}
+
+// HandleAnswer acts, exactly once, on a reaction to or a reply to the
+// Matrix event target. Answers to anything but a notice with a registered
+// prefix are ignored.
+func (p *Processor) HandleAnswer(ctx context.Context, msg Message, target string) {
+	key, err := p.deps.Notices.KeyForEvent(ctx, target)
+	if err != nil {
+		if !errors.Is(err, core.ErrNotFound) {
+			zerolog.Ctx(ctx).Err(err).Msg("Failed to look up the notice answered")
+		}
+		return
+	}
+	fn, prefix := p.answerFunc(key)
+	if fn == nil {
+		return
+	}
+	answer := strings.TrimSpace(msg.Body)
+	p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "answer " + strings.TrimSuffix(prefix, ":")}, func(evt *Event) {
+		fn(evt, key, answer)
+	})
+}
+
+func (p *Processor) answerFunc(key string) (AnswerFunc, string) {
+	best := ""
+	for prefix := range p.answers {
+		if strings.HasPrefix(key, prefix) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	return p.answers[best], best
 }
 
 // Prefix returns the command prefix.
@@ -110,12 +163,19 @@ func (p *Processor) Handle(ctx context.Context, msg Message) {
 	p.dispatch(ctx, msg, fields, strings.TrimSpace(strings.TrimPrefix(body, p.cfg.Prefix)))
 }
 
-// dispatch resolves the handler and runs it in one transaction with the
-// reply. A handler that panics is answered, and its changes are rolled back.
+// dispatch resolves the handler and runs it.
 func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, raw string) {
-	log := zerolog.Ctx(ctx)
 	h, path, args := p.resolve(fields)
 	evt := &Event{Message: msg, Proc: p, Handler: h, Command: path, Args: args, RawArgs: rawAfter(raw, len(fields)-len(args))}
+	p.exec(ctx, msg, evt, p.run)
+}
+
+// exec runs fn in one transaction with the event's replies, marking the
+// event handled in it. A handler that panics or fails is answered, and
+// its changes are rolled back.
+func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*Event)) {
+	log := zerolog.Ctx(ctx)
+	path := evt.Command
 	err := p.deps.Tx.InTx(ctx, func(ctx context.Context) (err error) {
 		evt.Ctx = ctx
 		first, err := p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
@@ -127,7 +187,7 @@ func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, 
 				err = fmt.Errorf("panic in %q: %v\n%s", path, r, debug.Stack())
 			}
 		}()
-		p.run(evt)
+		fn(evt)
 		return evt.err
 	})
 	if err == nil {

@@ -31,6 +31,7 @@ const (
 	retryNowQuery      = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND next_attempt > 0`
 	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0`
 	lastSendErrorQuery = `SELECT last_error FROM outbox WHERE last_error <> '' ORDER BY seq DESC LIMIT 1`
+	keyForEventQuery   = `SELECT key FROM outbox WHERE event_id = $1 ORDER BY seq LIMIT 1`
 	getDirectRoomQuery = `SELECT room_id FROM direct_room WHERE user_id = $1`
 	setDirectRoomQuery = `
 		INSERT INTO direct_room (user_id, room_id) VALUES ($1, $2)
@@ -155,6 +156,14 @@ func (o *Outbox) LastError(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	return msg, err
+}
+
+// KeyForEvent returns the key of the notice that the Matrix event
+// delivered.
+func (o *Outbox) KeyForEvent(ctx context.Context, eventID string) (string, error) {
+	var key string
+	err := o.db.QueryRow(ctx, keyForEventQuery, eventID).Scan(&key)
+	return key, notFound(err, "notice of event "+eventID)
 }
 
 // DirectRoom returns the direct room Jarvis shares with a person.

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
@@ -14,6 +16,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -24,7 +27,9 @@ func runJarvis(ctx context.Context, configPath string) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
-	log := newLogger(cfg.Logging)
+	logs := logring.New(1000)
+	log := newLogger(cfg.Logging, logs)
+	started := time.Now()
 	log.Info().Str("version", version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
 
 	st, err := store.Open(ctx, cfg.Store, log)
@@ -37,7 +42,10 @@ func runJarvis(ctx context.Context, configPath string) error {
 	outbox := st.Outbox()
 
 	proc := commands.NewProcessor(commands.Config{Prefix: cfg.Bot.CommandPrefix, Admins: cfg.Bot.Admins},
-		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Clock: clock})
+		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Clock: clock})
+
+	sys := &commands.System{Version: version, Started: started, Logs: logs.Last}
+	proc.Register(commands.CmdSys(sys))
 
 	policy, err := bridge.NewPolicy(cfg.Bot.AllowedUsers)
 	if err != nil {
@@ -54,6 +62,40 @@ func runJarvis(ctx context.Context, configPath string) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
+	sys.Sections = append(sys.Sections,
+		commands.StatusSection{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
+			h := b.Health()
+			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h["user_id"], h["room_id"])}
+			if last, ok := h["last_sync"]; ok {
+				lines = append(lines, fmt.Sprintf("last sync %s", last))
+			}
+			if e, ok := h["sync_error"]; ok {
+				lines = append(lines, fmt.Sprintf("sync failing: %s", e))
+			}
+			return lines, nil
+		}},
+		commands.StatusSection{Title: "Outbox", Lines: func(ctx context.Context) ([]string, error) {
+			depth, err := outbox.Depth(ctx)
+			if err != nil {
+				return nil, err
+			}
+			lastErr, err := outbox.LastError(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if lastErr == "" {
+				lastErr = "none"
+			}
+			return []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}, nil
+		}},
+		commands.StatusSection{Title: "Database", Lines: func(context.Context) ([]string, error) {
+			info, err := os.Stat(cfg.Store.URI)
+			if err != nil {
+				return nil, err
+			}
+			return []string{fmt.Sprintf("%s, %.1f MiB", cfg.Store.URI, float64(info.Size())/(1<<20))}, nil
+		}},
+	)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -96,15 +138,13 @@ func runJarvis(ctx context.Context, configPath string) error {
 }
 
 // newLogger logs pretty on a terminal and JSON otherwise, unless the
-// config says which.
-func newLogger(cfg LoggingConfig) zerolog.Logger {
+// config says which, and keeps the last lines in ring for `!sys logs`.
+func newLogger(cfg LoggingConfig, ring *logring.Ring) zerolog.Logger {
 	level, _ := zerolog.ParseLevel(cfg.Level)
 	pretty := cfg.Format == "pretty" || (cfg.Format == "auto" && isatty.IsTerminal(os.Stderr.Fd()))
-	var log zerolog.Logger
+	var out io.Writer = os.Stderr
 	if pretty {
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"})
-	} else {
-		log = zerolog.New(os.Stderr)
+		out = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"}
 	}
-	return log.Level(level).With().Timestamp().Logger()
+	return zerolog.New(zerolog.MultiLevelWriter(out, ring)).Level(level).With().Timestamp().Logger()
 }

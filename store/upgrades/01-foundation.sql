@@ -36,6 +36,7 @@ CREATE TABLE outbox (
 	sent_at      BIGINT  NOT NULL DEFAULT 0
 );
 CREATE INDEX outbox_pending_idx ON outbox (sent_at, seq);
+CREATE INDEX outbox_event_idx ON outbox (event_id);
 
 -- The direct room Jarvis shares with each person.
 CREATE TABLE direct_room (

@@ -1,0 +1,64 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+func TestSysVerbs(t *testing.T) {
+	var asked []string
+	sys := &System{
+		Version: "v1.2.3",
+		Logs: func(n int, level zerolog.Level) []string {
+			asked = append(asked, fmt.Sprintf("%d %s", n, level))
+			if level == zerolog.ErrorLevel {
+				return nil
+			}
+			return []string{"12:00:00 INFO one", "12:00:01 WARN two"}
+		},
+		Sections: []StatusSection{
+			{Title: "Matrix", Lines: func(context.Context) ([]string, error) { return []string{"synced"}, nil }},
+			{Title: "Broken", Lines: func(context.Context) ([]string, error) { return nil, errors.New("disk on fire") }},
+		},
+	}
+	tests := []struct {
+		name, sender, body string
+		want               []string
+		asked              string
+	}{
+		{name: "status for an admin", sender: "@admin:x", body: "!sys status", want: []string{"Jarvis v1.2.3", "Matrix", "synced", "unavailable: disk on fire"}},
+		{name: "status refused to others", sender: "@alice:x", body: "!sys status", want: []string{"admins only"}},
+		{name: "logs default", sender: "@admin:x", body: "!sys logs", want: []string{"```", "INFO one", "WARN two"}, asked: "20 trace"},
+		{name: "logs with count and level", sender: "@admin:x", body: "!sys logs 5 warn", want: []string{"WARN two"}, asked: "5 warn"},
+		{name: "logs too many", sender: "@admin:x", body: "!sys logs 500", want: []string{"between 1 and 200"}},
+		{name: "logs bad level", sender: "@admin:x", body: "!sys logs loud", want: []string{"neither a number"}},
+		{name: "logs nothing at level", sender: "@admin:x", body: "!sys logs error", want: []string{"No log lines at error"}, asked: "20 error"},
+		{name: "logs refused to others", sender: "@alice:x", body: "!sys logs", want: []string{"admins only"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked = nil
+			h := newHarness(t, CmdSys(sys))
+			replies := h.say(t, tt.sender, tt.body)
+			if len(replies) != 1 {
+				t.Fatalf("replies = %q, want one", replies)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(replies[0], w) {
+					t.Errorf("reply %q lacks %q", replies[0], w)
+				}
+			}
+			if tt.asked != "" && (len(asked) != 1 || asked[0] != tt.asked) {
+				t.Errorf("logs asked for %q, want %q", asked, tt.asked)
+			}
+			if tt.asked == "" && len(asked) != 0 {
+				t.Errorf("logs were read (%q) when they should not be", asked)
+			}
+		})
+	}
+}
