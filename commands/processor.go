@@ -42,6 +42,7 @@ type Deps struct {
 	Outbox  core.Outbox
 	Handled HandledStore
 	Notices NoticeLookup
+	Pending core.PendingStore
 	Clock   core.Clock
 }
 
@@ -64,6 +65,7 @@ type Processor struct {
 	byName   map[string]*Handler
 	handlers []*Handler
 	answers  map[string]AnswerFunc
+	confirms map[string]ConfirmKind
 	admins   map[string]bool
 }
 
@@ -78,11 +80,13 @@ func NewProcessor(cfg Config, deps Deps) *Processor {
 	if cfg.Prefix == "" {
 		cfg.Prefix = "!"
 	}
-	p := &Processor{cfg: cfg, deps: deps, byName: map[string]*Handler{}, answers: map[string]AnswerFunc{}, admins: map[string]bool{}}
+	p := &Processor{cfg: cfg, deps: deps, byName: map[string]*Handler{}, answers: map[string]AnswerFunc{},
+		confirms: map[string]ConfirmKind{}, admins: map[string]bool{}}
 	for _, a := range cfg.Admins {
 		p.admins[a] = true
 	}
 	p.Register(cmdHelp(p), cmdPing)
+	p.OnAnswer("confirm:", p.answerConfirm)
 	return p
 }
 

@@ -30,7 +30,7 @@ func newHarness(t *testing.T, handlers ...*Handler) *harness {
 	t.Cleanup(func() { st.Close() })
 	clock := core.NewManualClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	p := NewProcessor(Config{Prefix: "!", Admins: []string{"@admin:x"}},
-		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Notices: st.Outbox(), Clock: clock})
+		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Notices: st.Outbox(), Pending: st, Clock: clock})
 	p.Register(handlers...)
 	return &harness{proc: p, store: st, clock: clock}
 }

@@ -3,11 +3,15 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
 )
 
 // System is what the `!sys` verbs report on. Features add status lines
@@ -19,7 +23,33 @@ type System struct {
 	Logs func(n int, level zerolog.Level) []string
 	// Sections each contribute lines to `!sys status`, in order.
 	Sections []StatusSection
+	// Clearers each drop one kind of conversational context of a room
+	// (draft card sets, the excerpt buffer) and say what they dropped;
+	// pending confirmations are always cleared.
+	Clearers []func(ctx context.Context, roomID string) (string, error)
+	// Restart asks the process to drain the outbox, release the lease and
+	// start again; it returns at once.
+	Restart func()
+	// State keeps the note that a restart was asked, so the new process
+	// can say it is back.
+	State StateStore
 }
+
+// StateStore keeps small values across restarts.
+type StateStore interface {
+	State(ctx context.Context, key string) (string, error)
+	SetState(ctx context.Context, key, value string) error
+}
+
+// StateRestartRoom is the state key holding the room where a restart was
+// asked for, until the new process says it is back.
+const StateRestartRoom = "restart_room"
+
+// Confirmation kinds of the !sys verbs.
+const (
+	confirmClear   = "sys-clear"
+	confirmRestart = "sys-restart"
+)
 
 // StatusSection is one titled part of `!sys status`.
 type StatusSection struct {
@@ -33,13 +63,36 @@ const (
 	maxLogLines     = 200
 )
 
-// CmdSys builds the `!sys` admin verbs.
-func CmdSys(sys *System) *Handler {
+// RegisterSys adds the `!sys` admin verbs and their confirmations.
+func (p *Processor) RegisterSys(sys *System) {
+	p.Register(cmdSys(sys))
+	p.RegisterConfirm(
+		ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, OnConfirm: func(e *Event, pending core.Pending) string {
+			return sysClear(e, sys, pending.RoomID)
+		}},
+		ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, OnConfirm: func(e *Event, pending core.Pending) string {
+			if err := sys.State.SetState(e.Ctx, StateRestartRoom, pending.RoomID); err != nil {
+				e.Fail(err)
+				return ""
+			}
+			sys.Restart()
+			return fmt.Sprintf("Restarting, as %s asked: sending what is queued, then starting again. I'll say when I'm back.", e.Sender)
+		}},
+	)
+}
+
+func cmdSys(sys *System) *Handler {
 	return &Handler{
 		Name:  "sys",
-		Help:  "Admin verbs: status and logs of this Jarvis.",
+		Help:  "Admin verbs: status, logs, clear and restart of this Jarvis.",
 		Admin: true,
 		Subcommands: []*Handler{
+			{Name: "clear", Help: "Forget this room's conversational context (pending proposals, drafts), after ✅. Never touches tripwires, journals or cards.", Func: func(e *Event) {
+				e.AskConfirm(confirmClear, "", "Clear this room's conversational context: pending proposals and confirmations, draft card sets? Armed tripwires, journals and cards stay. React ✅ to clear, ❌ to keep.")
+			}},
+			{Name: "restart", Help: "Drain the outbox, release the lease and restart, after ✅.", Func: func(e *Event) {
+				e.AskConfirm(confirmRestart, "", "Restart Jarvis? React ✅ to restart, ❌ to cancel.")
+			}},
 			{Name: "status", Help: "Version, uptime, homeserver and sync state, outbox, and every feature's counts.", Func: func(e *Event) { sysStatus(e, sys) }},
 			{Name: "logs", Args: "[N] [level]", Help: fmt.Sprintf("The last N log lines (default %d, at most %d), secrets redacted.", defaultLogLines, maxLogLines), Func: func(e *Event) { sysLogs(e, sys) }},
 		},
@@ -88,4 +141,32 @@ func sysLogs(e *Event, sys *System) {
 		return
 	}
 	e.Reply("Last %d log lines:\n```\n%s\n```", len(lines), strings.Join(lines, "\n"))
+}
+
+// sysClear drops the room's pending confirmations and whatever the
+// clearers hold, and says what it dropped.
+func sysClear(e *Event, sys *System, roomID string) string {
+	counts, err := e.Proc.deps.Pending.ClearPending(e.Ctx, roomID, e.Proc.deps.Clock.Now())
+	if err != nil {
+		e.Fail(err)
+		return ""
+	}
+	var parts []string
+	for _, kind := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d pending %s", counts[kind], kind))
+	}
+	for _, clear := range sys.Clearers {
+		what, err := clear(e.Ctx, roomID)
+		if err != nil {
+			e.Fail(err)
+			return ""
+		}
+		if what != "" {
+			parts = append(parts, what)
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("Cleared, as %s asked: there was nothing to forget. Tripwires, journals and cards are untouched.", e.Sender)
+	}
+	return fmt.Sprintf("Cleared, as %s asked: %s. Tripwires, journals and cards are untouched.", e.Sender, strings.Join(parts, ", "))
 }

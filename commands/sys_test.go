@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
 )
 
 func TestSysVerbs(t *testing.T) {
@@ -43,7 +46,8 @@ func TestSysVerbs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			asked = nil
-			h := newHarness(t, CmdSys(sys))
+			h := newHarness(t)
+			h.proc.RegisterSys(sys)
 			replies := h.say(t, tt.sender, tt.body)
 			if len(replies) != 1 {
 				t.Fatalf("replies = %q, want one", replies)
@@ -60,5 +64,45 @@ func TestSysVerbs(t *testing.T) {
 				t.Errorf("logs were read (%q) when they should not be", asked)
 			}
 		})
+	}
+}
+
+func TestSysClearAndRestartAskFirst(t *testing.T) {
+	restarts := 0
+	h := newHarness(t)
+	sys := &System{State: h.store, Restart: func() { restarts++ },
+		Clearers: []func(context.Context, string) (string, error){
+			func(context.Context, string) (string, error) { return "1 draft card set", nil },
+		}}
+	h.proc.RegisterSys(sys)
+	ctx := context.Background()
+
+	// Something pending in the room that clear must drop.
+	h.proc.RegisterConfirm(ConfirmKind{Kind: "tripwire", TTL: time.Hour, OnConfirm: func(*Event, core.Pending) string { return "armed" }})
+	h.proc.Register(&Handler{Name: "propose", Help: "x", Func: func(e *Event) { e.AskConfirm("tripwire", "", "Arm it?") }})
+	h.sayAs(t, "$proposal", "@alice:x", "!propose")
+
+	h.sayAs(t, "$clear", "@admin:x", "!sys clear")
+	if caused := h.answer(t, "confirm:sys-clear:$clear", "@alice:x", YesReaction); len(caused) != 0 {
+		t.Fatalf("a non-admin's tap on the admin's clear acted: %+v", caused)
+	}
+	caused := h.answer(t, "confirm:sys-clear:$clear", "@admin:x", YesReaction)
+	if len(caused) != 1 || !strings.Contains(caused[0].Body, "1 pending tripwire") || !strings.Contains(caused[0].Body, "1 draft card set") {
+		t.Fatalf("clear said %+v", caused)
+	}
+	if caused := h.answer(t, "confirm:tripwire:$proposal", "@alice:x", YesReaction); len(caused) != 0 {
+		t.Errorf("a cleared proposal could still be armed: %+v", caused)
+	}
+
+	h.sayAs(t, "$restart", "@admin:x", "!sys restart")
+	if restarts != 0 {
+		t.Fatal("restarted before the ✅")
+	}
+	h.answer(t, "confirm:sys-restart:$restart", "@admin:x", YesReaction)
+	if restarts != 1 {
+		t.Errorf("restarts after ✅ = %d, want 1", restarts)
+	}
+	if room, _ := h.store.State(ctx, StateRestartRoom); room != "!room:x" {
+		t.Errorf("restart room kept = %q", room)
 	}
 }

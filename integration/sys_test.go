@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
@@ -57,4 +59,88 @@ func TestSysVerbsForAdminsOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSysClearAndRestart: both verbs wait for the admin's ✅; restart
+// drains the outbox, re-executes Jarvis, and the new process says it is
+// back and answers again.
+func TestSysClearAndRestart(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinRoom(t, alice)
+
+	ask := func(text string) id.EventID {
+		t.Helper()
+		sent, err := alice.Say(ctx, room, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		question, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Jarvis puts ✅ on its own question.
+		if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, question.ID, "✅")); err != nil {
+			t.Fatalf("no ✅ on %q: %v", tesths.Body(question), err)
+		}
+		if _, err := alice.SendReaction(ctx, room, question.ID, "✅"); err != nil {
+			t.Fatal(err)
+		}
+		return question.ID
+	}
+
+	q := ask("!sys clear")
+	edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := newBody(edit); !strings.Contains(body, "Cleared") {
+		t.Errorf("clear edited its question to %q", body)
+	}
+
+	ask("!sys restart")
+	if _, err := alice.WaitFor(ctx, 40*time.Second, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.HasPrefix(tesths.Body(evt), "Back:")
+	}); err != nil {
+		t.Fatalf("Jarvis never said it was back: %v\n%s", err, j.logs.String())
+	}
+	sent, _ := alice.Say(ctx, room, "!ping")
+	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent)); err != nil {
+		t.Fatalf("no answer after the restart: %v", err)
+	}
+	if n := len(alice.Events(func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.HasPrefix(tesths.Body(evt), "Back:")
+	})); n != 1 {
+		t.Errorf("said it was back %d times", n)
+	}
+}
+
+func reactionBy(sender id.UserID, target id.EventID, key string) func(*event.Event) bool {
+	return func(evt *event.Event) bool {
+		if evt.Type != event.EventReaction || evt.Sender != sender {
+			return false
+		}
+		_ = evt.Content.ParseRaw(evt.Type)
+		rel := evt.Content.AsReaction().RelatesTo
+		return rel.EventID == target && rel.Key == key
+	}
+}
+
+func editOf(sender id.UserID, target id.EventID) func(*event.Event) bool {
+	return func(evt *event.Event) bool {
+		if evt.Type != event.EventMessage || evt.Sender != sender {
+			return false
+		}
+		_ = evt.Content.ParseRaw(evt.Type)
+		return evt.Content.AsMessage().RelatesTo.GetReplaceID() == target
+	}
+}
+
+// newBody is the text an edit replaces its target's with.
+func newBody(evt *event.Event) string {
+	if msg := evt.Content.AsMessage(); msg.NewContent != nil {
+		return msg.NewContent.Body
+	}
+	return tesths.Body(evt)
 }

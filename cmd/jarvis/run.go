@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -42,10 +45,20 @@ func runJarvis(ctx context.Context, configPath string) error {
 	outbox := st.Outbox()
 
 	proc := commands.NewProcessor(commands.Config{Prefix: cfg.Bot.CommandPrefix, Admins: cfg.Bot.Admins},
-		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Clock: clock})
+		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Pending: st, Clock: clock})
 
-	sys := &commands.System{Version: version, Started: started, Logs: logs.Last}
-	proc.Register(commands.CmdSys(sys))
+	restart := make(chan struct{}, 1)
+	sys := &commands.System{Version: version, Started: started, Logs: logs.Last, State: st,
+		Restart: func() {
+			select {
+			case restart <- struct{}{}:
+			default:
+			}
+		}}
+	proc.RegisterSys(sys)
+	if err := announceBack(ctx, st, outbox); err != nil {
+		return fail(exitStore, err)
+	}
 
 	policy, err := bridge.NewPolicy(cfg.Bot.AllowedUsers)
 	if err != nil {
@@ -128,13 +141,69 @@ func runJarvis(ctx context.Context, configPath string) error {
 			cancel()
 		}
 	}()
+	var restarting atomic.Bool
+	go func() {
+		select {
+		case <-restart:
+			log.Info().Msg("Restart asked: draining the outbox")
+			drainOutbox(ctx, outbox, 15*time.Second)
+			restarting.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	wg.Wait()
 	close(errc)
 	if err := <-errc; err != nil {
 		return err
 	}
+	if restarting.Load() {
+		st.Close()
+		log.Info().Msg("Restarting")
+		return reexec()
+	}
 	log.Info().Msg("Jarvis stopped")
 	return nil
+}
+
+// drainOutbox waits until every queued notice is sent, or the timeout.
+func drainOutbox(ctx context.Context, outbox *store.Outbox, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if depth, err := outbox.Depth(ctx); err != nil || depth == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// reexec replaces this process with a fresh start of the same binary and
+// arguments. Under systemd the PID stays, so Restart=always is not needed
+// for it.
+func reexec() error {
+	self, err := os.Executable()
+	if err != nil {
+		return fail(exitFailure, fmt.Errorf("restart: %w", err))
+	}
+	return fail(exitFailure, fmt.Errorf("restart: %w", syscall.Exec(self, os.Args, os.Environ())))
+}
+
+// announceBack says "back" in the room where a restart was asked, once.
+func announceBack(ctx context.Context, st *store.Store, outbox *store.Outbox) error {
+	return st.InTx(ctx, func(ctx context.Context) error {
+		room, err := st.State(ctx, commands.StateRestartRoom)
+		if err != nil || room == "" {
+			return err
+		}
+		err = outbox.Enqueue(ctx, core.Notice{
+			Key: "back:" + strconv.FormatInt(time.Now().UnixNano(), 36), RoomID: room, Kind: core.NoticeMessage,
+			Body: fmt.Sprintf("Back: Jarvis %s is running again.", version),
+		})
+		if err != nil {
+			return err
+		}
+		return st.SetState(ctx, commands.StateRestartRoom, "")
+	})
 }
 
 // newLogger logs pretty on a terminal and JSON otherwise, unless the

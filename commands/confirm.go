@@ -1,0 +1,129 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// The reactions Jarvis puts on everything it asks to be confirmed.
+const (
+	YesReaction = "✅"
+	NoReaction  = "❌"
+)
+
+// yesWords and noWords are the text answers that count as a tap, for
+// networks that cannot react.
+var (
+	yesWords = map[string]bool{YesReaction: true, "✔️": true, "👍": true, "yes": true, "y": true, "ok": true, "confirm": true, "arm": true, "publish": true, "go": true}
+	noWords  = map[string]bool{NoReaction: true, "👎": true, "no": true, "n": true, "dismiss": true, "cancel": true, "stop": true}
+)
+
+// ConfirmKind is one kind of thing that can be confirmed.
+type ConfirmKind struct {
+	Kind string
+	// TTL is how long the question stays open.
+	TTL time.Duration
+	// OnConfirm does the thing, in the same transaction as the answer, and
+	// returns the new text of the question notice ("Armed — …").
+	OnConfirm func(e *Event, p core.Pending) string
+	// OnDismiss, if set, returns the new text after ❌; the default says
+	// "Dismissed".
+	OnDismiss func(e *Event, p core.Pending) string
+}
+
+// RegisterConfirm adds a kind of confirmation. A kind registered twice
+// panics.
+func (p *Processor) RegisterConfirm(kinds ...ConfirmKind) {
+	for _, k := range kinds {
+		if _, dup := p.confirms[k.Kind]; dup || k.Kind == "" || strings.Contains(k.Kind, ":") {
+			panic(fmt.Sprintf("commands: confirmation kind %q invalid or registered twice", k.Kind))
+		}
+		p.confirms[k.Kind] = k
+	}
+}
+
+// AskConfirm posts text as a reply to the event with ✅ and ❌ already on
+// it, and records what to do when the sender taps ✅ (or replies "yes").
+func (e *Event) AskConfirm(kind, payload, text string) {
+	k, ok := e.Proc.confirms[kind]
+	if !ok {
+		e.Fail(fmt.Errorf("confirmation kind %q is not registered", kind))
+		return
+	}
+	key := fmt.Sprintf("confirm:%s:%s", kind, e.EventID)
+	now := e.Proc.deps.Clock.Now()
+	err := e.Proc.deps.Pending.AddPending(e.Ctx, core.Pending{
+		Key: key, Kind: kind, RoomID: e.RoomID, Requester: e.Sender, Payload: payload,
+		CreatedAt: now, ExpiresAt: now.Add(k.TTL),
+	})
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Send(core.Notice{Key: key, RoomID: e.RoomID, Kind: core.NoticeMessage, Body: text, TargetEvent: e.EventID})
+	e.Send(core.Notice{Key: key + ":yes", RoomID: e.RoomID, Kind: core.NoticeReaction, Body: YesReaction, Target: key})
+	e.Send(core.Notice{Key: key + ":no", RoomID: e.RoomID, Kind: core.NoticeReaction, Body: NoReaction, Target: key})
+}
+
+// answerConfirm resolves a confirmation from a reaction or reply. Answers
+// from anyone but the requester, and repeated answers, change nothing and
+// say nothing; a late answer is told the question expired.
+func (p *Processor) answerConfirm(e *Event, key, answer string) {
+	word := strings.ToLower(strings.Trim(strings.TrimSpace(answer), ".!"))
+	yes, no := yesWords[word], noWords[word]
+	if !yes && !no {
+		return
+	}
+	pending, err := p.deps.Pending.GetPending(e.Ctx, key)
+	if errors.Is(err, core.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	kind, ok := p.confirms[pending.Kind]
+	if !ok {
+		zerolog.Ctx(e.Ctx).Warn().Str("kind", pending.Kind).Msg("Answer to a confirmation of an unknown kind")
+		return
+	}
+	now := p.deps.Clock.Now()
+	switch err := pending.Resolve(e.Sender, now); {
+	case errors.Is(err, core.ErrExpired):
+		e.Send(core.Notice{Key: fmt.Sprintf("expired:%s", e.EventID), RoomID: e.RoomID, Kind: core.NoticeMessage,
+			Body: "This has expired; say it again and I'll ask anew.", TargetEvent: e.EventID})
+		return
+	case err != nil:
+		return
+	}
+	resolution := core.Dismissed
+	if yes {
+		resolution = core.Confirmed
+	}
+	first, err := p.deps.Pending.ResolvePending(e.Ctx, key, resolution, now)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if !first {
+		return
+	}
+	var text string
+	switch {
+	case yes:
+		text = kind.OnConfirm(e, pending)
+	case kind.OnDismiss != nil:
+		text = kind.OnDismiss(e, pending)
+	default:
+		text = fmt.Sprintf("Dismissed by %s.", e.Sender)
+	}
+	if text != "" {
+		e.Send(core.Notice{Key: fmt.Sprintf("%s:%s", key, resolution), RoomID: pending.RoomID, Kind: core.NoticeEdit, Body: text, Target: key})
+	}
+}
