@@ -1,0 +1,122 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+func newTestServer(health HealthFunc) *Server {
+	s := New(Config{Listen: "127.0.0.1:0", AgentToken: "agent-token-0123456789"}, zerolog.Nop(), health)
+	s.HandleAgent("POST /api/echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Say string `json:"say"`
+		}
+		if err := DecodeJSON(w, r, &body); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, body)
+	}))
+	return s
+}
+
+func do(s *Server, method, path, token, body string) (int, map[string]any) {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	var out map[string]any
+	_ = json.Unmarshal(rec.Body.Bytes(), &out)
+	return rec.Code, out
+}
+
+func TestHealthz(t *testing.T) {
+	ok := newTestServer(func(context.Context) (map[string]any, error) { return map[string]any{"synced": true}, nil })
+	if code, body := do(ok, "GET", "/healthz", "", ""); code != 200 || body["ok"] != true || body["synced"] != true {
+		t.Errorf("healthy /healthz = %d %v", code, body)
+	}
+	down := newTestServer(func(context.Context) (map[string]any, error) { return nil, errors.New("database locked") })
+	if code, body := do(down, "GET", "/healthz", "", ""); code != 503 || body["ok"] != false {
+		t.Errorf("unhealthy /healthz = %d %v", code, body)
+	}
+}
+
+func TestMetricsServed(t *testing.T) {
+	s := newTestServer(func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	do(s, "GET", "/healthz", "", "")
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	for _, want := range []string{"jarvis_http_requests_total", `route="GET /healthz"`, "jarvis_notices_sent_total"} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestAgentRoutes(t *testing.T) {
+	s := newTestServer(nil)
+	tests := []struct {
+		name, token, body string
+		code              int
+		field             string
+	}{
+		{name: "no token", body: `{"say":"hi"}`, code: 401},
+		{name: "wrong token", token: "agent-token-0123456788", body: `{"say":"hi"}`, code: 401},
+		{name: "good", token: "agent-token-0123456789", body: `{"say":"hi"}`, code: 200},
+		{name: "unknown field", token: "agent-token-0123456789", body: `{"say":"hi","shout":1}`, code: 400, field: "shout"},
+		{name: "wrong type", token: "agent-token-0123456789", body: `{"say":3}`, code: 400, field: "say"},
+		{name: "malformed", token: "agent-token-0123456789", body: `{"say":`, code: 400, field: "body"},
+		{name: "empty", token: "agent-token-0123456789", body: ``, code: 400, field: "body"},
+		{name: "trailing data", token: "agent-token-0123456789", body: `{"say":"a"} {}`, code: 400, field: "body"},
+		{name: "too large", token: "agent-token-0123456789", body: `{"say":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, code: 400, field: "body"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := do(s, "POST", "/api/echo", tt.token, tt.body)
+			if code != tt.code {
+				t.Fatalf("status = %d (%v), want %d", code, body, tt.code)
+			}
+			if tt.field != "" && body["field"] != tt.field {
+				t.Errorf("field = %v, want %s (%v)", body["field"], tt.field, body["error"])
+			}
+		})
+	}
+	s.SetAgentToken("rotated-token-0123456789")
+	if code, _ := do(s, "POST", "/api/echo", "agent-token-0123456789", `{"say":"hi"}`); code != 401 {
+		t.Errorf("the old token still works after rotation: %d", code)
+	}
+	if code, _ := do(s, "POST", "/api/echo", "rotated-token-0123456789", `{"say":"hi"}`); code != 200 {
+		t.Errorf("the rotated token is refused: %d", code)
+	}
+}
+
+func TestStatusOf(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		code int
+	}{
+		{core.Invalid("x", "bad"), 400},
+		{core.ErrNotFound, 404},
+		{core.ErrDuplicate, 409},
+		{core.ErrGone, 410},
+		{core.ErrUnprocessable, 422},
+		{core.ErrRateLimited, 429},
+		{errors.New("disk"), 500},
+	} {
+		if got := StatusOf(tt.err); got != tt.code {
+			t.Errorf("StatusOf(%v) = %d, want %d", tt.err, got, tt.code)
+		}
+	}
+}
