@@ -1,0 +1,231 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// DefaultBreakerEvents is how many events GET /api/breaker/{agent}/events
+// lists without a limit.
+const DefaultBreakerEvents = 20
+
+// RegisterBreaker adds the circuit breaker routes. All need the agent
+// token: the agent's turn loop reads its breaker, the supervisor opens it,
+// reports observations and verifies half-open trials.
+func RegisterBreaker(s *Server, svc *core.Breakers) {
+	h := &breakerAPI{svc: svc}
+	s.HandleAgent("GET /api/breaker/{agent}", http.HandlerFunc(h.getStatus))
+	s.HandleAgent("POST /api/breaker/{agent}/open", http.HandlerFunc(h.postOpen))
+	s.HandleAgent("POST /api/breaker/{agent}/observations", http.HandlerFunc(h.postObservation))
+	s.HandleAgent("POST /api/breaker/{agent}/verify", http.HandlerFunc(h.postVerify))
+	s.HandleAgent("GET /api/breaker/{agent}/events", http.HandlerFunc(h.getEvents))
+}
+
+type breakerAPI struct {
+	svc *core.Breakers
+}
+
+type breakerEventJSON struct {
+	ID         string                  `json:"id"`
+	Agent      string                  `json:"agent_id"`
+	Timestamp  string                  `json:"timestamp"`
+	Severity   core.BreakerSeverity    `json:"severity"`
+	Reason     string                  `json:"reason"`
+	Evidence   []string                `json:"evidence"`
+	OpenedBy   string                  `json:"opened_by"`
+	PreviousID string                  `json:"previous_id,omitempty"`
+	ReviewedBy string                  `json:"reviewed_by,omitempty"`
+	ReviewedAt *string                 `json:"reviewed_at"`
+	ResolvedAt *string                 `json:"resolved_at"`
+	ResolvedBy string                  `json:"resolved_by,omitempty"`
+	Resolution core.BreakerResolution  `json:"resolution,omitempty"`
+	NextID     string                  `json:"next_id,omitempty"`
+	History    []breakerTransitionJSON `json:"history,omitempty"`
+}
+
+type breakerTransitionJSON struct {
+	Action core.BreakerAction `json:"action"`
+	From   core.BreakerState  `json:"from"`
+	To     core.BreakerState  `json:"to"`
+	Actor  string             `json:"actor"`
+	Why    string             `json:"why,omitempty"`
+	At     string             `json:"at"`
+}
+
+type breakerStatusJSON struct {
+	OK    bool              `json:"ok"`
+	Agent string            `json:"agent"`
+	State core.BreakerState `json:"state"`
+	// Halted is true while the breaker is open: the agent must not run.
+	Halted bool              `json:"halted"`
+	Since  *string           `json:"since"`
+	Event  *breakerEventJSON `json:"event"`
+}
+
+func breakerTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func breakerOptionalTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := breakerTime(t)
+	return &s
+}
+
+func toBreakerEventJSON(e core.BreakerEvent) *breakerEventJSON {
+	evidence := e.Evidence
+	if evidence == nil {
+		evidence = []string{}
+	}
+	return &breakerEventJSON{
+		ID: e.ID, Agent: e.Agent, Timestamp: breakerTime(e.At), Severity: e.Severity, Reason: e.Reason,
+		Evidence: evidence, OpenedBy: e.OpenedBy, PreviousID: e.PreviousID, ReviewedBy: e.ReviewedBy,
+		ReviewedAt: breakerOptionalTime(e.ReviewedAt), ResolvedAt: breakerOptionalTime(e.ResolvedAt),
+		ResolvedBy: e.ResolvedBy, Resolution: e.Resolution, NextID: e.NextID,
+	}
+}
+
+func toBreakerStatusJSON(st core.BreakerStatus) breakerStatusJSON {
+	out := breakerStatusJSON{OK: true, Agent: st.Agent, State: st.State, Halted: st.State == core.BreakerOpen}
+	if st.Version > 0 {
+		out.Since = breakerOptionalTime(st.Since)
+	}
+	if st.Event != nil {
+		out.Event = toBreakerEventJSON(*st.Event)
+	}
+	return out
+}
+
+// getStatus answers the agent's turn loop: "open" (halted) with the event,
+// "half-open" with the event under trial, or "closed".
+func (h *breakerAPI) getStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := h.svc.Status(r.Context(), r.PathValue("agent"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, toBreakerStatusJSON(st))
+}
+
+type breakerOpenRequest struct {
+	Severity core.BreakerSeverity `json:"severity"`
+	Reason   string               `json:"reason"`
+	Evidence []string             `json:"evidence"`
+	// By names the supervisor; "supervisor" when left out.
+	By string `json:"by"`
+}
+
+func (q breakerOpenRequest) input() core.BreakerOpenInput {
+	return core.BreakerOpenInput{Severity: q.Severity, Reason: q.Reason, Evidence: q.Evidence, By: q.By}
+}
+
+// postOpen halts the agent: 201 with the event, 409 when already open.
+func (h *breakerAPI) postOpen(w http.ResponseWriter, r *http.Request) {
+	var req breakerOpenRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	ev, err := h.svc.Open(r.Context(), r.PathValue("agent"), req.input())
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "state": core.BreakerOpen, "event": toBreakerEventJSON(ev)})
+}
+
+type breakerObservationRequest struct {
+	Urgency core.BreakerUrgency `json:"urgency"`
+	breakerOpenRequest
+}
+
+// postObservation takes a surfacing observation: 201 with the event when
+// it opened the breaker, 200 with the state when it did not.
+func (h *breakerAPI) postObservation(w http.ResponseWriter, r *http.Request) {
+	var req breakerObservationRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	agent := r.PathValue("agent")
+	ev, opened, err := h.svc.Observe(r.Context(), agent, core.BreakerObservation{Urgency: req.Urgency, BreakerOpenInput: req.input()})
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if opened {
+		WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "opened": true, "state": core.BreakerOpen, "event": toBreakerEventJSON(ev)})
+		return
+	}
+	st, err := h.svc.Status(r.Context(), agent)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "opened": false, "state": st.State})
+}
+
+type breakerVerifyRequest struct {
+	OK   *bool  `json:"ok"`
+	Note string `json:"note"`
+	By   string `json:"by"`
+}
+
+// postVerify is the supervisor's verification pass over a half-open
+// breaker: 200 with the new state (and the new event when it failed), 409
+// when the breaker is not half-open.
+func (h *breakerAPI) postVerify(w http.ResponseWriter, r *http.Request) {
+	var req breakerVerifyRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if req.OK == nil {
+		WriteError(w, r, core.Invalid("ok", "is required: true closes the breaker, false opens it again"))
+		return
+	}
+	st, err := h.svc.Verify(r.Context(), r.PathValue("agent"), *req.OK, req.Note, req.By)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, toBreakerStatusJSON(st))
+}
+
+// getEvents lists the agent's latest events, newest first, each with its
+// audit trail; ?limit=n (1..100, default 20).
+func (h *breakerAPI) getEvents(w http.ResponseWriter, r *http.Request) {
+	limit := DefaultBreakerEvents
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > core.MaxBreakerEvents {
+			WriteError(w, r, core.Invalid("limit", "must be a whole number from 1 to %d, not %q", core.MaxBreakerEvents, v))
+			return
+		}
+		limit = n
+	}
+	agent := r.PathValue("agent")
+	evs, err := h.svc.Events(r.Context(), agent, limit)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	out := make([]*breakerEventJSON, len(evs))
+	for i, e := range evs {
+		out[i] = toBreakerEventJSON(e)
+		history, err := h.svc.History(r.Context(), e.ID)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		for _, t := range history {
+			out[i].History = append(out[i].History, breakerTransitionJSON{
+				Action: t.Action, From: t.From, To: t.To, Actor: t.Actor, Why: t.Why, At: breakerTime(t.At),
+			})
+		}
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "agent": agent, "events": out})
+}
