@@ -94,6 +94,9 @@ type Deps struct {
 	// Gate, when set, is asked before every send; an error holds the send
 	// back (the workspace lease).
 	Gate func(ctx context.Context) error
+	// Leader, when set, tells whether this Jarvis holds the workspace
+	// lease. Jarvis syncs, and so acts on messages, only while it does.
+	Leader func() bool
 }
 
 // Bot is Jarvis on Matrix.
@@ -107,7 +110,6 @@ type Bot struct {
 	roomID   id.RoomID
 	lastSync time.Time
 	syncErr  string
-	ready    chan struct{}
 }
 
 // New builds the bot for the homeserver at hsURL.
@@ -121,7 +123,7 @@ func New(hsURL string, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) 
 	// The sender handles retries and 429s itself, from the outbox.
 	cli.DefaultHTTPRetries = 0
 	cli.IgnoreRateLimit = true
-	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, ready: make(chan struct{})}
+	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli}
 	return b, nil
 }
 
@@ -131,9 +133,6 @@ func (b *Bot) RoomID() string {
 	defer b.mu.Unlock()
 	return b.roomID.String()
 }
-
-// Ready is closed once the bot is logged in and in its room.
-func (b *Bot) Ready() <-chan struct{} { return b.ready }
 
 // Health reports the sync state for /healthz and !sys status.
 func (b *Bot) Health() map[string]any {
@@ -149,19 +148,22 @@ func (b *Bot) Health() map[string]any {
 	return h
 }
 
-// Run logs in, joins the dedicated room, and then syncs and sends until
-// ctx ends. Losing the homeserver is not an error: it reconnects with
-// back-off.
-func (b *Bot) Run(ctx context.Context) error {
+// Prepare logs in and joins the dedicated room (creating it if needed),
+// retrying while the homeserver is away. After it, RoomID is known.
+func (b *Bot) Prepare(ctx context.Context) error {
 	if err := b.retry(ctx, "log in", b.login); err != nil {
 		return err
 	}
 	if err := b.retry(ctx, "join the dedicated room", b.ensureRoom); err != nil {
 		return err
 	}
-	close(b.ready)
 	b.log.Info().Str("room_id", b.RoomID()).Str("device_id", b.Client.DeviceID.String()).Msg("Jarvis is in its room")
+	return nil
+}
 
+// Run syncs and sends until ctx ends; call Prepare first. Losing the
+// homeserver is not an error: it reconnects with back-off.
+func (b *Bot) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

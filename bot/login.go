@@ -17,6 +17,7 @@ const (
 	stateRoomID      = "room_id"
 	stateNextBatch   = "next_batch"
 	stateFilterID    = "filter_id"
+	stateFirstStart  = "first_start"
 )
 
 // login uses the configured access token, else the one stored from an

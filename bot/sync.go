@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +27,11 @@ type syncer struct {
 }
 
 func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, since string) error {
+	if !s.bot.leader() {
+		// The lease was lost: handle nothing, store no token, so the
+		// instance that holds the lease now picks up right here.
+		return errNotLeader
+	}
 	if err := s.DefaultSyncer.ProcessResponse(ctx, res, since); err != nil {
 		return err
 	}
@@ -61,6 +68,45 @@ func (s *syncer) OnFailedSync(_ *mautrix.RespSync, err error) (time.Duration, er
 	return delay, nil
 }
 
+// firstStart returns when this Jarvis first started on its database,
+// recording now on the very first start.
+func (b *Bot) firstStart(ctx context.Context) (time.Time, error) {
+	value, err := b.deps.State.State(ctx, stateFirstStart)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if ms, err := strconv.ParseInt(value, 10, 64); err == nil {
+		return time.UnixMilli(ms), nil
+	}
+	now := b.deps.Clock.Now()
+	return now, b.deps.State.SetState(ctx, stateFirstStart, strconv.FormatInt(now.UnixMilli(), 10))
+}
+
+// errNotLeader stops the sync loop while another Jarvis holds the lease.
+var errNotLeader = errors.New("workspace lease not held")
+
+func (b *Bot) leader() bool { return b.deps.Leader == nil || b.deps.Leader() }
+
+// waitLeader waits until this Jarvis holds the workspace lease.
+func (b *Bot) waitLeader(ctx context.Context) error {
+	logged := false
+	for !b.leader() {
+		if !logged {
+			b.log.Info().Msg("Not holding the workspace lease: staying mute")
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if logged {
+		b.log.Info().Msg("Holding the workspace lease: listening")
+	}
+	return nil
+}
+
 // syncStore keeps the filter ID in the store; the sync token is saved by
 // syncer.ProcessResponse once a response is handled, not before.
 type syncStore struct{ state StateStore }
@@ -81,11 +127,17 @@ func (b *Bot) runSync(ctx context.Context) error {
 	inner := mautrix.NewDefaultSyncer()
 	s := &syncer{DefaultSyncer: inner, bot: b}
 	// The very first sync of a new Jarvis carries history; it acts on
-	// nothing from before it started.
+	// nothing from before Jarvis first started.
+	born, err := b.firstStart(ctx)
+	if err != nil {
+		return err
+	}
 	inner.OnSync(func(_ context.Context, res *mautrix.RespSync, since string) bool {
 		if since == "" {
 			for _, room := range res.Rooms.Join {
-				room.Timeline.Events = nil
+				room.Timeline.Events = slices.DeleteFunc(room.Timeline.Events, func(evt *event.Event) bool {
+					return evt.Timestamp < born.UnixMilli()
+				})
 			}
 		}
 		return true
@@ -96,12 +148,18 @@ func (b *Bot) runSync(ctx context.Context) error {
 	b.Client.Syncer = s
 	b.Client.Store = syncStore{state: b.deps.State}
 	for {
+		if err := b.waitLeader(ctx); err != nil {
+			return nil
+		}
 		err := b.Client.SyncWithContext(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if errors.Is(err, mautrix.MUnknownToken) {
 			return err
+		}
+		if errors.Is(err, errNotLeader) {
+			continue
 		}
 		b.log.Warn().Err(err).Msg("Sync stopped, restarting")
 		select {

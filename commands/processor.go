@@ -44,6 +44,9 @@ type Deps struct {
 	Notices NoticeLookup
 	Pending core.PendingStore
 	Clock   core.Clock
+	// Fence, when set, is called inside every chat-driven transaction; an
+	// error (a stale lease epoch) rolls the whole change back unanswered.
+	Fence func(ctx context.Context) error
 }
 
 // Message is one chat message from an allowed person.
@@ -182,6 +185,11 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	path := evt.Command
 	err := p.deps.Tx.InTx(ctx, func(ctx context.Context) (err error) {
 		evt.Ctx = ctx
+		if p.deps.Fence != nil {
+			if err := p.deps.Fence(ctx); err != nil {
+				return errFenced{err}
+			}
+		}
 		first, err := p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
 		if err != nil || !first {
 			return err
@@ -195,6 +203,10 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 		return evt.err
 	})
 	if err == nil {
+		return
+	}
+	if errors.As(err, new(errFenced)) {
+		log.Warn().Err(err).Str("command", path).Msg("Not handling: this Jarvis no longer holds the workspace lease")
 		return
 	}
 	log.Err(err).Str("command", path).Msg("Failed to handle command")
@@ -248,6 +260,10 @@ func (p *Processor) resolve(fields []string) (*Handler, string, []string) {
 	}
 	return h, path, args
 }
+
+// errFenced is a transaction refused by the lease fence: nothing is
+// written and nothing is answered, since another Jarvis is in charge.
+type errFenced struct{ error }
 
 // rawAfter returns raw with its first n words removed, keeping the spacing
 // of the rest (quoted text, Markdown).

@@ -81,11 +81,12 @@ func TestStrangersGetNoAnswer(t *testing.T) {
 
 // TestRestartAnswersOnce kills Jarvis mid-conversation and restarts it:
 // every command is answered exactly once, including those sent while it
-// was down.
+// was down. The new process waits for the killed one's lease to lapse
+// (3 s here), as any second Jarvis must.
 func TestRestartAnswersOnce(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "workspace:\n  lease_ttl: 3s\n"})
 	room := j.joinRoom(t, alice)
 
 	var sent []id.EventID

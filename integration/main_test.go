@@ -220,3 +220,18 @@ func newPerson(t testing.TB, prefix string) *tesths.Person {
 	t.Cleanup(p.Stop)
 	return p
 }
+
+// Twin starts a second Jarvis process on the same configuration and
+// database, as an operator starting `jarvis run` twice would.
+func (j *jarvis) Twin(t testing.TB) *jarvis {
+	t.Helper()
+	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, DBPath: j.DBPath, cfgPath: j.cfgPath}
+	twin.Start()
+	t.Cleanup(func() {
+		twin.Stop()
+		if t.Failed() {
+			t.Logf("twin jarvis log:\n%s", twin.logs.String())
+		}
+	})
+	return twin
+}

@@ -17,12 +17,13 @@ import (
 // Config is the whole configuration file. Each package owns the struct of
 // its own section; this one only gathers them.
 type Config struct {
-	Homeserver HomeserverConfig `mapstructure:"homeserver"`
-	Bot        bot.Config       `mapstructure:"bot"`
-	Store      store.Config     `mapstructure:"store"`
-	API        api.Config       `mapstructure:"api"`
-	Logging    LoggingConfig    `mapstructure:"logging"`
-	Workspace  WorkspaceConfig  `mapstructure:"workspace"`
+	Homeserver HomeserverConfig   `mapstructure:"homeserver"`
+	Bot        bot.Config         `mapstructure:"bot"`
+	Store      store.Config       `mapstructure:"store"`
+	API        api.Config         `mapstructure:"api"`
+	Logging    LoggingConfig      `mapstructure:"logging"`
+	Workspace  core.LeaseConfig   `mapstructure:"workspace"`
+	Breaker    core.BreakerConfig `mapstructure:"breaker"`
 }
 
 // HomeserverConfig says where the homeserver is.
@@ -36,31 +37,32 @@ type LoggingConfig struct {
 	Format string `mapstructure:"format"`
 }
 
-// WorkspaceConfig names the workspace this Jarvis serves.
-type WorkspaceConfig struct {
-	ID string `mapstructure:"id"`
-}
-
 // defaults are the values of every key the file may leave out; they match
 // config.example.yaml. Every key is listed so that JARVIS_<SECTION>_<KEY>
 // environment variables can override any of them.
 var defaults = map[string]any{
-	"homeserver.url":     "",
-	"bot.user_id":        "",
-	"bot.password":       "",
-	"bot.access_token":   "",
-	"bot.device_name":    "Jarvis",
-	"bot.room":           "",
-	"bot.command_prefix": "!",
-	"bot.admins":         []string{},
-	"bot.allowed_users":  []string{},
-	"store.type":         "sqlite3",
-	"store.uri":          "jarvis.db",
-	"api.listen":         "",
-	"api.agent_token":    "",
-	"logging.level":      "info",
-	"logging.format":     "auto",
-	"workspace.id":       "default",
+	"homeserver.url":            "",
+	"bot.user_id":               "",
+	"bot.password":              "",
+	"bot.access_token":          "",
+	"bot.device_name":           "Jarvis",
+	"bot.room":                  "",
+	"bot.command_prefix":        "!",
+	"bot.admins":                []string{},
+	"bot.allowed_users":         []string{},
+	"store.type":                "sqlite3",
+	"store.uri":                 "jarvis.db",
+	"api.listen":                "",
+	"api.agent_token":           "",
+	"logging.level":             "info",
+	"logging.format":            "auto",
+	"workspace.id":              "default",
+	"workspace.lease_ttl":       "30s",
+	"breaker.half_open_timeout": "0s",
+	"breaker.open_on": []map[string]string{
+		{"urgency": "critical", "severity": "any"},
+		{"urgency": "high", "severity": "safety"},
+	},
 }
 
 // LoadConfig reads the file (if path is not empty), applies environment
@@ -112,10 +114,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	if strings.TrimSpace(c.Workspace.ID) == "" {
-		return core.Invalid("workspace.id", "is required")
-	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

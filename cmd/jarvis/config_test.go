@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,10 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"store.uri", cfg.Store.URI, "jarvis.db"},
 		{"logging.level", cfg.Logging.Level, "info"},
 		{"logging.format", cfg.Logging.Format, "auto"},
-		{"workspace.id", cfg.Workspace.ID, "default"},
+		{"workspace.id", cfg.Workspace.WorkspaceID, "default"},
 		{"api.listen", cfg.API.Listen, ""},
+		{"workspace.lease_ttl", cfg.Workspace.TTL.String(), "30s"},
+		{"breaker.open_on", fmt.Sprint(cfg.Breaker.OpenOn), fmt.Sprint(core.DefaultBreakerConfig().OpenOn)},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -94,6 +97,9 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad log format", "logging:\n  format: xml\n", "logging.format"},
 		{"api without token", "api:\n  listen: 127.0.0.1:9000\n", "api.agent_token"},
 		{"api bad listen", "api:\n  listen: nine\n  agent_token: a-long-enough-agent-token\n", "api.listen"},
+		{"lease too short", "workspace:\n  lease_ttl: 1s\n", "workspace.lease_ttl"},
+		{"no workspace", "workspace:\n  id: \"\"\n", "workspace.id"},
+		{"negative half-open timeout", "breaker:\n  half_open_timeout: -1s\n", "breaker.half_open_timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

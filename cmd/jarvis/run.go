@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,8 +25,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
-// runJarvis reads top to bottom: config, logger, store, core services,
-// commands, bot, API, run until a signal.
+// runJarvis reads top to bottom: config, logger, store, the Matrix login,
+// core services, commands, API, then run until a signal.
 func runJarvis(ctx context.Context, configPath string) error {
 	cfg, err := LoadConfig(configPath)
 	if err != nil {
@@ -33,19 +35,49 @@ func runJarvis(ctx context.Context, configPath string) error {
 	logs := logring.New(1000)
 	log := newLogger(cfg.Logging, logs)
 	started := time.Now()
-	log.Info().Str("version", version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
+	log.Info().Str("version", version).Str("workspace", cfg.Workspace.WorkspaceID).Msg("Starting Jarvis")
 
 	st, err := store.Open(ctx, cfg.Store, log)
 	if err != nil {
 		return fail(exitStore, err)
 	}
 	defer st.Close()
-
 	clock := core.SystemClock{}
 	outbox := st.Outbox()
 
+	policy, err := bridge.NewPolicy(cfg.Bot.AllowedUsers)
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	lease := core.NewLease(cfg.Workspace, holderName(), st.Leases(), st, outbox, clock)
+	lease.OnError = func(err error) { log.Err(err).Msg("Failed to keep the workspace lease") }
+	leader := func() bool { _, held := lease.Holding(); return held }
 	proc := commands.NewProcessor(commands.Config{Prefix: cfg.Bot.CommandPrefix, Admins: cfg.Bot.Admins},
-		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Pending: st, Clock: clock})
+		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Pending: st, Clock: clock, Fence: lease.FenceHeld})
+	b, err := bot.New(cfg.Homeserver.URL, cfg.Bot, bot.Deps{
+		State:     st,
+		Outbox:    outbox,
+		Wake:      outbox.Wake,
+		Processor: proc,
+		Policy:    policy,
+		Clock:     clock,
+		Gate:      lease.Check,
+		Leader:    leader,
+	}, log)
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	if err := b.Prepare(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
+	}
+	room := b.RoomID()
+	lease.Room = room
+
+	breakers := core.NewBreakers(cfg.Breaker, st.Breakers(), st, outbox, clock)
+	breakers.Room, breakers.Admins, breakers.Fence = room, cfg.Bot.Admins, lease.FenceHeld
 
 	restart := make(chan struct{}, 1)
 	sys := &commands.System{Version: version, Started: started, Logs: logs.Last, State: st,
@@ -55,60 +87,8 @@ func runJarvis(ctx context.Context, configPath string) error {
 			default:
 			}
 		}}
+	sys.Sections = statusSections(cfg, b, lease, outbox)
 	proc.RegisterSys(sys)
-	if err := announceBack(ctx, st, outbox); err != nil {
-		return fail(exitStore, err)
-	}
-
-	policy, err := bridge.NewPolicy(cfg.Bot.AllowedUsers)
-	if err != nil {
-		return fail(exitConfig, err)
-	}
-	b, err := bot.New(cfg.Homeserver.URL, cfg.Bot, bot.Deps{
-		State:     st,
-		Outbox:    outbox,
-		Wake:      outbox.Wake,
-		Processor: proc,
-		Policy:    policy,
-		Clock:     clock,
-	}, log)
-	if err != nil {
-		return fail(exitConfig, err)
-	}
-	sys.Sections = append(sys.Sections,
-		commands.StatusSection{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
-			h := b.Health()
-			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h["user_id"], h["room_id"])}
-			if last, ok := h["last_sync"]; ok {
-				lines = append(lines, fmt.Sprintf("last sync %s", last))
-			}
-			if e, ok := h["sync_error"]; ok {
-				lines = append(lines, fmt.Sprintf("sync failing: %s", e))
-			}
-			return lines, nil
-		}},
-		commands.StatusSection{Title: "Outbox", Lines: func(ctx context.Context) ([]string, error) {
-			depth, err := outbox.Depth(ctx)
-			if err != nil {
-				return nil, err
-			}
-			lastErr, err := outbox.LastError(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if lastErr == "" {
-				lastErr = "none"
-			}
-			return []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}, nil
-		}},
-		commands.StatusSection{Title: "Database", Lines: func(context.Context) ([]string, error) {
-			info, err := os.Stat(cfg.Store.URI)
-			if err != nil {
-				return nil, err
-			}
-			return []string{fmt.Sprintf("%s, %.1f MiB", cfg.Store.URI, float64(info.Size())/(1<<20))}, nil
-		}},
-	)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -122,8 +102,10 @@ func runJarvis(ctx context.Context, configPath string) error {
 				return nil, fmt.Errorf("outbox: %w", err)
 			}
 			health["outbox_depth"] = depth
+			health["leader"] = leader()
 			return health, nil
 		})
+		api.RegisterBreaker(srv, breakers)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -133,7 +115,23 @@ func runJarvis(ctx context.Context, configPath string) error {
 			}
 		}()
 	}
-	wg.Add(1)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		_ = lease.Run(ctx, func(held bool, epoch int64) {
+			leaseChanged(ctx, log, st, outbox, lease, room, held, epoch)
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		every(ctx, 5*time.Second, func() {
+			if leader() {
+				if _, err := breakers.Sweep(ctx); err != nil {
+					log.Err(err).Msg("Failed to sweep breakers")
+				}
+			}
+		})
+	}()
 	go func() {
 		defer wg.Done()
 		if err := b.Run(ctx); err != nil && ctx.Err() == nil {
@@ -164,6 +162,110 @@ func runJarvis(ctx context.Context, configPath string) error {
 	}
 	log.Info().Msg("Jarvis stopped")
 	return nil
+}
+
+// leaseChanged reacts to this Jarvis gaining or losing the workspace
+// lease. Gaining it, it says it is back if a restart was asked. Refused
+// at start, it leaves one notice in the outbox (the holder's sender
+// delivers it) and stays mute.
+func leaseChanged(ctx context.Context, log zerolog.Logger, st *store.Store, outbox *store.Outbox, lease *core.Lease, room string, held bool, epoch int64) {
+	if held {
+		log.Info().Int64("epoch", epoch).Msg("Holding the workspace lease")
+		if err := announceBack(ctx, st, outbox); err != nil {
+			log.Err(err).Msg("Failed to announce the restart")
+		}
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	current, err := lease.Current(ctx)
+	if err != nil {
+		log.Err(err).Msg("Failed to read the workspace lease")
+		return
+	}
+	log.Warn().Str("holder", current.Holder).Int64("epoch", current.Epoch).Msg("Another Jarvis holds the workspace lease; staying mute")
+	err = outbox.Enqueue(ctx, core.Notice{
+		Key:    "lease:mute:" + lease.Holder(),
+		RoomID: room,
+		Kind:   core.NoticeMessage,
+		Body: fmt.Sprintf("Another Jarvis (`%s`) holds this workspace since %s, epoch %d; this one (`%s`) stays mute and takes over only if that lease lapses.",
+			current.Holder, current.AcquiredAt.UTC().Format(time.RFC3339), current.Epoch, lease.Holder()),
+	})
+	if err != nil && !errors.Is(err, core.ErrDuplicate) {
+		log.Err(err).Msg("Failed to queue the mute notice")
+	}
+}
+
+// holderName names this process for the workspace lease: host, PID and a
+// random suffix, so a restarted Jarvis never mistakes an old lease for its
+// own.
+func holderName() string {
+	host, _ := os.Hostname()
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), suffix)
+}
+
+// every runs fn every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			fn()
+		}
+	}
+}
+
+// statusSections are the parts of `!sys status` the wiring knows about.
+func statusSections(cfg *Config, b *bot.Bot, lease *core.Lease, outbox *store.Outbox) []commands.StatusSection {
+	return []commands.StatusSection{
+		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
+			h := b.Health()
+			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h["user_id"], h["room_id"])}
+			if last, ok := h["last_sync"]; ok {
+				lines = append(lines, fmt.Sprintf("last sync %s", last))
+			}
+			if e, ok := h["sync_error"]; ok {
+				lines = append(lines, fmt.Sprintf("sync failing: %s", e))
+			}
+			return lines, nil
+		}},
+		{Title: "Lease", Lines: func(ctx context.Context) ([]string, error) {
+			rec, err := lease.Current(ctx)
+			if err != nil {
+				return nil, err
+			}
+			_, held := lease.Holding()
+			return []string{fmt.Sprintf("workspace %s, epoch %d, held by %s (this one: %v) since %s, until %s",
+				rec.WorkspaceID, rec.Epoch, rec.Holder, held, rec.AcquiredAt.UTC().Format(time.RFC3339), rec.ExpiresAt.UTC().Format(time.RFC3339))}, nil
+		}},
+		{Title: "Outbox", Lines: func(ctx context.Context) ([]string, error) {
+			depth, err := outbox.Depth(ctx)
+			if err != nil {
+				return nil, err
+			}
+			lastErr, err := outbox.LastError(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if lastErr == "" {
+				lastErr = "none"
+			}
+			return []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}, nil
+		}},
+		{Title: "Database", Lines: func(context.Context) ([]string, error) {
+			info, err := os.Stat(cfg.Store.URI)
+			if err != nil {
+				return nil, err
+			}
+			return []string{fmt.Sprintf("%s, %.1f MiB", cfg.Store.URI, float64(info.Size())/(1<<20))}, nil
+		}},
+	}
 }
 
 // drainOutbox waits until every queued notice is sent, or the timeout.
