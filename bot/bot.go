@@ -76,6 +76,7 @@ type OutboxStore interface {
 	Waiting(ctx context.Context, limit int) ([]core.OutboxEntry, error)
 	Get(ctx context.Context, key string) (core.OutboxEntry, error)
 	AssignBatch(ctx context.Context, b core.Batch) error
+	MarkAttempt(ctx context.Context, keys []string, at time.Time) error
 	MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error
 	MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error
 	RetryNow(ctx context.Context) error

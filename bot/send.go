@@ -82,7 +82,7 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) bool {
 			return false
 		}
 	}
-	eventID, err := b.send(ctx, batch)
+	eventID, err := b.sendOnce(ctx, batch)
 	if errors.Is(err, errTargetPending) {
 		return false
 	}
@@ -111,6 +111,60 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) bool {
 	return true
 }
 
+// noticeField carries the notice's transaction key in the content of
+// every event Jarvis sends, so a send whose outcome was lost can be found.
+const noticeField = "com.jarvis.notice"
+
+// sendOnce sends a batch unless an earlier attempt, whose outcome was
+// never recorded (Jarvis died mid-request), already delivered it: then it
+// returns that event. The homeserver's transaction IDs cover most such
+// cases, but not a request cut off while the homeserver was still
+// handling it.
+func (b *Bot) sendOnce(ctx context.Context, batch core.Batch) (id.EventID, error) {
+	head := batch.Entries[0]
+	if !head.AttemptStarted.IsZero() {
+		roomID, err := b.roomOf(ctx, head)
+		if err != nil {
+			return "", err
+		}
+		found, err := b.findSent(ctx, roomID, batch.TxnKey)
+		if err != nil {
+			return "", fmt.Errorf("look for an earlier attempt: %w", err)
+		}
+		if found != "" {
+			b.log.Info().Str("notice", batch.TxnKey).Str("event_id", found.String()).Msg("An earlier attempt was delivered; not sending again")
+			return found, nil
+		}
+	}
+	if err := b.deps.Outbox.MarkAttempt(ctx, batch.Keys(), b.deps.Clock.Now()); err != nil {
+		return "", err
+	}
+	return b.send(ctx, batch)
+}
+
+// findSent looks through Jarvis's recent events in the room for one that
+// carries the transaction key.
+func (b *Bot) findSent(ctx context.Context, roomID id.RoomID, txnKey string) (id.EventID, error) {
+	filter := &mautrix.FilterPart{Senders: []id.UserID{b.Client.UserID}}
+	resp, err := b.Client.Messages(ctx, roomID, "", "", mautrix.DirectionBackward, filter, 100)
+	if err != nil {
+		return "", err
+	}
+	for _, evt := range resp.Chunk {
+		if key, _ := evt.Content.Raw[noticeField].(string); key == txnKey {
+			return evt.ID, nil
+		}
+	}
+	return "", nil
+}
+
+func (b *Bot) roomOf(ctx context.Context, head core.OutboxEntry) (id.RoomID, error) {
+	if head.RoomID != "" {
+		return id.RoomID(head.RoomID), nil
+	}
+	return b.directRoom(ctx, head.ToUser)
+}
+
 // txnID derives the Matrix transaction ID from the notice key, so a retry
 // of the same notice is deduplicated by the homeserver.
 func txnID(key string) string {
@@ -120,27 +174,27 @@ func txnID(key string) string {
 
 func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 	head := batch.Entries[0]
-	roomID := id.RoomID(head.RoomID)
-	if roomID == "" {
-		var err error
-		if roomID, err = b.directRoom(ctx, head.ToUser); err != nil {
-			return "", err
-		}
+	roomID, err := b.roomOf(ctx, head)
+	if err != nil {
+		return "", err
 	}
 	target, err := b.targetEvent(ctx, head)
 	if err != nil {
 		return "", err
 	}
 	req := mautrix.ReqSendEvent{TransactionID: txnID(batch.TxnKey)}
+	marked := func(parsed any) *event.Content {
+		return &event.Content{Parsed: parsed, Raw: map[string]any{noticeField: batch.TxnKey}}
+	}
 	var resp *mautrix.RespSendEvent
 	switch head.Kind {
 	case core.NoticeReaction:
 		content := &event.ReactionEventContent{RelatesTo: event.RelatesTo{Type: event.RelAnnotation, EventID: target, Key: head.Body}}
-		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventReaction, content, req)
+		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventReaction, marked(content), req)
 	case core.NoticeEdit:
 		content := render(head.Body, head.Mentions)
 		content.SetEdit(target)
-		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventMessage, content, req)
+		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	case core.NoticeMessage:
 		content := render(batch.Body(), batch.Mentions())
 		switch {
@@ -149,7 +203,7 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		case target != "":
 			content.RelatesTo = &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}
 		}
-		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventMessage, content, req)
+		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	default:
 		return "", fmt.Errorf("unknown notice kind %q", head.Kind)
 	}

@@ -85,6 +85,9 @@ type OutboxEntry struct {
 	EventID     string
 	CreatedAt   time.Time
 	SentAt      time.Time
+	// AttemptStarted is set while a send is under way; found set on a
+	// waiting notice, it means a send's outcome was never recorded.
+	AttemptStarted time.Time
 }
 
 // Outbox is the durable queue of notices.

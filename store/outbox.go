@@ -19,15 +19,16 @@ const (
 		ON CONFLICT (key) DO NOTHING`
 	waitingNoticesQuery = `
 		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
-		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at
+		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
 		FROM outbox WHERE sent_at = 0 ORDER BY seq LIMIT $1`
 	noticeByKeyQuery = `
 		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
-		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at
+		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
 		FROM outbox WHERE key = $1`
 	assignBatchQuery   = `UPDATE outbox SET batch_key = $1 WHERE key = $2 AND sent_at = 0`
-	markSentQuery      = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '' WHERE key = $3`
-	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2 WHERE key = $3`
+	markAttemptQuery   = `UPDATE outbox SET attempt_started = $1 WHERE key = $2`
+	markSentQuery      = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '', attempt_started = 0 WHERE key = $3`
+	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, attempt_started = 0 WHERE key = $3`
 	retryNowQuery      = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND next_attempt > 0`
 	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0`
 	lastSendErrorQuery = `SELECT last_error FROM outbox WHERE last_error <> '' ORDER BY seq DESC LIMIT 1`
@@ -101,6 +102,19 @@ func (o *Outbox) AssignBatch(ctx context.Context, b core.Batch) error {
 		for _, key := range b.Keys() {
 			if _, err := o.db.Exec(ctx, assignBatchQuery, b.TxnKey, key); err != nil {
 				return fmt.Errorf("assign batch %q: %w", b.TxnKey, err)
+			}
+		}
+		return nil
+	})
+}
+
+// MarkAttempt records that a send is starting, so that after a crash the
+// sender knows the outcome is unknown.
+func (o *Outbox) MarkAttempt(ctx context.Context, keys []string, at time.Time) error {
+	return o.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		for _, key := range keys {
+			if _, err := o.db.Exec(ctx, markAttemptQuery, at.UnixMilli(), key); err != nil {
+				return fmt.Errorf("mark notice %q attempted: %w", key, err)
 			}
 		}
 		return nil
@@ -182,9 +196,9 @@ func (o *Outbox) SetDirectRoom(ctx context.Context, userID, roomID string) error
 func scanOutboxEntry(row dbutil.Scannable) (core.OutboxEntry, error) {
 	var e core.OutboxEntry
 	var kind, mentions string
-	var nextAttempt, createdAt, sentAt int64
+	var nextAttempt, createdAt, sentAt, attemptStarted int64
 	err := row.Scan(&e.Seq, &e.Key, &e.RoomID, &e.ToUser, &kind, &e.Body, &mentions, &e.Target, &e.TargetEvent,
-		&e.Thread, &e.Coalesce, &e.BatchKey, &e.Attempts, &nextAttempt, &e.LastError, &e.EventID, &createdAt, &sentAt)
+		&e.Thread, &e.Coalesce, &e.BatchKey, &e.Attempts, &nextAttempt, &e.LastError, &e.EventID, &createdAt, &sentAt, &attemptStarted)
 	if err != nil {
 		return e, err
 	}
@@ -196,6 +210,9 @@ func scanOutboxEntry(row dbutil.Scannable) (core.OutboxEntry, error) {
 	e.CreatedAt = time.UnixMilli(createdAt)
 	if sentAt > 0 {
 		e.SentAt = time.UnixMilli(sentAt)
+	}
+	if attemptStarted > 0 {
+		e.AttemptStarted = time.UnixMilli(attemptStarted)
 	}
 	return e, nil
 }
