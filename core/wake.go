@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// Condition is one thing worth a person's attention, as its source sees
+// WakeCondition is one thing worth a person's attention, as its source sees
 // it now: a blocked card, an open breaker, a pending approval. Sources
 // are level-triggered: they report every condition that holds, each
 // time they are asked, and the router decides what is news.
-type Condition struct {
+type WakeCondition struct {
 	// Key names the condition across reconciles, e.g. "card-blocked:c_1".
 	Key string
 	// Source says where the data came from ("cards", "heartbeats"); it is
@@ -26,7 +26,7 @@ type Condition struct {
 	// (never taken from workspace data).
 	Title string
 	// Fields are the workspace data, shown only inside delimited fields.
-	Fields []Field
+	Fields []WakeField
 	// Backoff, when positive, notifies again after this long even if
 	// nothing changed; zero notifies once per change.
 	Backoff time.Duration
@@ -34,8 +34,8 @@ type Condition struct {
 	Mentions []string
 }
 
-// Field is one piece of workspace data in a wake notice.
-type Field struct {
+// WakeField is one piece of workspace data in a wake notice.
+type WakeField struct {
 	Name  string
 	Value string
 }
@@ -62,7 +62,7 @@ type WakeStore interface {
 // ConditionSource reports the conditions that hold now.
 type ConditionSource struct {
 	Name string
-	List func(ctx context.Context) ([]Condition, error)
+	List func(ctx context.Context) ([]WakeCondition, error)
 }
 
 // Router is the shared, level-triggered reconciler that decides what to
@@ -94,7 +94,7 @@ type ReconcileResult struct {
 // new, changed, or past its back-off, in one transaction.
 func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 	var res ReconcileResult
-	var current []Condition
+	var current []WakeCondition
 	for _, src := range r.Sources {
 		conds, err := src.List(ctx)
 		if err != nil {
@@ -154,7 +154,7 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 // decide is the hysteresis: notify a condition that is new, that became
 // active again, whose fingerprint changed, or whose back-off has passed;
 // a condition carrying a source event id is acted on once per id.
-func (r *Router) decide(ctx context.Context, c Condition, s WakeState, now time.Time) (bool, error) {
+func (r *Router) decide(ctx context.Context, c WakeCondition, s WakeState, now time.Time) (bool, error) {
 	if c.EventID != "" {
 		first, err := r.store.ConsumeEvent(ctx, c.Source, c.EventID, now)
 		if err != nil || !first {
@@ -175,7 +175,7 @@ func (r *Router) decide(ctx context.Context, c Condition, s WakeState, now time.
 // Jarvis's, and every piece of workspace data sits in a code span tagged
 // with its source, so text inside a payload can never pose as Jarvis's
 // own words.
-func RenderWake(c Condition) string {
+func RenderWake(c WakeCondition) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Needs attention: %s**\n", c.Title)
 	for _, f := range c.Fields {

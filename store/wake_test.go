@@ -18,14 +18,14 @@ type wakeHarness struct {
 	store  *Store
 	router *core.Router
 	clock  *core.ManualClock
-	conds  []core.Condition
+	conds  []core.WakeCondition
 }
 
 func newWakeHarness(t testing.TB, s *Store) *wakeHarness {
 	h := &wakeHarness{store: s, clock: core.NewManualClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))}
 	h.router = core.NewRouter(s, s, s.Outbox(), h.clock)
 	h.router.Room = "!room:x"
-	h.router.Sources = []core.ConditionSource{{Name: "test", List: func(context.Context) ([]core.Condition, error) {
+	h.router.Sources = []core.ConditionSource{{Name: "test", List: func(context.Context) ([]core.WakeCondition, error) {
 		return h.conds, nil
 	}}}
 	return h
@@ -47,15 +47,15 @@ func (h *wakeHarness) reconcile(t *testing.T) []string {
 	return bodies
 }
 
-func blocked(card, why string) core.Condition {
-	return core.Condition{Key: "card-blocked:" + card, Source: "cards", Fingerprint: why, Title: "a card is blocked",
-		Fields: []core.Field{{Name: "card", Value: card}, {Name: "reason", Value: why}}}
+func blocked(card, why string) core.WakeCondition {
+	return core.WakeCondition{Key: "card-blocked:" + card, Source: "cards", Fingerprint: why, Title: "a card is blocked",
+		Fields: []core.WakeField{{Name: "card", Value: card}, {Name: "reason", Value: why}}}
 }
 
 func TestRouterHysteresis(t *testing.T) {
 	type step struct {
 		advance time.Duration
-		conds   []core.Condition
+		conds   []core.WakeCondition
 		want    int // notices expected from this reconcile
 	}
 	withBackoff := blocked("c1", "waiting on CI")
@@ -65,28 +65,28 @@ func TestRouterHysteresis(t *testing.T) {
 		steps []step
 	}{
 		{"new condition notifies once", []step{
-			{0, []core.Condition{blocked("c1", "x")}, 1},
-			{time.Minute, []core.Condition{blocked("c1", "x")}, 0},
-			{time.Hour * 24, []core.Condition{blocked("c1", "x")}, 0},
+			{0, []core.WakeCondition{blocked("c1", "x")}, 1},
+			{time.Minute, []core.WakeCondition{blocked("c1", "x")}, 0},
+			{time.Hour * 24, []core.WakeCondition{blocked("c1", "x")}, 0},
 		}},
 		{"a change notifies again", []step{
-			{0, []core.Condition{blocked("c1", "x")}, 1},
-			{time.Minute, []core.Condition{blocked("c1", "y")}, 1},
+			{0, []core.WakeCondition{blocked("c1", "x")}, 1},
+			{time.Minute, []core.WakeCondition{blocked("c1", "y")}, 1},
 		}},
 		{"cleared then back notifies again", []step{
-			{0, []core.Condition{blocked("c1", "x")}, 1},
+			{0, []core.WakeCondition{blocked("c1", "x")}, 1},
 			{time.Minute, nil, 0},
-			{time.Minute, []core.Condition{blocked("c1", "x")}, 1},
+			{time.Minute, []core.WakeCondition{blocked("c1", "x")}, 1},
 		}},
 		{"back-off re-notifies after it passes, not before", []step{
-			{0, []core.Condition{withBackoff}, 1},
-			{59 * time.Minute, []core.Condition{withBackoff}, 0},
-			{time.Minute, []core.Condition{withBackoff}, 1},
-			{time.Minute, []core.Condition{withBackoff}, 0},
+			{0, []core.WakeCondition{withBackoff}, 1},
+			{59 * time.Minute, []core.WakeCondition{withBackoff}, 0},
+			{time.Minute, []core.WakeCondition{withBackoff}, 1},
+			{time.Minute, []core.WakeCondition{withBackoff}, 0},
 		}},
 		{"two conditions are independent", []step{
-			{0, []core.Condition{blocked("c1", "x"), blocked("c2", "x")}, 2},
-			{time.Minute, []core.Condition{blocked("c1", "x"), blocked("c2", "z")}, 1},
+			{0, []core.WakeCondition{blocked("c1", "x"), blocked("c2", "x")}, 2},
+			{time.Minute, []core.WakeCondition{blocked("c1", "x"), blocked("c2", "z")}, 1},
 		}},
 	}
 	for _, tt := range tests {
@@ -115,7 +115,7 @@ func TestRouterRemembersAcrossRestart(t *testing.T) {
 	}
 	s := open()
 	h := newWakeHarness(t, s)
-	h.conds = []core.Condition{blocked("c1", "x")}
+	h.conds = []core.WakeCondition{blocked("c1", "x")}
 	if got := h.reconcile(t); len(got) != 1 {
 		t.Fatalf("first reconcile: %d notices", len(got))
 	}
@@ -123,7 +123,7 @@ func TestRouterRemembersAcrossRestart(t *testing.T) {
 	s = open()
 	defer s.Close()
 	h = newWakeHarness(t, s)
-	h.conds = []core.Condition{blocked("c1", "x")}
+	h.conds = []core.WakeCondition{blocked("c1", "x")}
 	if got := h.reconcile(t); len(got) != 0 {
 		t.Errorf("after a restart the same condition notified again: %q", got)
 	}
@@ -131,9 +131,9 @@ func TestRouterRemembersAcrossRestart(t *testing.T) {
 
 func TestRouterConsumesSourceEventsOnce(t *testing.T) {
 	h := newWakeHarness(t, openTestStore(t))
-	ci := core.Condition{Key: "ci-failed:c1", Source: "journal", EventID: "eve-C-284-007", Title: "CI failed on a ratified card",
-		Fields: []core.Field{{Name: "entry", Value: "eve-C-284-007"}}}
-	h.conds = []core.Condition{ci, ci}
+	ci := core.WakeCondition{Key: "ci-failed:c1", Source: "journal", EventID: "eve-C-284-007", Title: "CI failed on a ratified card",
+		Fields: []core.WakeField{{Name: "entry", Value: "eve-C-284-007"}}}
+	h.conds = []core.WakeCondition{ci, ci}
 	if got := h.reconcile(t); len(got) != 1 {
 		t.Fatalf("the same source event twice in one pass gave %d notices", len(got))
 	}
@@ -142,7 +142,7 @@ func TestRouterConsumesSourceEventsOnce(t *testing.T) {
 	}
 	other := ci
 	other.EventID = "eve-C-284-008"
-	h.conds = []core.Condition{other}
+	h.conds = []core.WakeCondition{other}
 	if got := h.reconcile(t); len(got) != 1 {
 		t.Errorf("a new source event gave %d notices, want 1", len(got))
 	}
