@@ -61,7 +61,7 @@ func (c Config) Validate() error {
 	if len(c.AllowedUsers) == 0 {
 		return core.Invalid("bot.allowed_users", "list at least one pattern, e.g. \"@*:example.org\"")
 	}
-	_, err := bridge.NewPolicy(c.AllowedUsers)
+	_, err := bridge.NewPolicy(c.AllowedUsers, bridge.Config{}, nil)
 	return err
 }
 
@@ -111,6 +111,7 @@ type Bot struct {
 	roomID   id.RoomID
 	lastSync time.Time
 	syncErr  string
+	rooms    map[id.RoomID]bridge.Room
 }
 
 // New builds the bot for the homeserver at hsURL.
@@ -124,7 +125,7 @@ func New(hsURL string, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) 
 	// The sender handles retries and 429s itself, from the outbox.
 	cli.DefaultHTTPRetries = 0
 	cli.IgnoreRateLimit = true
-	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli}
+	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, rooms: map[id.RoomID]bridge.Room{}}
 	return b, nil
 }
 

@@ -145,6 +145,9 @@ func (b *Bot) runSync(ctx context.Context) error {
 	inner.OnEventType(event.StateMember, b.onMember)
 	inner.OnEventType(event.EventMessage, b.onMessage)
 	inner.OnEventType(event.EventReaction, b.onReaction)
+	for _, typ := range []event.Type{event.StateBridge, event.StateHalfShotBridge, event.StateBeeperRoomFeatures} {
+		inner.OnEventType(typ, b.onRoomFeatures)
+	}
 	b.Client.Syncer = s
 	b.Client.Store = syncStore{state: b.deps.State}
 	for {
@@ -221,9 +224,13 @@ func (b *Bot) onMessage(ctx context.Context, evt *event.Event) {
 	}
 	metrics.SyncLag.Set(b.deps.Clock.Now().Sub(time.UnixMilli(evt.Timestamp)).Seconds())
 	ctx = b.eventContext(ctx, evt)
-	msg := b.message(evt, content.Body)
-	if replyTo := content.RelatesTo.GetReplyTo(); replyTo != "" && !strings.HasPrefix(strings.TrimSpace(content.Body), b.deps.Processor.Prefix()) {
-		msg.Body = stripReplyFallback(content.Body)
+	msg, err := b.message(ctx, evt, content.Body)
+	if err != nil {
+		zerolog.Ctx(ctx).Err(err).Msg("Failed to tell who sent a message")
+		return
+	}
+	if replyTo := content.RelatesTo.GetReplyTo(); replyTo != "" && !strings.HasPrefix(strings.TrimSpace(msg.Body), b.deps.Processor.Prefix()) {
+		msg.Body = stripReplyFallback(msg.Body)
 		b.deps.Processor.HandleAnswer(ctx, msg, replyTo.String())
 		return
 	}
@@ -241,19 +248,53 @@ func (b *Bot) onReaction(ctx context.Context, evt *event.Event) {
 		return
 	}
 	ctx = b.eventContext(ctx, evt)
-	b.deps.Processor.HandleAnswer(ctx, b.message(evt, rel.Key), rel.EventID.String())
+	msg, err := b.message(ctx, evt, rel.Key)
+	if err != nil {
+		zerolog.Ctx(ctx).Err(err).Msg("Failed to tell who sent a reaction")
+		return
+	}
+	b.deps.Processor.HandleAnswer(ctx, msg, rel.EventID.String())
 }
 
-func (b *Bot) message(evt *event.Event, body string) commands.Message {
-	who := b.deps.Policy.Identify(evt.Sender.String())
-	return commands.Message{
-		RoomID:  evt.RoomID.String(),
-		EventID: evt.ID.String(),
-		Sender:  who.UserID,
-		Network: who.Network,
-		Body:    body,
-		Sent:    time.UnixMilli(evt.Timestamp),
+// message describes an event for the processor: who the sender is (a
+// native user, a puppet and the account it is linked to, a relay bot),
+// how far their text is trusted, and what the room lets them do.
+func (b *Bot) message(ctx context.Context, evt *event.Event, body string) (commands.Message, error) {
+	room, err := b.roomInfo(ctx, evt.RoomID)
+	if err != nil {
+		return commands.Message{}, err
 	}
+	who, err := b.deps.Policy.Identify(ctx, evt.Sender.String(), body, room)
+	if err != nil {
+		return commands.Message{}, err
+	}
+	if who.Relay {
+		// Relay-mode messages come from people whose reactions the bridge
+		// drops: assume none.
+		room.NoReactions = true
+		body = relayBody(body)
+	}
+	return commands.Message{
+		RoomID:      evt.RoomID.String(),
+		EventID:     evt.ID.String(),
+		Sender:      who.UserID,
+		Puppet:      who.Puppet,
+		Network:     who.Network,
+		Relay:       who.Relay,
+		RelayedName: who.RelayedName,
+		Trust:       who.Trust(),
+		Room:        room,
+		Body:        body,
+		Sent:        time.UnixMilli(evt.Timestamp),
+	}, nil
+}
+
+// relayBody drops the "Name: " a relay bot puts before the text.
+func relayBody(body string) string {
+	if _, rest, ok := strings.Cut(body, ": "); ok && !strings.Contains(body[:len(body)-len(rest)], "\n") {
+		return rest
+	}
+	return body
 }
 
 // stripReplyFallback removes the "> quoted" lines older clients put in

@@ -1,9 +1,13 @@
 // Package bridge tells who a sender is: a native Matrix user or a bridged
-// puppet, from which network, and whether they may talk to Jarvis.
+// puppet, from which network, who may talk to Jarvis, and what the room
+// lets them do.
 package bridge
 
 import (
+	"context"
+	"errors"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -12,25 +16,55 @@ import (
 // NetworkMatrix is the network of native Matrix users.
 const NetworkMatrix = "matrix"
 
-// Sender is who wrote a message.
+// Sender is who wrote a message, as Jarvis acts on it.
 type Sender struct {
-	UserID  string
+	// UserID is the citizen: the linked Matrix account of a puppet, or the
+	// sender itself. Scopes, tokens and decisions belong to it.
+	UserID string
+	// Puppet is the bridged user the message came from, when it did.
+	Puppet string
+	// Network is where the person wrote from: "matrix", "telegram", …
 	Network string
+	// Relay marks a message a bridge posted on someone's behalf in relay
+	// mode: shown with their name, but it authorises nothing.
+	Relay bool
+	// RelayedName is the name a relay-mode message carries.
+	RelayedName string
 }
 
-// Policy decides who may talk to Jarvis.
+// Trust is the trust of what the sender writes: native only for a
+// Matrix user writing for themselves; whatever crossed a bridge, linked
+// or not, is external.
+func (s Sender) Trust() core.Trust {
+	if s.Network == NetworkMatrix && !s.Relay {
+		return core.TrustNative
+	}
+	return core.TrustExternal
+}
+
+// Policy decides who may talk to Jarvis and who they are.
 type Policy struct {
 	allowed []string
+	cfg     Config
+	links   Links
+}
+
+// Links finds the Matrix account a puppet is linked to.
+type Links interface {
+	LinkedAccount(ctx context.Context, puppet string) (string, error)
 }
 
 // NewPolicy builds a policy from MXID glob patterns such as "@*:example.org".
-func NewPolicy(allowedUsers []string) (*Policy, error) {
+func NewPolicy(allowedUsers []string, cfg Config, links Links) (*Policy, error) {
 	for i, pattern := range allowedUsers {
 		if _, err := path.Match(pattern, ""); err != nil || !strings.HasPrefix(pattern, "@") {
 			return nil, core.Invalid("bot.allowed_users", "entry %d (%q) is not an MXID glob like @*:example.org", i, pattern)
 		}
 	}
-	return &Policy{allowed: allowedUsers}, nil
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Policy{allowed: allowedUsers, cfg: cfg, links: links}, nil
 }
 
 // Allowed reports whether the user matches one of the allowed patterns.
@@ -43,8 +77,43 @@ func (p *Policy) Allowed(userID string) bool {
 	return false
 }
 
-// Identify classifies a sender. Until bridges are configured every sender
-// is a native Matrix user.
-func (p *Policy) Identify(userID string) Sender {
-	return Sender{UserID: userID, Network: NetworkMatrix}
+// relayPrefix is how mautrix bridges name the sender in relay mode:
+// "Alice: hello" or "**Alice**: hello".
+var relayPrefix = regexp.MustCompile(`^\**([^:*\n]{1,64})\**:\s`)
+
+// Identify classifies a sender: its network from the configured puppet
+// patterns (or, failing those, the room's bridge), the account it is
+// linked to, and whether it is a relay bot speaking for someone.
+func (p *Policy) Identify(ctx context.Context, userID, body string, room Room) (Sender, error) {
+	s := Sender{UserID: userID, Network: NetworkMatrix}
+	for _, bot := range p.cfg.RelayBots {
+		if bot == userID {
+			s.Relay = true
+			s.Network = room.Network
+			if s.Network == "" {
+				s.Network = "relay"
+			}
+			if m := relayPrefix.FindStringSubmatch(body); m != nil {
+				s.RelayedName = strings.TrimSpace(m[1])
+			}
+			return s, nil
+		}
+	}
+	for _, n := range p.cfg.Networks {
+		if ok, _ := path.Match(n.Users, userID); ok {
+			s.Network, s.Puppet = n.Name, userID
+			break
+		}
+	}
+	if s.Puppet == "" {
+		return s, nil
+	}
+	account, err := p.links.LinkedAccount(ctx, userID)
+	switch {
+	case err == nil:
+		s.UserID = account
+	case !errors.Is(err, core.ErrNotFound):
+		return s, err
+	}
+	return s, nil
 }

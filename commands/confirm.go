@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -35,6 +36,10 @@ type ConfirmKind struct {
 	// OnDismiss, if set, returns the new text after ❌; the default says
 	// "Dismissed".
 	OnDismiss func(e *Event, p core.Pending) string
+	// YesWord and NoWord are the replies suggested where reactions cannot
+	// be sent ("arm" / "dismiss"); "yes" and "no" by default. Both always
+	// count, with the other words of yesWords and noWords.
+	YesWord, NoWord string
 }
 
 // RegisterConfirm adds a kind of confirmation. A kind registered twice
@@ -66,9 +71,21 @@ func (e *Event) AskConfirm(kind, payload, text string) {
 		e.Fail(err)
 		return
 	}
+	yes, no := cmp.Or(k.YesWord, "yes"), cmp.Or(k.NoWord, "no")
+	if !e.Room.CanReact(YesReaction) {
+		text += fmt.Sprintf("\n\nReactions don't reach me from here: reply `%s` or `%s` to this message.", yes, no)
+	}
 	e.Send(core.Notice{Key: key, RoomID: e.RoomID, Kind: core.NoticeMessage, Body: text, TargetEvent: e.EventID})
+	if !e.Room.CanReact(YesReaction) {
+		return
+	}
 	e.Send(core.Notice{Key: key + ":yes", RoomID: e.RoomID, Kind: core.NoticeReaction, Body: YesReaction, Target: key})
-	e.Send(core.Notice{Key: key + ":no", RoomID: e.RoomID, Kind: core.NoticeReaction, Body: NoReaction, Target: key})
+	// Where one reaction per person is all the network allows, a second
+	// seeded emoji would only invite a mis-tap: ✅ alone, and a reply
+	// "no" dismisses.
+	if e.Room.ReactionCount != 1 && e.Room.CanReact(NoReaction) {
+		e.Send(core.Notice{Key: key + ":no", RoomID: e.RoomID, Kind: core.NoticeReaction, Body: NoReaction, Target: key})
+	}
 }
 
 // answerConfirm resolves a confirmation from a reaction or reply. Answers

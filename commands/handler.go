@@ -76,8 +76,11 @@ type Event struct {
 	err     error
 }
 
-// Admin reports whether the sender is an admin.
-func (e *Event) Admin() bool { return e.Proc.IsAdmin(e.Sender) }
+// Admin reports whether the sender is an admin writing from their own
+// Matrix account: admin verbs are never taken through a bridge.
+func (e *Event) Admin() bool {
+	return e.Proc.IsAdmin(e.Sender) && e.Puppet == "" && !e.Relay
+}
 
 // Reply answers the message in its room, as a Matrix reply to it.
 func (e *Event) Reply(format string, args ...any) {

@@ -4,6 +4,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
@@ -43,7 +45,9 @@ type Deps struct {
 	Handled HandledStore
 	Notices NoticeLookup
 	Pending core.PendingStore
-	Clock   core.Clock
+	// Excerpts keeps what people say outside commands, tagged with trust.
+	Excerpts core.ExcerptStore
+	Clock    core.Clock
 	// Fence, when set, is called inside every chat-driven transaction; an
 	// error (a stale lease epoch) rolls the whole change back unanswered.
 	Fence func(ctx context.Context) error
@@ -53,10 +57,22 @@ type Deps struct {
 type Message struct {
 	RoomID  string
 	EventID string
-	Sender  string
+	// Sender is the citizen: a puppet's linked Matrix account, or the
+	// sender itself.
+	Sender string
+	// Puppet is the bridged user who wrote, when it was one.
+	Puppet string
 	// Network is where the sender writes from ("matrix", "telegram", …).
 	Network string
-	Body    string
+	// Relay marks a message a bridge relayed for someone; it authorises
+	// nothing. RelayedName is whom it names.
+	Relay       bool
+	RelayedName string
+	// Trust is the trust of the text: external for anything bridged.
+	Trust core.Trust
+	// Room is what the room lets people do (reactions or not).
+	Room bridge.Room
+	Body string
 	// Sent is the homeserver's timestamp of the message.
 	Sent time.Time
 }
@@ -121,6 +137,9 @@ func (p *Processor) OnAnswer(prefix string, fn AnswerFunc) {
 // Matrix event target. Answers to anything but a notice with a registered
 // prefix are ignored.
 func (p *Processor) HandleAnswer(ctx context.Context, msg Message, target string) {
+	if msg.Relay {
+		return
+	}
 	key, err := p.deps.Notices.KeyForEvent(ctx, target)
 	if err != nil {
 		if !errors.Is(err, core.ErrNotFound) {
@@ -148,6 +167,31 @@ func (p *Processor) answerFunc(key string) (AnswerFunc, string) {
 	return p.answers[best], best
 }
 
+// converse keeps a message that is not a command as a conversation
+// excerpt, tagged with its trust. External text shaped like a standing
+// instruction is held, never acted on, and the sender is told how a
+// native account can ratify it.
+func (p *Processor) converse(ctx context.Context, msg Message) {
+	if p.deps.Excerpts == nil || msg.Relay || strings.TrimSpace(msg.Body) == "" {
+		return
+	}
+	p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
+		held := msg.Trust != core.TrustNative && core.LooksLikeInstruction(msg.Body)
+		id, err := p.deps.Excerpts.AddExcerpt(e.Ctx, core.Excerpt{
+			RoomID: msg.RoomID, Sender: msg.Sender, EventID: msg.EventID, Body: msg.Body,
+			Trust: cmp.Or(msg.Trust, core.TrustNative), Held: held, At: msg.Sent,
+		})
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		if held {
+			e.Reply("That reads like a standing instruction, and it came through a bridge, so I won't act on it or let it shape what I do. "+
+				"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
+		}
+	})
+}
+
 // Prefix returns the command prefix.
 func (p *Processor) Prefix() string { return p.cfg.Prefix }
 
@@ -160,6 +204,7 @@ func (p *Processor) IsAdmin(userID string) bool { return p.admins[userID] }
 func (p *Processor) Handle(ctx context.Context, msg Message) {
 	body := strings.TrimSpace(msg.Body)
 	if !strings.HasPrefix(body, p.cfg.Prefix) {
+		p.converse(ctx, msg)
 		return
 	}
 	fields := strings.Fields(strings.TrimPrefix(body, p.cfg.Prefix))
@@ -167,6 +212,13 @@ func (p *Processor) Handle(ctx context.Context, msg Message) {
 		return
 	}
 	metrics.MessagesHandled.Inc()
+	if msg.Relay {
+		p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "relayed"}, func(e *Event) {
+			e.Reply("I can't act on messages relayed for someone else. %s, message me from your own account (or link it with `%slink`).",
+				cmp.Or(msg.RelayedName, "Whoever wrote this"), p.cfg.Prefix)
+		})
+		return
+	}
 	p.dispatch(ctx, msg, fields, strings.TrimSpace(strings.TrimPrefix(body, p.cfg.Prefix)))
 }
 
@@ -230,7 +282,9 @@ func (p *Processor) run(evt *Event) {
 	switch {
 	case h == nil:
 		evt.Reply("Unknown command `%s%s`, try `%shelp`.", p.cfg.Prefix, evt.Command, p.cfg.Prefix)
-	case h.Admin && !p.IsAdmin(evt.Sender):
+	case h.Admin && !evt.Admin() && p.IsAdmin(evt.Sender):
+		evt.Reply("`%s%s` is for admins, and only from their Matrix account, not through a bridge.", p.cfg.Prefix, evt.Command)
+	case h.Admin && !evt.Admin():
 		evt.Reply("`%s%s` is for admins only.", p.cfg.Prefix, evt.Command)
 	case h.Func == nil:
 		evt.Reply("%s", p.helpFor(h, evt.Command))

@@ -30,7 +30,7 @@ func newHarness(t *testing.T, handlers ...*Handler) *harness {
 	t.Cleanup(func() { st.Close() })
 	clock := core.NewManualClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	p := NewProcessor(Config{Prefix: "!", Admins: []string{"@admin:x"}},
-		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Notices: st.Outbox(), Pending: st, Clock: clock})
+		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Notices: st.Outbox(), Pending: st, Excerpts: st, Clock: clock})
 	p.Register(handlers...)
 	return &harness{proc: p, store: st, clock: clock}
 }
@@ -45,8 +45,15 @@ func (h *harness) say(t *testing.T, sender, body string) []string {
 
 func (h *harness) sayAs(t *testing.T, eventID, sender, body string) []string {
 	t.Helper()
+	return h.handle(t, Message{RoomID: "!room:x", EventID: eventID, Sender: sender, Body: body, Sent: h.clock.Now().Add(-42 * time.Millisecond)})
+}
+
+// handle handles a message and returns the replies Jarvis queued for it.
+func (h *harness) handle(t *testing.T, msg Message) []string {
+	t.Helper()
 	ctx := context.Background()
-	h.proc.Handle(ctx, Message{RoomID: "!room:x", EventID: eventID, Sender: sender, Body: body, Sent: h.clock.Now().Add(-42 * time.Millisecond)})
+	eventID := msg.EventID
+	h.proc.Handle(ctx, msg)
 	waiting, err := h.store.Outbox().Waiting(ctx, 100)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,9 @@ import (
 var (
 	hs        *tesths.Homeserver
 	jarvisBin string
+	// bridgeAS owns @telegram_… and @whatsapp_… puppets, as a mautrix
+	// bridge would.
+	bridgeAS *tesths.Appservice
 )
 
 func TestMain(m *testing.M) {
@@ -49,7 +52,13 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "build jarvis: %v\n%s", err, out)
 		return 1
 	}
-	hs, err = tesths.Start(filepath.Join(tmp, "homeserver"))
+	bridgeAS, err = tesths.NewAppservice(filepath.Join(tmp, "appservice"), "telegram_", "whatsapp_")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer bridgeAS.Close()
+	hs, err = tesths.Start(filepath.Join(tmp, "homeserver"), bridgeAS.Env())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

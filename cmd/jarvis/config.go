@@ -10,6 +10,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
+	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -24,6 +25,8 @@ type Config struct {
 	Logging    LoggingConfig      `mapstructure:"logging"`
 	Workspace  core.LeaseConfig   `mapstructure:"workspace"`
 	Breaker    core.BreakerConfig `mapstructure:"breaker"`
+	Cards      core.CardsConfig   `mapstructure:"cards"`
+	Bridges    bridge.Config      `mapstructure:"bridges"`
 }
 
 // HomeserverConfig says where the homeserver is.
@@ -63,6 +66,20 @@ var defaults = map[string]any{
 		{"urgency": "critical", "severity": "any"},
 		{"urgency": "high", "severity": "safety"},
 	},
+	// The priority budget, core.DefaultCardsConfig(). Viper merges per key:
+	// a file or env value replaces one field of one class and the rest
+	// stay, and class keys arrive lower-cased (core accepts any case).
+	"cards.budget.p0.count":  2,
+	"cards.budget.p0.window": "24h",
+	"cards.budget.p1.count":  10,
+	"cards.budget.p1.window": "24h",
+	"bridges.networks": []map[string]string{
+		{"name": "telegram", "users": "@telegram_*"},
+		{"name": "whatsapp", "users": "@whatsapp_*"},
+		{"name": "signal", "users": "@signal_*"},
+		{"name": "discord", "users": "@discord_*"},
+	},
+	"bridges.relay_bots": []string{},
 }
 
 // LoadConfig reads the file (if path is not empty), applies environment
@@ -114,7 +131,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker, c.Cards, c.Bridges} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

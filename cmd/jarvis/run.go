@@ -45,7 +45,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 	clock := core.SystemClock{}
 	outbox := st.Outbox()
 
-	policy, err := bridge.NewPolicy(cfg.Bot.AllowedUsers)
+	policy, err := bridge.NewPolicy(cfg.Bot.AllowedUsers, cfg.Bridges, st)
 	if err != nil {
 		return fail(exitConfig, err)
 	}
@@ -53,7 +53,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 	lease.OnError = func(err error) { log.Err(err).Msg("Failed to keep the workspace lease") }
 	leader := func() bool { _, held := lease.Holding(); return held }
 	proc := commands.NewProcessor(commands.Config{Prefix: cfg.Bot.CommandPrefix, Admins: cfg.Bot.Admins},
-		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Pending: st, Clock: clock, Fence: lease.FenceHeld})
+		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Pending: st, Excerpts: st, Clock: clock, Fence: lease.FenceHeld})
 	b, err := bot.New(cfg.Homeserver.URL, cfg.Bot, bot.Deps{
 		State:     st,
 		Outbox:    outbox,
@@ -89,6 +89,14 @@ func runJarvis(ctx context.Context, configPath string) error {
 		}}
 	sys.Sections = statusSections(cfg, b, lease, outbox)
 	proc.RegisterSys(sys)
+	proc.RegisterLink(st)
+	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
+		n, err := st.ClearExcerpts(ctx, roomID)
+		if err != nil || n == 0 {
+			return "", err
+		}
+		return fmt.Sprintf("%d remembered messages", n), nil
+	})
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
