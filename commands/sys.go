@@ -51,9 +51,12 @@ const (
 	confirmRestart = "sys-restart"
 )
 
-// StatusSection is one titled part of `!sys status`.
+// StatusSection is one titled part of `!sys status`. One with a Verb is
+// also a `!sys` verb of its own (`!sys lease`), registered with the rest.
 type StatusSection struct {
 	Title string
+	Verb  string
+	Help  string
 	Lines func(ctx context.Context) ([]string, error)
 }
 
@@ -82,6 +85,21 @@ func (p *Processor) RegisterSys(sys *System) {
 }
 
 func cmdSys(sys *System) *Handler {
+	h := sysVerbs(sys)
+	for _, section := range sys.Sections {
+		if section.Verb != "" {
+			h.Subcommands = append(h.Subcommands, &Handler{Name: section.Verb, Help: section.Help, Func: func(e *Event) {
+				e.Reply("%s", renderSections(e, section))
+			}})
+		}
+	}
+	h.Subcommands = append(h.Subcommands, &Handler{Name: "help", Help: "These verbs.", Func: func(e *Event) {
+		e.Reply("%s", e.Proc.helpFor(h, "sys"))
+	}})
+	return h
+}
+
+func sysVerbs(sys *System) *Handler {
 	return &Handler{
 		Name:  "sys",
 		Help:  "Admin verbs: status, logs, clear and restart of this Jarvis.",
@@ -100,21 +118,27 @@ func cmdSys(sys *System) *Handler {
 }
 
 func sysStatus(e *Event, sys *System) {
-	var b strings.Builder
 	uptime := e.Proc.deps.Clock.Now().Sub(sys.Started).Round(time.Second)
-	fmt.Fprintf(&b, "**Jarvis %s**, up %s\n", sys.Version, uptime)
-	for _, section := range sys.Sections {
+	e.Reply("**Jarvis %s**, up %s\n\n%s", sys.Version, uptime, renderSections(e, sys.Sections...))
+}
+
+// renderSections renders status sections; one that fails says so and the
+// rest still show.
+func renderSections(e *Event, sections ...StatusSection) string {
+	var b strings.Builder
+	for _, section := range sections {
 		lines, err := section.Lines(e.Ctx)
 		if err != nil {
 			zerolog.Ctx(e.Ctx).Err(err).Str("section", section.Title).Msg("Failed to read status section")
 			lines = []string{"unavailable: " + err.Error()}
 		}
-		fmt.Fprintf(&b, "\n**%s**\n", section.Title)
+		fmt.Fprintf(&b, "**%s**\n", section.Title)
 		for _, line := range lines {
 			fmt.Fprintf(&b, "- %s\n", line)
 		}
+		b.WriteString("\n")
 	}
-	e.Reply("%s", strings.TrimSpace(b.String()))
+	return strings.TrimSpace(b.String())
 }
 
 func sysLogs(e *Event, sys *System) {

@@ -243,7 +243,7 @@ func statusSections(cfg *Config, b *bot.Bot, lease *core.Lease, outbox *store.Ou
 			}
 			return lines, nil
 		}},
-		{Title: "Lease", Lines: func(ctx context.Context) ([]string, error) {
+		{Title: "Lease", Verb: "lease", Help: "Who holds the workspace lease, under which epoch, until when.", Lines: func(ctx context.Context) ([]string, error) {
 			rec, err := lease.Current(ctx)
 			if err != nil {
 				return nil, err
