@@ -131,28 +131,14 @@ const (
 	BreakerSuperseded BreakerResolution = "superseded"
 )
 
-// The reactions Jarvis puts on every halt notice; a person's tap on one
-// does what BreakerReactionAction says.
+// The reactions Jarvis puts on every halt notice: take the review, resume
+// into a half-open trial, keep the agent halted. Closing at once (the
+// overrule) is a deliberate command, `!breaker reset`, never a tap.
 const (
 	BreakerReactReview = "👀"
 	BreakerReactResume = "▶️"
-	BreakerReactReset  = "⏹️"
+	BreakerReactKeep   = "⏹️"
 )
-
-// BreakerReactionAction maps a reaction on a halt notice to the action it
-// asks for: review, resume or overrule (reset). The variation selector is
-// ignored, since clients differ in sending it.
-func BreakerReactionAction(key string) (BreakerAction, bool) {
-	switch strings.TrimSuffix(key, "\ufe0f") {
-	case BreakerReactReview:
-		return BreakerActReview, true
-	case strings.TrimSuffix(BreakerReactResume, "\ufe0f"):
-		return BreakerActResume, true
-	case strings.TrimSuffix(BreakerReactReset, "\ufe0f"):
-		return BreakerActOverrule, true
-	}
-	return "", false
-}
 
 // Limits on what the breaker takes in and lists.
 const (
@@ -857,7 +843,7 @@ func (b *Breakers) notifyHalt(ctx context.Context, ev BreakerEvent, rec BreakerR
 	key := ev.NoticeKey()
 	notices := []Notice{{Key: key, RoomID: b.Room, Kind: NoticeMessage, Mentions: b.Admins,
 		Body: breakerNoticeBody(ev, rec, b.Admins, b.cfg.HalfOpenTimeout, breakerOpenLine(ev))}}
-	for _, r := range []struct{ name, emoji string }{{"review", BreakerReactReview}, {"resume", BreakerReactResume}, {"reset", BreakerReactReset}} {
+	for _, r := range []struct{ name, emoji string }{{"review", BreakerReactReview}, {"resume", BreakerReactResume}, {"reset", BreakerReactKeep}} {
 		notices = append(notices, Notice{Key: key + ":react:" + r.name, RoomID: b.Room, Kind: NoticeReaction, Target: key, Body: r.emoji})
 	}
 	return b.enqueue(ctx, notices)

@@ -53,12 +53,12 @@ func breakerNoticeBody(ev BreakerEvent, rec BreakerRecord, admins []string, time
 		if timeout > 0 {
 			fmt.Fprintf(&b, " Without one within %s the breaker opens again.", breakerDuration(timeout))
 		}
-		fmt.Fprintf(&b, " React %s or send `!breaker reset %s` to close it at once.", BreakerReactReset, ev.ID)
+		fmt.Fprintf(&b, " Send `!breaker reset %s` to close it at once.", ev.ID)
 	} else {
 		fmt.Fprintf(&b, "**What to do:** **%s** stays halted until a person acts. React %s to take the review, "+
-			"%s to resume it into a half-open trial that the supervisor verifies, or %s to overrule and close the breaker at once. "+
-			"In text: `!breaker review %s`, `!breaker resume %s`, `!breaker reset %s`.",
-			agent, BreakerReactReview, BreakerReactResume, BreakerReactReset, ev.ID, ev.ID, ev.ID)
+			"%s to resume it into a half-open trial that the supervisor verifies, or %s to keep it halted. "+
+			"In text: `!breaker review %s`, `!breaker resume %s`, `!breaker keep %s`; `!breaker reset %s` overrules and closes it at once.",
+			agent, BreakerReactReview, BreakerReactResume, BreakerReactKeep, ev.ID, ev.ID, ev.ID, ev.ID)
 	}
 	if len(admins) > 0 {
 		fmt.Fprintf(&b, "\n\n%s", strings.Join(admins, " "))

@@ -117,30 +117,6 @@ func TestBreakerOpenInputChecks(t *testing.T) {
 	}
 }
 
-func TestBreakerReactionAction(t *testing.T) {
-	tests := []struct {
-		name   string
-		key    string
-		want   BreakerAction
-		wantOK bool
-	}{
-		{name: "eyes", key: "👀", want: BreakerActReview, wantOK: true},
-		{name: "play", key: "▶️", want: BreakerActResume, wantOK: true},
-		{name: "play without variation selector", key: "▶", want: BreakerActResume, wantOK: true},
-		{name: "stop", key: "⏹️", want: BreakerActOverrule, wantOK: true},
-		{name: "stop without variation selector", key: "⏹", want: BreakerActOverrule, wantOK: true},
-		{name: "thumbs up", key: "👍"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := BreakerReactionAction(tt.key)
-			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("got %q, %v; want %q, %v", got, ok, tt.want, tt.wantOK)
-			}
-		})
-	}
-}
-
 func TestBreakerNoticeBody(t *testing.T) {
 	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	ev := BreakerEvent{ID: "brk_1a2b3c4d", Agent: "ani", At: at, Severity: BreakerSeverityBoundary,

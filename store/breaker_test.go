@@ -118,7 +118,7 @@ func breakerHaltNotices(contains ...string) []breakerWantNotice {
 		{kind: core.NoticeMessage, mentions: true, contains: contains},
 		{kind: core.NoticeReaction, on: "after", contains: []string{core.BreakerReactReview}},
 		{kind: core.NoticeReaction, on: "after", contains: []string{core.BreakerReactResume}},
-		{kind: core.NoticeReaction, on: "after", contains: []string{core.BreakerReactReset}},
+		{kind: core.NoticeReaction, on: "after", contains: []string{core.BreakerReactKeep}},
 	}
 }
 

@@ -89,6 +89,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 		}}
 	sys.Sections = statusSections(cfg, b, lease, outbox)
 	proc.RegisterSys(sys)
+	commands.RegisterBreaker(proc, breakers)
 	proc.RegisterLink(st)
 	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
 		n, err := st.ClearExcerpts(ctx, roomID)

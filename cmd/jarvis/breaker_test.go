@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+// breakerFixture is a configuration and its database, with eve halted
+// through the breaker service as a running Jarvis would have done it.
+type breakerFixture struct {
+	cfgPath  string
+	st       *store.Store
+	breakers *core.Breakers
+	eventID  string
+}
+
+func newBreakerFixture(t *testing.T) *breakerFixture {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "jarvis.db")
+	cfgPath := filepath.Join(dir, "config.yaml")
+	cfg := fmt.Sprintf(`
+homeserver:
+  url: http://127.0.0.1:8008
+bot:
+  user_id: "@jarvis:example.org"
+  password: secret-password
+  room: "#jarvis:example.org"
+  admins: ["@admin:example.org"]
+  allowed_users: ["@*:example.org"]
+store:
+  uri: %s
+`, db)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: db}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := core.NewBreakers(core.DefaultBreakerConfig(), st.Breakers(), st, st.Outbox(), core.SystemClock{})
+	b.Room, b.Admins = "!room:example.org", []string{"@admin:example.org"}
+	ev, err := b.Open(ctx, "eve", core.BreakerOpenInput{Severity: core.BreakerSeveritySafety,
+		Reason: "tried to delete the workspace", Evidence: []string{"tool call: rm -rf /srv/workspace"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &breakerFixture{cfgPath: cfgPath, st: st, breakers: b, eventID: ev.ID}
+}
+
+// runCLI runs jarvis with args as main does, and returns what it printed,
+// the line main prints on failure, and the exit code.
+func runCLI(t *testing.T, args ...string) (out, errLine string, code int) {
+	t.Helper()
+	root := newRootCommand()
+	var buf bytes.Buffer
+	root.SetOut(&buf)
+	root.SetErr(&buf)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err == nil {
+		return buf.String(), "", exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return buf.String(), "jarvis: " + err.Error(), ee.code
+	}
+	return buf.String(), "jarvis: " + err.Error(), exitUsage
+}
+
+func TestCircuitBreakerCLI(t *testing.T) {
+	host, _ := os.Hostname()
+	operator := "operator@" + host
+	tests := []struct {
+		name      string
+		setup     func(t *testing.T, fx *breakerFixture)
+		args      string // after `--config <file> circuit-breaker`; {id} is eve's event
+		wantCode  int
+		wantOut   []string
+		wantErr   []string
+		wantState core.BreakerState // eve's breaker afterwards
+	}{
+		{name: "status of a halted agent fails with the reason", args: "status --agent eve", wantCode: exitBreakerOpen,
+			wantOut: []string{"eve: open since", "the agent is halted", "event:     {id} (safety)", "reason:    tried to delete the workspace",
+				"evidence:  [1] tool call: rm -rf /srv/workspace", "`!breaker resume {id}`", "jarvis circuit-breaker reset --agent eve"},
+			wantErr: []string{"jarvis: circuit breaker of eve is open (event {id}): tried to delete the workspace"}, wantState: core.BreakerOpen},
+		{name: "status names who is reviewing", args: "status --agent eve", wantCode: exitBreakerOpen,
+			setup: func(t *testing.T, fx *breakerFixture) {
+				if _, err := fx.breakers.Review(context.Background(), fx.eventID, "@alice:example.org"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantOut: []string{"reviewing: @alice:example.org since"}, wantState: core.BreakerOpen},
+		{name: "status of a half-open agent lets it run", args: "status --agent eve", wantCode: exitOK,
+			setup: func(t *testing.T, fx *breakerFixture) {
+				if _, err := fx.breakers.Resume(context.Background(), fx.eventID, "@admin:example.org"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantOut: []string{"eve: half-open since", "eve may run", "supervisor's verification"}, wantState: core.BreakerHalfOpen},
+		{name: "status of an agent never halted", args: "status --agent gi", wantCode: exitOK,
+			wantOut: []string{"gi: closed", "gi has never been halted"}, wantState: core.BreakerOpen},
+		{name: "status without an agent", args: "status", wantCode: exitUsage,
+			wantErr: []string{`required flag(s) "agent" not set`}, wantState: core.BreakerOpen},
+		{name: "status of a bad agent name", args: "status --agent a/b", wantCode: exitUsage,
+			wantErr: []string{"agent: must be 1 to 64 letters"}, wantState: core.BreakerOpen},
+		{name: "events with their history", args: "events --agent eve", wantCode: exitOK,
+			setup: func(t *testing.T, fx *breakerFixture) {
+				if _, err := fx.breakers.Review(context.Background(), fx.eventID, "@alice:example.org"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantOut: []string{"{id}  ", "open now", "reason:    tried to delete the workspace", "history:",
+				"open by supervisor (closed -> open)", "review by @alice:example.org (open -> open): reviewing"}, wantState: core.BreakerOpen},
+		{name: "events of an agent never halted", args: "events --agent gi", wantCode: exitOK,
+			wantOut: []string{"gi has never been halted."}, wantState: core.BreakerOpen},
+		{name: "events with a bad limit", args: "events --agent eve --limit 0", wantCode: exitUsage,
+			wantErr: []string{"--limit must be from 1 to 100"}, wantState: core.BreakerOpen},
+		{name: "reset refuses while a Jarvis holds the lease", args: "reset --agent eve", wantCode: exitLeaseHeld,
+			setup: func(t *testing.T, fx *breakerFixture) {
+				now := time.Now()
+				if _, ok, err := fx.st.Leases().Acquire(context.Background(), "default", "jarvis-host/42/abc", now, now.Add(time.Minute)); err != nil || !ok {
+					t.Fatalf("acquire: %v %v", ok, err)
+				}
+			},
+			wantErr: []string{"Jarvis jarvis-host/42/abc holds the lease", "`!breaker reset <event>`", "Nothing changed"}, wantState: core.BreakerOpen},
+		{name: "reset of an event refuses while a Jarvis holds the lease", args: "reset --agent eve --event {id}", wantCode: exitLeaseHeld,
+			setup: func(t *testing.T, fx *breakerFixture) {
+				now := time.Now()
+				if _, ok, err := fx.st.Leases().Acquire(context.Background(), "default", "jarvis-host/42/abc", now, now.Add(time.Minute)); err != nil || !ok {
+					t.Fatalf("acquire: %v %v", ok, err)
+				}
+			},
+			wantErr: []string{"`!breaker reset {id}`"}, wantState: core.BreakerOpen},
+		{name: "reset overrules once the lease has lapsed", args: "reset --agent eve", wantCode: exitOK,
+			setup: func(t *testing.T, fx *breakerFixture) {
+				past := time.Now().Add(-time.Hour)
+				if _, ok, err := fx.st.Leases().Acquire(context.Background(), "default", "jarvis-host/42/abc", past, past.Add(time.Minute)); err != nil || !ok {
+					t.Fatalf("acquire: %v %v", ok, err)
+				}
+			},
+			wantOut: []string{"eve: closed. Overruled event {id} as " + operator}, wantState: core.BreakerClosed},
+		{name: "reset of a given event", args: "reset --agent eve --event {id}", wantCode: exitOK,
+			wantOut: []string{"Overruled event {id}"}, wantState: core.BreakerClosed},
+		{name: "reset of an event of another agent", args: "reset --agent gi --event {id}", wantCode: exitFailure,
+			wantErr: []string{"event {id} is a halt of eve, not of gi; nothing changed"}, wantState: core.BreakerOpen},
+		{name: "reset of an unknown event", args: "reset --agent eve --event brk_00000000", wantCode: exitFailure,
+			wantErr: []string{"brk_00000000", "not found"}, wantState: core.BreakerOpen},
+		{name: "reset of a closed breaker has nothing to do", args: "reset --agent gi", wantCode: exitOK,
+			wantOut: []string{"gi: closed, nothing to reset."}, wantState: core.BreakerOpen},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := newBreakerFixture(t)
+			if tt.setup != nil {
+				tt.setup(t, fx)
+			}
+			fill := func(s string) string { return strings.ReplaceAll(s, "{id}", fx.eventID) }
+			args := append([]string{"--config", fx.cfgPath, "circuit-breaker"}, strings.Fields(fill(tt.args))...)
+			out, errLine, code := runCLI(t, args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d\nout: %s\nerr: %s", code, tt.wantCode, out, errLine)
+			}
+			for _, w := range tt.wantOut {
+				if !strings.Contains(out, fill(w)) {
+					t.Errorf("output lacks %q:\n%s", fill(w), out)
+				}
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(errLine, fill(w)) {
+					t.Errorf("error lacks %q: %s", fill(w), errLine)
+				}
+			}
+			st, err := fx.breakers.Status(context.Background(), "eve")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.State != tt.wantState {
+				t.Errorf("breaker of eve is %s afterwards, want %s", st.State, tt.wantState)
+			}
+		})
+	}
+}
+
+// TestCircuitBreakerCLIResetIsAudited: the overrule names the operator in
+// the audit trail, queues the edit of the halt notice in its room for the
+// next Jarvis to send, and status then passes.
+func TestCircuitBreakerCLIResetIsAudited(t *testing.T) {
+	ctx := context.Background()
+	fx := newBreakerFixture(t)
+	host, _ := os.Hostname()
+	if _, _, code := runCLI(t, "--config", fx.cfgPath, "circuit-breaker", "reset", "--agent", "eve"); code != exitOK {
+		t.Fatalf("reset exited %d", code)
+	}
+	history, err := fx.breakers.History(ctx, fx.eventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := history[len(history)-1]
+	if last.Action != core.BreakerActOverrule || last.Actor != "operator@"+host {
+		t.Errorf("last audit row: %s by %s, want overrule by operator@%s", last.Action, last.Actor, host)
+	}
+	waiting, err := fx.st.Outbox().Waiting(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edit *core.OutboxEntry
+	for i, n := range waiting {
+		if n.Kind == core.NoticeEdit && n.Target == "breaker:"+fx.eventID && strings.Contains(n.Body, "OVERRULED") {
+			edit = &waiting[i]
+		}
+	}
+	if edit == nil || edit.RoomID != "!room:example.org" {
+		t.Fatalf("no edit of the halt notice in its room queued: %+v", edit)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"status passes", []string{"status", "--agent", "eve"}, exitOK, "Last halt: " + fx.eventID},
+		{"events show the overrule", []string{"events", "--agent", "eve"}, exitOK, "overrule by operator@" + host + " (open -> closed)"},
+		{"a second reset has nothing to do", []string{"reset", "--agent", "eve"}, exitOK, "nothing to reset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errLine, code := runCLI(t, append([]string{"--config", fx.cfgPath, "circuit-breaker"}, tt.args...)...)
+			if code != tt.wantCode || !strings.Contains(out, tt.want) {
+				t.Errorf("exit %d (want %d), output lacks %q:\n%s%s", code, tt.wantCode, tt.want, out, errLine)
+			}
+		})
+	}
+}
+
+func TestCircuitBreakerCLIWithoutDatabase(t *testing.T) {
+	fx := newBreakerFixture(t)
+	cfg, err := os.ReadFile(fx.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "elsewhere.db")
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	text := strings.Replace(string(cfg), "uri: ", "uri: "+missing+" #", 1)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errLine, code := runCLI(t, "--config", path, "circuit-breaker", "status", "--agent", "eve")
+	if code != exitStore || !strings.Contains(errLine, "no Jarvis database at "+missing) {
+		t.Errorf("exit %d, %q; want %d and that no database is there", code, errLine, exitStore)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("status created a database")
+	}
+}

@@ -1,0 +1,596 @@
+package commands
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Limits of `!breaker events`, and how much of a reason a list line shows.
+const (
+	defaultBreakerEvents = 10
+	maxBreakerEvents     = 25
+	breakerReasonInList  = 120
+)
+
+// The reactions people answer a halt notice with. ⏹ keeps the agent
+// halted; closing the breaker at once is `!breaker reset` (or the reply
+// "reset"), for admins.
+const (
+	breakerReview = "👀"
+	breakerResume = "▶️"
+	breakerKeep   = "⏹️"
+)
+
+// breakerAnswers maps a reaction on a halt notice, or a reply to it, to
+// what it asks for. Keys carry no variation selector (see breakerAnswer).
+var breakerAnswers = map[string]core.BreakerAction{
+	"👀": core.BreakerActReview, "review": core.BreakerActReview, "reviewing": core.BreakerActReview,
+	"▶": core.BreakerActResume, "resume": core.BreakerActResume,
+	"⏹": core.BreakerActKeep, "keep": core.BreakerActKeep, "keep halted": core.BreakerActKeep, "keep it halted": core.BreakerActKeep,
+	"reset": core.BreakerActOverrule,
+}
+
+// breakerVerb names each action a person can take, as replies say it.
+var breakerVerb = map[core.BreakerAction]string{
+	core.BreakerActReview:   "review",
+	core.BreakerActResume:   "resume",
+	core.BreakerActKeep:     "keep halted",
+	core.BreakerActOverrule: "reset",
+}
+
+// breakerAnswer reads a reaction or reply. The variation selector is
+// ignored, since clients differ in sending it.
+func breakerAnswer(answer string) (core.BreakerAction, bool) {
+	word := strings.ReplaceAll(answer, "\ufe0f", "")
+	word = strings.ToLower(strings.Trim(strings.TrimSpace(word), ".!"))
+	act, ok := breakerAnswers[word]
+	return act, ok
+}
+
+// RegisterBreaker adds the `!breaker` verbs, and the answers (reactions
+// and replies) to halt notices.
+func RegisterBreaker(p *Processor, b *core.Breakers) {
+	p.Register(cmdBreaker(b))
+	p.OnAnswer("breaker:", func(e *Event, key, answer string) { breakerOnAnswer(e, b, key, answer) })
+}
+
+func cmdBreaker(b *core.Breakers) *Handler {
+	act := func(act core.BreakerAction) func(*Event) {
+		return func(e *Event) { breakerAct(e, b, act) }
+	}
+	return &Handler{
+		Name: "breaker",
+		Help: "The agents' circuit breakers: see them, review a halt, resume or reset it.",
+		Subcommands: []*Handler{
+			{Name: "status", Args: "[agent]", Help: "Where every agent's breaker stands, or one agent's in full.",
+				Func: func(e *Event) { breakerStatus(e, b) }},
+			{Name: "events", Args: "[agent] [N]", Help: fmt.Sprintf("The latest N halts (default %d, at most %d), of one agent or of all.", defaultBreakerEvents, maxBreakerEvents),
+				Func: func(e *Event) { breakerEvents(e, b) }},
+			{Name: "review", Args: "<event>", Help: "Show a halt in full, with evidence and history, and say you are reviewing it.",
+				Func: act(core.BreakerActReview)},
+			{Name: "keep", Args: "<event>", Help: "Say the agent stays halted; the breaker stays open.",
+				Func: act(core.BreakerActKeep)},
+			{Name: "resume", Args: "<event>", Help: "Resume a halted agent into a half-open trial that the supervisor verifies. Admins only.",
+				Admin: true, Func: act(core.BreakerActResume)},
+			{Name: "reset", Args: "<event>", Help: "Overrule: close the breaker at once, without verification, under your name. Admins only.",
+				Admin: true, Func: act(core.BreakerActOverrule)},
+		},
+	}
+}
+
+// breakerStatus answers `!breaker status [agent]`.
+func breakerStatus(e *Event, b *core.Breakers) {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) > 1 {
+		e.Reply("One agent at a time: `%sbreaker status [agent]`.", prefix)
+		return
+	}
+	if len(e.Args) == 1 {
+		breakerStatusOf(e, b, strings.Trim(e.Args[0], "`"))
+		return
+	}
+	all, err := b.StatusAll(e.Ctx)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if len(all) == 0 {
+		e.Reply("No agent has been halted: every circuit breaker is closed. When the supervisor halts one, a notice comes to this room.")
+		return
+	}
+	// Halted agents first, then those on trial, then the rest by name.
+	rank := map[core.BreakerState]int{core.BreakerOpen: 0, core.BreakerHalfOpen: 1, core.BreakerClosed: 2}
+	slices.SortStableFunc(all, func(x, y core.BreakerStatus) int { return cmp.Compare(rank[x.State], rank[y.State]) })
+	var sb strings.Builder
+	sb.WriteString("**Circuit breakers**\n\n")
+	for _, st := range all {
+		fmt.Fprintf(&sb, "- %s\n", breakerLine(st))
+	}
+	fmt.Fprintf(&sb, "\n`%sbreaker status <agent>` shows one in full, `%sbreaker events <agent>` its halts.", prefix, prefix)
+	e.Reply("%s", sb.String())
+}
+
+// breakerLine is one agent's breaker in a list.
+func breakerLine(st core.BreakerStatus) string {
+	agent := breakerMD(st.Agent)
+	switch {
+	case st.State == core.BreakerOpen && st.Event != nil:
+		return fmt.Sprintf("🛑 **%s** halted since %s, event `%s` (%s): %s",
+			agent, breakerTime(st.Since), st.Event.ID, st.Event.Severity, breakerShort(st.Event.Reason))
+	case st.State == core.BreakerHalfOpen && st.Event != nil:
+		return fmt.Sprintf("🟡 **%s** on a half-open trial since %s, event `%s`: waiting for the supervisor's verification",
+			agent, breakerTime(st.Since), st.Event.ID)
+	default:
+		return fmt.Sprintf("✅ **%s** runs, closed since %s", agent, breakerTime(st.Since))
+	}
+}
+
+// breakerStatusOf answers `!breaker status <agent>`.
+func breakerStatusOf(e *Event, b *core.Breakers, agent string) {
+	prefix := e.Proc.Prefix()
+	st, err := b.Status(e.Ctx, agent)
+	if breakerBadInput(e, err) {
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	name := breakerMD(st.Agent)
+	ev := st.Event
+	switch {
+	case st.State == core.BreakerOpen && ev != nil:
+		review := "nobody yet"
+		if ev.ReviewedBy != "" {
+			review = fmt.Sprintf("%s since %s", breakerMD(ev.ReviewedBy), breakerTime(ev.ReviewedAt))
+		}
+		e.Reply("🛑 **%s** is halted: its circuit breaker is open since %s.\n\n"+
+			"- Event: `%s`, %s, opened by %s\n- Reason: %s\n- Evidence: %s\n- Reviewing: %s\n\n"+
+			"Next: `%sbreaker review %s` shows the evidence and takes the review. "+
+			"An admin resumes it with `%sbreaker resume %s` (a half-open trial the supervisor verifies) "+
+			"or closes the breaker at once with `%sbreaker reset %s`.",
+			name, breakerTime(st.Since), ev.ID, ev.Severity, breakerMD(ev.OpenedBy), breakerMD(ev.Reason),
+			breakerCount(len(ev.Evidence), "item"), review, prefix, ev.ID, prefix, ev.ID, prefix, ev.ID)
+	case st.State == core.BreakerHalfOpen && ev != nil:
+		e.Reply("🟡 **%s** is on a half-open trial since %s, after the halt `%s` (%s): %s\n\n"+
+			"Next: wait for the supervisor's verification; it closes the breaker or opens it again. "+
+			"An admin can close it at once with `%sbreaker reset %s`.",
+			name, breakerTime(st.Since), ev.ID, ev.Severity, breakerShort(ev.Reason), prefix, ev.ID)
+	default:
+		last, err := b.Events(e.Ctx, st.Agent, 1)
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		if len(last) == 0 {
+			e.Reply("✅ **%s** runs: its circuit breaker is closed, and it has never been halted. `%sbreaker status` shows every breaker.", name, prefix)
+			return
+		}
+		e.Reply("✅ **%s** runs: its circuit breaker is closed since %s. Last halt: `%s` on %s, %s.\n\n`%sbreaker events %s` lists its halts.",
+			name, breakerTime(st.Since), last[0].ID, breakerTime(last[0].At), breakerOutcome(last[0], st), prefix, st.Agent)
+	}
+}
+
+// breakerEvents answers `!breaker events [agent] [N]`.
+func breakerEvents(e *Event, b *core.Breakers) {
+	prefix := e.Proc.Prefix()
+	agent, n := "", defaultBreakerEvents
+	for _, arg := range e.Args {
+		if v, err := strconv.Atoi(arg); err == nil {
+			if v < 1 || v > maxBreakerEvents {
+				e.Reply("N must be between 1 and %d.", maxBreakerEvents)
+				return
+			}
+			n = v
+			continue
+		}
+		if agent != "" {
+			e.Reply("One agent at a time: `%sbreaker events [agent] [N]`.", prefix)
+			return
+		}
+		agent = strings.Trim(arg, "`")
+	}
+	var statuses []core.BreakerStatus
+	if agent != "" {
+		st, err := b.Status(e.Ctx, agent)
+		if breakerBadInput(e, err) {
+			return
+		}
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		statuses = []core.BreakerStatus{st}
+	} else {
+		var err error
+		if statuses, err = b.StatusAll(e.Ctx); err != nil {
+			e.Fail(err)
+			return
+		}
+	}
+	current := map[string]core.BreakerStatus{}
+	var evs []core.BreakerEvent
+	for _, st := range statuses {
+		current[st.Agent] = st
+		more, err := b.Events(e.Ctx, st.Agent, n)
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		evs = append(evs, more...)
+	}
+	slices.SortStableFunc(evs, func(x, y core.BreakerEvent) int { return y.At.Compare(x.At) })
+	evs = evs[:min(n, len(evs))]
+	switch {
+	case len(evs) == 0 && agent != "":
+		e.Reply("**%s** has never been halted. `%sbreaker status` shows every breaker.", breakerMD(agent), prefix)
+		return
+	case len(evs) == 0:
+		e.Reply("No agent has been halted yet. When the supervisor halts one, a notice comes to this room.")
+		return
+	}
+	var sb strings.Builder
+	if agent != "" {
+		fmt.Fprintf(&sb, "**Halts of %s**, newest first\n\n", breakerMD(agent))
+	} else {
+		sb.WriteString("**Latest halts**, newest first\n\n")
+	}
+	for _, ev := range evs {
+		fmt.Fprintf(&sb, "- `%s` %s, **%s**, %s: %s. %s\n", ev.ID, breakerTime(ev.At), breakerMD(ev.Agent), ev.Severity,
+			breakerShort(ev.Reason), breakerUpper(breakerOutcome(ev, current[ev.Agent])))
+	}
+	fmt.Fprintf(&sb, "\n`%sbreaker review <event>` shows one in full, with its history.", prefix)
+	e.Reply("%s", sb.String())
+}
+
+// breakerAct answers `!breaker review|keep|resume|reset <event>`.
+func breakerAct(e *Event, b *core.Breakers, act core.BreakerAction) {
+	prefix := e.Proc.Prefix()
+	ev, ok := breakerTarget(e, b, act)
+	if !ok {
+		return
+	}
+	_, err := breakerDo(e, b, act, ev)
+	name := breakerMD(ev.Agent)
+	if errors.Is(err, core.ErrIllegalTransition) {
+		why, err := breakerNotNow(e, b, ev, act)
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		if act != core.BreakerActReview {
+			e.Reply("%s", why)
+			return
+		}
+		// A halt that is over can still be read.
+		detail, err := breakerDetail(e, b, ev.ID)
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		e.Reply("%s\n\n%s", why, detail)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	switch act {
+	case core.BreakerActReview:
+		detail, err := breakerDetail(e, b, ev.ID)
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		e.Reply("👀 You are reviewing the halt of **%s**.\n\n%s\n\n"+
+			"Next: an admin resumes it with %s on the halt notice or `%sbreaker resume %s` (a half-open trial the supervisor verifies), "+
+			"or closes the breaker at once with `%sbreaker reset %s`. %s or `%sbreaker keep %s` says it stays halted.",
+			name, detail, breakerResume, prefix, ev.ID, prefix, ev.ID, breakerKeep, prefix, ev.ID)
+	case core.BreakerActKeep:
+		e.Reply("⏹️ Noted: **%s** stays halted, and the audit trail says you decided so. "+
+			"An admin resumes it with `%sbreaker resume %s` when it is safe, or closes the breaker with `%sbreaker reset %s`.",
+			name, prefix, ev.ID, prefix, ev.ID)
+	case core.BreakerActResume:
+		e.Reply("▶️ Resumed **%s** into a half-open trial (event `%s`). The supervisor's verification closes the breaker or opens it again; "+
+			"`%sbreaker reset %s` closes it at once.", name, ev.ID, prefix, ev.ID)
+	case core.BreakerActOverrule:
+		e.Reply("Overruled: the breaker of **%s** is closed without verification and the agent runs again. "+
+			"The audit trail names you; `%sbreaker events %s` shows it.", name, prefix, ev.Agent)
+	}
+}
+
+// breakerOnAnswer acts on a reaction to, or a reply to, one of a halt's
+// notices (the halt notice or its thread). Anything but the answers of
+// breakerAnswers is ignored. A refusal is threaded under the halt notice
+// and mentions the person; a done transition is told there by core.
+func breakerOnAnswer(e *Event, b *core.Breakers, key, answer string) {
+	act, ok := breakerAnswer(answer)
+	if !ok {
+		return
+	}
+	eventID, _, _ := strings.Cut(strings.TrimPrefix(key, "breaker:"), ":")
+	ev, err := b.EventByNoticeKey(e.Ctx, "breaker:"+eventID)
+	if errors.Is(err, core.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	say := func(text string) {
+		e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Target: ev.NoticeKey(), Thread: true,
+			Mentions: []string{e.Sender}, Body: text})
+	}
+	if (act == core.BreakerActResume || act == core.BreakerActOverrule) && !e.Admin() {
+		doing := map[core.BreakerAction]string{core.BreakerActResume: "resuming", core.BreakerActOverrule: "resetting"}[act]
+		admins := make([]string, len(e.Proc.cfg.Admins))
+		for i, a := range e.Proc.cfg.Admins {
+			admins[i] = breakerMD(a)
+		}
+		ask := "an admin"
+		if len(admins) > 0 {
+			ask = fmt.Sprintf("an admin (%s)", strings.Join(admins, ", "))
+		}
+		say(fmt.Sprintf("Sorry, %s a breaker is for admins, so **%s** stays halted and nothing changed. React %s to say you are reviewing it, or ask %s to %s it.",
+			doing, breakerMD(ev.Agent), breakerReview, ask, breakerVerb[act]))
+		return
+	}
+	_, err = breakerDo(e, b, act, ev)
+	if errors.Is(err, core.ErrIllegalTransition) {
+		why, err := breakerNotNow(e, b, ev, act)
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		say(why)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+	}
+}
+
+// breakerDo applies a person's action to the event.
+func breakerDo(e *Event, b *core.Breakers, act core.BreakerAction, ev core.BreakerEvent) (core.BreakerStatus, error) {
+	switch act {
+	case core.BreakerActReview:
+		return b.Review(e.Ctx, ev.ID, e.Sender)
+	case core.BreakerActKeep:
+		return b.Keep(e.Ctx, ev.ID, e.Sender)
+	case core.BreakerActResume:
+		return b.Resume(e.Ctx, ev.ID, e.Sender)
+	case core.BreakerActOverrule:
+		return b.Reset(e.Ctx, ev.ID, e.Sender)
+	}
+	return core.BreakerStatus{}, fmt.Errorf("breaker action %q is not a person's", act)
+}
+
+// breakerTarget reads the one argument of a verb: an event ID, or an
+// agent's name standing for the event that holds its breaker now.
+func breakerTarget(e *Event, b *core.Breakers, act core.BreakerAction) (core.BreakerEvent, bool) {
+	prefix := e.Proc.Prefix()
+	verb := map[core.BreakerAction]string{core.BreakerActReview: "review", core.BreakerActKeep: "keep",
+		core.BreakerActResume: "resume", core.BreakerActOverrule: "reset"}[act]
+	if len(e.Args) != 1 {
+		e.Reply("Which halt? `%sbreaker %s <event>`; `%sbreaker status` shows the agents halted now, with their event IDs.", prefix, verb, prefix)
+		return core.BreakerEvent{}, false
+	}
+	arg := strings.Trim(e.Args[0], "`")
+	ev, err := b.Event(e.Ctx, arg)
+	if err == nil {
+		return ev, true
+	}
+	if !errors.Is(err, core.ErrNotFound) {
+		e.Fail(err)
+		return ev, false
+	}
+	if core.CheckBreakerAgent(arg) == nil {
+		st, err := b.Status(e.Ctx, arg)
+		if err != nil {
+			e.Fail(err)
+			return ev, false
+		}
+		if st.Event != nil {
+			return *st.Event, true
+		}
+	}
+	e.Reply("There is no halt %s: it is neither an event ID nor an agent halted now. `%sbreaker status` shows the agents halted now, with their event IDs.",
+		breakerMD(arg), prefix)
+	return ev, false
+}
+
+// breakerNotNow says why act cannot be done on ev now, and what to do
+// instead.
+func breakerNotNow(e *Event, b *core.Breakers, ev core.BreakerEvent, act core.BreakerAction) (string, error) {
+	prefix := e.Proc.Prefix()
+	ev, err := b.Event(e.Ctx, ev.ID)
+	if err != nil {
+		return "", err
+	}
+	st, err := b.Status(e.Ctx, ev.Agent)
+	if err != nil {
+		return "", err
+	}
+	name, verb := breakerMD(ev.Agent), breakerVerb[act]
+	switch ev.Resolution {
+	case core.BreakerSuperseded:
+		return fmt.Sprintf("Event `%s` is over: its trial failed and the halt of **%s** continues as event `%s`. Act on that one; `%sbreaker status %s` shows it.",
+			ev.ID, name, ev.NextID, prefix, ev.Agent), nil
+	case core.BreakerVerified, core.BreakerOverruled:
+		return fmt.Sprintf("Event `%s` is over: %s, so there is nothing to %s. `%sbreaker status %s` shows where **%s** stands.",
+			ev.ID, breakerOutcome(ev, st), verb, prefix, ev.Agent, name), nil
+	}
+	if st.State == core.BreakerHalfOpen && st.EventID == ev.ID {
+		if act == core.BreakerActResume {
+			return fmt.Sprintf("**%s** is already on a half-open trial (event `%s`): the supervisor's verification closes the breaker or opens it again. "+
+				"An admin can close it at once with `%sbreaker reset %s`.", name, ev.ID, prefix, ev.ID), nil
+		}
+		return fmt.Sprintf("**%s** is on a half-open trial (event `%s`), so there is nothing to %s now: the supervisor's verification closes the breaker or opens it again. "+
+			"An admin can close it at once with `%sbreaker reset %s`.", name, ev.ID, verb, prefix, ev.ID), nil
+	}
+	return fmt.Sprintf("The breaker of **%s** is %s, so I cannot %s event `%s` now. `%sbreaker status %s` shows where it stands.",
+		name, st.State, verb, ev.ID, prefix, ev.Agent), nil
+}
+
+// breakerDetail is an event in full: reason, evidence and history.
+func breakerDetail(e *Event, b *core.Breakers, eventID string) (string, error) {
+	ev, err := b.Event(e.Ctx, eventID)
+	if err != nil {
+		return "", err
+	}
+	st, err := b.Status(e.Ctx, ev.Agent)
+	if err != nil {
+		return "", err
+	}
+	history, err := b.History(e.Ctx, ev.ID)
+	if err != nil {
+		return "", err
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "**Event `%s`** of **%s**: %s, opened %s by %s\n\n", ev.ID, breakerMD(ev.Agent), ev.Severity, breakerTime(ev.At), breakerMD(ev.OpenedBy))
+	fmt.Fprintf(&sb, "- Reason: %s\n", breakerMD(ev.Reason))
+	if ev.PreviousID != "" {
+		fmt.Fprintf(&sb, "- Follows: event `%s`, whose trial failed\n", ev.PreviousID)
+	}
+	fmt.Fprintf(&sb, "- State: %s\n", breakerOutcome(ev, st))
+	if len(ev.Evidence) == 0 {
+		sb.WriteString("\n**Evidence:** none given\n")
+	} else {
+		lines := make([]string, len(ev.Evidence))
+		for i, item := range ev.Evidence {
+			lines[i] = fmt.Sprintf("[%d] %s", i+1, item)
+		}
+		fmt.Fprintf(&sb, "\n**Evidence:**\n\n%s", breakerCodeBlock(strings.Join(lines, "\n")))
+	}
+	sb.WriteString("\n**History:**\n\n")
+	for _, t := range history {
+		fmt.Fprintf(&sb, "- %s: %s\n", breakerTime(t.At), breakerHistoryLine(t))
+	}
+	return strings.TrimSpace(sb.String()), nil
+}
+
+// breakerHistoryLine tells one audit row.
+func breakerHistoryLine(t core.BreakerTransition) string {
+	who := breakerMD(t.Actor)
+	switch t.Action {
+	case core.BreakerActOpen:
+		if t.From == core.BreakerHalfOpen {
+			return fmt.Sprintf("halted again by %s during the trial", who)
+		}
+		return fmt.Sprintf("halted by %s", who)
+	case core.BreakerActReview:
+		return fmt.Sprintf("%s took the review", who)
+	case core.BreakerActKeep:
+		return fmt.Sprintf("%s kept it halted", who)
+	case core.BreakerActResume:
+		return fmt.Sprintf("%s resumed it into a half-open trial", who)
+	case core.BreakerActVerified:
+		return breakerWithWhy(fmt.Sprintf("%s verified it and closed the breaker", who), t.Why)
+	case core.BreakerActVerifyFailed:
+		return breakerWithWhy(fmt.Sprintf("%s's verification failed, halted again", who), t.Why)
+	case core.BreakerActTimeout:
+		return breakerWithWhy("halted again", t.Why)
+	case core.BreakerActOverrule:
+		return fmt.Sprintf("%s overruled it and closed the breaker", who)
+	}
+	return breakerWithWhy(fmt.Sprintf("%s by %s (%s to %s)", t.Action, who, t.From, t.To), t.Why)
+}
+
+func breakerWithWhy(s, why string) string {
+	if why == "" {
+		return s
+	}
+	return s + ": " + breakerMD(why)
+}
+
+// breakerOutcome says where an event stands: how it ended, or the state
+// of the breaker it holds (st is its agent's breaker now).
+func breakerOutcome(ev core.BreakerEvent, st core.BreakerStatus) string {
+	switch ev.Resolution {
+	case core.BreakerVerified:
+		return fmt.Sprintf("verified by %s on %s, the breaker closed", breakerMD(ev.ResolvedBy), breakerTime(ev.ResolvedAt))
+	case core.BreakerOverruled:
+		return fmt.Sprintf("overruled by %s on %s, the breaker closed", breakerMD(ev.ResolvedBy), breakerTime(ev.ResolvedAt))
+	case core.BreakerSuperseded:
+		return fmt.Sprintf("its trial failed on %s and the halt continued as `%s`", breakerTime(ev.ResolvedAt), ev.NextID)
+	}
+	switch {
+	case st.EventID == ev.ID && st.State == core.BreakerOpen:
+		return "open, the agent is halted"
+	case st.EventID == ev.ID && st.State == core.BreakerHalfOpen:
+		return "on a half-open trial, waiting for the supervisor's verification"
+	}
+	return "unresolved"
+}
+
+// breakerBadInput answers an invalid agent name; it reports whether it did.
+func breakerBadInput(e *Event, err error) bool {
+	var fe *core.FieldError
+	if !errors.As(err, &fe) {
+		return false
+	}
+	e.Reply("That is not an agent name: it %s. `%sbreaker status` lists every agent that has a breaker.", breakerMD(fe.Reason), e.Proc.Prefix())
+	return true
+}
+
+// breakerTime shows a time in replies, as the halt notices do.
+func breakerTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+func breakerCount(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if n == 0 {
+		return "none given"
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// breakerShort is text from agents shortened for a list line, safe in
+// Markdown.
+func breakerShort(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > breakerReasonInList {
+		s = string([]rune(s)[:breakerReasonInList-1]) + "…"
+	}
+	return breakerMD(s)
+}
+
+func breakerUpper(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	return strings.ToUpper(string(r)) + s[size:]
+}
+
+var breakerMDEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`, "#", `\#`, "|", `\|`, "~", `\~`,
+)
+
+// breakerMD makes text from agents and people safe inline in Markdown:
+// one line, no markup of its own.
+func breakerMD(s string) string {
+	return breakerMDEscaper.Replace(strings.Join(strings.Fields(s), " "))
+}
+
+// breakerCodeBlock fences text with a fence longer than any run of
+// backticks inside it, so that nothing breaks out.
+func breakerCodeBlock(text string) string {
+	longest, run := 0, 0
+	for _, r := range text {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "\n" + text + "\n" + fence + "\n"
+}

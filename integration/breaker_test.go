@@ -1,0 +1,217 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+)
+
+const breakerAgentToken = "integration-breaker-agent-token"
+
+// agentAPI is Jarvis's HTTP API as the supervisor calls it.
+type agentAPI struct {
+	base string
+}
+
+// freeLoopbackPort returns a port on 127.0.0.1 that nothing listens on.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+// call sends a request with the agent token and decodes the JSON answer.
+func (a agentAPI) call(t *testing.T, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var reader *bytes.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader = bytes.NewReader(data)
+	} else {
+		reader = bytes.NewReader(nil)
+	}
+	req, err := http.NewRequest(method, a.base+path, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+breakerAgentToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s %s: %d, undecodable body: %v", method, path, resp.StatusCode, err)
+	}
+	return resp.StatusCode, out
+}
+
+// state is the agent's breaker as its turn loop reads it.
+func (a agentAPI) state(t *testing.T, agent string) string {
+	t.Helper()
+	code, out := a.call(t, http.MethodGet, "/api/breaker/"+agent, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/breaker/%s: %d %v", agent, code, out)
+	}
+	state, _ := out["state"].(string)
+	return state
+}
+
+// waitUp waits until the API answers.
+func (a agentAPI) waitUp(t *testing.T, j *jarvis) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(a.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the API at %s never answered\n%s", a.base, j.logs.String())
+}
+
+// TestBreakerHaltNotice follows one halt through the room: the supervisor
+// opens the breaker over the API, the halt notice reaches the room with
+// its reactions and a mention of the admin, a non-admin's ▶️ is refused,
+// the admin's ▶️ resumes into half-open, and the supervisor's verification
+// closes it; the notice is edited at each step.
+func TestBreakerHaltNotice(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	bob := newPerson(t, "bob")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
+		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n  agent_token: %s\n", port, breakerAgentToken)})
+	room := j.joinRoom(t, alice)
+	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	j.joinRoom(t, bob)
+	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	api.waitUp(t, j)
+
+	code, out := api.call(t, http.MethodPost, "/api/breaker/eve/open", map[string]any{
+		"severity": "safety", "reason": "tried to delete the workspace", "evidence": []string{"tool call: rm -rf /srv/workspace"},
+	})
+	if code != http.StatusCreated {
+		t.Fatalf("open: %d %v", code, out)
+	}
+	eventID, _ := out["event"].(map[string]any)["id"].(string)
+
+	notice, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), eventID)
+	})
+	if err != nil {
+		t.Fatalf("no halt notice: %v\n%s", err, j.logs.String())
+	}
+	body := tesths.Body(notice)
+	for _, want := range []string{"HALTED", "eve", "tried to delete the workspace", "rm -rf /srv/workspace", alice.UserID.String()} {
+		if !strings.Contains(body, want) {
+			t.Errorf("halt notice lacks %q:\n%s", want, body)
+		}
+	}
+	if m := notice.Content.AsMessage().Mentions; m == nil || !m.Has(alice.UserID) {
+		t.Errorf("halt notice does not mention the admin: %+v", m)
+	}
+	for _, key := range []string{"👀", "▶️", "⏹️"} {
+		if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, notice.ID, key)); err != nil {
+			t.Errorf("no %s on the halt notice: %v", key, err)
+		}
+	}
+
+	inThread := func(text string) func(*event.Event) bool {
+		return func(evt *event.Event) bool {
+			if !tesths.MessageFrom(room, j.UserID)(evt) || !strings.Contains(tesths.Body(evt), text) {
+				return false
+			}
+			rel := evt.Content.AsMessage().RelatesTo
+			return rel != nil && rel.GetThreadParent() == notice.ID
+		}
+	}
+	editSays := func(text string) func(*event.Event) bool {
+		return func(evt *event.Event) bool {
+			return editOf(j.UserID, notice.ID)(evt) && strings.Contains(newBody(evt), text)
+		}
+	}
+
+	// Bob is not an admin: his ▶️ is answered and changes nothing.
+	if _, err := bob.SendReaction(ctx, room, notice.ID, "▶️"); err != nil {
+		t.Fatal(err)
+	}
+	refusal, err := bob.WaitFor(ctx, waitReply, inThread("resuming a breaker is for admins"))
+	if err != nil {
+		t.Fatalf("no refusal of bob's ▶️: %v\n%s", err, j.logs.String())
+	}
+	if m := refusal.Content.AsMessage().Mentions; m == nil || !m.Has(bob.UserID) {
+		t.Errorf("the refusal does not mention bob: %q", tesths.Body(refusal))
+	}
+	if state := api.state(t, "eve"); state != "open" {
+		t.Fatalf("after bob's ▶️ the breaker is %s, want open", state)
+	}
+
+	sent, err := bob.Say(ctx, room, "!breaker status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := bob.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatalf("no answer to !breaker status: %v", err)
+	}
+	for _, want := range []string{"eve halted since", eventID, "tried to delete the workspace"} {
+		if !strings.Contains(tesths.Body(reply), want) {
+			t.Errorf("!breaker status lacks %q:\n%s", want, tesths.Body(reply))
+		}
+	}
+
+	// Alice is: her ▶️ starts the half-open trial.
+	if _, err := alice.SendReaction(ctx, room, notice.ID, "▶️"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, editSays("HALF-OPEN")); err != nil {
+		t.Fatalf("the halt notice was not edited to half-open: %v\n%s", err, j.logs.String())
+	}
+	if state := api.state(t, "eve"); state != "half-open" {
+		t.Fatalf("after alice's ▶️ the breaker is %s, want half-open", state)
+	}
+
+	code, out = api.call(t, http.MethodPost, "/api/breaker/eve/verify", map[string]any{"ok": true})
+	if code != http.StatusOK || out["state"] != "closed" {
+		t.Fatalf("verify: %d %v", code, out)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, editSays("RESOLVED")); err != nil {
+		t.Fatalf("the halt notice was not edited to closed: %v", err)
+	}
+
+	sent, _ = alice.Say(ctx, room, "!breaker status eve")
+	reply, err = alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := tesths.Body(reply); !strings.Contains(body, "eve runs") || !strings.Contains(body, "verified by supervisor") {
+		t.Errorf("!breaker status eve after the verification:\n%s", body)
+	}
+}
