@@ -12,20 +12,23 @@ import (
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // Config is the whole configuration file. Each package owns the struct of
 // its own section; this one only gathers them.
 type Config struct {
-	Homeserver HomeserverConfig   `mapstructure:"homeserver"`
-	Bot        bot.Config         `mapstructure:"bot"`
-	Store      store.Config       `mapstructure:"store"`
-	API        api.Config         `mapstructure:"api"`
-	Logging    LoggingConfig      `mapstructure:"logging"`
-	Workspace  core.LeaseConfig   `mapstructure:"workspace"`
-	Breaker    core.BreakerConfig `mapstructure:"breaker"`
-	Bridges    bridge.Config      `mapstructure:"bridges"`
+	Homeserver HomeserverConfig    `mapstructure:"homeserver"`
+	Bot        bot.Config          `mapstructure:"bot"`
+	Store      store.Config        `mapstructure:"store"`
+	API        api.Config          `mapstructure:"api"`
+	Logging    LoggingConfig       `mapstructure:"logging"`
+	Workspace  core.LeaseConfig    `mapstructure:"workspace"`
+	Breaker    core.BreakerConfig  `mapstructure:"breaker"`
+	Tripwires  core.TripwireConfig `mapstructure:"tripwires"`
+	Sources    sources.Config      `mapstructure:"sources"`
+	Bridges    bridge.Config       `mapstructure:"bridges"`
 }
 
 // HomeserverConfig says where the homeserver is.
@@ -71,7 +74,23 @@ var defaults = map[string]any{
 		{"name": "signal", "users": "@signal_*"},
 		{"name": "discord", "users": "@discord_*"},
 	},
-	"bridges.relay_bots": []string{},
+	"bridges.relay_bots":                 []string{},
+	"tripwires.tick":                     "5m",
+	"tripwires.quarantine.flap_cycles":   6,
+	"tripwires.quarantine.flap_window":   "1h",
+	"tripwires.quarantine.source_errors": 12,
+	"sources.snapshot.url":               "",
+	"sources.snapshot.token":             "",
+	"sources.snapshot.timeout":           "10s",
+	"sources.snapshot.max_bytes":         1 << 20,
+	"sources.url_fetch.enabled":          false,
+	"sources.url_fetch.allowed_hosts":    []string{},
+	"sources.url_fetch.timeout":          "10s",
+	"sources.url_fetch.max_bytes":        256 << 10,
+	"sources.rss.enabled":                false,
+	"sources.rss.allowed_hosts":          []string{},
+	"sources.rss.timeout":                "10s",
+	"sources.rss.max_bytes":              1 << 20,
 }
 
 // LoadConfig reads the file (if path is not empty), applies environment
@@ -95,7 +114,8 @@ func LoadConfig(path string) (*Config, error) {
 			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
-	var cfg Config
+	// Lists of structs have no per-key default: start from the default value.
+	cfg := Config{Sources: sources.DefaultConfig()}
 	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.ErrorUnused = true
 	})
@@ -123,7 +143,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker, c.Bridges} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker, c.Tripwires, c.Sources, c.Bridges} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
+	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -79,6 +80,21 @@ func runJarvis(ctx context.Context, configPath string) error {
 	breakers := core.NewBreakers(cfg.Breaker, st.Breakers(), st, outbox, clock)
 	breakers.Room, breakers.Admins, breakers.Fence = room, cfg.Bot.Admins, lease.FenceHeld
 
+	registry := core.NewSourceRegistry()
+	registry.Register(core.SourceKind{Kind: "breaker.state", Aliases: []string{"breaker", "circuit breaker"},
+		Description: "an agent's circuit breaker (closed, open, half-open)", Param: "agent name",
+		Resolve: func(ctx context.Context, agent string) (core.Observation, error) {
+			state, err := breakers.ResolveState(ctx, agent)
+			return core.Observation{Value: state}, err
+		}})
+	if err := sources.Register(registry, cfg.Sources); err != nil {
+		return fail(exitConfig, err)
+	}
+	tripwires := core.NewTripwireService(core.TripwireDeps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock}, cfg.Tripwires)
+	tripwires.Room = room
+	breakers.OnChange = func(string) { go reevaluate(ctx, log, tripwires, "breaker.state") }
+
 	restart := make(chan struct{}, 1)
 	sys := &commands.System{Version: version, Started: started, Logs: logs.Last, State: st,
 		Restart: func() {
@@ -115,6 +131,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 			return health, nil
 		})
 		api.RegisterBreaker(srv, breakers)
+		api.RegisterTripwires(srv, tripwires)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -147,6 +164,17 @@ func runJarvis(ctx context.Context, configPath string) error {
 			errc <- fail(exitMatrix, fmt.Errorf("matrix: %w", err))
 			cancel()
 		}
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tripwires.Run(ctx, func(r core.TickReport, err error) {
+			if err != nil {
+				log.Err(err).Msg("Tripwire evaluator pass failed")
+				return
+			}
+			log.Debug().Interface("report", r).Msg("Tripwire evaluator pass")
+		})
 	}()
 	var restarting atomic.Bool
 	go func() {
@@ -203,6 +231,14 @@ func leaseChanged(ctx context.Context, log zerolog.Logger, st *store.Store, outb
 	})
 	if err != nil && !errors.Is(err, core.ErrDuplicate) {
 		log.Err(err).Msg("Failed to queue the mute notice")
+	}
+}
+
+// reevaluate runs the tripwires reading the given source kinds at once,
+// after a state change of Jarvis's own, instead of waiting for the tick.
+func reevaluate(ctx context.Context, log zerolog.Logger, tw *core.TripwireService, kinds ...string) {
+	if _, err := tw.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
+		log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
 	}
 }
 

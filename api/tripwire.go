@@ -1,0 +1,231 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// RegisterTripwires adds the personal tripwire routes. A citizen
+// authenticates with their personal token (Authorization: Bearer jtw_…),
+// which decides the scope every read and write is confined to; the agent
+// token is not accepted here.
+func RegisterTripwires(s *Server, svc *core.TripwireService) {
+	h := &tripwireAPI{svc: svc}
+	for pattern, fn := range map[string]citizenHandler{
+		"POST /api/tripwires":                h.post,
+		"GET /api/tripwires":                 h.list,
+		"GET /api/tripwires/journal":         h.journal,
+		"GET /api/tripwires/templates":       h.templates,
+		"POST /api/tripwires/templates/{id}": h.armTemplate,
+		"GET /api/tripwires/{id}":            h.get,
+		"PATCH /api/tripwires/{id}":          h.patch,
+		"DELETE /api/tripwires/{id}":         h.delete,
+		"GET /api/tripwires/{id}/history":    h.history,
+	} {
+		s.Handle(pattern, h.authenticate(fn))
+	}
+}
+
+// citizenHandler serves a request for the citizen whose token it carries.
+type citizenHandler func(w http.ResponseWriter, r *http.Request, scope string)
+
+type tripwireAPI struct {
+	svc *core.TripwireService
+}
+
+// authenticate resolves the bearer token to the citizen's scope.
+func (h *tripwireAPI) authenticate(next citizenHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || token == "" {
+			tripwireUnauthorized(w, r, core.ErrUnauthorized)
+			return
+		}
+		scope, err := h.svc.CitizenForToken(r.Context(), token)
+		if err != nil {
+			tripwireUnauthorized(w, r, err)
+			return
+		}
+		log := zerolog.Ctx(r.Context()).With().Str("citizen", scope).Logger()
+		next(w, r.WithContext(log.WithContext(r.Context())), scope)
+	})
+}
+
+func tripwireUnauthorized(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, core.ErrUnauthorized) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="jarvis tripwires"`)
+	}
+	WriteError(w, r, err)
+}
+
+func (h *tripwireAPI) post(w http.ResponseWriter, r *http.Request, scope string) {
+	var draft core.TripwireDraft
+	if err := DecodeJSON(w, r, &draft); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	def, err := h.svc.Arm(r.Context(), scope, draft)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, def)
+}
+
+func (h *tripwireAPI) list(w http.ResponseWriter, r *http.Request, scope string) {
+	defs, err := h.svc.List(r.Context(), scope)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if defs == nil {
+		defs = []core.TripwireDefinition{}
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"tripwires": defs})
+}
+
+func (h *tripwireAPI) get(w http.ResponseWriter, r *http.Request, scope string) {
+	def, err := h.svc.Get(r.Context(), scope, r.PathValue("id"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, def)
+}
+
+func (h *tripwireAPI) patch(w http.ResponseWriter, r *http.Request, scope string) {
+	var p core.TripwirePatch
+	if err := DecodeJSON(w, r, &p); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	def, err := h.svc.Update(r.Context(), scope, r.PathValue("id"), p)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, def)
+}
+
+func (h *tripwireAPI) delete(w http.ResponseWriter, r *http.Request, scope string) {
+	if err := h.svc.Delete(r.Context(), scope, r.PathValue("id")); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *tripwireAPI) history(w http.ResponseWriter, r *http.Request, scope string) {
+	limit, err := tripwireQueryInt(r, "limit", 0)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	events, err := h.svc.History(r.Context(), scope, r.PathValue("id"), limit)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"events": events})
+}
+
+// journal serves the journal, or with ?consume=push drains the push queue
+// (at most once: what is returned is gone).
+func (h *tripwireAPI) journal(w http.ResponseWriter, r *http.Request, scope string) {
+	q := r.URL.Query()
+	switch q.Get("consume") {
+	case "":
+	case "push":
+		events, err := h.svc.ConsumePush(r.Context(), scope)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, map[string]any{"events": events})
+		return
+	default:
+		WriteError(w, r, core.Invalid("consume", "only push can be consumed"))
+		return
+	}
+	limit, err := tripwireQueryInt(r, "limit", 0)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	unread, err := tripwireQueryBool(r, "unread")
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	markRead, err := tripwireQueryBool(r, "mark_read")
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	page, err := h.svc.Journal(r.Context(), scope, core.JournalQuery{Limit: limit, UnreadOnly: unread, MarkRead: markRead})
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, page)
+}
+
+func (h *tripwireAPI) templates(w http.ResponseWriter, r *http.Request, _ string) {
+	templates := h.svc.Templates()
+	if templates == nil {
+		templates = []core.TripwireTemplate{}
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"templates": templates})
+}
+
+type tripwireTemplateRequest struct {
+	Param string `json:"param"`
+}
+
+func (h *tripwireAPI) armTemplate(w http.ResponseWriter, r *http.Request, scope string) {
+	var req tripwireTemplateRequest
+	if r.ContentLength != 0 {
+		if err := DecodeJSON(w, r, &req); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+	}
+	def, err := h.svc.ArmTemplate(r.Context(), scope, r.PathValue("id"), req.Param)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, def)
+}
+
+// tripwireQueryInt reads an optional non-negative integer query parameter.
+func tripwireQueryInt(r *http.Request, name string, def int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, core.Invalid(name, "must be a non-negative integer, not %q", v)
+	}
+	return n, nil
+}
+
+// tripwireQueryBool reads an optional boolean query parameter ("1", "true", …).
+func tripwireQueryBool(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, core.Invalid(name, "must be true or false, not %q", v)
+	}
+	return b, nil
+}

@@ -1,0 +1,323 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+const tripwireAgentToken = "agent-service-token-0123456789"
+
+// tripwireAPIFixture is the API with the tripwire routes on a real SQLite
+// store, a manual clock and a GI source whose value the test sets.
+type tripwireAPIFixture struct {
+	t       *testing.T
+	handler http.Handler
+	svc     *core.TripwireService
+	clock   *core.ManualClock
+	gi      float64
+	alice   string // alice's personal token
+	bob     string // bob's
+}
+
+func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fx := &tripwireAPIFixture{t: t, clock: core.NewManualClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)), gi: 0.8}
+	reg := core.NewSourceRegistry(
+		core.SourceKind{Kind: "integrity.gi", Resolve: func(context.Context, string) (core.Observation, error) {
+			return core.Observation{Value: fx.gi}, nil
+		}},
+		core.SourceKind{Kind: "agent.status", Param: "agent name", Resolve: func(context.Context, string) (core.Observation, error) {
+			return core.Observation{Value: "online"}, nil
+		}},
+	)
+	fx.svc = core.NewTripwireService(core.TripwireDeps{
+		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,
+	}, core.DefaultTripwireConfig())
+	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	api.RegisterTripwires(server, fx.svc)
+	fx.handler = server.Handler()
+	if fx.alice, _, err = fx.svc.CreateToken(ctx, "@alice:example.org", "dashboard"); err != nil {
+		t.Fatal(err)
+	}
+	if fx.bob, _, err = fx.svc.CreateToken(ctx, "@bob:example.org", "dashboard"); err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+// do sends a request with the given bearer token and decodes the JSON
+// answer into out (when not nil).
+func (fx *tripwireAPIFixture) do(method, path, token, body string, out any) *httptest.ResponseRecorder {
+	fx.t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	fx.handler.ServeHTTP(rec, req)
+	if out != nil && rec.Body.Len() > 0 {
+		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+			fx.t.Fatalf("%s %s: decode %q: %v", method, path, rec.Body.String(), err)
+		}
+	}
+	return rec
+}
+
+const giDraft = `{"label": "GI below yellow band", "rationale": "the sentiment lane may hide real GI drops",
+	"source": {"kind": "integrity.gi"}, "condition": {"op": "lt", "threshold": 0.7}}`
+
+func TestTripwireAPICreate(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		body      string
+		wantCode  int
+		wantField string
+	}{
+		{name: "valid", body: giDraft, wantCode: http.StatusCreated},
+		{name: "rationale required", body: `{"label": "x", "source": {"kind": "integrity.gi"}, "condition": {"op": "changed"}}`,
+			wantCode: http.StatusBadRequest, wantField: "rationale"},
+		{name: "blank rationale", body: `{"label": "x", "rationale": "   ", "source": {"kind": "integrity.gi"}, "condition": {"op": "changed"}}`,
+			wantCode: http.StatusBadRequest, wantField: "rationale"},
+		{name: "label too long", body: fmt.Sprintf(`{"label": %q, "rationale": "r", "source": {"kind": "integrity.gi"}, "condition": {"op": "changed"}}`, strings.Repeat("a", 121)),
+			wantCode: http.StatusBadRequest, wantField: "label"},
+		{name: "unknown source", body: `{"label": "x", "rationale": "r", "source": {"kind": "weather"}, "condition": {"op": "changed"}}`,
+			wantCode: http.StatusBadRequest, wantField: "source.kind"},
+		{name: "bad threshold", body: `{"label": "x", "rationale": "r", "source": {"kind": "integrity.gi"}, "condition": {"op": "gt", "threshold": "high"}}`,
+			wantCode: http.StatusBadRequest, wantField: "condition.threshold"},
+		{name: "unknown field", body: `{"label": "x", "rationale": "r", "source": {"kind": "integrity.gi"}, "condition": {"op": "changed"}, "owner": "@bob:example.org"}`,
+			wantCode: http.StatusBadRequest, wantField: "owner"},
+		{name: "negative cooldown", body: `{"label": "x", "rationale": "r", "source": {"kind": "integrity.gi"}, "condition": {"op": "changed"}, "cooldown_seconds": -5}`,
+			wantCode: http.StatusBadRequest, wantField: "cooldown_seconds"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := newTripwireAPIFixture(t)
+			var got map[string]any
+			rec := fx.do("POST", "/api/tripwires", fx.alice, tt.body, &got)
+			if rec.Code != tt.wantCode || (tt.wantField != "" && got["field"] != tt.wantField) {
+				t.Fatalf("POST = %d %s, want %d naming %q", rec.Code, rec.Body, tt.wantCode, tt.wantField)
+			}
+			if tt.wantCode != http.StatusCreated {
+				var list struct{ Tripwires []any }
+				fx.do("GET", "/api/tripwires", fx.alice, "", &list)
+				if len(list.Tripwires) != 0 {
+					t.Errorf("a refused create left %d tripwires", len(list.Tripwires))
+				}
+				return
+			}
+			id, _ := got["id"].(string)
+			action, _ := got["action"].(map[string]any)
+			if !strings.HasPrefix(id, "tw_") || got["status"] != "armed" || got["cooldown_seconds"] != 3600.0 ||
+				action["journal"] != true || action["push"] != false || got["last_tripped_at"] != nil {
+				t.Errorf("created %v; want an armed tw_ id with journal-only action and a 1h cooldown", got)
+			}
+		})
+	}
+}
+
+func TestTripwireAPIRateLimit(t *testing.T) {
+	fx := newTripwireAPIFixture(t)
+	for i := range core.CreationLimit {
+		if rec := fx.do("POST", "/api/tripwires", fx.alice, giDraft, nil); rec.Code != http.StatusCreated {
+			t.Fatalf("creation %d: %d %s", i+1, rec.Code, rec.Body)
+		}
+	}
+	if rec := fx.do("POST", "/api/tripwires", fx.alice, giDraft, nil); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("51st creation in an hour: %d %s, want 429", rec.Code, rec.Body)
+	}
+	var list struct{ Tripwires []any }
+	fx.do("GET", "/api/tripwires", fx.alice, "", &list)
+	if len(list.Tripwires) != core.CreationLimit {
+		t.Errorf("%d tripwires after the refused one, want %d", len(list.Tripwires), core.CreationLimit)
+	}
+}
+
+func TestTripwireAPIAuthentication(t *testing.T) {
+	fx := newTripwireAPIFixture(t)
+	for _, tt := range []struct {
+		name  string
+		token string
+	}{
+		{"no token", ""},
+		{"the agent token", tripwireAgentToken},
+		{"a made-up token", "jtw_notarealtoken"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := fx.do("GET", "/api/tripwires", tt.token, "", nil)
+			if rec.Code != http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") == "" {
+				t.Errorf("GET with %s = %d (WWW-Authenticate %q), want 401 with a challenge", tt.name, rec.Code, rec.Header().Get("WWW-Authenticate"))
+			}
+		})
+	}
+}
+
+func TestTripwireAPIScopes(t *testing.T) {
+	fx := newTripwireAPIFixture(t)
+	var created core.TripwireDefinition
+	fx.do("POST", "/api/tripwires", fx.alice, giDraft, &created)
+	path := "/api/tripwires/" + created.ID
+	for _, tt := range []struct{ method, path, body string }{
+		{"GET", path, ""},
+		{"PATCH", path, `{"status": "disabled"}`},
+		{"DELETE", path, ""},
+		{"GET", path + "/history", ""},
+	} {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			if rec := fx.do(tt.method, tt.path, fx.bob, tt.body, nil); rec.Code != http.StatusNotFound {
+				t.Errorf("bob: %d %s, want 404", rec.Code, rec.Body)
+			}
+		})
+	}
+	var list struct{ Tripwires []core.TripwireDefinition }
+	fx.do("GET", "/api/tripwires", fx.bob, "", &list)
+	if len(list.Tripwires) != 0 {
+		t.Errorf("bob lists %d tripwires, want none", len(list.Tripwires))
+	}
+	var got core.TripwireDefinition
+	if rec := fx.do("GET", path, fx.alice, "", &got); rec.Code != http.StatusOK || got.Status != core.TripwireArmed {
+		t.Errorf("alice's tripwire after bob's attempts: %d %+v", rec.Code, got)
+	}
+}
+
+func TestTripwireAPIPatchAndDelete(t *testing.T) {
+	fx := newTripwireAPIFixture(t)
+	var created core.TripwireDefinition
+	fx.do("POST", "/api/tripwires", fx.alice, giDraft, &created)
+	path := "/api/tripwires/" + created.ID
+	for _, tt := range []struct {
+		name      string
+		body      string
+		wantCode  int
+		wantField string
+		check     func(d core.TripwireDefinition) bool
+	}{
+		{name: "turn push on", body: `{"action": {"push": true}}`, wantCode: http.StatusOK,
+			check: func(d core.TripwireDefinition) bool { return d.Action.Push && d.Action.Journal }},
+		{name: "set cooldown", body: `{"cooldown_seconds": 600}`, wantCode: http.StatusOK,
+			check: func(d core.TripwireDefinition) bool { return d.CooldownSeconds == 600 }},
+		{name: "disable", body: `{"status": "disabled"}`, wantCode: http.StatusOK,
+			check: func(d core.TripwireDefinition) bool { return d.Status == core.TripwireDisabled }},
+		{name: "enable", body: `{"status": "armed"}`, wantCode: http.StatusOK,
+			check: func(d core.TripwireDefinition) bool { return d.Status == core.TripwireArmed }},
+		{name: "cannot set tripped", body: `{"status": "tripped"}`, wantCode: http.StatusBadRequest, wantField: "status"},
+		{name: "cannot change the condition", body: `{"condition": {"op": "changed"}}`, wantCode: http.StatusBadRequest, wantField: "condition"},
+		{name: "cannot empty the rationale", body: `{"rationale": ""}`, wantCode: http.StatusBadRequest, wantField: "rationale"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got map[string]any
+			rec := fx.do("PATCH", path, fx.alice, tt.body, &got)
+			if rec.Code != tt.wantCode || (tt.wantField != "" && got["field"] != tt.wantField) {
+				t.Fatalf("PATCH = %d %s, want %d naming %q", rec.Code, rec.Body, tt.wantCode, tt.wantField)
+			}
+			if tt.check != nil {
+				var def core.TripwireDefinition
+				fx.do("GET", path, fx.alice, "", &def)
+				if !tt.check(def) {
+					t.Errorf("after PATCH %s: %+v", tt.body, def)
+				}
+			}
+		})
+	}
+	if rec := fx.do("DELETE", path, fx.alice, "", nil); rec.Code != http.StatusNoContent {
+		t.Fatalf("DELETE = %d %s", rec.Code, rec.Body)
+	}
+	if rec := fx.do("GET", path, fx.alice, "", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("GET after DELETE = %d, want 404", rec.Code)
+	}
+}
+
+func TestTripwireAPIHistoryAndJournal(t *testing.T) {
+	fx := newTripwireAPIFixture(t)
+	var created core.TripwireDefinition
+	push := strings.Replace(giDraft, `"condition"`, `"action": {"push": true}, "condition"`, 1)
+	if rec := fx.do("POST", "/api/tripwires", fx.alice, push, &created); rec.Code != http.StatusCreated {
+		t.Fatalf("POST = %d %s", rec.Code, rec.Body)
+	}
+	fx.gi = 0.62
+	if _, err := fx.svc.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	var history struct{ Events []core.TripEvent }
+	if rec := fx.do("GET", "/api/tripwires/"+created.ID+"/history", fx.alice, "", &history); rec.Code != http.StatusOK ||
+		len(history.Events) != 1 || history.Events[0].ObservedValue != 0.62 || history.Events[0].Label != "GI below yellow band" {
+		t.Errorf("history = %d %+v, want the trip at 0.62", rec.Code, history)
+	}
+
+	var page core.JournalPage
+	fx.do("GET", "/api/tripwires/journal?unread=true&mark_read=true", fx.alice, "", &page)
+	if page.Unread != 1 || len(page.Entries) != 1 || !page.Entries[0].Unread || page.Entries[0].TripwireID != created.ID {
+		t.Errorf("journal = %+v, want the unread trip", page)
+	}
+	fx.do("GET", "/api/tripwires/journal?unread=true", fx.alice, "", &page)
+	if page.Unread != 0 || len(page.Entries) != 0 {
+		t.Errorf("journal after reading = %+v, want nothing unread", page)
+	}
+
+	var pushed struct{ Events []core.TripEvent }
+	fx.do("GET", "/api/tripwires/journal?consume=push", fx.alice, "", &pushed)
+	if len(pushed.Events) != 1 || pushed.Events[0].TripwireID != created.ID {
+		t.Errorf("push queue = %+v, want the trip", pushed)
+	}
+	fx.do("GET", "/api/tripwires/journal?consume=push", fx.alice, "", &pushed)
+	if len(pushed.Events) != 0 {
+		t.Errorf("push queue drained twice gave %d events, want none", len(pushed.Events))
+	}
+	var bobs struct{ Events []core.TripEvent }
+	fx.do("GET", "/api/tripwires/journal?consume=push", fx.bob, "", &bobs)
+	if len(bobs.Events) != 0 {
+		t.Errorf("bob drained %d of alice's events", len(bobs.Events))
+	}
+
+	for _, tt := range []struct{ query, field string }{
+		{"consume=journal", "consume"},
+		{"limit=-1", "limit"},
+		{"unread=maybe", "unread"},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			var got map[string]any
+			if rec := fx.do("GET", "/api/tripwires/journal?"+tt.query, fx.alice, "", &got); rec.Code != http.StatusBadRequest || got["field"] != tt.field {
+				t.Errorf("?%s = %d %v, want 400 naming %s", tt.query, rec.Code, got, tt.field)
+			}
+		})
+	}
+}
+
+func TestTripwireAPITemplates(t *testing.T) {
+	fx := newTripwireAPIFixture(t)
+	var list struct{ Templates []core.TripwireTemplate }
+	fx.do("GET", "/api/tripwires/templates", fx.alice, "", &list)
+	if len(list.Templates) != 2 {
+		t.Fatalf("%d templates offered, want the 2 whose sources exist here: %+v", len(list.Templates), list.Templates)
+	}
+	var got map[string]any
+	if rec := fx.do("POST", "/api/tripwires/templates/agent-offline", fx.alice, `{}`, &got); rec.Code != http.StatusBadRequest || got["field"] != "param" {
+		t.Errorf("arming agent-offline without an agent = %d %v, want 400 naming param", rec.Code, got)
+	}
+	var def core.TripwireDefinition
+	if rec := fx.do("POST", "/api/tripwires/templates/agent-offline", fx.alice, `{"param": "EVE"}`, &def); rec.Code != http.StatusCreated ||
+		def.Source != (core.SourceRef{Kind: "agent.status", Param: "EVE"}) {
+		t.Errorf("arming agent-offline for EVE = %d %+v", rec.Code, def)
+	}
+	if rec := fx.do("POST", "/api/tripwires/templates/vault-threshold", fx.alice, "", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("arming a template whose source is not configured = %d, want 404", rec.Code)
+	}
+}

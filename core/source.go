@@ -1,0 +1,208 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// SourceRef names what a tripwire watches: a source kind and, for kinds that
+// take one, a param (an agent name, a feed URL and keyword).
+type SourceRef struct {
+	Kind  string `json:"kind"`
+	Param string `json:"param,omitempty"`
+}
+
+// String renders the reference as kind or kind[param].
+func (r SourceRef) String() string {
+	if r.Param == "" {
+		return r.Kind
+	}
+	return r.Kind + "[" + r.Param + "]"
+}
+
+// Observation is what a source saw when it was resolved.
+type Observation struct {
+	// Value is a float64, a string or a bool.
+	Value any
+	// Context is source-attached detail kept with a trip (the feed item's
+	// link, the agent's last heartbeat).
+	Context map[string]any
+	// Display renders the value for people; empty means the value itself.
+	Display string
+}
+
+// Resolver reads the current value of a source kind for one param.
+type Resolver func(ctx context.Context, param string) (Observation, error)
+
+// SourceKind is one entry of the source registry. Adding a kind of source
+// is one SourceKind; the evaluator needs no change.
+type SourceKind struct {
+	// Kind is the name definitions use, e.g. "integrity.gi".
+	Kind string
+	// Aliases are the names people use for it in sentences, e.g. "GI" and
+	// "global integrity"; the chat parser matches them case-insensitively.
+	Aliases []string
+	// Description says in one line what the kind reads.
+	Description string
+	// Param describes the param the kind takes ("agent name"); empty means
+	// the kind takes none.
+	Param string
+	// ParamOptional lets the param be left out of a kind that takes one.
+	ParamOptional bool
+	// CheckParam, when set, vets a param when a tripwire is armed (a URL
+	// against the host allowlist).
+	CheckParam func(param string) error
+	// Resolve reads the value.
+	Resolve Resolver
+}
+
+// SourceRegistry is the catalog of source kinds tripwires may watch. It is
+// safe for concurrent use.
+type SourceRegistry struct {
+	mu    sync.RWMutex
+	kinds map[string]SourceKind
+	names map[string]string // lower-case kind or alias → kind
+	order []string
+}
+
+// NewSourceRegistry returns a registry holding the given kinds.
+func NewSourceRegistry(kinds ...SourceKind) *SourceRegistry {
+	r := &SourceRegistry{kinds: map[string]SourceKind{}, names: map[string]string{}}
+	for _, k := range kinds {
+		r.Register(k)
+	}
+	return r
+}
+
+// Register adds a kind. A kind without a name or resolver, or whose name or
+// an alias is already taken, is a programming error: Register panics, so the
+// mistake shows at start-up.
+func (r *SourceRegistry) Register(k SourceKind) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if k.Kind == "" || k.Resolve == nil {
+		panic(fmt.Sprintf("source kind %q: a name and a resolver are required", k.Kind))
+	}
+	for _, name := range append([]string{k.Kind}, k.Aliases...) {
+		key := strings.ToLower(name)
+		if owner, taken := r.names[key]; taken {
+			panic(fmt.Sprintf("source kind %q: name %q is already taken by %q", k.Kind, name, owner))
+		}
+		r.names[key] = k.Kind
+	}
+	r.kinds[k.Kind] = k
+	r.order = append(r.order, k.Kind)
+}
+
+// Lookup returns the kind with exactly this name.
+func (r *SourceRegistry) Lookup(kind string) (SourceKind, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	k, ok := r.kinds[kind]
+	return k, ok
+}
+
+// Match finds a kind by its name or one of its aliases, ignoring case.
+func (r *SourceRegistry) Match(name string) (SourceKind, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	kind, ok := r.names[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return SourceKind{}, false
+	}
+	return r.kinds[kind], true
+}
+
+// Kinds lists the registered kinds in registration order.
+func (r *SourceRegistry) Kinds() []SourceKind {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]SourceKind, len(r.order))
+	for i, name := range r.order {
+		out[i] = r.kinds[name]
+	}
+	return out
+}
+
+// check vets a reference; field names the reference in errors.
+func (r *SourceRegistry) check(field string, ref SourceRef) error {
+	k, ok := r.Lookup(ref.Kind)
+	switch {
+	case ref.Kind == "":
+		return Invalid(field+".kind", "is required")
+	case !ok:
+		return Invalid(field+".kind", "unknown source kind %q", ref.Kind)
+	case k.Param == "" && ref.Param != "":
+		return Invalid(field+".param", "%s takes no param", ref.Kind)
+	case k.Param != "" && !k.ParamOptional && strings.TrimSpace(ref.Param) == "":
+		return Invalid(field+".param", "%s needs a param: %s", ref.Kind, k.Param)
+	case len(ref.Param) > 2000:
+		return Invalid(field+".param", "is longer than 2000 characters")
+	}
+	if k.CheckParam != nil && ref.Param != "" {
+		if err := k.CheckParam(ref.Param); err != nil {
+			return Invalid(field+".param", "%v", err)
+		}
+	}
+	return nil
+}
+
+// resolve reads one reference.
+func (r *SourceRegistry) resolve(ctx context.Context, ref SourceRef) (Observation, error) {
+	k, ok := r.Lookup(ref.Kind)
+	if !ok {
+		return Observation{}, fmt.Errorf("unknown source kind %q", ref.Kind)
+	}
+	obs, err := k.Resolve(ctx, ref.Param)
+	if err != nil {
+		return Observation{}, err
+	}
+	v, ok := normalizeValue(obs.Value)
+	if !ok {
+		return Observation{}, fmt.Errorf("%s gave a %T, not a number, string or boolean", ref, obs.Value)
+	}
+	obs.Value = v
+	return obs, nil
+}
+
+type memoKey struct{}
+
+type memoTable struct {
+	mu      sync.Mutex
+	entries map[string]*memoEntry
+}
+
+type memoEntry struct {
+	once  sync.Once
+	value any
+	err   error
+}
+
+// WithMemo returns a context in which Memo calls with the same key share one
+// result. The evaluator gives each pass one, so that a snapshot several
+// kinds read is fetched once per tick.
+func WithMemo(ctx context.Context) context.Context {
+	return context.WithValue(ctx, memoKey{}, &memoTable{entries: map[string]*memoEntry{}})
+}
+
+// Memo returns fn's result for key, calling fn at most once in a context
+// made by WithMemo (concurrent callers wait for the first); elsewhere it
+// simply calls fn.
+func Memo[T any](ctx context.Context, key string, fn func() (T, error)) (T, error) {
+	table, ok := ctx.Value(memoKey{}).(*memoTable)
+	if !ok {
+		return fn()
+	}
+	table.mu.Lock()
+	e, ok := table.entries[key]
+	if !ok {
+		e = &memoEntry{}
+		table.entries[key] = e
+	}
+	table.mu.Unlock()
+	e.once.Do(func() { e.value, e.err = fn() })
+	v, _ := e.value.(T)
+	return v, e.err
+}

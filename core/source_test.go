@@ -1,0 +1,134 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func TestSourceRegistryRejectsDuplicates(t *testing.T) {
+	resolve := func(context.Context, string) (Observation, error) { return Observation{}, nil }
+	for _, tt := range []struct {
+		name string
+		kind SourceKind
+	}{
+		{name: "same kind", kind: SourceKind{Kind: "integrity.gi", Resolve: resolve}},
+		{name: "kind taken as an alias", kind: SourceKind{Kind: "GI", Resolve: resolve}},
+		{name: "alias taken, other case", kind: SourceKind{Kind: "integrity.gi2", Aliases: []string{"Global Integrity"}, Resolve: resolve}},
+		{name: "no resolver", kind: SourceKind{Kind: "weather"}},
+		{name: "no name", kind: SourceKind{Resolve: resolve}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := NewSourceRegistry(SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Resolve: resolve})
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%+v) did not panic", tt.kind)
+				}
+			}()
+			reg.Register(tt.kind)
+		})
+	}
+}
+
+func TestSourceRegistryMatchesAliases(t *testing.T) {
+	reg := testRegistry()
+	for _, tt := range []struct{ name, want string }{
+		{"GI", "integrity.gi"},
+		{"  global INTEGRITY ", "integrity.gi"},
+		{"integrity.gi", "integrity.gi"},
+		{"agent.status", "agent.status"},
+		{"weather", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k, ok := reg.Match(tt.name)
+			if ok != (tt.want != "") || k.Kind != tt.want {
+				t.Errorf("Match(%q) = %q, %v; want %q", tt.name, k.Kind, ok, tt.want)
+			}
+		})
+	}
+	if kinds := reg.Kinds(); len(kinds) != 7 || kinds[0].Kind != "integrity.gi" {
+		t.Errorf("Kinds() lists %d, first %q; want 7 in registration order", len(kinds), kinds[0].Kind)
+	}
+}
+
+func TestSourceRegistryChecksParams(t *testing.T) {
+	reg := testRegistry()
+	reg.Register(SourceKind{Kind: "url-fetch", Param: "URL and path",
+		CheckParam: func(p string) error {
+			if p != "https://ok.example/ x" {
+				return errors.New("host not allowed")
+			}
+			return nil
+		},
+		Resolve: func(context.Context, string) (Observation, error) { return Observation{}, nil }})
+	for _, tt := range []struct {
+		name      string
+		ref       SourceRef
+		wantField string
+	}{
+		{name: "no param needed", ref: SourceRef{Kind: "integrity.gi"}},
+		{name: "param given", ref: SourceRef{Kind: "agent.status", Param: "EVE"}},
+		{name: "no kind", ref: SourceRef{}, wantField: "source.kind"},
+		{name: "unknown kind", ref: SourceRef{Kind: "weather"}, wantField: "source.kind"},
+		{name: "param where none is taken", ref: SourceRef{Kind: "integrity.gi", Param: "x"}, wantField: "source.param"},
+		{name: "param missing", ref: SourceRef{Kind: "agent.status"}, wantField: "source.param"},
+		{name: "param refused by the kind", ref: SourceRef{Kind: "url-fetch", Param: "https://evil.example/ x"}, wantField: "source.param"},
+		{name: "param accepted by the kind", ref: SourceRef{Kind: "url-fetch", Param: "https://ok.example/ x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := reg.check("source", tt.ref)
+			var fe *FieldError
+			switch {
+			case tt.wantField == "" && err != nil:
+				t.Errorf("check() = %v, want ok", err)
+			case tt.wantField != "" && (!errors.As(err, &fe) || fe.Field != tt.wantField):
+				t.Errorf("check() = %v, want an error naming %s", err, tt.wantField)
+			}
+		})
+	}
+}
+
+func TestSourceRegistryResolveNormalizesValues(t *testing.T) {
+	reg := NewSourceRegistry(
+		SourceKind{Kind: "count", Resolve: func(context.Context, string) (Observation, error) { return Observation{Value: 3}, nil }},
+		SourceKind{Kind: "map", Resolve: func(context.Context, string) (Observation, error) {
+			return Observation{Value: map[string]any{}}, nil
+		}},
+	)
+	if obs, err := reg.resolve(context.Background(), SourceRef{Kind: "count"}); err != nil || obs.Value != 3.0 {
+		t.Errorf("an int value: %v, %v; want 3.0", obs.Value, err)
+	}
+	if _, err := reg.resolve(context.Background(), SourceRef{Kind: "map"}); err == nil {
+		t.Error("a map value was accepted; want an error")
+	}
+	if _, err := reg.resolve(context.Background(), SourceRef{Kind: "gone"}); err == nil {
+		t.Error("an unknown kind resolved; want an error")
+	}
+}
+
+func TestMemoCallsOncePerPass(t *testing.T) {
+	var calls atomic.Int32
+	fetch := func() (string, error) { calls.Add(1); return "snapshot", nil }
+	ctx := WithMemo(context.Background())
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := Memo(ctx, "snapshot", fetch); v != "snapshot" || err != nil {
+				t.Errorf("Memo() = %q, %v", v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Errorf("fetched %d times in one pass, want once", n)
+	}
+	_, _ = Memo(WithMemo(context.Background()), "snapshot", fetch)
+	_, _ = Memo(context.Background(), "snapshot", fetch)
+	if n := calls.Load(); n != 3 {
+		t.Errorf("fetched %d times over three passes, want 3", n)
+	}
+}

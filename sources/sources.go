@@ -1,0 +1,167 @@
+// Package sources holds the tripwire source kinds that reach outside
+// Jarvis: the configured snapshot endpoint (vault.balance, integrity.gi,
+// micro-agent.value and any other kind mapped to a path in it), url-fetch
+// (a JSON value at a URL) and rss (the newest feed item matching a keyword).
+// Register adds them to core's source registry at start-up.
+package sources
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Config is the sources part of the configuration.
+type Config struct {
+	Snapshot SnapshotConfig `mapstructure:"snapshot"`
+	URLFetch FetchConfig    `mapstructure:"url_fetch"`
+	RSS      FetchConfig    `mapstructure:"rss"`
+}
+
+// SnapshotConfig points the snapshot kinds at a JSON endpoint, fetched at
+// most once per evaluator pass however many kinds and tripwires read it.
+type SnapshotConfig struct {
+	// URL of the snapshot; empty leaves the snapshot kinds out.
+	URL string `mapstructure:"url"`
+	// Token, when set, is sent as "Authorization: Bearer <token>".
+	Token    string        `mapstructure:"token"`
+	Timeout  time.Duration `mapstructure:"timeout"`
+	MaxBytes int64         `mapstructure:"max_bytes"`
+	// Kinds maps source kinds to paths in the snapshot. It is a list rather
+	// than a map because kind names contain dots, which config keys split on.
+	Kinds []SnapshotKind `mapstructure:"kinds"`
+}
+
+// SnapshotKind is a source kind read from the snapshot.
+type SnapshotKind struct {
+	Kind string `mapstructure:"kind"`
+	// Path is a gjson path into the snapshot, e.g. "integrity.gi". A kind
+	// whose path holds "{param}" takes a param, put in its place.
+	Path        string   `mapstructure:"path"`
+	Aliases     []string `mapstructure:"aliases"`
+	Description string   `mapstructure:"description"`
+}
+
+// FetchConfig configures a kind that fetches URLs citizens name.
+type FetchConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// AllowedHosts are the hosts (or host:port; "*.example.org" for every
+	// subdomain) that may be fetched, redirects included.
+	AllowedHosts []string      `mapstructure:"allowed_hosts"`
+	Timeout      time.Duration `mapstructure:"timeout"`
+	MaxBytes     int64         `mapstructure:"max_bytes"`
+}
+
+// Limits on fetching.
+const (
+	maxTimeout   = time.Minute
+	maxBodyBytes = 16 << 20
+)
+
+// DefaultConfig returns the defaults: the seed's three snapshot kinds (no
+// URL, so off until one is set), url-fetch and rss off.
+func DefaultConfig() Config {
+	return Config{
+		Snapshot: SnapshotConfig{
+			Timeout: 10 * time.Second, MaxBytes: 1 << 20,
+			Kinds: []SnapshotKind{
+				{Kind: "vault.balance", Path: "vault.balance", Aliases: []string{"vault", "vault balance"},
+					Description: "the vault balance"},
+				{Kind: "integrity.gi", Path: "integrity.gi", Aliases: []string{"GI", "global integrity"},
+					Description: "the global integrity index (0–1)"},
+				{Kind: "micro-agent.value", Path: "micro_agents.{param}.value", Aliases: []string{"micro-agent", "micro agent"},
+					Description: "a micro-agent's self-reported value"},
+			},
+		},
+		URLFetch: FetchConfig{Timeout: 10 * time.Second, MaxBytes: 256 << 10},
+		RSS:      FetchConfig{Timeout: 10 * time.Second, MaxBytes: 1 << 20},
+	}
+}
+
+// Validate checks the config; the error names the key at fault.
+func (c Config) Validate() error {
+	s := c.Snapshot
+	if s.URL != "" {
+		if err := checkURL(s.URL); err != nil {
+			return core.Invalid("sources.snapshot.url", "%v", err)
+		}
+	}
+	if err := checkLimits("sources.snapshot", s.Timeout, s.MaxBytes); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, k := range s.Kinds {
+		field := fmt.Sprintf("sources.snapshot.kinds[%d]", i)
+		switch {
+		case strings.TrimSpace(k.Kind) == "":
+			return core.Invalid(field+".kind", "is required")
+		case seen[k.Kind]:
+			return core.Invalid(field+".kind", "%q is listed twice", k.Kind)
+		case strings.TrimSpace(k.Path) == "":
+			return core.Invalid(field+".path", "is required")
+		}
+		seen[k.Kind] = true
+	}
+	for _, f := range []struct {
+		key string
+		cfg FetchConfig
+	}{{"sources.url_fetch", c.URLFetch}, {"sources.rss", c.RSS}} {
+		if !f.cfg.Enabled {
+			continue
+		}
+		if len(f.cfg.AllowedHosts) == 0 {
+			return core.Invalid(f.key+".allowed_hosts", "must list the hosts that may be fetched")
+		}
+		if err := checkLimits(f.key, f.cfg.Timeout, f.cfg.MaxBytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkLimits(key string, timeout time.Duration, maxBytes int64) error {
+	switch {
+	case timeout <= 0 || timeout > maxTimeout:
+		return core.Invalid(key+".timeout", "must be between 1ms and %s", maxTimeout)
+	case maxBytes <= 0 || maxBytes > maxBodyBytes:
+		return core.Invalid(key+".max_bytes", "must be between 1 and %d", maxBodyBytes)
+	}
+	return nil
+}
+
+// checkURL accepts an absolute http or https URL.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a URL: %v", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("must be an http or https URL")
+	case u.Host == "":
+		return fmt.Errorf("has no host")
+	}
+	return nil
+}
+
+// Register validates the config and adds the enabled kinds to reg.
+func Register(reg *core.SourceRegistry, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Snapshot.URL != "" {
+		snap := newSnapshot(cfg.Snapshot)
+		for _, k := range cfg.Snapshot.Kinds {
+			reg.Register(snap.kind(k))
+		}
+	}
+	if cfg.URLFetch.Enabled {
+		reg.Register(urlFetchKind(newFetcher(cfg.URLFetch)))
+	}
+	if cfg.RSS.Enabled {
+		reg.Register(rssKind(newFetcher(cfg.RSS)))
+	}
+	return nil
+}

@@ -1,0 +1,616 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const (
+	tripwireColumns = `
+		t.id, t.scope, t.label, t.rationale, t.source_kind, t.source_param, t.condition, t.action_journal,
+		t.action_push, t.created_at, t.updated_at, s.status, s.cooldown_seconds, s.last_tripped_at, s.last_reset_at,
+		s.trip_seq, s.trip_pushed, s.last_observed, s.error_streak, s.last_error, s.flap_since, s.quarantine_reason,
+		s.quarantine_count`
+	tripwireFrom        = ` FROM tripwire t JOIN tripwire_state s ON s.id = t.id`
+	insertTripwireQuery = `
+		INSERT INTO tripwire (id, scope, label, rationale, source_kind, source_param, condition, action_journal,
+			action_push, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+	insertTripwireStateQuery = `
+		INSERT INTO tripwire_state (id, rev, status, cooldown_seconds, last_tripped_at, last_reset_at, trip_seq,
+			trip_pushed, last_observed, error_streak, last_error, flap_since, quarantine_reason, quarantine_count)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+	getTripwireQuery = `SELECT ` + tripwireColumns + tripwireFrom + `
+		WHERE t.scope = $1 AND t.id = $2 AND s.status <> 'deleted'`
+	listTripwiresQuery = `SELECT ` + tripwireColumns + tripwireFrom + `
+		WHERE t.scope = $1 AND s.status <> 'deleted' ORDER BY t.created_at, t.id`
+	saveTripwireQuery = `
+		UPDATE tripwire SET label = $3, rationale = $4, action_journal = $5, action_push = $6, updated_at = $7
+		WHERE scope = $1 AND id = $2`
+	saveTripwireStateQuery = `
+		UPDATE tripwire_state SET rev = $2, status = $3, cooldown_seconds = $4, last_observed = $5, error_streak = $6,
+			last_error = $7, flap_since = $8, quarantine_reason = $9
+		WHERE id = $1`
+	deleteTripwireQuery = `
+		UPDATE tripwire_state SET rev = $3, status = 'deleted'
+		WHERE id = (SELECT id FROM tripwire WHERE scope = $1 AND id = $2) AND status <> 'deleted'`
+	nextTripwireRevQuery        = `UPDATE tripwire_rev SET rev = rev + 1 WHERE id = 1 RETURNING rev`
+	tripwireCountCreationsQuery = `SELECT COUNT(*) FROM tripwire_creation WHERE scope = $1 AND at > $2`
+	tripwireInsertCreationQuery = `INSERT INTO tripwire_creation (scope, at) VALUES ($1, $2)`
+	tripwirePruneCreationsQuery = `DELETE FROM tripwire_creation WHERE scope = $1 AND at <= $2`
+
+	tripColumns      = `tripwire_id, trip, label, at, observed_value, observed_context, summary`
+	tripHistoryQuery = `
+		SELECT ` + tripColumns + ` FROM (
+			SELECT seq, ` + tripColumns + ` FROM tripwire_history WHERE scope = $1 AND tripwire_id = $2
+			ORDER BY seq DESC LIMIT $3
+		) AS latest ORDER BY seq`
+	tripJournalAfterQuery = `
+		SELECT seq, ` + tripColumns + ` FROM tripwire_journal WHERE scope = $1 AND seq > $2 ORDER BY seq LIMIT $3`
+	tripLatestJournalQuery = `
+		SELECT seq, ` + tripColumns + ` FROM (
+			SELECT seq, ` + tripColumns + ` FROM tripwire_journal WHERE scope = $1 ORDER BY seq DESC LIMIT $2
+		) AS latest ORDER BY seq`
+	tripCountJournalAfterQuery = `SELECT COUNT(*) FROM tripwire_journal WHERE scope = $1 AND seq > $2`
+	tripGetJournalCursorQuery  = `SELECT seq FROM tripwire_journal_cursor WHERE scope = $1`
+	tripSetJournalCursorQuery  = `
+		INSERT INTO tripwire_journal_cursor (scope, seq) VALUES ($1, $2)
+		ON CONFLICT (scope) DO UPDATE SET seq = excluded.seq`
+	tripPushQueueQuery  = `SELECT seq, ` + tripColumns + ` FROM tripwire_push WHERE scope = $1 ORDER BY seq`
+	tripDeletePushQuery = `DELETE FROM tripwire_push WHERE scope = $1 AND seq <= $2`
+	insertTripsQuery    = `INSERT INTO %s (tripwire_id, scope, trip, label, at, observed_value, observed_context, summary) VALUES %s`
+	tripRow             = `($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)`
+	// tripTrimQuery keeps the newest $1 rows of each key: a scalar subquery
+	// finds each key's cut-off seq through the index, then everything at or
+	// below it goes.
+	tripTrimQuery = `
+		WITH cut AS (
+			SELECT k.column1 AS key,
+				(SELECT t.seq FROM %[1]s t WHERE t.%[2]s = k.column1 ORDER BY t.seq DESC LIMIT 1 OFFSET $1) AS seq
+			FROM (VALUES %[3]s) AS k
+		)
+		DELETE FROM %[1]s WHERE seq IN (SELECT t.seq FROM %[1]s t JOIN cut ON t.%[2]s = cut.key AND t.seq <= cut.seq)`
+
+	tripwireStateColumns   = `id, rev, status, cooldown_seconds, last_tripped_at, last_observed, error_streak`
+	tripwireAllStatesQuery = `SELECT ` + tripwireStateColumns + ` FROM tripwire_state WHERE status <> 'deleted'`
+	tripwireChangedQuery   = `SELECT ` + tripwireStateColumns + ` FROM tripwire_state WHERE rev > $1`
+	tripwireRevQuery       = `SELECT rev FROM tripwire_rev WHERE id = 1`
+	tripwireSpecsQuery     = `SELECT id, source_kind, source_param, condition FROM tripwire WHERE id IN (%s)`
+	tripwireRecordsQuery   = `SELECT ` + tripwireColumns + tripwireFrom + ` WHERE t.id IN (%s)`
+	tripRecentQuery        = `SELECT tripwire_id, at FROM tripwire_history WHERE at > $1 AND tripwire_id IN (%s)`
+	tripwireObservedQuery  = `
+		UPDATE tripwire_state SET rev = $2, last_observed = $3, error_streak = $4, last_error = $5 WHERE id = $1`
+	tripwireTickStateQuery = `
+		UPDATE tripwire_state SET rev = $2, status = $3, last_tripped_at = $4, last_reset_at = $5, trip_seq = $6,
+			trip_pushed = $7, last_observed = $8, error_streak = $9, last_error = $10, quarantine_reason = $11,
+			quarantine_count = $12
+		WHERE id = $1`
+)
+
+// bulkParams bounds the parameters of one bulk statement, well under the
+// limits of SQLite (32766) and PostgreSQL (65535).
+const bulkParams = 8000
+
+// TripwireQuery keeps tripwires, their trips and the evaluator's state.
+type TripwireQuery struct {
+	db *dbutil.Database
+}
+
+var _ core.TripwireStore = (*TripwireQuery)(nil)
+
+// Tripwires returns the tripwire queries.
+func (s *Store) Tripwires() *TripwireQuery { return &TripwireQuery{db: s.DB} }
+
+// InsertTripwire writes a new tripwire.
+func (q *TripwireQuery) InsertTripwire(ctx context.Context, r core.TripwireRecord) error {
+	cond, err := json.Marshal(r.Condition)
+	if err != nil {
+		return fmt.Errorf("tripwire %q condition: %w", r.ID, err)
+	}
+	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		rev, err := q.nextRev(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = q.db.Exec(ctx, insertTripwireQuery, r.ID, r.Scope, r.Label, r.Rationale, r.Source.Kind, r.Source.Param,
+			string(cond), r.Action.Journal, r.Action.Push, r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("insert tripwire %q: %w", r.ID, err)
+		}
+		_, err = q.db.Exec(ctx, insertTripwireStateQuery, r.ID, rev, string(r.Status), r.CooldownSeconds,
+			tripMillisPtr(r.LastTrippedAt), tripMillisPtr(r.LastResetAt), r.TripSeq, r.TripPushed, r.LastObserved,
+			r.ErrorStreak, r.LastError, tripMillis(r.FlapSince), r.QuarantineReason, r.QuarantineCount)
+		if err != nil {
+			return fmt.Errorf("insert tripwire %q state: %w", r.ID, err)
+		}
+		return nil
+	})
+}
+
+// nextRev takes the next revision; the counter row also serializes
+// writers, so revisions commit in order.
+func (q *TripwireQuery) nextRev(ctx context.Context) (int64, error) {
+	var rev int64
+	if err := q.db.QueryRow(ctx, nextTripwireRevQuery).Scan(&rev); err != nil {
+		return 0, fmt.Errorf("next tripwire revision: %w", err)
+	}
+	return rev, nil
+}
+
+// Tripwire returns one of scope's tripwires.
+func (q *TripwireQuery) Tripwire(ctx context.Context, scope, id string) (core.TripwireRecord, error) {
+	rec, err := scanTripwire(q.db.QueryRow(ctx, getTripwireQuery, scope, id))
+	return rec, notFound(err, "tripwire "+id)
+}
+
+// ListTripwires lists scope's tripwires, oldest first.
+func (q *TripwireQuery) ListTripwires(ctx context.Context, scope string) ([]core.TripwireRecord, error) {
+	rows, err := q.db.Query(ctx, listTripwiresQuery, scope)
+	return dbutil.NewRowIterWithError(rows, scanTripwire, err).AsList()
+}
+
+// SaveTripwire writes back what a person may change: settings, status and
+// the evaluator state a re-arm clears.
+func (q *TripwireQuery) SaveTripwire(ctx context.Context, r core.TripwireRecord) error {
+	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		res, err := q.db.Exec(ctx, saveTripwireQuery, r.Scope, r.ID, r.Label, r.Rationale, r.Action.Journal,
+			r.Action.Push, r.UpdatedAt.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("save tripwire %q: %w", r.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("tripwire %s: %w", r.ID, core.ErrNotFound)
+		}
+		rev, err := q.nextRev(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = q.db.Exec(ctx, saveTripwireStateQuery, r.ID, rev, string(r.Status), r.CooldownSeconds, r.LastObserved,
+			r.ErrorStreak, r.LastError, tripMillis(r.FlapSince), r.QuarantineReason)
+		if err != nil {
+			return fmt.Errorf("save tripwire %q state: %w", r.ID, err)
+		}
+		return nil
+	})
+}
+
+// DeleteTripwire deletes one of scope's tripwires. Its state row stays,
+// marked deleted, so the evaluator learns of it; its trips stay too.
+func (q *TripwireQuery) DeleteTripwire(ctx context.Context, scope, id string) error {
+	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		rev, err := q.nextRev(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := q.db.Exec(ctx, deleteTripwireQuery, scope, id, rev)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("tripwire %s: %w", id, core.ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// CountCreations counts scope's creations since a time.
+func (q *TripwireQuery) CountCreations(ctx context.Context, scope string, since time.Time) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, tripwireCountCreationsQuery, scope, since.UnixMilli()).Scan(&n)
+	return n, err
+}
+
+// RecordCreation notes a creation and forgets those older than the window.
+func (q *TripwireQuery) RecordCreation(ctx context.Context, scope string, at time.Time, window time.Duration) error {
+	if _, err := q.db.Exec(ctx, tripwirePruneCreationsQuery, scope, at.Add(-window).UnixMilli()); err != nil {
+		return err
+	}
+	_, err := q.db.Exec(ctx, tripwireInsertCreationQuery, scope, at.UnixMilli())
+	return err
+}
+
+// History returns the latest trips of one of scope's tripwires, oldest first.
+func (q *TripwireQuery) History(ctx context.Context, scope, id string, limit int) ([]core.TripEvent, error) {
+	rows, err := q.db.Query(ctx, tripHistoryQuery, scope, id, limit)
+	return dbutil.NewRowIterWithError(rows, scanTripEvent, err).AsList()
+}
+
+// JournalAfter returns journal entries after seq, oldest first.
+func (q *TripwireQuery) JournalAfter(ctx context.Context, scope string, seq int64, limit int) ([]core.JournalEntry, error) {
+	rows, err := q.db.Query(ctx, tripJournalAfterQuery, scope, seq, limit)
+	return dbutil.NewRowIterWithError(rows, scanTripJournalEntry, err).AsList()
+}
+
+// LatestJournal returns the latest journal entries, oldest first.
+func (q *TripwireQuery) LatestJournal(ctx context.Context, scope string, limit int) ([]core.JournalEntry, error) {
+	rows, err := q.db.Query(ctx, tripLatestJournalQuery, scope, limit)
+	return dbutil.NewRowIterWithError(rows, scanTripJournalEntry, err).AsList()
+}
+
+// CountJournalAfter counts the journal entries after seq.
+func (q *TripwireQuery) CountJournalAfter(ctx context.Context, scope string, seq int64) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, tripCountJournalAfterQuery, scope, seq).Scan(&n)
+	return n, err
+}
+
+// JournalCursor returns how far scope has read its journal.
+func (q *TripwireQuery) JournalCursor(ctx context.Context, scope string) (int64, error) {
+	var seq int64
+	err := q.db.QueryRow(ctx, tripGetJournalCursorQuery, scope).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return seq, err
+}
+
+// SetJournalCursor moves scope's read cursor.
+func (q *TripwireQuery) SetJournalCursor(ctx context.Context, scope string, seq int64) error {
+	_, err := q.db.Exec(ctx, tripSetJournalCursorQuery, scope, seq)
+	return err
+}
+
+// TakePush removes and returns scope's push queue, oldest first.
+func (q *TripwireQuery) TakePush(ctx context.Context, scope string) ([]core.TripEvent, error) {
+	var events []core.TripEvent
+	err := q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		rows, err := q.db.Query(ctx, tripPushQueueQuery, scope)
+		entries, err := dbutil.NewRowIterWithError(rows, scanTripJournalEntry, err).AsList()
+		if err != nil || len(entries) == 0 {
+			return err
+		}
+		for _, e := range entries {
+			events = append(events, e.TripEvent)
+		}
+		_, err = q.db.Exec(ctx, tripDeletePushQuery, scope, entries[len(entries)-1].Seq)
+		return err
+	})
+	return events, err
+}
+
+// ChangedTripwires returns the evaluator's view of the tripwires written
+// after revision rev, and the latest revision. From revision 0 it returns
+// every tripwire not deleted.
+func (q *TripwireQuery) ChangedTripwires(ctx context.Context, rev int64) ([]core.TripwireState, int64, error) {
+	query, args := tripwireChangedQuery, []any{rev}
+	latest := rev
+	if rev == 0 {
+		// The first load reads every row, so it scans rather than walk the
+		// revision index. The counter read first bounds what it saw; a row
+		// written meanwhile only raises the latest revision.
+		query, args = tripwireAllStatesQuery, nil
+		if err := q.db.QueryRow(ctx, tripwireRevQuery).Scan(&latest); err != nil {
+			return nil, 0, err
+		}
+	}
+	rows, err := q.db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var states []core.TripwireState
+	for rows.Next() {
+		var st core.TripwireState
+		var status string
+		// Integers scan into int64: database/sql converts into int through a
+		// string, which costs at this volume.
+		var rowRev, cooldown, lastTripped, streak int64
+		if err := rows.Scan(&st.ID, &rowRev, &status, &cooldown, &lastTripped, &st.LastObserved, &streak); err != nil {
+			return nil, 0, err
+		}
+		st.Status = core.TripwireStatus(status)
+		st.CooldownSeconds, st.ErrorStreak = int(cooldown), int(streak)
+		st.LastTrippedAt = tripTime(lastTripped)
+		latest = max(latest, rowRev)
+		states = append(states, st)
+	}
+	return states, latest, rows.Err()
+}
+
+// TripwireSpecs loads the source and condition of the given tripwires.
+func (q *TripwireQuery) TripwireSpecs(ctx context.Context, ids []string) ([]core.TripwireSpec, error) {
+	var specs []core.TripwireSpec
+	err := bulkChunks(ids, 1, func(chunk []string) error {
+		rows, err := q.db.Query(ctx, fmt.Sprintf(tripwireSpecsQuery, bulkIn(1, len(chunk))), bulkArgs(chunk)...)
+		got, err := dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (spec core.TripwireSpec, err error) {
+			var cond string
+			if err = row.Scan(&spec.ID, &spec.Source.Kind, &spec.Source.Param, &cond); err != nil {
+				return spec, err
+			}
+			return spec, json.Unmarshal([]byte(cond), &spec.Condition)
+		}, err).AsList()
+		specs = append(specs, got...)
+		return err
+	})
+	return specs, err
+}
+
+// TripwireRecords loads the given tripwires whole.
+func (q *TripwireQuery) TripwireRecords(ctx context.Context, ids []string) ([]core.TripwireRecord, error) {
+	var recs []core.TripwireRecord
+	err := bulkChunks(ids, 1, func(chunk []string) error {
+		rows, err := q.db.Query(ctx, fmt.Sprintf(tripwireRecordsQuery, bulkIn(1, len(chunk))), bulkArgs(chunk)...)
+		got, err := dbutil.NewRowIterWithError(rows, scanTripwire, err).AsList()
+		recs = append(recs, got...)
+		return err
+	})
+	return recs, err
+}
+
+// RecentTrips returns the times of the given tripwires' trips since a time.
+func (q *TripwireQuery) RecentTrips(ctx context.Context, ids []string, since time.Time) (map[string][]time.Time, error) {
+	out := map[string][]time.Time{}
+	err := bulkChunks(ids, 1, func(chunk []string) error {
+		args := append([]any{since.UnixMilli()}, bulkArgs(chunk)...)
+		rows, err := q.db.Query(ctx, fmt.Sprintf(tripRecentQuery, bulkIn(2, len(chunk))), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var at int64
+			if err := rows.Scan(&id, &at); err != nil {
+				return err
+			}
+			out[id] = append(out[id], time.UnixMilli(at).UTC())
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// ApplyTick writes an evaluator pass's outcome under one new revision and
+// trims history, journal and push queue to their caps.
+func (q *TripwireQuery) ApplyTick(ctx context.Context, w core.TickWrites) error {
+	if len(w.Observed) == 0 && len(w.Records) == 0 && len(w.Trips) == 0 {
+		return nil
+	}
+	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		rev, err := q.nextRev(ctx)
+		if err != nil {
+			return err
+		}
+		for _, u := range w.Observed {
+			if _, err := q.db.Exec(ctx, tripwireObservedQuery, u.ID, rev, u.LastObserved, u.ErrorStreak, u.LastError); err != nil {
+				return fmt.Errorf("write observation of %q: %w", u.ID, err)
+			}
+		}
+		for _, r := range w.Records {
+			_, err := q.db.Exec(ctx, tripwireTickStateQuery, r.ID, rev, string(r.Status), tripMillisPtr(r.LastTrippedAt),
+				tripMillisPtr(r.LastResetAt), r.TripSeq, r.TripPushed, r.LastObserved, r.ErrorStreak, r.LastError,
+				r.QuarantineReason, r.QuarantineCount)
+			if err != nil {
+				return fmt.Errorf("write state of %q: %w", r.ID, err)
+			}
+		}
+		if err := q.writeTrips(ctx, w.Trips); err != nil {
+			return fmt.Errorf("write trips: %w", err)
+		}
+		return nil
+	})
+}
+
+// tripRecord is a trip event ready for the trip tables.
+type tripRecord struct {
+	core.Trip
+	value, context string
+}
+
+func (q *TripwireQuery) writeTrips(ctx context.Context, trips []core.Trip) error {
+	var all, journal, push []tripRecord
+	var tripwires, journalScopes, pushScopes []string
+	seen := map[string]bool{}
+	for _, t := range trips {
+		value, err := json.Marshal(t.Event.ObservedValue)
+		if err != nil {
+			return fmt.Errorf("trip %s/%d observed value: %w", t.Event.TripwireID, t.Event.Trip, err)
+		}
+		context, err := json.Marshal(tripContext(t.Event.ObservedContext))
+		if err != nil {
+			return fmt.Errorf("trip %s/%d observed context: %w", t.Event.TripwireID, t.Event.Trip, err)
+		}
+		r := tripRecord{Trip: t, value: string(value), context: string(context)}
+		all = append(all, r)
+		// A tripwire keeps at most as many history rows as it has tripped:
+		// only those past the cap need trimming.
+		if t.Event.Trip > core.TripHistoryCap {
+			tripwires = appendNew(seen, "h:", tripwires, t.Event.TripwireID)
+		}
+		if t.Journal {
+			journal = append(journal, r)
+			journalScopes = appendNew(seen, "j:", journalScopes, t.Scope)
+		}
+		if t.Push {
+			push = append(push, r)
+			pushScopes = appendNew(seen, "p:", pushScopes, t.Scope)
+		}
+	}
+	for _, table := range []struct {
+		name, key string
+		trips     []tripRecord
+		keys      []string
+		keep      int
+	}{
+		{"tripwire_history", "tripwire_id", all, tripwires, core.TripHistoryCap},
+		{"tripwire_journal", "scope", journal, journalScopes, core.TripJournalCap},
+		{"tripwire_push", "scope", push, pushScopes, core.PushQueueCap},
+	} {
+		if err := q.insertTrips(ctx, table.name, table.trips); err != nil {
+			return err
+		}
+		if err := q.trim(ctx, table.name, table.key, table.keys, table.keep); err != nil {
+			return fmt.Errorf("trim %s: %w", table.name, err)
+		}
+	}
+	return nil
+}
+
+func (q *TripwireQuery) insertTrips(ctx context.Context, table string, trips []tripRecord) error {
+	const perRow = 8
+	return bulkChunks(trips, perRow, func(chunk []tripRecord) error {
+		args := make([]any, 0, len(chunk)*perRow)
+		for _, t := range chunk {
+			e := t.Event
+			args = append(args, e.TripwireID, t.Scope, e.Trip, e.Label, e.Timestamp.UnixMilli(), t.value, t.context, e.Summary)
+		}
+		_, err := q.db.Exec(ctx, fmt.Sprintf(insertTripsQuery, table, bulkRows(tripRow, len(chunk), perRow, 0)), args...)
+		return err
+	})
+}
+
+// trim keeps the newest keep rows of table for each of keys.
+func (q *TripwireQuery) trim(ctx context.Context, table, key string, keys []string, keep int) error {
+	return bulkChunks(keys, 1, func(chunk []string) error {
+		args := append([]any{keep}, bulkArgs(chunk)...)
+		_, err := q.db.Exec(ctx, fmt.Sprintf(tripTrimQuery, table, key, bulkRows("($%d)", len(chunk), 1, 1)), args...)
+		return err
+	})
+}
+
+func scanTripwire(row dbutil.Scannable) (core.TripwireRecord, error) {
+	var r core.TripwireRecord
+	var status, cond string
+	var created, updated, cooldown, tripped, reset, streak, flapSince, quarantines int64
+	err := row.Scan(&r.ID, &r.Scope, &r.Label, &r.Rationale, &r.Source.Kind, &r.Source.Param, &cond, &r.Action.Journal,
+		&r.Action.Push, &created, &updated, &status, &cooldown, &tripped, &reset, &r.TripSeq, &r.TripPushed,
+		&r.LastObserved, &streak, &r.LastError, &flapSince, &r.QuarantineReason, &quarantines)
+	if err != nil {
+		return r, err
+	}
+	r.CooldownSeconds, r.ErrorStreak, r.QuarantineCount = int(cooldown), int(streak), int(quarantines)
+	if err := json.Unmarshal([]byte(cond), &r.Condition); err != nil {
+		return r, fmt.Errorf("tripwire %q condition: %w", r.ID, err)
+	}
+	r.Status = core.TripwireStatus(status)
+	r.CreatedAt, r.UpdatedAt = tripTime(created), tripTime(updated)
+	r.LastTrippedAt, r.LastResetAt = tripTimePtr(tripped), tripTimePtr(reset)
+	r.FlapSince = tripTime(flapSince)
+	return r, nil
+}
+
+func scanTripEvent(row dbutil.Scannable) (core.TripEvent, error) {
+	var e core.TripEvent
+	var at int64
+	var value, context string
+	if err := row.Scan(&e.TripwireID, &e.Trip, &e.Label, &at, &value, &context, &e.Summary); err != nil {
+		return e, err
+	}
+	return e, decodeTrip(&e, at, value, context)
+}
+
+func scanTripJournalEntry(row dbutil.Scannable) (core.JournalEntry, error) {
+	var e core.JournalEntry
+	var at int64
+	var value, context string
+	if err := row.Scan(&e.Seq, &e.TripwireID, &e.Trip, &e.Label, &at, &value, &context, &e.Summary); err != nil {
+		return e, err
+	}
+	return e, decodeTrip(&e.TripEvent, at, value, context)
+}
+
+func decodeTrip(e *core.TripEvent, at int64, value, context string) error {
+	e.Timestamp = tripTime(at)
+	if err := json.Unmarshal([]byte(value), &e.ObservedValue); err != nil {
+		return fmt.Errorf("trip %s/%d observed value: %w", e.TripwireID, e.Trip, err)
+	}
+	if err := json.Unmarshal([]byte(context), &e.ObservedContext); err != nil {
+		return fmt.Errorf("trip %s/%d observed context: %w", e.TripwireID, e.Trip, err)
+	}
+	return nil
+}
+
+// bulkChunks calls fn on consecutive chunks of items small enough that a
+// statement with perRow parameters per item stays within bulkParams.
+func bulkChunks[T any](items []T, perRow int, fn func([]T) error) error {
+	size := bulkParams / perRow
+	for start := 0; start < len(items); start += size {
+		if err := fn(items[start:min(start+size, len(items))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bulkRows repeats a row template such as "($%d, $%d)" n times, numbering
+// the parameters from after+1.
+func bulkRows(row string, n, perRow, after int) string {
+	var b strings.Builder
+	nums := make([]any, perRow)
+	for r := range n {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		for i := range nums {
+			nums[i] = after + r*perRow + i + 1
+		}
+		fmt.Fprintf(&b, row, nums...)
+	}
+	return b.String()
+}
+
+// bulkIn returns "$from, $from+1, …" for n parameters.
+func bulkIn(from, n int) string {
+	return bulkRows("$%d", n, 1, from-1)
+}
+
+func bulkArgs(s []string) []any {
+	args := make([]any, len(s))
+	for i, v := range s {
+		args[i] = v
+	}
+	return args
+}
+
+func appendNew(seen map[string]bool, ns string, list []string, v string) []string {
+	if seen[ns+v] {
+		return list
+	}
+	seen[ns+v] = true
+	return append(list, v)
+}
+
+func tripContext(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func tripMillis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func tripMillisPtr(t *time.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return tripMillis(*t)
+}
+
+func tripTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+func tripTimePtr(ms int64) *time.Time {
+	if ms == 0 {
+		return nil
+	}
+	t := time.UnixMilli(ms).UTC()
+	return &t
+}

@@ -1,0 +1,818 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Citizens of the tripwire tests.
+const (
+	twAlice = "@alice:example.org"
+	twBob   = "@bob:example.org"
+)
+
+// twFixture is the tripwire service on a real SQLite file, with sources
+// whose values the test sets.
+type twFixture struct {
+	t     *testing.T
+	ctx   context.Context
+	st    *Store
+	svc   *core.TripwireService
+	clock *core.ManualClock
+
+	mu     sync.Mutex
+	values map[string]any // by kind or kind[param]
+	errs   map[string]error
+	reads  map[string]int
+}
+
+func newTWFixture(t *testing.T, cfg core.TripwireConfig) *twFixture {
+	t.Helper()
+	f := &twFixture{
+		t: t, ctx: context.Background(), st: openTestStore(t),
+		clock:  core.NewManualClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
+		values: map[string]any{}, errs: map[string]error{}, reads: map[string]int{},
+	}
+	resolve := func(kind string) core.Resolver {
+		return func(_ context.Context, param string) (core.Observation, error) {
+			key := core.SourceRef{Kind: kind, Param: param}.String()
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.reads[key]++
+			if err := f.errs[key]; err != nil {
+				return core.Observation{}, err
+			}
+			v, ok := f.values[key]
+			if !ok {
+				return core.Observation{}, fmt.Errorf("no value for %s", key)
+			}
+			return core.Observation{Value: v, Context: map[string]any{"seen": key}}, nil
+		}
+	}
+	reg := core.NewSourceRegistry(
+		core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Resolve: resolve("integrity.gi")},
+		core.SourceKind{Kind: "vault.balance", Resolve: resolve("vault.balance")},
+		core.SourceKind{Kind: "lane.sentiment", Resolve: resolve("lane.sentiment")},
+		core.SourceKind{Kind: "micro-agent.value", Param: "micro-agent name", Resolve: resolve("micro-agent.value")},
+		core.SourceKind{Kind: "agent.status", Param: "agent name", Resolve: resolve("agent.status")},
+		core.SourceKind{Kind: "breaker.state", Param: "agent name", Resolve: resolve("breaker.state")},
+		core.SourceKind{Kind: "cards.needs_decision", Param: "whose decision", ParamOptional: true, Resolve: resolve("cards.needs_decision")},
+	)
+	f.svc = core.NewTripwireService(core.TripwireDeps{
+		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: reg, Clock: f.clock,
+	}, cfg)
+	f.svc.Room = "!jarvis:example.org"
+	return f
+}
+
+func (f *twFixture) set(key string, v any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.values[key] = v
+	delete(f.errs, key)
+}
+
+func (f *twFixture) fail(key string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs[key] = err
+}
+
+func (f *twFixture) tick() core.TickReport {
+	f.t.Helper()
+	r, err := f.svc.Tick(f.ctx)
+	if err != nil {
+		f.t.Fatalf("Tick() error = %v", err)
+	}
+	return r
+}
+
+func (f *twFixture) arm(scope string, d core.TripwireDraft) core.TripwireDefinition {
+	f.t.Helper()
+	def, err := f.svc.Arm(f.ctx, scope, d)
+	if err != nil {
+		f.t.Fatalf("Arm(%q) error = %v", d.Label, err)
+	}
+	return def
+}
+
+func (f *twFixture) get(scope, id string) core.TripwireDefinition {
+	f.t.Helper()
+	def, err := f.svc.Get(f.ctx, scope, id)
+	if err != nil {
+		f.t.Fatalf("Get(%s) error = %v", id, err)
+	}
+	return def
+}
+
+// notices returns the outbox's waiting notices, oldest first.
+func (f *twFixture) notices() []core.OutboxEntry {
+	f.t.Helper()
+	entries, err := f.st.Outbox().Waiting(f.ctx, 1000)
+	if err != nil {
+		f.t.Fatalf("outbox: %v", err)
+	}
+	return entries
+}
+
+func (f *twFixture) history(scope, id string) []core.TripEvent {
+	f.t.Helper()
+	events, err := f.svc.History(f.ctx, scope, id, 0)
+	if err != nil {
+		f.t.Fatalf("History(%s) error = %v", id, err)
+	}
+	return events
+}
+
+func giBelow(label string, threshold float64, push bool, cooldown int) core.TripwireDraft {
+	return core.TripwireDraft{
+		Label: label, Rationale: "the substrate degrades below the yellow band",
+		Source:    core.SourceRef{Kind: "integrity.gi"},
+		Condition: core.Condition{Op: core.OpLT, Threshold: threshold},
+		Action:    &core.TripwireAction{Journal: true, Push: push}, CooldownSeconds: &cooldown,
+	}
+}
+
+func TestTripwirePushTripAndReset(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	def := f.arm(twAlice, giBelow("GI below yellow band", 0.7, true, 3600))
+	f.set("integrity.gi", 0.82)
+	if r := f.tick(); r.Fired != 0 || r.Evaluated != 1 {
+		t.Fatalf("healthy GI: report %+v, want nothing fired of 1", r)
+	}
+
+	f.clock.Advance(5 * time.Minute)
+	f.set("integrity.gi", 0.64)
+	if r := f.tick(); r.Fired != 1 {
+		t.Fatalf("GI 0.64: report %+v, want 1 fired", r)
+	}
+	got := f.get(twAlice, def.ID)
+	if got.Status != core.TripwireTripped || got.LastTrippedAt == nil || !got.LastTrippedAt.Equal(f.clock.Now()) {
+		t.Errorf("after trip: status %s, last_tripped_at %v; want tripped at %v", got.Status, got.LastTrippedAt, f.clock.Now())
+	}
+	notices := f.notices()
+	if len(notices) != 1 {
+		t.Fatalf("outbox has %d notices, want 1 trip notice", len(notices))
+	}
+	n := notices[0]
+	wantKey := "trip:" + def.ID + ":1"
+	if n.Key != wantKey || n.ToUser != twAlice || n.RoomID != "" || len(n.Mentions) != 1 || n.Mentions[0] != twAlice {
+		t.Errorf("trip notice = key %q to %q room %q mentions %v; want key %q to %s mentioning them", n.Key, n.ToUser, n.RoomID, n.Mentions, wantKey, twAlice)
+	}
+	for _, want := range []string{"GI below yellow band", "0.64", "integrity.gi < 0.7", "the substrate degrades below the yellow band"} {
+		if !strings.Contains(n.Body, want) {
+			t.Errorf("trip notice body %q does not say %q", n.Body, want)
+		}
+	}
+	events := f.history(twAlice, def.ID)
+	if len(events) != 1 || events[0].Trip != 1 || events[0].ObservedValue != 0.64 || events[0].ObservedContext["seen"] != "integrity.gi" {
+		t.Errorf("history = %+v, want trip 1 observing 0.64 with its context", events)
+	}
+
+	f.clock.Advance(5 * time.Minute)
+	f.set("integrity.gi", 0.75)
+	if r := f.tick(); r.Reset != 1 {
+		t.Fatalf("GI back to 0.75: report %+v, want 1 reset", r)
+	}
+	got = f.get(twAlice, def.ID)
+	if got.Status != core.TripwireArmed || got.LastResetAt == nil || !got.LastResetAt.Equal(f.clock.Now()) {
+		t.Errorf("after reset: status %s, last_reset_at %v; want armed, reset now", got.Status, got.LastResetAt)
+	}
+	notices = f.notices()
+	if len(notices) != 2 {
+		t.Fatalf("outbox has %d notices, want the trip and its clearing", len(notices))
+	}
+	c := notices[1]
+	if c.Kind != core.NoticeMessage || c.Target != wantKey || !c.Thread || c.ToUser != twAlice || !strings.Contains(c.Body, "Cleared at 2026-01-01 09:10 UTC") {
+		t.Errorf("clearing notice = %+v; want a threaded reply to %s saying when it cleared", c, wantKey)
+	}
+	if len(c.Mentions) != 0 {
+		t.Errorf("clearing notice mentions %v; a clearing pings nobody", c.Mentions)
+	}
+}
+
+func TestTripwireJournalOnlyInterruptsNobody(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	def := f.arm(twAlice, giBelow("quiet GI watch", 0.7, false, 3600))
+	f.set("integrity.gi", 0.5)
+	f.tick()
+	f.clock.Advance(time.Minute)
+	f.set("integrity.gi", 0.9)
+	f.tick()
+	if n := f.notices(); len(n) != 0 {
+		t.Errorf("journal-only tripwire queued %d notices, want none: %+v", len(n), n)
+	}
+	page, err := f.svc.Journal(f.ctx, twAlice, core.JournalQuery{})
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].TripwireID != def.ID || page.Unread != 1 {
+		t.Errorf("journal = %+v, %v; want the one unread trip", page, err)
+	}
+	if push, err := f.svc.ConsumePush(f.ctx, twAlice); err != nil || len(push) != 0 {
+		t.Errorf("push queue = %v, %v; want empty", push, err)
+	}
+}
+
+func TestTripwireCooldown(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
+	for _, step := range []struct {
+		name      string
+		advance   time.Duration
+		gi        float64
+		wantFired int
+		wantReset int
+		wantSkip  core.SkipReason
+		status    core.TripwireStatus
+	}{
+		{name: "first match fires", gi: 0.6, wantFired: 1, status: core.TripwireTripped},
+		{name: "still matching inside cooldown", advance: 5 * time.Minute, gi: 0.6, wantSkip: core.SkipCooldown, status: core.TripwireTripped},
+		{name: "clears and resets", advance: 5 * time.Minute, gi: 0.8, wantReset: 1, status: core.TripwireArmed},
+		{name: "matches again inside cooldown: no fire, no reset", advance: 5 * time.Minute, gi: 0.6, wantSkip: core.SkipCooldown, status: core.TripwireArmed},
+		{name: "cooldown over: fires again", advance: time.Hour, gi: 0.6, wantFired: 1, status: core.TripwireTripped},
+		{name: "still matching after cooldown: already tripped", advance: 2 * time.Hour, gi: 0.6, wantSkip: core.SkipTripped, status: core.TripwireTripped},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			f.clock.Advance(step.advance)
+			f.set("integrity.gi", step.gi)
+			r := f.tick()
+			if r.Fired != step.wantFired || r.Reset != step.wantReset {
+				t.Errorf("report %+v, want %d fired %d reset", r, step.wantFired, step.wantReset)
+			}
+			if step.wantSkip != "" && r.Skipped[step.wantSkip] != 1 {
+				t.Errorf("skipped %v, want one %s", r.Skipped, step.wantSkip)
+			}
+			if got := f.get(twAlice, def.ID).Status; got != step.status {
+				t.Errorf("status %s, want %s", got, step.status)
+			}
+		})
+	}
+	if n := len(f.history(twAlice, def.ID)); n != 2 {
+		t.Errorf("history has %d trips, want 2 (one per cooldown window)", n)
+	}
+}
+
+func TestTripwireSourceErrorsAreNotFires(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	def := f.arm(twAlice, giBelow("GI dips", 0.7, true, 0))
+	f.fail("integrity.gi", errors.New("snapshot unreachable"))
+	r := f.tick()
+	if r.Fired != 0 || r.Skipped[core.SkipSourceError] != 1 || r.SourceErrors != 1 {
+		t.Errorf("report %+v, want one source-error skip and no fire", r)
+	}
+	got := f.get(twAlice, def.ID)
+	if got.Status != core.TripwireArmed || got.LastTrippedAt != nil || !strings.Contains(got.LastError, "snapshot unreachable") {
+		t.Errorf("after a source error: %s, last tripped %v, last error %q; want armed, never tripped, the error shown",
+			got.Status, got.LastTrippedAt, got.LastError)
+	}
+	if n := f.notices(); len(n) != 0 {
+		t.Errorf("a source error queued %d notices, want none", len(n))
+	}
+	f.set("integrity.gi", 0.9)
+	f.tick()
+	if got := f.get(twAlice, def.ID); got.LastError != "" {
+		t.Errorf("after the source recovered, last error %q; want none", got.LastError)
+	}
+}
+
+func TestTripwireQuarantine(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// step runs one pass's worth of change; i counts from 0.
+		step       func(f *twFixture, i int)
+		passes     int
+		wantReason string
+	}{
+		{
+			name: "twelve source errors in a row",
+			step: func(f *twFixture, i int) {
+				f.clock.Advance(5 * time.Minute)
+				f.fail("integrity.gi", errors.New("snapshot unreachable"))
+			},
+			passes:     12,
+			wantReason: "its sources failed 12 times in a row",
+		},
+		{
+			name: "seven fire/reset cycles within an hour",
+			step: func(f *twFixture, i int) {
+				f.clock.Advance(4 * time.Minute)
+				f.set("integrity.gi", []float64{0.5, 0.9}[i%2])
+			},
+			passes:     14,
+			wantReason: "it tripped and cleared 7 times within 1h",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newTWFixture(t, core.DefaultTripwireConfig())
+			def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 0))
+			for i := range tt.passes - 1 {
+				tt.step(f, i)
+				if r := f.tick(); r.Quarantined != 0 {
+					t.Fatalf("pass %d quarantined early: %+v", i+1, r)
+				}
+			}
+			tt.step(f, tt.passes-1)
+			if r := f.tick(); r.Quarantined != 1 {
+				t.Fatalf("pass %d: %+v, want the tripwire quarantined", tt.passes, r)
+			}
+			got := f.get(twAlice, def.ID)
+			if got.Status != core.TripwireQuarantined || !strings.Contains(got.QuarantineReason, tt.wantReason) {
+				t.Errorf("status %s (%q), want quarantined because %q", got.Status, got.QuarantineReason, tt.wantReason)
+			}
+			notices := f.notices()
+			if len(notices) != 1 || notices[0].ToUser != twAlice || !strings.Contains(notices[0].Body, "quarantined") ||
+				!strings.Contains(notices[0].Body, def.ID) {
+				t.Fatalf("notices = %+v, want one quarantine notice to %s", notices, twAlice)
+			}
+
+			// Quarantined: not evaluated, no further notice.
+			for range 3 {
+				tt.step(f, 0)
+				if r := f.tick(); r.Evaluated != 0 {
+					t.Errorf("a quarantined tripwire was evaluated: %+v", r)
+				}
+			}
+			if n := f.notices(); len(n) != 1 {
+				t.Errorf("owner told %d times, want once", len(n))
+			}
+
+			// Release re-arms it with a clean slate.
+			rel, err := f.svc.Release(f.ctx, twAlice, def.ID)
+			if err != nil || rel.Status != core.TripwireArmed || rel.QuarantineReason != "" {
+				t.Fatalf("Release() = %s %q, %v; want armed", rel.Status, rel.QuarantineReason, err)
+			}
+			f.set("integrity.gi", 0.9)
+			if r := f.tick(); r.Evaluated != 1 || r.Quarantined != 0 {
+				t.Errorf("after release: %+v, want evaluated again", r)
+			}
+			if _, err := f.svc.Release(f.ctx, twAlice, def.ID); !errors.Is(err, core.ErrIllegalTransition) {
+				t.Errorf("releasing an armed tripwire: %v, want ErrIllegalTransition", err)
+			}
+		})
+	}
+}
+
+func TestTripwireChanged(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	cooldown := 0
+	def := f.arm(twAlice, core.TripwireDraft{
+		Label: "EVE status changes", Rationale: "EVE has been unstable", Source: core.SourceRef{Kind: "agent.status", Param: "EVE"},
+		Condition: core.Condition{Op: core.OpChanged}, CooldownSeconds: &cooldown,
+	})
+	for _, step := range []struct {
+		name      string
+		status    string
+		wantFired int
+		wantReset int
+	}{
+		{name: "first observation only records", status: "online"},
+		{name: "same value", status: "online"},
+		{name: "a change fires", status: "late", wantFired: 1},
+		{name: "no further change resets", status: "late", wantReset: 1},
+		{name: "another change fires again", status: "offline", wantFired: 1},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			f.clock.Advance(5 * time.Minute)
+			f.set("agent.status[EVE]", step.status)
+			if r := f.tick(); r.Fired != step.wantFired || r.Reset != step.wantReset {
+				t.Errorf("report %+v, want %d fired %d reset", r, step.wantFired, step.wantReset)
+			}
+		})
+	}
+	events := f.history(twAlice, def.ID)
+	if len(events) != 2 || events[0].ObservedValue != "late" || events[1].ObservedValue != "offline" {
+		t.Errorf("history = %+v, want trips on late then offline", events)
+	}
+}
+
+func TestTripwireCompoundConditions(t *testing.T) {
+	lane := &core.SourceRef{Kind: "lane.sentiment"}
+	for _, tt := range []struct {
+		name      string
+		op        core.Op
+		gi        float64
+		lane      string
+		wantFired int
+	}{
+		{name: "all: both match", op: core.OpAll, gi: 0.6, lane: "degraded", wantFired: 1},
+		{name: "all: one matches", op: core.OpAll, gi: 0.6, lane: "healthy"},
+		{name: "any: one matches", op: core.OpAny, gi: 0.9, lane: "degraded", wantFired: 1},
+		{name: "any: none match", op: core.OpAny, gi: 0.9, lane: "healthy"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newTWFixture(t, core.DefaultTripwireConfig())
+			def := f.arm(twAlice, core.TripwireDraft{
+				Label: "GI drops while sentiment is degraded", Rationale: "the sentiment lane may hide real GI drops",
+				Source: core.SourceRef{Kind: "integrity.gi"},
+				Condition: core.Condition{Op: tt.op, Conditions: []core.Condition{
+					{Op: core.OpLT, Threshold: 0.7},
+					{Op: core.OpEQ, Threshold: "degraded", Source: lane},
+				}},
+			})
+			f.set("integrity.gi", tt.gi)
+			f.set("lane.sentiment", tt.lane)
+			r := f.tick()
+			if r.Fired != tt.wantFired || r.Sources != 2 {
+				t.Errorf("report %+v, want %d fired from 2 sources", r, tt.wantFired)
+			}
+			if tt.wantFired == 0 {
+				return
+			}
+			ev := f.history(twAlice, def.ID)[0]
+			values, ok := ev.ObservedValue.([]any)
+			if !ok || len(values) != 2 || values[0] != tt.gi || values[1] != tt.lane {
+				t.Errorf("observed value %v, want [%v %s]", ev.ObservedValue, tt.gi, tt.lane)
+			}
+			if !strings.Contains(ev.Summary, "lane.sentiment is "+tt.lane) {
+				t.Errorf("summary %q does not name both sources", ev.Summary)
+			}
+		})
+	}
+}
+
+func TestTripwireSourcesReadOncePerPass(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	for i := range 5 {
+		f.arm(twAlice, giBelow(fmt.Sprintf("GI watch %d", i), 0.7, false, 3600))
+		f.arm(twBob, giBelow(fmt.Sprintf("GI watch %d", i), 0.5, false, 3600))
+	}
+	f.set("integrity.gi", 0.6)
+	r := f.tick()
+	if r.Sources != 1 || r.Evaluated != 10 || r.Fired != 5 {
+		t.Errorf("report %+v, want 1 source read for 10 tripwires, 5 fired", r)
+	}
+	if n := f.reads["integrity.gi"]; n != 1 {
+		t.Errorf("integrity.gi read %d times in one pass, want once", n)
+	}
+}
+
+func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
+	eve := f.arm(twAlice, core.TripwireDraft{
+		Label: "EVE goes offline", Rationale: "EVE runs the nightly jobs", Source: core.SourceRef{Kind: "agent.status", Param: "EVE"},
+		Condition: core.Condition{Op: core.OpEQ, Threshold: "offline"}, Action: &core.TripwireAction{Journal: true, Push: true},
+	})
+	f.set("integrity.gi", 0.5)
+	f.set("agent.status[EVE]", "offline")
+	r, err := f.svc.Reevaluate(f.ctx, "agent.status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Evaluated != 1 || r.Fired != 1 || f.reads["integrity.gi"] != 0 {
+		t.Errorf("Reevaluate(agent.status) = %+v, GI read %d times; want only the EVE tripwire", r, f.reads["integrity.gi"])
+	}
+	if n := f.notices(); len(n) != 1 || n[0].Key != "trip:"+eve.ID+":1" {
+		t.Errorf("notices %+v, want EVE's trip notice", n)
+	}
+}
+
+func TestTripwireScopesAreIsolated(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	mine := f.arm(twAlice, giBelow("alice's GI watch", 0.7, true, 3600))
+	f.set("integrity.gi", 0.5)
+	f.tick()
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"get", func() error { _, err := f.svc.Get(f.ctx, twBob, mine.ID); return err }},
+		{"disable", func() error { _, err := f.svc.Disable(f.ctx, twBob, mine.ID); return err }},
+		{"set push", func() error { _, err := f.svc.SetPush(f.ctx, twBob, mine.ID, false); return err }},
+		{"delete", func() error { return f.svc.Delete(f.ctx, twBob, mine.ID) }},
+		{"history", func() error { _, err := f.svc.History(f.ctx, twBob, mine.ID, 0); return err }},
+		{"release", func() error { _, err := f.svc.Release(f.ctx, twBob, mine.ID); return err }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, core.ErrNotFound) {
+				t.Errorf("bob's %s of alice's tripwire: %v, want ErrNotFound", tt.name, err)
+			}
+		})
+	}
+	if list, err := f.svc.List(f.ctx, twBob); err != nil || len(list) != 0 {
+		t.Errorf("bob's list = %v, %v; want empty", list, err)
+	}
+	if page, err := f.svc.Journal(f.ctx, twBob, core.JournalQuery{}); err != nil || len(page.Entries) != 0 {
+		t.Errorf("bob's journal = %+v, %v; want empty", page, err)
+	}
+	if push, err := f.svc.ConsumePush(f.ctx, twBob); err != nil || len(push) != 0 {
+		t.Errorf("bob's push queue = %v, %v; want empty", push, err)
+	}
+	for _, n := range f.notices() {
+		if n.ToUser != twAlice {
+			t.Errorf("notice %s goes to %q, want only alice", n.Key, n.ToUser)
+		}
+	}
+	if got := f.get(twAlice, mine.ID); got.Status != core.TripwireTripped || !got.Action.Push {
+		t.Errorf("alice's tripwire changed by bob's attempts: %+v", got)
+	}
+}
+
+func TestTripwireSelfScopeNotifiesTheRoom(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f.arm(core.SelfScope, giBelow("operator GI watch", 0.7, true, 3600))
+	f.set("integrity.gi", 0.5)
+	f.tick()
+	n := f.notices()
+	if len(n) != 1 || n[0].RoomID != "!jarvis:example.org" || n[0].ToUser != "" {
+		t.Errorf("notices %+v, want one to the dedicated room", n)
+	}
+}
+
+func TestTripwireRateLimit(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	for i := range core.CreationLimit {
+		def := f.arm(twAlice, giBelow(fmt.Sprintf("watch %d", i), 0.7, false, 3600))
+		if i < 10 {
+			if err := f.svc.Delete(f.ctx, twAlice, def.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.clock.Advance(time.Minute)
+	}
+	_, err := f.svc.Arm(f.ctx, twAlice, giBelow("one too many", 0.7, false, 3600))
+	if !errors.Is(err, core.ErrRateLimited) {
+		t.Fatalf("51st creation within the hour: %v, want ErrRateLimited (deleting does not give creations back)", err)
+	}
+	list, _ := f.svc.List(f.ctx, twAlice)
+	if len(list) != core.CreationLimit-10 {
+		t.Errorf("alice has %d tripwires, want %d: the refused one was not created", len(list), core.CreationLimit-10)
+	}
+	if _, err := f.svc.Arm(f.ctx, twBob, giBelow("bob's first", 0.7, false, 3600)); err != nil {
+		t.Errorf("bob is limited by alice's creations: %v", err)
+	}
+	f.clock.Advance(11 * time.Minute) // the first creation is now over an hour old
+	if _, err := f.svc.Arm(f.ctx, twAlice, giBelow("after the window", 0.7, false, 3600)); err != nil {
+		t.Errorf("creation after the oldest left the window: %v", err)
+	}
+}
+
+func TestTripwireCapsKeepTheNewest(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// trips is how many trips to record, spread over tripwires.
+		trips, tripwires int
+		journal, push    bool
+		read             func(f *twFixture) ([]core.TripEvent, error)
+		wantLen          int
+		wantFirst        string // "tripwire/trip" of the oldest kept
+	}{
+		{name: "100 history entries are all kept", trips: 100, tripwires: 1, wantLen: 100, wantFirst: "tw_0/1",
+			read: func(f *twFixture) ([]core.TripEvent, error) { return f.svc.History(f.ctx, twAlice, "tw_0", 0) }},
+		{name: "101st history entry drops the oldest", trips: 101, tripwires: 1, wantLen: 100, wantFirst: "tw_0/2",
+			read: func(f *twFixture) ([]core.TripEvent, error) { return f.svc.History(f.ctx, twAlice, "tw_0", 0) }},
+		{name: "201st journal entry drops the oldest", trips: 201, tripwires: 3, journal: true, wantLen: 200, wantFirst: "tw_1/1",
+			read: func(f *twFixture) ([]core.TripEvent, error) {
+				page, err := f.svc.Journal(f.ctx, twAlice, core.JournalQuery{})
+				events := make([]core.TripEvent, len(page.Entries))
+				for i, e := range page.Entries {
+					events[i] = e.TripEvent
+				}
+				return events, err
+			}},
+		{name: "51st push drops the oldest", trips: 51, tripwires: 1, push: true, wantLen: 50, wantFirst: "tw_0/2",
+			read: func(f *twFixture) ([]core.TripEvent, error) { return f.svc.ConsumePush(f.ctx, twAlice) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newTWFixture(t, core.DefaultTripwireConfig())
+			q := f.st.Tripwires()
+			seq := map[string]int64{}
+			// Record one trip per pass, as the evaluator does.
+			for i := range tt.trips {
+				id := fmt.Sprintf("tw_%d", i%tt.tripwires)
+				seq[id]++
+				ev := core.TripEvent{TripwireID: id, Trip: seq[id], Label: "watch", Timestamp: f.clock.Now(), ObservedValue: 0.5, Summary: "GI is 0.5"}
+				err := q.ApplyTick(f.ctx, core.TickWrites{Trips: []core.Trip{{Scope: twAlice, Event: ev, Journal: tt.journal, Push: tt.push}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			events, err := tt.read(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(events) != tt.wantLen {
+				t.Fatalf("%d events kept, want %d", len(events), tt.wantLen)
+			}
+			if first := fmt.Sprintf("%s/%d", events[0].TripwireID, events[0].Trip); first != tt.wantFirst {
+				t.Errorf("oldest kept is %s, want %s", first, tt.wantFirst)
+			}
+			last := events[len(events)-1]
+			if want := fmt.Sprintf("tw_%d", (tt.trips-1)%tt.tripwires); last.TripwireID != want || last.Trip != seq[want] {
+				t.Errorf("newest kept is %s/%d, want the last trip recorded", last.TripwireID, last.Trip)
+			}
+		})
+	}
+}
+
+func TestTripwireJournalCursor(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	a := f.arm(twAlice, giBelow("GI under 0.7", 0.7, false, 0))
+	b := f.arm(twAlice, giBelow("GI under 0.5", 0.5, false, 0))
+	f.set("integrity.gi", 0.6)
+	f.tick()
+
+	page, err := f.svc.Journal(f.ctx, twAlice, core.JournalQuery{UnreadOnly: true, MarkRead: true})
+	if err != nil || page.Unread != 1 || len(page.Entries) != 1 || page.Entries[0].TripwireID != a.ID || !page.Entries[0].Unread {
+		t.Fatalf("first look = %+v, %v; want a's trip, unread", page, err)
+	}
+	page, _ = f.svc.Journal(f.ctx, twAlice, core.JournalQuery{UnreadOnly: true})
+	if page.Unread != 0 || len(page.Entries) != 0 {
+		t.Errorf("second look = %+v, want nothing new", page)
+	}
+
+	f.clock.Advance(time.Minute)
+	f.set("integrity.gi", 0.4)
+	f.tick()
+	page, _ = f.svc.Journal(f.ctx, twAlice, core.JournalQuery{})
+	if page.Unread != 1 || len(page.Entries) != 2 || page.Entries[0].Unread || !page.Entries[1].Unread || page.Entries[1].TripwireID != b.ID {
+		t.Errorf("full journal = %+v, want a's trip read and b's unread", page)
+	}
+}
+
+func TestTripwireConsumePushIsAtMostOnce(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	def := f.arm(twAlice, giBelow("GI dips", 0.7, true, 3600))
+	f.set("integrity.gi", 0.5)
+	f.tick()
+	first, err := f.svc.ConsumePush(f.ctx, twAlice)
+	if err != nil || len(first) != 1 || first[0].TripwireID != def.ID {
+		t.Fatalf("first drain = %v, %v; want the trip", first, err)
+	}
+	if again, err := f.svc.ConsumePush(f.ctx, twAlice); err != nil || len(again) != 0 {
+		t.Errorf("second drain = %v, %v; want empty", again, err)
+	}
+}
+
+func TestTripwireFiringNeverChangesDefinitions(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	firing := f.arm(twAlice, giBelow("GI dips", 0.7, true, 3600))
+	other := f.arm(twAlice, giBelow("GI collapses", 0.2, false, 3600))
+	f.clock.Advance(time.Hour)
+	f.set("integrity.gi", 0.5)
+	f.tick()
+	after := f.get(twAlice, firing.ID)
+	after.Status, after.LastTrippedAt = firing.Status, firing.LastTrippedAt
+	if fmt.Sprint(after) != fmt.Sprint(firing) {
+		t.Errorf("firing changed its definition:\n got %+v\nwant %+v", after, firing)
+	}
+	if got := f.get(twAlice, other.ID); fmt.Sprint(got) != fmt.Sprint(other) {
+		t.Errorf("firing changed another tripwire:\n got %+v\nwant %+v", got, other)
+	}
+}
+
+func TestTripwireUpdates(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
+	f.set("integrity.gi", 0.5)
+	f.tick()
+
+	got, err := f.svc.SetPush(f.ctx, twAlice, def.ID, true)
+	if err != nil || !got.Action.Push || !got.Action.Journal {
+		t.Errorf("SetPush(on) = %+v, %v", got.Action, err)
+	}
+	got, err = f.svc.SetCooldown(f.ctx, twAlice, def.ID, 6*time.Hour)
+	if err != nil || got.CooldownSeconds != 6*3600 {
+		t.Errorf("SetCooldown(6h) = %d, %v", got.CooldownSeconds, err)
+	}
+	if _, err := f.svc.SetCooldown(f.ctx, twAlice, def.ID, -time.Second); !isField(err, "cooldown_seconds") {
+		t.Errorf("negative cooldown: %v, want an error naming cooldown_seconds", err)
+	}
+	got, err = f.svc.Disable(f.ctx, twAlice, def.ID)
+	if err != nil || got.Status != core.TripwireDisabled {
+		t.Errorf("Disable() = %s, %v", got.Status, err)
+	}
+	if r := f.tick(); r.Evaluated != 0 {
+		t.Errorf("a disabled tripwire was evaluated: %+v", r)
+	}
+	got, err = f.svc.Enable(f.ctx, twAlice, def.ID)
+	if err != nil || got.Status != core.TripwireArmed {
+		t.Errorf("Enable() = %s, %v", got.Status, err)
+	}
+	f.clock.Advance(7 * time.Hour)
+	if r := f.tick(); r.Fired != 1 {
+		t.Errorf("re-enabled tripwire did not fire: %+v", r)
+	}
+
+	if err := f.svc.Delete(f.ctx, twAlice, def.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Get(f.ctx, twAlice, def.ID); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("Get() after delete: %v, want ErrNotFound", err)
+	}
+	if r := f.tick(); r.Evaluated != 0 {
+		t.Errorf("a deleted tripwire was evaluated: %+v", r)
+	}
+	if events := f.history(twAlice, def.ID); len(events) != 2 {
+		t.Errorf("history after delete has %d trips, want both kept", len(events))
+	}
+	if err := f.svc.Delete(f.ctx, twAlice, def.ID); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("deleting twice: %v, want ErrNotFound", err)
+	}
+}
+
+func TestTripwireTemplates(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	if list, _ := f.svc.List(f.ctx, twAlice); len(list) != 0 {
+		t.Fatalf("a new citizen has %d tripwires, want none: templates are never armed by themselves", len(list))
+	}
+	templates := f.svc.Templates()
+	if len(templates) != 6 {
+		t.Fatalf("%d templates, want 6", len(templates))
+	}
+	for _, tt := range []struct {
+		name, template, param string
+		wantSource            core.SourceRef
+		wantField             string
+	}{
+		{name: "GI below yellow band", template: "gi-yellow", wantSource: core.SourceRef{Kind: "integrity.gi"}},
+		{name: "DAEDALUS self-ping", template: "daedalus-self-ping", wantSource: core.SourceRef{Kind: "micro-agent.value", Param: "DAEDALUS-µ5"}},
+		{name: "agent offline for EVE", template: "agent-offline", param: "EVE", wantSource: core.SourceRef{Kind: "agent.status", Param: "EVE"}},
+		{name: "agent offline needs an agent", template: "agent-offline", wantField: "param"},
+		{name: "breaker opens", template: "breaker-open", param: "EVE", wantSource: core.SourceRef{Kind: "breaker.state", Param: "EVE"}},
+		{name: "card waits for your decision", template: "card-decision", wantSource: core.SourceRef{Kind: "cards.needs_decision", Param: twAlice}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			def, err := f.svc.ArmTemplate(f.ctx, twAlice, tt.template, tt.param)
+			if tt.wantField != "" {
+				if !isField(err, tt.wantField) {
+					t.Errorf("ArmTemplate() = %v, want an error naming %s", err, tt.wantField)
+				}
+				return
+			}
+			if err != nil || def.Source != tt.wantSource || def.Status != core.TripwireArmed || def.Rationale == "" {
+				t.Errorf("ArmTemplate() = %+v, %v; want armed on %v with a rationale", def, err, tt.wantSource)
+			}
+		})
+	}
+	if _, err := f.svc.ArmTemplate(f.ctx, twAlice, "no-such-template", ""); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("unknown template: %v, want ErrNotFound", err)
+	}
+}
+
+func TestTripwireTokens(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	plain, tok, err := f.svc.CreateToken(f.ctx, twAlice, "dashboard")
+	if err != nil || !strings.HasPrefix(plain, "jtw_") || tok.Citizen != twAlice {
+		t.Fatalf("CreateToken() = %q, %+v, %v", plain, tok, err)
+	}
+	var stored int
+	if err := f.st.DB.QueryRow(f.ctx, "SELECT COUNT(*) FROM tripwire_token WHERE hash = $1", plain).Scan(&stored); err != nil || stored != 0 {
+		t.Errorf("the plaintext token is stored (%d rows, %v)", stored, err)
+	}
+	if who, err := f.svc.CitizenForToken(f.ctx, plain); err != nil || who != twAlice {
+		t.Errorf("CitizenForToken() = %q, %v; want alice", who, err)
+	}
+	for _, bad := range []string{"", "jtw_wrong", plain + "x", "Bearer " + plain} {
+		if _, err := f.svc.CitizenForToken(f.ctx, bad); !errors.Is(err, core.ErrUnauthorized) {
+			t.Errorf("CitizenForToken(%q) = %v, want ErrUnauthorized", bad, err)
+		}
+	}
+	if err := f.svc.RevokeToken(f.ctx, twBob, tok.ID); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("bob revoking alice's token: %v, want ErrNotFound", err)
+	}
+	if list, err := f.svc.ListTokens(f.ctx, twAlice); err != nil || len(list) != 1 || list[0].ID != tok.ID || list[0].Label != "dashboard" {
+		t.Errorf("ListTokens() = %+v, %v", list, err)
+	}
+	if err := f.svc.RevokeToken(f.ctx, twAlice, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.CitizenForToken(f.ctx, plain); !errors.Is(err, core.ErrUnauthorized) {
+		t.Errorf("a revoked token: %v, want ErrUnauthorized", err)
+	}
+}
+
+func TestTripwireViewSurvivesRestart(t *testing.T) {
+	f := newTWFixture(t, core.DefaultTripwireConfig())
+	def := f.arm(twAlice, core.TripwireDraft{
+		Label: "vault moves", Rationale: "watch the vault", Source: core.SourceRef{Kind: "vault.balance"},
+		Condition: core.Condition{Op: core.OpChanged},
+	})
+	f.set("vault.balance", 40.0)
+	f.tick()
+	// A new service (a restart) loads the view from the store, including the
+	// last observation: the same value does not fire, a change does.
+	restarted := core.NewTripwireService(core.TripwireDeps{
+		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: f.svc.Sources(), Clock: f.clock,
+	}, core.DefaultTripwireConfig())
+	if r, err := restarted.Tick(f.ctx); err != nil || r.Evaluated != 1 || r.Fired != 0 {
+		t.Errorf("after restart, same value: %+v, %v; want evaluated, not fired", r, err)
+	}
+	f.set("vault.balance", 46.0)
+	if r, err := restarted.Tick(f.ctx); err != nil || r.Fired != 1 {
+		t.Errorf("after restart, changed value: %+v, %v; want fired", r, err)
+	}
+	if events := f.history(twAlice, def.ID); len(events) != 1 || events[0].ObservedValue != 46.0 {
+		t.Errorf("history = %+v", events)
+	}
+}
+
+func isField(err error, field string) bool {
+	var fe *core.FieldError
+	return errors.As(err, &fe) && fe.Field == field
+}

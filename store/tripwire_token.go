@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const (
+	insertTripwireTokenQuery = `INSERT INTO tripwire_token (id, citizen, hash, label, created_at) VALUES ($1, $2, $3, $4, $5)`
+	deleteTripwireTokenQuery = `DELETE FROM tripwire_token WHERE citizen = $1 AND id = $2`
+	tripwireTokenOwnerQuery  = `SELECT citizen FROM tripwire_token WHERE hash = $1`
+	listTripwireTokensQuery  = `SELECT id, citizen, label, created_at FROM tripwire_token WHERE citizen = $1 ORDER BY created_at, id`
+)
+
+// TripwireTokenQuery keeps citizens' personal API tokens, by hash.
+type TripwireTokenQuery struct {
+	db *dbutil.Database
+}
+
+var _ core.TripwireTokenStore = (*TripwireTokenQuery)(nil)
+
+// TripwireTokens returns the personal API token queries.
+func (s *Store) TripwireTokens() *TripwireTokenQuery { return &TripwireTokenQuery{db: s.DB} }
+
+// InsertToken stores a token under its hash.
+func (q *TripwireTokenQuery) InsertToken(ctx context.Context, tok core.TripwireToken, hash string) error {
+	_, err := q.db.Exec(ctx, insertTripwireTokenQuery, tok.ID, tok.Citizen, hash, tok.Label, tok.CreatedAt.UnixMilli())
+	return err
+}
+
+// DeleteToken deletes one of citizen's tokens.
+func (q *TripwireTokenQuery) DeleteToken(ctx context.Context, citizen, id string) error {
+	res, err := q.db.Exec(ctx, deleteTripwireTokenQuery, citizen, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("token %s: %w", id, core.ErrNotFound)
+	}
+	return nil
+}
+
+// TokenCitizen returns whose token a hash is.
+func (q *TripwireTokenQuery) TokenCitizen(ctx context.Context, hash string) (string, error) {
+	var citizen string
+	err := q.db.QueryRow(ctx, tripwireTokenOwnerQuery, hash).Scan(&citizen)
+	return citizen, notFound(err, "token")
+}
+
+// ListTokens lists citizen's tokens, oldest first.
+func (q *TripwireTokenQuery) ListTokens(ctx context.Context, citizen string) ([]core.TripwireToken, error) {
+	rows, err := q.db.Query(ctx, listTripwireTokensQuery, citizen)
+	return dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (tok core.TripwireToken, err error) {
+		var created int64
+		err = row.Scan(&tok.ID, &tok.Citizen, &tok.Label, &created)
+		tok.CreatedAt = tripTime(created)
+		return
+	}, err).AsList()
+}
