@@ -85,8 +85,14 @@ type Processor struct {
 	handlers []*Handler
 	answers  map[string]AnswerFunc
 	confirms map[string]ConfirmKind
+	intents  []Intent
 	admins   map[string]bool
 }
+
+// Intent recognises a sentence that asks for a command, and names the
+// command and its arguments: sentences become the same commands, so
+// permissions, logging and replies stay in one place.
+type Intent func(text string) (command string, args []string, ok bool)
 
 // AnswerFunc handles a person's answer to one of Jarvis's notices: a
 // reaction (answer is the emoji) or a text reply (answer is the text).
@@ -172,25 +178,43 @@ func (p *Processor) answerFunc(key string) (AnswerFunc, string) {
 // instruction is held, never acted on, and the sender is told how a
 // native account can ratify it.
 func (p *Processor) converse(ctx context.Context, msg Message) {
-	if p.deps.Excerpts == nil || msg.Relay || strings.TrimSpace(msg.Body) == "" {
+	if msg.Relay || strings.TrimSpace(msg.Body) == "" {
 		return
 	}
 	p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
 		held := msg.Trust != core.TrustNative && core.LooksLikeInstruction(msg.Body)
-		id, err := p.deps.Excerpts.AddExcerpt(e.Ctx, core.Excerpt{
-			RoomID: msg.RoomID, Sender: msg.Sender, EventID: msg.EventID, Body: msg.Body,
-			Trust: cmp.Or(msg.Trust, core.TrustNative), Held: held, At: msg.Sent,
-		})
-		if err != nil {
-			e.Fail(err)
-			return
+		var id int64
+		if p.deps.Excerpts != nil {
+			var err error
+			id, err = p.deps.Excerpts.AddExcerpt(e.Ctx, core.Excerpt{
+				RoomID: msg.RoomID, Sender: msg.Sender, EventID: msg.EventID, Body: msg.Body,
+				Trust: cmp.Or(msg.Trust, core.TrustNative), Held: held, At: msg.Sent,
+			})
+			if err != nil {
+				e.Fail(err)
+				return
+			}
 		}
 		if held {
 			e.Reply("That reads like a standing instruction, and it came through a bridge, so I won't act on it or let it shape what I do. "+
 				"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
+			return
+		}
+		for _, intent := range p.intents {
+			name, args, ok := intent(msg.Body)
+			if !ok {
+				continue
+			}
+			h, path, rest := p.resolve(append(strings.Fields(name), args...))
+			e.Handler, e.Command, e.Args, e.RawArgs = h, path, rest, strings.Join(rest, " ")
+			p.run(e)
+			return
 		}
 	})
 }
+
+// AddIntent adds a sentence recogniser; the first that matches wins.
+func (p *Processor) AddIntent(intent Intent) { p.intents = append(p.intents, intent) }
 
 // Prefix returns the command prefix.
 func (p *Processor) Prefix() string { return p.cfg.Prefix }

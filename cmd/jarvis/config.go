@@ -26,8 +26,10 @@ type Config struct {
 	Logging    LoggingConfig       `mapstructure:"logging"`
 	Workspace  core.LeaseConfig    `mapstructure:"workspace"`
 	Breaker    core.BreakerConfig  `mapstructure:"breaker"`
+	Fleet      core.FleetConfig    `mapstructure:"fleet"`
 	Tripwires  core.TripwireConfig `mapstructure:"tripwires"`
 	Sources    sources.Config      `mapstructure:"sources"`
+	Cards      core.CardsConfig    `mapstructure:"cards"`
 	Bridges    bridge.Config       `mapstructure:"bridges"`
 }
 
@@ -68,6 +70,13 @@ var defaults = map[string]any{
 		{"urgency": "critical", "severity": "any"},
 		{"urgency": "high", "severity": "safety"},
 	},
+	// The priority budget, core.DefaultCardsConfig(). Viper merges per key:
+	// a file or env value replaces one field of one class and the rest
+	// stay, and class keys arrive lower-cased (core accepts any case).
+	"cards.budget.p0.count":  2,
+	"cards.budget.p0.window": "24h",
+	"cards.budget.p1.count":  10,
+	"cards.budget.p1.window": "24h",
 	"bridges.networks": []map[string]string{
 		{"name": "telegram", "users": "@telegram_*"},
 		{"name": "whatsapp", "users": "@whatsapp_*"},
@@ -75,6 +84,7 @@ var defaults = map[string]any{
 		{"name": "discord", "users": "@discord_*"},
 	},
 	"bridges.relay_bots":                 []string{},
+	"fleet.agents":                       []map[string]string{},
 	"tripwires.tick":                     "5m",
 	"tripwires.quarantine.flap_cycles":   6,
 	"tripwires.quarantine.flap_window":   "1h",
@@ -143,7 +153,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker, c.Tripwires, c.Sources, c.Bridges} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
@@ -160,4 +161,81 @@ func merge(base, change string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestCardsBudgetConfig: the priority budget comes from the defaults, the
+// file and the environment, merged one field of one class at a time.
+func TestCardsBudgetConfig(t *testing.T) {
+	day, week := 24*time.Hour, 7*24*time.Hour
+	tests := []struct {
+		name string
+		file string
+		env  map[string]string
+		want map[core.Priority]core.BudgetRule
+		// errKey, when set, is the key the error must name.
+		errKey string
+	}{
+		{name: "defaults", want: budgetOf(core.DefaultCardsConfig())},
+		{name: "a class added in the file keeps the default ones",
+			file: "cards:\n  budget:\n    P2:\n      count: 50\n      window: 168h\n",
+			want: map[core.Priority]core.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 10, Window: day}, "P2": {Count: 50, Window: week}}},
+		{name: "one field of a default class",
+			file: "cards:\n  budget:\n    P0:\n      count: 1\n",
+			want: map[core.Priority]core.BudgetRule{"P0": {Count: 1, Window: day}, "P1": {Count: 10, Window: day}}},
+		{name: "lower-case class in the file",
+			file: "cards:\n  budget:\n    p1: {count: 3, window: 1h}\n",
+			want: map[core.Priority]core.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 3, Window: time.Hour}}},
+		{name: "the environment wins over the file",
+			file: "cards:\n  budget:\n    P0:\n      count: 1\n",
+			env:  map[string]string{"JARVIS_CARDS_BUDGET_P0_COUNT": "5", "JARVIS_CARDS_BUDGET_P1_WINDOW": "168h"},
+			want: map[core.Priority]core.BudgetRule{"P0": {Count: 5, Window: day}, "P1": {Count: 10, Window: week}}},
+		{name: "a new class without a window",
+			file:   "cards:\n  budget:\n    P3:\n      count: 4\n",
+			errKey: "cards.budget.p3.window"},
+		{name: "a negative count",
+			file:   "cards:\n  budget:\n    P1:\n      count: -1\n",
+			errKey: "cards.budget.p1.count"},
+		{name: "an unknown class",
+			file:   "cards:\n  budget:\n    P9: {count: 1, window: 24h}\n",
+			errKey: "cards.budget.p9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			cfg, err := LoadConfig(writeConfig(t, minimalConfig+tt.file))
+			if tt.errKey != "" {
+				var fe *core.FieldError
+				if !errors.As(err, &fe) || fe.Field != tt.errKey {
+					t.Fatalf("LoadConfig = %v, want an error naming %s", err, tt.errKey)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := budgetOf(cfg.Cards); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("budget = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	t.Run("the example says what the defaults say", func(t *testing.T) {
+		cfg, err := LoadConfig(filepath.Join("..", "..", "config.example.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := budgetOf(cfg.Cards), budgetOf(core.DefaultCardsConfig()); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("example budget = %v, defaults %v", got, want)
+		}
+	})
+}
+
+// budgetOf keys a budget by class, whatever the case of its keys.
+func budgetOf(c core.CardsConfig) map[core.Priority]core.BudgetRule {
+	out := map[core.Priority]core.BudgetRule{}
+	for k, r := range c.Budget {
+		out[core.Priority(strings.ToUpper(k))] = r
+	}
+	return out
 }

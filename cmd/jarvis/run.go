@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
+	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
@@ -79,6 +81,16 @@ func runJarvis(ctx context.Context, configPath string) error {
 
 	breakers := core.NewBreakers(cfg.Breaker, st.Breakers(), st, outbox, clock)
 	breakers.Room, breakers.Admins, breakers.Fence = room, cfg.Bot.Admins, lease.FenceHeld
+	cards := core.NewCards(st.Cards(), st, outbox, clock, cfg.Cards)
+	cards.Room, cards.Admins, cards.Fence = room, cfg.Bot.Admins, lease.FenceHeld
+
+	fleet, err := core.NewFleet(cfg.Fleet, room, core.FleetDeps{Tx: st, Heartbeats: st.Heartbeats(),
+		Journal: st.AgentJournal(), Attestations: st.Attestations(), Outbox: outbox, Clock: clock})
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	fleet.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, breakers) })
+	fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardSummary(ctx, cards) })
 
 	registry := core.NewSourceRegistry()
 	registry.Register(core.SourceKind{Kind: "breaker.state", Aliases: []string{"breaker", "circuit breaker"},
@@ -93,6 +105,10 @@ func runJarvis(ctx context.Context, configPath string) error {
 	tripwires := core.NewTripwireService(core.TripwireDeps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
 		Tx: st, Outbox: outbox, Sources: registry, Clock: clock}, cfg.Tripwires)
 	tripwires.Room = room
+	fleet.RegisterSources(registry)
+	cards.RegisterSources(registry)
+	fleet.OnChange = func() { go reevaluate(ctx, log, tripwires, core.FleetSourceKinds...) }
+	cards.OnChange = func(context.Context) { go reevaluate(ctx, log, tripwires, core.CardSourceKinds...) }
 	breakers.OnChange = func(string) { go reevaluate(ctx, log, tripwires, "breaker.state") }
 
 	restart := make(chan struct{}, 1)
@@ -103,10 +119,29 @@ func runJarvis(ctx context.Context, configPath string) error {
 			default:
 			}
 		}}
-	sys.Sections = statusSections(cfg, b, lease, outbox)
+	sys.Sections = append(statusSections(cfg, b, lease, outbox), commands.StatusSection{
+		Title: "Fleet", Verb: "fleet", Help: "What every agent is doing, from heartbeats.",
+		Lines: func(ctx context.Context) ([]string, error) {
+			rows, err := fleet.FleetStatus(ctx)
+			return strings.Split(core.RenderFleet(rows), "\n"), err
+		}})
 	proc.RegisterSys(sys)
+	commands.RegisterCards(proc, cards)
+	// Drafts belong to people: clearing a room drops its members' drafts.
+	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(cards, func(ctx context.Context, roomID string) ([]string, error) {
+		resp, err := b.Client.JoinedMembers(ctx, id.RoomID(roomID))
+		if err != nil {
+			return nil, err
+		}
+		members := make([]string, 0, len(resp.Joined))
+		for user := range resp.Joined {
+			members = append(members, user.String())
+		}
+		return members, nil
+	}))
 	commands.RegisterBreaker(proc, breakers)
 	proc.RegisterLink(st)
+	proc.RegisterFleet(fleet)
 	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
 		n, err := st.ClearExcerpts(ctx, roomID)
 		if err != nil || n == 0 {
@@ -131,7 +166,9 @@ func runJarvis(ctx context.Context, configPath string) error {
 			return health, nil
 		})
 		api.RegisterBreaker(srv, breakers)
+		api.RegisterFleet(srv, fleet)
 		api.RegisterTripwires(srv, tripwires)
+		api.RegisterCards(srv, cards)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -168,12 +205,34 @@ func runJarvis(ctx context.Context, configPath string) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		every(ctx, 30*time.Second, func() {
+			if leader() {
+				if _, err := cards.Sweep(ctx); err != nil {
+					log.Err(err).Msg("Failed to sweep card questions")
+				}
+			}
+		})
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
 		tripwires.Run(ctx, func(r core.TickReport, err error) {
 			if err != nil {
 				log.Err(err).Msg("Tripwire evaluator pass failed")
 				return
 			}
 			log.Debug().Interface("report", r).Msg("Tripwire evaluator pass")
+		})
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		every(ctx, sweepInterval(cfg.Fleet), func() {
+			if leader() {
+				if err := fleet.Sweep(ctx); err != nil {
+					log.Err(err).Msg("Failed to sweep the fleet")
+				}
+			}
 		})
 	}()
 	var restarting atomic.Bool
@@ -240,6 +299,43 @@ func reevaluate(ctx context.Context, log zerolog.Logger, tw *core.TripwireServic
 	if _, err := tw.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
 		log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
 	}
+}
+
+// sweepInterval checks heartbeats often enough for the fastest agent: a
+// quarter of its cadence, between a second and a minute.
+func sweepInterval(cfg core.FleetConfig) time.Duration {
+	interval := time.Minute
+	for _, a := range cfg.Agents {
+		interval = min(interval, max(a.Cadence/4, time.Second))
+	}
+	return interval
+}
+
+// breakerSummary is the breakers' part of the terminal snapshot.
+func breakerSummary(ctx context.Context, breakers *core.Breakers) (any, error) {
+	all, err := breakers.StatusAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]string{}
+	for _, st := range all {
+		states[st.Agent] = string(st.State)
+	}
+	return states, nil
+}
+
+// cardSummary is the cards' part of the terminal snapshot: how many cards
+// are in each state.
+func cardSummary(ctx context.Context, cards *core.Cards) (any, error) {
+	list, err := cards.List(ctx, core.CardFilter{Limit: core.MaxCardListLimit})
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, c := range list {
+		counts[string(c.State)]++
+	}
+	return counts, nil
 }
 
 // holderName names this process for the workspace lease: host, PID and a

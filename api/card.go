@@ -1,0 +1,349 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// IdempotencyKeyHeader carries the client's idempotency key when it
+// publishes a card set.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// RegisterCards adds the backlog routes: publishing card sets, reading
+// cards, moving them through their states, amendments and questions
+// (needs-decision). All need the agent token.
+func RegisterCards(s *Server, cards *core.Cards) {
+	h := &cardsAPI{cards: cards}
+	s.HandleAgent("POST /api/cardsets", http.HandlerFunc(h.postCardSet))
+	s.HandleAgent("GET /api/cards", http.HandlerFunc(h.listCards))
+	s.HandleAgent("GET /api/cards/{id}", http.HandlerFunc(h.getCard))
+	s.HandleAgent("POST /api/cards/{id}/state", http.HandlerFunc(h.postState))
+	s.HandleAgent("POST /api/cards/{id}/amendments", http.HandlerFunc(h.postAmendment))
+	s.HandleAgent("POST /api/cards/{id}/needs-decision", http.HandlerFunc(h.postNeedsDecision))
+}
+
+type cardsAPI struct {
+	cards *core.Cards
+}
+
+type cardRequest struct {
+	Ref        string   `json:"ref"`
+	Goal       string   `json:"goal"`
+	Acceptance []string `json:"acceptance"`
+	Priority   string   `json:"priority"`
+	DependsOn  []string `json:"depends_on"`
+	Budget     string   `json:"budget"`
+}
+
+type cardSetRequest struct {
+	// Author defaults to core.MainAgent.
+	Author string        `json:"author"`
+	Cards  []cardRequest `json:"cards"`
+}
+
+type cardSetEntry struct {
+	Ref      string `json:"ref,omitempty"`
+	ID       string `json:"id"`
+	Priority string `json:"priority"`
+	Goal     string `json:"goal"`
+}
+
+// cardSetResponse holds only what never changes after publishing, so that
+// a replay returns exactly the first response.
+type cardSetResponse struct {
+	OK             bool           `json:"ok"`
+	SetID          string         `json:"set_id"`
+	IdempotencyKey string         `json:"idempotency_key"`
+	Author         string         `json:"author"`
+	PublishedAt    string         `json:"published_at"`
+	Cards          []cardSetEntry `json:"cards"`
+}
+
+// postCardSet publishes a card set atomically. The Idempotency-Key header
+// is required; a replay of the same key and body answers 200 with the first
+// response and the header Idempotent-Replayed: true.
+func (h *cardsAPI) postCardSet(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get(IdempotencyKeyHeader)
+	if strings.TrimSpace(key) == "" {
+		WriteError(w, r, core.Invalid(IdempotencyKeyHeader, "header is required"))
+		return
+	}
+	var req cardSetRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	in := core.CardSetInput{Key: key, Author: req.Author}
+	if in.Author == "" {
+		in.Author = core.MainAgent
+	}
+	for _, c := range req.Cards {
+		in.Cards = append(in.Cards, core.CardInput{Ref: c.Ref, CardSpec: core.CardSpec{Goal: c.Goal,
+			Acceptance: c.Acceptance, Priority: core.Priority(c.Priority), DependsOn: c.DependsOn, Budget: c.Budget}})
+	}
+	set, err := h.cards.Publish(r.Context(), in)
+	if err != nil {
+		writeCardError(w, r, err)
+		return
+	}
+	resp := cardSetResponse{OK: true, SetID: set.ID, IdempotencyKey: set.Key, Author: set.Author,
+		PublishedAt: apiTime(set.PublishedAt), Cards: make([]cardSetEntry, len(set.Cards))}
+	for i, c := range set.Cards {
+		resp.Cards[i] = cardSetEntry{Ref: c.Ref, ID: c.ID, Priority: string(c.Spec.Priority), Goal: c.Spec.Goal}
+	}
+	if set.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	WriteJSON(w, http.StatusOK, resp)
+}
+
+// writeCardError answers a refused card request. A priority budget refusal
+// also names the class and, in Retry-After and retry_at, when room returns.
+func writeCardError(w http.ResponseWriter, r *http.Request, err error) {
+	var be *core.BudgetError
+	if !errors.As(err, &be) {
+		WriteError(w, r, err)
+		return
+	}
+	body := map[string]any{"ok": false, "error": err.Error(), "priority": string(be.Priority), "retry_at": optionalTime(be.RetryAt)}
+	if !be.RetryAt.IsZero() {
+		wait := be.RetryAt.Sub(be.At)
+		w.Header().Set("Retry-After", strconv.Itoa(max(int((wait+time.Second-1)/time.Second), 1)))
+	}
+	WriteJSON(w, http.StatusTooManyRequests, body)
+}
+
+type cardJSON struct {
+	ID               string   `json:"id"`
+	SetID            string   `json:"set_id"`
+	Ref              string   `json:"ref,omitempty"`
+	Goal             string   `json:"goal"`
+	Acceptance       []string `json:"acceptance"`
+	Priority         string   `json:"priority"`
+	SpecPriority     string   `json:"spec_priority"`
+	DependsOn        []string `json:"depends_on"`
+	Budget           string   `json:"budget,omitempty"`
+	Author           string   `json:"author"`
+	RatifiedBy       string   `json:"ratified_by,omitempty"`
+	RatifiedRevision int      `json:"ratified_revision,omitempty"`
+	State            string   `json:"state"`
+	StateNote        string   `json:"state_note,omitempty"`
+	Revision         int      `json:"revision"`
+	CreatedAt        string   `json:"created_at"`
+	UpdatedAt        string   `json:"updated_at"`
+}
+
+func toCardJSON(c core.Card) cardJSON {
+	return cardJSON{ID: c.ID, SetID: c.SetID, Ref: c.Ref, Goal: c.Spec.Goal, Acceptance: nonNilStrings(c.Spec.Acceptance),
+		Priority: string(c.Priority), SpecPriority: string(c.Spec.Priority), DependsOn: nonNilStrings(c.Spec.DependsOn),
+		Budget: c.Spec.Budget, Author: c.Author, RatifiedBy: c.RatifiedBy, RatifiedRevision: c.RatifiedRevision,
+		State: string(c.State), StateNote: c.StateNote, Revision: c.Revision, CreatedAt: apiTime(c.CreatedAt),
+		UpdatedAt: apiTime(c.UpdatedAt)}
+}
+
+type amendmentJSON struct {
+	Revision       int      `json:"revision"`
+	Kind           string   `json:"kind"`
+	Text           string   `json:"text"`
+	Priority       string   `json:"priority,omitempty"`
+	Acceptance     []string `json:"acceptance,omitempty"`
+	DecisionID     string   `json:"decision_id,omitempty"`
+	Option         int      `json:"option,omitempty"`
+	ElapsedSeconds int64    `json:"elapsed_seconds,omitempty"`
+	Author         string   `json:"author"`
+	Network        string   `json:"network,omitempty"`
+	CreatedAt      string   `json:"created_at"`
+}
+
+func toAmendmentJSON(a core.Amendment) amendmentJSON {
+	return amendmentJSON{Revision: a.Revision, Kind: string(a.Kind), Text: a.Text, Priority: string(a.Priority),
+		Acceptance: a.Acceptance, DecisionID: a.DecisionID, Option: a.Option, ElapsedSeconds: int64(a.Elapsed.Seconds()),
+		Author: a.Author, Network: a.Network, CreatedAt: apiTime(a.CreatedAt)}
+}
+
+type signOffJSON struct {
+	Reviewer       string `json:"reviewer"`
+	SignedRevision int    `json:"signed_revision"`
+	// Current is false once the card was amended after the sign-off.
+	Current  bool   `json:"current"`
+	SignedAt string `json:"signed_at"`
+}
+
+type checkpointJSON struct {
+	Branch string `json:"branch"`
+	Note   string `json:"note"`
+}
+
+type decisionJSON struct {
+	ID            string         `json:"id"`
+	CardID        string         `json:"card_id"`
+	Question      string         `json:"question"`
+	Options       []string       `json:"options"`
+	Checkpoint    checkpointJSON `json:"checkpoint"`
+	Deadline      *string        `json:"deadline"`
+	DefaultOption int            `json:"default_option,omitempty"`
+	Asked         []string       `json:"asked"`
+	Status        string         `json:"status"`
+	Option        int            `json:"option,omitempty"`
+	AnsweredBy    string         `json:"answered_by,omitempty"`
+	Network       string         `json:"network,omitempty"`
+	AskedAt       string         `json:"asked_at"`
+	ClosedAt      *string        `json:"closed_at"`
+	// NoticeKey is the key of the relay message in the room.
+	NoticeKey string `json:"notice_key"`
+}
+
+func toDecisionJSON(d core.Decision) decisionJSON {
+	return decisionJSON{ID: d.ID, CardID: d.CardID, Question: d.Question, Options: d.Options,
+		Checkpoint: checkpointJSON(d.Checkpoint), Deadline: optionalTime(d.Deadline), DefaultOption: d.DefaultOption,
+		Asked: nonNilStrings(d.Asked), Status: string(d.Status), Option: d.Option, AnsweredBy: d.AnsweredBy,
+		Network: d.Network, AskedAt: apiTime(d.AskedAt), ClosedAt: optionalTime(d.ClosedAt), NoticeKey: d.NoticeKey()}
+}
+
+type cardDetailJSON struct {
+	cardJSON
+	Amendments []amendmentJSON `json:"amendments"`
+	SignOffs   []signOffJSON   `json:"signoffs"`
+	Decisions  []decisionJSON  `json:"decisions"`
+}
+
+func (h *cardsAPI) getCard(w http.ResponseWriter, r *http.Request) {
+	d, err := h.cards.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	out := cardDetailJSON{cardJSON: toCardJSON(d.Card), Amendments: []amendmentJSON{}, SignOffs: []signOffJSON{},
+		Decisions: []decisionJSON{}}
+	for _, a := range d.Amendments {
+		out.Amendments = append(out.Amendments, toAmendmentJSON(a))
+	}
+	for _, s := range d.SignOffs {
+		out.SignOffs = append(out.SignOffs, signOffJSON{Reviewer: s.Reviewer, SignedRevision: s.Revision,
+			Current: s.Revision == d.Revision, SignedAt: apiTime(s.At)})
+	}
+	for _, q := range d.Decisions {
+		out.Decisions = append(out.Decisions, toDecisionJSON(q))
+	}
+	WriteJSON(w, http.StatusOK, out)
+}
+
+// listCards answers GET /api/cards?state=…&limit=…, most urgent first.
+func (h *cardsAPI) listCards(w http.ResponseWriter, r *http.Request) {
+	f := core.CardFilter{State: core.CardState(r.URL.Query().Get("state"))}
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			WriteError(w, r, core.Invalid("limit", "must be a positive number, not %q", l))
+			return
+		}
+		f.Limit = n
+	}
+	cards, err := h.cards.List(r.Context(), f)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	out := make([]cardJSON, len(cards))
+	for i, c := range cards {
+		out[i] = toCardJSON(c)
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"cards": out})
+}
+
+type stateRequest struct {
+	State string `json:"state"`
+	Note  string `json:"note"`
+}
+
+func (h *cardsAPI) postState(w http.ResponseWriter, r *http.Request) {
+	var req stateRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if req.State == "" {
+		WriteError(w, r, core.Invalid("state", "is required"))
+		return
+	}
+	card, err := h.cards.SetState(r.Context(), r.PathValue("id"), core.CardState(req.State), req.Note)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, toCardJSON(card))
+}
+
+type amendmentRequest struct {
+	Kind       string   `json:"kind"`
+	Text       string   `json:"text"`
+	Priority   string   `json:"priority"`
+	Acceptance []string `json:"acceptance"`
+	// Author defaults to core.MainAgent.
+	Author       string `json:"author"`
+	BaseRevision int    `json:"base_revision"`
+}
+
+func (h *cardsAPI) postAmendment(w http.ResponseWriter, r *http.Request) {
+	var req amendmentRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if req.Author == "" {
+		req.Author = core.MainAgent
+	}
+	res, err := h.cards.Amend(r.Context(), r.PathValue("id"), core.AmendmentInput{Kind: core.AmendmentKind(req.Kind),
+		Text: req.Text, Priority: core.Priority(req.Priority), Acceptance: req.Acceptance, Author: req.Author,
+		BaseRevision: req.BaseRevision})
+	if err != nil {
+		writeCardError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "amendment": toAmendmentJSON(res.Amendment), "card": toCardJSON(res.Card)})
+}
+
+type needsDecisionRequest struct {
+	Question   string         `json:"question"`
+	Options    []string       `json:"options"`
+	Checkpoint checkpointJSON `json:"checkpoint"`
+	// Deadline is RFC 3339; empty means none.
+	Deadline      string `json:"deadline"`
+	DefaultOption int    `json:"default_option"`
+}
+
+func (h *cardsAPI) postNeedsDecision(w http.ResponseWriter, r *http.Request) {
+	var req needsDecisionRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	in := core.DecisionInput{Question: req.Question, Options: req.Options, Checkpoint: core.Checkpoint(req.Checkpoint),
+		DefaultOption: req.DefaultOption}
+	if req.Deadline != "" {
+		deadline, err := parseAPITime("deadline", req.Deadline)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		in.Deadline = deadline
+	}
+	d, err := h.cards.RaiseDecision(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, toDecisionJSON(d))
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,323 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+const cardsToken = "cards-agent-token-0123456789"
+
+// cardsAPIFixture is the API with the card routes on a real SQLite store.
+type cardsAPIFixture struct {
+	server *api.Server
+	cards  *core.Cards
+	store  *store.Store
+}
+
+func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg core.CardsConfig) *cardsAPIFixture {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cards := core.NewCards(st.Cards(), st, st.Outbox(), clock, cfg)
+	cards.Room = "!jarvis:example.org"
+	cards.Admins = []string{"@admin:example.org"}
+	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	api.RegisterCards(server, cards)
+	return &cardsAPIFixture{server: server, cards: cards, store: st}
+}
+
+// send makes a request with the agent token and the given headers.
+func (fx *cardsAPIFixture) send(t *testing.T, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+cardsToken)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	fx.server.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// call makes a request and decodes the JSON answer.
+func (fx *cardsAPIFixture) call(t *testing.T, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	rec := fx.send(t, method, path, body, nil)
+	return rec.Code, decodeObject(t, rec)
+}
+
+func decodeObject(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	var out map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("response %q is not a JSON object: %v", rec.Body.String(), err)
+	}
+	return out
+}
+
+// publish posts a card set and returns the ids of its cards.
+func (fx *cardsAPIFixture) publish(t *testing.T, key, body string) []string {
+	t.Helper()
+	rec := fx.send(t, "POST", "/api/cardsets", body, map[string]string{api.IdempotencyKeyHeader: key})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("publish %s: %d %s", key, rec.Code, rec.Body.String())
+	}
+	var ids []string
+	for _, c := range decodeObject(t, rec)["cards"].([]any) {
+		ids = append(ids, c.(map[string]any)["id"].(string))
+	}
+	return ids
+}
+
+const twoCards = `{"cards": [
+	{"ref": "schema", "goal": "Design the invoice schema", "acceptance": ["reviewed by finance"], "priority": "P2", "budget": "2 h"},
+	{"ref": "export", "goal": "Export invoices as CSV", "acceptance": ["opens in a spreadsheet"], "priority": "P2", "depends_on": ["schema"]}
+]}`
+
+func TestCardsAPIRequiresTheAgentToken(t *testing.T) {
+	fx := newCardsAPIFixture(t, core.SystemClock{}, core.CardsConfig{})
+	routes := []struct{ method, path string }{
+		{"POST", "/api/cardsets"},
+		{"GET", "/api/cards"},
+		{"GET", "/api/cards/card_x"},
+		{"POST", "/api/cards/card_x/state"},
+		{"POST", "/api/cards/card_x/amendments"},
+		{"POST", "/api/cards/card_x/needs-decision"},
+	}
+	for _, rt := range routes {
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			req := httptest.NewRequest(rt.method, rt.path, strings.NewReader(twoCards))
+			req.Header.Set("Authorization", "Bearer wrong-token-wrong-token")
+			req.Header.Set(api.IdempotencyKeyHeader, "k")
+			rec := httptest.NewRecorder()
+			fx.server.Handler().ServeHTTP(rec, req)
+			if rec.Code != http.StatusUnauthorized {
+				t.Fatalf("status %d, want 401", rec.Code)
+			}
+		})
+	}
+	var n int
+	if err := fx.store.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM card_set").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d sets stored by unauthorised requests (%v)", n, err)
+	}
+}
+
+func TestPostCardSet(t *testing.T) {
+	fx := newCardsAPIFixture(t, core.SystemClock{}, core.CardsConfig{})
+	first := fx.send(t, "POST", "/api/cardsets", twoCards, map[string]string{api.IdempotencyKeyHeader: "set-1"})
+	if first.Code != http.StatusOK {
+		t.Fatalf("first publish: %d %s", first.Code, first.Body.String())
+	}
+	tests := []struct {
+		name         string
+		key          string
+		body         string
+		wantCode     int
+		wantField    string
+		wantSameBody bool
+	}{
+		{name: "replay with the same body, spaced differently", key: "set-1", body: strings.ReplaceAll(twoCards, "\n", " "), wantCode: 200, wantSameBody: true},
+		{name: "same key, different body", key: "set-1", body: strings.Replace(twoCards, "CSV", "PDF", 1), wantCode: 422},
+		{name: "missing key", body: twoCards, wantCode: 400, wantField: api.IdempotencyKeyHeader},
+		{name: "unknown field", key: "set-2", body: `{"cards": [], "urgent": true}`, wantCode: 400, wantField: "urgent"},
+		{name: "no cards", key: "set-2", body: `{"cards": []}`, wantCode: 400, wantField: "cards"},
+		{name: "bad priority", key: "set-2", body: strings.Replace(twoCards, `"P2"`, `"P7"`, 1), wantCode: 400, wantField: "cards[0].priority"},
+		{name: "cycle", key: "set-2", body: strings.Replace(twoCards, `"budget": "2 h"`, `"depends_on": ["export"]`, 1), wantCode: 400, wantField: "cards[1].depends_on"},
+		{name: "unknown dependency", key: "set-2", body: strings.Replace(twoCards, `["schema"]`, `["card_0000000000000000"]`, 1), wantCode: 400, wantField: "cards[1].depends_on[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			header := map[string]string{}
+			if tt.key != "" {
+				header[api.IdempotencyKeyHeader] = tt.key
+			}
+			rec := fx.send(t, "POST", "/api/cardsets", tt.body, header)
+			if rec.Code != tt.wantCode {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.wantCode, rec.Body.String())
+			}
+			body := decodeObject(t, rec)
+			if tt.wantField != "" && body["field"] != tt.wantField {
+				t.Errorf("field %v, want %s: %v", body["field"], tt.wantField, body["error"])
+			}
+			if tt.wantSameBody {
+				if rec.Body.String() != first.Body.String() {
+					t.Errorf("replay answered\n%s\nnot the first response\n%s", rec.Body.String(), first.Body.String())
+				}
+				if rec.Header().Get("Idempotent-Replayed") != "true" {
+					t.Errorf("replay not marked with Idempotent-Replayed")
+				}
+			}
+		})
+	}
+	got := decodeObject(t, first)
+	cards := got["cards"].([]any)
+	if len(cards) != 2 || got["author"] != core.MainAgent || got["idempotency_key"] != "set-1" {
+		t.Fatalf("first response %v", got)
+	}
+	var n int
+	if err := fx.store.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM card").Scan(&n); err != nil || n != 2 {
+		t.Errorf("%d cards stored, want 2 (%v)", n, err)
+	}
+}
+
+func TestPostCardSetOverBudget(t *testing.T) {
+	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	fx := newCardsAPIFixture(t, clock, core.DefaultCardsConfig())
+	p0 := func(goal string) string {
+		return `{"goal": "` + goal + `", "acceptance": ["fixed"], "priority": "P0"}`
+	}
+	fx.publish(t, "p0-a", `{"cards": [`+p0("Outage A")+`]}`)
+	clock.Advance(time.Hour)
+	rec := fx.send(t, "POST", "/api/cardsets", `{"cards": [`+p0("Outage B")+`, `+p0("Outage C")+`]}`,
+		map[string]string{api.IdempotencyKeyHeader: "p0-b"})
+	if rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("status %d, want 429: %s", rec.Code, rec.Body.String())
+	}
+	body := decodeObject(t, rec)
+	if body["priority"] != "P0" || body["retry_at"] != "2026-07-10T09:00:00Z" || rec.Header().Get("Retry-After") != "82800" {
+		t.Errorf("refusal %v, Retry-After %q; want P0 until 2026-07-10T09:00:00Z (82800 s)", body, rec.Header().Get("Retry-After"))
+	}
+	if msg, _ := body["error"].(string); !strings.Contains(msg, "P0 allows 2 cards per day") {
+		t.Errorf("error %q does not explain the budget", msg)
+	}
+}
+
+func TestCardsAPIWorkerFlow(t *testing.T) {
+	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	fx := newCardsAPIFixture(t, clock, core.CardsConfig{})
+	ids := fx.publish(t, "flow", twoCards)
+	schema, export := ids[0], ids[1]
+	steps := []struct {
+		name     string
+		method   string
+		path     string
+		body     string
+		wantCode int
+		check    func(t *testing.T, body map[string]any)
+	}{
+		{
+			name: "list published cards", method: "GET", path: "/api/cards?state=published", wantCode: 200,
+			check: func(t *testing.T, body map[string]any) {
+				if n := len(body["cards"].([]any)); n != 2 {
+					t.Errorf("%d published cards, want 2", n)
+				}
+			},
+		},
+		{name: "bad state filter", method: "GET", path: "/api/cards?state=lost", wantCode: 400},
+		{name: "bad limit", method: "GET", path: "/api/cards?limit=-1", wantCode: 400},
+		{name: "unknown card", method: "GET", path: "/api/cards/card_missing", wantCode: 404},
+		{name: "export waits for the schema", method: "POST", path: "/api/cards/" + export + "/state", body: `{"state": "claimed"}`, wantCode: 409},
+		{name: "claim the schema", method: "POST", path: "/api/cards/" + schema + "/state", body: `{"state": "claimed", "note": "worker-7"}`, wantCode: 200},
+		{name: "illegal jump", method: "POST", path: "/api/cards/" + schema + "/state", body: `{"state": "done"}`, wantCode: 409},
+		{name: "missing state", method: "POST", path: "/api/cards/" + schema + "/state", body: `{"note": "?"}`, wantCode: 400},
+		{name: "start", method: "POST", path: "/api/cards/" + schema + "/state", body: `{"state": "in_progress"}`, wantCode: 200},
+		{
+			name: "one option is not a choice", method: "POST", path: "/api/cards/" + schema + "/needs-decision",
+			body:     `{"question": "Which?", "options": ["only"], "checkpoint": {"branch": "card/schema", "note": "wip"}}`,
+			wantCode: 400, check: wantField("options"),
+		},
+		{
+			name: "a checkpoint is required", method: "POST", path: "/api/cards/" + schema + "/needs-decision",
+			body:     `{"question": "Which?", "options": ["a", "b"], "checkpoint": {"note": "wip"}}`,
+			wantCode: 400, check: wantField("checkpoint.branch"),
+		},
+		{
+			name: "deadline must be RFC 3339", method: "POST", path: "/api/cards/" + schema + "/needs-decision",
+			body:     `{"question": "Which?", "options": ["a", "b"], "checkpoint": {"branch": "b", "note": "n"}, "deadline": "tomorrow"}`,
+			wantCode: 400, check: wantField("deadline"),
+		},
+		{
+			name: "ask", method: "POST", path: "/api/cards/" + schema + "/needs-decision",
+			body: `{"question": "Money as integer cents or decimal?", "options": ["integer cents", "decimal(12,2)"],
+				"checkpoint": {"branch": "card/schema", "note": "tables drafted"}, "deadline": "2026-07-10T09:00:00Z", "default_option": 1}`,
+			wantCode: 201,
+			check: func(t *testing.T, body map[string]any) {
+				if body["status"] != "open" || body["deadline"] != "2026-07-10T09:00:00Z" || !strings.HasPrefix(body["notice_key"].(string), "decision:"+schema+":") {
+					t.Errorf("question %v", body)
+				}
+			},
+		},
+		{
+			name: "the card waits for the decision", method: "GET", path: "/api/cards/" + schema, wantCode: 200,
+			check: func(t *testing.T, body map[string]any) {
+				qs := body["decisions"].([]any)
+				if body["state"] != "needs_decision" || len(qs) != 1 || qs[0].(map[string]any)["checkpoint"].(map[string]any)["branch"] != "card/schema" {
+					t.Errorf("card %v", body)
+				}
+			},
+		},
+		{
+			name: "clarify against the current revision", method: "POST", path: "/api/cards/" + schema + "/amendments",
+			body: `{"kind": "clarification", "text": "Amounts are in EUR only.", "base_revision": 1}`, wantCode: 201,
+			check: func(t *testing.T, body map[string]any) {
+				if body["amendment"].(map[string]any)["revision"] != 2.0 || body["card"].(map[string]any)["revision"] != 2.0 {
+					t.Errorf("amendment %v", body)
+				}
+			},
+		},
+		{
+			name: "a stale base revision", method: "POST", path: "/api/cards/" + schema + "/amendments",
+			body: `{"kind": "clarification", "text": "Late.", "base_revision": 1}`, wantCode: 409,
+		},
+		{
+			name: "answers come from people", method: "POST", path: "/api/cards/" + schema + "/amendments",
+			body: `{"kind": "answer", "text": "1"}`, wantCode: 400, check: wantField("kind"),
+		},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			code, body := fx.call(t, st.method, st.path, st.body)
+			if code != st.wantCode {
+				t.Fatalf("status %d, want %d: %v", code, st.wantCode, body)
+			}
+			if st.check != nil {
+				st.check(t, body)
+			}
+		})
+	}
+
+	// A person answers in the room (the chat side calls AnswerDecision);
+	// the worker then sees the answer amendment and the card back in the
+	// queue.
+	clock.Advance(90 * time.Minute)
+	if _, err := fx.cards.AnswerDecision(context.Background(), schema, 2, "@admin:example.org", "telegram"); err != nil {
+		t.Fatalf("answer: %v", err)
+	}
+	code, body := fx.call(t, "GET", "/api/cards/"+schema, "")
+	if code != 200 || body["state"] != "published" || body["revision"] != 3.0 {
+		t.Fatalf("after the answer: %d %v", code, body)
+	}
+	answer := body["amendments"].([]any)[1].(map[string]any)
+	if answer["kind"] != "answer" || answer["option"] != 2.0 || answer["network"] != "telegram" ||
+		answer["author"] != "@admin:example.org" || answer["elapsed_seconds"] != 5400.0 {
+		t.Errorf("answer amendment %v", answer)
+	}
+	if text, _ := answer["text"].(string); !strings.Contains(text, "Answer: 2. decimal(12,2)") || !strings.Contains(text, "card/schema") {
+		t.Errorf("answer text %q", text)
+	}
+}
+
+// wantField checks that an error answer names the field at fault.
+func wantField(field string) func(t *testing.T, body map[string]any) {
+	return func(t *testing.T, body map[string]any) {
+		t.Helper()
+		if body["field"] != field {
+			t.Errorf("field %v, want %s: %v", body["field"], field, body["error"])
+		}
+	}
+}

@@ -1,0 +1,367 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// RegisterFleet adds the Agent Reporting Protocol routes: heartbeat,
+// journal, attestations (also at the seed's /api/vault/seal/attest),
+// attestation subjects and the terminal snapshot. All need the agent token.
+func RegisterFleet(s *Server, fleet *core.Fleet) {
+	h := &fleetAPI{server: s, fleet: fleet}
+	s.HandleAgent("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat))
+	s.HandleAgent("POST /api/agents/journal", http.HandlerFunc(h.postJournal))
+	s.HandleAgent("GET /api/agents/journal", http.HandlerFunc(h.getJournal))
+	s.HandleAgent("POST /api/attestations", http.HandlerFunc(h.postAttestation))
+	s.HandleAgent("POST /api/vault/seal/attest", http.HandlerFunc(h.postAttestation))
+	s.HandleAgent("POST /api/attestations/subjects", http.HandlerFunc(h.postSubject))
+	s.HandleAgent("GET /api/attestations/subjects", http.HandlerFunc(h.getOpenSubjects))
+	s.HandleAgent("GET /api/attestations/subjects/{id}", http.HandlerFunc(h.getSubject))
+	s.HandleAgent("GET /api/terminal/snapshot", http.HandlerFunc(h.getSnapshot))
+}
+
+type fleetAPI struct {
+	server *Server
+	fleet  *core.Fleet
+}
+
+// apiTime formats a time the way the protocol shows it: RFC 3339 in UTC.
+func apiTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// parseAPITime reads a required RFC 3339 timestamp.
+func parseAPITime(field, value string) (time.Time, error) {
+	if value == "" {
+		return time.Time{}, core.Invalid(field, "is required")
+	}
+	t, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		return time.Time{}, core.Invalid(field, "must be an RFC 3339 time such as 2026-04-17T00:00:00Z, not %q", value)
+	}
+	return t, nil
+}
+
+// optionalTime formats a time, or gives nil (JSON null) for the zero time.
+func optionalTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := apiTime(t)
+	return &s
+}
+
+type heartbeatRequest struct {
+	Agent     string   `json:"agent"`
+	Cycle     string   `json:"cycle"`
+	Timestamp string   `json:"timestamp"`
+	MII       *float64 `json:"mii"`
+	Mode      string   `json:"mode_self_report"`
+	Notes     string   `json:"notes"`
+}
+
+type heartbeatResponse struct {
+	OK             bool   `json:"ok"`
+	ReceivedAt     string `json:"received_at"`
+	NextExpectedBy string `json:"next_expected_by"`
+}
+
+func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
+	var req heartbeatRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	ts, err := parseAPITime("timestamp", req.Timestamp)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if req.MII == nil {
+		WriteError(w, r, core.Invalid("mii", "is required"))
+		return
+	}
+	receipt, err := h.fleet.RecordHeartbeat(r.Context(), core.Heartbeat{
+		Agent: req.Agent, Cycle: req.Cycle, Timestamp: ts, MII: *req.MII, Mode: req.Mode, Notes: req.Notes,
+	})
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, heartbeatResponse{
+		OK: true, ReceivedAt: apiTime(receipt.ReceivedAt), NextExpectedBy: apiTime(receipt.NextExpectedBy),
+	})
+}
+
+type evidenceJSON struct {
+	Type   string `json:"type"`
+	URL    string `json:"url,omitempty"`
+	Source string `json:"source,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Value  any    `json:"value,omitempty"`
+}
+
+type journalRequest struct {
+	Agent            string         `json:"agent"`
+	Cycle            string         `json:"cycle"`
+	EntryID          string         `json:"entry_id"`
+	Title            string         `json:"title"`
+	Content          string         `json:"content"`
+	ContentSignature string         `json:"content_signature"`
+	SignalWeight     *float64       `json:"signal_weight"`
+	Evidence         []evidenceJSON `json:"verifiable_evidence"`
+	Timestamp        string         `json:"timestamp"`
+}
+
+type journalEntryJSON struct {
+	Agent            string         `json:"agent"`
+	Cycle            string         `json:"cycle"`
+	EntryID          string         `json:"entry_id"`
+	Title            string         `json:"title"`
+	Content          string         `json:"content"`
+	ContentSignature string         `json:"content_signature"`
+	SignalWeight     float64        `json:"signal_weight"`
+	Evidence         []evidenceJSON `json:"verifiable_evidence"`
+	Timestamp        string         `json:"timestamp"`
+	ReceivedAt       string         `json:"received_at"`
+}
+
+func (h *fleetAPI) postJournal(w http.ResponseWriter, r *http.Request) {
+	var req journalRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	ts, err := parseAPITime("timestamp", req.Timestamp)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if req.SignalWeight == nil {
+		WriteError(w, r, core.Invalid("signal_weight", "is required"))
+		return
+	}
+	entry := core.AgentJournalEntry{
+		Agent: req.Agent, Cycle: req.Cycle, EntryID: req.EntryID, Title: req.Title, Content: req.Content,
+		ContentSignature: req.ContentSignature, SignalWeight: *req.SignalWeight, Timestamp: ts,
+	}
+	for _, ev := range req.Evidence {
+		entry.Evidence = append(entry.Evidence, core.JournalEvidence(ev))
+	}
+	entry, err = h.fleet.AppendJournal(r.Context(), entry)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, map[string]any{
+		"ok": true, "agent": entry.Agent, "cycle": entry.Cycle, "entry_id": entry.EntryID, "received_at": apiTime(entry.ReceivedAt),
+	})
+}
+
+func (h *fleetAPI) getJournal(w http.ResponseWriter, r *http.Request) {
+	entries, err := h.fleet.Journal(r.Context(), r.URL.Query().Get("agent"), r.URL.Query().Get("cycle"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	out := make([]journalEntryJSON, len(entries))
+	for i, e := range entries {
+		evidence := make([]evidenceJSON, len(e.Evidence))
+		for j, ev := range e.Evidence {
+			evidence[j] = evidenceJSON(ev)
+		}
+		out[i] = journalEntryJSON{
+			Agent: e.Agent, Cycle: e.Cycle, EntryID: e.EntryID, Title: e.Title, Content: e.Content,
+			ContentSignature: e.ContentSignature, SignalWeight: e.SignalWeight, Evidence: evidence,
+			Timestamp: apiTime(e.Timestamp), ReceivedAt: apiTime(e.ReceivedAt),
+		}
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "entries": out})
+}
+
+type attestationRequest struct {
+	SealID    string `json:"seal_id"`
+	SubjectID string `json:"subject_id"`
+	Agent     string `json:"agent"`
+	Verdict   string `json:"verdict"`
+	Rationale string `json:"rationale"`
+	Signature string `json:"signature"`
+	Posture   string `json:"posture"`
+}
+
+// subjectID reads the subject id from seal_id (the seed's name) or
+// subject_id; both may be given only if they agree.
+func subjectID(sealID, subjectID string) (string, error) {
+	switch {
+	case sealID != "" && subjectID != "" && sealID != subjectID:
+		return "", core.Invalid("subject_id", "differs from seal_id; give one of them")
+	case sealID != "":
+		return sealID, nil
+	case subjectID != "":
+		return subjectID, nil
+	default:
+		return "", core.Invalid("subject_id", "is required (seal_id is accepted too)")
+	}
+}
+
+func (h *fleetAPI) postAttestation(w http.ResponseWriter, r *http.Request) {
+	var req attestationRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	id, err := subjectID(req.SealID, req.SubjectID)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	a, err := h.fleet.Attest(r.Context(), core.Attestation{
+		SubjectID: id, Agent: req.Agent, Verdict: req.Verdict, Rationale: req.Rationale,
+		Signature: req.Signature, Posture: req.Posture,
+	}, []byte(h.server.AgentToken()))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{
+		"ok": true, "subject_id": a.SubjectID, "agent": a.Agent, "verdict": a.Verdict, "received_at": apiTime(a.ReceivedAt),
+	})
+}
+
+type subjectRequest struct {
+	SealID      string   `json:"seal_id"`
+	SubjectID   string   `json:"subject_id"`
+	SealHash    string   `json:"seal_hash"`
+	SubjectHash string   `json:"subject_hash"`
+	Title       string   `json:"title"`
+	Agents      []string `json:"agents"`
+}
+
+type subjectJSON struct {
+	SubjectID    string            `json:"subject_id"`
+	SubjectHash  string            `json:"subject_hash"`
+	Title        string            `json:"title"`
+	Agents       []string          `json:"agents"`
+	OpenedAt     string            `json:"opened_at"`
+	ClosesAt     string            `json:"closes_at"`
+	Attestations []attestationJSON `json:"attestations,omitempty"`
+}
+
+type attestationJSON struct {
+	Agent      string `json:"agent"`
+	Verdict    string `json:"verdict"`
+	Rationale  string `json:"rationale"`
+	Posture    string `json:"posture,omitempty"`
+	ReceivedAt string `json:"received_at"`
+}
+
+func toSubjectJSON(s core.AttestationSubject) subjectJSON {
+	agents := s.Agents
+	if agents == nil {
+		agents = []string{}
+	}
+	return subjectJSON{
+		SubjectID: s.ID, SubjectHash: s.Hash, Title: s.Title, Agents: agents,
+		OpenedAt: apiTime(s.OpenedAt), ClosesAt: apiTime(s.ClosesAt),
+	}
+}
+
+func (h *fleetAPI) postSubject(w http.ResponseWriter, r *http.Request) {
+	var req subjectRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	id, err := subjectID(req.SealID, req.SubjectID)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	hash := req.SubjectHash
+	if req.SealHash != "" && hash != "" && req.SealHash != hash {
+		WriteError(w, r, core.Invalid("subject_hash", "differs from seal_hash; give one of them"))
+		return
+	}
+	if hash == "" {
+		hash = req.SealHash
+	}
+	s, created, err := h.fleet.OpenSubject(r.Context(), core.AttestationSubject{ID: id, Hash: hash, Title: req.Title, Agents: req.Agents})
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	WriteJSON(w, code, toSubjectJSON(s))
+}
+
+func (h *fleetAPI) getOpenSubjects(w http.ResponseWriter, r *http.Request) {
+	subjects, err := h.fleet.OpenSubjects(r.Context(), r.URL.Query().Get("agent"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	out := make([]subjectJSON, len(subjects))
+	for i, s := range subjects {
+		out[i] = toSubjectJSON(s)
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "subjects": out})
+}
+
+func (h *fleetAPI) getSubject(w http.ResponseWriter, r *http.Request) {
+	s, atts, err := h.fleet.Subject(r.Context(), r.PathValue("id"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	out := toSubjectJSON(s)
+	for _, a := range atts {
+		out.Attestations = append(out.Attestations, attestationJSON{
+			Agent: a.Agent, Verdict: a.Verdict, Rationale: a.Rationale, Posture: a.Posture, ReceivedAt: apiTime(a.ReceivedAt),
+		})
+	}
+	WriteJSON(w, http.StatusOK, out)
+}
+
+type agentReportJSON struct {
+	Agent                         string   `json:"agent"`
+	Status                        string   `json:"status"`
+	HeartbeatLastAt               *string  `json:"heartbeat_last_at"`
+	HeartbeatStreak               int      `json:"heartbeat_streak"`
+	JournalEntryCountCurrentCycle int      `json:"journal_entry_count_current_cycle"`
+	AttestationsPending           int      `json:"attestations_pending"`
+	MIICurrent                    *float64 `json:"mii_current"`
+	Mode                          string   `json:"mode,omitempty"`
+	Cycle                         string   `json:"cycle,omitempty"`
+	NextExpectedBy                *string  `json:"next_expected_by"`
+	MissedHeartbeats              int      `json:"missed_heartbeats"`
+	Notes                         string   `json:"notes,omitempty"`
+}
+
+func (h *fleetAPI) getSnapshot(w http.ResponseWriter, r *http.Request) {
+	snap, err := h.fleet.Snapshot(r.Context())
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	agents := make([]agentReportJSON, len(snap.Agents))
+	for i, a := range snap.Agents {
+		agents[i] = agentReportJSON{
+			Agent: a.Agent, Status: string(a.Presence), HeartbeatLastAt: optionalTime(a.LastAt),
+			HeartbeatStreak: a.Streak, JournalEntryCountCurrentCycle: a.JournalCount,
+			AttestationsPending: a.AttestationsPending, Mode: a.Mode, Cycle: a.Cycle,
+			NextExpectedBy: optionalTime(a.NextExpectedBy), MissedHeartbeats: a.Missed, Notes: a.Notes,
+		}
+		if a.Reported {
+			agents[i].MIICurrent = &a.MII
+		}
+	}
+	body := map[string]any{"generated_at": apiTime(snap.GeneratedAt), "agents": agents}
+	for name, v := range snap.Sections {
+		body[name] = v
+	}
+	WriteJSON(w, http.StatusOK, body)
+}

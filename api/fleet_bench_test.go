@@ -1,0 +1,119 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// BenchmarkHeartbeatIngest drives the heartbeat endpoint over real HTTP on
+// loopback: 64 concurrent clients post heartbeats for 100 agents, each for
+// a distinct (agent, cycle), against a real SQLite file. It reports accepted
+// heartbeats per second, the p50/p99 latency and the CPU time per
+// heartbeat, and fails if any heartbeat was refused or is missing from the
+// database afterwards.
+func BenchmarkHeartbeatIngest(b *testing.B) {
+	const clients, agentCount = 64, 100
+	agents := make([]core.AgentConfig, agentCount)
+	for i := range agents {
+		agents[i] = core.AgentConfig{Name: fmt.Sprintf("AGENT-%03d", i)}
+	}
+	fx := newFleetAPIFixtureWith(b, core.SystemClock{}, agents...)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatalf("listen: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- fx.server.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			b.Errorf("serve: %v", err)
+		}
+	}()
+	url := "http://" + ln.Addr().String() + "/api/agents/heartbeat"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
+	defer client.CloseIdleConnections()
+
+	var next, refused atomic.Int64
+	var firstErr atomic.Value
+	latencies := make([][]time.Duration, clients)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpuStart := processCPU()
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				body := fmt.Sprintf(`{"agent":"AGENT-%03d","cycle":"C-%d","timestamp":"2026-04-17T00:00:00Z","mii":0.97,"mode_self_report":"green","notes":"bench"}`,
+					i%agentCount, i/agentCount)
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+fleetToken)
+				req.Header.Set("Content-Type", "application/json")
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				latencies[c] = append(latencies[c], time.Since(t0))
+				if err != nil {
+					refused.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := processCPU() - cpuStart
+	b.StopTimer()
+
+	if n := refused.Load(); n > 0 {
+		b.Fatalf("%d of %d heartbeats refused; first: %v", n, b.N, firstErr.Load())
+	}
+	if rows := fx.count(b, "agent_heartbeat"); rows != b.N {
+		b.Fatalf("%d heartbeats stored, %d accepted", rows, b.N)
+	}
+	all := slices.Concat(latencies...)
+	slices.Sort(all)
+	quantile := func(q float64) float64 {
+		return float64(all[min(len(all)-1, int(q*float64(len(all))))]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "hb/s")
+	b.ReportMetric(quantile(0.50), "p50-ms")
+	b.ReportMetric(quantile(0.99), "p99-ms")
+	// CPU time (server and clients) per heartbeat tells what the machine
+	// can do when other processes compete for its cores.
+	b.ReportMetric(float64(cpu/time.Microsecond)/float64(b.N), "cpu-µs/hb")
+}
+
+// processCPU returns the user and system CPU time this process used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,953 @@
+package commands
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// confirmCardSet is the confirmation kind of `!card publish`.
+const confirmCardSet = "cardset"
+
+// cardSetTTL is how long a publish question waits for its ✅. The drafts
+// stay after it expires; only the question has to be asked again.
+const cardSetTTL = time.Hour
+
+// listCap is how many cards `!card list` shows in one message.
+const listCap = 30
+
+// RegisterCards adds `!card` (drafting and publishing card sets, reading
+// cards, ratifying them, answering their questions), the confirmation that
+// publishes a draft set, and the answers to needs-decision relays: a
+// reaction 1️⃣…🔟 on the relay, or a reply with the option's number or text.
+func RegisterCards(p *Processor, cards *core.Cards) {
+	c := &cardCommands{cards: cards}
+	p.Register(c.handler())
+	p.RegisterConfirm(ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish,
+		OnDismiss: c.dismissPublish, YesWord: "publish", NoWord: "cancel"})
+	p.OnAnswer("decision:", c.onDecisionAnswer)
+}
+
+// DraftsClearer returns a `!sys clear` clearer that drops the draft cards
+// of the people in a room, as members lists them, and says how many it
+// dropped.
+func DraftsClearer(cards *core.Cards, members func(ctx context.Context, roomID string) ([]string, error)) func(ctx context.Context, roomID string) (string, error) {
+	return func(ctx context.Context, roomID string) (string, error) {
+		people, err := members(ctx, roomID)
+		if err != nil {
+			return "", fmt.Errorf("members of %s: %w", roomID, err)
+		}
+		total := 0
+		for _, person := range people {
+			n, err := cards.ClearDrafts(ctx, person)
+			if err != nil {
+				return "", err
+			}
+			total += n
+		}
+		switch total {
+		case 0:
+			return "", nil
+		case 1:
+			return "1 draft card", nil
+		}
+		return fmt.Sprintf("%d draft cards", total), nil
+	}
+}
+
+type cardCommands struct {
+	cards *core.Cards
+}
+
+func (c *cardCommands) handler() *Handler {
+	return &Handler{
+		Name: "card",
+		Help: "Backlog cards for the orchestrator: draft a set, publish it in one go, follow the cards, answer their questions.",
+		Subcommands: []*Handler{
+			{Name: "draft", Args: `<goal> --accept "…" [--accept "…"] --priority P0|P1|P2|P3 [--depends d1|card-id] [--budget "…"]`,
+				Help: "Add a card to your draft set.", Func: c.draft},
+			{Name: "show-draft", Aliases: []string{"drafts"}, Help: "Show your draft set.", Func: c.showDraft},
+			{Name: "drop", Args: "<ref>|all", Help: "Remove a card (d1, d2, …) or all of them from your draft set.", Func: c.drop},
+			{Name: "publish", Help: "Publish your draft set, all cards or none, after your ✅: author main-agent, ratified by you.", Func: c.publish},
+			{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: c.list},
+			{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: c.show},
+			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
+			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answerCmd},
+		},
+	}
+}
+
+// draft adds a card to the sender's draft set.
+func (c *cardCommands) draft(e *Event) {
+	prefix := e.Proc.Prefix()
+	if strings.TrimSpace(e.RawArgs) == "" {
+		e.Reply("%s", draftUsage(prefix))
+		return
+	}
+	spec, err := parseDraft(e.RawArgs)
+	if err != nil {
+		e.Reply("%s.\n\n%s", upperFirst(err.Error()), draftUsage(prefix))
+		return
+	}
+	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	unknown, err := c.checkDependencies(e.Ctx, drafts, spec.DependsOn)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if unknown != "" {
+		e.Reply("`--depends`: %s", unknown)
+		return
+	}
+	d, err := c.cards.AddDraft(e.Ctx, e.Sender, spec)
+	var fe *core.FieldError
+	if errors.As(err, &fe) {
+		e.Reply("`%s`: %s.", flagOf(fe.Field), fe.Reason)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Added **%s** to your draft (%s): %s — %s.\n\n`%scard show-draft` shows the set, `%scard publish` publishes it.",
+		d.Ref, countCards(len(drafts)+1), d.Goal, draftTraits(d.CardSpec), prefix, prefix)
+}
+
+// checkDependencies says what is wrong with dependencies on drafts that
+// do not exist or cards that were never published, or "" when all are
+// known. It reads only, so a refusal writes nothing.
+func (c *cardCommands) checkDependencies(ctx context.Context, drafts []core.Draft, deps []string) (string, error) {
+	refs := make([]string, len(drafts))
+	for i, d := range drafts {
+		refs[i] = d.Ref
+	}
+	for _, dep := range deps {
+		if slices.Contains(refs, dep) {
+			continue
+		}
+		_, err := c.cards.Get(ctx, dep)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, core.ErrNotFound) {
+			return "", err
+		}
+		if isDraftRef(dep) {
+			if len(refs) == 0 {
+				return fmt.Sprintf("you have no draft %s (your draft is empty).", dep), nil
+			}
+			return fmt.Sprintf("you have no draft %s (yours: %s).", dep, strings.Join(refs, ", ")), nil
+		}
+		return fmt.Sprintf("there is no card `%s`; name one of your drafts (d1, d2, …) or a published card id.", dep), nil
+	}
+	return "", nil
+}
+
+// showDraft lists the sender's draft set.
+func (c *cardCommands) showDraft(e *Event) {
+	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	prefix := e.Proc.Prefix()
+	if len(drafts) == 0 {
+		e.Reply("You have no draft cards. Start with `%scard draft <goal> --accept \"…\" --priority P2`.", prefix)
+		return
+	}
+	e.Reply("Your draft has %s:\n\n%s\n`%scard publish` publishes them together, `%scard drop <ref>` removes one.",
+		countCards(len(drafts)), renderDrafts(drafts), prefix, prefix)
+}
+
+// drop removes one draft, or all of them, from the sender's set.
+func (c *cardCommands) drop(e *Event) {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) != 1 {
+		e.Reply("Which one? `%scard drop d2` removes d2, `%scard drop all` empties your draft.", prefix, prefix)
+		return
+	}
+	ref := strings.ToLower(e.Args[0])
+	if ref == "all" {
+		n, err := c.cards.ClearDrafts(e.Ctx, e.Sender)
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		if n == 0 {
+			e.Reply("Your draft was already empty.")
+			return
+		}
+		e.Reply("Dropped all %s of your draft.", countCards(n))
+		return
+	}
+	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	i := slices.IndexFunc(drafts, func(d core.Draft) bool { return d.Ref == ref })
+	if i < 0 {
+		e.Reply("You have no draft `%s`; `%scard show-draft` lists yours.", e.Args[0], prefix)
+		return
+	}
+	var dependents []string
+	for _, d := range drafts {
+		if slices.Contains(d.DependsOn, ref) {
+			dependents = append(dependents, d.Ref)
+		}
+	}
+	if len(dependents) > 0 {
+		e.Reply("%s depends on %s; drop %s first.", strings.Join(dependents, " and "), ref, strings.Join(dependents, " and "))
+		return
+	}
+	if err := c.cards.DropDraft(e.Ctx, e.Sender, ref); err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Dropped %s (%s). %s left in your draft.", ref, drafts[i].Goal, upperFirst(countCards(len(drafts)-1)))
+}
+
+// publish asks the sender to confirm publishing the whole draft set.
+func (c *cardCommands) publish(e *Event) {
+	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if len(drafts) == 0 {
+		e.Reply("Your draft is empty: add cards with `%scard draft` first.", e.Proc.Prefix())
+		return
+	}
+	sig, err := draftSignature(drafts)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.AskConfirm(confirmCardSet, sig, fmt.Sprintf(
+		"Publish these %s to the backlog, all or none, with author %s and ratified by %s?\n\n%s\nReact ✅ to publish, ❌ to keep drafting.",
+		countCards(len(drafts)), core.MainAgent, e.Sender, renderDrafts(drafts)))
+}
+
+// confirmPublish publishes the draft set the sender confirmed, unless it
+// changed since the question. The returned text replaces the question.
+func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
+	prefix := e.Proc.Prefix()
+	drafts, err := c.cards.Drafts(e.Ctx, p.Requester)
+	if err != nil {
+		e.Fail(err)
+		return ""
+	}
+	if len(drafts) == 0 {
+		return "Nothing published: the draft is empty now (published or cleared since I asked)."
+	}
+	sig, err := draftSignature(drafts)
+	if err != nil {
+		e.Fail(err)
+		return ""
+	}
+	if sig != p.Payload {
+		return fmt.Sprintf("Nothing published: the draft changed since I asked (it has %s now). Say `%scard publish` again to see it and confirm.",
+			countCards(len(drafts)), prefix)
+	}
+	// Refusals found by reading come first: core writes the set before it
+	// resolves dependencies, and inside this answer's transaction a
+	// refusal after a write would not roll that write back.
+	for _, d := range drafts {
+		msg, err := c.checkDependencies(e.Ctx, drafts, d.DependsOn)
+		if err != nil {
+			e.Fail(err)
+			return ""
+		}
+		if msg != "" {
+			return fmt.Sprintf("Nothing published: %s depends on something unknown — %s Drop %s with `%scard drop %s` and draft it again.",
+				d.Ref, msg, d.Ref, prefix, d.Ref)
+		}
+	}
+	set, err := c.cards.PublishDraft(e.Ctx, p.Requester)
+	switch {
+	case errors.Is(err, core.ErrBudgetExceeded):
+		// Core charges the budget after writing the cards, so only rolling
+		// back the whole answer undoes them: the sender hears that it
+		// failed and changed nothing, and the reason goes to the log.
+		e.Fail(err)
+		return ""
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrUnprocessable):
+		return "Nothing published: " + refusalText(err) + ". Your draft is unchanged."
+	case err != nil:
+		e.Fail(err)
+		return ""
+	}
+	ids := make([]string, len(set.Cards))
+	var b strings.Builder
+	for i, card := range set.Cards {
+		ids[i] = card.ID
+		fmt.Fprintf(&b, "%d. %s (was %s) — %s, %s\n", i+1, card.ID, card.Ref, card.Spec.Goal, card.Priority)
+	}
+	return fmt.Sprintf("Published: %s\n\nAuthor %s, ratified by %s; the orchestrator takes them from the backlog.\n\n%s",
+		strings.Join(ids, " "), set.Author, set.RatifiedBy, b.String())
+}
+
+func (c *cardCommands) dismissPublish(e *Event, p core.Pending) string {
+	return fmt.Sprintf("Not published; the draft stays. `%scard publish` when it is ready.", e.Proc.Prefix())
+}
+
+// list shows cards, most urgent first.
+func (c *cardCommands) list(e *Event) {
+	var f core.CardFilter
+	if len(e.Args) > 1 {
+		e.Reply("`%scard list` takes at most one state: %s.", e.Proc.Prefix(), cardStateNames())
+		return
+	}
+	if len(e.Args) == 1 {
+		f.State = core.CardState(strings.ReplaceAll(strings.ToLower(e.Args[0]), "-", "_"))
+		if !f.State.Valid() {
+			e.Reply("`%s` is not a card state; one of %s.", e.Args[0], cardStateNames())
+			return
+		}
+	}
+	cards, err := c.cards.List(e.Ctx, f)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	where := ""
+	if f.State != "" {
+		where = " " + string(f.State)
+	}
+	if len(cards) == 0 {
+		e.Reply("No%s cards.", where)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%s, most urgent first:\n\n", upperFirst(countCards(len(cards))), where)
+	for i, card := range cards[:min(len(cards), listCap)] {
+		fmt.Fprintf(&b, "%d. %s — %s (%s, %s)\n", i+1, card.ID, card.Spec.Goal, card.Priority, card.State)
+	}
+	switch {
+	case len(cards) >= core.DefaultCardListLimit:
+		fmt.Fprintf(&b, "\nand at least %d more; `%scard list <state>` narrows the list.", len(cards)-listCap, e.Proc.Prefix())
+	case len(cards) > listCap:
+		fmt.Fprintf(&b, "\nand %d more; `%scard list <state>` narrows the list.", len(cards)-listCap, e.Proc.Prefix())
+	}
+	e.Reply("%s", strings.TrimSpace(b.String()))
+}
+
+// show describes one card.
+func (c *cardCommands) show(e *Event) {
+	if len(e.Args) != 1 {
+		e.Reply("Which card? `%scard show <card-id>`; `%scard list` shows the ids.", e.Proc.Prefix(), e.Proc.Prefix())
+		return
+	}
+	d, err := c.cards.Get(e.Ctx, e.Args[0])
+	if errors.Is(err, core.ErrNotFound) {
+		e.Reply("There is no card `%s`; `%scard list` shows them.", e.Args[0], e.Proc.Prefix())
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("%s", renderCard(d))
+}
+
+// ratify puts a card whose scope grew back on the backlog.
+func (c *cardCommands) ratify(e *Event) {
+	if len(e.Args) != 1 {
+		e.Reply("Which card? `%scard ratify <card-id>`.", e.Proc.Prefix())
+		return
+	}
+	card, err := c.cards.Ratify(e.Ctx, e.Args[0], e.Sender)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		e.Reply("There is no card `%s`; `%scard list awaiting_ratification` shows the cards waiting for you.", e.Args[0], e.Proc.Prefix())
+	case errors.Is(err, core.ErrIllegalTransition):
+		e.Reply("Card %s does not wait for ratification; only a card whose scope grew does (`%scard list awaiting_ratification`).",
+			e.Args[0], e.Proc.Prefix())
+	case errors.Is(err, core.ErrForbidden):
+		e.Reply("Only the card's ratifier or an admin can ratify card %s.", e.Args[0])
+	case err != nil:
+		e.Fail(err)
+	default:
+		e.Reply("Ratified card %s at revision %d: it is back on the backlog for dispatch. Ratification authorises dispatch only, never a merge.",
+			card.ID, card.Revision)
+	}
+}
+
+// answerCmd answers a card's open question from a command, for networks
+// where replying to the relay message is awkward.
+func (c *cardCommands) answerCmd(e *Event) {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) < 2 {
+		e.Reply("`%scard answer <card-id> <option>`: the option's number or its text.", prefix)
+		return
+	}
+	cardID := e.Args[0]
+	detail, err := c.cards.Get(e.Ctx, cardID)
+	if errors.Is(err, core.ErrNotFound) {
+		e.Reply("There is no card `%s`; `%scard list needs_decision` shows the cards waiting for an answer.", cardID, prefix)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if len(detail.Decisions) == 0 {
+		e.Reply("Card %s has no question to answer.", cardID)
+		return
+	}
+	d := detail.Decisions[len(detail.Decisions)-1]
+	option, ok := parseOption(rawAfter(e.RawArgs, 1), d.Options)
+	if !ok {
+		e.Reply("%s", optionsHint(d))
+		return
+	}
+	res, done := c.applyAnswer(e, d, option, e.Reply)
+	switch {
+	case !done:
+	case res.AlreadyAnswered:
+		e.Reply("Already answered: %d. %s. The first answer stands.", res.Decision.Option, res.Decision.Options[res.Decision.Option-1])
+	default:
+		e.Reply("Answered card %s: %d. %s. The worker reads it when the card is dispatched again.", d.CardID, option, d.Options[option-1])
+	}
+}
+
+// onDecisionAnswer handles a reaction or reply to a needs-decision relay
+// (or to its reminder). The first valid answer wins and the relay is
+// edited to show it; later answers change nothing and say nothing.
+// Refusals get one short reply.
+func (c *cardCommands) onDecisionAnswer(e *Event, key, answer string) {
+	cardID, questionID, ok := parseDecisionKey(key)
+	if !ok {
+		return
+	}
+	d, err := c.question(e.Ctx, cardID, questionID)
+	if errors.Is(err, core.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	_, tap := core.OptionFromEmoji(answer)
+	reply := e.Reply
+	if tap {
+		// Replying to a reaction reads oddly: answer under the question,
+		// naming the person.
+		reply = func(format string, args ...any) {
+			e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Body: e.Sender + ": " + fmt.Sprintf(format, args...),
+				Mentions: []string{e.Sender}, Target: key})
+		}
+	}
+	option, ok := parseOption(answer, d.Options)
+	if !ok {
+		// Other emoji are just reactions; text that names no option gets
+		// a hint while the question is open.
+		if d.Status == core.DecisionOpen && strings.IndexFunc(answer, isAnswerRune) >= 0 {
+			reply("%s", optionsHint(d))
+		}
+		return
+	}
+	c.applyAnswer(e, d, option, reply)
+}
+
+// applyAnswer gives an answer to question d and replies to refusals. done
+// is false when it replied with a refusal or failed.
+func (c *cardCommands) applyAnswer(e *Event, d core.Decision, option int, reply func(string, ...any)) (core.AnswerResult, bool) {
+	res, err := c.cards.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network)
+	switch {
+	case errors.Is(err, core.ErrForbidden):
+		reply("Only %s (or an admin) can answer this question.", strings.Join(d.Asked, ", "))
+	case errors.Is(err, core.ErrExpired):
+		reply("Too late: this question closed unanswered and card %s is blocked.", d.CardID)
+	case errors.Is(err, core.ErrGone):
+		reply("This question was withdrawn: card %s was cancelled.", d.CardID)
+	case errors.Is(err, core.ErrInvalid):
+		reply("%s", optionsHint(d))
+	case err != nil:
+		e.Fail(err)
+	default:
+		return res, true
+	}
+	return res, false
+}
+
+// question finds a question of a card.
+func (c *cardCommands) question(ctx context.Context, cardID, questionID string) (core.Decision, error) {
+	detail, err := c.cards.Get(ctx, cardID)
+	if err != nil {
+		return core.Decision{}, err
+	}
+	for _, d := range detail.Decisions {
+		if d.ID == questionID {
+			return d, nil
+		}
+	}
+	return core.Decision{}, fmt.Errorf("question %s of card %s: %w", questionID, cardID, core.ErrNotFound)
+}
+
+// parseDecisionKey splits a relay notice key, decision:<card>:<question>
+// with maybe a suffix (:reminder, :deadline).
+func parseDecisionKey(key string) (cardID, questionID string, ok bool) {
+	parts := strings.Split(strings.TrimPrefix(key, "decision:"), ":")
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// parseOption reads an answer: an option's reaction, its number ("2",
+// "2.", "option 2", "#2"), its text, or "2. text" copied from the list.
+// Text must match an option exactly (case and spacing aside): a decision
+// is not guessed at.
+func parseOption(answer string, options []string) (int, bool) {
+	if n, ok := core.OptionFromEmoji(strings.TrimSpace(answer)); ok {
+		return n, true
+	}
+	s := normalizeAnswer(answer)
+	if s == "" {
+		return 0, false
+	}
+	for i, o := range options {
+		if normalizeAnswer(o) == s {
+			return i + 1, true
+		}
+	}
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "option "), "#")
+	num, rest, _ := strings.Cut(s, " ")
+	num = strings.TrimRight(num, ".):")
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return 0, false
+	}
+	if rest == "" {
+		return n, true
+	}
+	if n >= 1 && n <= len(options) && normalizeAnswer(options[n-1]) == strings.TrimSpace(rest) {
+		return n, true
+	}
+	return 0, false
+}
+
+// normalizeAnswer lower-cases, collapses spaces and drops the punctuation
+// people add at the end of a reply.
+func normalizeAnswer(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	return strings.TrimRight(s, ".!?")
+}
+
+func isAnswerRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// optionsHint says how to answer question d.
+func optionsHint(d core.Decision) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Answer with an option's number (1 to %d) or its text:\n\n", len(d.Options))
+	for i, o := range d.Options {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, o)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// draftUsage explains `!card draft`.
+func draftUsage(prefix string) string {
+	return fmt.Sprintf("Usage: `%scard draft <goal> --accept \"…\" [--accept \"…\"] --priority P0|P1|P2|P3 [--depends d1|card-id] [--budget \"…\"]`\n"+
+		"For example: `%scard draft Add CSV export --accept \"every column is exported\" --priority P2 --budget \"2h\"`", prefix, prefix)
+}
+
+// The flags of `!card draft`, by every name they go by.
+const (
+	flagAccept   = "--accept"
+	flagPriority = "--priority"
+	flagDepends  = "--depends"
+	flagBudget   = "--budget"
+)
+
+var draftFlags = map[string]string{
+	"accept": flagAccept, "acceptance": flagAccept, "criterion": flagAccept,
+	"priority": flagPriority, "prio": flagPriority,
+	"depends": flagDepends, "depends-on": flagDepends, "after": flagDepends,
+	"budget": flagBudget,
+}
+
+// parseDraft reads `!card draft` arguments: the goal, then flags. A flag's
+// value is the quoted text or the words up to the next flag.
+func parseDraft(raw string) (core.CardSpec, error) {
+	words, err := splitArgs(raw)
+	if err != nil {
+		return core.CardSpec{}, err
+	}
+	var spec core.CardSpec
+	var goal []string
+	seen := map[string]bool{}
+	for i := 0; i < len(words); {
+		name, isFlag := draftFlagName(words[i])
+		if !isFlag {
+			goal = append(goal, words[i].text)
+			i++
+			continue
+		}
+		flag, known := draftFlags[name]
+		if !known {
+			return spec, fmt.Errorf("`%s` is not a flag of `card draft`; it takes --accept, --priority, --depends and --budget", words[i].text)
+		}
+		j := i + 1
+		var value []string
+		for ; j < len(words); j++ {
+			if _, next := draftFlagName(words[j]); next {
+				break
+			}
+			value = append(value, words[j].text)
+		}
+		i = j
+		text := strings.TrimSpace(strings.Join(value, " "))
+		if text == "" {
+			return spec, fmt.Errorf("`%s` needs a value after it, e.g. %s", flag, flagExample(flag))
+		}
+		if seen[flag] && flag != flagAccept && flag != flagDepends {
+			return spec, fmt.Errorf("`%s` is given twice; give it once", flag)
+		}
+		seen[flag] = true
+		switch flag {
+		case flagAccept:
+			spec.Acceptance = append(spec.Acceptance, text)
+		case flagPriority:
+			p := core.Priority(strings.ToUpper(text))
+			switch {
+			case len(value) > 1:
+				return spec, fmt.Errorf("`--priority` takes one of P0, P1, P2, P3, not `%s` (the goal goes first, before the flags)", text)
+			case !p.Valid():
+				return spec, fmt.Errorf("`--priority` must be one of P0, P1, P2, P3, not `%s`", text)
+			}
+			spec.Priority = p
+		case flagDepends:
+			for _, dep := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+				if isDraftRef(strings.ToLower(dep)) {
+					dep = strings.ToLower(dep)
+				}
+				if slices.Contains(spec.DependsOn, dep) {
+					return spec, fmt.Errorf("`--depends` names %s twice", dep)
+				}
+				spec.DependsOn = append(spec.DependsOn, dep)
+			}
+		case flagBudget:
+			spec.Budget = text
+		}
+	}
+	spec.Goal = strings.TrimSpace(strings.Join(goal, " "))
+	switch {
+	case spec.Goal == "":
+		return spec, errors.New("the goal is missing: say what the card achieves, before the flags")
+	case len(spec.Acceptance) == 0:
+		return spec, errors.New("`--accept` is missing: give at least one acceptance criterion, e.g. --accept \"the export opens in a spreadsheet\"")
+	case spec.Priority == "":
+		return spec, errors.New("`--priority` is missing: give P0, P1, P2 or P3")
+	}
+	return spec, nil
+}
+
+func flagExample(flag string) string {
+	switch flag {
+	case flagPriority:
+		return "--priority P2"
+	case flagDepends:
+		return "--depends d1"
+	case flagBudget:
+		return `--budget "2h"`
+	}
+	return `--accept "the tests pass"`
+}
+
+// flagOf names the `!card draft` flag behind a field core refused.
+func flagOf(field string) string {
+	field = strings.TrimPrefix(field, "card.")
+	if i := strings.IndexByte(field, '['); i >= 0 {
+		field = field[:i]
+	}
+	switch field {
+	case "acceptance":
+		return flagAccept
+	case "priority":
+		return flagPriority
+	case "depends_on":
+		return flagDepends
+	case "budget":
+		return flagBudget
+	case "goal":
+		return "goal"
+	}
+	return "card draft"
+}
+
+// isDraftRef reports whether s looks like a draft's ref: d1, d2, …
+func isDraftRef(s string) bool {
+	if len(s) < 2 || s[0] != 'd' {
+		return false
+	}
+	_, err := strconv.Atoi(s[1:])
+	return err == nil
+}
+
+// argWord is one argument, and whether it was quoted (a quoted "--accept" is
+// text, not a flag).
+type argWord struct {
+	text   string
+	quoted bool
+}
+
+// quoteClosers maps each opening quote to the quotes that may close it;
+// phones and bridges turn straight quotes into curly ones.
+var quoteClosers = map[rune]string{
+	'"': "\"”“", '“': "”\"“", '„': "“”\"", '”': "”\"",
+	'\'': "'’", '‘': "’'", '’': "’'",
+	'«': "»", '»': "«",
+}
+
+// splitArgs splits arguments at spaces, keeping quoted text together. A
+// quote opens only at the start of a word and closes before a space or
+// the end, so apostrophes inside words are text. `--flag=value` is split
+// into the flag and its value.
+func splitArgs(s string) ([]argWord, error) {
+	rs := []rune(s)
+	var out []argWord
+	for i := 0; i < len(rs); {
+		if unicode.IsSpace(rs[i]) {
+			i++
+			continue
+		}
+		if closers, ok := quoteClosers[rs[i]]; ok {
+			var b strings.Builder
+			j, closed := i+1, false
+			for ; j < len(rs); j++ {
+				if rs[j] == '\\' && j+1 < len(rs) && (rs[j+1] == '\\' || strings.ContainsRune(closers, rs[j+1])) {
+					j++
+					b.WriteRune(rs[j])
+					continue
+				}
+				if strings.ContainsRune(closers, rs[j]) && (j+1 == len(rs) || unicode.IsSpace(rs[j+1])) {
+					closed = true
+					break
+				}
+				b.WriteRune(rs[j])
+			}
+			if !closed {
+				return nil, fmt.Errorf("the quote that opens `%s` is never closed", quoteExcerpt(string(rs[i:])))
+			}
+			out = append(out, argWord{text: b.String(), quoted: true})
+			i = j + 1
+			continue
+		}
+		j := i
+		for j < len(rs) && !unicode.IsSpace(rs[j]) {
+			if rs[j] == '=' {
+				if _, isFlag := draftFlagName(argWord{text: string(rs[i:j])}); isFlag {
+					break
+				}
+			}
+			j++
+		}
+		out = append(out, argWord{text: string(rs[i:j])})
+		if j < len(rs) && rs[j] == '=' {
+			j++
+		}
+		i = j
+	}
+	return out, nil
+}
+
+// draftFlagName returns the name of a flag word, "--accept" → "accept". Phones
+// turn "--" into a dash, so "—accept" and "–accept" are flags too.
+func draftFlagName(w argWord) (string, bool) {
+	if w.quoted {
+		return "", false
+	}
+	for _, dash := range []string{"--", "—", "–"} {
+		if name, ok := strings.CutPrefix(w.text, dash); ok && name != "" && unicode.IsLetter([]rune(name)[0]) {
+			return strings.ToLower(name), true
+		}
+	}
+	return "", false
+}
+
+func quoteExcerpt(s string) string {
+	if rs := []rune(s); len(rs) > 30 {
+		return string(rs[:30]) + "…"
+	}
+	return s
+}
+
+// draftSignature identifies a draft set's content, so that a ✅ publishes
+// exactly the set the question showed.
+func draftSignature(drafts []core.Draft) (string, error) {
+	inputs := make([]core.CardInput, len(drafts))
+	for i, d := range drafts {
+		inputs[i] = d.CardInput
+	}
+	b, err := json.Marshal(struct {
+		DraftID string
+		Cards   []core.CardInput
+	}{drafts[0].DraftID, inputs})
+	if err != nil {
+		return "", fmt.Errorf("draft signature: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// renderDrafts lists drafts as numbered lines with their criteria below.
+func renderDrafts(drafts []core.Draft) string {
+	var b strings.Builder
+	for i, d := range drafts {
+		fmt.Fprintf(&b, "%d. %s — %s (%s)\n", i+1, d.Ref, d.Goal, draftTraits(d.CardSpec))
+		for _, a := range d.Acceptance {
+			fmt.Fprintf(&b, "    - %s\n", a)
+		}
+	}
+	return b.String()
+}
+
+// draftTraits says a spec's priority, dependencies and budget.
+func draftTraits(s core.CardSpec) string {
+	parts := []string{string(s.Priority)}
+	if len(s.DependsOn) > 0 {
+		parts = append(parts, "after "+strings.Join(s.DependsOn, ", "))
+	}
+	if s.Budget != "" {
+		parts = append(parts, "budget "+s.Budget)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// renderCard describes a card for `!card show`, one fact a line.
+func renderCard(d core.CardDetail) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** — %s\n\n", d.ID, d.Spec.Goal)
+	priority := string(d.Priority)
+	if d.Priority != d.Spec.Priority {
+		priority += fmt.Sprintf(" (published as %s)", d.Spec.Priority)
+	}
+	fmt.Fprintf(&b, "Priority: %s\n", priority)
+	state := string(d.State)
+	if d.StateNote != "" {
+		state += " — " + d.StateNote
+	}
+	fmt.Fprintf(&b, "State: %s\n", state)
+	fmt.Fprintf(&b, "Revision: %d\n", d.Revision)
+	author := "Author: " + d.Author
+	if d.RatifiedBy != "" {
+		author += fmt.Sprintf(", ratified by %s at revision %d", d.RatifiedBy, d.RatifiedRevision)
+	}
+	b.WriteString(author + "\n")
+	if len(d.Spec.DependsOn) > 0 {
+		fmt.Fprintf(&b, "Depends on: %s\n", strings.Join(d.Spec.DependsOn, ", "))
+	}
+	if d.Spec.Budget != "" {
+		fmt.Fprintf(&b, "Budget: %s\n", d.Spec.Budget)
+	}
+	b.WriteString("\nAcceptance criteria:\n\n")
+	for i, a := range d.Spec.Acceptance {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, a)
+	}
+	if len(d.Amendments) > 0 {
+		b.WriteString("\nAmendments:\n\n")
+		for i, a := range d.Amendments {
+			fmt.Fprintf(&b, "%d. revision %d, %s by %s%s: %s\n", i+1, a.Revision, a.Kind, a.Author, viaNetwork(a.Network), amendmentSummary(a, d.Decisions))
+		}
+	}
+	for _, q := range d.Decisions {
+		if q.Status != core.DecisionOpen {
+			continue
+		}
+		fmt.Fprintf(&b, "\nOpen question for %s: %s\n\n", strings.Join(q.Asked, ", "), q.Question)
+		for i, o := range q.Options {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, o)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// amendmentSummary is one line about an amendment.
+func amendmentSummary(a core.Amendment, questions []core.Decision) string {
+	switch a.Kind {
+	case core.AmendAnswer:
+		for _, q := range questions {
+			if q.ID == a.DecisionID && a.Option >= 1 && a.Option <= len(q.Options) {
+				return fmt.Sprintf("%s → %d. %s", q.Question, a.Option, q.Options[a.Option-1])
+			}
+		}
+	case core.AmendPriorityChange:
+		return fmt.Sprintf("to %s — %s", a.Priority, amendmentLine(a.Text))
+	case core.AmendScopeChange:
+		if len(a.Acceptance) > 0 {
+			return fmt.Sprintf("%s (adds: %s)", amendmentLine(a.Text), strings.Join(a.Acceptance, "; "))
+		}
+	}
+	return amendmentLine(a.Text)
+}
+
+func viaNetwork(network string) string {
+	if network == "" {
+		return ""
+	}
+	return " via " + network
+}
+
+func amendmentLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if rs := []rune(line); len(rs) > 200 {
+		return string(rs[:200]) + "…"
+	}
+	return line
+}
+
+// refusalText is the reason core gave for refusing, without the wrapping
+// context: the field's reason, or the text after the sentinel.
+func refusalText(err error) string {
+	var fe *core.FieldError
+	if errors.As(err, &fe) {
+		return fe.Reason
+	}
+	msg := err.Error()
+	for _, sentinel := range []error{core.ErrUnprocessable, core.ErrInvalid} {
+		if _, rest, ok := strings.Cut(msg, sentinel.Error()+": "); ok {
+			return rest
+		}
+	}
+	return msg
+}
+
+func cardStateNames() string {
+	names := make([]string, len(core.CardStates))
+	for i, s := range core.CardStates {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+func countCards(n int) string {
+	if n == 1 {
+		return "1 card"
+	}
+	return fmt.Sprintf("%d cards", n)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	rs := []rune(s)
+	rs[0] = unicode.ToUpper(rs[0])
+	return string(rs)
+}

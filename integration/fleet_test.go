@@ -1,0 +1,79 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+)
+
+// TestFleetWatch: an agent reports, then goes silent. Jarvis answers the
+// room's question from the heartbeat records, raises an alert after the
+// second missed heartbeat, marks the agent offline after the third, and
+// posts a recovery notice when it reports again; each notice once.
+func TestFleetWatch(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
+		"api:\n  listen: 127.0.0.1:%d\n  agent_token: %s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n",
+		port, breakerAgentToken)})
+	room := j.joinRoom(t, alice)
+	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	agents.waitUp(t, j)
+
+	heartbeat := func(cycle string) {
+		t.Helper()
+		code, out := agents.call(t, http.MethodPost, "/api/agents/heartbeat", map[string]any{
+			"agent": "EVE", "cycle": cycle, "timestamp": time.Now().UTC().Format(time.RFC3339),
+			"mii": 0.97, "mode_self_report": "green", "notes": "narrative check clean",
+		})
+		if code != http.StatusOK || out["ok"] != true {
+			t.Fatalf("heartbeat: %d %v", code, out)
+		}
+	}
+	heartbeat("C-1")
+
+	asked, _ := alice.Say(ctx, room, "what's the fleet doing?")
+	answer, err := alice.WaitFor(ctx, waitReply, j.replyTo(asked))
+	if err != nil {
+		t.Fatalf("no answer to the fleet question: %v", err)
+	}
+	if body := tesths.Body(answer); !strings.Contains(body, "EVE") || !strings.Contains(body, "online") || !strings.Contains(body, "0.97") {
+		t.Errorf("the fleet answer says %q", body)
+	}
+
+	from := func(text string) func(*event.Event) bool {
+		return func(evt *event.Event) bool {
+			return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), text)
+		}
+	}
+	if _, err := alice.WaitFor(ctx, 15*time.Second, from("EVE has missed 2 heartbeats")); err != nil {
+		t.Fatalf("no alert after the second missed heartbeat: %v", err)
+	}
+	if _, err := alice.WaitFor(ctx, 15*time.Second, from("EVE is offline")); err != nil {
+		t.Fatalf("no offline notice after the third: %v", err)
+	}
+	asked, _ = alice.Say(ctx, room, "is EVE ok?")
+	answer, err = alice.WaitFor(ctx, waitReply, j.replyTo(asked))
+	if err != nil || !strings.Contains(tesths.Body(answer), "offline") {
+		t.Fatalf("'is EVE ok?' got %q (%v)", tesths.Body(answer), err)
+	}
+
+	heartbeat("C-2")
+	if _, err := alice.WaitFor(ctx, 15*time.Second, from("EVE is back")); err != nil {
+		t.Fatalf("no recovery notice: %v", err)
+	}
+	for _, text := range []string{"EVE has missed", "EVE is offline", "EVE is back"} {
+		if n := len(alice.Events(from(text))); n != 1 {
+			t.Errorf("%q posted %d times, want once", text, n)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const (
+	createSubjectQuery = `
+		INSERT INTO attestation_subject (id, hash, title, opened_at, closes_at)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO NOTHING`
+	addAwaitedQuery      = `INSERT INTO attestation_awaited (subject_id, agent) VALUES ($1, $2)`
+	getSubjectQuery      = `SELECT id, hash, title, opened_at, closes_at FROM attestation_subject WHERE id = $1`
+	awaitedAgentsQuery   = `SELECT agent FROM attestation_awaited WHERE subject_id = $1 ORDER BY agent`
+	allOpenSubjectsQuery = `
+		SELECT id, hash, title, opened_at, closes_at FROM attestation_subject
+		WHERE closes_at > $1 ORDER BY opened_at, id`
+	agentOpenSubjectsQuery = `
+		SELECT s.id, s.hash, s.title, s.opened_at, s.closes_at
+		FROM attestation_subject s JOIN attestation_awaited w ON w.subject_id = s.id
+		WHERE s.closes_at > $1 AND w.agent = $2 ORDER BY s.opened_at, s.id`
+	putAttestationQuery = `
+		INSERT INTO attestation (subject_id, agent, verdict, rationale, signature, posture, received_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (subject_id, agent) DO UPDATE SET
+			verdict = excluded.verdict, rationale = excluded.rationale, signature = excluded.signature,
+			posture = excluded.posture, received_at = excluded.received_at`
+	attestationsQuery = `
+		SELECT subject_id, agent, verdict, rationale, signature, posture, received_at
+		FROM attestation WHERE subject_id = $1 ORDER BY agent`
+	pendingAttestationsQuery = `
+		SELECT COUNT(*)
+		FROM attestation_awaited w
+		JOIN attestation_subject s ON s.id = w.subject_id
+		LEFT JOIN attestation a ON a.subject_id = w.subject_id AND a.agent = w.agent
+		WHERE w.agent = $1 AND s.closes_at > $2 AND a.agent IS NULL`
+)
+
+// AttestationQuery reads and writes attestation subjects and attestations.
+type AttestationQuery struct {
+	db *dbutil.Database
+}
+
+var _ core.AttestationStore = (*AttestationQuery)(nil)
+
+// Attestations returns the attestation queries.
+func (s *Store) Attestations() *AttestationQuery { return &AttestationQuery{db: s.DB} }
+
+// CreateSubject writes a new subject with the agents it awaits; an id
+// already used is core.ErrDuplicate.
+func (q *AttestationQuery) CreateSubject(ctx context.Context, s core.AttestationSubject) error {
+	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		res, err := q.db.Exec(ctx, createSubjectQuery, s.ID, s.Hash, s.Title, s.OpenedAt.UnixMilli(), s.ClosesAt.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("create subject %q: %w", s.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("subject %q: %w", s.ID, core.ErrDuplicate)
+		}
+		for _, agent := range s.Agents {
+			if _, err := q.db.Exec(ctx, addAwaitedQuery, s.ID, agent); err != nil {
+				return fmt.Errorf("subject %q awaits %q: %w", s.ID, agent, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Subject returns a subject with the agents it awaits; core.ErrNotFound
+// when there is none.
+func (q *AttestationQuery) Subject(ctx context.Context, id string) (core.AttestationSubject, error) {
+	s, err := scanSubject(q.db.QueryRow(ctx, getSubjectQuery, id))
+	if err != nil {
+		return s, notFound(err, "subject "+id)
+	}
+	return s, q.loadAwaited(ctx, &s)
+}
+
+// OpenSubjects lists the subjects whose window is open at now, only those
+// awaiting agent unless agent is "".
+func (q *AttestationQuery) OpenSubjects(ctx context.Context, agent string, now time.Time) ([]core.AttestationSubject, error) {
+	var subjects []core.AttestationSubject
+	var err error
+	if agent == "" {
+		rows, qerr := q.db.Query(ctx, allOpenSubjectsQuery, now.UnixMilli())
+		subjects, err = dbutil.NewRowIterWithError(rows, scanSubject, qerr).AsList()
+	} else {
+		rows, qerr := q.db.Query(ctx, agentOpenSubjectsQuery, now.UnixMilli(), agent)
+		subjects, err = dbutil.NewRowIterWithError(rows, scanSubject, qerr).AsList()
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range subjects {
+		if err := q.loadAwaited(ctx, &subjects[i]); err != nil {
+			return nil, err
+		}
+	}
+	return subjects, nil
+}
+
+func (q *AttestationQuery) loadAwaited(ctx context.Context, s *core.AttestationSubject) error {
+	rows, err := q.db.Query(ctx, awaitedAgentsQuery, s.ID)
+	agents, err := dbutil.NewRowIterWithError(rows, dbutil.ScanSingleColumn[string], err).AsList()
+	if err != nil {
+		return fmt.Errorf("agents awaited by %q: %w", s.ID, err)
+	}
+	s.Agents = agents
+	return nil
+}
+
+// PutAttestation stores an attestation, replacing the agent's earlier one on
+// the same subject.
+func (q *AttestationQuery) PutAttestation(ctx context.Context, a core.Attestation) error {
+	_, err := q.db.Exec(ctx, putAttestationQuery, a.SubjectID, a.Agent, a.Verdict, a.Rationale, a.Signature, a.Posture,
+		a.ReceivedAt.UnixMilli())
+	return err
+}
+
+// Attestations lists the attestations on a subject, by agent.
+func (q *AttestationQuery) Attestations(ctx context.Context, subjectID string) ([]core.Attestation, error) {
+	rows, err := q.db.Query(ctx, attestationsQuery, subjectID)
+	return dbutil.NewRowIterWithError(rows, scanAttestation, err).AsList()
+}
+
+// PendingAttestations counts the subjects open at now that await the agent
+// and that it has not attested to.
+func (q *AttestationQuery) PendingAttestations(ctx context.Context, agent string, now time.Time) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, pendingAttestationsQuery, agent, now.UnixMilli()).Scan(&n)
+	return n, err
+}
+
+func scanSubject(row dbutil.Scannable) (core.AttestationSubject, error) {
+	var s core.AttestationSubject
+	var opened, closes int64
+	if err := row.Scan(&s.ID, &s.Hash, &s.Title, &opened, &closes); err != nil {
+		return s, err
+	}
+	s.OpenedAt, s.ClosesAt = time.UnixMilli(opened), time.UnixMilli(closes)
+	return s, nil
+}
+
+func scanAttestation(row dbutil.Scannable) (core.Attestation, error) {
+	var a core.Attestation
+	var received int64
+	err := row.Scan(&a.SubjectID, &a.Agent, &a.Verdict, &a.Rationale, &a.Signature, &a.Posture, &received)
+	a.ReceivedAt = time.UnixMilli(received)
+	return a, err
+}

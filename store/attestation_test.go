@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+func TestAttestationSubjects(t *testing.T) {
+	s := openTestStore(t)
+	ctx := context.Background()
+	t0 := time.UnixMilli(1_776_384_000_000)
+	q := s.Attestations()
+	subject := core.AttestationSubject{ID: "seal-1", Hash: "h1", Title: "Seal", Agents: []string{"ZEUS", "EVE"}, OpenedAt: t0, ClosesAt: t0.Add(5 * time.Minute)}
+	if err := q.CreateSubject(ctx, subject); err != nil {
+		t.Fatalf("CreateSubject() = %v", err)
+	}
+	if err := q.CreateSubject(ctx, core.AttestationSubject{ID: "seal-1", Hash: "h2", Agents: []string{"JADE"}, OpenedAt: t0, ClosesAt: t0}); !errors.Is(err, core.ErrDuplicate) {
+		t.Fatalf("CreateSubject() again = %v, want ErrDuplicate", err)
+	}
+	got, err := q.Subject(ctx, "seal-1")
+	if err != nil || got.Hash != "h1" || got.Title != "Seal" || !slices.Equal(got.Agents, []string{"EVE", "ZEUS"}) ||
+		!got.OpenedAt.Equal(t0) || !got.ClosesAt.Equal(t0.Add(5*time.Minute)) {
+		t.Errorf("Subject() = %+v, %v; want the first one, awaiting EVE and ZEUS", got, err)
+	}
+	if _, err := q.Subject(ctx, "seal-none"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("Subject(unknown) = %v, want ErrNotFound", err)
+	}
+	if err := q.CreateSubject(ctx, core.AttestationSubject{ID: "seal-2", Hash: "h", Agents: []string{"JADE"}, OpenedAt: t0, ClosesAt: t0.Add(time.Minute)}); err != nil {
+		t.Fatalf("CreateSubject(seal-2) = %v", err)
+	}
+
+	put := func(agent, verdict string, at time.Time) {
+		t.Helper()
+		if err := q.PutAttestation(ctx, core.Attestation{SubjectID: "seal-1", Agent: agent, Verdict: verdict, Rationale: "r", Signature: "s", ReceivedAt: at}); err != nil {
+			t.Fatalf("PutAttestation() = %v", err)
+		}
+	}
+	put("ZEUS", "pass", t0.Add(time.Minute))
+	put("ZEUS", "reject", t0.Add(2*time.Minute))
+	atts, err := q.Attestations(ctx, "seal-1")
+	if err != nil || len(atts) != 1 || atts[0].Verdict != "reject" || !atts[0].ReceivedAt.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("Attestations() = %+v, %v; want ZEUS's last verdict only", atts, err)
+	}
+
+	ids := func(subjects []core.AttestationSubject) []string {
+		var out []string
+		for _, s := range subjects {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name        string
+		agent       string
+		now         time.Time
+		wantOpen    []string
+		wantPending int
+	}{
+		{name: "EVE awaited on seal-1", agent: "EVE", now: t0, wantOpen: []string{"seal-1"}, wantPending: 1},
+		{name: "ZEUS attested already", agent: "ZEUS", now: t0, wantOpen: []string{"seal-1"}, wantPending: 0},
+		{name: "JADE awaited on seal-2", agent: "JADE", now: t0, wantOpen: []string{"seal-2"}, wantPending: 1},
+		{name: "everything open", agent: "", now: t0, wantOpen: []string{"seal-1", "seal-2"}},
+		{name: "seal-2 closed", agent: "JADE", now: t0.Add(time.Minute), wantOpen: nil, wantPending: 0},
+		{name: "all closed", agent: "", now: t0.Add(5 * time.Minute), wantOpen: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			open, err := q.OpenSubjects(ctx, tt.agent, tt.now)
+			if err != nil || !slices.Equal(ids(open), tt.wantOpen) {
+				t.Errorf("OpenSubjects() = %v, %v; want %v", ids(open), err, tt.wantOpen)
+			}
+			if tt.agent == "" {
+				return
+			}
+			if n, err := q.PendingAttestations(ctx, tt.agent, tt.now); err != nil || n != tt.wantPending {
+				t.Errorf("PendingAttestations() = %d, %v; want %d", n, err, tt.wantPending)
+			}
+		})
+	}
+}

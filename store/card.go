@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const (
+	cardColumns = `id, set_id, ref, goal, acceptance, spec_priority, depends_on, budget, author, ratified_by,
+		ratified_revision, priority, state, state_note, revision, created_at, updated_at`
+	getCardQuery          = `SELECT ` + cardColumns + ` FROM card WHERE id = $1`
+	listCardsQuery        = `SELECT ` + cardColumns + ` FROM card ORDER BY priority, created_at, id LIMIT $1`
+	listCardsByStateQuery = `SELECT ` + cardColumns + ` FROM card WHERE state = $1 ORDER BY priority, created_at, id LIMIT $2`
+	cardStateQuery        = `SELECT state FROM card WHERE id = $1`
+	countCardsQuery       = `SELECT COUNT(*) FROM card WHERE state = $1`
+	updateCardQuery       = `
+		UPDATE card SET priority = $2, ratified_by = $3, ratified_revision = $4, state = $5, state_note = $6,
+		                revision = $7, updated_at = $8
+		WHERE id = $1 AND state = $9 AND revision = $10`
+)
+
+// CardQuery reads and moves cards.
+type CardQuery struct {
+	db *dbutil.Database
+}
+
+var _ core.CardStore = (*CardQuery)(nil)
+
+// CardsStore is every query the card service makes.
+type CardsStore struct {
+	*CardQuery
+	*CardSetQuery
+	*CardDraftQuery
+	*AmendmentQuery
+	*DecisionQuery
+	*CardBudgetQuery
+}
+
+var _ core.CardsStore = CardsStore{}
+
+// Cards returns the queries the card service needs.
+func (s *Store) Cards() CardsStore {
+	return CardsStore{
+		CardQuery:       &CardQuery{db: s.DB},
+		CardSetQuery:    &CardSetQuery{db: s.DB},
+		CardDraftQuery:  &CardDraftQuery{db: s.DB},
+		AmendmentQuery:  &AmendmentQuery{db: s.DB},
+		DecisionQuery:   &DecisionQuery{db: s.DB},
+		CardBudgetQuery: &CardBudgetQuery{db: s.DB},
+	}
+}
+
+// Card returns the card with the given id.
+func (q *CardQuery) Card(ctx context.Context, id string) (core.Card, error) {
+	c, err := scanCard(q.db.QueryRow(ctx, getCardQuery, id))
+	return c, notFound(err, "card "+id)
+}
+
+// ListCards returns cards by current priority, then age.
+func (q *CardQuery) ListCards(ctx context.Context, f core.CardFilter) ([]core.Card, error) {
+	var rows dbutil.Rows
+	var err error
+	if f.State != "" {
+		rows, err = q.db.Query(ctx, listCardsByStateQuery, string(f.State), f.Limit)
+	} else {
+		rows, err = q.db.Query(ctx, listCardsQuery, f.Limit)
+	}
+	return dbutil.NewRowIterWithError(rows, scanCard, err).AsList()
+}
+
+// CardStates returns the state of each of the given cards that exists.
+func (q *CardQuery) CardStates(ctx context.Context, ids []string) (map[string]core.CardState, error) {
+	out := make(map[string]core.CardState, len(ids))
+	for _, id := range ids {
+		var state string
+		err := q.db.QueryRow(ctx, cardStateQuery, id).Scan(&state)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("state of card %s: %w", id, err)
+		}
+		out[id] = core.CardState(state)
+	}
+	return out, nil
+}
+
+// UpdateCard writes the mutable fields of next if the card is still in
+// prev's state and revision.
+func (q *CardQuery) UpdateCard(ctx context.Context, next, prev core.Card) error {
+	res, err := q.db.Exec(ctx, updateCardQuery, next.ID, string(next.Priority), next.RatifiedBy, next.RatifiedRevision,
+		string(next.State), next.StateNote, next.Revision, next.UpdatedAt.UnixMilli(), string(prev.State), prev.Revision)
+	if err != nil {
+		return fmt.Errorf("update card %s: %w", next.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("update card %s: %w: it changed meanwhile", next.ID, core.ErrConflict)
+	}
+	return nil
+}
+
+// CountCards counts the cards in a state.
+func (q *CardQuery) CountCards(ctx context.Context, state core.CardState) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, countCardsQuery, string(state)).Scan(&n)
+	return n, err
+}
+
+func scanCard(row dbutil.Scannable) (core.Card, error) {
+	var c core.Card
+	var acceptance, dependsOn, specPriority, priority, state string
+	var createdAt, updatedAt int64
+	err := row.Scan(&c.ID, &c.SetID, &c.Ref, &c.Spec.Goal, &acceptance, &specPriority, &dependsOn, &c.Spec.Budget,
+		&c.Author, &c.RatifiedBy, &c.RatifiedRevision, &priority, &state, &c.StateNote, &c.Revision, &createdAt, &updatedAt)
+	if err != nil {
+		return c, err
+	}
+	if c.Spec.Acceptance, err = parseStrings(acceptance); err != nil {
+		return c, fmt.Errorf("card %s acceptance: %w", c.ID, err)
+	}
+	if c.Spec.DependsOn, err = parseStrings(dependsOn); err != nil {
+		return c, fmt.Errorf("card %s depends_on: %w", c.ID, err)
+	}
+	c.Spec.Priority = core.Priority(specPriority)
+	c.Priority = core.Priority(priority)
+	c.State = core.CardState(state)
+	c.CreatedAt = time.UnixMilli(createdAt)
+	c.UpdatedAt = time.UnixMilli(updatedAt)
+	return c, nil
+}
+
+// jsonStrings encodes a list of strings for a JSON text column.
+func jsonStrings(list []string) string {
+	b, _ := json.Marshal(nonNil(list)) // a []string always marshals
+	return string(b)
+}
+
+// parseStrings decodes a JSON text column holding a list of strings.
+func parseStrings(s string) ([]string, error) {
+	var out []string
+	err := json.Unmarshal([]byte(s), &out)
+	return out, err
+}
+
+// millisOrZero stores a time as unix milliseconds, the zero time as 0.
+func millisOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// timeOrZero reads unix milliseconds, 0 as the zero time.
+func timeOrZero(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}

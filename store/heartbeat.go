@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const (
+	agentStateColumns   = `agent, cycle, last_at, next_expected_by, streak, mii, mode, notes, announced, incident`
+	getAgentStateQuery  = `SELECT ` + agentStateColumns + ` FROM fleet_agent WHERE agent = $1`
+	allAgentStatesQuery = `SELECT ` + agentStateColumns + ` FROM fleet_agent ORDER BY agent`
+	// someAgentStatesQuery takes the list of agents in place of %s.
+	someAgentStatesQuery = `SELECT ` + agentStateColumns + ` FROM fleet_agent WHERE agent IN (%s) ORDER BY agent`
+	putAgentStateQuery   = `
+		INSERT INTO fleet_agent (` + agentStateColumns + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (agent) DO UPDATE SET
+			cycle = excluded.cycle, last_at = excluded.last_at, next_expected_by = excluded.next_expected_by,
+			streak = excluded.streak, mii = excluded.mii, mode = excluded.mode, notes = excluded.notes,
+			announced = excluded.announced, incident = excluded.incident`
+	putHeartbeatQuery = `
+		INSERT INTO agent_heartbeat (agent, cycle, sent_at, first_received_at, received_at, mii, mode, notes)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (cycle, agent) DO UPDATE SET
+			sent_at = excluded.sent_at, received_at = excluded.received_at,
+			mii = excluded.mii, mode = excluded.mode, notes = excluded.notes
+		RETURNING agent, cycle, first_received_at = received_at`
+	getHeartbeatQuery = `
+		SELECT agent, cycle, sent_at, received_at, mii, mode, notes
+		FROM agent_heartbeat WHERE agent = $1 AND cycle = $2`
+)
+
+// heartbeatChunk bounds the rows of one multi-row statement, well under
+// SQLite's and PostgreSQL's parameter limits.
+const heartbeatChunk = 500
+
+var (
+	putHeartbeatsBuilder = dbutil.NewMassInsertBuilder[heartbeatRow, [0]any](
+		putHeartbeatQuery, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)")
+	putAgentStatesBuilder = dbutil.NewMassInsertBuilder[agentStateRow, [0]any](
+		putAgentStateQuery, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)")
+)
+
+// heartbeatRow is a heartbeat as the agent_heartbeat table takes it; a new
+// row's first_received_at is its received_at.
+type heartbeatRow core.Heartbeat
+
+// GetMassInsertValues returns the row's columns for a multi-row insert.
+func (hb heartbeatRow) GetMassInsertValues() [8]any {
+	received := hb.ReceivedAt.UnixMilli()
+	return [8]any{hb.Agent, hb.Cycle, hb.Timestamp.UnixMilli(), received, received, hb.MII, hb.Mode, hb.Notes}
+}
+
+// agentStateRow is an agent's state as the fleet_agent table takes it.
+type agentStateRow core.FleetAgentState
+
+// GetMassInsertValues returns the row's columns for a multi-row upsert.
+func (st agentStateRow) GetMassInsertValues() [10]any {
+	return [10]any{st.Agent, st.Cycle, st.LastAt.UnixMilli(), st.NextExpectedBy.UnixMilli(), st.Streak, st.MII, st.Mode,
+		st.Notes, st.Announced, st.Incident}
+}
+
+// HeartbeatQuery reads and writes agents' heartbeats and reporting state.
+type HeartbeatQuery struct {
+	db *dbutil.Database
+}
+
+var _ core.HeartbeatStore = (*HeartbeatQuery)(nil)
+
+// Heartbeats returns the heartbeat queries.
+func (s *Store) Heartbeats() *HeartbeatQuery { return &HeartbeatQuery{db: s.DB} }
+
+// AgentState returns an agent's reporting state; core.ErrNotFound before its
+// first heartbeat.
+func (q *HeartbeatQuery) AgentState(ctx context.Context, agent string) (core.FleetAgentState, error) {
+	st, err := scanAgentState(q.db.QueryRow(ctx, getAgentStateQuery, agent))
+	return st, notFound(err, "fleet agent "+agent)
+}
+
+// AgentStates returns the state of the named agents (of every agent that
+// ever reported when none are named), by name.
+func (q *HeartbeatQuery) AgentStates(ctx context.Context, agents ...string) ([]core.FleetAgentState, error) {
+	query := allAgentStatesQuery
+	args := make([]any, len(agents))
+	if len(agents) > 0 {
+		placeholders := make([]string, len(agents))
+		for i, agent := range agents {
+			placeholders[i] = fmt.Sprintf("$%d", i+1)
+			args[i] = agent
+		}
+		query = fmt.Sprintf(someAgentStatesQuery, strings.Join(placeholders, ", "))
+	}
+	rows, err := q.db.Query(ctx, query, args...)
+	return dbutil.NewRowIterWithError(rows, scanAgentState, err).AsList()
+}
+
+// PutAgentStates writes agents' reporting states, each agent at most once.
+func (q *HeartbeatQuery) PutAgentStates(ctx context.Context, states ...core.FleetAgentState) error {
+	for chunk := range slices.Chunk(states, heartbeatChunk) {
+		rows := make([]agentStateRow, len(chunk))
+		for i, st := range chunk {
+			rows[i] = agentStateRow(st)
+		}
+		query, args := putAgentStatesBuilder.Build([0]any{}, rows)
+		if _, err := q.db.Exec(ctx, query, args...); err != nil {
+			return fmt.Errorf("put %d fleet agent states: %w", len(rows), err)
+		}
+	}
+	return nil
+}
+
+// PutHeartbeats upserts heartbeats, each (agent, cycle) at most once, and
+// reports for each whether it is its cycle's first (the row is new).
+func (q *HeartbeatQuery) PutHeartbeats(ctx context.Context, hbs []core.Heartbeat) ([]bool, error) {
+	firstOf := make(map[heartbeatKey]bool, len(hbs))
+	for chunk := range slices.Chunk(hbs, heartbeatChunk) {
+		rows := make([]heartbeatRow, len(chunk))
+		for i, hb := range chunk {
+			rows[i] = heartbeatRow(hb)
+		}
+		query, args := putHeartbeatsBuilder.Build([0]any{}, rows)
+		res, err := q.db.Query(ctx, query, args...)
+		chunkFirst, err := dbutil.RowIterAsMap(dbutil.NewRowIterWithError(res, scanHeartbeatFirst, err),
+			func(f heartbeatFirst) (heartbeatKey, bool) { return f.key, f.first })
+		if err != nil {
+			return nil, fmt.Errorf("put %d heartbeats: %w", len(rows), err)
+		}
+		maps.Copy(firstOf, chunkFirst)
+	}
+	first := make([]bool, len(hbs))
+	for i, hb := range hbs {
+		first[i] = firstOf[heartbeatKey{hb.Agent, hb.Cycle}]
+	}
+	return first, nil
+}
+
+// Heartbeat returns the stored heartbeat of (agent, cycle).
+func (q *HeartbeatQuery) Heartbeat(ctx context.Context, agent, cycle string) (core.Heartbeat, error) {
+	var hb core.Heartbeat
+	var sent, received int64
+	err := q.db.QueryRow(ctx, getHeartbeatQuery, agent, cycle).
+		Scan(&hb.Agent, &hb.Cycle, &sent, &received, &hb.MII, &hb.Mode, &hb.Notes)
+	if err != nil {
+		return hb, notFound(err, fmt.Sprintf("heartbeat of %s for %s", agent, cycle))
+	}
+	hb.Timestamp, hb.ReceivedAt = time.UnixMilli(sent), time.UnixMilli(received)
+	return hb, nil
+}
+
+type heartbeatKey struct{ agent, cycle string }
+
+// heartbeatFirst is what the heartbeat upsert returns per row: whether the
+// row is new.
+type heartbeatFirst struct {
+	key   heartbeatKey
+	first bool
+}
+
+func scanHeartbeatFirst(row dbutil.Scannable) (heartbeatFirst, error) {
+	var f heartbeatFirst
+	err := row.Scan(&f.key.agent, &f.key.cycle, &f.first)
+	return f, err
+}
+
+func scanAgentState(row dbutil.Scannable) (core.FleetAgentState, error) {
+	var st core.FleetAgentState
+	var lastAt, nextExpected int64
+	err := row.Scan(&st.Agent, &st.Cycle, &lastAt, &nextExpected, &st.Streak, &st.MII, &st.Mode, &st.Notes,
+		&st.Announced, &st.Incident)
+	if err != nil {
+		return st, err
+	}
+	st.LastAt, st.NextExpectedBy = time.UnixMilli(lastAt), time.UnixMilli(nextExpected)
+	return st, nil
+}

@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const (
+	appendJournalQuery = `
+		INSERT INTO agent_journal (agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (agent, cycle, entry_id) DO NOTHING`
+	journalEntriesQuery = `
+		SELECT agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at
+		FROM agent_journal WHERE agent = $1 AND cycle = $2 ORDER BY received_at, entry_id`
+	journalCountQuery  = `SELECT COUNT(*) FROM agent_journal WHERE agent = $1 AND cycle = $2`
+	latestJournalQuery = `
+		SELECT cycle, received_at FROM agent_journal WHERE agent = $1
+		ORDER BY received_at DESC LIMIT 1`
+)
+
+// AgentJournalQuery reads and writes agents' journal entries.
+type AgentJournalQuery struct {
+	db *dbutil.Database
+}
+
+var _ core.AgentJournalStore = (*AgentJournalQuery)(nil)
+
+// AgentJournal returns the agent journal queries.
+func (s *Store) AgentJournal() *AgentJournalQuery { return &AgentJournalQuery{db: s.DB} }
+
+// journalEvidence is how one piece of evidence is kept in the evidence
+// column (JSON).
+type journalEvidence struct {
+	Type   string `json:"type"`
+	URL    string `json:"url,omitempty"`
+	Source string `json:"source,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Value  any    `json:"value,omitempty"`
+}
+
+// AppendJournal adds an entry; an entry id the agent already used in the
+// cycle is core.ErrConflict.
+func (q *AgentJournalQuery) AppendJournal(ctx context.Context, e core.AgentJournalEntry) error {
+	evidence := make([]journalEvidence, len(e.Evidence))
+	for i, ev := range e.Evidence {
+		evidence[i] = journalEvidence(ev)
+	}
+	evidenceJSON, err := json.Marshal(evidence)
+	if err != nil {
+		return fmt.Errorf("journal entry %q evidence: %w", e.EntryID, err)
+	}
+	res, err := q.db.Exec(ctx, appendJournalQuery, e.Agent, e.Cycle, e.EntryID, e.Title, e.Content, e.ContentSignature,
+		e.SignalWeight, string(evidenceJSON), e.Timestamp.UnixMilli(), e.ReceivedAt.UnixMilli())
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("entry id %q already used by %s in %s: %w", e.EntryID, e.Agent, e.Cycle, core.ErrConflict)
+	}
+	return nil
+}
+
+// JournalEntries lists an agent's entries of a cycle in arrival order.
+func (q *AgentJournalQuery) JournalEntries(ctx context.Context, agent, cycle string) ([]core.AgentJournalEntry, error) {
+	rows, err := q.db.Query(ctx, journalEntriesQuery, agent, cycle)
+	return dbutil.NewRowIterWithError(rows, scanJournalEntry, err).AsList()
+}
+
+// JournalCount counts an agent's entries of a cycle.
+func (q *AgentJournalQuery) JournalCount(ctx context.Context, agent, cycle string) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, journalCountQuery, agent, cycle).Scan(&n)
+	return n, err
+}
+
+// LatestJournal returns the cycle and arrival time of an agent's most recent
+// entry; core.ErrNotFound when it has none.
+func (q *AgentJournalQuery) LatestJournal(ctx context.Context, agent string) (string, time.Time, error) {
+	var cycle string
+	var at int64
+	if err := q.db.QueryRow(ctx, latestJournalQuery, agent).Scan(&cycle, &at); err != nil {
+		return "", time.Time{}, notFound(err, "journal of "+agent)
+	}
+	return cycle, time.UnixMilli(at), nil
+}
+
+func scanJournalEntry(row dbutil.Scannable) (core.AgentJournalEntry, error) {
+	var e core.AgentJournalEntry
+	var evidenceJSON string
+	var sent, received int64
+	err := row.Scan(&e.Agent, &e.Cycle, &e.EntryID, &e.Title, &e.Content, &e.ContentSignature, &e.SignalWeight,
+		&evidenceJSON, &sent, &received)
+	if err != nil {
+		return e, err
+	}
+	var evidence []journalEvidence
+	if err := json.Unmarshal([]byte(evidenceJSON), &evidence); err != nil {
+		return e, fmt.Errorf("journal entry %q evidence: %w", e.EntryID, err)
+	}
+	for _, ev := range evidence {
+		e.Evidence = append(e.Evidence, core.JournalEvidence(ev))
+	}
+	e.Timestamp, e.ReceivedAt = time.UnixMilli(sent), time.UnixMilli(received)
+	return e, nil
+}

@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+func TestAgentJournal(t *testing.T) {
+	s := openTestStore(t)
+	ctx := context.Background()
+	t0 := time.UnixMilli(1_776_384_000_000)
+	entry := func(cycle, id string, at time.Time) core.AgentJournalEntry {
+		return core.AgentJournalEntry{Agent: "EVE", Cycle: cycle, EntryID: id, Title: "title " + id, Content: "body " + id,
+			ContentSignature: core.ContentSignature("body " + id), SignalWeight: 0.25, Timestamp: t0, ReceivedAt: at,
+			Evidence: []core.JournalEvidence{{Type: "metric", Source: "terminal-snapshot", Key: "active_tripwires", Value: float64(0)}}}
+	}
+	if _, _, err := s.AgentJournal().LatestJournal(ctx, "EVE"); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("LatestJournal() with no entries = %v, want ErrNotFound", err)
+	}
+	steps := []struct {
+		name    string
+		entry   core.AgentJournalEntry
+		wantErr error
+	}{
+		{name: "first", entry: entry("C-284", "a", t0.Add(time.Minute))},
+		{name: "second", entry: entry("C-284", "b", t0.Add(2*time.Minute))},
+		{name: "same id in the cycle", entry: entry("C-284", "a", t0.Add(3*time.Minute)), wantErr: core.ErrConflict},
+		{name: "same id in the next cycle", entry: entry("C-285", "a", t0.Add(4*time.Minute))},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			err := s.AgentJournal().AppendJournal(ctx, st.entry)
+			if !errors.Is(err, st.wantErr) || (st.wantErr == nil && err != nil) {
+				t.Fatalf("AppendJournal() = %v, want %v", err, st.wantErr)
+			}
+		})
+	}
+	entries, err := s.AgentJournal().JournalEntries(ctx, "EVE", "C-284")
+	if err != nil || len(entries) != 2 || entries[0].EntryID != "a" || entries[1].EntryID != "b" ||
+		entries[0].Content != "body a" || !entries[0].ReceivedAt.Equal(t0.Add(time.Minute)) ||
+		len(entries[0].Evidence) != 1 || entries[0].Evidence[0] != (core.JournalEvidence{Type: "metric", Source: "terminal-snapshot", Key: "active_tripwires", Value: float64(0)}) {
+		t.Errorf("JournalEntries() = %+v, %v; want a then b, as written", entries, err)
+	}
+	if n, err := s.AgentJournal().JournalCount(ctx, "EVE", "C-284"); err != nil || n != 2 {
+		t.Errorf("JournalCount(C-284) = %d, %v; want 2", n, err)
+	}
+	cycle, at, err := s.AgentJournal().LatestJournal(ctx, "EVE")
+	if err != nil || cycle != "C-285" || !at.Equal(t0.Add(4*time.Minute)) {
+		t.Errorf("LatestJournal() = %s, %v, %v; want C-285 at +4m", cycle, at, err)
+	}
+}
