@@ -263,9 +263,8 @@ func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
 		return fmt.Sprintf("Nothing published: the draft changed since I asked (it has %s now). Say `%scard publish` again to see it and confirm.",
 			countCards(len(drafts)), prefix)
 	}
-	// Refusals found by reading come first: core writes the set before it
-	// resolves dependencies, and inside this answer's transaction a
-	// refusal after a write would not roll that write back.
+	// Unknown dependencies are told in the draft's own terms (its refs)
+	// before core is asked, which refuses them too, before writing.
 	for _, d := range drafts {
 		msg, err := c.checkDependencies(e.Ctx, drafts, d.DependsOn)
 		if err != nil {
@@ -279,13 +278,7 @@ func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
 	}
 	set, err := c.cards.PublishDraft(e.Ctx, p.Requester)
 	switch {
-	case errors.Is(err, core.ErrBudgetExceeded):
-		// Core charges the budget after writing the cards, so only rolling
-		// back the whole answer undoes them: the sender hears that it
-		// failed and changed nothing, and the reason goes to the log.
-		e.Fail(err)
-		return ""
-	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrUnprocessable):
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrUnprocessable), errors.Is(err, core.ErrBudgetExceeded):
 		return "Nothing published: " + refusalText(err) + ". Your draft is unchanged."
 	case err != nil:
 		e.Fail(err)
@@ -920,7 +913,7 @@ func refusalText(err error) string {
 		return fe.Reason
 	}
 	msg := err.Error()
-	for _, sentinel := range []error{core.ErrUnprocessable, core.ErrInvalid} {
+	for _, sentinel := range []error{core.ErrUnprocessable, core.ErrInvalid, core.ErrBudgetExceeded} {
 		if _, rest, ok := strings.Cut(msg, sentinel.Error()+": "); ok {
 			return rest
 		}

@@ -279,7 +279,7 @@ func TestCardPublish(t *testing.T) {
 		draftTwo(t, h, "P0")
 		h.sayAs(t, "$publish", ratifier, "!card publish")
 		caused := h.answer(t, "confirm:cardset:$publish", ratifier, YesReaction)
-		if len(caused) != 1 || !strings.Contains(caused[0].Body, "failed on my side. It changed nothing") {
+		if len(caused) != 1 || !strings.Contains(caused[0].Body, "Nothing published") || !strings.Contains(caused[0].Body, "P0") {
 			t.Fatalf("after ✅ over budget: %+v", caused)
 		}
 		if n := len(backlog(t, cards)); n != 0 {

@@ -166,6 +166,9 @@ func (c *Cards) Amend(ctx context.Context, cardID string, in AmendmentInput) (Am
 				return Invalid("priority", "card %s is %s already", card.ID, card.Priority)
 			}
 			next.Priority = in.Priority
+			if err := c.checkBudget(ctx, []Card{next}, now); err != nil {
+				return err
+			}
 			if err := c.chargeBudget(ctx, []Card{next}, now); err != nil {
 				return err
 			}

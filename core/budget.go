@@ -127,10 +127,23 @@ func (r BudgetRule) fit(p Priority, charges []time.Time, n int, now time.Time) e
 	return e
 }
 
-// chargeBudget checks that the new cards of each class with a budget fit
-// it and records their charges; nothing is recorded unless all fit.
+// chargeBudget records the charges of cards that checkBudget let through.
 // Classes without a budget keep no ledger.
 func (c *Cards) chargeBudget(ctx context.Context, cards []Card, now time.Time) error {
+	for _, card := range cards {
+		if _, ok := c.budget[card.Priority]; !ok {
+			continue
+		}
+		if err := c.store.ChargeBudget(ctx, card.Priority, card.ID, now); err != nil {
+			return fmt.Errorf("charge %s budget: %w", card.Priority, err)
+		}
+	}
+	return nil
+}
+
+// checkBudget refuses cards that do not fit their classes' budgets; it
+// only reads.
+func (c *Cards) checkBudget(ctx context.Context, cards []Card, now time.Time) error {
 	count := map[Priority]int{}
 	for _, card := range cards {
 		count[card.Priority]++
@@ -146,14 +159,6 @@ func (c *Cards) chargeBudget(ctx context.Context, cards []Card, now time.Time) e
 		}
 		if err := rule.fit(p, charges, count[p], now); err != nil {
 			return err
-		}
-	}
-	for _, card := range cards {
-		if _, ok := c.budget[card.Priority]; !ok {
-			continue
-		}
-		if err := c.store.ChargeBudget(ctx, card.Priority, card.ID, now); err != nil {
-			return fmt.Errorf("charge %s budget: %w", card.Priority, err)
 		}
 	}
 	return nil

@@ -124,17 +124,29 @@ func (c *Cards) publish(ctx context.Context, in CardSetInput) (PublishedSet, err
 	if err != nil {
 		return PublishedSet{}, err
 	}
+	// Every check that can refuse the set reads only, before anything is
+	// written: a refusal inside a larger transaction (a chat confirmation)
+	// must leave nothing behind.
+	if _, err := c.store.CardSetByKey(ctx, in.Key); err == nil {
+		return c.replay(ctx, in.Key, fp)
+	} else if !errors.Is(err, ErrNotFound) {
+		return PublishedSet{}, err
+	}
 	now := c.clock.Now()
 	set := CardSet{ID: c.ids.next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
 		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now}
-	err = c.store.InsertCardSet(ctx, set)
-	if errors.Is(err, ErrDuplicate) {
-		return c.replay(ctx, in.Key, fp)
-	} else if err != nil {
-		return PublishedSet{}, err
-	}
 	cards, err := c.resolve(ctx, in, set)
 	if err != nil {
+		return PublishedSet{}, err
+	}
+	if err := c.checkBudget(ctx, cards, now); err != nil {
+		return PublishedSet{}, err
+	}
+	err = c.store.InsertCardSet(ctx, set)
+	if errors.Is(err, ErrDuplicate) {
+		// Published by a concurrent request since the check above.
+		return c.replay(ctx, in.Key, fp)
+	} else if err != nil {
 		return PublishedSet{}, err
 	}
 	if err := c.store.InsertCards(ctx, set.ID, cards); err != nil {
