@@ -157,8 +157,9 @@ type FleetDeps struct {
 // the missed-heartbeat watcher and the fleet snapshot.
 type Fleet struct {
 	// OnChange, when set, hears that agents' reported state moved (a
-	// heartbeat committed, a silence announced), so that tripwires reading
-	// FleetSourceKinds can run at once instead of at the next tick.
+	// heartbeat or journal entry committed, a silence announced), so that
+	// tripwires reading FleetSourceKinds and the wake router can run at
+	// once instead of at their next tick.
 	OnChange func()
 
 	room   string

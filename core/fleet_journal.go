@@ -87,6 +87,7 @@ func (f *Fleet) AppendJournal(ctx context.Context, e AgentJournalEntry) (AgentJo
 	if err := f.deps.Journal.AppendJournal(ctx, e); err != nil {
 		return e, fmt.Errorf("append journal entry %q of %s for %s: %w", e.EntryID, e.Agent, e.Cycle, err)
 	}
+	f.changed()
 	return e, nil
 }
 

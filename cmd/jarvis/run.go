@@ -107,8 +107,29 @@ func runJarvis(ctx context.Context, configPath string) error {
 	tripwires.Room = room
 	fleet.RegisterSources(registry)
 	cards.RegisterSources(registry)
-	fleet.OnChange = func() { go reevaluate(ctx, log, tripwires, core.FleetSourceKinds...) }
-	cards.OnChange = func(context.Context) { go reevaluate(ctx, log, tripwires, core.CardSourceKinds...) }
+	router := core.NewRouter(st, st, outbox, clock)
+	router.Room = room
+	router.Sources = []core.ConditionSource{
+		{Name: "cards", List: cards.WakeConditions},
+		{Name: "ci", List: func(ctx context.Context) ([]core.WakeCondition, error) {
+			return core.CIFailureConditions(ctx, fleet, cards)
+		}},
+	}
+	wake := func() {
+		if leader() {
+			if _, err := router.Reconcile(ctx); err != nil && ctx.Err() == nil {
+				log.Err(err).Msg("Wake router failed to reconcile")
+			}
+		}
+	}
+	fleet.OnChange = func() {
+		go reevaluate(ctx, log, tripwires, core.FleetSourceKinds...)
+		go wake()
+	}
+	cards.OnChange = func(context.Context) {
+		go reevaluate(ctx, log, tripwires, core.CardSourceKinds...)
+		go wake()
+	}
 	breakers.OnChange = func(string) { go reevaluate(ctx, log, tripwires, "breaker.state") }
 
 	restart := make(chan struct{}, 1)
@@ -142,6 +163,14 @@ func runJarvis(ctx context.Context, configPath string) error {
 	commands.RegisterBreaker(proc, breakers)
 	proc.RegisterLink(st)
 	proc.RegisterFleet(fleet)
+	commands.RegisterTripwires(proc, tripwires, func() []string {
+		agents := fleet.Agents()
+		names := make([]string, len(agents))
+		for i, a := range agents {
+			names[i] = a.Name
+		}
+		return names
+	}, cfg.Chat.ProposalTTL)
 	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
 		n, err := st.ClearExcerpts(ctx, roomID)
 		if err != nil || n == 0 {
@@ -183,6 +212,9 @@ func runJarvis(ctx context.Context, configPath string) error {
 		defer wg.Done()
 		_ = lease.Run(ctx, func(held bool, epoch int64) {
 			leaseChanged(ctx, log, st, outbox, lease, room, held, epoch)
+			if held {
+				go wake()
+			}
 		})
 	}()
 	go func() {
@@ -234,6 +266,11 @@ func runJarvis(ctx context.Context, configPath string) error {
 				}
 			}
 		})
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		every(ctx, 30*time.Second, wake)
 	}()
 	var restarting atomic.Bool
 	go func() {

@@ -1,0 +1,116 @@
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+)
+
+// TestWakeRouter: a ratified card that its worker blocks, and a CI
+// failure an agent journals against it, each reach the room once, in the
+// router's fixed frame, mentioning the ratifier; a restart does not say
+// them again.
+func TestWakeRouter(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	listen := cardAPIListen(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "api:\n  listen: " + listen + "\n  agent_token: " + cardAgentToken +
+		"\nfleet:\n  agents:\n    - name: EVE\n"})
+	room := j.joinRoom(t, alice)
+	api := cardAPI{t: t, base: "http://" + listen}
+	api.waitUp()
+
+	ask := func(text string) *event.Event {
+		t.Helper()
+		sent, err := alice.Say(ctx, room, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+		if err != nil {
+			t.Fatalf("no reply to %q: %v", text, err)
+		}
+		return reply
+	}
+	ask(`!card draft Ship the exporter --accept "it exports every column" --priority P2`)
+	question := ask("!card publish")
+	if _, err := alice.SendReaction(ctx, room, question.ID, "✅"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, question.ID)); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Cards []apiCard `json:"cards"`
+	}
+	api.call(http.MethodGet, "/api/cards", nil, nil, http.StatusOK, &list)
+	if len(list.Cards) != 1 || list.Cards[0].RatifiedBy != alice.UserID.String() {
+		t.Fatalf("published cards = %+v", list.Cards)
+	}
+	card := list.Cards[0].ID
+
+	frame := func(title string) func(*event.Event) bool {
+		return func(evt *event.Event) bool {
+			return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "Needs attention: "+title)
+		}
+	}
+	for _, state := range []string{"claimed", "in_progress"} {
+		api.call(http.MethodPost, "/api/cards/"+card+"/state", nil, map[string]any{"state": state, "note": "working"}, http.StatusOK, nil)
+	}
+	changed := time.Now()
+	api.call(http.MethodPost, "/api/cards/"+card+"/state", nil, map[string]any{"state": "blocked", "note": "waiting on the vendor's API key"}, http.StatusOK, nil)
+	blocked, err := alice.WaitFor(ctx, waitReply, frame("a card is blocked"))
+	if err != nil {
+		t.Fatalf("no wake notice for the blocked card: %v", err)
+	}
+	t.Logf("state change to notice seen: %s", time.Since(changed).Round(time.Millisecond))
+	body := tesths.Body(blocked)
+	for _, want := range []string{card, "waiting on the vendor's API key", "(from cards)", alice.UserID.String()} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the blocked-card notice lacks %q:\n%s", want, body)
+		}
+	}
+
+	journalCIFailure := func(entry string) {
+		t.Helper()
+		content := "CI failed: exporter tests, " + entry
+		sum := sha256.Sum256([]byte(content))
+		api.call(http.MethodPost, "/api/agents/journal", nil, map[string]any{
+			"agent": "EVE", "cycle": "C-284", "entry_id": entry, "title": "Exporter CI red",
+			"content": content, "content_signature": "sha256:" + hex.EncodeToString(sum[:]), "signal_weight": 0.5,
+			"verifiable_evidence": []map[string]any{{"type": "ci", "key": card, "value": "failed", "url": "https://ci.example.org/runs/" + entry}},
+			"timestamp":           time.Now().UTC().Format(time.RFC3339),
+		}, http.StatusCreated, nil)
+	}
+	ciFailed := frame("CI failed on a card you ratified")
+	journalCIFailure("eve-C-284-001")
+	if _, err := alice.WaitFor(ctx, waitReply, ciFailed); err != nil {
+		t.Fatalf("no wake notice for the CI failure: %v", err)
+	}
+
+	// After a restart, a new failure is news; what was said is not.
+	j.Stop()
+	j.Start()
+	ask("!ping")
+	journalCIFailure("eve-C-284-002")
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return ciFailed(evt) && strings.Contains(tesths.Body(evt), "runs/eve-C-284-002")
+	}); err != nil {
+		t.Fatalf("no wake notice for the second CI failure after the restart: %v", err)
+	}
+	if n := len(alice.Events(frame("a card is blocked"))); n != 1 {
+		t.Errorf("the blocked card was announced %d times across a restart, want once", n)
+	}
+	if n := len(alice.Events(ciFailed)); n != 2 {
+		t.Errorf("%d CI failure notices for two journal entries, want 2", n)
+	}
+}
