@@ -163,14 +163,6 @@ func runJarvis(ctx context.Context, configPath string) error {
 	commands.RegisterBreaker(proc, breakers)
 	proc.RegisterLink(st)
 	proc.RegisterFleet(fleet)
-	commands.RegisterTripwires(proc, tripwires, func() []string {
-		agents := fleet.Agents()
-		names := make([]string, len(agents))
-		for i, a := range agents {
-			names[i] = a.Name
-		}
-		return names
-	}, cfg.Chat.ProposalTTL)
 	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
 		n, err := st.ClearExcerpts(ctx, roomID)
 		if err != nil || n == 0 {
