@@ -1,11 +1,15 @@
 // Command jarvis-demo shows Jarvis doing its job: it starts a real
-// homeserver, Jarvis, and a scripted person who talks to it, and prints
-// the conversation as it happens.
+// homeserver, Jarvis, a scripted person who talks to it and a scripted
+// agent that reports to it, and prints the conversation as it happens.
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,13 +24,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
 )
 
-// script is what the person says, in order.
-var script = []string{
-	"!ping",
-	"!help",
-	"!help ping",
-	"!nonsense",
-}
+const agentToken = "demo-agent-token-0123456789"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -35,6 +33,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
+}
+
+// demo is one run: the homeserver, Jarvis, Alice in the room, and the API
+// an agent calls.
+type demo struct {
+	ctx    context.Context
+	alice  *tesths.Person
+	jarvis id.UserID
+	room   id.RoomID
+	api    string
+	err    error
 }
 
 func run(ctx context.Context) error {
@@ -61,7 +70,7 @@ func run(ctx context.Context) error {
 	if _, err := hs.Register(ctx, "jarvis", "jarvis-password"); err != nil {
 		return err
 	}
-	jarvisID := hs.UserID("jarvis")
+	d := &demo{ctx: ctx, alice: alice, jarvis: hs.UserID("jarvis")}
 
 	step("Building and starting Jarvis")
 	bin := filepath.Join(dir, "jarvis")
@@ -71,6 +80,11 @@ func run(ctx context.Context) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build jarvis: %w\n%s", err, out)
 	}
+	listen, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	d.api = "http://" + listen
 	cfgPath := filepath.Join(dir, "config.yaml")
 	cfg := fmt.Sprintf(`homeserver:
   url: %s
@@ -82,10 +96,19 @@ bot:
   allowed_users: ["@*:localhost"]
 store:
   uri: %s
+api:
+  listen: %s
+  agent_token: %s
+fleet:
+  agents:
+    - name: EVE
+      cadence: 24h
+    - name: ZEUS
+      cadence: 24h
 logging:
   format: json
   level: warn
-`, hs.URL, jarvisID, alice.UserID, filepath.Join(dir, "jarvis.db"))
+`, hs.URL, d.jarvis, alice.UserID, filepath.Join(dir, "jarvis.db"), listen, agentToken)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
@@ -103,32 +126,118 @@ logging:
 		_ = jarvis.Wait()
 	}()
 
-	room, err := joinWhenReady(ctx, alice)
-	if err != nil {
+	if d.room, err = joinWhenReady(ctx, alice); err != nil {
 		return err
 	}
-	step(fmt.Sprintf("%s is in the dedicated room %s with Jarvis\n", alice.UserID, room))
+	step(fmt.Sprintf("%s is in the dedicated room %s with Jarvis\n", alice.UserID, d.room))
 
-	for _, line := range script {
-		say(alice.UserID, line)
-		sent, err := alice.Say(ctx, room, line)
-		if err != nil {
-			return err
-		}
-		reply, err := alice.WaitFor(ctx, 20*time.Second, func(evt *event.Event) bool {
-			if evt.Sender != jarvisID || evt.Type != event.EventMessage {
-				return false
-			}
-			msg := evt.Content.AsMessage()
-			return msg.RelatesTo != nil && msg.RelatesTo.GetReplyTo() == sent
-		})
-		if err != nil {
-			return fmt.Errorf("jarvis did not answer %q: %w", line, err)
-		}
-		say(jarvisID, tesths.Body(reply))
+	d.talk("!ping")
+	d.talk("!help")
+
+	step("Agent EVE reports a heartbeat over the API; ZEUS never reports")
+	d.call("POST", "/api/agents/heartbeat", map[string]any{"agent": "EVE", "cycle": "C-284",
+		"timestamp": time.Now().UTC().Format(time.RFC3339), "mii": 0.97, "mode_self_report": "green", "notes": "narrative tripwire check: clean"})
+	d.talk("what's the fleet doing?")
+
+	step("The supervisor halts agent EVE through its circuit breaker")
+	d.call("POST", "/api/breaker/EVE/open", map[string]any{"severity": "safety", "reason": "tried to run rm -rf outside its sandbox",
+		"evidence": []string{"tool call: rm -rf /srv/shared"}})
+	d.notice("HALTED")
+	d.talk("!breaker status")
+
+	step("Alice turns a conversation into a backlog card, published atomically")
+	d.talk(`!card draft Add CSV export --accept "every column is exported" --priority P2`)
+	d.confirm("!card publish")
+
+	step("Done: every line went through the real homeserver and Jarvis's durable outbox.")
+	return d.err
+}
+
+// talk says a line as Alice and prints Jarvis's reply.
+func (d *demo) talk(line string) *event.Event {
+	if d.err != nil {
+		return nil
 	}
-	step("Done: every line was answered by Jarvis through the real homeserver.")
-	return nil
+	say(d.alice.UserID, line)
+	sent, err := d.alice.Say(d.ctx, d.room, line)
+	if err != nil {
+		d.err = err
+		return nil
+	}
+	reply, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
+		if evt.Sender != d.jarvis || evt.Type != event.EventMessage {
+			return false
+		}
+		msg := evt.Content.AsMessage()
+		return msg.RelatesTo != nil && msg.RelatesTo.GetReplyTo() == sent
+	})
+	if err != nil {
+		d.err = fmt.Errorf("jarvis did not answer %q: %w", line, err)
+		return nil
+	}
+	say(d.jarvis, tesths.Body(reply))
+	return reply
+}
+
+// confirm says a line whose answer Jarvis asks to confirm, taps ✅ as
+// Alice, and prints what Jarvis edits the question into.
+func (d *demo) confirm(line string) {
+	question := d.talk(line)
+	if question == nil {
+		return
+	}
+	say(d.alice.UserID, "(reacts ✅)")
+	if _, err := d.alice.SendReaction(d.ctx, d.room, question.ID, "✅"); err != nil {
+		d.err = err
+		return
+	}
+	edit, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && evt.Content.AsMessage().RelatesTo.GetReplaceID() == question.ID
+	})
+	if err != nil {
+		d.err = fmt.Errorf("jarvis did not act on the ✅: %w", err)
+		return
+	}
+	say(d.jarvis, "(edits its message) "+edit.Content.AsMessage().NewContent.Body)
+}
+
+// notice waits for a message of Jarvis's own containing text and prints it.
+func (d *demo) notice(text string) {
+	if d.err != nil {
+		return
+	}
+	evt, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && strings.Contains(tesths.Body(evt), text)
+	})
+	if err != nil {
+		d.err = fmt.Errorf("no notice saying %q: %w", text, err)
+		return
+	}
+	say(d.jarvis, tesths.Body(evt))
+}
+
+// call makes an agent's API call.
+func (d *demo) call(method, path string, body any) {
+	if d.err != nil {
+		return
+	}
+	data, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(d.ctx, method, d.api+path, bytes.NewReader(data))
+	if err != nil {
+		d.err = err
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.err = err
+		return
+	}
+	resp.Body.Close()
+	fmt.Printf("\033[2m   agent: %s %s → %d\033[0m\n", method, path, resp.StatusCode)
+	if resp.StatusCode >= 300 {
+		d.err = fmt.Errorf("%s %s: %d", method, path, resp.StatusCode)
+	}
 }
 
 func joinWhenReady(ctx context.Context, p *tesths.Person) (id.RoomID, error) {
@@ -142,6 +251,15 @@ func joinWhenReady(ctx context.Context, p *tesths.Person) (id.RoomID, error) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return "", fmt.Errorf("jarvis never created #jarvis:localhost")
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 func step(s string) { fmt.Printf("\033[2m== %s\033[0m\n", s) }
