@@ -93,7 +93,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 	fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardSummary(ctx, cards) })
 
 	registry := core.NewSourceRegistry()
-	registry.Register(core.SourceKind{Kind: "breaker.state", Aliases: []string{"breaker", "circuit breaker"},
+	registry.Register(core.SourceKind{Kind: "breaker.state", Aliases: []string{"breaker", "circuit breaker", "breaker state"},
 		Description: "an agent's circuit breaker (closed, open, half-open)", Param: "agent name",
 		Resolve: func(ctx context.Context, agent string) (core.Observation, error) {
 			state, err := breakers.ResolveState(ctx, agent)
@@ -163,6 +163,14 @@ func runJarvis(ctx context.Context, configPath string) error {
 	commands.RegisterBreaker(proc, breakers)
 	proc.RegisterLink(st)
 	proc.RegisterFleet(fleet)
+	commands.RegisterTripwires(proc, tripwires, func() []string {
+		agents := fleet.Agents()
+		names := make([]string, len(agents))
+		for i, a := range agents {
+			names[i] = a.Name
+		}
+		return names
+	}, cfg.Chat.ProposalTTL)
 	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
 		n, err := st.ClearExcerpts(ctx, roomID)
 		if err != nil || n == 0 {
