@@ -116,7 +116,7 @@ func (c *tripwireCommands) list(e *Event) {
 		if d.Action.Push {
 			traits = append(traits, "push")
 		}
-		fmt.Fprintf(&b, "- `%s` **%s**: %s (%s)\n", d.ID, breakerMD(d.Label), twCode(twRule(d.Source, d.Condition)), strings.Join(traits, ", "))
+		fmt.Fprintf(&b, "- `%s` **%s**: %s (%s)\n", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)), strings.Join(traits, ", "))
 	}
 	fmt.Fprintf(&b, "\n`%stw show <id>` shows one in full.", prefix)
 	e.Reply("%s", b.String())
@@ -133,7 +133,7 @@ func (c *tripwireCommands) show(e *Event) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** `%s`\n\n", breakerMD(d.Label), d.ID)
+	fmt.Fprintf(&b, "**%s** `%s`\n\n", core.EscapeMarkdown(d.Label), d.ID)
 	fmt.Fprintf(&b, "- Watching: %s\n", twCode(twRule(d.Source, d.Condition)))
 	fmt.Fprintf(&b, "- Status: %s\n", twStatus(prefix, d))
 	fmt.Fprintf(&b, "- When it trips: %s\n", twAction(prefix, d.Action))
@@ -141,7 +141,7 @@ func (c *tripwireCommands) show(e *Event) {
 	fmt.Fprintf(&b, "- Armed: %s\n", breakerTime(d.CreatedAt))
 	fmt.Fprintf(&b, "- Last tripped: %s; last cleared: %s\n", twTimeOrNever(d.LastTrippedAt), twTimeOrNever(d.LastResetAt))
 	if d.LastError != "" {
-		fmt.Fprintf(&b, "- Its source could not be read last time: %s\n", breakerMD(d.LastError))
+		fmt.Fprintf(&b, "- Its source could not be read last time: %s\n", core.EscapeMarkdown(d.LastError))
 	}
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
@@ -172,9 +172,9 @@ func (c *tripwireCommands) history(e *Event) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Trips of %s** %s, oldest first\n\n", breakerMD(events[len(events)-1].Label), twCode(id))
+	fmt.Fprintf(&b, "**Trips of %s** %s, oldest first\n\n", core.EscapeMarkdown(events[len(events)-1].Label), twCode(id))
 	for _, ev := range events {
-		fmt.Fprintf(&b, "- %s: %s\n", breakerTime(ev.Timestamp), breakerMD(ev.Summary))
+		fmt.Fprintf(&b, "- %s: %s\n", breakerTime(ev.Timestamp), core.EscapeMarkdown(ev.Summary))
 	}
 	e.Reply("%s", strings.TrimSpace(b.String()))
 }
@@ -195,7 +195,7 @@ func (c *tripwireCommands) journal(e *Event) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Since you last looked**: %s\n\n", twCountTrips(page.Unread))
 	for _, en := range page.Entries {
-		fmt.Fprintf(&b, "- %s **%s**: %s\n", breakerTime(en.Timestamp), breakerMD(en.Label), breakerMD(en.Summary))
+		fmt.Fprintf(&b, "- %s **%s**: %s\n", breakerTime(en.Timestamp), core.EscapeMarkdown(en.Label), core.EscapeMarkdown(en.Summary))
 	}
 	if more := page.Unread - len(page.Entries); more > 0 {
 		fmt.Fprintf(&b, "\n%s more: say `%stw journal` again.", twCountTrips(more), prefix)
@@ -213,10 +213,10 @@ func (c *tripwireCommands) templates(e *Event) {
 	var b strings.Builder
 	b.WriteString("**Starter tripwires**: nothing is armed until you ask.\n\n")
 	for i, t := range list {
-		fmt.Fprintf(&b, "%d. **%s**: %s, %s, cooldown %s", i+1, breakerMD(t.Label), twCode(twRule(t.Source, t.Condition)),
+		fmt.Fprintf(&b, "%d. **%s**: %s, %s, cooldown %s", i+1, core.EscapeMarkdown(t.Label), twCode(twRule(t.Source, t.Condition)),
 			map[bool]string{true: "push", false: "journal only"}[t.Action.Push], twDuration(t.CooldownSeconds))
 		if t.Param != "" {
-			fmt.Fprintf(&b, "; give the %s", breakerMD(t.Param))
+			fmt.Fprintf(&b, "; give the %s", core.EscapeMarkdown(t.Param))
 		}
 		b.WriteString("\n")
 	}
@@ -264,7 +264,7 @@ func (c *tripwireCommands) template(e *Event) {
 		for _, t := range list {
 			if t.ID == id {
 				e.Reply("Not armed: %s needs the %s. Give it after the number: `%stw template %s <%s>`.",
-					breakerMD(t.Label), breakerMD(t.Param), prefix, e.Args[0], t.Param)
+					core.EscapeMarkdown(t.Label), core.EscapeMarkdown(t.Param), prefix, e.Args[0], t.Param)
 				return
 			}
 		}
@@ -372,7 +372,7 @@ func (c *tripwireCommands) parseSource(word string, param *string) (core.SourceR
 		ref.Param = *param
 	}
 	if k.Param != "" && !k.ParamOptional && strings.TrimSpace(ref.Param) == "" {
-		return ref, fmt.Sprintf("%s needs a param (%s): write %s or add --param.", twCode(k.Kind), breakerMD(k.Param), twCode(k.Kind+"[…]"))
+		return ref, fmt.Sprintf("%s needs a param (%s): write %s or add --param.", twCode(k.Kind), core.EscapeMarkdown(k.Param), twCode(k.Kind+"[…]"))
 	}
 	return ref, ""
 }
@@ -549,13 +549,13 @@ func twProposalText(e *Event, w WatchIntent, d core.TripwireDraft) string {
 		cooldown = *d.CooldownSeconds
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Shall I watch this for you? **%s**\n\n", breakerMD(upperFirst(cmp.Or(w.Description, d.Label))))
+	fmt.Fprintf(&b, "Shall I watch this for you? **%s**\n\n", core.EscapeMarkdown(upperFirst(cmp.Or(w.Description, d.Label))))
 	fmt.Fprintf(&b, "- Rule: %s\n", twCode(twRule(d.Source, d.Condition)))
-	fmt.Fprintf(&b, "- Label: %s\n", breakerMD(d.Label))
+	fmt.Fprintf(&b, "- Label: %s\n", core.EscapeMarkdown(d.Label))
 	fmt.Fprintf(&b, "- When it trips: %s\n", twAction(e.Proc.Prefix(), action))
 	fmt.Fprintf(&b, "- Cooldown: %s between trips\n", twDuration(cooldown))
 	if w.Note != "" {
-		fmt.Fprintf(&b, "\n%s\n", breakerMD(w.Note))
+		fmt.Fprintf(&b, "\n%s\n", core.EscapeMarkdown(w.Note))
 	}
 	switch {
 	case !e.Room.CanReact(YesReaction):
@@ -638,7 +638,7 @@ func (c *tripwireCommands) dismissProposal(_ *Event, p core.Pending) string {
 	if json.Unmarshal([]byte(p.Payload), &d) != nil || d.Label == "" {
 		return "Dismissed — nothing armed."
 	}
-	return fmt.Sprintf("Dismissed — nothing armed; I won't watch %s.", breakerMD(d.Label))
+	return fmt.Sprintf("Dismissed — nothing armed; I won't watch %s.", core.EscapeMarkdown(d.Label))
 }
 
 // clarify asks a question, listing what can be watched unless the
@@ -666,13 +666,13 @@ func (c *tripwireCommands) watchable() string {
 		}
 		fmt.Fprintf(&b, "- %s", twCode(name))
 		if len(k.Aliases) > 0 {
-			fmt.Fprintf(&b, " (%s)", breakerMD(k.Aliases[0]))
+			fmt.Fprintf(&b, " (%s)", core.EscapeMarkdown(k.Aliases[0]))
 		}
 		if k.Description != "" {
-			fmt.Fprintf(&b, ": %s", breakerMD(k.Description))
+			fmt.Fprintf(&b, ": %s", core.EscapeMarkdown(k.Description))
 		}
 		if k.Param != "" {
-			fmt.Fprintf(&b, "; give the %s", breakerMD(k.Param))
+			fmt.Fprintf(&b, "; give the %s", core.EscapeMarkdown(k.Param))
 		}
 		b.WriteString("\n")
 	}
@@ -701,13 +701,13 @@ func (c *tripwireCommands) disable(e *Event) {
 		return
 	}
 	if d.Status == core.TripwireDisabled {
-		e.Reply("`%s` (%s) is already disabled. `%stw enable %s` re-arms it.", d.ID, breakerMD(d.Label), prefix, d.ID)
+		e.Reply("`%s` (%s) is already disabled. `%stw enable %s` re-arms it.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
 		return
 	}
 	if _, err = c.tw.Disable(e.Ctx, e.Sender, id); c.refused(e, "Not disabled", id, err) {
 		return
 	}
-	e.Reply("Disabled `%s` (%s): I stop watching it.\n`%stw enable %s` re-arms it.", d.ID, breakerMD(d.Label), prefix, d.ID)
+	e.Reply("Disabled `%s` (%s): I stop watching it.\n`%stw enable %s` re-arms it.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
 }
 
 func (c *tripwireCommands) enable(e *Event) {
@@ -720,13 +720,13 @@ func (c *tripwireCommands) enable(e *Event) {
 		return
 	}
 	if d.Status.Active() {
-		e.Reply("`%s` (%s) is already %s: I am watching it.", d.ID, breakerMD(d.Label), d.Status)
+		e.Reply("`%s` (%s) is already %s: I am watching it.", d.ID, core.EscapeMarkdown(d.Label), d.Status)
 		return
 	}
 	if d, err = c.tw.Enable(e.Ctx, e.Sender, id); c.refused(e, "Not enabled", id, err) {
 		return
 	}
-	e.Reply("Enabled `%s` (%s): watching %s again.", d.ID, breakerMD(d.Label), twCode(twRule(d.Source, d.Condition)))
+	e.Reply("Enabled `%s` (%s): watching %s again.", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)))
 }
 
 func (c *tripwireCommands) release(e *Event) {
@@ -740,13 +740,13 @@ func (c *tripwireCommands) release(e *Event) {
 		return
 	}
 	if d.Status != core.TripwireQuarantined {
-		e.Reply("`%s` (%s) is %s, not quarantined: there is nothing to release. `%stw show %s` shows it.", d.ID, breakerMD(d.Label), d.Status, prefix, d.ID)
+		e.Reply("`%s` (%s) is %s, not quarantined: there is nothing to release. `%stw show %s` shows it.", d.ID, core.EscapeMarkdown(d.Label), d.Status, prefix, d.ID)
 		return
 	}
 	if d, err = c.tw.Release(e.Ctx, e.Sender, id); c.refused(e, "Not released", id, err) {
 		return
 	}
-	e.Reply("Released `%s` (%s): watching %s again.", d.ID, breakerMD(d.Label), twCode(twRule(d.Source, d.Condition)))
+	e.Reply("Released `%s` (%s): watching %s again.", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)))
 }
 
 func (c *tripwireCommands) delete(e *Event) {
@@ -762,7 +762,7 @@ func (c *tripwireCommands) delete(e *Event) {
 	if err := c.tw.Delete(e.Ctx, e.Sender, id); c.refused(e, "Not deleted", id, err) {
 		return
 	}
-	e.Reply("Deleted `%s` (%s). Its past trips stay: `%stw history %s`.", d.ID, breakerMD(d.Label), prefix, d.ID)
+	e.Reply("Deleted `%s` (%s). Its past trips stay: `%stw history %s`.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
 }
 
 func (c *tripwireCommands) push(e *Event) {
@@ -780,7 +780,7 @@ func (c *tripwireCommands) push(e *Event) {
 	if c.refused(e, "Not changed", id, err) {
 		return
 	}
-	e.Reply("Push is %s for `%s` (%s): when it trips, %s.", map[bool]string{true: "on", false: "off"}[on], d.ID, breakerMD(d.Label), twAction(prefix, d.Action))
+	e.Reply("Push is %s for `%s` (%s): when it trips, %s.", map[bool]string{true: "on", false: "off"}[on], d.ID, core.EscapeMarkdown(d.Label), twAction(prefix, d.Action))
 }
 
 func (c *tripwireCommands) cooldown(e *Event) {
@@ -799,7 +799,7 @@ func (c *tripwireCommands) cooldown(e *Event) {
 	if c.refused(e, "Not changed", id, err) {
 		return
 	}
-	e.Reply("`%s` (%s) now trips at most once every %s.", d.ID, breakerMD(d.Label), twDuration(d.CooldownSeconds))
+	e.Reply("`%s` (%s) now trips at most once every %s.", d.ID, core.EscapeMarkdown(d.Label), twDuration(d.CooldownSeconds))
 }
 
 // ---- personal API tokens ----
@@ -878,7 +878,7 @@ func (c *tripwireCommands) tokenList(e *Event) {
 	for _, t := range toks {
 		fmt.Fprintf(&b, "- `%s` made %s", t.ID, breakerTime(t.CreatedAt))
 		if t.Label != "" {
-			fmt.Fprintf(&b, ": %s", breakerMD(t.Label))
+			fmt.Fprintf(&b, ": %s", core.EscapeMarkdown(t.Label))
 		}
 		b.WriteString("\n")
 	}
@@ -1008,7 +1008,7 @@ func twFieldWords(field string) string {
 // twArmed confirms an armed tripwire.
 func twArmed(prefix string, d core.TripwireDefinition) string {
 	return fmt.Sprintf("Armed — `%s` watching %s (%s).\nWhen it trips: %s; at most once every %s.\n`%stw show %s` shows it, `%stw disable %s` pauses it.",
-		d.ID, twCode(twRule(d.Source, d.Condition)), breakerMD(d.Label), twAction(prefix, d.Action), twDuration(d.CooldownSeconds),
+		d.ID, twCode(twRule(d.Source, d.Condition)), core.EscapeMarkdown(d.Label), twAction(prefix, d.Action), twDuration(d.CooldownSeconds),
 		prefix, d.ID, prefix, d.ID)
 }
 
@@ -1047,7 +1047,7 @@ func twStatus(prefix string, d core.TripwireDefinition) string {
 	case core.TripwireDisabled:
 		return fmt.Sprintf("disabled; `%stw enable %s` re-arms it", prefix, d.ID)
 	case core.TripwireQuarantined:
-		return fmt.Sprintf("quarantined because %s; `%stw release %s` re-arms it", breakerMD(d.QuarantineReason), prefix, d.ID)
+		return fmt.Sprintf("quarantined because %s; `%stw release %s` re-arms it", core.EscapeMarkdown(d.QuarantineReason), prefix, d.ID)
 	}
 	return "armed, watching"
 }
@@ -1139,7 +1139,7 @@ func twCut(s string, n int) string {
 func twMDLines(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for i, l := range lines {
-		lines[i] = breakerMD(l)
+		lines[i] = core.EscapeMarkdown(l)
 	}
 	return strings.Join(lines, "\n")
 }
