@@ -144,7 +144,11 @@ func TestTripwirePushAndJournal(t *testing.T) {
 			t.Errorf("a journal-only trip was sent: %q", tesths.Body(got[0]))
 		}
 		if got := alice.Events(tripped("GI low")); len(got) != 1 {
-			t.Errorf("the pushed trip was sent %d times", len(got))
+			var where []string
+			for _, evt := range got {
+				where = append(where, fmt.Sprintf("%s in %s", evt.ID, evt.RoomID))
+			}
+			t.Errorf("the pushed trip was sent %d times: %s", len(got), strings.Join(where, ", "))
 		}
 	})
 }

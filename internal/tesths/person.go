@@ -18,6 +18,7 @@ type Person struct {
 
 	mu       sync.Mutex
 	events   []*event.Event
+	ids      map[id.EventID]bool
 	handlers []func(context.Context, *event.Event)
 	seen     chan struct{}
 	cancel   context.CancelFunc
@@ -35,7 +36,7 @@ func (h *Homeserver) NewPerson(ctx context.Context, prefix string) (*Person, err
 
 // Watch starts syncing cli as a Person.
 func Watch(cli *mautrix.Client) *Person {
-	p := &Person{Client: cli, seen: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &Person{Client: cli, ids: map[id.EventID]bool{}, seen: make(chan struct{}, 1), done: make(chan struct{})}
 	syncer := mautrix.NewDefaultSyncer()
 	syncer.OnEvent(func(ctx context.Context, evt *event.Event) {
 		if evt.Type == event.StateMember && evt.GetStateKey() == cli.UserID.String() &&
@@ -43,6 +44,13 @@ func Watch(cli *mautrix.Client) *Person {
 			_, _ = cli.JoinRoomByID(ctx, evt.RoomID)
 		}
 		p.mu.Lock()
+		if evt.ID != "" && p.ids[evt.ID] {
+			// A client shows an event once, however often sync brings it
+			// (state and timeline, a join's backfill).
+			p.mu.Unlock()
+			return
+		}
+		p.ids[evt.ID] = true
 		p.events = append(p.events, evt)
 		handlers := p.handlers
 		p.mu.Unlock()
