@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -72,6 +73,8 @@ type Router struct {
 	Room    string
 	Sources []ConditionSource
 
+	mu sync.Mutex
+
 	store  WakeStore
 	tx     Transactor
 	outbox Outbox
@@ -93,18 +96,23 @@ type ReconcileResult struct {
 // Reconcile asks every source for what holds now and notifies what is
 // new, changed, or past its back-off, in one transaction.
 func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var res ReconcileResult
-	var current []WakeCondition
-	for _, src := range r.Sources {
-		conds, err := src.List(ctx)
-		if err != nil {
-			return res, fmt.Errorf("wake source %s: %w", src.Name, err)
-		}
-		current = append(current, conds...)
-	}
-	res.Conditions = len(current)
 	now := r.clock.Now()
 	err := r.tx.InTx(ctx, func(ctx context.Context) error {
+		// The sources are read inside the transaction: a list read before
+		// another reconcile committed would clear what that one just said,
+		// and the next would say it again.
+		var current []WakeCondition
+		for _, src := range r.Sources {
+			conds, err := src.List(ctx)
+			if err != nil {
+				return fmt.Errorf("wake source %s: %w", src.Name, err)
+			}
+			current = append(current, conds...)
+		}
+		res.Conditions = len(current)
 		states, err := r.store.WakeStates(ctx)
 		if err != nil {
 			return err
