@@ -1,5 +1,5 @@
-// Package store keeps Jarvis's state in SQLite (and later PostgreSQL). It
-// implements the store interfaces that core declares.
+// Package store keeps Jarvis's state in SQLite or PostgreSQL. It implements
+// the store interfaces that core declares.
 package store
 
 import (
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	_ "github.com/lib/pq"           // the PostgreSQL driver, registered as "postgres"
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 	"github.com/rs/zerolog"
 	"go.mau.fi/util/dbutil"
@@ -26,17 +27,25 @@ var upgradeTable = dbutil.BuildUpgradeTable().WithFSPath(upgrades, "upgrades").F
 
 // Config selects the database.
 type Config struct {
-	// Type is the engine: "sqlite3".
+	// Type is the engine: "sqlite3" or "postgres".
 	Type string `mapstructure:"type"`
-	// URI is the SQLite file path.
+	// URI is the SQLite file path, or a PostgreSQL connection string
+	// (postgres://user:password@host:port/db?sslmode=disable, or the
+	// key=value form).
 	URI string `mapstructure:"uri"`
 }
+
+// The engines Config.Type names.
+const (
+	SQLite   = "sqlite3"
+	Postgres = "postgres"
+)
 
 // Validate checks the config.
 func (c Config) Validate() error {
 	switch {
-	case c.Type != "sqlite3":
-		return core.Invalid("store.type", "must be sqlite3, not %q", c.Type)
+	case c.Type != SQLite && c.Type != Postgres:
+		return core.Invalid("store.type", "must be sqlite3 or postgres, not %q", c.Type)
 	case strings.TrimSpace(c.URI) == "":
 		return core.Invalid("store.uri", "is required")
 	}
@@ -74,21 +83,63 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	db, err := dbutil.NewWithDialect(sqliteDSN(cfg.URI), "sqlite3")
+	db, err := openDB(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.Owner = "jarvis"
 	db.UpgradeTable = upgradeTable
 	db.Log = dbutil.ZeroLogger(log.With().Str("component", "store").Logger())
-	// One writer at a time is all SQLite allows; a small pool keeps
-	// readers from waiting on it.
-	db.RawDB.SetMaxOpenConns(4)
-	if err := db.Upgrade(ctx); err != nil {
+	if err := upgrade(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
 	return &Store{DB: db}, nil
+}
+
+// upgradeLockKey is the PostgreSQL advisory lock that Jarvis processes
+// starting together on one database take around the schema upgrade.
+const upgradeLockKey = 0x6a61727669730001 // "jarvis" 1
+
+// upgrade brings the schema to the latest version. On PostgreSQL a standby
+// on another host may start at the same moment as the holder; the advisory
+// lock lets one of them upgrade while the other waits and then finds
+// nothing left to do.
+func upgrade(ctx context.Context, db *dbutil.Database) error {
+	if db.Dialect != dbutil.Postgres {
+		return db.Upgrade(ctx)
+	}
+	conn, err := db.RawDB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(upgradeLockKey)); err != nil {
+		return fmt.Errorf("lock for the upgrade: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(upgradeLockKey))
+	return db.Upgrade(ctx)
+}
+
+// openDB opens the engine cfg names with a pool sized for it.
+func openDB(cfg Config) (*dbutil.Database, error) {
+	if cfg.Type == Postgres {
+		db, err := dbutil.NewWithDialect(cfg.URI, "postgres")
+		if err != nil {
+			return nil, err
+		}
+		db.RawDB.SetMaxOpenConns(16)
+		db.RawDB.SetMaxIdleConns(4)
+		return db, nil
+	}
+	db, err := dbutil.NewWithDialect(sqliteDSN(cfg.URI), "sqlite3")
+	if err != nil {
+		return nil, err
+	}
+	// One writer at a time is all SQLite allows; a small pool keeps
+	// readers from waiting on it.
+	db.RawDB.SetMaxOpenConns(4)
+	return db, nil
 }
 
 // Close closes the database.
