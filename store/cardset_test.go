@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -462,4 +463,46 @@ func TestPublishSurvivesKill(t *testing.T) {
 		}
 	}
 	t.Logf("%d rounds killed with SIGKILL; %d sets stored, all complete", rounds, stored)
+}
+
+// TestPublishBudgetUnderConcurrency: sets published at once from several
+// connections never overdraw a budget. The budget check reads the ledger
+// before writing, so each engine must run publishing transactions one at
+// a time (SQLite's immediate transactions, PostgreSQL's writer lock).
+func TestPublishBudgetUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	cfg := newTestConfig(t)
+	cardsCfg := core.CardsConfig{Budget: map[string]core.BudgetRule{"P1": {Count: 5, Window: 24 * time.Hour}}}
+	const publishers = 12
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	published, refused := 0, 0
+	start := make(chan struct{})
+	for i := range publishers {
+		s := openTestConfig(t, cfg)
+		cards := core.NewCards(s.Cards(), s, s.Outbox(), core.SystemClock{}, cardsCfg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			in := core.CardSetInput{Key: fmt.Sprintf("race-%d", i), Author: core.MainAgent,
+				Cards: []core.CardInput{{CardSpec: spec(fmt.Sprintf("Card %d", i), core.P1)}}}
+			_, err := cards.Publish(ctx, in)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				published++
+			case errors.Is(err, core.ErrBudgetExceeded):
+				refused++
+			default:
+				t.Errorf("publish %d: %v", i, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if published != 5 || refused != publishers-5 {
+		t.Errorf("%d published and %d refused, want 5 and %d", published, refused, publishers-5)
+	}
 }

@@ -149,11 +149,36 @@ func (s *Store) Close() error { return s.DB.Close() }
 // it. After a commit the outbox sender is woken, since a notice enqueued
 // inside the transaction was invisible to it until then.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if err := s.DB.DoTxn(ctx, nil, fn); err != nil {
+	if err := doTxn(ctx, s.DB, fn); err != nil {
 		return err
 	}
 	s.Outbox().wake()
 	return nil
+}
+
+// writeLockKey is the PostgreSQL advisory lock every write transaction
+// takes first.
+const writeLockKey = 0x6a61727669730002 // "jarvis" 2
+
+// doTxn runs fn in one transaction, joining the one in ctx if there is one.
+//
+// The code above the store was written against SQLite's immediate
+// transactions: one writer at a time, so a transaction that reads and then
+// writes (the budget check before the charge, the tripwire caps and rate
+// limit before the insert) sees no other writer in between. PostgreSQL's
+// read committed transactions run concurrently; a transaction-scoped
+// advisory lock taken first gives every Jarvis process on the database the
+// same one-writer order. Reads outside transactions do not wait for it.
+func doTxn(ctx context.Context, db *dbutil.Database, fn func(ctx context.Context) error) error {
+	if db.Dialect != dbutil.Postgres {
+		return db.DoTxn(ctx, nil, fn)
+	}
+	return db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		if _, err := db.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writeLockKey)); err != nil {
+			return fmt.Errorf("take the write lock: %w", err)
+		}
+		return fn(ctx)
+	})
 }
 
 // notFound turns sql.ErrNoRows into core.ErrNotFound.
