@@ -18,12 +18,14 @@ import (
 
 // BenchmarkPublishCardSets publishes card sets of five cards through
 // POST /api/cardsets over real HTTP on loopback, from 16 concurrent
-// clients, into a real SQLite file with the default priority budget. It
+// clients, into a real SQLite file, then a real PostgreSQL database, with the default priority budget. It
 // reports published sets per second, and fails if any set was refused or
 // is not complete in the database afterwards.
-func BenchmarkPublishCardSets(b *testing.B) {
+func BenchmarkPublishCardSets(b *testing.B) { onEachEngine(b, benchmarkPublishCardSets) }
+
+func benchmarkPublishCardSets(b *testing.B, engine string) {
 	const clients, cardsPerSet = 16, 5
-	fx := newCardsAPIFixture(b, core.SystemClock{}, core.DefaultCardsConfig())
+	fx := newCardsAPIFixtureOn(b, engine, core.SystemClock{}, core.DefaultCardsConfig())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatalf("listen: %v", err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,11 +27,13 @@ type cardsAPIFixture struct {
 
 func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg core.CardsConfig) *cardsAPIFixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	return newCardsAPIFixtureOn(t, store.SQLite, clock, cfg)
+}
+
+// newCardsAPIFixtureOn builds the fixture on a fresh store of engine.
+func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg core.CardsConfig) *cardsAPIFixture {
+	t.Helper()
+	st := openAPIStore(t, engine)
 	cards := core.NewCards(st.Cards(), st, st.Outbox(), clock, cfg)
 	cards.Room = "!jarvis:example.org"
 	cards.Admins = []string{"@admin:example.org"}

@@ -19,17 +19,20 @@ import (
 
 // BenchmarkHeartbeatIngest drives the heartbeat endpoint over real HTTP on
 // loopback: 64 concurrent clients post heartbeats for 100 agents, each for
-// a distinct (agent, cycle), against a real SQLite file. It reports accepted
+// a distinct (agent, cycle), against a real SQLite file and a real
+// PostgreSQL database. It reports accepted
 // heartbeats per second, the p50/p99 latency and the CPU time per
 // heartbeat, and fails if any heartbeat was refused or is missing from the
 // database afterwards.
-func BenchmarkHeartbeatIngest(b *testing.B) {
+func BenchmarkHeartbeatIngest(b *testing.B) { onEachEngine(b, benchmarkHeartbeatIngest) }
+
+func benchmarkHeartbeatIngest(b *testing.B, engine string) {
 	const clients, agentCount = 64, 100
 	agents := make([]core.AgentConfig, agentCount)
 	for i := range agents {
 		agents[i] = core.AgentConfig{Name: fmt.Sprintf("AGENT-%03d", i)}
 	}
-	fx := newFleetAPIFixtureWith(b, core.SystemClock{}, agents...)
+	fx := newFleetAPIFixtureOn(b, engine, core.SystemClock{}, agents...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatalf("listen: %v", err)

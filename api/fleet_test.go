@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,11 +40,13 @@ func newFleetAPIFixture(t testing.TB) *fleetAPIFixture {
 // fx.clock is set only for a manual clock.
 func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...core.AgentConfig) *fleetAPIFixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	return newFleetAPIFixtureOn(t, store.SQLite, clock, agents...)
+}
+
+// newFleetAPIFixtureOn builds the fixture on a fresh store of engine.
+func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents ...core.AgentConfig) *fleetAPIFixture {
+	t.Helper()
+	st := openAPIStore(t, engine)
 	fleet, err := core.NewFleet(core.FleetConfig{Agents: agents}, "!fleet:test", core.FleetDeps{
 		Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
 		Outbox: st.Outbox(), Clock: clock,

@@ -19,6 +19,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 var (
@@ -101,6 +102,9 @@ type options struct {
 	admins  []id.UserID
 	allowed []string
 	extra   string
+	// store is the store section's engine and URI; empty means SQLite in
+	// the test's directory (DBPath).
+	store store.Config
 }
 
 // newJarvis registers a fresh bot user, writes its config and starts it.
@@ -134,7 +138,13 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 	for _, a := range opts.allowed {
 		fmt.Fprintf(&b, "    - %q\n", a)
 	}
-	fmt.Fprintf(&b, "store:\n  uri: %s\nlogging:\n  level: debug\n  format: json\n", j.DBPath)
+	if opts.store.Type != "" {
+		j.DBPath = ""
+		fmt.Fprintf(&b, "store:\n  type: %s\n  uri: %q\n", opts.store.Type, opts.store.URI)
+	} else {
+		fmt.Fprintf(&b, "store:\n  uri: %s\n", j.DBPath)
+	}
+	b.WriteString("logging:\n  level: debug\n  format: json\n")
 	b.WriteString(opts.extra)
 	if err := os.WriteFile(j.cfgPath, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)

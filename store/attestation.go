@@ -55,7 +55,7 @@ func (s *Store) Attestations() *AttestationQuery { return &AttestationQuery{db: 
 // CreateSubject writes a new subject with the agents it awaits; an id
 // already used is core.ErrDuplicate.
 func (q *AttestationQuery) CreateSubject(ctx context.Context, s core.AttestationSubject) error {
-	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+	return doTxn(ctx, q.db, func(ctx context.Context) error {
 		res, err := q.db.Exec(ctx, createSubjectQuery, s.ID, s.Hash, s.Title, s.OpenedAt.UnixMilli(), s.ClosesAt.UnixMilli())
 		if err != nil {
 			return fmt.Errorf("create subject %q: %w", s.ID, err)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -365,8 +364,8 @@ func TestBreakerFenceWritesNothing(t *testing.T) {
 
 func TestBreakerSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "jarvis.db")
-	first := openLeaseStoreFile(t, path)
+	cfg := newTestConfig(t)
+	first := openTestConfig(t, cfg)
 	f := newBreakerFixture(t, first, core.DefaultBreakerConfig())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
@@ -378,7 +377,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 	notices := breakerRows(t, first, "outbox")
 	first.Close()
 
-	s := openLeaseStoreFile(t, path)
+	s := openTestConfig(t, cfg)
 	g := newBreakerFixture(t, s, core.DefaultBreakerConfig())
 	st, err := g.b.Status(ctx, breakerAgent)
 	if err != nil {
@@ -495,11 +494,11 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 
 func TestBreakerConcurrentResume(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "jarvis.db")
+	cfg := newTestConfig(t)
 	const instances, taps = 3, 4
 	fixtures := make([]*breakerFixture, instances)
 	for i := range fixtures {
-		fixtures[i] = newBreakerFixture(t, openLeaseStoreFile(t, path), core.DefaultBreakerConfig())
+		fixtures[i] = newBreakerFixture(t, openTestConfig(t, cfg), core.DefaultBreakerConfig())
 	}
 	ev, err := fixtures[0].b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -300,9 +300,10 @@ func TestDrafts(t *testing.T) {
 }
 
 // crashEnv names the database a child process publishes into until it is
-// killed; crashFromEnv is the index it starts at.
+// killed, crashTypeEnv its engine; crashFromEnv is the index it starts at.
 const (
 	crashEnv     = "JARVIS_TEST_CARDSET_CRASH_DB"
+	crashTypeEnv = "JARVIS_TEST_CARDSET_CRASH_TYPE"
 	crashFromEnv = "JARVIS_TEST_CARDSET_CRASH_FROM"
 )
 
@@ -331,7 +332,7 @@ func publishUntilKilled(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", crashFromEnv, err)
 	}
-	s, err := Open(context.Background(), Config{Type: "sqlite3", URI: path}, zerolog.Nop())
+	s, err := Open(context.Background(), Config{Type: os.Getenv(crashTypeEnv), URI: path}, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -345,7 +346,7 @@ func publishUntilKilled(t *testing.T, path string) {
 }
 
 // TestPublishSurvivesKill runs a child process that publishes card sets
-// into a SQLite file, kills it with SIGKILL in the middle of publishing,
+// into the test database, kills it with SIGKILL in the middle of publishing,
 // restarts it several times, and then checks the database: every set is
 // complete or absent, every set the child reported is there, and
 // publishing a stored key again returns the stored set.
@@ -357,12 +358,12 @@ func TestPublishSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}
-	path := filepath.Join(t.TempDir(), "crash.db")
+	cfg := newTestConfig(t)
 	next := 0 // the first set not reported as published
 	const rounds = 10
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestPublishSurvivesKill$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnv+"="+path, crashFromEnv+"="+strconv.Itoa(next))
+		cmd.Env = append(os.Environ(), crashEnv+"="+cfg.URI, crashTypeEnv+"="+cfg.Type, crashFromEnv+"="+strconv.Itoa(next))
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatalf("pipe: %v", err)
@@ -412,7 +413,7 @@ func TestPublishSurvivesKill(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	s, err := Open(ctx, Config{Type: "sqlite3", URI: path}, zerolog.Nop())
+	s, err := Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("reopen after the kills: %v", err)
 	}
@@ -462,4 +463,46 @@ func TestPublishSurvivesKill(t *testing.T) {
 		}
 	}
 	t.Logf("%d rounds killed with SIGKILL; %d sets stored, all complete", rounds, stored)
+}
+
+// TestPublishBudgetUnderConcurrency: sets published at once from several
+// connections never overdraw a budget. The budget check reads the ledger
+// before writing, so each engine must run publishing transactions one at
+// a time (SQLite's immediate transactions, PostgreSQL's writer lock).
+func TestPublishBudgetUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	cfg := newTestConfig(t)
+	cardsCfg := core.CardsConfig{Budget: map[string]core.BudgetRule{"P1": {Count: 5, Window: 24 * time.Hour}}}
+	const publishers = 12
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	published, refused := 0, 0
+	start := make(chan struct{})
+	for i := range publishers {
+		s := openTestConfig(t, cfg)
+		cards := core.NewCards(s.Cards(), s, s.Outbox(), core.SystemClock{}, cardsCfg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			in := core.CardSetInput{Key: fmt.Sprintf("race-%d", i), Author: core.MainAgent,
+				Cards: []core.CardInput{{CardSpec: spec(fmt.Sprintf("Card %d", i), core.P1)}}}
+			_, err := cards.Publish(ctx, in)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				published++
+			case errors.Is(err, core.ErrBudgetExceeded):
+				refused++
+			default:
+				t.Errorf("publish %d: %v", i, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if published != 5 || refused != publishers-5 {
+		t.Errorf("%d published and %d refused, want 5 and %d", published, refused, publishers-5)
+	}
 }

@@ -3,13 +3,10 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
 )
@@ -17,18 +14,6 @@ import (
 const leaseTTL = 30 * time.Second
 
 var leaseStart = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-
-// openLeaseStoreFile opens a store on the SQLite file at path; two stores on one
-// file behave like two Jarvis processes sharing a database.
-func openLeaseStoreFile(t testing.TB, path string) *Store {
-	t.Helper()
-	s, err := Open(context.Background(), Config{Type: "sqlite3", URI: path}, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open store %s: %v", path, err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // newTestLease returns a lease service for holder on s, announcing
 // takeovers in !room.
@@ -40,8 +25,8 @@ func newTestLease(s *Store, holder string, clock core.Clock) *core.Lease {
 
 func TestLeaseTakeover(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "jarvis.db")
-	sa, sb := openLeaseStoreFile(t, path), openLeaseStoreFile(t, path)
+	cfg := newTestConfig(t)
+	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
 	clock := core.NewManualClock(leaseStart)
 	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
 	byName := map[string]*core.Lease{"a": a, "b": b}
@@ -219,12 +204,12 @@ func TestLeaseFenceRollsBack(t *testing.T) {
 
 func TestLeaseConcurrentAcquire(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "jarvis.db")
+	cfg := newTestConfig(t)
 	clock := core.NewManualClock(leaseStart)
 	const n = 6
 	leases := make([]*core.Lease, n)
 	for i := range leases {
-		leases[i] = newTestLease(openLeaseStoreFile(t, path), "jarvis-"+string(rune('a'+i)), clock)
+		leases[i] = newTestLease(openTestConfig(t, cfg), "jarvis-"+string(rune('a'+i)), clock)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -264,8 +249,8 @@ func (f *leaseTimer) After(d time.Duration) <-chan time.Time {
 
 func TestLeaseRun(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "jarvis.db")
-	sa, sb := openLeaseStoreFile(t, path), openLeaseStoreFile(t, path)
+	cfg := newTestConfig(t)
+	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
 	clock := core.NewManualClock(leaseStart)
 	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
 	if _, err := b.Acquire(ctx); err != nil {
@@ -340,4 +325,53 @@ func TestLeaseRun(t *testing.T) {
 			t.Errorf("b acquire after release: epoch %d, %v; want 3", epoch, err)
 		}
 	})
+}
+
+// TestLeaseFenceHoldsUntilCommit: a takeover that starts while the holder's
+// fenced transaction is open waits for it to commit, so the holder's writes
+// land under its epoch before the next epoch begins (PostgreSQL through the
+// fence's row lock, SQLite through the immediate transaction's write lock).
+func TestLeaseFenceHoldsUntilCommit(t *testing.T) {
+	ctx := context.Background()
+	cfg := newTestConfig(t)
+	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	leases := sa.Leases()
+	now := leaseStart
+	rec, ok, err := leases.Acquire(ctx, "ws1", "jarvis-a", now, now.Add(leaseTTL))
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	took := make(chan core.LeaseRecord, 1)
+	err = sa.InTx(ctx, func(ctx context.Context) error {
+		if err := leases.Fence(ctx, "ws1", "jarvis-a", rec.Epoch, now); err != nil {
+			return err
+		}
+		go func() {
+			// b's clock says a's lease has expired.
+			later := now.Add(2 * leaseTTL)
+			got, ok, err := sb.Leases().Acquire(ctx, "ws1", "jarvis-b", later, later.Add(leaseTTL))
+			if err != nil || !ok {
+				t.Errorf("b's acquire: %v %v", ok, err)
+			}
+			took <- got
+		}()
+		select {
+		case got := <-took:
+			t.Errorf("b took the lease (epoch %d) while a's fenced transaction was open", got.Epoch)
+		case <-time.After(300 * time.Millisecond):
+		}
+		_, err := sa.DB.Exec(ctx, `INSERT INTO bot_state (key, value) VALUES ('fenced', 'a')`)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("fenced transaction: %v", err)
+	}
+	select {
+	case got := <-took:
+		if got.Holder != "jarvis-b" || got.Epoch != rec.Epoch+1 {
+			t.Errorf("after commit: holder %q epoch %d, want jarvis-b epoch %d", got.Holder, got.Epoch, rec.Epoch+1)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("b's acquire never finished after a committed")
+	}
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,8 +13,8 @@ import (
 
 func TestMigrationsOnFreshFile(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "fresh.db")
-	s, err := Open(ctx, Config{Type: "sqlite3", URI: path}, zerolog.Nop())
+	cfg := newTestConfig(t)
+	s, err := Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,17 +25,19 @@ func TestMigrationsOnFreshFile(t *testing.T) {
 	if version != len(upgradeTable) {
 		t.Errorf("schema version = %d, want %d", version, len(upgradeTable))
 	}
-	var mode string
-	if err := s.DB.QueryRow(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
-		t.Errorf("journal_mode = %q (%v), want wal", mode, err)
-	}
-	var fk int
-	if err := s.DB.QueryRow(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
-		t.Errorf("foreign_keys = %d (%v), want 1", fk, err)
+	if cfg.Type == SQLite {
+		var mode string
+		if err := s.DB.QueryRow(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+			t.Errorf("journal_mode = %q (%v), want wal", mode, err)
+		}
+		var fk int
+		if err := s.DB.QueryRow(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+			t.Errorf("foreign_keys = %d (%v), want 1", fk, err)
+		}
 	}
 	s.Close()
 	// Opening again runs no upgrade and keeps the data.
-	s, err = Open(ctx, Config{Type: "sqlite3", URI: path}, zerolog.Nop())
+	s, err = Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -194,5 +195,31 @@ func TestCommitWakesSender(t *testing.T) {
 	case <-o.Wake:
 	default:
 		t.Error("the commit did not wake the sender")
+	}
+}
+
+// TestConcurrentFirstOpen: Jarvis processes starting at once on a fresh
+// PostgreSQL database (a holder and its standby on another host) all come
+// up; one creates the schema, the others wait for it. (On SQLite, where
+// both processes run on one machine, they still race; not covered here.)
+func TestConcurrentFirstOpen(t *testing.T) {
+	if testEngine != Postgres {
+		t.Skip("runs in the PostgreSQL pass")
+	}
+	cfg := newTestConfig(t)
+	errs := make(chan error, 4)
+	for range cap(errs) {
+		go func() {
+			s, err := Open(context.Background(), cfg, zerolog.Nop())
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Errorf("open: %v", err)
+		}
 	}
 }

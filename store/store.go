@@ -1,5 +1,5 @@
-// Package store keeps Jarvis's state in SQLite (and later PostgreSQL). It
-// implements the store interfaces that core declares.
+// Package store keeps Jarvis's state in SQLite or PostgreSQL. It implements
+// the store interfaces that core declares.
 package store
 
 import (
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	_ "github.com/lib/pq"           // the PostgreSQL driver, registered as "postgres"
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 	"github.com/rs/zerolog"
 	"go.mau.fi/util/dbutil"
@@ -26,17 +27,25 @@ var upgradeTable = dbutil.BuildUpgradeTable().WithFSPath(upgrades, "upgrades").F
 
 // Config selects the database.
 type Config struct {
-	// Type is the engine: "sqlite3".
+	// Type is the engine: "sqlite3" or "postgres".
 	Type string `mapstructure:"type"`
-	// URI is the SQLite file path.
+	// URI is the SQLite file path, or a PostgreSQL connection string
+	// (postgres://user:password@host:port/db?sslmode=disable, or the
+	// key=value form).
 	URI string `mapstructure:"uri"`
 }
+
+// The engines Config.Type names.
+const (
+	SQLite   = "sqlite3"
+	Postgres = "postgres"
+)
 
 // Validate checks the config.
 func (c Config) Validate() error {
 	switch {
-	case c.Type != "sqlite3":
-		return core.Invalid("store.type", "must be sqlite3, not %q", c.Type)
+	case c.Type != SQLite && c.Type != Postgres:
+		return core.Invalid("store.type", "must be sqlite3 or postgres, not %q", c.Type)
 	case strings.TrimSpace(c.URI) == "":
 		return core.Invalid("store.uri", "is required")
 	}
@@ -77,21 +86,63 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	db, err := dbutil.NewWithDialect(sqliteDSN(cfg.URI), "sqlite3")
+	db, err := openDB(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.Owner = "jarvis"
 	db.UpgradeTable = upgradeTable
 	db.Log = dbutil.ZeroLogger(log.With().Str("component", "store").Logger())
-	// One writer at a time is all SQLite allows; a small pool keeps
-	// readers from waiting on it.
-	db.RawDB.SetMaxOpenConns(4)
-	if err := db.Upgrade(ctx); err != nil {
+	if err := upgrade(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
 	return &Store{DB: db}, nil
+}
+
+// upgradeLockKey is the PostgreSQL advisory lock that Jarvis processes
+// starting together on one database take around the schema upgrade.
+const upgradeLockKey = 0x6a61727669730001 // "jarvis" 1
+
+// upgrade brings the schema to the latest version. On PostgreSQL a standby
+// on another host may start at the same moment as the holder; the advisory
+// lock lets one of them upgrade while the other waits and then finds
+// nothing left to do.
+func upgrade(ctx context.Context, db *dbutil.Database) error {
+	if db.Dialect != dbutil.Postgres {
+		return db.Upgrade(ctx)
+	}
+	conn, err := db.RawDB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(upgradeLockKey)); err != nil {
+		return fmt.Errorf("lock for the upgrade: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(upgradeLockKey))
+	return db.Upgrade(ctx)
+}
+
+// openDB opens the engine cfg names with a pool sized for it.
+func openDB(cfg Config) (*dbutil.Database, error) {
+	if cfg.Type == Postgres {
+		db, err := dbutil.NewWithDialect(cfg.URI, "postgres")
+		if err != nil {
+			return nil, err
+		}
+		db.RawDB.SetMaxOpenConns(16)
+		db.RawDB.SetMaxIdleConns(4)
+		return db, nil
+	}
+	db, err := dbutil.NewWithDialect(sqliteDSN(cfg.URI), "sqlite3")
+	if err != nil {
+		return nil, err
+	}
+	// One writer at a time is all SQLite allows; a small pool keeps
+	// readers from waiting on it.
+	db.RawDB.SetMaxOpenConns(4)
+	return db, nil
 }
 
 // Close closes the database.
@@ -101,11 +152,36 @@ func (s *Store) Close() error { return s.DB.Close() }
 // it. After a commit the outbox sender is woken, since a notice enqueued
 // inside the transaction was invisible to it until then.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if err := s.DB.DoTxn(ctx, nil, fn); err != nil {
+	if err := doTxn(ctx, s.DB, fn); err != nil {
 		return err
 	}
 	s.Outbox().wake()
 	return nil
+}
+
+// writeLockKey is the PostgreSQL advisory lock every write transaction
+// takes first.
+const writeLockKey = 0x6a61727669730002 // "jarvis" 2
+
+// doTxn runs fn in one transaction, joining the one in ctx if there is one.
+//
+// The code above the store was written against SQLite's immediate
+// transactions: one writer at a time, so a transaction that reads and then
+// writes (the budget check before the charge, the tripwire caps and rate
+// limit before the insert) sees no other writer in between. PostgreSQL's
+// read committed transactions run concurrently; a transaction-scoped
+// advisory lock taken first gives every Jarvis process on the database the
+// same one-writer order. Reads outside transactions do not wait for it.
+func doTxn(ctx context.Context, db *dbutil.Database, fn func(ctx context.Context) error) error {
+	if db.Dialect != dbutil.Postgres {
+		return db.DoTxn(ctx, nil, fn)
+	}
+	return db.DoTxn(ctx, nil, func(ctx context.Context) error {
+		if _, err := db.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writeLockKey)); err != nil {
+			return fmt.Errorf("take the write lock: %w", err)
+		}
+		return fn(ctx)
+	})
 }
 
 // notFound turns sql.ErrNoRows into core.ErrNotFound.

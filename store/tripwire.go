@@ -116,7 +116,7 @@ func (q *TripwireQuery) InsertTripwire(ctx context.Context, r core.TripwireRecor
 	if err != nil {
 		return fmt.Errorf("tripwire %q condition: %w", r.ID, err)
 	}
-	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+	return doTxn(ctx, q.db, func(ctx context.Context) error {
 		rev, err := q.nextRev(ctx)
 		if err != nil {
 			return err
@@ -161,7 +161,7 @@ func (q *TripwireQuery) ListTripwires(ctx context.Context, scope string) ([]core
 // SaveTripwire writes back what a person may change: settings, status and
 // the evaluator state a re-arm clears.
 func (q *TripwireQuery) SaveTripwire(ctx context.Context, r core.TripwireRecord) error {
-	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+	return doTxn(ctx, q.db, func(ctx context.Context) error {
 		res, err := q.db.Exec(ctx, saveTripwireQuery, r.Scope, r.ID, r.Label, r.Rationale, r.Action.Journal,
 			r.Action.Push, r.UpdatedAt.UnixMilli())
 		if err != nil {
@@ -186,7 +186,7 @@ func (q *TripwireQuery) SaveTripwire(ctx context.Context, r core.TripwireRecord)
 // DeleteTripwire deletes one of scope's tripwires. Its state row stays,
 // marked deleted, so the evaluator learns of it; its trips stay too.
 func (q *TripwireQuery) DeleteTripwire(ctx context.Context, scope, id string) error {
-	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+	return doTxn(ctx, q.db, func(ctx context.Context) error {
 		rev, err := q.nextRev(ctx)
 		if err != nil {
 			return err
@@ -262,7 +262,7 @@ func (q *TripwireQuery) SetJournalCursor(ctx context.Context, scope string, seq 
 // TakePush removes and returns scope's push queue, oldest first.
 func (q *TripwireQuery) TakePush(ctx context.Context, scope string) ([]core.TripEvent, error) {
 	var events []core.TripEvent
-	err := q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+	err := doTxn(ctx, q.db, func(ctx context.Context) error {
 		rows, err := q.db.Query(ctx, tripPushQueueQuery, scope)
 		entries, err := dbutil.NewRowIterWithError(rows, scanTripJournalEntry, err).AsList()
 		if err != nil || len(entries) == 0 {
@@ -375,7 +375,7 @@ func (q *TripwireQuery) ApplyTick(ctx context.Context, w core.TickWrites) error 
 	if len(w.Observed) == 0 && len(w.Records) == 0 && len(w.Trips) == 0 {
 		return nil
 	}
-	return q.db.DoTxn(ctx, nil, func(ctx context.Context) error {
+	return doTxn(ctx, q.db, func(ctx context.Context) error {
 		rev, err := q.nextRev(ctx)
 		if err != nil {
 			return err

@@ -105,9 +105,9 @@ func TestRouterHysteresis(t *testing.T) {
 
 func TestRouterRemembersAcrossRestart(t *testing.T) {
 	ctx := context.Background()
-	path := t.TempDir() + "/jarvis.db"
+	cfg := newTestConfig(t)
 	open := func() *Store {
-		s, err := Open(ctx, Config{Type: "sqlite3", URI: path}, zerolog.Nop())
+		s, err := Open(ctx, cfg, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,11 +162,7 @@ func TestWakeNoticeKeepsDataInItsFields(t *testing.T) {
 // BenchmarkReconcile measures one wake of the router over 1,000 standing
 // conditions of which one changed: the cost every state change pays.
 func BenchmarkReconcile(b *testing.B) {
-	s, err := Open(context.Background(), Config{Type: "sqlite3", URI: b.TempDir() + "/jarvis.db"}, zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(b)
 	h := newWakeHarness(b, s)
 	for i := range 1000 {
 		h.conds = append(h.conds, blocked(fmt.Sprintf("c%d", i), "waiting"))

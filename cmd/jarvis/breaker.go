@@ -104,10 +104,12 @@ func withBreakers(ctx context.Context, configPath string, fn func(cli *breakerCL
 	}
 	// Opening a database creates it: a missing file means the wrong
 	// configuration, not an agent that was never halted.
-	path := strings.TrimPrefix(cfg.Store.URI, "file:")
-	path, _, _ = strings.Cut(path, "?")
-	if _, err := os.Stat(path); err != nil {
-		return fail(exitStore, fmt.Errorf("no Jarvis database at %s (store.uri of %s): %w", path, configPath, err))
+	if cfg.Store.Type == store.SQLite {
+		path := strings.TrimPrefix(cfg.Store.URI, "file:")
+		path, _, _ = strings.Cut(path, "?")
+		if _, err := os.Stat(path); err != nil {
+			return fail(exitStore, fmt.Errorf("no Jarvis database at %s (store.uri of %s): %w", path, configPath, err))
+		}
 	}
 	st, err := store.Open(ctx, cfg.Store, zerolog.Nop())
 	if err != nil {

@@ -14,7 +14,10 @@ CREATE TABLE handled_event (
 -- The durable outbox: every message Jarvis sends is written here first, in
 -- the same transaction as the change that caused it.
 CREATE TABLE outbox (
+	-- only: sqlite for next line
 	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+	-- only: postgres for next line
+	seq          BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	key          TEXT    NOT NULL UNIQUE,
 	room_id      TEXT    NOT NULL DEFAULT '',
 	to_user      TEXT    NOT NULL DEFAULT '',

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+// TestMigrateCLI copies a stopped workspace (eve halted, a notice waiting)
+// from its SQLite file to a fresh PostgreSQL database, then refuses to
+// copy it again into the same, now non-empty, database.
+func TestMigrateCLI(t *testing.T) {
+	uri := testdb.Postgres(t)
+	fx := newBreakerFixture(t)
+	src := filepath.Join(filepath.Dir(fx.cfgPath), "jarvis.db")
+	fx.st.Close()
+
+	out, errLine, code := runCLI(t, "migrate", "--from", "sqlite:"+src, "--to", "postgres:"+uri)
+	if code != exitOK {
+		t.Fatalf("migrate: exit %d, %s\n%s", code, errLine, out)
+	}
+	for _, want := range []string{"breaker_event", "outbox", "every count matches"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{Type: store.Postgres, URI: uri}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := core.NewBreakers(core.DefaultBreakerConfig(), st.Breakers(), st, st.Outbox(), core.SystemClock{})
+	status, err := b.Status(ctx, "eve")
+	if err != nil || status.State != core.BreakerOpen || status.Event == nil || status.Event.ID != fx.eventID {
+		t.Errorf("eve on PostgreSQL: %+v, %v; want open with event %s", status, err, fx.eventID)
+	}
+
+	_, errLine, code = runCLI(t, "migrate", "--from", "sqlite:"+src, "--to", uri)
+	if code != exitTargetNotEmpty || !strings.Contains(errLine, "not empty") {
+		t.Errorf("second migrate: exit %d, %q; want %d and a refusal", code, errLine, exitTargetNotEmpty)
+	}
+}
+
+func TestMigrateCLIUsage(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"no engine", []string{"--from", "jarvis.db", "--to", "postgres://x/y"}},
+		{"wrong direction", []string{"--from", "postgres://x/y", "--to", "sqlite:jarvis.db"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errLine, code := runCLI(t, append([]string{"migrate"}, tt.args...)...)
+			if code != exitUsage {
+				t.Errorf("exit %d (%s), want %d", code, errLine, exitUsage)
+			}
+		})
+	}
+}

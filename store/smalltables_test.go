@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// TestSmallTables exercises the queries of the small tables (excerpts,
+// pending confirmations, identity links, bot state) on both engines: the
+// pruning subquery with LIMIT, RETURNING, booleans and upserts.
+func TestSmallTables(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	at := time.UnixMilli(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+
+	t.Run("excerpts keep the newest and ratify the held", func(t *testing.T) {
+		var held int64
+		for i := range core.ExcerptKeep + 3 {
+			id, err := s.AddExcerpt(ctx, core.Excerpt{RoomID: "!r", Sender: "@a", EventID: "$e", Body: "m",
+				Trust: core.Trust("external"), Held: i == core.ExcerptKeep+2, At: at.Add(time.Duration(i) * time.Second)})
+			if err != nil {
+				t.Fatalf("add %d: %v", i, err)
+			}
+			held = id
+		}
+		list, err := s.Excerpts(ctx, "!r", "@a", 100)
+		if err != nil || len(list) != core.ExcerptKeep {
+			t.Fatalf("excerpts: %d (%v), want %d", len(list), err, core.ExcerptKeep)
+		}
+		if last := list[len(list)-1]; last.ID != held || !last.Held || !last.At.Equal(at.Add(time.Duration(core.ExcerptKeep+2)*time.Second)) {
+			t.Errorf("newest excerpt %+v, want id %d held", last, held)
+		}
+		if err := s.RatifyExcerpt(ctx, held, "@a", "@admin"); err != nil {
+			t.Fatalf("ratify: %v", err)
+		}
+		if err := s.RatifyExcerpt(ctx, held, "@a", "@admin"); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("ratify twice: %v, want ErrNotFound", err)
+		}
+		if n, err := s.ClearExcerpts(ctx, "!r"); err != nil || n != core.ExcerptKeep {
+			t.Errorf("clear: %d %v", n, err)
+		}
+	})
+
+	t.Run("pending confirmations resolve once and clear by room", func(t *testing.T) {
+		for _, key := range []string{"p1", "p2", "p3"} {
+			if err := s.AddPending(ctx, core.Pending{Key: key, Kind: "tripwire", RoomID: "!r", Requester: "@a",
+				CreatedAt: at, ExpiresAt: at.Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ok, err := s.ResolvePending(ctx, "p1", "confirmed", at); err != nil || !ok {
+			t.Fatalf("resolve: %v %v", ok, err)
+		}
+		if ok, _ := s.ResolvePending(ctx, "p1", "dismissed", at); ok {
+			t.Error("resolved twice")
+		}
+		counts, err := s.ClearPending(ctx, "!r", at)
+		if err != nil || counts["tripwire"] != 2 {
+			t.Errorf("clear: %v %v, want 2 tripwire", counts, err)
+		}
+		p, err := s.GetPending(ctx, "p1")
+		if err != nil || p.Resolution != "confirmed" || !p.ResolvedAt.Equal(at) {
+			t.Errorf("p1 = %+v %v", p, err)
+		}
+		if _, err := s.GetPending(ctx, "nope"); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("missing: %v", err)
+		}
+	})
+
+	t.Run("link codes are taken once and links upserted", func(t *testing.T) {
+		if err := s.AddLinkCode(ctx, core.LinkCode{Code: "123456", From: "@telegram_1:x", Network: "telegram", ExpiresAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.TakeLinkCode(ctx, "123456")
+		if err != nil || c.From != "@telegram_1:x" || !c.ExpiresAt.Equal(at) {
+			t.Fatalf("take: %+v %v", c, err)
+		}
+		if _, err := s.TakeLinkCode(ctx, "123456"); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("take twice: %v", err)
+		}
+		for _, account := range []string{"@a:x", "@b:x"} {
+			if err := s.PutLink(ctx, core.IdentityLink{Puppet: "@telegram_1:x", Account: account, Network: "telegram", LinkedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := s.LinkedAccount(ctx, "@telegram_1:x"); err != nil || got != "@b:x" {
+			t.Errorf("linked account %q %v, want @b:x", got, err)
+		}
+	})
+
+	t.Run("state upserts and events are handled once", func(t *testing.T) {
+		for _, v := range []string{"1", "2"} {
+			if err := s.SetState(ctx, "k", v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, err := s.State(ctx, "k"); err != nil || v != "2" {
+			t.Errorf("state %q %v", v, err)
+		}
+		first, err := s.MarkHandled(ctx, "$e", at)
+		again, err2 := s.MarkHandled(ctx, "$e", at)
+		if err != nil || err2 != nil || !first || again {
+			t.Errorf("mark handled: %v %v (%v %v), want true then false", first, again, err, err2)
+		}
+	})
+}
