@@ -143,7 +143,11 @@ func (b *Bot) sendOnce(ctx context.Context, batch core.Batch) (id.EventID, error
 }
 
 // findSent looks through Jarvis's recent events in the room for one that
-// carries the transaction key.
+// carries the transaction key. In an encrypted room the key is inside the
+// encrypted content: Jarvis decrypts its own events with the megolm
+// sessions it created. An event it cannot decrypt (its keys lost with the
+// database) counts as not found, and the notice is sent again: a rare
+// duplicate is better than a lost notice.
 func (b *Bot) findSent(ctx context.Context, roomID id.RoomID, txnKey string) (id.EventID, error) {
 	filter := &mautrix.FilterPart{Senders: []id.UserID{b.Client.UserID}}
 	resp, err := b.Client.Messages(ctx, roomID, "", "", mautrix.DirectionBackward, filter, 100)
@@ -151,6 +155,9 @@ func (b *Bot) findSent(ctx context.Context, roomID id.RoomID, txnKey string) (id
 		return "", err
 	}
 	for _, evt := range resp.Chunk {
+		if evt = b.decrypted(ctx, evt); evt == nil {
+			continue
+		}
 		if key, _ := evt.Content.Raw[noticeField].(string); key == txnKey {
 			return evt.ID, nil
 		}

@@ -134,6 +134,7 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 	for _, a := range opts.allowed {
 		fmt.Fprintf(&b, "    - %q\n", a)
 	}
+	b.WriteString("  encryption:\n    pickle_key: integration-pickle-key\n")
 	fmt.Fprintf(&b, "store:\n  uri: %s\nlogging:\n  level: debug\n  format: json\n", j.DBPath)
 	b.WriteString(opts.extra)
 	if err := os.WriteFile(j.cfgPath, []byte(b.String()), 0o600); err != nil {

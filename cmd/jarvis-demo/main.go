@@ -65,7 +65,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	alice := tesths.Watch(aliceClient)
+	// Alice has her own end-to-end encryption: the room Jarvis creates is
+	// encrypted, and she reads it as Element would.
+	alice, err := tesths.Watch(ctx, aliceClient)
+	if err != nil {
+		return err
+	}
 	defer alice.Stop()
 	if _, err := hs.Register(ctx, "jarvis", "jarvis-password"); err != nil {
 		return err
@@ -94,6 +99,8 @@ bot:
   room: "#jarvis:localhost"
   admins: ["%s"]
   allowed_users: ["@*:localhost"]
+  encryption:
+    pickle_key: demo-pickle-key
 store:
   uri: %s
 api:

@@ -66,6 +66,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 		Clock:     clock,
 		Gate:      lease.Check,
 		Leader:    leader,
+		DB:        st.DB,
 	}, log)
 	if err != nil {
 		return fail(exitConfig, err)
