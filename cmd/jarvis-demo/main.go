@@ -136,7 +136,10 @@ logging:
 	if d.room, err = joinWhenReady(ctx, alice); err != nil {
 		return err
 	}
-	step(fmt.Sprintf("%s is in the dedicated room %s with Jarvis\n", alice.UserID, d.room))
+	if err := alice.WaitEncrypted(ctx, d.room, 30*time.Second); err != nil {
+		return err
+	}
+	step(fmt.Sprintf("%s is in the dedicated room %s with Jarvis; the room is end-to-end encrypted\n", alice.UserID, d.room))
 
 	d.talk("!ping")
 	d.talk("!help")
