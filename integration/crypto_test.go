@@ -10,11 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // readable matches an event that arrived encrypted and that the person
@@ -293,5 +296,88 @@ func TestUndecryptableMessage(t *testing.T) {
 	}
 	if n := len(alice.Events(readable(couldNotRead))); n != 1 {
 		t.Errorf("said it could not read %d times, want once", n)
+	}
+}
+
+// TestEncryptedDirectRoom: a notice for a person goes to a direct room
+// that Jarvis creates encrypted, and the person reads it there.
+func TestEncryptedDirectRoom(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinEncrypted(t, alice)
+	sent, _ := alice.Say(ctx, room, "!ping")
+	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
+		t.Fatalf("no encrypted pong: %v", err)
+	}
+
+	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Outbox().Enqueue(ctx, core.Notice{Key: "direct-test", ToUser: alice.UserID.String(),
+		Kind: core.NoticeMessage, Body: "just for you"}); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := alice.WaitFor(ctx, waitReply, readable(func(evt *event.Event) bool {
+		return evt.Type == event.EventMessage && evt.Sender == j.UserID && tesths.Body(evt) == "just for you"
+	}))
+	if err != nil {
+		t.Fatalf("no encrypted direct message: %v\n%s", err, j.logs.String())
+	}
+	if direct.RoomID == room {
+		t.Errorf("the direct message went to the dedicated room")
+	}
+	if ok, err := alice.StateStore.IsEncrypted(ctx, direct.RoomID); err != nil || !ok {
+		t.Errorf("the direct room is not encrypted (%v)", err)
+	}
+}
+
+// TestLostOutcomeInEncryptedRoom: when Jarvis died after a send reached
+// the homeserver but before it recorded it, the next start finds the
+// event by the notice marker inside its encrypted content and does not
+// send it again.
+func TestLostOutcomeInEncryptedRoom(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinEncrypted(t, alice)
+	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Outbox().Enqueue(ctx, core.Notice{Key: "lost-outcome-test", RoomID: room.String(),
+		Kind: core.NoticeMessage, Body: "sent once only"}); err != nil {
+		t.Fatal(err)
+	}
+	once := readable(func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && tesths.Body(evt) == "sent once only"
+	})
+	if _, err := alice.WaitFor(ctx, waitReply, once); err != nil {
+		t.Fatalf("the notice never arrived: %v", err)
+	}
+	j.Stop()
+	// As if the process had died between the homeserver's answer and
+	// recording it.
+	if _, err := st.DB.Exec(ctx, `UPDATE outbox SET sent_at = 0, event_id = '', attempt_started = $1 WHERE key = 'lost-outcome-test'`,
+		time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	j.Start()
+	deadline := time.Now().Add(waitReply)
+	for !strings.Contains(j.logs.String(), "An earlier attempt was delivered") {
+		if time.Now().After(deadline) {
+			t.Fatalf("Jarvis did not find its earlier send:\n%s", j.logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sent, _ := alice.Say(ctx, room, "!ping")
+	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
+		t.Fatalf("no pong after the restart: %v", err)
+	}
+	if n := len(alice.Events(once)); n != 1 {
+		t.Errorf("the notice arrived %d times, want once", n)
 	}
 }
