@@ -199,8 +199,12 @@ func (b *Bot) Run(ctx context.Context) error {
 	return err
 }
 
+// permanentError marks a failure that trying again cannot mend.
+type permanentError struct{ error }
+
 // retry runs fn until it succeeds, ctx ends, or the homeserver refuses
-// for good (a wrong password, a forbidden room).
+// for good (a wrong password, a forbidden room), or fn says its failure is
+// permanent.
 func (b *Bot) retry(ctx context.Context, what string, fn func(ctx context.Context) error) error {
 	delay := 500 * time.Millisecond
 	for {
@@ -210,6 +214,10 @@ func (b *Bot) retry(ctx context.Context, what string, fn func(ctx context.Contex
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		var perm permanentError
+		if errors.As(err, &perm) {
+			return fmt.Errorf("%s: %w", what, perm.error)
 		}
 		var respErr mautrix.RespError
 		if errors.As(err, &respErr) && respErr.StatusCode >= 400 && respErr.StatusCode < 500 && respErr.StatusCode != 429 {

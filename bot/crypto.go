@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rs/zerolog"
+	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/crypto/cryptohelper"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
@@ -51,10 +52,22 @@ func (b *Bot) initCrypto(ctx context.Context) error {
 		b.crypto = helper
 	}
 	if err := b.crypto.Init(ctx); err != nil {
+		var httpErr mautrix.HTTPError
+		if !errors.As(err, &httpErr) {
+			// Not the homeserver being away: a pickle key that does not
+			// open the stored keys, or a device that is not the one the
+			// keys belong to. Trying again would not help.
+			return permanentError{fmt.Errorf("set up encryption: %w", err)}
+		}
 		return fmt.Errorf("set up encryption: %w", err)
 	}
 	b.Client.Crypto = b.crypto
-	return b.crossSign(ctx)
+	if err := b.crossSign(ctx); err != nil {
+		// Messages are encrypted without it; people just cannot verify
+		// Jarvis through cross-signing yet. The next start tries again.
+		b.log.Err(err).Msg("Failed to set up cross-signing; trying again on the next start")
+	}
+	return nil
 }
 
 // crossSign generates the cross-signing keys and signs Jarvis's device
