@@ -1,11 +1,13 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -379,5 +381,69 @@ func TestLostOutcomeInEncryptedRoom(t *testing.T) {
 	}
 	if n := len(alice.Events(once)); n != 1 {
 		t.Errorf("the notice arrived %d times, want once", n)
+	}
+}
+
+// TestInvitedToEncryptedRoom: Jarvis joins an encrypted room a person
+// invites it to, reads them there and answers encrypted.
+func TestInvitedToEncryptedRoom(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	j.joinEncrypted(t, alice)
+	stateKey := ""
+	created, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{
+		Preset:   "private_chat",
+		IsDirect: true,
+		Invite:   []id.UserID{j.UserID},
+		InitialState: []*event.Event{{Type: event.StateEncryption, StateKey: &stateKey,
+			Content: event.Content{Parsed: &event.EncryptionEventContent{Algorithm: id.AlgorithmMegolmV1}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return evt.Type == event.StateMember && evt.RoomID == created.RoomID && evt.GetStateKey() == j.UserID.String() &&
+			evt.Content.AsMember().Membership == event.MembershipJoin
+	}); err != nil {
+		t.Fatalf("Jarvis did not join: %v\n%s", err, j.logs.String())
+	}
+	sent, err := alice.Say(ctx, created.RoomID, "!ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sentEncrypted(t, alice, sent)
+	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
+		t.Fatalf("no encrypted pong in the invited room: %v\n%s", err, j.logs.String())
+	}
+}
+
+// TestWrongPickleKey: a pickle key that does not open the stored keys
+// stops Jarvis at start with a message, instead of retrying for ever or
+// making a new identity.
+func TestWrongPickleKey(t *testing.T) {
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	j.joinEncrypted(t, alice)
+	j.Stop()
+	cfg, err := os.ReadFile(j.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = bytes.Replace(cfg, []byte("integration-pickle-key"), []byte("another-pickle-key"), 1)
+	if err := os.WriteFile(j.cfgPath, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j.Start()
+	select {
+	case <-j.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Jarvis kept running with the wrong pickle key:\n%s", j.logs.String())
+	}
+	if code := j.cmd.ProcessState.ExitCode(); code != 4 {
+		t.Errorf("exit code %d, want 4 (Matrix)", code)
+	}
+	if !strings.Contains(j.logs.String(), "set up encryption") {
+		t.Errorf("the log does not say encryption failed:\n%s", j.logs.String())
 	}
 }
