@@ -158,7 +158,8 @@ func (b *Bot) RoomID() string {
 func (b *Bot) Health() map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	h := map[string]any{"user_id": b.cfg.UserID, "room_id": b.roomID.String(), "synced": !b.lastSync.IsZero()}
+	h := map[string]any{"user_id": b.cfg.UserID, "room_id": b.roomID.String(), "synced": !b.lastSync.IsZero(),
+		"device_id": b.Client.DeviceID.String(), "encryption": b.Client.Crypto != nil}
 	if !b.lastSync.IsZero() {
 		h["last_sync"] = b.lastSync.UTC().Format(time.RFC3339Nano)
 	}
