@@ -189,6 +189,16 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 	if err != nil {
 		return "", err
 	}
+	if b.Client.Crypto != nil {
+		// Whether the room is encrypted and who is in it come from the
+		// state store, which learns them from sync; a room the sender
+		// reaches before sync has told about it (joined at start, or known
+		// only from before a lost state) is read once here, so nothing
+		// goes out in the clear or to too few devices.
+		if _, err := b.roomInfo(ctx, roomID); err != nil {
+			return "", fmt.Errorf("read the room's state: %w", err)
+		}
+	}
 	req := mautrix.ReqSendEvent{TransactionID: txnID(batch.TxnKey)}
 	marked := func(parsed any) *event.Content {
 		return &event.Content{Parsed: parsed, Raw: map[string]any{noticeField: batch.TxnKey}}

@@ -447,3 +447,41 @@ func TestWrongPickleKey(t *testing.T) {
 		t.Errorf("the log does not say encryption failed:\n%s", j.logs.String())
 	}
 }
+
+// TestSendBeforeSyncKnowsTheRoom: a notice waiting at start goes to a room
+// the state store knows nothing of yet (its state lost, or not synced
+// yet); Jarvis reads the room's state first and sends it encrypted.
+func TestSendBeforeSyncKnowsTheRoom(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinEncrypted(t, alice)
+	sent, _ := alice.Say(ctx, room, "!ping")
+	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
+		t.Fatalf("no encrypted pong: %v", err)
+	}
+	j.Stop()
+	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.DB.Exec(ctx, `DELETE FROM mx_room_state`); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Outbox().Enqueue(ctx, core.Notice{Key: "before-sync-test", RoomID: room.String(),
+		Kind: core.NoticeMessage, Body: "waiting since before the start"}); err != nil {
+		t.Fatal(err)
+	}
+	j.Start()
+	notice, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return evt.Sender == j.UserID && evt.RoomID == room && (evt.Type == event.EventMessage &&
+			tesths.Body(evt) == "waiting since before the start")
+	})
+	if err != nil {
+		t.Fatalf("the notice never arrived: %v\n%s", err, j.logs.String())
+	}
+	if !tesths.Encrypted(notice) {
+		t.Errorf("the notice went out in the clear")
+	}
+}
