@@ -120,7 +120,7 @@ func breakerStatus(e *Event, b *core.Breakers) {
 
 // breakerLine is one agent's breaker in a list.
 func breakerLine(st core.BreakerStatus) string {
-	agent := breakerMD(st.Agent)
+	agent := core.EscapeMarkdown(st.Agent)
 	switch {
 	case st.State == core.BreakerOpen && st.Event != nil:
 		return fmt.Sprintf("🛑 **%s** halted since %s, event `%s` (%s): %s",
@@ -144,20 +144,20 @@ func breakerStatusOf(e *Event, b *core.Breakers, agent string) {
 		e.Fail(err)
 		return
 	}
-	name := breakerMD(st.Agent)
+	name := core.EscapeMarkdown(st.Agent)
 	ev := st.Event
 	switch {
 	case st.State == core.BreakerOpen && ev != nil:
 		review := "nobody yet"
 		if ev.ReviewedBy != "" {
-			review = fmt.Sprintf("%s since %s", breakerMD(ev.ReviewedBy), breakerTime(ev.ReviewedAt))
+			review = fmt.Sprintf("%s since %s", core.EscapeMarkdown(ev.ReviewedBy), breakerTime(ev.ReviewedAt))
 		}
 		e.Reply("🛑 **%s** is halted: its circuit breaker is open since %s.\n\n"+
 			"- Event: `%s`, %s, opened by %s\n- Reason: %s\n- Evidence: %s\n- Reviewing: %s\n\n"+
 			"Next: `%sbreaker review %s` shows the evidence and takes the review. "+
 			"An admin resumes it with `%sbreaker resume %s` (a half-open trial the supervisor verifies) "+
 			"or closes the breaker at once with `%sbreaker reset %s`.",
-			name, breakerTime(st.Since), ev.ID, ev.Severity, breakerMD(ev.OpenedBy), breakerMD(ev.Reason),
+			name, breakerTime(st.Since), ev.ID, ev.Severity, core.EscapeMarkdown(ev.OpenedBy), core.EscapeMarkdown(ev.Reason),
 			breakerCount(len(ev.Evidence), "item"), review, prefix, ev.ID, prefix, ev.ID, prefix, ev.ID)
 	case st.State == core.BreakerHalfOpen && ev != nil:
 		e.Reply("🟡 **%s** is on a half-open trial since %s, after the halt `%s` (%s): %s\n\n"+
@@ -231,7 +231,7 @@ func breakerEvents(e *Event, b *core.Breakers) {
 	evs = evs[:min(n, len(evs))]
 	switch {
 	case len(evs) == 0 && agent != "":
-		e.Reply("**%s** has never been halted. `%sbreaker status` shows every breaker.", breakerMD(agent), prefix)
+		e.Reply("**%s** has never been halted. `%sbreaker status` shows every breaker.", core.EscapeMarkdown(agent), prefix)
 		return
 	case len(evs) == 0:
 		e.Reply("No agent has been halted yet. When the supervisor halts one, a notice comes to this room.")
@@ -239,12 +239,12 @@ func breakerEvents(e *Event, b *core.Breakers) {
 	}
 	var sb strings.Builder
 	if agent != "" {
-		fmt.Fprintf(&sb, "**Halts of %s**, newest first\n\n", breakerMD(agent))
+		fmt.Fprintf(&sb, "**Halts of %s**, newest first\n\n", core.EscapeMarkdown(agent))
 	} else {
 		sb.WriteString("**Latest halts**, newest first\n\n")
 	}
 	for _, ev := range evs {
-		fmt.Fprintf(&sb, "- `%s` %s, **%s**, %s: %s. %s\n", ev.ID, breakerTime(ev.At), breakerMD(ev.Agent), ev.Severity,
+		fmt.Fprintf(&sb, "- `%s` %s, **%s**, %s: %s. %s\n", ev.ID, breakerTime(ev.At), core.EscapeMarkdown(ev.Agent), ev.Severity,
 			breakerShort(ev.Reason), breakerUpper(breakerOutcome(ev, current[ev.Agent])))
 	}
 	fmt.Fprintf(&sb, "\n`%sbreaker review <event>` shows one in full, with its history.", prefix)
@@ -259,7 +259,7 @@ func breakerAct(e *Event, b *core.Breakers, act core.BreakerAction) {
 		return
 	}
 	_, err := breakerDo(e, b, act, ev)
-	name := breakerMD(ev.Agent)
+	name := core.EscapeMarkdown(ev.Agent)
 	if errors.Is(err, core.ErrIllegalTransition) {
 		why, err := breakerNotNow(e, b, ev, act)
 		if err != nil {
@@ -333,14 +333,14 @@ func breakerOnAnswer(e *Event, b *core.Breakers, key, answer string) {
 		doing := map[core.BreakerAction]string{core.BreakerActResume: "resuming", core.BreakerActOverrule: "resetting"}[act]
 		admins := make([]string, len(e.Proc.cfg.Admins))
 		for i, a := range e.Proc.cfg.Admins {
-			admins[i] = breakerMD(a)
+			admins[i] = core.EscapeMarkdown(a)
 		}
 		ask := "an admin"
 		if len(admins) > 0 {
 			ask = fmt.Sprintf("an admin (%s)", strings.Join(admins, ", "))
 		}
 		say(fmt.Sprintf("Sorry, %s a breaker is for admins, so **%s** stays halted and nothing changed. React %s to say you are reviewing it, or ask %s to %s it.",
-			doing, breakerMD(ev.Agent), breakerReview, ask, breakerVerb[act]))
+			doing, core.EscapeMarkdown(ev.Agent), breakerReview, ask, breakerVerb[act]))
 		return
 	}
 	_, err = breakerDo(e, b, act, ev)
@@ -403,7 +403,7 @@ func breakerTarget(e *Event, b *core.Breakers, act core.BreakerAction) (core.Bre
 		}
 	}
 	e.Reply("There is no halt %s: it is neither an event ID nor an agent halted now. `%sbreaker status` shows the agents halted now, with their event IDs.",
-		breakerMD(arg), prefix)
+		core.EscapeMarkdown(arg), prefix)
 	return ev, false
 }
 
@@ -419,7 +419,7 @@ func breakerNotNow(e *Event, b *core.Breakers, ev core.BreakerEvent, act core.Br
 	if err != nil {
 		return "", err
 	}
-	name, verb := breakerMD(ev.Agent), breakerVerb[act]
+	name, verb := core.EscapeMarkdown(ev.Agent), breakerVerb[act]
 	switch ev.Resolution {
 	case core.BreakerSuperseded:
 		return fmt.Sprintf("Event `%s` is over: its trial failed and the halt of **%s** continues as event `%s`. Act on that one; `%sbreaker status %s` shows it.",
@@ -455,8 +455,8 @@ func breakerDetail(e *Event, b *core.Breakers, eventID string) (string, error) {
 		return "", err
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "**Event `%s`** of **%s**: %s, opened %s by %s\n\n", ev.ID, breakerMD(ev.Agent), ev.Severity, breakerTime(ev.At), breakerMD(ev.OpenedBy))
-	fmt.Fprintf(&sb, "- Reason: %s\n", breakerMD(ev.Reason))
+	fmt.Fprintf(&sb, "**Event `%s`** of **%s**: %s, opened %s by %s\n\n", ev.ID, core.EscapeMarkdown(ev.Agent), ev.Severity, breakerTime(ev.At), core.EscapeMarkdown(ev.OpenedBy))
+	fmt.Fprintf(&sb, "- Reason: %s\n", core.EscapeMarkdown(ev.Reason))
 	if ev.PreviousID != "" {
 		fmt.Fprintf(&sb, "- Follows: event `%s`, whose trial failed\n", ev.PreviousID)
 	}
@@ -468,7 +468,7 @@ func breakerDetail(e *Event, b *core.Breakers, eventID string) (string, error) {
 		for i, item := range ev.Evidence {
 			lines[i] = fmt.Sprintf("[%d] %s", i+1, item)
 		}
-		fmt.Fprintf(&sb, "\n**Evidence:**\n\n%s", breakerCodeBlock(strings.Join(lines, "\n")))
+		fmt.Fprintf(&sb, "\n**Evidence:**\n\n%s", core.CodeBlock(strings.Join(lines, "\n")))
 	}
 	sb.WriteString("\n**History:**\n\n")
 	for _, t := range history {
@@ -479,7 +479,7 @@ func breakerDetail(e *Event, b *core.Breakers, eventID string) (string, error) {
 
 // breakerHistoryLine tells one audit row.
 func breakerHistoryLine(t core.BreakerTransition) string {
-	who := breakerMD(t.Actor)
+	who := core.EscapeMarkdown(t.Actor)
 	switch t.Action {
 	case core.BreakerActOpen:
 		if t.From == core.BreakerHalfOpen {
@@ -508,7 +508,7 @@ func breakerWithWhy(s, why string) string {
 	if why == "" {
 		return s
 	}
-	return s + ": " + breakerMD(why)
+	return s + ": " + core.EscapeMarkdown(why)
 }
 
 // breakerOutcome says where an event stands: how it ended, or the state
@@ -516,9 +516,9 @@ func breakerWithWhy(s, why string) string {
 func breakerOutcome(ev core.BreakerEvent, st core.BreakerStatus) string {
 	switch ev.Resolution {
 	case core.BreakerVerified:
-		return fmt.Sprintf("verified by %s on %s, the breaker closed", breakerMD(ev.ResolvedBy), breakerTime(ev.ResolvedAt))
+		return fmt.Sprintf("verified by %s on %s, the breaker closed", core.EscapeMarkdown(ev.ResolvedBy), breakerTime(ev.ResolvedAt))
 	case core.BreakerOverruled:
-		return fmt.Sprintf("overruled by %s on %s, the breaker closed", breakerMD(ev.ResolvedBy), breakerTime(ev.ResolvedAt))
+		return fmt.Sprintf("overruled by %s on %s, the breaker closed", core.EscapeMarkdown(ev.ResolvedBy), breakerTime(ev.ResolvedAt))
 	case core.BreakerSuperseded:
 		return fmt.Sprintf("its trial failed on %s and the halt continued as `%s`", breakerTime(ev.ResolvedAt), ev.NextID)
 	}
@@ -537,7 +537,7 @@ func breakerBadInput(e *Event, err error) bool {
 	if !errors.As(err, &fe) {
 		return false
 	}
-	e.Reply("That is not an agent name: it %s. `%sbreaker status` lists every agent that has a breaker.", breakerMD(fe.Reason), e.Proc.Prefix())
+	e.Reply("That is not an agent name: it %s. `%sbreaker status` lists every agent that has a breaker.", core.EscapeMarkdown(fe.Reason), e.Proc.Prefix())
 	return true
 }
 
@@ -561,36 +561,10 @@ func breakerShort(s string) string {
 	if utf8.RuneCountInString(s) > breakerReasonInList {
 		s = string([]rune(s)[:breakerReasonInList-1]) + "…"
 	}
-	return breakerMD(s)
+	return core.EscapeMarkdown(s)
 }
 
 func breakerUpper(s string) string {
 	r, size := utf8.DecodeRuneInString(s)
 	return strings.ToUpper(string(r)) + s[size:]
-}
-
-var breakerMDEscaper = strings.NewReplacer(
-	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`, "#", `\#`, "|", `\|`, "~", `\~`,
-)
-
-// breakerMD makes text from agents and people safe inline in Markdown:
-// one line, no markup of its own.
-func breakerMD(s string) string {
-	return breakerMDEscaper.Replace(strings.Join(strings.Fields(s), " "))
-}
-
-// breakerCodeBlock fences text with a fence longer than any run of
-// backticks inside it, so that nothing breaks out.
-func breakerCodeBlock(text string) string {
-	longest, run := 0, 0
-	for _, r := range text {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + "\n" + text + "\n" + fence + "\n"
 }

@@ -237,9 +237,13 @@ func (c *cardCommands) publish(e *Event) {
 		e.Fail(err)
 		return
 	}
+	what := "these " + countCards(len(drafts)) + " to the backlog, all or none,"
+	if len(drafts) == 1 {
+		what = "this card to the backlog"
+	}
 	e.AskConfirm(confirmCardSet, sig, fmt.Sprintf(
-		"Publish these %s to the backlog, all or none, with author %s and ratified by %s?\n\n%s\nReact ✅ to publish, ❌ to keep drafting.",
-		countCards(len(drafts)), core.MainAgent, e.Sender, renderDrafts(drafts)))
+		"Publish %s with author %s and ratified by %s?\n\n%s\nReact ✅ to publish, ❌ to keep drafting.",
+		what, core.MainAgent, e.Sender, renderDrafts(drafts)))
 }
 
 // confirmPublish publishes the draft set the sender confirmed, unless it

@@ -50,7 +50,7 @@ func (b *Breakers) Keep(ctx context.Context, eventID, who string) (BreakerStatus
 		if err != nil {
 			return "", err
 		}
-		key, agent, by := ev.NoticeKey(), breakerMD(ev.Agent), breakerMD(who)
+		key, agent, by := ev.NoticeKey(), EscapeMarkdown(ev.Agent), EscapeMarkdown(who)
 		status := fmt.Sprintf("⏹️ kept halted by %s at %s; open since %s", by, breakerTime(now), breakerTime(rec.Since))
 		reply := fmt.Sprintf("⏹️ %s keeps **%s** halted. It stays open until an admin resumes it (%s, or `!breaker resume %s`) "+
 			"or resets it (`!breaker reset %s`).", by, agent, BreakerReactResume, ev.ID, ev.ID)

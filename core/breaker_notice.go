@@ -11,7 +11,7 @@ import (
 // line, what to do next and, while it is unresolved, the admins. The halt
 // notice carries it first, and every edit carries it again.
 func breakerNoticeBody(ev BreakerEvent, rec BreakerRecord, admins []string, timeout time.Duration, status string) string {
-	agent := breakerMD(ev.Agent)
+	agent := EscapeMarkdown(ev.Agent)
 	var b strings.Builder
 	switch {
 	case ev.Resolution == BreakerVerified:
@@ -27,8 +27,8 @@ func breakerNoticeBody(ev BreakerEvent, rec BreakerRecord, admins []string, time
 	}
 	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "- **Severity:** %s\n", ev.Severity)
-	fmt.Fprintf(&b, "- **Reason:** %s\n", breakerMD(ev.Reason))
-	fmt.Fprintf(&b, "- **Event:** `%s`, opened %s by %s\n", ev.ID, breakerTime(ev.At), breakerMD(ev.OpenedBy))
+	fmt.Fprintf(&b, "- **Reason:** %s\n", EscapeMarkdown(ev.Reason))
+	fmt.Fprintf(&b, "- **Event:** `%s`, opened %s by %s\n", ev.ID, breakerTime(ev.At), EscapeMarkdown(ev.OpenedBy))
 	if ev.PreviousID != "" {
 		fmt.Fprintf(&b, "- **Follows:** event `%s`, whose trial failed\n", ev.PreviousID)
 	}
@@ -42,7 +42,7 @@ func breakerNoticeBody(ev BreakerEvent, rec BreakerRecord, admins []string, time
 		for i, e := range ev.Evidence {
 			lines[i] = fmt.Sprintf("[%d] %s", i+1, e)
 		}
-		b.WriteString(breakerCodeBlock(strings.Join(lines, "\n")))
+		b.WriteString(CodeBlock(strings.Join(lines, "\n")))
 	}
 	if ev.Resolution != "" {
 		return b.String()
@@ -76,7 +76,7 @@ func breakerOpenLine(ev BreakerEvent) string {
 // the threaded reply that tells what happened. nextID is the event that
 // superseded ev, if any.
 func breakerTransitionText(ev BreakerEvent, rec BreakerRecord, act BreakerAction, actor, why, nextID string, timeout time.Duration) (status, reply string) {
-	agent, who, why := breakerMD(ev.Agent), breakerMD(actor), breakerMD(why)
+	agent, who, why := EscapeMarkdown(ev.Agent), EscapeMarkdown(actor), EscapeMarkdown(why)
 	switch act {
 	case BreakerActReview:
 		return fmt.Sprintf("👀 reviewing by %s since %s", who, breakerTime(ev.ReviewedAt)),
@@ -124,30 +124,4 @@ func breakerDuration(d time.Duration) string {
 		}
 	}
 	return s
-}
-
-var breakerMDEscaper = strings.NewReplacer(
-	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`, "#", `\#`, "|", `\|`, "~", `\~`,
-)
-
-// breakerMD makes text from agents and people safe to put inline in
-// Markdown: one line, no markup of its own.
-func breakerMD(s string) string {
-	return breakerMDEscaper.Replace(strings.Join(strings.Fields(s), " "))
-}
-
-// breakerCodeBlock fences text as a code block, with a fence longer than
-// any run of backticks inside it so that nothing can break out.
-func breakerCodeBlock(text string) string {
-	longest, run := 0, 0
-	for _, r := range text {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + "\n" + text + "\n" + fence + "\n"
 }

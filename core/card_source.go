@@ -29,8 +29,9 @@ var CardSourceKinds = []string{SourceCardsNeedsDecision, SourceCardsBlocked, Sou
 // "needs_decision"; an unknown card is a source error, ErrNotFound).
 func (c *Cards) RegisterSources(r *SourceRegistry) {
 	r.Register(SourceKind{
-		Kind:          SourceCardsNeedsDecision,
-		Aliases:       []string{"cards needing a decision", "decisions waiting"},
+		Kind: SourceCardsNeedsDecision,
+		Aliases: []string{"cards needing a decision", "decisions waiting", "needs my decision", "needs a decision",
+			"waiting for my decision", "waiting for a decision"},
 		Description:   "how many cards wait for a decision (only those asking the person given, if any)",
 		Param:         "whose decision (a Matrix user ID)",
 		ParamOptional: true,

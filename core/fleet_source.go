@@ -32,11 +32,11 @@ func (f *Fleet) RegisterSources(r *SourceRegistry) {
 		kind, description string
 		aliases           []string
 	}{
-		{SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", []string{"agent status"}},
-		{SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", []string{"agent MII"}},
-		{SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", []string{"agent mode"}},
-		{SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", []string{"heartbeat age"}},
-		{SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", []string{"journal count"}},
+		{SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", []string{"agent status", "status"}},
+		{SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", []string{"agent MII", "MII"}},
+		{SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", []string{"agent mode", "mode"}},
+		{SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", []string{"heartbeat age", "last heartbeat"}},
+		{SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", []string{"journal count", "journal entries"}},
 	}
 	for _, k := range kinds {
 		r.Register(SourceKind{

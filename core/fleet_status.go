@@ -223,18 +223,10 @@ func renderFleetRow(r AgentReport) string {
 		"mode " + r.Mode,
 	}
 	if notes := strings.Join(strings.Fields(r.Notes), " "); notes != "" {
-		parts = append(parts, "“"+fleetEscapeMarkdown(notes)+"”")
+		parts = append(parts, "“"+EscapeMarkdown(notes)+"”")
 	}
 	return strings.Join(parts, " · ")
 }
-
-// fleetMarkdownEscaper keeps agent-written text from turning into links,
-// emphasis or HTML in the room.
-var fleetMarkdownEscaper = strings.NewReplacer(
-	`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`, "#", `\#`, "|", `\|`, "~", `\~`,
-)
-
-func fleetEscapeMarkdown(s string) string { return fleetMarkdownEscaper.Replace(s) }
 
 func fleetPlural(n int) string {
 	if n == 1 {

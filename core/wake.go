@@ -179,34 +179,7 @@ func RenderWake(c WakeCondition) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Needs attention: %s**\n", c.Title)
 	for _, f := range c.Fields {
-		fmt.Fprintf(&b, "- %s (from %s): %s\n", f.Name, c.Source, codeSpan(f.Value))
+		fmt.Fprintf(&b, "- %s (from %s): %s\n", f.Name, c.Source, CodeSpan(f.Value))
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// codeSpan quotes untrusted text as a Markdown code span that its content
-// cannot close: the fence is one backtick longer than any run inside.
-func codeSpan(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	if s == "" {
-		return "(empty)"
-	}
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	pad := ""
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		pad = " "
-	}
-	return fence + pad + s + pad + fence
 }

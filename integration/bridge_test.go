@@ -25,9 +25,14 @@ func TestBridgedPeople(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	relayBot := id.NewUserID(bridgeAS.BotLocalpart, "localhost")
+	listen := cardAPIListen(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: "bridges:\n  relay_bots: [\"" + relayBot.String() + "\"]\n"})
-	j.joinRoom(t, alice)
+		extra: "bridges:\n  relay_bots: [\"" + relayBot.String() + "\"]\n" +
+			"fleet:\n  agents:\n    - name: EVE\n" +
+			"api:\n  listen: " + listen + "\n  agent_token: " + cardAgentToken + "\n"})
+	dedicated := j.joinRoom(t, alice)
+	api := cardAPI{t: t, base: "http://" + listen}
+	api.waitUp()
 
 	puppetLocal := tesths.RandomName("telegram_")
 	puppet, err := bridgeAS.Puppet(ctx, hs, puppetLocal)
@@ -106,6 +111,59 @@ func TestBridgedPeople(t *testing.T) {
 		t.Errorf("the injection was stored as trust=%q held=%v (%v), want external and held, under the linked account", trust, held, err)
 	}
 
+	// Reactions cannot cross this bridge: the puppet arms a proposal by
+	// replying "arm", and the tripwire is the linked account's.
+	proposal := say(puppet, "let me know if EVE goes offline")
+	if body := tesths.Body(proposal); !strings.Contains(body, "reply `arm`") && !strings.Contains(body, "reply arm") {
+		t.Errorf("the proposal in a room without reactions says %q", body)
+	}
+	replyTo(t, puppet, room, proposal.ID, "arm")
+	if armed, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, proposal.ID)); err != nil || !strings.Contains(newBody(armed), "Armed") {
+		t.Fatalf("replying arm did not arm: %v", err)
+	}
+	sent, _ = alice.Say(ctx, dedicated, "!tw list")
+	if list, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent)); err != nil || !strings.Contains(tesths.Body(list), "EVE goes offline") {
+		t.Errorf("the linked puppet's tripwire is not the account's: %v", err)
+	}
+
+	// A worker's question, answered from the bridge with "2".
+	var set struct {
+		Cards []struct {
+			ID string `json:"id"`
+		} `json:"cards"`
+	}
+	api.call("POST", "/api/cardsets", map[string]string{"Idempotency-Key": "bridge-set"}, map[string]any{
+		"cards": []map[string]any{{"goal": "Pick the export format", "acceptance": []string{"a format is chosen"}, "priority": "P2"}},
+	}, 200, &set)
+	card := set.Cards[0].ID
+	api.call("POST", "/api/cards/"+card+"/state", nil, map[string]string{"state": "claimed"}, 200, nil)
+	api.call("POST", "/api/cards/"+card+"/needs-decision", nil, map[string]any{
+		"question": "CSV or XLSX?", "options": []string{"CSV", "XLSX"},
+		"checkpoint": map[string]string{"branch": "feat/export", "note": "pushed the groundwork"},
+	}, 201, nil)
+	relay, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(dedicated, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "CSV or XLSX?")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.InviteUser(ctx, dedicated, &mautrix.ReqInviteUser{UserID: puppet.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := puppet.JoinRoomByID(ctx, dedicated); err != nil {
+		t.Fatal(err)
+	}
+	replyTo(t, puppet, dedicated, relay.ID, "2")
+	if _, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, relay.ID)); err != nil {
+		t.Fatalf("the relay was not answered: %v", err)
+	}
+	var detail apiCard
+	api.call("GET", "/api/cards/"+card, nil, nil, 200, &detail)
+	if n := len(detail.Amendments); n == 0 || detail.Amendments[n-1].Option != 2 || detail.Amendments[n-1].Network != "telegram" ||
+		detail.Amendments[n-1].Author != alice.UserID.String() {
+		t.Errorf("the answer amendment = %+v, want option 2 from telegram by the linked account", detail.Amendments)
+	}
+
 	if body := tesths.Body(say(bot, "Bob: !ping")); !strings.Contains(body, "relayed") || !strings.Contains(body, "Bob") {
 		t.Errorf("a relayed command got %q", body)
 	}
@@ -132,6 +190,16 @@ func TestBridgedPeople(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// replyTo sends text as a Matrix reply to target.
+func replyTo(t *testing.T, cli *mautrix.Client, room id.RoomID, target id.EventID, text string) {
+	t.Helper()
+	content := &event.MessageEventContent{MsgType: event.MsgText, Body: text,
+		RelatesTo: &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}}
+	if _, err := cli.SendMessageEvent(context.Background(), room, event.EventMessage, content); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // waitJoined waits until the person sees user join the room.
 func waitJoined(t *testing.T, p *tesths.Person, room id.RoomID, user id.UserID) {

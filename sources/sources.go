@@ -70,7 +70,7 @@ func DefaultConfig() Config {
 			Kinds: []SnapshotKind{
 				{Kind: "vault.balance", Path: "vault.balance", Aliases: []string{"vault", "vault balance"},
 					Description: "the vault balance"},
-				{Kind: "integrity.gi", Path: "integrity.gi", Aliases: []string{"GI", "global integrity"},
+				{Kind: "integrity.gi", Path: "integrity.gi", Aliases: []string{"GI", "global integrity", "integrity"},
 					Description: "the global integrity index (0–1)"},
 				{Kind: "micro-agent.value", Path: "micro_agents.{param}.value", Aliases: []string{"micro-agent", "micro agent"},
 					Description: "a micro-agent's self-reported value"},

@@ -66,6 +66,9 @@ func sqliteDSN(path string) string {
 	q.Set("_txlock", "immediate")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_synchronous", "NORMAL")
+	// Hot paths (the evaluator pass, heartbeat batches) run the same few
+	// statements over and over; keep them prepared per connection.
+	q.Set("_stmt_cache_size", "64")
 	return "file:" + path + "?" + q.Encode()
 }
 

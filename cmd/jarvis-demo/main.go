@@ -149,6 +149,10 @@ logging:
 		"timestamp": time.Now().UTC().Format(time.RFC3339), "mii": 0.97, "mode_self_report": "green", "notes": "narrative tripwire check: clean"})
 	d.talk("what's the fleet doing?")
 
+	step("Alice asks, in her own words, to be told when EVE goes offline; one tap arms it")
+	d.confirm("let me know if EVE goes offline")
+	d.talk("!tw list")
+
 	step("The supervisor halts agent EVE through its circuit breaker")
 	d.call("POST", "/api/breaker/EVE/open", map[string]any{"severity": "safety", "reason": "tried to run rm -rf outside its sandbox",
 		"evidence": []string{"tool call: rm -rf /srv/shared"}})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
@@ -31,11 +32,27 @@ type Config struct {
 	Sources    sources.Config      `mapstructure:"sources"`
 	Cards      core.CardsConfig    `mapstructure:"cards"`
 	Bridges    bridge.Config       `mapstructure:"bridges"`
+	Chat       ChatConfig          `mapstructure:"chat"`
 }
 
 // HomeserverConfig says where the homeserver is.
 type HomeserverConfig struct {
 	URL string `mapstructure:"url"`
+}
+
+// ChatConfig sets how Jarvis converses.
+type ChatConfig struct {
+	// ProposalTTL is how long a tripwire Jarvis proposes from a sentence
+	// waits for the proposer's ✅ (or reply "arm").
+	ProposalTTL time.Duration `mapstructure:"proposal_ttl"`
+}
+
+// Validate checks the chat section.
+func (c ChatConfig) Validate() error {
+	if c.ProposalTTL < time.Minute || c.ProposalTTL > 30*24*time.Hour {
+		return core.Invalid("chat.proposal_ttl", "must be between 1m and 720h, got %s", c.ProposalTTL)
+	}
+	return nil
 }
 
 // LoggingConfig sets how Jarvis logs.
@@ -103,6 +120,7 @@ var defaults = map[string]any{
 	"sources.rss.allowed_hosts":          []string{},
 	"sources.rss.timeout":                "10s",
 	"sources.rss.max_bytes":              1 << 20,
+	"chat.proposal_ttl":                  "24h",
 }
 
 // LoadConfig reads the file (if path is not empty), applies environment
@@ -155,7 +173,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,10 +92,10 @@ func runJarvis(ctx context.Context, configPath string) error {
 		return fail(exitConfig, err)
 	}
 	fleet.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, breakers) })
-	fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardSummary(ctx, cards) })
+	fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, cards) })
 
 	registry := core.NewSourceRegistry()
-	registry.Register(core.SourceKind{Kind: "breaker.state", Aliases: []string{"breaker", "circuit breaker"},
+	registry.Register(core.SourceKind{Kind: "breaker.state", Aliases: []string{"breaker", "circuit breaker", "breaker state"},
 		Description: "an agent's circuit breaker (closed, open, half-open)", Param: "agent name",
 		Resolve: func(ctx context.Context, agent string) (core.Observation, error) {
 			state, err := breakers.ResolveState(ctx, agent)
@@ -141,11 +142,16 @@ func runJarvis(ctx context.Context, configPath string) error {
 			default:
 			}
 		}}
+	var lastTick atomic.Pointer[tickSummary]
 	sys.Sections = append(statusSections(cfg, b, lease, outbox), commands.StatusSection{
 		Title: "Fleet", Verb: "fleet", Help: "What every agent is doing, from heartbeats.",
 		Lines: func(ctx context.Context) ([]string, error) {
 			rows, err := fleet.FleetStatus(ctx)
 			return strings.Split(core.RenderFleet(rows), "\n"), err
+		}}, commands.StatusSection{
+		Title: "Tripwires, breakers, cards",
+		Lines: func(ctx context.Context) ([]string, error) {
+			return domainStatus(ctx, st, breakers, cards, lastTick.Load())
 		}})
 	proc.RegisterSys(sys)
 	commands.RegisterCards(proc, cards)
@@ -164,6 +170,14 @@ func runJarvis(ctx context.Context, configPath string) error {
 	commands.RegisterBreaker(proc, breakers)
 	proc.RegisterLink(st)
 	proc.RegisterFleet(fleet)
+	commands.RegisterTripwires(proc, tripwires, func() []string {
+		agents := fleet.Agents()
+		names := make([]string, len(agents))
+		for i, a := range agents {
+			names[i] = a.Name
+		}
+		return names
+	}, cfg.Chat.ProposalTTL)
 	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
 		n, err := st.ClearExcerpts(ctx, roomID)
 		if err != nil || n == 0 {
@@ -176,8 +190,9 @@ func runJarvis(ctx context.Context, configPath string) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
+	var srv *api.Server
 	if cfg.API.Listen != "" {
-		srv := api.New(cfg.API, log, func(ctx context.Context) (map[string]any, error) {
+		srv = api.New(cfg.API, log, func(ctx context.Context) (map[string]any, error) {
 			health := b.Health()
 			depth, err := outbox.Depth(ctx)
 			if err != nil {
@@ -241,7 +256,13 @@ func runJarvis(ctx context.Context, configPath string) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		var started time.Time
 		tripwires.Run(ctx, func(r core.TickReport, err error) {
+			now := time.Now()
+			if !started.IsZero() {
+				lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
+			}
+			started = now
 			if err != nil {
 				log.Err(err).Msg("Tripwire evaluator pass failed")
 				return
@@ -264,6 +285,18 @@ func runJarvis(ctx context.Context, configPath string) error {
 	go func() {
 		defer wg.Done()
 		every(ctx, 30*time.Second, wake)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		reloadOnHangup(ctx, log, configPath, func(next *Config) {
+			if srv != nil {
+				srv.SetAgentToken(next.API.AgentToken)
+			}
+			if err := fleet.SetConfig(next.Fleet); err != nil {
+				log.Err(err).Msg("Failed to reload the fleet's agents")
+			}
+		})
 	}()
 	var restarting atomic.Bool
 	go func() {
@@ -331,6 +364,85 @@ func reevaluate(ctx context.Context, log zerolog.Logger, tw *core.TripwireServic
 	}
 }
 
+// reloadOnHangup re-reads the configuration on SIGHUP and applies what
+// can change without a restart: the agents' token and the fleet's agents.
+// A file that does not load is logged and changes nothing.
+func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, apply func(*Config)) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			next, err := LoadConfig(configPath)
+			if err != nil {
+				log.Err(err).Msg("Not reloading: the configuration does not load")
+				continue
+			}
+			apply(next)
+			log.Info().Msg("Reloaded the agent token and the fleet's agents")
+		}
+	}
+}
+
+// tickSummary is the evaluator's last pass, for `!sys status`.
+type tickSummary struct {
+	At     time.Time
+	Report core.TickReport
+	Err    error
+}
+
+// domainStatus is the `!sys status` part about what Jarvis keeps for
+// people: tripwires by status and the evaluator's last pass, open
+// breakers, cards by state and the decisions waiting.
+func domainStatus(ctx context.Context, st *store.Store, breakers *core.Breakers, cards *core.Cards, tick *tickSummary) ([]string, error) {
+	counts, err := st.TripwireStatusCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lines := []string{fmt.Sprintf("tripwires: %d armed, %d tripped, %d quarantined, %d disabled",
+		counts["armed"], counts["tripped"], counts["quarantined"], counts["disabled"])}
+	if tick != nil {
+		line := fmt.Sprintf("evaluator: last pass %s, %d tripwires, %d sources, %d fired, %d reset",
+			tick.At.UTC().Format(time.RFC3339), tick.Report.Evaluated, tick.Report.Sources, tick.Report.Fired, tick.Report.Reset)
+		if tick.Err != nil {
+			line += ", failed: " + tick.Err.Error()
+		}
+		lines = append(lines, line)
+	}
+	all, err := breakers.StatusAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var open []string
+	for _, b := range all {
+		if b.State != core.BreakerClosed {
+			open = append(open, fmt.Sprintf("%s (%s)", b.Agent, b.State))
+		}
+	}
+	if len(open) == 0 {
+		lines = append(lines, "breakers: all closed")
+	} else {
+		lines = append(lines, "breakers not closed: "+strings.Join(open, ", "))
+	}
+	byState, err := cardCounts(ctx, cards)
+	if err != nil {
+		return nil, err
+	}
+	var parts []string
+	for _, state := range core.CardStates {
+		if n := byState[string(state)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, state))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"none"}
+	}
+	return append(lines, "cards: "+strings.Join(parts, ", ")+fmt.Sprintf("; decisions waiting: %d", byState[string(core.CardNeedsDecision)])), nil
+}
+
 // sweepInterval checks heartbeats often enough for the fastest agent: a
 // quarter of its cadence, between a second and a minute.
 func sweepInterval(cfg core.FleetConfig) time.Duration {
@@ -354,9 +466,9 @@ func breakerSummary(ctx context.Context, breakers *core.Breakers) (any, error) {
 	return states, nil
 }
 
-// cardSummary is the cards' part of the terminal snapshot: how many cards
-// are in each state.
-func cardSummary(ctx context.Context, cards *core.Cards) (any, error) {
+// cardCounts says how many cards are in each state, for the terminal
+// snapshot and `!sys status`.
+func cardCounts(ctx context.Context, cards *core.Cards) (map[string]int, error) {
 	list, err := cards.List(ctx, core.CardFilter{Limit: core.MaxCardListLimit})
 	if err != nil {
 		return nil, err

@@ -29,10 +29,18 @@ type Person struct {
 
 	mu       sync.Mutex
 	events   []*event.Event
+	ids      map[seenKey]bool
 	handlers []func(context.Context, *event.Event)
 	seen     chan struct{}
 	cancel   context.CancelFunc
 	done     chan struct{}
+}
+
+// seenKey tells events apart: an encrypted event and its decryption
+// share an event ID.
+type seenKey struct {
+	id        id.EventID
+	decrypted bool
 }
 
 // NewPerson registers a fresh user and starts syncing.
@@ -47,7 +55,7 @@ func (h *Homeserver) NewPerson(ctx context.Context, prefix string) (*Person, err
 // Watch sets up encryption for cli's device and starts syncing it as a
 // Person.
 func Watch(ctx context.Context, cli *mautrix.Client) (*Person, error) {
-	p := &Person{Client: cli, seen: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &Person{Client: cli, ids: map[seenKey]bool{}, seen: make(chan struct{}, 1), done: make(chan struct{})}
 	syncer := mautrix.NewDefaultSyncer()
 	syncer.OnEvent(func(ctx context.Context, evt *event.Event) {
 		if evt.Type == event.StateMember && evt.GetStateKey() == cli.UserID.String() &&
@@ -55,6 +63,15 @@ func Watch(ctx context.Context, cli *mautrix.Client) (*Person, error) {
 			_, _ = cli.JoinRoomByID(ctx, evt.RoomID)
 		}
 		p.mu.Lock()
+		key := seenKey{evt.ID, Encrypted(evt)}
+		if evt.ID != "" && p.ids[key] {
+			// A client shows an event once, however often sync brings it
+			// (state and timeline, a join's backfill). An encrypted event
+			// and its decryption share an ID and are both kept.
+			p.mu.Unlock()
+			return
+		}
+		p.ids[key] = true
 		p.events = append(p.events, evt)
 		handlers := p.handlers
 		p.mu.Unlock()

@@ -1,0 +1,77 @@
+package commands
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// FuzzParseWatchIntent: whatever is typed, the parser does not panic,
+// answers the same way twice, and never proposes a tripwire that fails
+// validation. Before ParseWatchIntent's last check, the only draft the
+// registry may reject is one whose URL it vets (a host not allowed).
+func FuzzParseWatchIntent(f *testing.F) {
+	for _, tt := range intentCases {
+		f.Add(tt.text)
+	}
+	regs := map[string]*core.SourceRegistry{"jarvis": intentRegistry(), "lanes": laneRegistry()}
+	f.Fuzz(func(t *testing.T, text string) {
+		for name, reg := range regs {
+			w := ParseWatchIntent(text, reg, intentAgents)
+			switch w.Kind {
+			case IntentNone:
+				if w.Question != "" || w.Draft.Source.Kind != "" {
+					t.Fatalf("%s: %q is no intent but carries %+v", name, text, w)
+				}
+			case IntentQuestion:
+				if strings.TrimSpace(w.Question) == "" {
+					t.Fatalf("%s: %q asks an empty question", name, text)
+				}
+			case IntentProposal:
+				if err := armable(w.Draft, "> "+text).Validate(reg); err != nil {
+					t.Fatalf("%s: %q proposes %s, which fails validation: %v", name, text, intentJSON(w.Draft), err)
+				}
+				if w.Description == "" || strings.IndexFunc(w.Description, unicode.IsControl) >= 0 {
+					t.Fatalf("%s: %q is described as %q, not one line", name, text, w.Description)
+				}
+			default:
+				t.Fatalf("%s: %q gives kind %d", name, text, w.Kind)
+			}
+			if again := ParseWatchIntent(text, reg, intentAgents); !reflect.DeepEqual(again, w) {
+				t.Fatalf("%s: %q parses as %+v, then as %+v", name, text, w, again)
+			}
+			raw := parseWatch(text, reg, intentAgents)
+			if raw.Kind != IntentProposal {
+				continue
+			}
+			if err := armable(raw.Draft, "> "+text).Validate(reg); err != nil && !vettedURL(raw.Draft, err) {
+				t.Fatalf("%s: %q builds %s, which fails validation: %v", name, text, intentJSON(raw.Draft), err)
+			}
+		}
+	})
+}
+
+// vettedURL reports whether err is the registry refusing the URL of a
+// url-fetch or rss source, which only the registry can know about.
+func vettedURL(d core.TripwireDraft, err error) bool {
+	var fe *core.FieldError
+	if !errors.As(err, &fe) || !strings.HasSuffix(fe.Field, "source.param") {
+		return false
+	}
+	refs := []core.SourceRef{d.Source}
+	for _, c := range d.Condition.Conditions {
+		if c.Source != nil {
+			refs = append(refs, *c.Source)
+		}
+	}
+	for _, r := range refs {
+		if r.Kind == "url-fetch" || r.Kind == "rss" {
+			return true
+		}
+	}
+	return false
+}

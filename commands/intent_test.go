@@ -1,0 +1,506 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+var intentAgents = []string{"EVE", "Ani", "ZEUS"}
+
+// intentKinds are the source kinds Jarvis registers, with the aliases the
+// parser relies on.
+func intentKinds() []core.SourceKind {
+	resolve := func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }
+	agent := func(p string) error {
+		if !slices.Contains(intentAgents, p) {
+			return fmt.Errorf("%q is not a configured agent", p)
+		}
+		return nil
+	}
+	host := func(allowed string) func(string) error {
+		return func(p string) error {
+			raw, rest, _ := strings.Cut(p, " ")
+			u, err := url.Parse(raw)
+			switch {
+			case err != nil:
+				return err
+			case u.Hostname() != allowed:
+				return fmt.Errorf("host %q is not allowed", u.Hostname())
+			case strings.TrimSpace(rest) == "":
+				return errors.New("give the URL, a space, then the rest")
+			}
+			return nil
+		}
+	}
+	agentKind := func(kind, desc string, aliases ...string) core.SourceKind {
+		return core.SourceKind{Kind: kind, Aliases: aliases, Description: desc, Param: "agent name", CheckParam: agent, Resolve: resolve}
+	}
+	return []core.SourceKind{
+		{Kind: "vault.balance", Aliases: []string{"vault", "vault balance"}, Description: "the vault balance", Resolve: resolve},
+		{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity", "integrity"}, Description: "the global integrity index (0–1)", Resolve: resolve},
+		{Kind: "micro-agent.value", Aliases: []string{"micro-agent", "micro agent"}, Description: "a micro-agent's self-reported value",
+			Param: "which one (the {param} of micro_agents.{param}.value)", Resolve: resolve},
+		agentKind(core.SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", "agent status", "status"),
+		agentKind(core.SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", "agent MII", "MII"),
+		agentKind(core.SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", "agent mode", "mode"),
+		agentKind(core.SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", "heartbeat age", "last heartbeat"),
+		agentKind(core.SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", "journal count", "journal entries"),
+		agentKind("breaker.state", "the state of an agent's circuit breaker: closed, open or half-open", "breaker", "circuit breaker", "breaker state"),
+		{Kind: core.SourceCardsNeedsDecision, Aliases: []string{"cards needing a decision", "decisions waiting", "needs my decision",
+			"needs a decision", "waiting for my decision", "waiting for a decision"},
+			Description: "how many cards wait for a decision (only those asking the person given, if any)",
+			Param:       "whose decision (a Matrix user ID)", ParamOptional: true, Resolve: resolve},
+		{Kind: core.SourceCardsBlocked, Aliases: []string{"blocked cards"}, Description: "how many cards are blocked", Resolve: resolve},
+		{Kind: core.SourceCardState, Aliases: []string{"card state"}, Description: "the state of one card: published, claimed, in_progress, needs_decision, blocked, done, …",
+			Param: "card id", Resolve: resolve, CheckParam: func(id string) error {
+				if !strings.HasPrefix(id, "card_") {
+					return fmt.Errorf("%q is not a card id (card_…)", id)
+				}
+				return nil
+			}},
+		{Kind: "url-fetch", Aliases: []string{"url", "fetch", "url fetch"}, Description: "a JSON value at a URL of an allowed host",
+			Param: "URL, a space, then a JSON path", CheckParam: host("status.example.org"), Resolve: resolve},
+		{Kind: "rss", Aliases: []string{"feed", "rss feed", "news"}, Description: "the newest item of an RSS or Atom feed matching a keyword; use with changed",
+			Param: "feed URL, a space, then a keyword", CheckParam: host("blog.example.org"), Resolve: resolve},
+	}
+}
+
+func intentRegistry() *core.SourceRegistry { return core.NewSourceRegistry(intentKinds()...) }
+
+// laneRegistry adds a kind an operator mapped to a path of the snapshot.
+func laneRegistry() *core.SourceRegistry {
+	reg := intentRegistry()
+	reg.Register(core.SourceKind{Kind: "lane.sentiment", Aliases: []string{"sentiment lane", "sentiment"},
+		Description: "the state of the sentiment lane", Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }})
+	return reg
+}
+
+// Expected conditions.
+func condLT(v float64) core.Condition  { return core.Condition{Op: core.OpLT, Threshold: v} }
+func condLTE(v float64) core.Condition { return core.Condition{Op: core.OpLTE, Threshold: v} }
+func condGT(v float64) core.Condition  { return core.Condition{Op: core.OpGT, Threshold: v} }
+func condGTE(v float64) core.Condition { return core.Condition{Op: core.OpGTE, Threshold: v} }
+func condEQ(v any) core.Condition      { return core.Condition{Op: core.OpEQ, Threshold: v} }
+func condNEQ(v any) core.Condition     { return core.Condition{Op: core.OpNEQ, Threshold: v} }
+func condChanged() core.Condition      { return core.Condition{Op: core.OpChanged} }
+func condIn(vs ...any) core.Condition  { return core.Condition{Op: core.OpIn, Threshold: vs} }
+func condAll(cs ...core.Condition) core.Condition {
+	return core.Condition{Op: core.OpAll, Conditions: cs}
+}
+func condAny(cs ...core.Condition) core.Condition {
+	return core.Condition{Op: core.OpAny, Conditions: cs}
+}
+
+// condOn gives a sub-condition its own source.
+func condOn(kind, param string, c core.Condition) core.Condition {
+	c.Source = &core.SourceRef{Kind: kind, Param: param}
+	return c
+}
+
+// srcRef is a source reference, with a param when given.
+func srcRef(kind string, param ...string) core.SourceRef {
+	r := core.SourceRef{Kind: kind}
+	if len(param) > 0 {
+		r.Param = param[0]
+	}
+	return r
+}
+
+// armable is the definition Arm would build from a proposal once the
+// caller put the conversation excerpt in the rationale.
+func armable(d core.TripwireDraft, excerpt string) core.TripwireDefinition {
+	def := core.TripwireDefinition{
+		Label: strings.TrimSpace(d.Label), Rationale: excerpt, Source: d.Source, Condition: d.Condition,
+		Action: core.DefaultTripwireAction, CooldownSeconds: core.DefaultCooldownSeconds,
+	}
+	if d.Action != nil {
+		def.Action = *d.Action
+	}
+	if d.CooldownSeconds != nil {
+		def.CooldownSeconds = *d.CooldownSeconds
+	}
+	return def
+}
+
+type intentCase struct {
+	name string
+	text string
+	// lanes parses with a registry where an operator mapped the
+	// sentiment lane to a snapshot kind
+	lanes bool
+
+	want IntentKind
+	src  core.SourceRef
+	cond core.Condition
+	push bool
+	// cooldown in seconds; 0 means the default hour
+	cooldown int
+	// desc, label and note are checked when set; note "-" means none
+	desc, label, note string
+	mine              bool
+	// question is a part of the clarifying question
+	question string
+}
+
+var intentCases = []intentCase{
+	// the issue's examples
+	{name: "gi below", text: "tell me when GI drops below 0.70",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.70), push: true, desc: "GI below 0.70", label: "GI drops below 0.70", note: "-"},
+	{name: "agent offline", text: "let me know if EVE goes offline",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true, desc: "EVE is offline", label: "EVE goes offline"},
+	{name: "vault reaches", text: "watch the vault balance and ping me when it reaches 45",
+		want: IntentProposal, src: srcRef("vault.balance"), cond: condGTE(45), push: true, desc: "vault balance at or above 45", label: "Vault balance reaches 45"},
+	{name: "worried breaker", text: "I'm worried the breaker will open for Ani",
+		want: IntentProposal, src: srcRef("breaker.state", "Ani"), cond: condEQ("open"), push: true, desc: "Ani's breaker is open"},
+	{name: "card needs my decision", text: "alert me when any card needs my decision",
+		want: IntentProposal, src: srcRef("cards.needs_decision"), cond: condGT(0), push: true, desc: "a card needs your decision", mine: true},
+	{name: "unknown lane", text: "tell me if the sentiment lane changes",
+		want: IntentQuestion, question: "What should I watch?"},
+	{name: "configured lane", text: "tell me if the sentiment lane changes", lanes: true,
+		want: IntentProposal, src: srcRef("lane.sentiment"), cond: condChanged(), push: true, note: "-"},
+	{name: "watch gi", text: "watch GI",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condChanged(), push: false, desc: "GI changes", note: "No number or direction"},
+	{name: "seed compound", text: "tell me when GI drops below 0.70 while the sentiment lane is degraded", lanes: true,
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condAll(condLT(0.70), condOn("lane.sentiment", "", condEQ("degraded"))), push: true,
+		desc: "GI below 0.70 while sentiment lane is degraded", label: "GI drops below 0.70 while the sentiment lane is degraded"},
+
+	// not a watch intent
+	{name: "fleet question", text: "what's the fleet doing?", want: IntentNone},
+	{name: "agent question", text: "is EVE ok?", want: IntentNone},
+	{name: "command", text: "!tw list", want: IntentNone},
+	{name: "thanks", text: "thanks!", want: IntentNone},
+	{name: "watched a movie", text: "I watched a movie", want: IntentNone},
+	{name: "what you think", text: "let me know what you think", want: IntentNone},
+	{name: "greeting", text: "hello Jarvis", want: IntentNone},
+	{name: "how is gi", text: "how is GI doing?", want: IntentNone},
+	{name: "what is the vault", text: "what is the vault balance", want: IntentNone},
+	{name: "statement", text: "GI is at 0.72 today", want: IntentNone},
+	{name: "opinion", text: "I think GI will drop below 0.7 soon", want: IntentNone},
+	{name: "do you watch", text: "do you watch GI?", want: IntentNone},
+	{name: "joke", text: "tell me a joke", want: IntentNone},
+	{name: "tell me about", text: "tell me about EVE", want: IntentNone},
+	{name: "watch out", text: "watch out!", want: IntentNone},
+	{name: "personal", text: "let me know if you need anything", want: IntentNone},
+	{name: "done", text: "let me know when you're done", want: IntentNone},
+	{name: "worried about an exam", text: "I'm worried about my exam", want: IntentNone},
+	{name: "empty", text: "   ", want: IntentNone},
+	{name: "asks how it is", text: "can you tell me if GI is ok?", want: IntentNone},
+	{name: "if it works", text: "let me know if it works", want: IntentNone},
+
+	// clarifying questions
+	{name: "gets bad", text: "tell me when it gets bad", want: IntentQuestion, question: "integrity.gi"},
+	{name: "anything changes", text: "keep me posted if anything changes", want: IntentQuestion, question: "What should I watch?"},
+	{name: "worried fleet", text: "I'm worried about the fleet", want: IntentQuestion, question: "What should I watch?"},
+	{name: "unknown agent", text: "tell me when Bob goes offline", want: IntentQuestion, question: "Which agent do you mean: EVE, Ani or ZEUS?"},
+	{name: "mii of whom", text: "tell me when the MII drops below 0.5", want: IntentQuestion, question: "Which agent"},
+	{name: "which card", text: "tell me when the card state changes", want: IntentQuestion, question: "Which card?"},
+	{name: "which json path", text: "tell me when https://status.example.org/api.json drops below 5", want: IntentQuestion, question: "Which JSON path"},
+	{name: "host not allowed", text: "watch https://evil.example.com/api.json data.gi and tell me when it drops below 0.7",
+		want: IntentQuestion, question: "not allowed"},
+	{name: "and with or", text: "tell me when GI drops below 0.7 and EVE goes offline or Ani goes offline",
+		want: IntentQuestion, question: "all of those"},
+	{name: "too many", text: "tell me when GI drops below 0.7 and EVE goes offline and Ani goes offline and ZEUS goes offline and the vault reaches 45",
+		want: IntentQuestion, question: "at most 4"},
+	{name: "unless changes", text: "tell me when GI drops below 0.7 unless EVE changes", want: IntentQuestion, question: "not happening"},
+
+	// comparators, numbers and percentages
+	{name: "falls under percent", text: "tell me when GI falls under 70%",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.70), push: true, desc: "GI below 70%", note: "-"},
+	{name: "bare percent on a ratio", text: "tell me when GI drops below 70",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.70), push: true, note: "read 70 as 70%"},
+	{name: "percent elsewhere", text: "tell me when the vault balance hits 45%",
+		want: IntentProposal, src: srcRef("vault.balance"), cond: condGTE(45), push: true, note: "I read 45% as 45."},
+	{name: "symbol", text: "Jarvis, could you please tell me when GI < 0.7?",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true},
+	{name: "symbol gte", text: "Notify me when GI >= 0.9",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condGTE(0.9), push: true},
+	{name: "less than", text: "ping me when GI is less than .65",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.65), push: true},
+	{name: "at most", text: "ping me when the vault is at most 10",
+		want: IntentProposal, src: srcRef("vault.balance"), cond: condLTE(10), push: true},
+	{name: "or less", text: "tell me when the vault is 0.5 or less",
+		want: IntentProposal, src: srcRef("vault.balance"), cond: condLTE(0.5), push: true},
+	{name: "exceeds", text: "alert me if the vault exceeds 1,000",
+		want: IntentProposal, src: srcRef("vault.balance"), cond: condGT(1000), push: true},
+	{name: "more than count", text: "tell me when more than 3 cards are blocked",
+		want: IntentProposal, src: srcRef("cards.blocked"), cond: condGT(3), push: true},
+	{name: "equals", text: "tell me when the vault equals 45",
+		want: IntentProposal, src: srcRef("vault.balance"), cond: condEQ(45.0), push: true},
+	{name: "is not below", text: "tell me if GI is not below 0.7",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condGTE(0.7), push: true},
+	{name: "between", text: "tell me when GI is between 0.5 and 0.7",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condAll(condGTE(0.5), condLTE(0.7)), push: true, desc: "GI between 0.5 and 0.7"},
+	{name: "outside", text: "tell me when GI is outside 0.5 and 0.7",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condAny(condLT(0.5), condGT(0.7)), push: true},
+	{name: "postfix wins", text: "tell me when GI hits 0.7 or lower",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLTE(0.7), push: true},
+	{name: "direction in a question", text: "could you tell me when GI drops?",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condChanged(), push: true, note: "No number or direction"},
+	{name: "direction only", text: "tell me when GI drops",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condChanged(), push: true, note: "No number or direction"},
+	{name: "kind name", text: "ping me when integrity.gi < 0.7",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, desc: "integrity.gi below 0.7"},
+	{name: "alias two words", text: "please let me know as soon as global integrity dips under 0.65",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.65), push: true},
+	{name: "seconds kind", text: "let me know if EVE's heartbeat age is over 10 minutes",
+		want: IntentProposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGT(600), push: true},
+
+	// states, agents and params
+	{name: "lower-case agent", text: "tell me if eve goes offline",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true},
+	{name: "stops reporting", text: "tell me when EVE stops reporting",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true},
+	{name: "comes back online", text: "tell me when EVE comes back online",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("online"), push: true},
+	{name: "misses a heartbeat", text: "ping me every time EVE misses a heartbeat",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("late"), push: true},
+	{name: "is down", text: "tell me when EVE is down",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true},
+	{name: "polite question", text: "hey, can you let me know if EVE goes offline?",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true},
+	{name: "isn't online", text: "let me know when EVE isn't online",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condNEQ("online"), push: true},
+	{name: "kind name with agent", text: "alert me when agent.status for EVE is late",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("late"), push: true},
+	{name: "turns red or yellow", text: "ping me if EVE turns red or yellow",
+		want: IntentProposal, src: srcRef("agent.mode", "EVE"), cond: condIn("red", "yellow"), push: true, desc: "EVE's mode is red or yellow"},
+	{name: "neither", text: "tell me if EVE's mode isn't green or yellow",
+		want: IntentProposal, src: srcRef("agent.mode", "EVE"), cond: condAll(condNEQ("green"), condNEQ("yellow")), push: true,
+		desc: "EVE's mode is not green or yellow"},
+	{name: "offline or late", text: "tell me if EVE is offline or late",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condIn("offline", "late"), push: true, label: "EVE is offline or late"},
+	{name: "value of another kind", text: "tell me when GI drops below 0.7 or offline",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, note: `I left out "offline"`},
+	{name: "mode isn't green", text: "tell me if EVE's mode isn't green",
+		want: IntentProposal, src: srcRef("agent.mode", "EVE"), cond: condNEQ("green"), push: true},
+	{name: "mode changes", text: "tell me when EVE's mode changes",
+		want: IntentProposal, src: srcRef("agent.mode", "EVE"), cond: condChanged(), push: true, note: "-"},
+	{name: "curly possessive", text: "tell me if EVE’s MII falls below 0.9",
+		want: IntentProposal, src: srcRef("agent.mii", "EVE"), cond: condLT(0.9), push: true},
+	{name: "breaker opens", text: "tell me when the breaker opens for EVE",
+		want: IntentProposal, src: srcRef("breaker.state", "EVE"), cond: condEQ("open"), push: true},
+	{name: "breaker half-open", text: "tell me when EVE's breaker is half-open",
+		want: IntentProposal, src: srcRef("breaker.state", "EVE"), cond: condEQ("half-open"), push: true},
+	{name: "watch breaker", text: "watch the breaker for ZEUS",
+		want: IntentProposal, src: srcRef("breaker.state", "ZEUS"), cond: condChanged(), push: false, note: "No number or direction"},
+	{name: "keep an eye on agent", text: "keep an eye on EVE",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condChanged(), push: false},
+	{name: "agent then pronoun", text: "keep an eye on EVE and tell me when her mode turns red",
+		want: IntentProposal, src: srcRef("agent.mode", "EVE"), cond: condEQ("red"), push: true, label: "EVE's mode turns red"},
+	{name: "journal count", text: "monitor EVE's journal count and tell me if it goes above 20",
+		want: IntentProposal, src: srcRef("agent.journal_count", "EVE"), cond: condGT(20), push: true},
+	{name: "micro-agent", text: "watch micro-agent DAEDALUS-µ5 and tell me when it drops below 0.8, at most every 6 hours",
+		want: IntentProposal, src: srcRef("micro-agent.value", "DAEDALUS-µ5"), cond: condLT(0.8), push: true, cooldown: 6 * 3600},
+	{name: "card state", text: "tell me when card_abc123 is done",
+		want: IntentProposal, src: srcRef("card.state", "card_abc123"), cond: condEQ("done"), push: true},
+	{name: "card needs a decision", text: "tell me when card_x9 needs a decision",
+		want: IntentProposal, src: srcRef("card.state", "card_x9"), cond: condEQ("needs_decision"), push: true, desc: "card_x9 needs a decision"},
+	// found by FuzzParseWatchIntent
+	{name: "fuzz: card id in capitals", text: "tel me when CArd_00", want: IntentNone},
+	{name: "card state or", text: "tell me if card_abc is blocked or done",
+		want: IntentProposal, src: srcRef("card.state", "card_abc"), cond: condIn("blocked", "done"), push: true},
+	{name: "decisions waiting", text: "tell me if there are more than 5 decisions waiting",
+		want: IntentProposal, src: srcRef("cards.needs_decision"), cond: condGT(5), push: true},
+	{name: "card gets blocked", text: "tell me when a card gets blocked",
+		want: IntentProposal, src: srcRef("cards.blocked"), cond: condGT(0), push: true, desc: "a card is blocked"},
+	{name: "alert about", text: "alert me about blocked cards",
+		want: IntentProposal, src: srcRef("cards.blocked"), cond: condGT(0), push: true},
+	{name: "someone's decision", text: "alert me when @alice:example.org has a card waiting for a decision",
+		want: IntentProposal, src: srcRef("cards.needs_decision", "@alice:example.org"), cond: condGT(0), push: true},
+	{name: "url fetch", text: "watch https://status.example.org/api.json data.gi and tell me when it drops below 0.7",
+		want: IntentProposal, src: srcRef("url-fetch", "https://status.example.org/api.json data.gi"), cond: condLT(0.7), push: true},
+	{name: "rss", text: "tell me when https://blog.example.org/feed.xml mentions outage",
+		want: IntentProposal, src: srcRef("rss", "https://blog.example.org/feed.xml outage"), cond: condChanged(), push: true, note: "-"},
+	{name: "rss quoted", text: `watch the news at https://blog.example.org/rss about "disk full"`,
+		want: IntentProposal, src: srcRef("rss", "https://blog.example.org/rss disk full"), cond: condChanged(), push: false},
+
+	// compounds
+	{name: "or between agents", text: "let me know if EVE or Ani goes offline",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condAny(condEQ("offline"), condOn("agent.status", "Ani", condEQ("offline"))), push: true,
+		label: "EVE or Ani goes offline"},
+	{name: "both agents", text: "tell me whenever EVE and Ani are both offline",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condAll(condEQ("offline"), condOn("agent.status", "Ani", condEQ("offline"))), push: true},
+	{name: "any agent", text: "tell me when any agent goes offline",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"),
+		cond: condAny(condEQ("offline"), condOn("agent.status", "Ani", condEQ("offline")), condOn("agent.status", "ZEUS", condEQ("offline"))), push: true},
+	{name: "all agents", text: "tell me when all agents go offline",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"),
+		cond: condAll(condEQ("offline"), condOn("agent.status", "Ani", condEQ("offline")), condOn("agent.status", "ZEUS", condEQ("offline"))), push: true},
+	{name: "an agent's breaker", text: "tell me when an agent's breaker opens",
+		want: IntentProposal, src: srcRef("breaker.state", "EVE"),
+		cond: condAny(condEQ("open"), condOn("breaker.state", "Ani", condEQ("open")), condOn("breaker.state", "ZEUS", condEQ("open"))), push: true},
+	{name: "agent named last", text: "notify me when EVE's MII drops below 0.5 or Ani's",
+		want: IntentProposal, src: srcRef("agent.mii", "EVE"), cond: condAny(condLT(0.5), condOn("agent.mii", "Ani", condLT(0.5))), push: true},
+	{name: "same source or", text: "tell me when GI drops below 0.7 or rises above 0.95",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condAny(condLT(0.7), condGT(0.95)), push: true},
+	{name: "agent carried over", text: "let me know if EVE goes offline or her MII drops below 0.5",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condAny(condEQ("offline"), condOn("agent.mii", "EVE", condLT(0.5))), push: true},
+	{name: "or with lane", text: "tell me when GI drops below 0.70 or the sentiment lane is degraded", lanes: true,
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condAny(condLT(0.70), condOn("lane.sentiment", "", condEQ("degraded"))), push: true},
+	{name: "unless", text: "tell me when GI drops below 0.7 unless EVE is offline",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condAll(condLT(0.7), condOn("agent.status", "EVE", condNEQ("offline"))), push: true,
+		desc: "GI below 0.7 and EVE is not offline"},
+	{name: "symbols", text: "ping me when GI < 0.7 && vault > 45",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condAll(condLT(0.7), condOn("vault.balance", "", condGT(45))), push: true},
+	{name: "left out", text: "tell me when GI drops below 0.7 or something weird happens",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, note: `I left out "something weird happens"`},
+	{name: "watch two things", text: "watch GI and EVE",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condAny(condChanged(), condOn("agent.status", "EVE", condChanged())), push: false},
+	{name: "lane not degraded", text: "tell me when the sentiment lane is not degraded", lanes: true,
+		want: IntentProposal, src: srcRef("lane.sentiment"), cond: condNEQ("degraded"), push: true},
+
+	// push and cooldown
+	{name: "quietly once a day", text: "tell me when GI falls under 70% quietly, no more than once a day",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.70), push: false, cooldown: 24 * 3600, label: "GI falls under 70%"},
+	{name: "journal", text: "just note it in the journal when the vault goes over 100",
+		want: IntentProposal, src: srcRef("vault.balance"), cond: condGT(100), push: false},
+	{name: "don't ping", text: "don't ping me, just log it when GI drops below 0.6",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.6), push: false},
+	{name: "watch is quiet", text: "can you watch GI?",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condChanged(), push: false},
+	{name: "watch and ping", text: "watch blocked cards and ping me",
+		want: IntentProposal, src: srcRef("cards.blocked"), cond: condGT(0), push: true},
+	{name: "once an hour at most", text: "warn me if ZEUS goes red, once an hour at most",
+		want: IntentProposal, src: srcRef("agent.mode", "ZEUS"), cond: condEQ("red"), push: true, cooldown: 3600, label: "ZEUS goes red"},
+	{name: "twice a day", text: "watch the vault and tell me if it's at least 45, no more than twice a day",
+		want: IntentProposal, src: srcRef("vault.balance"), cond: condGTE(45), push: true, cooldown: 12 * 3600},
+	{name: "cooldown with a", text: "tell me when GI drops below 0.7 with a 2h cooldown",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, cooldown: 2 * 3600, label: "GI drops below 0.7"},
+	{name: "cooldown of", text: "tell me when GI drops below 0.7, cooldown of 30 minutes",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, cooldown: 30 * 60},
+	{name: "cooldown capped", text: "tell me when GI drops below 0.7 no more than once a year",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, cooldown: core.MaxCooldownSeconds, note: "at most 30 days"},
+	{name: "set a tripwire", text: "set a tripwire for GI below 0.7",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: false},
+	{name: "set an alert", text: "set an alert for when EVE goes offline",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true},
+	{name: "be notified", text: "I'd like to be notified when GI drops below 0.7",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true},
+	{name: "for me", text: "keep an eye on GI for me and tell me if it drops under 0.6",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.6), push: true, label: "GI drops under 0.6"},
+	{name: "conjunction first", text: "if GI drops below 0.7, ping me",
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true},
+	{name: "worried that", text: "I'm a bit worried that EVE will go offline",
+		want: IntentProposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true},
+}
+
+func TestIntentParse(t *testing.T) {
+	for _, tt := range intentCases {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := intentRegistry()
+			if tt.lanes {
+				reg = laneRegistry()
+			}
+			got := ParseWatchIntent(tt.text, reg, intentAgents)
+			if got.Kind != tt.want {
+				t.Fatalf("ParseWatchIntent(%q) is kind %d (%+v, question %q); want %d", tt.text, got.Kind, got.Draft, got.Question, tt.want)
+			}
+			switch tt.want {
+			case IntentNone:
+				if got.Question != "" || got.Draft.Source.Kind != "" {
+					t.Errorf("not an intent, but got %+v", got)
+				}
+				return
+			case IntentQuestion:
+				if !strings.Contains(got.Question, tt.question) {
+					t.Errorf("question %q does not say %q", got.Question, tt.question)
+				}
+				return
+			}
+			d := got.Draft
+			if d.Source != tt.src {
+				t.Errorf("source = %v; want %v", d.Source, tt.src)
+			}
+			if !reflect.DeepEqual(d.Condition, tt.cond) {
+				t.Errorf("condition = %s; want %s", intentJSON(d.Condition), intentJSON(tt.cond))
+			}
+			if d.Action == nil || !d.Action.Journal || d.Action.Push != tt.push {
+				t.Errorf("action = %+v; want journal and push %v", d.Action, tt.push)
+			}
+			wantCooldown := tt.cooldown
+			if wantCooldown == 0 {
+				wantCooldown = core.DefaultCooldownSeconds
+			}
+			if d.CooldownSeconds == nil || *d.CooldownSeconds != wantCooldown {
+				t.Errorf("cooldown = %v; want %d", d.CooldownSeconds, wantCooldown)
+			}
+			if d.Rationale != "" {
+				t.Errorf("rationale = %q; the caller fills it", d.Rationale)
+			}
+			if tt.desc != "" && got.Description != tt.desc {
+				t.Errorf("description = %q; want %q", got.Description, tt.desc)
+			}
+			if tt.label != "" && d.Label != tt.label {
+				t.Errorf("label = %q; want %q", d.Label, tt.label)
+			}
+			switch {
+			case tt.note == "-" && got.Note != "":
+				t.Errorf("note = %q; want none", got.Note)
+			case tt.note != "" && tt.note != "-" && !strings.Contains(got.Note, tt.note):
+				t.Errorf("note = %q; want it to say %q", got.Note, tt.note)
+			}
+			if got.Mine != tt.mine {
+				t.Errorf("mine = %v; want %v", got.Mine, tt.mine)
+			}
+			if err := armable(d, "> "+tt.text).Validate(reg); err != nil {
+				t.Errorf("the proposal does not validate: %v", err)
+			}
+		})
+	}
+}
+
+func TestIntentQuestionListsKinds(t *testing.T) {
+	reg := intentRegistry()
+	q := ParseWatchIntent("tell me when it gets bad", reg, intentAgents).Question
+	for _, k := range reg.Kinds() {
+		t.Run(k.Kind, func(t *testing.T) {
+			if !strings.Contains(q, k.Kind) || !strings.Contains(q, k.Description) {
+				t.Errorf("the question does not offer %s (%s):\n%s", k.Kind, k.Description, q)
+			}
+		})
+	}
+}
+
+// The registry's aliases are the only names of a kind the parser knows,
+// besides the kind itself.
+func TestIntentAliasesFromRegistry(t *testing.T) {
+	resolve := func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }
+	bare := core.NewSourceRegistry(core.SourceKind{Kind: "integrity.gi", Description: "the global integrity index (0–1)", Resolve: resolve})
+	named := core.NewSourceRegistry(core.SourceKind{Kind: "integrity.gi", Aliases: []string{"Integrity Index"},
+		Description: "the global integrity index (0–1)", Resolve: resolve})
+	for _, tt := range []struct {
+		name string
+		reg  *core.SourceRegistry
+		text string
+		want IntentKind
+	}{
+		{name: "no alias", reg: bare, text: "tell me when GI drops below 0.7", want: IntentQuestion},
+		{name: "kind name", reg: bare, text: "tell me when integrity.gi drops below 0.7", want: IntentProposal},
+		{name: "configured alias", reg: named, text: "tell me when the integrity index drops below 0.7", want: IntentProposal},
+		{name: "alias not configured", reg: named, text: "tell me when GI drops below 0.7", want: IntentQuestion},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ParseWatchIntent(tt.text, tt.reg, nil)
+			if got.Kind != tt.want {
+				t.Fatalf("ParseWatchIntent(%q) is kind %d (%+v); want %d", tt.text, got.Kind, got, tt.want)
+			}
+			if got.Kind == IntentProposal && (got.Draft.Source.Kind != "integrity.gi" || !reflect.DeepEqual(got.Draft.Condition, condLT(0.7))) {
+				t.Errorf("draft = %s; want integrity.gi < 0.7", intentJSON(got.Draft))
+			}
+		})
+	}
+}
+
+func intentJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,1145 @@
+package commands
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// DefaultProposalTTL is how long a tripwire proposed in chat waits for the
+// proposer's ✅ when the configuration does not say.
+const DefaultProposalTTL = 24 * time.Hour
+
+const (
+	confirmTripwire = "tripwire"
+	// proposalContext is how many of the sender's earlier messages a
+	// proposal quotes in its rationale, and proposalWindow how far back
+	// they may go: the conversation that led to it, not last week's.
+	proposalContext = 3
+	proposalWindow  = 30 * time.Minute
+	// Quoted messages are cut to these lengths, so the sentence and some
+	// context always fit in core.MaxRationaleLength.
+	quotedSentence = 1000
+	quotedEarlier  = 400
+	// Limits of `!tw history` and of one look at the journal.
+	defaultTripHistory = 10
+	maxTripHistory     = 50
+	journalPageSize    = 20
+)
+
+// tripwireCommands are the `!tw` verbs, the proposals made from plain
+// sentences, and their confirmations. Every verb acts in the sender's own
+// scope: nobody sees or changes another person's tripwires.
+type tripwireCommands struct {
+	tw     *core.TripwireService
+	agents func() []string
+}
+
+// RegisterTripwires adds `!tw`, the sentence intent that proposes a
+// tripwire ("tell me when GI drops below 0.70"), and the ✅ that arms a
+// proposal. agents lists the configured agent names, for sentences about
+// an agent; proposalTTL is how long a proposal stays open
+// (DefaultProposalTTL when not positive).
+func RegisterTripwires(p *Processor, tw *core.TripwireService, agents func() []string, proposalTTL time.Duration) {
+	if proposalTTL <= 0 {
+		proposalTTL = DefaultProposalTTL
+	}
+	if agents == nil {
+		agents = func() []string { return nil }
+	}
+	c := &tripwireCommands{tw: tw, agents: agents}
+	p.Register(c.handler())
+	p.RegisterConfirm(ConfirmKind{Kind: confirmTripwire, TTL: proposalTTL, OnConfirm: c.confirmProposal,
+		OnDismiss: c.dismissProposal, YesWord: "arm", NoWord: "dismiss"})
+	p.AddIntent(c.intent)
+}
+
+func (c *tripwireCommands) handler() *Handler {
+	return &Handler{
+		Name:    "tw",
+		Aliases: []string{"tripwire", "tripwires"},
+		Help:    "Your tripwires: things Jarvis watches for you, noted in your journal and, if you like, messaged to you.",
+		Subcommands: []*Handler{
+			{Name: "list", Aliases: []string{"ls"}, Help: "Your tripwires, one line each.", Func: c.list},
+			{Name: "show", Args: "<id>", Help: "One tripwire in full: rule, status, what a trip does, why you armed it.", Func: c.show},
+			{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push] [--cooldown 6h] [--param P]`,
+				Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled.",
+				Func: c.arm},
+			{Name: "propose", Args: "<sentence>", Help: `Read a sentence like "tell me when GI drops below 0.70" and propose the tripwire; saying it in chat does the same.`,
+				Func: c.propose},
+			{Name: "disable", Args: "<id>", Help: "Stop watching it until you enable it again.", Func: c.disable},
+			{Name: "enable", Args: "<id>", Help: "Watch a disabled tripwire again.", Func: c.enable},
+			{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: c.delete},
+			{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: c.push},
+			{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: c.cooldown},
+			{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: c.history},
+			{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: c.journal},
+			{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: c.templates},
+			{Name: "template", Args: "<N> [param]", Help: "Arm starter template N from `tw templates`.", Func: c.template},
+			{Name: "release", Args: "<id>", Help: "Re-arm a quarantined tripwire once you have looked at why it was stopped.", Func: c.release},
+			{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token list`, `tw token revoke <id>`.", Func: c.token,
+				Subcommands: []*Handler{
+					{Name: "list", Help: "Your API tokens (never their secret).", Func: c.tokenList},
+					{Name: "revoke", Args: "<token id>", Help: "Turn a token off; requests with it fail from then on.", Func: c.tokenRevoke},
+				}},
+		},
+	}
+}
+
+// ---- reading tripwires ----
+
+func (c *tripwireCommands) list(e *Event) {
+	prefix := e.Proc.Prefix()
+	defs, err := c.tw.List(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if len(defs) == 0 {
+		e.Reply("You have no tripwires yet.\n"+
+			"Say what to watch (\"tell me when GI drops below 0.70\"), arm one with `%stw arm`, or pick a starter from `%stw templates`.", prefix, prefix)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Your tripwires** (%d)\n\n", len(defs))
+	for _, d := range defs {
+		traits := []string{string(d.Status)}
+		if d.Action.Push {
+			traits = append(traits, "push")
+		}
+		fmt.Fprintf(&b, "- `%s` **%s**: %s (%s)\n", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)), strings.Join(traits, ", "))
+	}
+	fmt.Fprintf(&b, "\n`%stw show <id>` shows one in full.", prefix)
+	e.Reply("%s", b.String())
+}
+
+func (c *tripwireCommands) show(e *Event) {
+	prefix := e.Proc.Prefix()
+	id, ok := c.oneID(e, "show")
+	if !ok {
+		return
+	}
+	d, err := c.tw.Get(e.Ctx, e.Sender, id)
+	if c.refused(e, "", id, err) {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** `%s`\n\n", core.EscapeMarkdown(d.Label), d.ID)
+	fmt.Fprintf(&b, "- Watching: %s\n", twCode(twRule(d.Source, d.Condition)))
+	fmt.Fprintf(&b, "- Status: %s\n", twStatus(prefix, d))
+	fmt.Fprintf(&b, "- When it trips: %s\n", twAction(prefix, d.Action))
+	fmt.Fprintf(&b, "- Cooldown: %s between trips\n", twDuration(d.CooldownSeconds))
+	fmt.Fprintf(&b, "- Armed: %s\n", breakerTime(d.CreatedAt))
+	fmt.Fprintf(&b, "- Last tripped: %s; last cleared: %s\n", twTimeOrNever(d.LastTrippedAt), twTimeOrNever(d.LastResetAt))
+	if d.LastError != "" {
+		fmt.Fprintf(&b, "- Its source could not be read last time: %s\n", core.EscapeMarkdown(d.LastError))
+	}
+	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
+	e.Reply("%s", b.String())
+}
+
+func (c *tripwireCommands) history(e *Event) {
+	prefix := e.Proc.Prefix()
+	n := defaultTripHistory
+	if len(e.Args) == 2 {
+		v, err := strconv.Atoi(e.Args[1])
+		if err != nil || v < 1 || v > maxTripHistory {
+			e.Reply("N must be a number from 1 to %d: `%stw history <id> [N]`.", maxTripHistory, prefix)
+			return
+		}
+		n = v
+	}
+	if len(e.Args) == 0 || len(e.Args) > 2 {
+		e.Reply("Which tripwire? `%stw history <id> [N]`; `%stw list` shows your tripwires with their IDs.", prefix, prefix)
+		return
+	}
+	id := strings.Trim(e.Args[0], "`")
+	events, err := c.tw.History(e.Ctx, e.Sender, id, n)
+	if c.refused(e, "", id, err) {
+		return
+	}
+	if len(events) == 0 {
+		e.Reply("%s has not tripped yet. `%stw show %s` shows what it watches.", twCode(id), prefix, strings.ReplaceAll(id, "`", "'"))
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Trips of %s** %s, oldest first\n\n", core.EscapeMarkdown(events[len(events)-1].Label), twCode(id))
+	for _, ev := range events {
+		fmt.Fprintf(&b, "- %s: %s\n", breakerTime(ev.Timestamp), core.EscapeMarkdown(ev.Summary))
+	}
+	e.Reply("%s", strings.TrimSpace(b.String()))
+}
+
+// journal shows what was noticed since the citizen last looked, and marks
+// it read.
+func (c *tripwireCommands) journal(e *Event) {
+	prefix := e.Proc.Prefix()
+	page, err := c.tw.Journal(e.Ctx, e.Sender, core.JournalQuery{UnreadOnly: true, MarkRead: true, Limit: journalPageSize})
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if len(page.Entries) == 0 {
+		e.Reply("Nothing new since you last looked. `%stw history <id>` shows a tripwire's past trips.", prefix)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Since you last looked**: %s\n\n", twCountTrips(page.Unread))
+	for _, en := range page.Entries {
+		fmt.Fprintf(&b, "- %s **%s**: %s\n", breakerTime(en.Timestamp), core.EscapeMarkdown(en.Label), core.EscapeMarkdown(en.Summary))
+	}
+	if more := page.Unread - len(page.Entries); more > 0 {
+		fmt.Fprintf(&b, "\n%s more: say `%stw journal` again.", twCountTrips(more), prefix)
+	}
+	e.Reply("%s", strings.TrimSpace(b.String()))
+}
+
+func (c *tripwireCommands) templates(e *Event) {
+	prefix := e.Proc.Prefix()
+	list := c.tw.Templates()
+	if len(list) == 0 {
+		e.Reply("No starter template fits the sources this Jarvis can read. `%stw arm` arms your own.", prefix)
+		return
+	}
+	var b strings.Builder
+	b.WriteString("**Starter tripwires**: nothing is armed until you ask.\n\n")
+	for i, t := range list {
+		fmt.Fprintf(&b, "%d. **%s**: %s, %s, cooldown %s", i+1, core.EscapeMarkdown(t.Label), twCode(twRule(t.Source, t.Condition)),
+			map[bool]string{true: "push", false: "journal only"}[t.Action.Push], twDuration(t.CooldownSeconds))
+		if t.Param != "" {
+			fmt.Fprintf(&b, "; give the %s", core.EscapeMarkdown(t.Param))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\n`%stw template <N> [param]` arms one, e.g. `%stw template 1`.", prefix, prefix)
+	e.Reply("%s", b.String())
+}
+
+// ---- arming ----
+
+func (c *tripwireCommands) arm(e *Event) {
+	d, problem := c.parseArm(e.RawArgs, e.Proc.Prefix())
+	if problem != "" {
+		e.Reply("Not armed: %s", problem)
+		return
+	}
+	def, err := c.tw.Arm(e.Ctx, e.Sender, d)
+	if c.refused(e, "Not armed", "", err) {
+		return
+	}
+	e.Reply("%s", twArmed(e.Proc.Prefix(), def))
+}
+
+func (c *tripwireCommands) template(e *Event) {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) == 0 {
+		e.Reply("Which template? `%stw template <N> [param]`; `%stw templates` lists them.", prefix, prefix)
+		return
+	}
+	list := c.tw.Templates()
+	id := e.Args[0]
+	if n, err := strconv.Atoi(id); err == nil {
+		if n < 1 || n > len(list) {
+			e.Reply("There is no template %d: `%stw templates` lists %d.", n, prefix, len(list))
+			return
+		}
+		id = list[n-1].ID
+	}
+	param := strings.TrimSpace(rawAfter(e.RawArgs, 1))
+	def, err := c.tw.ArmTemplate(e.Ctx, e.Sender, id, param)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		e.Reply("There is no template %s: `%stw templates` lists them.", twCode(id), prefix)
+		return
+	case twField(err) == "param":
+		for _, t := range list {
+			if t.ID == id {
+				e.Reply("Not armed: %s needs the %s. Give it after the number: `%stw template %s <%s>`.",
+					core.EscapeMarkdown(t.Label), core.EscapeMarkdown(t.Param), prefix, e.Args[0], t.Param)
+				return
+			}
+		}
+	}
+	if c.refused(e, "Not armed", "", err) {
+		return
+	}
+	e.Reply("%s", twArmed(prefix, def))
+}
+
+// parseArm reads `!tw arm`'s arguments into a draft; problem says what is
+// wrong and what to type instead.
+func (c *tripwireCommands) parseArm(raw, prefix string) (d core.TripwireDraft, problem string) {
+	usage := c.armExample(prefix)
+	words, err := splitArgs(raw)
+	if err != nil {
+		return d, err.Error() + ". " + usage
+	}
+	var pos []string
+	var label, because, param, cooldown *string
+	push := false
+	for i := 0; i < len(words); i++ {
+		name, isFlag := draftFlagName(words[i])
+		if !isFlag {
+			pos = append(pos, words[i].text)
+			continue
+		}
+		var dst **string
+		switch name {
+		case "push":
+			push = true
+			if i+1 < len(words) && !words[i+1].quoted {
+				if on, ok := twOnOff(words[i+1].text); ok {
+					push = on
+					i++
+				}
+			}
+			continue
+		case "label":
+			dst = &label
+		case "because", "rationale", "why", "reason":
+			dst = &because
+		case "param":
+			dst = &param
+		case "cooldown":
+			dst = &cooldown
+		default:
+			return d, fmt.Sprintf("%s is not a flag of `tw arm`; it takes --because, --label, --push, --cooldown and --param.", twCode(words[i].text))
+		}
+		if i+1 == len(words) {
+			return d, fmt.Sprintf("`--%s` needs a value, e.g. %s.", name, twFlagSample(name))
+		}
+		i++
+		v := words[i].text
+		*dst = &v
+	}
+	if len(pos) == 0 {
+		return d, "say what to watch and when. " + usage
+	}
+	src, problem := c.parseSource(pos[0], param)
+	if problem != "" {
+		return d, problem
+	}
+	if len(pos) == 1 {
+		return d, fmt.Sprintf("what should %s be compared with? Give an op and a value. %s", twCode(src.String()), usage)
+	}
+	cond, problem := twCondition(pos[1], pos[2:])
+	if problem != "" {
+		return d, problem + " " + usage
+	}
+	if because == nil || strings.TrimSpace(*because) == "" {
+		return d, "say why with --because \"…\": a tripwire keeps its reason, so that when it fires you remember why you armed it. " + usage
+	}
+	d = core.TripwireDraft{Source: src, Condition: cond, Rationale: *because,
+		Label: twCut(twRule(src, cond), core.MaxLabelLength), Action: &core.TripwireAction{Journal: true, Push: push}}
+	if label != nil {
+		d.Label = *label
+	}
+	if cooldown != nil {
+		dur, ok := twParseDuration(*cooldown)
+		if !ok {
+			return d, fmt.Sprintf("`--cooldown` takes a duration like 30m, 6h or 1d, not %s.", twCode(*cooldown))
+		}
+		secs := int(dur / time.Second)
+		d.CooldownSeconds = &secs
+	}
+	return d, ""
+}
+
+// parseSource reads "integrity.gi", an alias ("GI"), or "kind[param]".
+func (c *tripwireCommands) parseSource(word string, param *string) (core.SourceRef, string) {
+	name, inner := word, ""
+	if open := strings.IndexByte(word, '['); open > 0 && strings.HasSuffix(word, "]") {
+		name, inner = word[:open], word[open+1:len(word)-1]
+	}
+	k, ok := c.tw.Sources().Match(name)
+	if !ok {
+		return core.SourceRef{}, fmt.Sprintf("I know no source %s. I can watch: %s.", twCode(name), c.kindNames())
+	}
+	ref := core.SourceRef{Kind: k.Kind, Param: inner}
+	if param != nil {
+		if inner != "" && inner != *param {
+			return ref, fmt.Sprintf("give %s's param once: in brackets or with --param, not both.", twCode(k.Kind))
+		}
+		ref.Param = *param
+	}
+	if k.Param != "" && !k.ParamOptional && strings.TrimSpace(ref.Param) == "" {
+		return ref, fmt.Sprintf("%s needs a param (%s): write %s or add --param.", twCode(k.Kind), core.EscapeMarkdown(k.Param), twCode(k.Kind+"[…]"))
+	}
+	return ref, ""
+}
+
+// twOps are the ops `!tw arm` takes, by name and by symbol.
+var twOps = map[string]core.Op{
+	"lt": core.OpLT, "<": core.OpLT, "below": core.OpLT,
+	"lte": core.OpLTE, "<=": core.OpLTE, "≤": core.OpLTE,
+	"gt": core.OpGT, ">": core.OpGT, "above": core.OpGT,
+	"gte": core.OpGTE, ">=": core.OpGTE, "≥": core.OpGTE,
+	"eq": core.OpEQ, "=": core.OpEQ, "==": core.OpEQ, "is": core.OpEQ,
+	"neq": core.OpNEQ, "!=": core.OpNEQ, "≠": core.OpNEQ,
+	"in": core.OpIn, "changed": core.OpChanged, "changes": core.OpChanged,
+}
+
+// twCondition reads an op and the values after it.
+func twCondition(opWord string, values []string) (core.Condition, string) {
+	op, ok := twOps[strings.ToLower(opWord)]
+	if !ok {
+		return core.Condition{}, fmt.Sprintf("%s is not an op: use lt, lte, gt, gte, eq, neq, in or changed (or <, <=, >, >=, =, !=).", twCode(opWord))
+	}
+	switch op {
+	case core.OpChanged:
+		if len(values) > 0 {
+			return core.Condition{}, fmt.Sprintf("changed takes no value, and %s came after it; put a label in --label \"…\".", twCode(values[0]))
+		}
+		return core.Condition{Op: op}, ""
+	case core.OpIn:
+		var list []any
+		for _, v := range values {
+			for _, part := range strings.Split(v, ",") {
+				if part = strings.TrimSpace(part); part != "" {
+					list = append(list, twScalar(part))
+				}
+			}
+		}
+		if len(list) == 0 {
+			return core.Condition{}, "in needs values, e.g. `in open,half-open`."
+		}
+		return core.Condition{Op: op, Threshold: list}, ""
+	}
+	switch {
+	case len(values) == 0:
+		return core.Condition{}, fmt.Sprintf("%s needs a value after it.", twCode(opWord))
+	case len(values) > 1:
+		return core.Condition{}, fmt.Sprintf("I read one value, %s, and then %s; put a label in --label \"…\".", twCode(values[0]), twCode(values[1]))
+	}
+	v := twScalar(values[0])
+	if _, num := v.(float64); !num && op != core.OpEQ && op != core.OpNEQ {
+		return core.Condition{}, fmt.Sprintf("%s needs a number, not %s.", twCode(opWord), twCode(values[0]))
+	}
+	return core.Condition{Op: op, Threshold: v}, ""
+}
+
+// twScalar reads a value as a number, a boolean, or else text.
+func twScalar(s string) any {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f
+	}
+	switch strings.ToLower(s) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return s
+}
+
+// armExample is a `!tw arm` that works here, on integrity.gi when it is
+// registered.
+func (c *tripwireCommands) armExample(prefix string) string {
+	kind := "integrity.gi"
+	if _, ok := c.tw.Sources().Lookup(kind); !ok {
+		for _, k := range c.tw.Sources().Kinds() {
+			kind = k.Kind
+			if k.Param == "" {
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("For example: `%stw arm %s lt 0.70 --because \"the substrate degrades\" --push`", prefix, kind)
+}
+
+func twFlagSample(name string) string {
+	switch name {
+	case "label":
+		return `--label "GI low"`
+	case "cooldown":
+		return "--cooldown 6h"
+	case "param":
+		return "--param EVE"
+	}
+	return `--because "I want to know before the Seal"`
+}
+
+// ---- conversational arming ----
+
+// intent recognises a request to watch something in a plain sentence; it
+// becomes `tw propose <sentence>`.
+func (c *tripwireCommands) intent(text string) (string, []string, bool) {
+	if ParseWatchIntent(text, c.tw.Sources(), c.agents()).Kind == IntentNone {
+		return "", nil, false
+	}
+	return "tw propose", []string{text}, true
+}
+
+// propose answers a sentence: a proposal to confirm with ✅, or a
+// question when Jarvis needs to know more.
+func (c *tripwireCommands) propose(e *Event) {
+	prefix := e.Proc.Prefix()
+	sentence := strings.TrimSpace(e.RawArgs)
+	reg := c.tw.Sources()
+	w := ParseWatchIntent(sentence, reg, c.agents())
+	switch w.Kind {
+	case IntentNone:
+		e.Reply("I don't read that as something to watch. Say it like \"tell me when GI drops below 0.70\", or arm one exactly with `%stw arm`.\n\n%s",
+			prefix, c.watchable())
+		return
+	case IntentQuestion:
+		e.Reply("%s", c.clarify(e, w.Question))
+		return
+	}
+	d := w.Draft
+	if w.Mine && d.Source.Param == "" {
+		if k, ok := reg.Lookup(d.Source.Kind); ok && k.Param != "" {
+			d.Source.Param = e.Sender
+		}
+	}
+	var err error
+	if d.Rationale, err = c.rationale(e, sentence); err != nil {
+		e.Fail(err)
+		return
+	}
+	if err := twCheckProposal(d, reg); err != nil {
+		why, ok := twRefusal(err)
+		if !ok {
+			e.Fail(err)
+			return
+		}
+		e.Reply("%s", c.clarify(e, fmt.Sprintf("I can't watch that as I read it: %s.", why)))
+		return
+	}
+	payload, err := json.Marshal(d)
+	if err != nil {
+		e.Fail(fmt.Errorf("encode tripwire proposal: %w", err))
+		return
+	}
+	e.AskConfirm(confirmTripwire, string(payload), twProposalText(e, w, d))
+}
+
+// twCheckProposal validates a draft the way TripwireService.Arm does, so
+// that nothing is proposed that a ✅ could not arm.
+func twCheckProposal(d core.TripwireDraft, reg *core.SourceRegistry) error {
+	def := core.TripwireDefinition{Label: d.Label, Rationale: d.Rationale, Source: d.Source, Condition: d.Condition,
+		Action: core.DefaultTripwireAction, CooldownSeconds: core.DefaultCooldownSeconds}
+	if d.Action != nil {
+		def.Action = *d.Action
+	}
+	if d.CooldownSeconds != nil {
+		def.CooldownSeconds = *d.CooldownSeconds
+	}
+	return def.Validate(reg)
+}
+
+// twProposalText says what Jarvis will watch, in words and as the exact
+// rule, what a trip does, and how to answer.
+func twProposalText(e *Event, w WatchIntent, d core.TripwireDraft) string {
+	action := core.DefaultTripwireAction
+	if d.Action != nil {
+		action = *d.Action
+	}
+	cooldown := core.DefaultCooldownSeconds
+	if d.CooldownSeconds != nil {
+		cooldown = *d.CooldownSeconds
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Shall I watch this for you? **%s**\n\n", core.EscapeMarkdown(upperFirst(cmp.Or(w.Description, d.Label))))
+	fmt.Fprintf(&b, "- Rule: %s\n", twCode(twRule(d.Source, d.Condition)))
+	fmt.Fprintf(&b, "- Label: %s\n", core.EscapeMarkdown(d.Label))
+	fmt.Fprintf(&b, "- When it trips: %s\n", twAction(e.Proc.Prefix(), action))
+	fmt.Fprintf(&b, "- Cooldown: %s between trips\n", twDuration(cooldown))
+	if w.Note != "" {
+		fmt.Fprintf(&b, "\n%s\n", core.EscapeMarkdown(w.Note))
+	}
+	switch {
+	case !e.Room.CanReact(YesReaction):
+		// AskConfirm says to reply arm or dismiss.
+	case e.Room.ReactionCount == 1 || !e.Room.CanReact(NoReaction):
+		fmt.Fprintf(&b, "\nReact %s to arm, or reply `dismiss`.", YesReaction)
+	default:
+		fmt.Fprintf(&b, "\nReact %s to arm, %s to dismiss.", YesReaction, NoReaction)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// rationale is the conversation that led to a proposal: the sentence,
+// after up to proposalContext of the sender's earlier messages in the room
+// from the last proposalWindow, since their last request to watch
+// something, never held ones; within core.MaxRationaleLength.
+func (c *tripwireCommands) rationale(e *Event, sentence string) (string, error) {
+	when := e.Sent
+	if when.IsZero() {
+		when = e.Proc.deps.Clock.Now()
+	}
+	var earlier []string
+	if ex := e.Proc.deps.Excerpts; ex != nil {
+		kept, err := ex.Excerpts(e.Ctx, e.RoomID, e.Sender, core.ExcerptKeep)
+		if err != nil {
+			return "", fmt.Errorf("read the conversation: %w", err)
+		}
+		// Newest first, back to an earlier request to watch something:
+		// that one had its own proposal.
+	scan:
+		for i := len(kept) - 1; i >= 0 && len(earlier) < proposalContext; i-- {
+			switch x := kept[i]; {
+			case x.EventID == e.EventID, x.At.After(when), x.Held && x.RatifiedBy == "":
+			case x.At.Before(when.Add(-proposalWindow)),
+				ParseWatchIntent(x.Body, c.tw.Sources(), c.agents()).Kind != IntentNone:
+				break scan
+			default:
+				earlier = append([]string{x.Body}, earlier...)
+			}
+		}
+	}
+	head := "You said in chat on " + breakerTime(when) + ":"
+	lines := []string{twQuote(sentence, quotedSentence)}
+	budget := core.MaxRationaleLength - utf8.RuneCountInString(head) - 1 - utf8.RuneCountInString(lines[0])
+	for i := len(earlier) - 1; i >= 0; i-- {
+		q := twQuote(earlier[i], quotedEarlier)
+		n := utf8.RuneCountInString(q) + 1
+		if n > budget {
+			break
+		}
+		budget -= n
+		lines = append([]string{q}, lines...)
+	}
+	return head + "\n" + strings.Join(lines, "\n"), nil
+}
+
+// confirmProposal arms a proposal on the proposer's ✅, through the same
+// validation and rate limit as `!tw arm`. A refusal becomes the question's
+// new text.
+func (c *tripwireCommands) confirmProposal(e *Event, p core.Pending) string {
+	prefix := e.Proc.Prefix()
+	var d core.TripwireDraft
+	if err := json.Unmarshal([]byte(p.Payload), &d); err != nil {
+		e.Fail(fmt.Errorf("read tripwire proposal %s: %w", p.Key, err))
+		return ""
+	}
+	def, err := c.tw.Arm(e.Ctx, p.Requester, d)
+	if err == nil {
+		return twArmed(prefix, def)
+	}
+	if why, ok := twRefusal(err); ok {
+		return fmt.Sprintf("Not armed: %s. Nothing changed; say it again later and I'll propose it anew.", why)
+	}
+	e.Fail(err)
+	return ""
+}
+
+func (c *tripwireCommands) dismissProposal(_ *Event, p core.Pending) string {
+	var d core.TripwireDraft
+	if json.Unmarshal([]byte(p.Payload), &d) != nil || d.Label == "" {
+		return "Dismissed — nothing armed."
+	}
+	return fmt.Sprintf("Dismissed — nothing armed; I won't watch %s.", core.EscapeMarkdown(d.Label))
+}
+
+// clarify asks a question, listing what can be watched unless the
+// question does.
+func (c *tripwireCommands) clarify(e *Event, question string) string {
+	text := question
+	listed := true
+	for _, k := range c.tw.Sources().Kinds() {
+		listed = listed && strings.Contains(question, k.Kind)
+	}
+	if !listed {
+		text += "\n\n" + c.watchable()
+	}
+	return text + fmt.Sprintf("\n\nOr arm it exactly: `%stw arm <source> <op> <value> --because \"…\"`.", e.Proc.Prefix())
+}
+
+// watchable lists the source kinds, one line each.
+func (c *tripwireCommands) watchable() string {
+	var b strings.Builder
+	b.WriteString("I can watch:\n")
+	for _, k := range c.tw.Sources().Kinds() {
+		name := k.Kind
+		if k.Param != "" {
+			name += "[…]"
+		}
+		fmt.Fprintf(&b, "- %s", twCode(name))
+		if len(k.Aliases) > 0 {
+			fmt.Fprintf(&b, " (%s)", core.EscapeMarkdown(k.Aliases[0]))
+		}
+		if k.Description != "" {
+			fmt.Fprintf(&b, ": %s", core.EscapeMarkdown(k.Description))
+		}
+		if k.Param != "" {
+			fmt.Fprintf(&b, "; give the %s", core.EscapeMarkdown(k.Param))
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func (c *tripwireCommands) kindNames() string {
+	kinds := c.tw.Sources().Kinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.Kind
+	}
+	return strings.Join(names, ", ")
+}
+
+// ---- changing tripwires ----
+
+func (c *tripwireCommands) disable(e *Event) {
+	prefix := e.Proc.Prefix()
+	id, ok := c.oneID(e, "disable")
+	if !ok {
+		return
+	}
+	d, err := c.tw.Get(e.Ctx, e.Sender, id)
+	if c.refused(e, "", id, err) {
+		return
+	}
+	if d.Status == core.TripwireDisabled {
+		e.Reply("`%s` (%s) is already disabled. `%stw enable %s` re-arms it.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
+		return
+	}
+	if _, err = c.tw.Disable(e.Ctx, e.Sender, id); c.refused(e, "Not disabled", id, err) {
+		return
+	}
+	e.Reply("Disabled `%s` (%s): I stop watching it.\n`%stw enable %s` re-arms it.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
+}
+
+func (c *tripwireCommands) enable(e *Event) {
+	id, ok := c.oneID(e, "enable")
+	if !ok {
+		return
+	}
+	d, err := c.tw.Get(e.Ctx, e.Sender, id)
+	if c.refused(e, "", id, err) {
+		return
+	}
+	if d.Status.Active() {
+		e.Reply("`%s` (%s) is already %s: I am watching it.", d.ID, core.EscapeMarkdown(d.Label), d.Status)
+		return
+	}
+	if d, err = c.tw.Enable(e.Ctx, e.Sender, id); c.refused(e, "Not enabled", id, err) {
+		return
+	}
+	e.Reply("Enabled `%s` (%s): watching %s again.", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)))
+}
+
+func (c *tripwireCommands) release(e *Event) {
+	prefix := e.Proc.Prefix()
+	id, ok := c.oneID(e, "release")
+	if !ok {
+		return
+	}
+	d, err := c.tw.Get(e.Ctx, e.Sender, id)
+	if c.refused(e, "", id, err) {
+		return
+	}
+	if d.Status != core.TripwireQuarantined {
+		e.Reply("`%s` (%s) is %s, not quarantined: there is nothing to release. `%stw show %s` shows it.", d.ID, core.EscapeMarkdown(d.Label), d.Status, prefix, d.ID)
+		return
+	}
+	if d, err = c.tw.Release(e.Ctx, e.Sender, id); c.refused(e, "Not released", id, err) {
+		return
+	}
+	e.Reply("Released `%s` (%s): watching %s again.", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)))
+}
+
+func (c *tripwireCommands) delete(e *Event) {
+	prefix := e.Proc.Prefix()
+	id, ok := c.oneID(e, "delete")
+	if !ok {
+		return
+	}
+	d, err := c.tw.Get(e.Ctx, e.Sender, id)
+	if c.refused(e, "", id, err) {
+		return
+	}
+	if err := c.tw.Delete(e.Ctx, e.Sender, id); c.refused(e, "Not deleted", id, err) {
+		return
+	}
+	e.Reply("Deleted `%s` (%s). Its past trips stay: `%stw history %s`.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
+}
+
+func (c *tripwireCommands) push(e *Event) {
+	prefix := e.Proc.Prefix()
+	var on, ok bool
+	if len(e.Args) == 2 {
+		on, ok = twOnOff(e.Args[1])
+	}
+	if !ok {
+		e.Reply("Say which tripwire and on or off: `%stw push <id> on|off`.", prefix)
+		return
+	}
+	id := strings.Trim(e.Args[0], "`")
+	d, err := c.tw.SetPush(e.Ctx, e.Sender, id, on)
+	if c.refused(e, "Not changed", id, err) {
+		return
+	}
+	e.Reply("Push is %s for `%s` (%s): when it trips, %s.", map[bool]string{true: "on", false: "off"}[on], d.ID, core.EscapeMarkdown(d.Label), twAction(prefix, d.Action))
+}
+
+func (c *tripwireCommands) cooldown(e *Event) {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) != 2 {
+		e.Reply("Say which tripwire and how long: `%stw cooldown <id> <duration>`, e.g. 30m, 6h or 1d.", prefix)
+		return
+	}
+	dur, ok := twParseDuration(e.Args[1])
+	if !ok {
+		e.Reply("Not changed: the cooldown is a duration like 30m, 6h or 1d, not %s.", twCode(e.Args[1]))
+		return
+	}
+	id := strings.Trim(e.Args[0], "`")
+	d, err := c.tw.SetCooldown(e.Ctx, e.Sender, id, dur)
+	if c.refused(e, "Not changed", id, err) {
+		return
+	}
+	e.Reply("`%s` (%s) now trips at most once every %s.", d.ID, core.EscapeMarkdown(d.Label), twDuration(d.CooldownSeconds))
+}
+
+// ---- personal API tokens ----
+
+// twDirectRooms finds the direct room Jarvis shares with a person; the
+// outbox keeps it, since the bot delivers notices there.
+type twDirectRooms interface {
+	DirectRoom(ctx context.Context, userID string) (string, error)
+}
+
+// token makes a personal API token, in the person's direct room only: a
+// token is a password and never lands in a shared room or on a bridge.
+func (c *tripwireCommands) token(e *Event) {
+	prefix := e.Proc.Prefix()
+	if e.Puppet != "" {
+		e.Reply("A token is a password, so I hand it out only in our direct chat on Matrix, never through a bridge. Ask me there with `%stw token`.", prefix)
+		return
+	}
+	direct, err := c.directRoom(e)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if direct != e.RoomID {
+		if direct == "" {
+			e.Send(core.Notice{Key: "tw:token-room:" + e.EventID, ToUser: e.Sender, Kind: core.NoticeMessage,
+				Body: fmt.Sprintf("This is our direct chat. Say `%stw token` here and I'll make you a personal API token.", prefix)})
+			e.Reply("A token is a password, so I hand it out only in our direct chat, never in a shared room. I've opened one with you: say `%stw token` there.", prefix)
+			return
+		}
+		e.Reply("A token is a password, so I hand it out only in our direct chat, never in a shared room. Say `%stw token` there.", prefix)
+		return
+	}
+	plain, tok, err := c.tw.CreateToken(e.Ctx, e.Sender, e.RawArgs)
+	var fe *core.FieldError
+	if errors.As(err, &fe) {
+		e.Reply("No token made: the label %s.", fe.Reason)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Your personal API token, shown this once (I keep only its hash):\n\n`%s`\n\n"+
+		"It acts on your tripwires only. Send it with every request to Jarvis's API:\n"+
+		"`Authorization: Bearer %s`\n"+
+		"`GET /api/tripwires` lists your tripwires, `POST /api/tripwires` arms one.\n\n"+
+		"Its ID is `%s`: `%stw token revoke %s` turns it off.", plain, plain, tok.ID, prefix, tok.ID)
+}
+
+func (c *tripwireCommands) directRoom(e *Event) (string, error) {
+	dr, ok := e.Proc.deps.Outbox.(twDirectRooms)
+	if !ok {
+		return "", nil
+	}
+	room, err := dr.DirectRoom(e.Ctx, e.Sender)
+	if errors.Is(err, core.ErrNotFound) {
+		return "", nil
+	}
+	return room, err
+}
+
+func (c *tripwireCommands) tokenList(e *Event) {
+	prefix := e.Proc.Prefix()
+	toks, err := c.tw.ListTokens(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if len(toks) == 0 {
+		e.Reply("You have no API tokens. `%stw token` in our direct chat makes one.", prefix)
+		return
+	}
+	var b strings.Builder
+	b.WriteString("**Your API tokens** (their secret is never shown again)\n\n")
+	for _, t := range toks {
+		fmt.Fprintf(&b, "- `%s` made %s", t.ID, breakerTime(t.CreatedAt))
+		if t.Label != "" {
+			fmt.Fprintf(&b, ": %s", core.EscapeMarkdown(t.Label))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\n`%stw token revoke <id>` turns one off.", prefix)
+	e.Reply("%s", b.String())
+}
+
+func (c *tripwireCommands) tokenRevoke(e *Event) {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) != 1 {
+		e.Reply("Which token? `%stw token revoke <id>`; `%stw token list` shows yours.", prefix, prefix)
+		return
+	}
+	id := strings.Trim(e.Args[0], "`")
+	err := c.tw.RevokeToken(e.Ctx, e.Sender, id)
+	if errors.Is(err, core.ErrNotFound) {
+		e.Reply("You have no token %s. `%stw token list` shows yours.", twCode(id), prefix)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Revoked %s: requests bearing it are refused from now on.", twCode(id))
+}
+
+// ---- replies ----
+
+// oneID reads the one tripwire ID a verb takes, or says how to give it.
+func (c *tripwireCommands) oneID(e *Event, verb string) (string, bool) {
+	if len(e.Args) != 1 {
+		prefix := e.Proc.Prefix()
+		e.Reply("Which tripwire? `%stw %s <id>`; `%stw list` shows your tripwires with their IDs.", prefix, verb, prefix)
+		return "", false
+	}
+	return strings.Trim(e.Args[0], "`"), true
+}
+
+// refused answers an error core gave about the sender's request, in one
+// short reply saying what is wrong and what to type instead, and reports
+// whether there was an error. Errors that are not the sender's fail the
+// command.
+func (c *tripwireCommands) refused(e *Event, what, id string, err error) bool {
+	if err == nil {
+		return false
+	}
+	prefix := e.Proc.Prefix()
+	if errors.Is(err, core.ErrNotFound) && id != "" {
+		e.Reply("You have no tripwire %s. `%stw list` shows yours.", twCode(id), prefix)
+		return true
+	}
+	why, ok := twRefusal(err)
+	if !ok {
+		e.Fail(err)
+		return true
+	}
+	if what == "" {
+		what = "Sorry"
+	}
+	hint := ""
+	switch f := twField(err); {
+	case f == "cooldown_seconds":
+		hint = " For example `--cooldown 6h`, or `" + prefix + "tw cooldown <id> 6h`."
+	case f == "label":
+		hint = ` For example --label "GI low".`
+	case f == "rationale":
+		hint = ` For example --because "I want to know before the Seal".`
+	case strings.HasPrefix(f, "source"), strings.HasPrefix(f, "condition"):
+		hint = " " + c.armExample(prefix)
+	}
+	e.Reply("%s: %s.%s", what, why, hint)
+	return true
+}
+
+// twRefusal says in words why core refused a request the person can fix or
+// wait out; ok is false for anything else.
+func twRefusal(err error) (string, bool) {
+	var fe *core.FieldError
+	switch {
+	case errors.As(err, &fe):
+		reason := fe.Reason
+		if fe.Field == "cooldown_seconds" {
+			reason = fmt.Sprintf("must be between 0 and %s", twDuration(core.MaxCooldownSeconds))
+		}
+		return twFieldWords(fe.Field) + " " + reason, true
+	case errors.Is(err, core.ErrRateLimited):
+		return fmt.Sprintf("you armed %d tripwires in the last hour, the most I take in an hour", core.CreationLimit), true
+	case errors.Is(err, core.ErrIllegalTransition):
+		return refusalText(err), true
+	}
+	return "", false
+}
+
+func twField(err error) string {
+	var fe *core.FieldError
+	if errors.As(err, &fe) {
+		return fe.Field
+	}
+	return ""
+}
+
+// twFieldWords names a field of a draft the way a person typed it.
+func twFieldWords(field string) string {
+	switch {
+	case field == "label":
+		return "the label (--label)"
+	case field == "rationale":
+		return "the reason (--because)"
+	case field == "cooldown_seconds":
+		return "the cooldown"
+	case field == "action":
+		return "the action:"
+	case strings.HasSuffix(field, "source.param"):
+		return "the source's param"
+	case strings.Contains(field, "source"):
+		return "the source"
+	case strings.HasSuffix(field, ".op"):
+		return "the op"
+	case strings.Contains(field, "threshold"), strings.Contains(field, "conditions"):
+		return "the value"
+	case field == "param":
+		return "the param"
+	}
+	return twCode(field)
+}
+
+// twArmed confirms an armed tripwire.
+func twArmed(prefix string, d core.TripwireDefinition) string {
+	return fmt.Sprintf("Armed — `%s` watching %s (%s).\nWhen it trips: %s; at most once every %s.\n`%stw show %s` shows it, `%stw disable %s` pauses it.",
+		d.ID, twCode(twRule(d.Source, d.Condition)), core.EscapeMarkdown(d.Label), twAction(prefix, d.Action), twDuration(d.CooldownSeconds),
+		prefix, d.ID, prefix, d.ID)
+}
+
+// twRule renders the exact rule with its sources: "integrity.gi < 0.7",
+// or "all of: integrity.gi < 0.7; agent.status[EVE] = offline".
+func twRule(src core.SourceRef, c core.Condition) string {
+	if c.Op != core.OpAll && c.Op != core.OpAny {
+		return src.String() + " " + c.String()
+	}
+	parts := make([]string, len(c.Conditions))
+	for i, s := range c.Conditions {
+		ref := src
+		if s.Source != nil {
+			ref = *s.Source
+		}
+		parts[i] = ref.String() + " " + s.String()
+	}
+	return string(c.Op) + " of: " + strings.Join(parts, "; ")
+}
+
+// twAction says what a trip does.
+func twAction(prefix string, a core.TripwireAction) string {
+	switch {
+	case a.Push && a.Journal:
+		return "I message you directly and note it in your journal"
+	case a.Push:
+		return "I message you directly"
+	}
+	return fmt.Sprintf("I note it quietly in your journal (`%stw journal`)", prefix)
+}
+
+func twStatus(prefix string, d core.TripwireDefinition) string {
+	switch d.Status {
+	case core.TripwireTripped:
+		return "tripped; it re-arms when the condition clears"
+	case core.TripwireDisabled:
+		return fmt.Sprintf("disabled; `%stw enable %s` re-arms it", prefix, d.ID)
+	case core.TripwireQuarantined:
+		return fmt.Sprintf("quarantined because %s; `%stw release %s` re-arms it", core.EscapeMarkdown(d.QuarantineReason), prefix, d.ID)
+	}
+	return "armed, watching"
+}
+
+// twDuration renders seconds without zero tails: "1h", "90m" as
+// "1h30m", whole days as "2d".
+func twDuration(secs int) string {
+	if secs == 0 {
+		return "no time"
+	}
+	d := time.Duration(secs) * time.Second
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// twParseDuration reads "30m", "6h", "1d", "1d12h" or "0".
+func twParseDuration(s string) (time.Duration, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "0" || s == "none" || s == "off" {
+		return 0, true
+	}
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil || n < 0 || n > 10000 {
+			return 0, false
+		}
+		days, s = time.Duration(n)*24*time.Hour, s[i+1:]
+		if s == "" {
+			return days, true
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return days + d, true
+}
+
+func twOnOff(s string) (bool, bool) {
+	switch strings.ToLower(s) {
+	case "on", "yes", "true":
+		return true, true
+	case "off", "no", "false":
+		return false, true
+	}
+	return false, false
+}
+
+func twTimeOrNever(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return breakerTime(*t)
+}
+
+func twCountTrips(n int) string {
+	if n == 1 {
+		return "1 trip"
+	}
+	return fmt.Sprintf("%d trips", n)
+}
+
+// twCode puts text in a code span; backticks inside become quotes.
+func twCode(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+
+// twQuote puts a message on one line in quotes, cut to n characters.
+func twQuote(s string, n int) string {
+	return "“" + twCut(strings.Join(strings.Fields(s), " "), n) + "”"
+}
+
+func twCut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// twMDLines escapes text line by line, keeping its lines.
+func twMDLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		lines[i] = core.EscapeMarkdown(l)
+	}
+	return strings.Join(lines, "\n")
+}

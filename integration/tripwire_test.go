@@ -1,0 +1,301 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+)
+
+// snapshotFeed serves the terminal snapshot the snapshot source kinds
+// read, with a GI the test sets.
+type snapshotFeed struct {
+	mu sync.Mutex
+	gi float64
+}
+
+func newSnapshotFeed(t *testing.T, gi float64) (*snapshotFeed, string) {
+	t.Helper()
+	f := &snapshotFeed{gi: gi}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"integrity": {"gi": %g}, "vault": {"balance": 12}, "micro_agents": {}}`, f.gi)
+	}))
+	t.Cleanup(srv.Close)
+	return f, srv.URL
+}
+
+func (f *snapshotFeed) setGI(gi float64) {
+	f.mu.Lock()
+	f.gi = gi
+	f.mu.Unlock()
+}
+
+// tripwireJarvis starts a Jarvis reading the feed, ticking every second;
+// host is invited to its room.
+func tripwireJarvis(t *testing.T, feedURL string, host *tesths.Person) *jarvis {
+	return newJarvis(t, options{admins: []id.UserID{host.UserID},
+		extra: fmt.Sprintf("sources:\n  snapshot:\n    url: %s\ntripwires:\n  tick: 1s\n", feedURL)})
+}
+
+var tripwireIDs = regexp.MustCompile(`tw_[a-z0-9]+_[a-z2-7]+`)
+
+// TestTripwirePushAndJournal: a pushed trip mentions the person in their
+// direct room with Jarvis, saying what tripped, the value, the rule and
+// why they armed it; when the value recovers, "Cleared at …" follows in
+// its thread. A journal-only trip sends nothing and waits in `!tw journal`.
+func TestTripwirePushAndJournal(t *testing.T) {
+	ctx := context.Background()
+	feed, url := newSnapshotFeed(t, 0.80)
+	alice := newPerson(t, "alice")
+	j := tripwireJarvis(t, url, alice)
+	room := j.joinRoom(t, alice)
+
+	say := func(text string) string {
+		t.Helper()
+		sent, err := alice.Say(ctx, room, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+		if err != nil {
+			t.Fatalf("no reply to %q: %v", text, err)
+		}
+		return tesths.Body(reply)
+	}
+	for _, arm := range []string{
+		`!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7" --push`,
+		`!tw arm integrity.gi lt 0.70 --label "GI quiet" --because "only for the record"`,
+	} {
+		if body := say(arm); !strings.HasPrefix(body, "Armed — tw_") {
+			t.Fatalf("%s got %q", arm, body)
+		}
+	}
+	tripped := func(label string) func(*event.Event) bool {
+		return func(evt *event.Event) bool {
+			return evt.Type == event.EventMessage && evt.Sender == j.UserID && strings.Contains(tesths.Body(evt), "Tripwire tripped: "+label)
+		}
+	}
+
+	feed.setGI(0.65)
+	trip, err := alice.WaitFor(ctx, waitReply, tripped("GI low"))
+	if err != nil {
+		t.Fatalf("no trip notice: %v", err)
+	}
+	t.Run("the trip notice mentions the person in their direct room", func(t *testing.T) {
+		if trip.RoomID == room {
+			t.Errorf("the trip notice went to the shared room")
+		}
+		body := tesths.Body(trip)
+		for _, w := range []string{"GI low", "integrity.gi is 0.65", "integrity.gi < 0.7", "the Seal needs GI above 0.7"} {
+			if !strings.Contains(body, w) {
+				t.Errorf("the trip notice lacks %q:\n%s", w, body)
+			}
+		}
+		if m := trip.Content.AsMessage().Mentions; m == nil || !slices.Contains(m.UserIDs, alice.UserID) {
+			t.Errorf("the trip notice does not mention %s: %+v", alice.UserID, m)
+		}
+	})
+
+	t.Run("a journal-only trip waits in the journal", func(t *testing.T) {
+		body := say("!tw journal")
+		for _, w := range []string{"Since you last looked", "GI quiet", "GI low", "integrity.gi is 0.65"} {
+			if !strings.Contains(body, w) {
+				t.Errorf("the journal lacks %q:\n%s", w, body)
+			}
+		}
+		if body := say("!tw journal"); !strings.Contains(body, "Nothing new since you last looked") {
+			t.Errorf("the journal read twice says %q", body)
+		}
+	})
+
+	feed.setGI(0.80)
+	t.Run("the reset is threaded under the trip notice", func(t *testing.T) {
+		cleared, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+			if evt.Type != event.EventMessage || evt.Sender != j.UserID || evt.RoomID != trip.RoomID {
+				return false
+			}
+			rel := evt.Content.AsMessage().RelatesTo
+			return rel != nil && rel.Type == event.RelThread && rel.EventID == trip.ID
+		})
+		if err != nil {
+			t.Fatalf("nothing in the trip notice's thread: %v", err)
+		}
+		if body := tesths.Body(cleared); !strings.HasPrefix(body, "✅ Cleared at ") || !strings.Contains(body, "integrity.gi is 0.8") {
+			t.Errorf("the thread says %q", body)
+		}
+	})
+
+	t.Run("the journal-only trip sent nothing to any room", func(t *testing.T) {
+		if got := alice.Events(tripped("GI quiet")); len(got) != 0 {
+			t.Errorf("a journal-only trip was sent: %q", tesths.Body(got[0]))
+		}
+		if got := alice.Events(tripped("GI low")); len(got) != 1 {
+			var where []string
+			for _, evt := range got {
+				where = append(where, fmt.Sprintf("%s in %s", evt.ID, evt.RoomID))
+			}
+			t.Errorf("the pushed trip was sent %d times: %s", len(got), strings.Join(where, ", "))
+		}
+	})
+}
+
+// TestConversationalArming: a sentence in the room becomes a proposal
+// with ✅ ❌ on it. Another person's ✅ does nothing; the proposer's arms
+// it, once; ❌ dismisses a proposal; the reply "arm" arms one.
+func TestConversationalArming(t *testing.T) {
+	ctx := context.Background()
+	_, url := newSnapshotFeed(t, 0.80)
+	alice := newPerson(t, "alice")
+	bob := newPerson(t, "bob")
+	j := tripwireJarvis(t, url, alice)
+	room := j.joinRoom(t, alice)
+	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	j.joinRoom(t, bob)
+
+	ask := func(who *tesths.Person, text string) *event.Event {
+		t.Helper()
+		sent, err := who.Say(ctx, room, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, err := who.WaitFor(ctx, waitReply, j.replyTo(sent))
+		if err != nil {
+			t.Fatalf("no reply to %q: %v", text, err)
+		}
+		return reply
+	}
+	propose := func(text string) *event.Event {
+		t.Helper()
+		q := ask(alice, text)
+		for _, r := range []string{"✅", "❌"} {
+			if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, q.ID, r)); err != nil {
+				t.Fatalf("no %s on the proposal %q: %v", r, tesths.Body(q), err)
+			}
+		}
+		return q
+	}
+	listed := func(who *tesths.Person) []string {
+		t.Helper()
+		ids := tripwireIDs.FindAllString(tesths.Body(ask(who, "!tw list")), -1)
+		slices.Sort(ids)
+		return slices.Compact(ids)
+	}
+	edits := func(q *event.Event) []*event.Event { return alice.Events(editOf(j.UserID, q.ID)) }
+
+	first := propose("tell me when GI drops below 0.70")
+	t.Run("the proposal says what, the rule, the action and the cooldown", func(t *testing.T) {
+		body := tesths.Body(first)
+		for _, w := range []string{"GI below 0.70", "integrity.gi < 0.7", "I message you directly", "1h between trips", "React ✅ to arm, ❌ to dismiss."} {
+			if !strings.Contains(body, w) {
+				t.Errorf("the proposal lacks %q:\n%s", w, body)
+			}
+		}
+	})
+
+	t.Run("another person's ✅ does nothing", func(t *testing.T) {
+		if _, err := bob.SendReaction(ctx, room, first.ID, "✅"); err != nil {
+			t.Fatal(err)
+		}
+		// Jarvis reads the room in order: by the time it answers this,
+		// it has seen Bob's ✅.
+		if got := listed(alice); len(got) != 0 {
+			t.Errorf("Bob's ✅ armed %q", got)
+		}
+		if got := listed(bob); len(got) != 0 {
+			t.Errorf("Bob has tripwires: %q", got)
+		}
+		if n := len(edits(first)); n != 0 {
+			t.Errorf("the proposal was edited %d times", n)
+		}
+	})
+
+	var armed string
+	t.Run("the proposer's ✅ arms it", func(t *testing.T) {
+		if _, err := alice.SendReaction(ctx, room, first.ID, "✅"); err != nil {
+			t.Fatal(err)
+		}
+		edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, first.ID))
+		if err != nil {
+			t.Fatalf("the proposal was not edited: %v", err)
+		}
+		body := newBody(edit)
+		if !strings.HasPrefix(body, "Armed — tw_") || !strings.Contains(body, "integrity.gi < 0.7") {
+			t.Fatalf("the proposal now says %q", body)
+		}
+		armed = tripwireIDs.FindString(body)
+		if got := listed(alice); !slices.Equal(got, []string{armed}) {
+			t.Errorf("!tw list shows %q, want %s", got, armed)
+		}
+	})
+
+	t.Run("a second ✅ arms nothing twice", func(t *testing.T) {
+		mine := alice.Events(func(evt *event.Event) bool {
+			return reactionBy(alice.UserID, first.ID, "✅")(evt)
+		})
+		if len(mine) == 0 {
+			t.Fatal("Alice's ✅ is not in the room")
+		}
+		if _, err := alice.RedactEvent(ctx, room, mine[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := alice.SendReaction(ctx, room, first.ID, "✅"); err != nil {
+			t.Fatal(err)
+		}
+		if got := listed(alice); !slices.Equal(got, []string{armed}) {
+			t.Errorf("after a second ✅, !tw list shows %q, want only %s", got, armed)
+		}
+		if n := len(edits(first)); n != 1 {
+			t.Errorf("the proposal was edited %d times, want once", n)
+		}
+	})
+
+	t.Run("❌ dismisses another proposal", func(t *testing.T) {
+		q := propose("ping me when the vault goes above 45")
+		if _, err := alice.SendReaction(ctx, room, q.ID, "❌"); err != nil {
+			t.Fatal(err)
+		}
+		edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, q.ID))
+		if err != nil {
+			t.Fatalf("the proposal was not edited: %v", err)
+		}
+		if body := newBody(edit); !strings.HasPrefix(body, "Dismissed") {
+			t.Errorf("the dismissed proposal says %q", body)
+		}
+	})
+
+	t.Run("the reply arm arms a third", func(t *testing.T) {
+		q := propose("let me know if GI drops below 0.5")
+		reply := &event.MessageEventContent{MsgType: event.MsgText, Body: "arm",
+			RelatesTo: &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: q.ID}}}
+		if _, err := alice.SendMessageEvent(ctx, room, event.EventMessage, reply); err != nil {
+			t.Fatal(err)
+		}
+		edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, q.ID))
+		if err != nil {
+			t.Fatalf("the proposal was not edited: %v", err)
+		}
+		body := newBody(edit)
+		if !strings.HasPrefix(body, "Armed — tw_") || !strings.Contains(body, "integrity.gi < 0.5") {
+			t.Fatalf("the proposal now says %q", body)
+		}
+		if got := listed(alice); len(got) != 2 || !slices.Contains(got, armed) {
+			t.Errorf("!tw list shows %q, want two with %s", got, armed)
+		}
+	})
+}
