@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.mau.fi/util/dbutil"
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto/cryptohelper"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/bridge"
@@ -37,6 +39,8 @@ type Config struct {
 	Admins []string `mapstructure:"admins"`
 	// AllowedUsers are MXID glob patterns of people Jarvis answers.
 	AllowedUsers []string `mapstructure:"allowed_users"`
+	// Encryption is end-to-end encryption.
+	Encryption EncryptionConfig `mapstructure:"encryption"`
 }
 
 // Validate checks the config.
@@ -57,6 +61,9 @@ func (c Config) Validate() error {
 		if _, _, err := id.UserID(admin).Parse(); err != nil {
 			return core.Invalid("bot.admins", "entry %d (%q) is not a Matrix user ID", i, admin)
 		}
+	}
+	if c.Encryption.Enabled && c.Encryption.PickleKey == "" {
+		return core.Invalid("bot.encryption.pickle_key", "is required while bot.encryption.enabled is true: a long random secret that protects the keys in the database")
 	}
 	if len(c.AllowedUsers) == 0 {
 		return core.Invalid("bot.allowed_users", "list at least one pattern, e.g. \"@*:example.org\"")
@@ -80,6 +87,7 @@ type OutboxStore interface {
 	MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error
 	MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error
 	RetryNow(ctx context.Context) error
+	Enqueue(ctx context.Context, n core.Notice) error
 	DirectRoom(ctx context.Context, userID string) (string, error)
 	SetDirectRoom(ctx context.Context, userID, roomID string) error
 }
@@ -98,6 +106,9 @@ type Deps struct {
 	// Leader, when set, tells whether this Jarvis holds the workspace
 	// lease. Jarvis syncs, and so acts on messages, only while it does.
 	Leader func() bool
+	// DB is Jarvis's database; with encryption on, the crypto store and
+	// the room state store keep their own tables in it.
+	DB *dbutil.Database
 }
 
 // Bot is Jarvis on Matrix.
@@ -106,6 +117,9 @@ type Bot struct {
 	deps   Deps
 	log    zerolog.Logger
 	Client *mautrix.Client
+
+	syncer *syncer
+	crypto *cryptohelper.CryptoHelper
 
 	mu       sync.Mutex
 	roomID   id.RoomID
@@ -126,6 +140,10 @@ func New(hsURL string, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) 
 	cli.DefaultHTTPRetries = 0
 	cli.IgnoreRateLimit = true
 	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, rooms: map[id.RoomID]bridge.Room{}}
+	// The syncer exists before login: the crypto helper hooks into it.
+	b.syncer = &syncer{DefaultSyncer: mautrix.NewDefaultSyncer(), bot: b}
+	cli.Syncer = b.syncer
+	cli.Store = syncStore{state: deps.State}
 	return b, nil
 }
 
@@ -140,7 +158,8 @@ func (b *Bot) RoomID() string {
 func (b *Bot) Health() map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	h := map[string]any{"user_id": b.cfg.UserID, "room_id": b.roomID.String(), "synced": !b.lastSync.IsZero()}
+	h := map[string]any{"user_id": b.cfg.UserID, "room_id": b.roomID.String(), "synced": !b.lastSync.IsZero(),
+		"device_id": b.Client.DeviceID.String(), "encryption": b.Client.Crypto != nil}
 	if !b.lastSync.IsZero() {
 		h["last_sync"] = b.lastSync.UTC().Format(time.RFC3339Nano)
 	}
@@ -156,10 +175,14 @@ func (b *Bot) Prepare(ctx context.Context) error {
 	if err := b.retry(ctx, "log in", b.login); err != nil {
 		return err
 	}
+	if err := b.retry(ctx, "set up encryption", b.initCrypto); err != nil {
+		return err
+	}
 	if err := b.retry(ctx, "join the dedicated room", b.ensureRoom); err != nil {
 		return err
 	}
-	b.log.Info().Str("room_id", b.RoomID()).Str("device_id", b.Client.DeviceID.String()).Msg("Jarvis is in its room")
+	b.log.Info().Str("room_id", b.RoomID()).Str("device_id", b.Client.DeviceID.String()).
+		Bool("encryption", b.Client.Crypto != nil).Msg("Jarvis is in its room")
 	return nil
 }
 
@@ -177,8 +200,12 @@ func (b *Bot) Run(ctx context.Context) error {
 	return err
 }
 
+// permanentError marks a failure that trying again cannot mend.
+type permanentError struct{ error }
+
 // retry runs fn until it succeeds, ctx ends, or the homeserver refuses
-// for good (a wrong password, a forbidden room).
+// for good (a wrong password, a forbidden room), or fn says its failure is
+// permanent.
 func (b *Bot) retry(ctx context.Context, what string, fn func(ctx context.Context) error) error {
 	delay := 500 * time.Millisecond
 	for {
@@ -188,6 +215,10 @@ func (b *Bot) retry(ctx context.Context, what string, fn func(ctx context.Contex
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		var perm permanentError
+		if errors.As(err, &perm) {
+			return fmt.Errorf("%s: %w", what, perm.error)
 		}
 		var respErr mautrix.RespError
 		if errors.As(err, &respErr) && respErr.StatusCode >= 400 && respErr.StatusCode < 500 && respErr.StatusCode != 429 {

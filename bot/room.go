@@ -45,6 +45,7 @@ func (b *Bot) ensureRoom(ctx context.Context) error {
 		Preset:             "private_chat",
 		Invite:             invite,
 		PowerLevelOverride: &event.PowerLevelsEventContent{Users: power},
+		InitialState:       b.encryptionState(),
 	})
 	if err != nil {
 		return fmt.Errorf("create %s: %w", room, err)
@@ -68,10 +69,11 @@ func (b *Bot) directRoom(ctx context.Context, userID string) (id.RoomID, error) 
 		return id.RoomID(roomID), nil
 	}
 	created, err := b.Client.CreateRoom(ctx, &mautrix.ReqCreateRoom{
-		Preset:   "trusted_private_chat",
-		IsDirect: true,
-		Invite:   []id.UserID{id.UserID(userID)},
-		Name:     "Jarvis",
+		Preset:       "trusted_private_chat",
+		IsDirect:     true,
+		Invite:       []id.UserID{id.UserID(userID)},
+		Name:         "Jarvis",
+		InitialState: b.encryptionState(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("create direct room with %s: %w", userID, err)

@@ -143,7 +143,11 @@ func (b *Bot) sendOnce(ctx context.Context, batch core.Batch) (id.EventID, error
 }
 
 // findSent looks through Jarvis's recent events in the room for one that
-// carries the transaction key.
+// carries the transaction key. In an encrypted room the key is inside the
+// encrypted content: Jarvis decrypts its own events with the megolm
+// sessions it created. An event it cannot decrypt (its keys lost with the
+// database) counts as not found, and the notice is sent again: a rare
+// duplicate is better than a lost notice.
 func (b *Bot) findSent(ctx context.Context, roomID id.RoomID, txnKey string) (id.EventID, error) {
 	filter := &mautrix.FilterPart{Senders: []id.UserID{b.Client.UserID}}
 	resp, err := b.Client.Messages(ctx, roomID, "", "", mautrix.DirectionBackward, filter, 100)
@@ -151,6 +155,9 @@ func (b *Bot) findSent(ctx context.Context, roomID id.RoomID, txnKey string) (id
 		return "", err
 	}
 	for _, evt := range resp.Chunk {
+		if evt = b.decrypted(ctx, evt); evt == nil {
+			continue
+		}
 		if key, _ := evt.Content.Raw[noticeField].(string); key == txnKey {
 			return evt.ID, nil
 		}
@@ -181,6 +188,16 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 	target, err := b.targetEvent(ctx, head)
 	if err != nil {
 		return "", err
+	}
+	if b.Client.Crypto != nil {
+		// Whether the room is encrypted and who is in it come from the
+		// state store, which learns them from sync; a room the sender
+		// reaches before sync has told about it (joined at start, or known
+		// only from before a lost state) is read once here, so nothing
+		// goes out in the clear or to too few devices.
+		if _, err := b.roomInfo(ctx, roomID); err != nil {
+			return "", fmt.Errorf("read the room's state: %w", err)
+		}
 	}
 	req := mautrix.ReqSendEvent{TransactionID: txnID(batch.TxnKey)}
 	marked := func(parsed any) *event.Content {

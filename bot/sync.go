@@ -124,8 +124,7 @@ func (s syncStore) LoadNextBatch(ctx context.Context, _ id.UserID) (string, erro
 
 // runSync syncs until ctx ends.
 func (b *Bot) runSync(ctx context.Context) error {
-	inner := mautrix.NewDefaultSyncer()
-	s := &syncer{DefaultSyncer: inner, bot: b}
+	inner := b.syncer.DefaultSyncer
 	// The very first sync of a new Jarvis carries history; it acts on
 	// nothing from before Jarvis first started.
 	born, err := b.firstStart(ctx)
@@ -148,8 +147,6 @@ func (b *Bot) runSync(ctx context.Context) error {
 	for _, typ := range []event.Type{event.StateBridge, event.StateHalfShotBridge, event.StateBeeperRoomFeatures} {
 		inner.OnEventType(typ, b.onRoomFeatures)
 	}
-	b.Client.Syncer = s
-	b.Client.Store = syncStore{state: b.deps.State}
 	for {
 		if err := b.waitLeader(ctx); err != nil {
 			return nil

@@ -92,7 +92,10 @@ func startEcho(b *testing.B) *tesths.Person {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := tesths.Watch(cli)
+	p, err := tesths.Watch(ctx, cli)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Cleanup(p.Stop)
 	p.OnEvent(func(ctx context.Context, evt *event.Event) {
 		if evt.Type != event.EventMessage || evt.Sender == cli.UserID {

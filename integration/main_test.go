@@ -138,6 +138,7 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 	for _, a := range opts.allowed {
 		fmt.Fprintf(&b, "    - %q\n", a)
 	}
+	b.WriteString("  encryption:\n    pickle_key: integration-pickle-key\n")
 	if opts.store.Type != "" {
 		j.DBPath = ""
 		fmt.Fprintf(&b, "store:\n  type: %s\n  uri: %q\n", opts.store.Type, opts.store.URI)

@@ -31,7 +31,7 @@ func TestSysVerbsForAdminsOnly(t *testing.T) {
 		want   []string
 		forbid []string
 	}{
-		{"status", alice, "!sys status", []string{"Jarvis", "Matrix", "Lease", "Outbox", "0 waiting", "Database", "tripwires: 0 armed", "breakers: all closed", "cards: none"}, nil},
+		{"status", alice, "!sys status", []string{"Jarvis", "Matrix", "end-to-end encryption on", "Lease", "Outbox", "0 waiting", "Database", "tripwires: 0 armed", "breakers: all closed", "cards: none"}, nil},
 		{"logs are redacted", alice, "!sys logs 50", []string{"Logged in with password"}, []string{"jarvis-password", "syt_"}},
 		{"non-admin status", bob, "!sys status", []string{"admins only"}, []string{"Outbox"}},
 		{"non-admin logs", bob, "!sys logs", []string{"admins only"}, []string{"Logged in"}},

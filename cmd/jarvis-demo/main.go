@@ -65,7 +65,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	alice := tesths.Watch(aliceClient)
+	// Alice has her own end-to-end encryption: the room Jarvis creates is
+	// encrypted, and she reads it as Element would.
+	alice, err := tesths.Watch(ctx, aliceClient)
+	if err != nil {
+		return err
+	}
 	defer alice.Stop()
 	if _, err := hs.Register(ctx, "jarvis", "jarvis-password"); err != nil {
 		return err
@@ -94,6 +99,8 @@ bot:
   room: "#jarvis:localhost"
   admins: ["%s"]
   allowed_users: ["@*:localhost"]
+  encryption:
+    pickle_key: demo-pickle-key
 store:
   uri: %s
 api:
@@ -129,7 +136,10 @@ logging:
 	if d.room, err = joinWhenReady(ctx, alice); err != nil {
 		return err
 	}
-	step(fmt.Sprintf("%s is in the dedicated room %s with Jarvis\n", alice.UserID, d.room))
+	if err := alice.WaitEncrypted(ctx, d.room, 30*time.Second); err != nil {
+		return err
+	}
+	step(fmt.Sprintf("%s is in the dedicated room %s with Jarvis; the room is end-to-end encrypted\n", alice.UserID, d.room))
 
 	d.talk("!ping")
 	d.talk("!help")

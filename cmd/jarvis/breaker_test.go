@@ -41,6 +41,7 @@ bot:
   room: "#jarvis:example.org"
   admins: ["@admin:example.org"]
   allowed_users: ["@*:example.org"]
+  encryption: {pickle_key: a-test-pickle-key}
 store:
   uri: %s
 `, db)

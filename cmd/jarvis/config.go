@@ -74,6 +74,8 @@ var defaults = map[string]any{
 	"bot.command_prefix":        "!",
 	"bot.admins":                []string{},
 	"bot.allowed_users":         []string{},
+	"bot.encryption.enabled":    true,
+	"bot.encryption.pickle_key": "",
 	"store.type":                "sqlite3",
 	"store.uri":                 "jarvis.db",
 	"api.listen":                "",

@@ -21,6 +21,7 @@ bot:
   password: secret-password
   room: "#jarvis:example.org"
   allowed_users: ["@*:example.org"]
+  encryption: {pickle_key: a-test-pickle-key}
 `
 
 func writeConfig(t *testing.T, text string) string {
@@ -94,6 +95,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad admin", "bot:\n  admins: [\"bob\"]\n", "bot.admins"},
 		{"bad allowed pattern", "bot:\n  allowed_users: [\"*\"]\n", "bot.allowed_users"},
 		{"no credentials", "bot:\n  password: \"\"\n", "bot.password"},
+		{"encryption without pickle key", "bot:\n  encryption: {pickle_key: \"\"}\n", "bot.encryption.pickle_key"},
 		{"prefix with space", "bot:\n  command_prefix: \"! \"\n", "bot.command_prefix"},
 		{"unknown store", "store:\n  type: oracle\n", "store.type"},
 		{"bad log level", "logging:\n  level: loud\n", "logging.level"},

@@ -67,6 +67,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 		Clock:     clock,
 		Gate:      lease.Check,
 		Leader:    leader,
+		DB:        st.DB,
 	}, log)
 	if err != nil {
 		return fail(exitConfig, err)
@@ -509,6 +510,11 @@ func statusSections(cfg *Config, b *bot.Bot, lease *core.Lease, outbox *store.Ou
 		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
 			h := b.Health()
 			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h["user_id"], h["room_id"])}
+			if h["encryption"] == true {
+				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption on", h["device_id"]))
+			} else {
+				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption off", h["device_id"]))
+			}
 			if last, ok := h["last_sync"]; ok {
 				lines = append(lines, fmt.Sprintf("last sync %s", last))
 			}

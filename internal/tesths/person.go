@@ -3,26 +3,44 @@ package tesths
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
+	_ "github.com/mattn/go-sqlite3" // the crypto store's driver
+	"go.mau.fi/util/dbutil"
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto/cryptohelper"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 )
 
 // Person is a scripted Matrix user: it syncs, joins rooms it is invited
-// to, and records every event it sees so tests can wait for one.
+// to, and records every event it sees so tests can wait for one. It has
+// its own end-to-end encryption (a crypto store in a temporary SQLite
+// file): it reads encrypted rooms, where it records both the encrypted
+// event and its decryption, and its messages there are encrypted.
 type Person struct {
 	*mautrix.Client
+	Crypto *cryptohelper.CryptoHelper
+	db     *dbutil.Database
+	dir    string
 
 	mu       sync.Mutex
 	events   []*event.Event
-	ids      map[id.EventID]bool
+	ids      map[seenKey]bool
 	handlers []func(context.Context, *event.Event)
 	seen     chan struct{}
 	cancel   context.CancelFunc
 	done     chan struct{}
+}
+
+// seenKey tells events apart: an encrypted event and its decryption
+// share an event ID.
+type seenKey struct {
+	id        id.EventID
+	decrypted bool
 }
 
 // NewPerson registers a fresh user and starts syncing.
@@ -31,12 +49,13 @@ func (h *Homeserver) NewPerson(ctx context.Context, prefix string) (*Person, err
 	if err != nil {
 		return nil, err
 	}
-	return Watch(cli), nil
+	return Watch(ctx, cli)
 }
 
-// Watch starts syncing cli as a Person.
-func Watch(cli *mautrix.Client) *Person {
-	p := &Person{Client: cli, ids: map[id.EventID]bool{}, seen: make(chan struct{}, 1), done: make(chan struct{})}
+// Watch sets up encryption for cli's device and starts syncing it as a
+// Person.
+func Watch(ctx context.Context, cli *mautrix.Client) (*Person, error) {
+	p := &Person{Client: cli, ids: map[seenKey]bool{}, seen: make(chan struct{}, 1), done: make(chan struct{})}
 	syncer := mautrix.NewDefaultSyncer()
 	syncer.OnEvent(func(ctx context.Context, evt *event.Event) {
 		if evt.Type == event.StateMember && evt.GetStateKey() == cli.UserID.String() &&
@@ -44,13 +63,15 @@ func Watch(cli *mautrix.Client) *Person {
 			_, _ = cli.JoinRoomByID(ctx, evt.RoomID)
 		}
 		p.mu.Lock()
-		if evt.ID != "" && p.ids[evt.ID] {
+		key := seenKey{evt.ID, Encrypted(evt)}
+		if evt.ID != "" && p.ids[key] {
 			// A client shows an event once, however often sync brings it
-			// (state and timeline, a join's backfill).
+			// (state and timeline, a join's backfill). An encrypted event
+			// and its decryption share an ID and are both kept.
 			p.mu.Unlock()
 			return
 		}
-		p.ids[evt.ID] = true
+		p.ids[key] = true
 		p.events = append(p.events, evt)
 		handlers := p.handlers
 		p.mu.Unlock()
@@ -64,6 +85,10 @@ func Watch(cli *mautrix.Client) *Person {
 	})
 	cli.Syncer = quickRetry{syncer}
 	cli.Store = mautrix.NewMemorySyncStore()
+	if err := p.initCrypto(ctx); err != nil {
+		p.cleanup()
+		return nil, fmt.Errorf("encryption for %s: %w", cli.UserID, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {
@@ -76,7 +101,53 @@ func Watch(cli *mautrix.Client) *Person {
 			}
 		}
 	}()
-	return p
+	return p, nil
+}
+
+// initCrypto gives the person's device its keys, in a fresh store.
+func (p *Person) initCrypto(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "tesths-crypto-")
+	if err != nil {
+		return err
+	}
+	p.dir = dir
+	dsn := "file:" + filepath.Join(dir, "crypto.db") + "?_txlock=immediate&_journal_mode=WAL&_foreign_keys=on&_busy_timeout=10000"
+	p.db, err = dbutil.NewWithDialect(dsn, "sqlite3")
+	if err != nil {
+		return err
+	}
+	helper, err := cryptohelper.NewCryptoHelper(p.Client, []byte("tesths-pickle-key"), p.db)
+	if err != nil {
+		return err
+	}
+	if err := helper.Init(ctx); err != nil {
+		return err
+	}
+	p.Crypto = helper
+	p.Client.Crypto = helper
+	return nil
+}
+
+func (p *Person) cleanup() {
+	if p.db != nil {
+		_ = p.db.Close()
+	}
+	if p.dir != "" {
+		_ = os.RemoveAll(p.dir)
+	}
+}
+
+// WaitEncrypted waits until the person knows that a room is encrypted, so
+// that what it says there next is encrypted.
+func (p *Person) WaitEncrypted(ctx context.Context, roomID id.RoomID, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if ok, err := p.StateStore.IsEncrypted(ctx, roomID); err == nil && ok {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not learn within %s that %s is encrypted", p.UserID, timeout, roomID)
 }
 
 // OnEvent runs fn for every event seen from now on, in the sync loop.
@@ -86,10 +157,11 @@ func (p *Person) OnEvent(fn func(context.Context, *event.Event)) {
 	p.mu.Unlock()
 }
 
-// Stop stops syncing.
+// Stop stops syncing and drops the person's keys.
 func (p *Person) Stop() {
 	p.cancel()
 	<-p.done
+	p.cleanup()
 }
 
 // WaitFor waits until an event matching match has been seen (including
@@ -134,6 +206,11 @@ func (p *Person) Say(ctx context.Context, roomID id.RoomID, text string) (id.Eve
 		return "", err
 	}
 	return resp.EventID, nil
+}
+
+// Encrypted matches events that arrived encrypted and were decrypted.
+func Encrypted(evt *event.Event) bool {
+	return evt.Mautrix.EventSource&event.SourceDecrypted != 0
 }
 
 // MessageFrom matches text messages in a room sent by a user.
