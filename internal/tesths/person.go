@@ -2,6 +2,7 @@ package tesths
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the crypto store's driver
 	"go.mau.fi/util/dbutil"
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto"
 	"maunium.net/go/mautrix/crypto/cryptohelper"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
@@ -201,11 +203,20 @@ func (p *Person) Events(match func(*event.Event) bool) []*event.Event {
 
 // Say sends a text message and returns its event ID.
 func (p *Person) Say(ctx context.Context, roomID id.RoomID, text string) (id.EventID, error) {
-	resp, err := p.SendText(ctx, roomID, text)
-	if err != nil {
-		return "", err
+	// Right after joining an encrypted room, a client may not know its
+	// members yet and has no one to share a session with; like a real
+	// client, it tries again once sync has told it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := p.SendText(ctx, roomID, text)
+		if err == nil {
+			return resp.EventID, nil
+		}
+		if !errors.Is(err, crypto.ErrNoGroupSession) || time.Now().After(deadline) {
+			return "", err
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	return resp.EventID, nil
 }
 
 // Encrypted matches events that arrived encrypted and were decrypted.
