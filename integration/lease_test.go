@@ -17,14 +17,24 @@ import (
 // twice; when the holder is killed, the second takes over within the
 // lease time, says so, and answers what was asked in between.
 func TestExactlyOneJarvis(t *testing.T) {
+	alice := newPerson(t, "alice")
+	failover(t, alice, options{admins: []id.UserID{alice.UserID}, extra: "workspace:\n  lease_ttl: 3s\n"})
+}
+
+// failover runs the fencing scenario on a workspace whose Jarvis opts
+// configure (with a 3 s lease): one mute notice from the second process,
+// every command answered once, takeover within the lease time after the
+// holder's SIGKILL. It returns the holder and the room, for checks of
+// the store behind them.
+func failover(t *testing.T, alice *tesths.Person, opts options) (*jarvis, id.RoomID) {
+	t.Helper()
 	ctx := context.Background()
 	const ttl = 3 * time.Second
-	alice := newPerson(t, "alice")
-	first := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "workspace:\n  lease_ttl: 3s\n"})
-	room := first.joinRoom(t, alice)
+	holder := newJarvis(t, opts)
+	room := holder.joinRoom(t, alice)
 	fromJarvis := func(prefix string) func(*event.Event) bool {
 		return func(evt *event.Event) bool {
-			return tesths.MessageFrom(room, first.UserID)(evt) && strings.Contains(tesths.Body(evt), prefix)
+			return tesths.MessageFrom(room, holder.UserID)(evt) && strings.Contains(tesths.Body(evt), prefix)
 		}
 	}
 	var asked []id.EventID
@@ -37,42 +47,43 @@ func TestExactlyOneJarvis(t *testing.T) {
 		asked = append(asked, sent)
 		return sent
 	}
-	if _, err := alice.WaitFor(ctx, waitReply, first.replyTo(ping())); err != nil {
+	if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(ping())); err != nil {
 		t.Fatal(err)
 	}
 
-	second := first.Twin(t)
+	standby := holder.Twin(t)
 	if _, err := alice.WaitFor(ctx, waitReply, fromJarvis("stays mute")); err != nil {
-		t.Fatalf("the second Jarvis posted no mute notice: %v\n%s", err, second.logs.String())
+		t.Fatalf("the standby posted no mute notice: %v\n%s", err, standby.logs.String())
 	}
 	for range 3 {
-		if _, err := alice.WaitFor(ctx, waitReply, first.replyTo(ping())); err != nil {
+		if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(ping())); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	first.Kill()
+	holder.Kill()
 	killed := time.Now()
 	during := ping()
 	if _, err := alice.WaitFor(ctx, ttl+10*time.Second, fromJarvis("took over")); err != nil {
-		t.Fatalf("the second Jarvis did not take over: %v\n%s", err, second.logs.String())
+		t.Fatalf("the standby did not take over: %v\n%s", err, standby.logs.String())
 	}
-	if _, err := alice.WaitFor(ctx, waitReply, first.replyTo(during)); err != nil {
+	if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(during)); err != nil {
 		t.Fatalf("the message sent during the switch was never answered: %v", err)
 	}
 	if took := time.Since(killed); took > ttl+5*time.Second {
 		t.Errorf("takeover took %s, want within the lease time %s (+5 s)", took, ttl)
 	}
-	if _, err := alice.WaitFor(ctx, waitReply, first.replyTo(ping())); err != nil {
+	if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(ping())); err != nil {
 		t.Fatal(err)
 	}
 
 	for _, evt := range asked {
-		if n := len(alice.Events(first.replyTo(evt))); n != 1 {
+		if n := len(alice.Events(holder.replyTo(evt))); n != 1 {
 			t.Errorf("%s answered %d times, want once", evt, n)
 		}
 	}
 	if n := len(alice.Events(fromJarvis("stays mute"))); n != 1 {
 		t.Errorf("%d mute notices, want one", n)
 	}
+	return holder, room
 }

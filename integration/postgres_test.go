@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"database/sql"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,68 +23,13 @@ import (
 // exactly one sent outbox row, and every sent row was seen once.
 func TestPostgresFailover(t *testing.T) {
 	ctx := context.Background()
-	const ttl = 3 * time.Second
 	uri := testdb.Postgres(t)
 	alice := newPerson(t, "alice")
-	holder := newJarvis(t, options{
+	holder, room := failover(t, alice, options{
 		admins: []id.UserID{alice.UserID},
 		extra:  "workspace:\n  lease_ttl: 3s\n",
 		store:  store.Config{Type: store.Postgres, URI: uri},
 	})
-	room := holder.joinRoom(t, alice)
-	fromJarvis := func(prefix string) func(*event.Event) bool {
-		return func(evt *event.Event) bool {
-			return tesths.MessageFrom(room, holder.UserID)(evt) && strings.Contains(tesths.Body(evt), prefix)
-		}
-	}
-	var asked []id.EventID
-	ping := func() id.EventID {
-		t.Helper()
-		sent, err := alice.Say(ctx, room, "!ping")
-		if err != nil {
-			t.Fatal(err)
-		}
-		asked = append(asked, sent)
-		return sent
-	}
-	if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(ping())); err != nil {
-		t.Fatal(err)
-	}
-
-	standby := holder.Twin(t)
-	if _, err := alice.WaitFor(ctx, waitReply, fromJarvis("stays mute")); err != nil {
-		t.Fatalf("the standby posted no mute notice: %v\n%s", err, standby.logs.String())
-	}
-	for range 3 {
-		if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(ping())); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	holder.Kill()
-	killed := time.Now()
-	during := ping()
-	if _, err := alice.WaitFor(ctx, ttl+10*time.Second, fromJarvis("took over")); err != nil {
-		t.Fatalf("the standby did not take over: %v\n%s", err, standby.logs.String())
-	}
-	if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(during)); err != nil {
-		t.Fatalf("the message sent during the switch was never answered: %v", err)
-	}
-	if took := time.Since(killed); took > ttl+5*time.Second {
-		t.Errorf("takeover took %s, want within the lease time %s (+5 s)", took, ttl)
-	}
-	if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(ping())); err != nil {
-		t.Fatal(err)
-	}
-
-	for _, evt := range asked {
-		if n := len(alice.Events(holder.replyTo(evt))); n != 1 {
-			t.Errorf("%s answered %d times, want once", evt, n)
-		}
-	}
-	if n := len(alice.Events(fromJarvis("stays mute"))); n != 1 {
-		t.Errorf("%d mute notices, want one", n)
-	}
 
 	// Let the outbox settle, then compare what was sent with what was seen.
 	time.Sleep(time.Second)
