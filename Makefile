@@ -16,7 +16,8 @@ homeserver: ## Build the test homeserver (Dendrite), cached after the first time
 vet:
 	$(GO) vet -tags $(TAGS) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change the files above"; exit 1; }
-	@! $(GO) list -tags $(TAGS) -deps ./core | grep -E 'maunium.net|database/sql|net/http$$' || { echo "core imports I/O packages"; exit 1; }
+	@bad=$$($(GO) list -tags $(TAGS) -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' ./core/... | grep -v '^github.com/jarvis-hmi/jarvis/core\(/.*\)\{0,1\}$$'); \
+		test -z "$$bad" || { echo "packages under core/ import more than the standard library and core:"; echo "$$bad"; exit 1; }
 
 unit: ## Unit tests (no homeserver)
 	$(GO) test -tags $(TAGS) -count=1 $$($(GO) list ./... | grep -v /integration)

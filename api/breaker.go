@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 )
 
 // DefaultBreakerEvents is how many events GET /api/breaker/{agent}/events
@@ -15,7 +16,7 @@ const DefaultBreakerEvents = 20
 // RegisterBreaker adds the circuit breaker routes. All need the agent
 // token: the agent's turn loop reads its breaker, the supervisor opens it,
 // reports observations and verifies half-open trials.
-func RegisterBreaker(s *Server, svc *core.Breakers) {
+func RegisterBreaker(s *Server, svc *breaker.Service) {
 	h := &breakerAPI{svc: svc}
 	s.HandleAgent("GET /api/breaker/{agent}", http.HandlerFunc(h.getStatus))
 	s.HandleAgent("POST /api/breaker/{agent}/open", http.HandlerFunc(h.postOpen))
@@ -25,14 +26,14 @@ func RegisterBreaker(s *Server, svc *core.Breakers) {
 }
 
 type breakerAPI struct {
-	svc *core.Breakers
+	svc *breaker.Service
 }
 
 type breakerEventJSON struct {
 	ID         string                  `json:"id"`
 	Agent      string                  `json:"agent_id"`
 	Timestamp  string                  `json:"timestamp"`
-	Severity   core.BreakerSeverity    `json:"severity"`
+	Severity   breaker.Severity        `json:"severity"`
 	Reason     string                  `json:"reason"`
 	Evidence   []string                `json:"evidence"`
 	OpenedBy   string                  `json:"opened_by"`
@@ -41,24 +42,24 @@ type breakerEventJSON struct {
 	ReviewedAt *string                 `json:"reviewed_at"`
 	ResolvedAt *string                 `json:"resolved_at"`
 	ResolvedBy string                  `json:"resolved_by,omitempty"`
-	Resolution core.BreakerResolution  `json:"resolution,omitempty"`
+	Resolution breaker.Resolution      `json:"resolution,omitempty"`
 	NextID     string                  `json:"next_id,omitempty"`
 	History    []breakerTransitionJSON `json:"history,omitempty"`
 }
 
 type breakerTransitionJSON struct {
-	Action core.BreakerAction `json:"action"`
-	From   core.BreakerState  `json:"from"`
-	To     core.BreakerState  `json:"to"`
-	Actor  string             `json:"actor"`
-	Why    string             `json:"why,omitempty"`
-	At     string             `json:"at"`
+	Action breaker.Action `json:"action"`
+	From   breaker.State  `json:"from"`
+	To     breaker.State  `json:"to"`
+	Actor  string         `json:"actor"`
+	Why    string         `json:"why,omitempty"`
+	At     string         `json:"at"`
 }
 
 type breakerStatusJSON struct {
-	OK    bool              `json:"ok"`
-	Agent string            `json:"agent"`
-	State core.BreakerState `json:"state"`
+	OK    bool          `json:"ok"`
+	Agent string        `json:"agent"`
+	State breaker.State `json:"state"`
 	// Halted is true while the breaker is open: the agent must not run.
 	Halted bool              `json:"halted"`
 	Since  *string           `json:"since"`
@@ -75,7 +76,7 @@ func breakerOptionalTime(t time.Time) *string {
 	return &s
 }
 
-func toBreakerEventJSON(e core.BreakerEvent) *breakerEventJSON {
+func toBreakerEventJSON(e breaker.Event) *breakerEventJSON {
 	evidence := e.Evidence
 	if evidence == nil {
 		evidence = []string{}
@@ -88,8 +89,8 @@ func toBreakerEventJSON(e core.BreakerEvent) *breakerEventJSON {
 	}
 }
 
-func toBreakerStatusJSON(st core.BreakerStatus) breakerStatusJSON {
-	out := breakerStatusJSON{OK: true, Agent: st.Agent, State: st.State, Halted: st.State == core.BreakerOpen}
+func toBreakerStatusJSON(st breaker.Status) breakerStatusJSON {
+	out := breakerStatusJSON{OK: true, Agent: st.Agent, State: st.State, Halted: st.State == breaker.Open}
 	if st.Version > 0 {
 		out.Since = breakerOptionalTime(st.Since)
 	}
@@ -111,15 +112,15 @@ func (h *breakerAPI) getStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 type breakerOpenRequest struct {
-	Severity core.BreakerSeverity `json:"severity"`
-	Reason   string               `json:"reason"`
-	Evidence []string             `json:"evidence"`
+	Severity breaker.Severity `json:"severity"`
+	Reason   string           `json:"reason"`
+	Evidence []string         `json:"evidence"`
 	// By names the supervisor; "supervisor" when left out.
 	By string `json:"by"`
 }
 
-func (q breakerOpenRequest) input() core.BreakerOpenInput {
-	return core.BreakerOpenInput{Severity: q.Severity, Reason: q.Reason, Evidence: q.Evidence, By: q.By}
+func (q breakerOpenRequest) input() breaker.OpenInput {
+	return breaker.OpenInput{Severity: q.Severity, Reason: q.Reason, Evidence: q.Evidence, By: q.By}
 }
 
 // postOpen halts the agent: 201 with the event, 409 when already open.
@@ -134,11 +135,11 @@ func (h *breakerAPI) postOpen(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "state": core.BreakerOpen, "event": toBreakerEventJSON(ev)})
+	WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "state": breaker.Open, "event": toBreakerEventJSON(ev)})
 }
 
 type breakerObservationRequest struct {
-	Urgency core.BreakerUrgency `json:"urgency"`
+	Urgency breaker.Urgency `json:"urgency"`
 	breakerOpenRequest
 }
 
@@ -151,13 +152,13 @@ func (h *breakerAPI) postObservation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	agent := r.PathValue("agent")
-	ev, opened, err := h.svc.Observe(r.Context(), agent, core.BreakerObservation{Urgency: req.Urgency, BreakerOpenInput: req.input()})
+	ev, opened, err := h.svc.Observe(r.Context(), agent, breaker.Observation{Urgency: req.Urgency, OpenInput: req.input()})
 	if err != nil {
 		WriteError(w, r, err)
 		return
 	}
 	if opened {
-		WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "opened": true, "state": core.BreakerOpen, "event": toBreakerEventJSON(ev)})
+		WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "opened": true, "state": breaker.Open, "event": toBreakerEventJSON(ev)})
 		return
 	}
 	st, err := h.svc.Status(r.Context(), agent)
@@ -201,8 +202,8 @@ func (h *breakerAPI) getEvents(w http.ResponseWriter, r *http.Request) {
 	limit := DefaultBreakerEvents
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > core.MaxBreakerEvents {
-			WriteError(w, r, core.Invalid("limit", "must be a whole number from 1 to %d, not %q", core.MaxBreakerEvents, v))
+		if err != nil || n < 1 || n > breaker.MaxEvents {
+			WriteError(w, r, core.Invalid("limit", "must be a whole number from 1 to %d, not %q", breaker.MaxEvents, v))
 			return
 		}
 		limit = n

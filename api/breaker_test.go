@@ -13,7 +13,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/api"
-	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -23,7 +24,7 @@ const breakerToken = "breaker-agent-token-0123456789"
 // store and a manual clock.
 type breakerAPIFixture struct {
 	server *api.Server
-	svc    *core.Breakers
+	svc    *breaker.Service
 	store  *store.Store
 }
 
@@ -34,8 +35,8 @@ func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clock := core.NewManualClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	svc := core.NewBreakers(core.DefaultBreakerConfig(), st.Breakers(), st, st.Outbox(), clock)
+	clock := coretest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	svc := breaker.NewService(breaker.DefaultConfig(), st.Breakers(), st, st.Outbox(), clock)
 	svc.Room = "!ops:test"
 	svc.Admins = []string{"@alice:test"}
 	server := api.New(api.Config{AgentToken: breakerToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 // IdempotencyKeyHeader carries the client's idempotency key when it
@@ -17,7 +18,7 @@ const IdempotencyKeyHeader = "Idempotency-Key"
 // RegisterCards adds the backlog routes: publishing card sets, reading
 // cards, moving them through their states, amendments and questions
 // (needs-decision). All need the agent token.
-func RegisterCards(s *Server, cards *core.Cards) {
+func RegisterCards(s *Server, cards *card.Service) {
 	h := &cardsAPI{cards: cards}
 	s.HandleAgent("POST /api/cardsets", http.HandlerFunc(h.postCardSet))
 	s.HandleAgent("GET /api/cards", http.HandlerFunc(h.listCards))
@@ -28,7 +29,7 @@ func RegisterCards(s *Server, cards *core.Cards) {
 }
 
 type cardsAPI struct {
-	cards *core.Cards
+	cards *card.Service
 }
 
 type cardRequest struct {
@@ -78,13 +79,13 @@ func (h *cardsAPI) postCardSet(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	in := core.CardSetInput{Key: key, Author: req.Author}
+	in := card.SetInput{Key: key, Author: req.Author}
 	if in.Author == "" {
-		in.Author = core.MainAgent
+		in.Author = card.MainAgent
 	}
 	for _, c := range req.Cards {
-		in.Cards = append(in.Cards, core.CardInput{Ref: c.Ref, CardSpec: core.CardSpec{Goal: c.Goal,
-			Acceptance: c.Acceptance, Priority: core.Priority(c.Priority), DependsOn: c.DependsOn, Budget: c.Budget}})
+		in.Cards = append(in.Cards, card.Input{Ref: c.Ref, Spec: card.Spec{Goal: c.Goal,
+			Acceptance: c.Acceptance, Priority: card.Priority(c.Priority), DependsOn: c.DependsOn, Budget: c.Budget}})
 	}
 	set, err := h.cards.Publish(r.Context(), in)
 	if err != nil {
@@ -105,7 +106,7 @@ func (h *cardsAPI) postCardSet(w http.ResponseWriter, r *http.Request) {
 // writeCardError answers a refused card request. A priority budget refusal
 // also names the class and, in Retry-After and retry_at, when room returns.
 func writeCardError(w http.ResponseWriter, r *http.Request, err error) {
-	var be *core.BudgetError
+	var be *card.BudgetError
 	if !errors.As(err, &be) {
 		WriteError(w, r, err)
 		return
@@ -138,7 +139,7 @@ type cardJSON struct {
 	UpdatedAt        string   `json:"updated_at"`
 }
 
-func toCardJSON(c core.Card) cardJSON {
+func toCardJSON(c card.Card) cardJSON {
 	return cardJSON{ID: c.ID, SetID: c.SetID, Ref: c.Ref, Goal: c.Spec.Goal, Acceptance: nonNilStrings(c.Spec.Acceptance),
 		Priority: string(c.Priority), SpecPriority: string(c.Spec.Priority), DependsOn: nonNilStrings(c.Spec.DependsOn),
 		Budget: c.Spec.Budget, Author: c.Author, RatifiedBy: c.RatifiedBy, RatifiedRevision: c.RatifiedRevision,
@@ -160,7 +161,7 @@ type amendmentJSON struct {
 	CreatedAt      string   `json:"created_at"`
 }
 
-func toAmendmentJSON(a core.Amendment) amendmentJSON {
+func toAmendmentJSON(a card.Amendment) amendmentJSON {
 	return amendmentJSON{Revision: a.Revision, Kind: string(a.Kind), Text: a.Text, Priority: string(a.Priority),
 		Acceptance: a.Acceptance, DecisionID: a.DecisionID, Option: a.Option, ElapsedSeconds: int64(a.Elapsed.Seconds()),
 		Author: a.Author, Network: a.Network, CreatedAt: apiTime(a.CreatedAt)}
@@ -198,7 +199,7 @@ type decisionJSON struct {
 	NoticeKey string `json:"notice_key"`
 }
 
-func toDecisionJSON(d core.Decision) decisionJSON {
+func toDecisionJSON(d card.Decision) decisionJSON {
 	return decisionJSON{ID: d.ID, CardID: d.CardID, Question: d.Question, Options: d.Options,
 		Checkpoint: checkpointJSON(d.Checkpoint), Deadline: optionalTime(d.Deadline), DefaultOption: d.DefaultOption,
 		Asked: nonNilStrings(d.Asked), Status: string(d.Status), Option: d.Option, AnsweredBy: d.AnsweredBy,
@@ -235,7 +236,7 @@ func (h *cardsAPI) getCard(w http.ResponseWriter, r *http.Request) {
 
 // listCards answers GET /api/cards?state=…&limit=…, most urgent first.
 func (h *cardsAPI) listCards(w http.ResponseWriter, r *http.Request) {
-	f := core.CardFilter{State: core.CardState(r.URL.Query().Get("state"))}
+	f := card.Filter{State: card.State(r.URL.Query().Get("state"))}
 	if l := r.URL.Query().Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 {
@@ -271,7 +272,7 @@ func (h *cardsAPI) postState(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("state", "is required"))
 		return
 	}
-	card, err := h.cards.SetState(r.Context(), r.PathValue("id"), core.CardState(req.State), req.Note)
+	card, err := h.cards.SetState(r.Context(), r.PathValue("id"), card.State(req.State), req.Note)
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -296,10 +297,10 @@ func (h *cardsAPI) postAmendment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Author == "" {
-		req.Author = core.MainAgent
+		req.Author = card.MainAgent
 	}
-	res, err := h.cards.Amend(r.Context(), r.PathValue("id"), core.AmendmentInput{Kind: core.AmendmentKind(req.Kind),
-		Text: req.Text, Priority: core.Priority(req.Priority), Acceptance: req.Acceptance, Author: req.Author,
+	res, err := h.cards.Amend(r.Context(), r.PathValue("id"), card.AmendmentInput{Kind: card.AmendmentKind(req.Kind),
+		Text: req.Text, Priority: card.Priority(req.Priority), Acceptance: req.Acceptance, Author: req.Author,
 		BaseRevision: req.BaseRevision})
 	if err != nil {
 		writeCardError(w, r, err)
@@ -323,7 +324,7 @@ func (h *cardsAPI) postNeedsDecision(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	in := core.DecisionInput{Question: req.Question, Options: req.Options, Checkpoint: core.Checkpoint(req.Checkpoint),
+	in := card.DecisionInput{Question: req.Question, Options: req.Options, Checkpoint: card.Checkpoint(req.Checkpoint),
 		DefaultOption: req.DefaultOption}
 	if req.Deadline != "" {
 		deadline, err := parseAPITime("deadline", req.Deadline)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -21,20 +23,20 @@ const cardsToken = "cards-agent-token-0123456789"
 // cardsAPIFixture is the API with the card routes on a real SQLite store.
 type cardsAPIFixture struct {
 	server *api.Server
-	cards  *core.Cards
+	cards  *card.Service
 	store  *store.Store
 }
 
-func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg core.CardsConfig) *cardsAPIFixture {
+func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg card.Config) *cardsAPIFixture {
 	t.Helper()
 	return newCardsAPIFixtureOn(t, store.SQLite, clock, cfg)
 }
 
 // newCardsAPIFixtureOn builds the fixture on a fresh store of engine.
-func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg core.CardsConfig) *cardsAPIFixture {
+func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg card.Config) *cardsAPIFixture {
 	t.Helper()
 	st := openAPIStore(t, engine)
-	cards := core.NewCards(st.Cards(), st, st.Outbox(), clock, cfg)
+	cards := card.NewService(st.Cards(), st, st.Outbox(), clock, cfg)
 	cards.Room = "!jarvis:example.org"
 	cards.Admins = []string{"@admin:example.org"}
 	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
@@ -91,7 +93,7 @@ const twoCards = `{"cards": [
 ]}`
 
 func TestCardsAPIRequiresTheAgentToken(t *testing.T) {
-	fx := newCardsAPIFixture(t, core.SystemClock{}, core.CardsConfig{})
+	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
 	routes := []struct{ method, path string }{
 		{"POST", "/api/cardsets"},
 		{"GET", "/api/cards"},
@@ -119,7 +121,7 @@ func TestCardsAPIRequiresTheAgentToken(t *testing.T) {
 }
 
 func TestPostCardSet(t *testing.T) {
-	fx := newCardsAPIFixture(t, core.SystemClock{}, core.CardsConfig{})
+	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
 	first := fx.send(t, "POST", "/api/cardsets", twoCards, map[string]string{api.IdempotencyKeyHeader: "set-1"})
 	if first.Code != http.StatusOK {
 		t.Fatalf("first publish: %d %s", first.Code, first.Body.String())
@@ -167,7 +169,7 @@ func TestPostCardSet(t *testing.T) {
 	}
 	got := decodeObject(t, first)
 	cards := got["cards"].([]any)
-	if len(cards) != 2 || got["author"] != core.MainAgent || got["idempotency_key"] != "set-1" {
+	if len(cards) != 2 || got["author"] != card.MainAgent || got["idempotency_key"] != "set-1" {
 		t.Fatalf("first response %v", got)
 	}
 	var n int
@@ -177,8 +179,8 @@ func TestPostCardSet(t *testing.T) {
 }
 
 func TestPostCardSetOverBudget(t *testing.T) {
-	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	fx := newCardsAPIFixture(t, clock, core.DefaultCardsConfig())
+	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	fx := newCardsAPIFixture(t, clock, card.DefaultConfig())
 	p0 := func(goal string) string {
 		return `{"goal": "` + goal + `", "acceptance": ["fixed"], "priority": "P0"}`
 	}
@@ -199,8 +201,8 @@ func TestPostCardSetOverBudget(t *testing.T) {
 }
 
 func TestCardsAPIWorkerFlow(t *testing.T) {
-	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	fx := newCardsAPIFixture(t, clock, core.CardsConfig{})
+	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	fx := newCardsAPIFixture(t, clock, card.Config{})
 	ids := fx.publish(t, "flow", twoCards)
 	schema, export := ids[0], ids[1]
 	steps := []struct {

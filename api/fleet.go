@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 // RegisterFleet adds the Agent Reporting Protocol routes: heartbeat,
 // journal, attestations (also at the seed's /api/vault/seal/attest),
 // attestation subjects and the terminal snapshot. All need the agent token.
-func RegisterFleet(s *Server, fleet *core.Fleet) {
+func RegisterFleet(s *Server, fleet *fleet.Service) {
 	h := &fleetAPI{server: s, fleet: fleet}
 	s.HandleAgent("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat))
 	s.HandleAgent("POST /api/agents/journal", http.HandlerFunc(h.postJournal))
@@ -25,7 +26,7 @@ func RegisterFleet(s *Server, fleet *core.Fleet) {
 
 type fleetAPI struct {
 	server *Server
-	fleet  *core.Fleet
+	fleet  *fleet.Service
 }
 
 // apiTime formats a time the way the protocol shows it: RFC 3339 in UTC.
@@ -82,7 +83,7 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("mii", "is required"))
 		return
 	}
-	receipt, err := h.fleet.RecordHeartbeat(r.Context(), core.Heartbeat{
+	receipt, err := h.fleet.RecordHeartbeat(r.Context(), fleet.Heartbeat{
 		Agent: req.Agent, Cycle: req.Cycle, Timestamp: ts, MII: *req.MII, Mode: req.Mode, Notes: req.Notes,
 	})
 	if err != nil {
@@ -142,12 +143,12 @@ func (h *fleetAPI) postJournal(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("signal_weight", "is required"))
 		return
 	}
-	entry := core.AgentJournalEntry{
+	entry := fleet.AgentJournalEntry{
 		Agent: req.Agent, Cycle: req.Cycle, EntryID: req.EntryID, Title: req.Title, Content: req.Content,
 		ContentSignature: req.ContentSignature, SignalWeight: *req.SignalWeight, Timestamp: ts,
 	}
 	for _, ev := range req.Evidence {
-		entry.Evidence = append(entry.Evidence, core.JournalEvidence(ev))
+		entry.Evidence = append(entry.Evidence, fleet.JournalEvidence(ev))
 	}
 	entry, err = h.fleet.AppendJournal(r.Context(), entry)
 	if err != nil {
@@ -216,7 +217,7 @@ func (h *fleetAPI) postAttestation(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	a, err := h.fleet.Attest(r.Context(), core.Attestation{
+	a, err := h.fleet.Attest(r.Context(), fleet.Attestation{
 		SubjectID: id, Agent: req.Agent, Verdict: req.Verdict, Rationale: req.Rationale,
 		Signature: req.Signature, Posture: req.Posture,
 	}, []byte(h.server.AgentToken()))
@@ -256,7 +257,7 @@ type attestationJSON struct {
 	ReceivedAt string `json:"received_at"`
 }
 
-func toSubjectJSON(s core.AttestationSubject) subjectJSON {
+func toSubjectJSON(s fleet.AttestationSubject) subjectJSON {
 	agents := s.Agents
 	if agents == nil {
 		agents = []string{}
@@ -286,7 +287,7 @@ func (h *fleetAPI) postSubject(w http.ResponseWriter, r *http.Request) {
 	if hash == "" {
 		hash = req.SealHash
 	}
-	s, created, err := h.fleet.OpenSubject(r.Context(), core.AttestationSubject{ID: id, Hash: hash, Title: req.Title, Agents: req.Agents})
+	s, created, err := h.fleet.OpenSubject(r.Context(), fleet.AttestationSubject{ID: id, Hash: hash, Title: req.Title, Agents: req.Agents})
 	if err != nil {
 		WriteError(w, r, err)
 		return

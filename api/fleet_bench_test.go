@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 // BenchmarkHeartbeatIngest drives the heartbeat endpoint over real HTTP on
@@ -28,9 +29,9 @@ func BenchmarkHeartbeatIngest(b *testing.B) { onEachEngine(b, benchmarkHeartbeat
 
 func benchmarkHeartbeatIngest(b *testing.B, engine string) {
 	const clients, agentCount = 64, 100
-	agents := make([]core.AgentConfig, agentCount)
+	agents := make([]fleet.AgentConfig, agentCount)
 	for i := range agents {
-		agents[i] = core.AgentConfig{Name: fmt.Sprintf("AGENT-%03d", i)}
+		agents[i] = fleet.AgentConfig{Name: fmt.Sprintf("AGENT-%03d", i)}
 	}
 	fx := newFleetAPIFixtureOn(b, engine, core.SystemClock{}, agents...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

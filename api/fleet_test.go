@@ -16,6 +16,8 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -25,29 +27,29 @@ const fleetToken = "agent-service-token-0123456789"
 // and a manual clock.
 type fleetAPIFixture struct {
 	server *api.Server
-	fleet  *core.Fleet
+	fleet  *fleet.Service
 	store  *store.Store
-	clock  *core.ManualClock
+	clock  *coretest.Clock
 }
 
 func newFleetAPIFixture(t testing.TB) *fleetAPIFixture {
 	t.Helper()
-	return newFleetAPIFixtureWith(t, core.NewManualClock(time.Date(2026, 4, 17, 0, 0, 1, 0, time.UTC)),
-		core.AgentConfig{Name: "EVE"}, core.AgentConfig{Name: "ZEUS"}, core.AgentConfig{Name: "AUREA", Posture: core.PostureRequired})
+	return newFleetAPIFixtureWith(t, coretest.NewClock(time.Date(2026, 4, 17, 0, 0, 1, 0, time.UTC)),
+		fleet.AgentConfig{Name: "EVE"}, fleet.AgentConfig{Name: "ZEUS"}, fleet.AgentConfig{Name: "AUREA", Posture: fleet.PostureRequired})
 }
 
 // newFleetAPIFixtureWith builds the fixture with the given clock and agents;
 // fx.clock is set only for a manual clock.
-func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...core.AgentConfig) *fleetAPIFixture {
+func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
 	return newFleetAPIFixtureOn(t, store.SQLite, clock, agents...)
 }
 
 // newFleetAPIFixtureOn builds the fixture on a fresh store of engine.
-func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents ...core.AgentConfig) *fleetAPIFixture {
+func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
 	st := openAPIStore(t, engine)
-	fleet, err := core.NewFleet(core.FleetConfig{Agents: agents}, "!fleet:test", core.FleetDeps{
+	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, "!fleet:test", fleet.Deps{
 		Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
 		Outbox: st.Outbox(), Clock: clock,
 	})
@@ -56,7 +58,7 @@ func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents 
 	}
 	server := api.New(api.Config{AgentToken: fleetToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
 	api.RegisterFleet(server, fleet)
-	manual, _ := clock.(*core.ManualClock)
+	manual, _ := clock.(*coretest.Clock)
 	return &fleetAPIFixture{server: server, fleet: fleet, store: st, clock: manual}
 }
 
@@ -224,7 +226,7 @@ var journalContent = "Narrative tripwire check: clean."
 
 var journalBase = map[string]any{
 	"agent": "EVE", "cycle": "C-284", "entry_id": "eve-C-284-001", "title": "Narrative tripwire check: clean",
-	"content": journalContent, "content_signature": core.ContentSignature(journalContent), "signal_weight": 0.82,
+	"content": journalContent, "content_signature": fleet.ContentSignature(journalContent), "signal_weight": 0.82,
 	"verifiable_evidence": []any{
 		map[string]any{"type": "pr", "url": "https://github.com/example/repo/pull/1"},
 		map[string]any{"type": "metric", "source": "terminal-snapshot", "key": "active_tripwires", "value": 0},
@@ -243,10 +245,10 @@ func TestJournalAPI(t *testing.T) {
 	}{
 		{name: "first entry appends", body: jsonBody(journalBase, nil), wantCode: http.StatusCreated, wantRows: 1},
 		{name: "same entry id in the cycle is a conflict", body: jsonBody(journalBase, nil), wantCode: http.StatusConflict, wantRows: 1},
-		{name: "same entry id with other content too", body: jsonBody(journalBase, map[string]any{"content": "x", "content_signature": core.ContentSignature("x")}),
+		{name: "same entry id with other content too", body: jsonBody(journalBase, map[string]any{"content": "x", "content_signature": fleet.ContentSignature("x")}),
 			wantCode: http.StatusConflict, wantRows: 1},
 		{name: "a new entry id appends", body: jsonBody(journalBase, map[string]any{"entry_id": "eve-C-284-002"}), wantCode: http.StatusCreated, wantRows: 2},
-		{name: "signature mismatch", body: jsonBody(journalBase, map[string]any{"entry_id": "eve-C-284-003", "content_signature": core.ContentSignature("other")}),
+		{name: "signature mismatch", body: jsonBody(journalBase, map[string]any{"entry_id": "eve-C-284-003", "content_signature": fleet.ContentSignature("other")}),
 			wantCode: http.StatusBadRequest, wantField: "content_signature", wantRows: 2},
 		{name: "unknown field in evidence", body: jsonBody(journalBase, map[string]any{"entry_id": "eve-C-284-003", "verifiable_evidence": []any{map[string]any{"type": "pr", "sha": "abc"}}}),
 			wantCode: http.StatusBadRequest, wantField: "sha", wantRows: 2},
@@ -282,7 +284,7 @@ const subjectHash = "sha256:5eal"
 func attestationBody(agent, verdict, rationale, posture string, edits map[string]any) string {
 	base := map[string]any{
 		"seal_id": "seal-C-284-001", "agent": agent, "verdict": verdict, "rationale": rationale,
-		"signature": core.AttestationSignature([]byte(fleetToken), subjectHash, verdict, rationale),
+		"signature": fleet.AttestationSignature([]byte(fleetToken), subjectHash, verdict, rationale),
 	}
 	if posture != "" {
 		base["posture"] = posture
@@ -293,7 +295,7 @@ func attestationBody(agent, verdict, rationale, posture string, edits map[string
 func TestAttestationAPI(t *testing.T) {
 	fx := newFleetAPIFixture(t)
 	good := attestationBody("EVE", "pass", "Reserve math checks out.", "", nil)
-	sig := core.AttestationSignature([]byte(fleetToken), subjectHash, "pass", "Reserve math checks out.")
+	sig := fleet.AttestationSignature([]byte(fleetToken), subjectHash, "pass", "Reserve math checks out.")
 	flipped := []byte(sig)
 	if flipped[0] == '0' {
 		flipped[0] = '1'
@@ -361,7 +363,7 @@ func TestAttestationAPIAfterTokenRotation(t *testing.T) {
 	if code, _ := fx.call(t, "POST", "/api/attestations", oldSigned, "Bearer "+rotated); code != http.StatusUnauthorized {
 		t.Errorf("new bearer token, signature with the old one: status %d, want 401", code)
 	}
-	newSigned := attestationBody("EVE", "pass", "ok", "", map[string]any{"signature": core.AttestationSignature([]byte(rotated), subjectHash, "pass", "ok")})
+	newSigned := attestationBody("EVE", "pass", "ok", "", map[string]any{"signature": fleet.AttestationSignature([]byte(rotated), subjectHash, "pass", "ok")})
 	if code, body := fx.call(t, "POST", "/api/attestations", newSigned, "Bearer "+rotated); code != http.StatusOK {
 		t.Errorf("new token and signature: status %d %v, want 200", code, body)
 	}

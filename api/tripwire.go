@@ -9,13 +9,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // RegisterTripwires adds the personal tripwire routes. A citizen
 // authenticates with their personal token (Authorization: Bearer jtw_…),
 // which decides the scope every read and write is confined to; the agent
 // token is not accepted here.
-func RegisterTripwires(s *Server, svc *core.TripwireService) {
+func RegisterTripwires(s *Server, svc *tripwire.Service) {
 	h := &tripwireAPI{svc: svc}
 	for pattern, fn := range map[string]citizenHandler{
 		"POST /api/tripwires":                h.post,
@@ -36,7 +37,7 @@ func RegisterTripwires(s *Server, svc *core.TripwireService) {
 type citizenHandler func(w http.ResponseWriter, r *http.Request, scope string)
 
 type tripwireAPI struct {
-	svc *core.TripwireService
+	svc *tripwire.Service
 }
 
 // authenticate resolves the bearer token to the citizen's scope.
@@ -65,7 +66,7 @@ func tripwireUnauthorized(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (h *tripwireAPI) post(w http.ResponseWriter, r *http.Request, scope string) {
-	var draft core.TripwireDraft
+	var draft tripwire.Draft
 	if err := DecodeJSON(w, r, &draft); err != nil {
 		WriteError(w, r, err)
 		return
@@ -85,7 +86,7 @@ func (h *tripwireAPI) list(w http.ResponseWriter, r *http.Request, scope string)
 		return
 	}
 	if defs == nil {
-		defs = []core.TripwireDefinition{}
+		defs = []tripwire.Definition{}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"tripwires": defs})
 }
@@ -100,7 +101,7 @@ func (h *tripwireAPI) get(w http.ResponseWriter, r *http.Request, scope string) 
 }
 
 func (h *tripwireAPI) patch(w http.ResponseWriter, r *http.Request, scope string) {
-	var p core.TripwirePatch
+	var p tripwire.Patch
 	if err := DecodeJSON(w, r, &p); err != nil {
 		WriteError(w, r, err)
 		return
@@ -168,7 +169,7 @@ func (h *tripwireAPI) journal(w http.ResponseWriter, r *http.Request, scope stri
 		WriteError(w, r, err)
 		return
 	}
-	page, err := h.svc.Journal(r.Context(), scope, core.JournalQuery{Limit: limit, UnreadOnly: unread, MarkRead: markRead})
+	page, err := h.svc.Journal(r.Context(), scope, tripwire.JournalQuery{Limit: limit, UnreadOnly: unread, MarkRead: markRead})
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -179,7 +180,7 @@ func (h *tripwireAPI) journal(w http.ResponseWriter, r *http.Request, scope stri
 func (h *tripwireAPI) templates(w http.ResponseWriter, r *http.Request, _ string) {
 	templates := h.svc.Templates()
 	if templates == nil {
-		templates = []core.TripwireTemplate{}
+		templates = []tripwire.Template{}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"templates": templates})
 }

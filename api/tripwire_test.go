@@ -15,6 +15,8 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -25,8 +27,8 @@ const tripwireAgentToken = "agent-service-token-0123456789"
 type tripwireAPIFixture struct {
 	t       *testing.T
 	handler http.Handler
-	svc     *core.TripwireService
-	clock   *core.ManualClock
+	svc     *tripwire.Service
+	clock   *coretest.Clock
 	gi      float64
 	alice   string // alice's personal token
 	bob     string // bob's
@@ -40,7 +42,7 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	fx := &tripwireAPIFixture{t: t, clock: core.NewManualClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)), gi: 0.8}
+	fx := &tripwireAPIFixture{t: t, clock: coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)), gi: 0.8}
 	reg := core.NewSourceRegistry(
 		core.SourceKind{Kind: "integrity.gi", Resolve: func(context.Context, string) (core.Observation, error) {
 			return core.Observation{Value: fx.gi}, nil
@@ -49,9 +51,9 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 			return core.Observation{Value: "online"}, nil
 		}},
 	)
-	fx.svc = core.NewTripwireService(core.TripwireDeps{
+	fx.svc = tripwire.NewService(tripwire.Deps{
 		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,
-	}, core.DefaultTripwireConfig())
+	}, tripwire.DefaultConfig())
 	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
 	api.RegisterTripwires(server, fx.svc)
 	fx.handler = server.Handler()
@@ -135,7 +137,7 @@ func TestTripwireAPICreate(t *testing.T) {
 
 func TestTripwireAPIRateLimit(t *testing.T) {
 	fx := newTripwireAPIFixture(t)
-	for i := range core.CreationLimit {
+	for i := range tripwire.CreationLimit {
 		if rec := fx.do("POST", "/api/tripwires", fx.alice, giDraft, nil); rec.Code != http.StatusCreated {
 			t.Fatalf("creation %d: %d %s", i+1, rec.Code, rec.Body)
 		}
@@ -145,8 +147,8 @@ func TestTripwireAPIRateLimit(t *testing.T) {
 	}
 	var list struct{ Tripwires []any }
 	fx.do("GET", "/api/tripwires", fx.alice, "", &list)
-	if len(list.Tripwires) != core.CreationLimit {
-		t.Errorf("%d tripwires after the refused one, want %d", len(list.Tripwires), core.CreationLimit)
+	if len(list.Tripwires) != tripwire.CreationLimit {
+		t.Errorf("%d tripwires after the refused one, want %d", len(list.Tripwires), tripwire.CreationLimit)
 	}
 }
 
@@ -171,7 +173,7 @@ func TestTripwireAPIAuthentication(t *testing.T) {
 
 func TestTripwireAPIScopes(t *testing.T) {
 	fx := newTripwireAPIFixture(t)
-	var created core.TripwireDefinition
+	var created tripwire.Definition
 	fx.do("POST", "/api/tripwires", fx.alice, giDraft, &created)
 	path := "/api/tripwires/" + created.ID
 	for _, tt := range []struct{ method, path, body string }{
@@ -186,20 +188,20 @@ func TestTripwireAPIScopes(t *testing.T) {
 			}
 		})
 	}
-	var list struct{ Tripwires []core.TripwireDefinition }
+	var list struct{ Tripwires []tripwire.Definition }
 	fx.do("GET", "/api/tripwires", fx.bob, "", &list)
 	if len(list.Tripwires) != 0 {
 		t.Errorf("bob lists %d tripwires, want none", len(list.Tripwires))
 	}
-	var got core.TripwireDefinition
-	if rec := fx.do("GET", path, fx.alice, "", &got); rec.Code != http.StatusOK || got.Status != core.TripwireArmed {
+	var got tripwire.Definition
+	if rec := fx.do("GET", path, fx.alice, "", &got); rec.Code != http.StatusOK || got.Status != tripwire.Armed {
 		t.Errorf("alice's tripwire after bob's attempts: %d %+v", rec.Code, got)
 	}
 }
 
 func TestTripwireAPIPatchAndDelete(t *testing.T) {
 	fx := newTripwireAPIFixture(t)
-	var created core.TripwireDefinition
+	var created tripwire.Definition
 	fx.do("POST", "/api/tripwires", fx.alice, giDraft, &created)
 	path := "/api/tripwires/" + created.ID
 	for _, tt := range []struct {
@@ -207,16 +209,16 @@ func TestTripwireAPIPatchAndDelete(t *testing.T) {
 		body      string
 		wantCode  int
 		wantField string
-		check     func(d core.TripwireDefinition) bool
+		check     func(d tripwire.Definition) bool
 	}{
 		{name: "turn push on", body: `{"action": {"push": true}}`, wantCode: http.StatusOK,
-			check: func(d core.TripwireDefinition) bool { return d.Action.Push && d.Action.Journal }},
+			check: func(d tripwire.Definition) bool { return d.Action.Push && d.Action.Journal }},
 		{name: "set cooldown", body: `{"cooldown_seconds": 600}`, wantCode: http.StatusOK,
-			check: func(d core.TripwireDefinition) bool { return d.CooldownSeconds == 600 }},
+			check: func(d tripwire.Definition) bool { return d.CooldownSeconds == 600 }},
 		{name: "disable", body: `{"status": "disabled"}`, wantCode: http.StatusOK,
-			check: func(d core.TripwireDefinition) bool { return d.Status == core.TripwireDisabled }},
+			check: func(d tripwire.Definition) bool { return d.Status == tripwire.Disabled }},
 		{name: "enable", body: `{"status": "armed"}`, wantCode: http.StatusOK,
-			check: func(d core.TripwireDefinition) bool { return d.Status == core.TripwireArmed }},
+			check: func(d tripwire.Definition) bool { return d.Status == tripwire.Armed }},
 		{name: "cannot set tripped", body: `{"status": "tripped"}`, wantCode: http.StatusBadRequest, wantField: "status"},
 		{name: "cannot change the condition", body: `{"condition": {"op": "changed"}}`, wantCode: http.StatusBadRequest, wantField: "condition"},
 		{name: "cannot empty the rationale", body: `{"rationale": ""}`, wantCode: http.StatusBadRequest, wantField: "rationale"},
@@ -228,7 +230,7 @@ func TestTripwireAPIPatchAndDelete(t *testing.T) {
 				t.Fatalf("PATCH = %d %s, want %d naming %q", rec.Code, rec.Body, tt.wantCode, tt.wantField)
 			}
 			if tt.check != nil {
-				var def core.TripwireDefinition
+				var def tripwire.Definition
 				fx.do("GET", path, fx.alice, "", &def)
 				if !tt.check(def) {
 					t.Errorf("after PATCH %s: %+v", tt.body, def)
@@ -246,7 +248,7 @@ func TestTripwireAPIPatchAndDelete(t *testing.T) {
 
 func TestTripwireAPIHistoryAndJournal(t *testing.T) {
 	fx := newTripwireAPIFixture(t)
-	var created core.TripwireDefinition
+	var created tripwire.Definition
 	push := strings.Replace(giDraft, `"condition"`, `"action": {"push": true}, "condition"`, 1)
 	if rec := fx.do("POST", "/api/tripwires", fx.alice, push, &created); rec.Code != http.StatusCreated {
 		t.Fatalf("POST = %d %s", rec.Code, rec.Body)
@@ -256,13 +258,13 @@ func TestTripwireAPIHistoryAndJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var history struct{ Events []core.TripEvent }
+	var history struct{ Events []tripwire.TripEvent }
 	if rec := fx.do("GET", "/api/tripwires/"+created.ID+"/history", fx.alice, "", &history); rec.Code != http.StatusOK ||
 		len(history.Events) != 1 || history.Events[0].ObservedValue != 0.62 || history.Events[0].Label != "GI below yellow band" {
 		t.Errorf("history = %d %+v, want the trip at 0.62", rec.Code, history)
 	}
 
-	var page core.JournalPage
+	var page tripwire.JournalPage
 	fx.do("GET", "/api/tripwires/journal?unread=true&mark_read=true", fx.alice, "", &page)
 	if page.Unread != 1 || len(page.Entries) != 1 || !page.Entries[0].Unread || page.Entries[0].TripwireID != created.ID {
 		t.Errorf("journal = %+v, want the unread trip", page)
@@ -272,7 +274,7 @@ func TestTripwireAPIHistoryAndJournal(t *testing.T) {
 		t.Errorf("journal after reading = %+v, want nothing unread", page)
 	}
 
-	var pushed struct{ Events []core.TripEvent }
+	var pushed struct{ Events []tripwire.TripEvent }
 	fx.do("GET", "/api/tripwires/journal?consume=push", fx.alice, "", &pushed)
 	if len(pushed.Events) != 1 || pushed.Events[0].TripwireID != created.ID {
 		t.Errorf("push queue = %+v, want the trip", pushed)
@@ -281,7 +283,7 @@ func TestTripwireAPIHistoryAndJournal(t *testing.T) {
 	if len(pushed.Events) != 0 {
 		t.Errorf("push queue drained twice gave %d events, want none", len(pushed.Events))
 	}
-	var bobs struct{ Events []core.TripEvent }
+	var bobs struct{ Events []tripwire.TripEvent }
 	fx.do("GET", "/api/tripwires/journal?consume=push", fx.bob, "", &bobs)
 	if len(bobs.Events) != 0 {
 		t.Errorf("bob drained %d of alice's events", len(bobs.Events))
@@ -303,7 +305,7 @@ func TestTripwireAPIHistoryAndJournal(t *testing.T) {
 
 func TestTripwireAPITemplates(t *testing.T) {
 	fx := newTripwireAPIFixture(t)
-	var list struct{ Templates []core.TripwireTemplate }
+	var list struct{ Templates []tripwire.Template }
 	fx.do("GET", "/api/tripwires/templates", fx.alice, "", &list)
 	if len(list.Templates) != 2 {
 		t.Fatalf("%d templates offered, want the 2 whose sources exist here: %+v", len(list.Templates), list.Templates)
@@ -312,7 +314,7 @@ func TestTripwireAPITemplates(t *testing.T) {
 	if rec := fx.do("POST", "/api/tripwires/templates/agent-offline", fx.alice, `{}`, &got); rec.Code != http.StatusBadRequest || got["field"] != "param" {
 		t.Errorf("arming agent-offline without an agent = %d %v, want 400 naming param", rec.Code, got)
 	}
-	var def core.TripwireDefinition
+	var def tripwire.Definition
 	if rec := fx.do("POST", "/api/tripwires/templates/agent-offline", fx.alice, `{"param": "EVE"}`, &def); rec.Code != http.StatusCreated ||
 		def.Source != (core.SourceRef{Kind: "agent.status", Param: "EVE"}) {
 		t.Errorf("arming agent-offline for EVE = %d %+v", rec.Code, def)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 )
 
 // Limits of `!breaker events`, and how much of a reason a list line shows.
@@ -31,24 +32,24 @@ const (
 
 // breakerAnswers maps a reaction on a halt notice, or a reply to it, to
 // what it asks for. Keys carry no variation selector (see breakerAnswer).
-var breakerAnswers = map[string]core.BreakerAction{
-	"👀": core.BreakerActReview, "review": core.BreakerActReview, "reviewing": core.BreakerActReview,
-	"▶": core.BreakerActResume, "resume": core.BreakerActResume,
-	"⏹": core.BreakerActKeep, "keep": core.BreakerActKeep, "keep halted": core.BreakerActKeep, "keep it halted": core.BreakerActKeep,
-	"reset": core.BreakerActOverrule,
+var breakerAnswers = map[string]breaker.Action{
+	"👀": breaker.ActReview, "review": breaker.ActReview, "reviewing": breaker.ActReview,
+	"▶": breaker.ActResume, "resume": breaker.ActResume,
+	"⏹": breaker.ActKeep, "keep": breaker.ActKeep, "keep halted": breaker.ActKeep, "keep it halted": breaker.ActKeep,
+	"reset": breaker.ActOverrule,
 }
 
 // breakerVerb names each action a person can take, as replies say it.
-var breakerVerb = map[core.BreakerAction]string{
-	core.BreakerActReview:   "review",
-	core.BreakerActResume:   "resume",
-	core.BreakerActKeep:     "keep halted",
-	core.BreakerActOverrule: "reset",
+var breakerVerb = map[breaker.Action]string{
+	breaker.ActReview:   "review",
+	breaker.ActResume:   "resume",
+	breaker.ActKeep:     "keep halted",
+	breaker.ActOverrule: "reset",
 }
 
 // breakerAnswer reads a reaction or reply. The variation selector is
 // ignored, since clients differ in sending it.
-func breakerAnswer(answer string) (core.BreakerAction, bool) {
+func breakerAnswer(answer string) (breaker.Action, bool) {
 	word := strings.ReplaceAll(answer, "\ufe0f", "")
 	word = strings.ToLower(strings.Trim(strings.TrimSpace(word), ".!"))
 	act, ok := breakerAnswers[word]
@@ -57,13 +58,13 @@ func breakerAnswer(answer string) (core.BreakerAction, bool) {
 
 // RegisterBreaker adds the `!breaker` verbs, and the answers (reactions
 // and replies) to halt notices.
-func RegisterBreaker(p *Processor, b *core.Breakers) {
+func RegisterBreaker(p *Processor, b *breaker.Service) {
 	p.Register(cmdBreaker(b))
 	p.OnAnswer("breaker:", func(e *Event, key, answer string) { breakerOnAnswer(e, b, key, answer) })
 }
 
-func cmdBreaker(b *core.Breakers) *Handler {
-	act := func(act core.BreakerAction) func(*Event) {
+func cmdBreaker(b *breaker.Service) *Handler {
+	act := func(act breaker.Action) func(*Event) {
 		return func(e *Event) { breakerAct(e, b, act) }
 	}
 	return &Handler{
@@ -75,19 +76,19 @@ func cmdBreaker(b *core.Breakers) *Handler {
 			{Name: "events", Args: "[agent] [N]", Help: fmt.Sprintf("The latest N halts (default %d, at most %d), of one agent or of all.", defaultBreakerEvents, maxBreakerEvents),
 				Func: func(e *Event) { breakerEvents(e, b) }},
 			{Name: "review", Args: "<event>", Help: "Show a halt in full, with evidence and history, and say you are reviewing it.",
-				Func: act(core.BreakerActReview)},
+				Func: act(breaker.ActReview)},
 			{Name: "keep", Args: "<event>", Help: "Say the agent stays halted; the breaker stays open.",
-				Func: act(core.BreakerActKeep)},
+				Func: act(breaker.ActKeep)},
 			{Name: "resume", Args: "<event>", Help: "Resume a halted agent into a half-open trial that the supervisor verifies. Admins only.",
-				Admin: true, Func: act(core.BreakerActResume)},
+				Admin: true, Func: act(breaker.ActResume)},
 			{Name: "reset", Args: "<event>", Help: "Overrule: close the breaker at once, without verification, under your name. Admins only.",
-				Admin: true, Func: act(core.BreakerActOverrule)},
+				Admin: true, Func: act(breaker.ActOverrule)},
 		},
 	}
 }
 
 // breakerStatus answers `!breaker status [agent]`.
-func breakerStatus(e *Event, b *core.Breakers) {
+func breakerStatus(e *Event, b *breaker.Service) {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) > 1 {
 		e.Reply("One agent at a time: `%sbreaker status [agent]`.", prefix)
@@ -107,8 +108,8 @@ func breakerStatus(e *Event, b *core.Breakers) {
 		return
 	}
 	// Halted agents first, then those on trial, then the rest by name.
-	rank := map[core.BreakerState]int{core.BreakerOpen: 0, core.BreakerHalfOpen: 1, core.BreakerClosed: 2}
-	slices.SortStableFunc(all, func(x, y core.BreakerStatus) int { return cmp.Compare(rank[x.State], rank[y.State]) })
+	rank := map[breaker.State]int{breaker.Open: 0, breaker.HalfOpen: 1, breaker.Closed: 2}
+	slices.SortStableFunc(all, func(x, y breaker.Status) int { return cmp.Compare(rank[x.State], rank[y.State]) })
 	var sb strings.Builder
 	sb.WriteString("**Circuit breakers**\n\n")
 	for _, st := range all {
@@ -119,13 +120,13 @@ func breakerStatus(e *Event, b *core.Breakers) {
 }
 
 // breakerLine is one agent's breaker in a list.
-func breakerLine(st core.BreakerStatus) string {
+func breakerLine(st breaker.Status) string {
 	agent := core.EscapeMarkdown(st.Agent)
 	switch {
-	case st.State == core.BreakerOpen && st.Event != nil:
+	case st.State == breaker.Open && st.Event != nil:
 		return fmt.Sprintf("🛑 **%s** halted since %s, event `%s` (%s): %s",
 			agent, breakerTime(st.Since), st.Event.ID, st.Event.Severity, breakerShort(st.Event.Reason))
-	case st.State == core.BreakerHalfOpen && st.Event != nil:
+	case st.State == breaker.HalfOpen && st.Event != nil:
 		return fmt.Sprintf("🟡 **%s** on a half-open trial since %s, event `%s`: waiting for the supervisor's verification",
 			agent, breakerTime(st.Since), st.Event.ID)
 	default:
@@ -134,7 +135,7 @@ func breakerLine(st core.BreakerStatus) string {
 }
 
 // breakerStatusOf answers `!breaker status <agent>`.
-func breakerStatusOf(e *Event, b *core.Breakers, agent string) {
+func breakerStatusOf(e *Event, b *breaker.Service, agent string) {
 	prefix := e.Proc.Prefix()
 	st, err := b.Status(e.Ctx, agent)
 	if breakerBadInput(e, err) {
@@ -147,7 +148,7 @@ func breakerStatusOf(e *Event, b *core.Breakers, agent string) {
 	name := core.EscapeMarkdown(st.Agent)
 	ev := st.Event
 	switch {
-	case st.State == core.BreakerOpen && ev != nil:
+	case st.State == breaker.Open && ev != nil:
 		review := "nobody yet"
 		if ev.ReviewedBy != "" {
 			review = fmt.Sprintf("%s since %s", core.EscapeMarkdown(ev.ReviewedBy), breakerTime(ev.ReviewedAt))
@@ -159,7 +160,7 @@ func breakerStatusOf(e *Event, b *core.Breakers, agent string) {
 			"or closes the breaker at once with `%sbreaker reset %s`.",
 			name, breakerTime(st.Since), ev.ID, ev.Severity, core.EscapeMarkdown(ev.OpenedBy), core.EscapeMarkdown(ev.Reason),
 			breakerCount(len(ev.Evidence), "item"), review, prefix, ev.ID, prefix, ev.ID, prefix, ev.ID)
-	case st.State == core.BreakerHalfOpen && ev != nil:
+	case st.State == breaker.HalfOpen && ev != nil:
 		e.Reply("🟡 **%s** is on a half-open trial since %s, after the halt `%s` (%s): %s\n\n"+
 			"Next: wait for the supervisor's verification; it closes the breaker or opens it again. "+
 			"An admin can close it at once with `%sbreaker reset %s`.",
@@ -180,7 +181,7 @@ func breakerStatusOf(e *Event, b *core.Breakers, agent string) {
 }
 
 // breakerEvents answers `!breaker events [agent] [N]`.
-func breakerEvents(e *Event, b *core.Breakers) {
+func breakerEvents(e *Event, b *breaker.Service) {
 	prefix := e.Proc.Prefix()
 	agent, n := "", defaultBreakerEvents
 	for _, arg := range e.Args {
@@ -198,7 +199,7 @@ func breakerEvents(e *Event, b *core.Breakers) {
 		}
 		agent = strings.Trim(arg, "`")
 	}
-	var statuses []core.BreakerStatus
+	var statuses []breaker.Status
 	if agent != "" {
 		st, err := b.Status(e.Ctx, agent)
 		if breakerBadInput(e, err) {
@@ -208,7 +209,7 @@ func breakerEvents(e *Event, b *core.Breakers) {
 			e.Fail(err)
 			return
 		}
-		statuses = []core.BreakerStatus{st}
+		statuses = []breaker.Status{st}
 	} else {
 		var err error
 		if statuses, err = b.StatusAll(e.Ctx); err != nil {
@@ -216,8 +217,8 @@ func breakerEvents(e *Event, b *core.Breakers) {
 			return
 		}
 	}
-	current := map[string]core.BreakerStatus{}
-	var evs []core.BreakerEvent
+	current := map[string]breaker.Status{}
+	var evs []breaker.Event
 	for _, st := range statuses {
 		current[st.Agent] = st
 		more, err := b.Events(e.Ctx, st.Agent, n)
@@ -227,7 +228,7 @@ func breakerEvents(e *Event, b *core.Breakers) {
 		}
 		evs = append(evs, more...)
 	}
-	slices.SortStableFunc(evs, func(x, y core.BreakerEvent) int { return y.At.Compare(x.At) })
+	slices.SortStableFunc(evs, func(x, y breaker.Event) int { return y.At.Compare(x.At) })
 	evs = evs[:min(n, len(evs))]
 	switch {
 	case len(evs) == 0 && agent != "":
@@ -252,7 +253,7 @@ func breakerEvents(e *Event, b *core.Breakers) {
 }
 
 // breakerAct answers `!breaker review|keep|resume|reset <event>`.
-func breakerAct(e *Event, b *core.Breakers, act core.BreakerAction) {
+func breakerAct(e *Event, b *breaker.Service, act breaker.Action) {
 	prefix := e.Proc.Prefix()
 	ev, ok := breakerTarget(e, b, act)
 	if !ok {
@@ -266,7 +267,7 @@ func breakerAct(e *Event, b *core.Breakers, act core.BreakerAction) {
 			e.Fail(err)
 			return
 		}
-		if act != core.BreakerActReview {
+		if act != breaker.ActReview {
 			e.Reply("%s", why)
 			return
 		}
@@ -284,7 +285,7 @@ func breakerAct(e *Event, b *core.Breakers, act core.BreakerAction) {
 		return
 	}
 	switch act {
-	case core.BreakerActReview:
+	case breaker.ActReview:
 		detail, err := breakerDetail(e, b, ev.ID)
 		if err != nil {
 			e.Fail(err)
@@ -294,14 +295,14 @@ func breakerAct(e *Event, b *core.Breakers, act core.BreakerAction) {
 			"Next: an admin resumes it with %s on the halt notice or `%sbreaker resume %s` (a half-open trial the supervisor verifies), "+
 			"or closes the breaker at once with `%sbreaker reset %s`. %s or `%sbreaker keep %s` says it stays halted.",
 			name, detail, breakerResume, prefix, ev.ID, prefix, ev.ID, breakerKeep, prefix, ev.ID)
-	case core.BreakerActKeep:
+	case breaker.ActKeep:
 		e.Reply("⏹️ Noted: **%s** stays halted, and the audit trail says you decided so. "+
 			"An admin resumes it with `%sbreaker resume %s` when it is safe, or closes the breaker with `%sbreaker reset %s`.",
 			name, prefix, ev.ID, prefix, ev.ID)
-	case core.BreakerActResume:
+	case breaker.ActResume:
 		e.Reply("▶️ Resumed **%s** into a half-open trial (event `%s`). The supervisor's verification closes the breaker or opens it again; "+
 			"`%sbreaker reset %s` closes it at once.", name, ev.ID, prefix, ev.ID)
-	case core.BreakerActOverrule:
+	case breaker.ActOverrule:
 		e.Reply("Overruled: the breaker of **%s** is closed without verification and the agent runs again. "+
 			"The audit trail names you; `%sbreaker events %s` shows it.", name, prefix, ev.Agent)
 	}
@@ -311,7 +312,7 @@ func breakerAct(e *Event, b *core.Breakers, act core.BreakerAction) {
 // notices (the halt notice or its thread). Anything but the answers of
 // breakerAnswers is ignored. A refusal is threaded under the halt notice
 // and mentions the person; a done transition is told there by core.
-func breakerOnAnswer(e *Event, b *core.Breakers, key, answer string) {
+func breakerOnAnswer(e *Event, b *breaker.Service, key, answer string) {
 	act, ok := breakerAnswer(answer)
 	if !ok {
 		return
@@ -329,8 +330,8 @@ func breakerOnAnswer(e *Event, b *core.Breakers, key, answer string) {
 		e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Target: ev.NoticeKey(), Thread: true,
 			Mentions: []string{e.Sender}, Body: text})
 	}
-	if (act == core.BreakerActResume || act == core.BreakerActOverrule) && !e.Admin() {
-		doing := map[core.BreakerAction]string{core.BreakerActResume: "resuming", core.BreakerActOverrule: "resetting"}[act]
+	if (act == breaker.ActResume || act == breaker.ActOverrule) && !e.Admin() {
+		doing := map[breaker.Action]string{breaker.ActResume: "resuming", breaker.ActOverrule: "resetting"}[act]
 		admins := make([]string, len(e.Proc.cfg.Admins))
 		for i, a := range e.Proc.cfg.Admins {
 			admins[i] = core.EscapeMarkdown(a)
@@ -359,29 +360,29 @@ func breakerOnAnswer(e *Event, b *core.Breakers, key, answer string) {
 }
 
 // breakerDo applies a person's action to the event.
-func breakerDo(e *Event, b *core.Breakers, act core.BreakerAction, ev core.BreakerEvent) (core.BreakerStatus, error) {
+func breakerDo(e *Event, b *breaker.Service, act breaker.Action, ev breaker.Event) (breaker.Status, error) {
 	switch act {
-	case core.BreakerActReview:
+	case breaker.ActReview:
 		return b.Review(e.Ctx, ev.ID, e.Sender)
-	case core.BreakerActKeep:
+	case breaker.ActKeep:
 		return b.Keep(e.Ctx, ev.ID, e.Sender)
-	case core.BreakerActResume:
+	case breaker.ActResume:
 		return b.Resume(e.Ctx, ev.ID, e.Sender)
-	case core.BreakerActOverrule:
+	case breaker.ActOverrule:
 		return b.Reset(e.Ctx, ev.ID, e.Sender)
 	}
-	return core.BreakerStatus{}, fmt.Errorf("breaker action %q is not a person's", act)
+	return breaker.Status{}, fmt.Errorf("breaker action %q is not a person's", act)
 }
 
 // breakerTarget reads the one argument of a verb: an event ID, or an
 // agent's name standing for the event that holds its breaker now.
-func breakerTarget(e *Event, b *core.Breakers, act core.BreakerAction) (core.BreakerEvent, bool) {
+func breakerTarget(e *Event, b *breaker.Service, act breaker.Action) (breaker.Event, bool) {
 	prefix := e.Proc.Prefix()
-	verb := map[core.BreakerAction]string{core.BreakerActReview: "review", core.BreakerActKeep: "keep",
-		core.BreakerActResume: "resume", core.BreakerActOverrule: "reset"}[act]
+	verb := map[breaker.Action]string{breaker.ActReview: "review", breaker.ActKeep: "keep",
+		breaker.ActResume: "resume", breaker.ActOverrule: "reset"}[act]
 	if len(e.Args) != 1 {
 		e.Reply("Which halt? `%sbreaker %s <event>`; `%sbreaker status` shows the agents halted now, with their event IDs.", prefix, verb, prefix)
-		return core.BreakerEvent{}, false
+		return breaker.Event{}, false
 	}
 	arg := strings.Trim(e.Args[0], "`")
 	ev, err := b.Event(e.Ctx, arg)
@@ -392,7 +393,7 @@ func breakerTarget(e *Event, b *core.Breakers, act core.BreakerAction) (core.Bre
 		e.Fail(err)
 		return ev, false
 	}
-	if core.CheckBreakerAgent(arg) == nil {
+	if breaker.CheckAgent(arg) == nil {
 		st, err := b.Status(e.Ctx, arg)
 		if err != nil {
 			e.Fail(err)
@@ -409,7 +410,7 @@ func breakerTarget(e *Event, b *core.Breakers, act core.BreakerAction) (core.Bre
 
 // breakerNotNow says why act cannot be done on ev now, and what to do
 // instead.
-func breakerNotNow(e *Event, b *core.Breakers, ev core.BreakerEvent, act core.BreakerAction) (string, error) {
+func breakerNotNow(e *Event, b *breaker.Service, ev breaker.Event, act breaker.Action) (string, error) {
 	prefix := e.Proc.Prefix()
 	ev, err := b.Event(e.Ctx, ev.ID)
 	if err != nil {
@@ -421,15 +422,15 @@ func breakerNotNow(e *Event, b *core.Breakers, ev core.BreakerEvent, act core.Br
 	}
 	name, verb := core.EscapeMarkdown(ev.Agent), breakerVerb[act]
 	switch ev.Resolution {
-	case core.BreakerSuperseded:
+	case breaker.Superseded:
 		return fmt.Sprintf("Event `%s` is over: its trial failed and the halt of **%s** continues as event `%s`. Act on that one; `%sbreaker status %s` shows it.",
 			ev.ID, name, ev.NextID, prefix, ev.Agent), nil
-	case core.BreakerVerified, core.BreakerOverruled:
+	case breaker.Verified, breaker.Overruled:
 		return fmt.Sprintf("Event `%s` is over: %s, so there is nothing to %s. `%sbreaker status %s` shows where **%s** stands.",
 			ev.ID, breakerOutcome(ev, st), verb, prefix, ev.Agent, name), nil
 	}
-	if st.State == core.BreakerHalfOpen && st.EventID == ev.ID {
-		if act == core.BreakerActResume {
+	if st.State == breaker.HalfOpen && st.EventID == ev.ID {
+		if act == breaker.ActResume {
 			return fmt.Sprintf("**%s** is already on a half-open trial (event `%s`): the supervisor's verification closes the breaker or opens it again. "+
 				"An admin can close it at once with `%sbreaker reset %s`.", name, ev.ID, prefix, ev.ID), nil
 		}
@@ -441,7 +442,7 @@ func breakerNotNow(e *Event, b *core.Breakers, ev core.BreakerEvent, act core.Br
 }
 
 // breakerDetail is an event in full: reason, evidence and history.
-func breakerDetail(e *Event, b *core.Breakers, eventID string) (string, error) {
+func breakerDetail(e *Event, b *breaker.Service, eventID string) (string, error) {
 	ev, err := b.Event(e.Ctx, eventID)
 	if err != nil {
 		return "", err
@@ -478,27 +479,27 @@ func breakerDetail(e *Event, b *core.Breakers, eventID string) (string, error) {
 }
 
 // breakerHistoryLine tells one audit row.
-func breakerHistoryLine(t core.BreakerTransition) string {
+func breakerHistoryLine(t breaker.Transition) string {
 	who := core.EscapeMarkdown(t.Actor)
 	switch t.Action {
-	case core.BreakerActOpen:
-		if t.From == core.BreakerHalfOpen {
+	case breaker.ActOpen:
+		if t.From == breaker.HalfOpen {
 			return fmt.Sprintf("halted again by %s during the trial", who)
 		}
 		return fmt.Sprintf("halted by %s", who)
-	case core.BreakerActReview:
+	case breaker.ActReview:
 		return fmt.Sprintf("%s took the review", who)
-	case core.BreakerActKeep:
+	case breaker.ActKeep:
 		return fmt.Sprintf("%s kept it halted", who)
-	case core.BreakerActResume:
+	case breaker.ActResume:
 		return fmt.Sprintf("%s resumed it into a half-open trial", who)
-	case core.BreakerActVerified:
+	case breaker.ActVerified:
 		return breakerWithWhy(fmt.Sprintf("%s verified it and closed the breaker", who), t.Why)
-	case core.BreakerActVerifyFailed:
+	case breaker.ActVerifyFailed:
 		return breakerWithWhy(fmt.Sprintf("%s's verification failed, halted again", who), t.Why)
-	case core.BreakerActTimeout:
+	case breaker.ActTimeout:
 		return breakerWithWhy("halted again", t.Why)
-	case core.BreakerActOverrule:
+	case breaker.ActOverrule:
 		return fmt.Sprintf("%s overruled it and closed the breaker", who)
 	}
 	return breakerWithWhy(fmt.Sprintf("%s by %s (%s to %s)", t.Action, who, t.From, t.To), t.Why)
@@ -513,19 +514,19 @@ func breakerWithWhy(s, why string) string {
 
 // breakerOutcome says where an event stands: how it ended, or the state
 // of the breaker it holds (st is its agent's breaker now).
-func breakerOutcome(ev core.BreakerEvent, st core.BreakerStatus) string {
+func breakerOutcome(ev breaker.Event, st breaker.Status) string {
 	switch ev.Resolution {
-	case core.BreakerVerified:
+	case breaker.Verified:
 		return fmt.Sprintf("verified by %s on %s, the breaker closed", core.EscapeMarkdown(ev.ResolvedBy), breakerTime(ev.ResolvedAt))
-	case core.BreakerOverruled:
+	case breaker.Overruled:
 		return fmt.Sprintf("overruled by %s on %s, the breaker closed", core.EscapeMarkdown(ev.ResolvedBy), breakerTime(ev.ResolvedAt))
-	case core.BreakerSuperseded:
+	case breaker.Superseded:
 		return fmt.Sprintf("its trial failed on %s and the halt continued as `%s`", breakerTime(ev.ResolvedAt), ev.NextID)
 	}
 	switch {
-	case st.EventID == ev.ID && st.State == core.BreakerOpen:
+	case st.EventID == ev.ID && st.State == breaker.Open:
 		return "open, the agent is halted"
-	case st.EventID == ev.ID && st.State == core.BreakerHalfOpen:
+	case st.EventID == ev.ID && st.State == breaker.HalfOpen:
 		return "on a half-open trial, waiting for the supervisor's verification"
 	}
 	return "unresolved"

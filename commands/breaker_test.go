@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 )
 
 // breakerHarness is a processor with the `!breaker` verbs, and the halt
@@ -14,14 +15,14 @@ import (
 // or "overruled".
 type breakerHarness struct {
 	*harness
-	breakers *core.Breakers
+	breakers *breaker.Service
 	eventID  string
 }
 
-func newBreakerHarness(t *testing.T, state core.BreakerState, overruled bool) *breakerHarness {
+func newBreakerHarness(t *testing.T, state breaker.State, overruled bool) *breakerHarness {
 	t.Helper()
 	h := newHarness(t)
-	b := core.NewBreakers(core.DefaultBreakerConfig(), h.store.Breakers(), h.store, h.store.Outbox(), h.clock)
+	b := breaker.NewService(breaker.DefaultConfig(), h.store.Breakers(), h.store, h.store.Outbox(), h.clock)
 	b.Room, b.Admins = "!room:x", []string{"@admin:x"}
 	RegisterBreaker(h.proc, b)
 	bh := &breakerHarness{harness: h, breakers: b}
@@ -29,14 +30,14 @@ func newBreakerHarness(t *testing.T, state core.BreakerState, overruled bool) *b
 		return bh
 	}
 	ctx := context.Background()
-	ev, err := b.Open(ctx, "eve", core.BreakerOpenInput{Severity: core.BreakerSeveritySafety,
+	ev, err := b.Open(ctx, "eve", breaker.OpenInput{Severity: breaker.SeveritySafety,
 		Reason: "tried to delete the workspace", Evidence: []string{"tool call: rm -rf /srv/workspace"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bh.eventID = ev.ID
 	h.clock.Advance(time.Minute)
-	if state == core.BreakerHalfOpen {
+	if state == breaker.HalfOpen {
 		if _, err := b.Resume(ctx, ev.ID, "@admin:x"); err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func newBreakerHarness(t *testing.T, state core.BreakerState, overruled bool) *b
 }
 
 // state is the breaker of eve as the API would report it.
-func (bh *breakerHarness) state(t *testing.T) core.BreakerStatus {
+func (bh *breakerHarness) state(t *testing.T) breaker.Status {
 	t.Helper()
 	st, err := bh.breakers.Status(context.Background(), "eve")
 	if err != nil {
@@ -61,7 +62,7 @@ func (bh *breakerHarness) state(t *testing.T) core.BreakerStatus {
 }
 
 // lastAction is the newest row of the halt's audit trail.
-func (bh *breakerHarness) lastAction(t *testing.T) core.BreakerTransition {
+func (bh *breakerHarness) lastAction(t *testing.T) breaker.Transition {
 	t.Helper()
 	history, err := bh.breakers.History(context.Background(), bh.eventID)
 	if err != nil || len(history) == 0 {
@@ -72,20 +73,20 @@ func (bh *breakerHarness) lastAction(t *testing.T) core.BreakerTransition {
 
 func TestBreakerCommands(t *testing.T) {
 	const (
-		open     = core.BreakerOpen
-		halfOpen = core.BreakerHalfOpen
-		closed   = core.BreakerClosed
+		open     = breaker.Open
+		halfOpen = breaker.HalfOpen
+		closed   = breaker.Closed
 	)
 	tests := []struct {
 		name      string
-		state     core.BreakerState // eve's breaker before the command; "" is never halted
-		overruled bool              // the halt was overruled before the command
+		state     breaker.State // eve's breaker before the command; "" is never halted
+		overruled bool          // the halt was overruled before the command
 		sender    string
 		say       string // {id} stands for the halt's event ID
 		want      []string
 		forbid    []string
-		wantState core.BreakerState
-		wantLast  core.BreakerAction // the newest audit row afterwards
+		wantState breaker.State
+		wantLast  breaker.Action // the newest audit row afterwards
 	}{
 		{name: "help lists the verbs", say: "!help breaker",
 			want: []string{"!breaker status [agent]", "!breaker events [agent] [N]", "!breaker review <event>", "!breaker resume <event>", "!breaker reset <event>", "!breaker keep <event>"}},
@@ -114,33 +115,33 @@ func TestBreakerCommands(t *testing.T) {
 			want: []string{"between 1 and 25"}},
 		{name: "review shows evidence and history and records the reviewer", state: open, sender: "@alice:x", say: "!breaker review {id}",
 			want: []string{"You are reviewing the halt of **eve**", "tool call: rm -rf /srv/workspace", "**History:**", "halted by supervisor",
-				"@alice:x took the review", "`!breaker resume {id}`"}, wantState: open, wantLast: core.BreakerActReview},
+				"@alice:x took the review", "`!breaker resume {id}`"}, wantState: open, wantLast: breaker.ActReview},
 		{name: "review by the agent's name", state: open, sender: "@alice:x", say: "!breaker review eve",
-			want: []string{"You are reviewing the halt of **eve**"}, wantState: open, wantLast: core.BreakerActReview},
+			want: []string{"You are reviewing the halt of **eve**"}, wantState: open, wantLast: breaker.ActReview},
 		{name: "review of a halt that is over still shows it", overruled: true, say: "!breaker review {id}",
 			want:      []string{"Event `{id}` is over", "overruled by @admin:x", "nothing to review", "**History:**", "@admin:x overruled it"},
-			wantState: closed, wantLast: core.BreakerActOverrule},
+			wantState: closed, wantLast: breaker.ActOverrule},
 		{name: "review of an unknown halt", state: open, say: "!breaker review brk_00000000",
-			want: []string{"There is no halt brk\\_00000000", "!breaker status"}, wantState: open, wantLast: core.BreakerActOpen},
+			want: []string{"There is no halt brk\\_00000000", "!breaker status"}, wantState: open, wantLast: breaker.ActOpen},
 		{name: "review without an event", state: open, say: "!breaker review",
-			want: []string{"Which halt?", "!breaker review <event>"}, wantState: open, wantLast: core.BreakerActOpen},
+			want: []string{"Which halt?", "!breaker review <event>"}, wantState: open, wantLast: breaker.ActOpen},
 		{name: "keep leaves it halted and is logged", state: open, sender: "@alice:x", say: "!breaker keep {id}",
-			want: []string{"stays halted", "`!breaker resume {id}`"}, wantState: open, wantLast: core.BreakerActKeep},
+			want: []string{"stays halted", "`!breaker resume {id}`"}, wantState: open, wantLast: breaker.ActKeep},
 		{name: "resume is for admins", state: open, sender: "@alice:x", say: "!breaker resume {id}",
-			want: []string{"admins only"}, forbid: []string{"Resumed"}, wantState: open, wantLast: core.BreakerActOpen},
+			want: []string{"admins only"}, forbid: []string{"Resumed"}, wantState: open, wantLast: breaker.ActOpen},
 		{name: "an admin resumes into a half-open trial", state: open, sender: "@admin:x", say: "!breaker resume {id}",
 			want:      []string{"Resumed **eve** into a half-open trial", "supervisor's verification", "`!breaker reset {id}`"},
-			wantState: halfOpen, wantLast: core.BreakerActResume},
+			wantState: halfOpen, wantLast: breaker.ActResume},
 		{name: "resume twice says it is on trial already", state: halfOpen, sender: "@admin:x", say: "!breaker resume {id}",
-			want: []string{"already on a half-open trial", "`!breaker reset {id}`"}, wantState: halfOpen, wantLast: core.BreakerActResume},
+			want: []string{"already on a half-open trial", "`!breaker reset {id}`"}, wantState: halfOpen, wantLast: breaker.ActResume},
 		{name: "reset is for admins", state: open, sender: "@alice:x", say: "!breaker reset {id}",
-			want: []string{"admins only"}, wantState: open, wantLast: core.BreakerActOpen},
+			want: []string{"admins only"}, wantState: open, wantLast: breaker.ActOpen},
 		{name: "an admin overrules an open breaker", state: open, sender: "@admin:x", say: "!breaker reset {id}",
-			want: []string{"Overruled", "closed without verification", "`!breaker events eve`"}, wantState: closed, wantLast: core.BreakerActOverrule},
+			want: []string{"Overruled", "closed without verification", "`!breaker events eve`"}, wantState: closed, wantLast: breaker.ActOverrule},
 		{name: "an admin overrules a half-open trial", state: halfOpen, sender: "@admin:x", say: "!breaker reset eve",
-			want: []string{"Overruled"}, wantState: closed, wantLast: core.BreakerActOverrule},
+			want: []string{"Overruled"}, wantState: closed, wantLast: breaker.ActOverrule},
 		{name: "reset of a halt that is over", overruled: true, sender: "@admin:x", say: "!breaker reset {id}",
-			want: []string{"Event `{id}` is over", "nothing to reset"}, wantState: closed, wantLast: core.BreakerActOverrule},
+			want: []string{"Event `{id}` is over", "nothing to reset"}, wantState: closed, wantLast: breaker.ActOverrule},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,53 +182,53 @@ func TestBreakerCommands(t *testing.T) {
 
 func TestBreakerAnswers(t *testing.T) {
 	const (
-		open     = core.BreakerOpen
-		halfOpen = core.BreakerHalfOpen
-		closed   = core.BreakerClosed
+		open     = breaker.Open
+		halfOpen = breaker.HalfOpen
+		closed   = breaker.Closed
 	)
 	tests := []struct {
 		name      string
-		state     core.BreakerState
+		state     breaker.State
 		onReply   bool // the answer goes to a thread reply of the halt rather than the notice
 		sender    string
 		answer    string
 		notices   int      // how many notices the answer caused
 		want      []string // substrings of those notices
-		wantState core.BreakerState
-		wantLast  core.BreakerAction
+		wantState breaker.State
+		wantLast  breaker.Action
 	}{
 		{name: "👀 takes the review", state: open, sender: "@alice:x", notices: 2, answer: "👀",
-			want: []string{"👀 reviewing by @alice:x", "👀 @alice:x is reviewing the halt of **eve**."}, wantState: open, wantLast: core.BreakerActReview},
+			want: []string{"👀 reviewing by @alice:x", "👀 @alice:x is reviewing the halt of **eve**."}, wantState: open, wantLast: breaker.ActReview},
 		{name: "replying review does the same", state: open, sender: "@alice:x", notices: 2, answer: "Review",
-			want: []string{"reviewing by @alice:x", "is reviewing"}, wantState: open, wantLast: core.BreakerActReview},
+			want: []string{"reviewing by @alice:x", "is reviewing"}, wantState: open, wantLast: breaker.ActReview},
 		{name: "a non-admin's ▶️ is refused and changes nothing", state: open, sender: "@alice:x", notices: 1, answer: "▶️",
-			want: []string{"resuming a breaker is for admins", "**eve** stays halted", "React 👀", "@admin:x"}, wantState: open, wantLast: core.BreakerActOpen},
+			want: []string{"resuming a breaker is for admins", "**eve** stays halted", "React 👀", "@admin:x"}, wantState: open, wantLast: breaker.ActOpen},
 		{name: "an admin's ▶️ resumes into half-open", state: open, sender: "@admin:x", notices: 2, answer: "▶️",
-			want: []string{"HALF-OPEN", "resumed **eve** into a half-open trial"}, wantState: halfOpen, wantLast: core.BreakerActResume},
+			want: []string{"HALF-OPEN", "resumed **eve** into a half-open trial"}, wantState: halfOpen, wantLast: breaker.ActResume},
 		{name: "▶ without the variation selector", state: open, sender: "@admin:x", notices: 2, answer: "▶",
-			want: []string{"HALF-OPEN", "half-open trial"}, wantState: halfOpen, wantLast: core.BreakerActResume},
+			want: []string{"HALF-OPEN", "half-open trial"}, wantState: halfOpen, wantLast: breaker.ActResume},
 		{name: "replying resume", state: open, sender: "@admin:x", notices: 2, answer: "resume",
-			want: []string{"HALF-OPEN", "half-open trial"}, wantState: halfOpen, wantLast: core.BreakerActResume},
+			want: []string{"HALF-OPEN", "half-open trial"}, wantState: halfOpen, wantLast: breaker.ActResume},
 		{name: "▶️ on a thread reply of the halt", state: open, onReply: true, sender: "@admin:x", notices: 2, answer: "▶️",
-			want: []string{"HALF-OPEN", "half-open trial"}, wantState: halfOpen, wantLast: core.BreakerActResume},
+			want: []string{"HALF-OPEN", "half-open trial"}, wantState: halfOpen, wantLast: breaker.ActResume},
 		{name: "⏹️ keeps it halted and does not reset", state: open, sender: "@alice:x", notices: 2, answer: "⏹️",
-			want: []string{"kept halted by @alice:x", "⏹️ @alice:x keeps **eve** halted", "!breaker resume"}, wantState: open, wantLast: core.BreakerActKeep},
+			want: []string{"kept halted by @alice:x", "⏹️ @alice:x keeps **eve** halted", "!breaker resume"}, wantState: open, wantLast: breaker.ActKeep},
 		{name: "an admin's ⏹️ keeps it halted too", state: open, sender: "@admin:x", notices: 2, answer: "⏹",
-			want: []string{"kept halted by @admin:x", "keeps **eve** halted"}, wantState: open, wantLast: core.BreakerActKeep},
+			want: []string{"kept halted by @admin:x", "keeps **eve** halted"}, wantState: open, wantLast: breaker.ActKeep},
 		{name: "replying keep", state: open, sender: "@alice:x", notices: 2, answer: "keep",
-			want: []string{"kept halted", "keeps **eve** halted"}, wantState: open, wantLast: core.BreakerActKeep},
+			want: []string{"kept halted", "keeps **eve** halted"}, wantState: open, wantLast: breaker.ActKeep},
 		{name: "⏹️ during the trial says why not", state: halfOpen, sender: "@alice:x", notices: 1, answer: "⏹️",
-			want: []string{"half-open trial", "nothing to keep halted now", "!breaker reset"}, wantState: halfOpen, wantLast: core.BreakerActResume},
+			want: []string{"half-open trial", "nothing to keep halted now", "!breaker reset"}, wantState: halfOpen, wantLast: breaker.ActResume},
 		{name: "an admin's ▶️ on a trial says it is on trial already", state: halfOpen, sender: "@admin:x", notices: 1, answer: "▶️",
-			want: []string{"already on a half-open trial"}, wantState: halfOpen, wantLast: core.BreakerActResume},
+			want: []string{"already on a half-open trial"}, wantState: halfOpen, wantLast: breaker.ActResume},
 		{name: "an admin replying reset overrules", state: open, sender: "@admin:x", notices: 2, answer: "reset",
-			want: []string{"OVERRULED", "overruled the breaker of **eve**"}, wantState: closed, wantLast: core.BreakerActOverrule},
+			want: []string{"OVERRULED", "overruled the breaker of **eve**"}, wantState: closed, wantLast: breaker.ActOverrule},
 		{name: "a non-admin replying reset is refused", state: open, sender: "@alice:x", notices: 1, answer: "reset",
-			want: []string{"resetting a breaker is for admins"}, wantState: open, wantLast: core.BreakerActOpen},
+			want: []string{"resetting a breaker is for admins"}, wantState: open, wantLast: breaker.ActOpen},
 		{name: "other reactions are ignored", state: open, sender: "@admin:x", answer: "👍",
-			wantState: open, wantLast: core.BreakerActOpen},
+			wantState: open, wantLast: breaker.ActOpen},
 		{name: "other replies are ignored", state: open, sender: "@admin:x", answer: "what happened here?",
-			wantState: open, wantLast: core.BreakerActOpen},
+			wantState: open, wantLast: breaker.ActOpen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 // confirmCardSet is the confirmation kind of `!card publish`.
@@ -30,7 +31,7 @@ const listCap = 30
 // cards, ratifying them, answering their questions), the confirmation that
 // publishes a draft set, and the answers to needs-decision relays: a
 // reaction 1️⃣…🔟 on the relay, or a reply with the option's number or text.
-func RegisterCards(p *Processor, cards *core.Cards) {
+func RegisterCards(p *Processor, cards *card.Service) {
 	c := &cardCommands{cards: cards}
 	p.Register(c.handler())
 	p.RegisterConfirm(ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish,
@@ -41,7 +42,7 @@ func RegisterCards(p *Processor, cards *core.Cards) {
 // DraftsClearer returns a `!sys clear` clearer that drops the draft cards
 // of the people in a room, as members lists them, and says how many it
 // dropped.
-func DraftsClearer(cards *core.Cards, members func(ctx context.Context, roomID string) ([]string, error)) func(ctx context.Context, roomID string) (string, error) {
+func DraftsClearer(cards *card.Service, members func(ctx context.Context, roomID string) ([]string, error)) func(ctx context.Context, roomID string) (string, error) {
 	return func(ctx context.Context, roomID string) (string, error) {
 		people, err := members(ctx, roomID)
 		if err != nil {
@@ -66,7 +67,7 @@ func DraftsClearer(cards *core.Cards, members func(ctx context.Context, roomID s
 }
 
 type cardCommands struct {
-	cards *core.Cards
+	cards *card.Service
 }
 
 func (c *cardCommands) handler() *Handler {
@@ -124,13 +125,13 @@ func (c *cardCommands) draft(e *Event) {
 		return
 	}
 	e.Reply("Added **%s** to your draft (%s): %s — %s.\n\n`%scard show-draft` shows the set, `%scard publish` publishes it.",
-		d.Ref, countCards(len(drafts)+1), d.Goal, draftTraits(d.CardSpec), prefix, prefix)
+		d.Ref, countCards(len(drafts)+1), d.Goal, draftTraits(d.Spec), prefix, prefix)
 }
 
 // checkDependencies says what is wrong with dependencies on drafts that
 // do not exist or cards that were never published, or "" when all are
 // known. It reads only, so a refusal writes nothing.
-func (c *cardCommands) checkDependencies(ctx context.Context, drafts []core.Draft, deps []string) (string, error) {
+func (c *cardCommands) checkDependencies(ctx context.Context, drafts []card.Draft, deps []string) (string, error) {
 	refs := make([]string, len(drafts))
 	for i, d := range drafts {
 		refs[i] = d.Ref
@@ -199,7 +200,7 @@ func (c *cardCommands) drop(e *Event) {
 		e.Fail(err)
 		return
 	}
-	i := slices.IndexFunc(drafts, func(d core.Draft) bool { return d.Ref == ref })
+	i := slices.IndexFunc(drafts, func(d card.Draft) bool { return d.Ref == ref })
 	if i < 0 {
 		e.Reply("You have no draft `%s`; `%scard show-draft` lists yours.", e.Args[0], prefix)
 		return
@@ -243,7 +244,7 @@ func (c *cardCommands) publish(e *Event) {
 	}
 	e.AskConfirm(confirmCardSet, sig, fmt.Sprintf(
 		"Publish %s with author %s and ratified by %s?\n\n%s\nReact ✅ to publish, ❌ to keep drafting.",
-		what, core.MainAgent, e.Sender, renderDrafts(drafts)))
+		what, card.MainAgent, e.Sender, renderDrafts(drafts)))
 }
 
 // confirmPublish publishes the draft set the sender confirmed, unless it
@@ -304,13 +305,13 @@ func (c *cardCommands) dismissPublish(e *Event, p core.Pending) string {
 
 // list shows cards, most urgent first.
 func (c *cardCommands) list(e *Event) {
-	var f core.CardFilter
+	var f card.Filter
 	if len(e.Args) > 1 {
 		e.Reply("`%scard list` takes at most one state: %s.", e.Proc.Prefix(), cardStateNames())
 		return
 	}
 	if len(e.Args) == 1 {
-		f.State = core.CardState(strings.ReplaceAll(strings.ToLower(e.Args[0]), "-", "_"))
+		f.State = card.State(strings.ReplaceAll(strings.ToLower(e.Args[0]), "-", "_"))
 		if !f.State.Valid() {
 			e.Reply("`%s` is not a card state; one of %s.", e.Args[0], cardStateNames())
 			return
@@ -335,7 +336,7 @@ func (c *cardCommands) list(e *Event) {
 		fmt.Fprintf(&b, "%d. %s — %s (%s, %s)\n", i+1, card.ID, card.Spec.Goal, card.Priority, card.State)
 	}
 	switch {
-	case len(cards) >= core.DefaultCardListLimit:
+	case len(cards) >= card.DefaultListLimit:
 		fmt.Fprintf(&b, "\nand at least %d more; `%scard list <state>` narrows the list.", len(cards)-listCap, e.Proc.Prefix())
 	case len(cards) > listCap:
 		fmt.Fprintf(&b, "\nand %d more; `%scard list <state>` narrows the list.", len(cards)-listCap, e.Proc.Prefix())
@@ -439,7 +440,7 @@ func (c *cardCommands) onDecisionAnswer(e *Event, key, answer string) {
 		e.Fail(err)
 		return
 	}
-	_, tap := core.OptionFromEmoji(answer)
+	_, tap := card.OptionFromEmoji(answer)
 	reply := e.Reply
 	if tap {
 		// Replying to a reaction reads oddly: answer under the question,
@@ -453,7 +454,7 @@ func (c *cardCommands) onDecisionAnswer(e *Event, key, answer string) {
 	if !ok {
 		// Other emoji are just reactions; text that names no option gets
 		// a hint while the question is open.
-		if d.Status == core.DecisionOpen && strings.IndexFunc(answer, isAnswerRune) >= 0 {
+		if d.Status == card.DecisionOpen && strings.IndexFunc(answer, isAnswerRune) >= 0 {
 			reply("%s", optionsHint(d))
 		}
 		return
@@ -463,7 +464,7 @@ func (c *cardCommands) onDecisionAnswer(e *Event, key, answer string) {
 
 // applyAnswer gives an answer to question d and replies to refusals. done
 // is false when it replied with a refusal or failed.
-func (c *cardCommands) applyAnswer(e *Event, d core.Decision, option int, reply func(string, ...any)) (core.AnswerResult, bool) {
+func (c *cardCommands) applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...any)) (card.AnswerResult, bool) {
 	res, err := c.cards.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network)
 	switch {
 	case errors.Is(err, core.ErrForbidden):
@@ -483,17 +484,17 @@ func (c *cardCommands) applyAnswer(e *Event, d core.Decision, option int, reply 
 }
 
 // question finds a question of a card.
-func (c *cardCommands) question(ctx context.Context, cardID, questionID string) (core.Decision, error) {
+func (c *cardCommands) question(ctx context.Context, cardID, questionID string) (card.Decision, error) {
 	detail, err := c.cards.Get(ctx, cardID)
 	if err != nil {
-		return core.Decision{}, err
+		return card.Decision{}, err
 	}
 	for _, d := range detail.Decisions {
 		if d.ID == questionID {
 			return d, nil
 		}
 	}
-	return core.Decision{}, fmt.Errorf("question %s of card %s: %w", questionID, cardID, core.ErrNotFound)
+	return card.Decision{}, fmt.Errorf("question %s of card %s: %w", questionID, cardID, core.ErrNotFound)
 }
 
 // parseDecisionKey splits a relay notice key, decision:<card>:<question>
@@ -511,7 +512,7 @@ func parseDecisionKey(key string) (cardID, questionID string, ok bool) {
 // Text must match an option exactly (case and spacing aside): a decision
 // is not guessed at.
 func parseOption(answer string, options []string) (int, bool) {
-	if n, ok := core.OptionFromEmoji(strings.TrimSpace(answer)); ok {
+	if n, ok := card.OptionFromEmoji(strings.TrimSpace(answer)); ok {
 		return n, true
 	}
 	s := normalizeAnswer(answer)
@@ -549,7 +550,7 @@ func normalizeAnswer(s string) string {
 func isAnswerRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // optionsHint says how to answer question d.
-func optionsHint(d core.Decision) string {
+func optionsHint(d card.Decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Answer with an option's number (1 to %d) or its text:\n\n", len(d.Options))
 	for i, o := range d.Options {
@@ -581,12 +582,12 @@ var draftFlags = map[string]string{
 
 // parseDraft reads `!card draft` arguments: the goal, then flags. A flag's
 // value is the quoted text or the words up to the next flag.
-func parseDraft(raw string) (core.CardSpec, error) {
+func parseDraft(raw string) (card.Spec, error) {
 	words, err := splitArgs(raw)
 	if err != nil {
-		return core.CardSpec{}, err
+		return card.Spec{}, err
 	}
-	var spec core.CardSpec
+	var spec card.Spec
 	var goal []string
 	seen := map[string]bool{}
 	for i := 0; i < len(words); {
@@ -621,7 +622,7 @@ func parseDraft(raw string) (core.CardSpec, error) {
 		case flagAccept:
 			spec.Acceptance = append(spec.Acceptance, text)
 		case flagPriority:
-			p := core.Priority(strings.ToUpper(text))
+			p := card.Priority(strings.ToUpper(text))
 			switch {
 			case len(value) > 1:
 				return spec, fmt.Errorf("`--priority` takes one of P0, P1, P2, P3, not `%s` (the goal goes first, before the flags)", text)
@@ -787,14 +788,14 @@ func quoteExcerpt(s string) string {
 
 // draftSignature identifies a draft set's content, so that a ✅ publishes
 // exactly the set the question showed.
-func draftSignature(drafts []core.Draft) (string, error) {
-	inputs := make([]core.CardInput, len(drafts))
+func draftSignature(drafts []card.Draft) (string, error) {
+	inputs := make([]card.Input, len(drafts))
 	for i, d := range drafts {
-		inputs[i] = d.CardInput
+		inputs[i] = d.Input
 	}
 	b, err := json.Marshal(struct {
 		DraftID string
-		Cards   []core.CardInput
+		Cards   []card.Input
 	}{drafts[0].DraftID, inputs})
 	if err != nil {
 		return "", fmt.Errorf("draft signature: %w", err)
@@ -804,10 +805,10 @@ func draftSignature(drafts []core.Draft) (string, error) {
 }
 
 // renderDrafts lists drafts as numbered lines with their criteria below.
-func renderDrafts(drafts []core.Draft) string {
+func renderDrafts(drafts []card.Draft) string {
 	var b strings.Builder
 	for i, d := range drafts {
-		fmt.Fprintf(&b, "%d. %s — %s (%s)\n", i+1, d.Ref, d.Goal, draftTraits(d.CardSpec))
+		fmt.Fprintf(&b, "%d. %s — %s (%s)\n", i+1, d.Ref, d.Goal, draftTraits(d.Spec))
 		for _, a := range d.Acceptance {
 			fmt.Fprintf(&b, "    - %s\n", a)
 		}
@@ -816,7 +817,7 @@ func renderDrafts(drafts []core.Draft) string {
 }
 
 // draftTraits says a spec's priority, dependencies and budget.
-func draftTraits(s core.CardSpec) string {
+func draftTraits(s card.Spec) string {
 	parts := []string{string(s.Priority)}
 	if len(s.DependsOn) > 0 {
 		parts = append(parts, "after "+strings.Join(s.DependsOn, ", "))
@@ -828,7 +829,7 @@ func draftTraits(s core.CardSpec) string {
 }
 
 // renderCard describes a card for `!card show`, one fact a line.
-func renderCard(d core.CardDetail) string {
+func renderCard(d card.Detail) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** — %s\n\n", d.ID, d.Spec.Goal)
 	priority := string(d.Priority)
@@ -864,7 +865,7 @@ func renderCard(d core.CardDetail) string {
 		}
 	}
 	for _, q := range d.Decisions {
-		if q.Status != core.DecisionOpen {
+		if q.Status != card.DecisionOpen {
 			continue
 		}
 		fmt.Fprintf(&b, "\nOpen question for %s: %s\n\n", strings.Join(q.Asked, ", "), q.Question)
@@ -876,17 +877,17 @@ func renderCard(d core.CardDetail) string {
 }
 
 // amendmentSummary is one line about an amendment.
-func amendmentSummary(a core.Amendment, questions []core.Decision) string {
+func amendmentSummary(a card.Amendment, questions []card.Decision) string {
 	switch a.Kind {
-	case core.AmendAnswer:
+	case card.AmendAnswer:
 		for _, q := range questions {
 			if q.ID == a.DecisionID && a.Option >= 1 && a.Option <= len(q.Options) {
 				return fmt.Sprintf("%s → %d. %s", q.Question, a.Option, q.Options[a.Option-1])
 			}
 		}
-	case core.AmendPriorityChange:
+	case card.AmendPriorityChange:
 		return fmt.Sprintf("to %s — %s", a.Priority, amendmentLine(a.Text))
-	case core.AmendScopeChange:
+	case card.AmendScopeChange:
 		if len(a.Acceptance) > 0 {
 			return fmt.Sprintf("%s (adds: %s)", amendmentLine(a.Text), strings.Join(a.Acceptance, "; "))
 		}
@@ -926,8 +927,8 @@ func refusalText(err error) string {
 }
 
 func cardStateNames() string {
-	names := make([]string, len(core.CardStates))
-	for i, s := range core.CardStates {
+	names := make([]string, len(card.States))
+	for i, s := range card.States {
 		names[i] = string(s)
 	}
 	return strings.Join(names, ", ")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 // The people of the card tests: the ratifier of their cards, someone
@@ -19,10 +20,10 @@ const (
 
 // newCardHarness is a harness with `!card` registered on a real card
 // service, in room !room:x with @admin:x as admin.
-func newCardHarness(t *testing.T, cfg core.CardsConfig) (*harness, *core.Cards) {
+func newCardHarness(t *testing.T, cfg card.Config) (*harness, *card.Service) {
 	t.Helper()
 	h := newHarness(t)
-	cards := core.NewCards(h.store.Cards(), h.store, h.store.Outbox(), h.clock, cfg)
+	cards := card.NewService(h.store.Cards(), h.store, h.store.Outbox(), h.clock, cfg)
 	cards.Room, cards.Admins = "!room:x", []string{cardAdmin}
 	RegisterCards(h.proc, cards)
 	return h, cards
@@ -109,7 +110,7 @@ func TestCardDraft(t *testing.T) {
 			say:  `!card draft Do it --accept "done" --priority P2 --depends card_nope`,
 			want: []string{"`--depends`: there is no card `card_nope`"}},
 		{name: "criterion too long, as core says",
-			say:  `!card draft Do it --accept "` + strings.Repeat("x", core.MaxCriterionLen+1) + `" --priority P2`,
+			say:  `!card draft Do it --accept "` + strings.Repeat("x", card.MaxCriterionLen+1) + `" --priority P2`,
 			want: []string{"`--accept`: longer than"}},
 		{name: "no arguments",
 			say:  `!card draft`,
@@ -117,7 +118,7 @@ func TestCardDraft(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, _ := newCardHarness(t, core.CardsConfig{})
+			h, _ := newCardHarness(t, card.Config{})
 			wantText(t, "reply", onlyReply(t, h.say(t, ratifier, tt.say)), tt.want...)
 			shown := onlyReply(t, h.say(t, ratifier, "!card show-draft"))
 			if len(tt.show) == 0 {
@@ -130,7 +131,7 @@ func TestCardDraft(t *testing.T) {
 }
 
 func TestCardDraftDependsAndDrop(t *testing.T) {
-	h, _ := newCardHarness(t, core.CardsConfig{})
+	h, _ := newCardHarness(t, card.Config{})
 	h.say(t, ratifier, `!card draft Collect requirements --accept "a list" --priority P2`)
 	reply := onlyReply(t, h.say(t, ratifier, `!card draft Build it --accept "it works" --priority P1 --depends D1`))
 	wantText(t, "second draft", reply, "Added **d2**", "(2 cards)", "after d1")
@@ -172,9 +173,9 @@ func queuedReactions(t *testing.T, h *harness, key string) []string {
 	return out
 }
 
-func backlog(t *testing.T, cards *core.Cards) []core.Card {
+func backlog(t *testing.T, cards *card.Service) []card.Card {
 	t.Helper()
-	list, err := cards.List(context.Background(), core.CardFilter{})
+	list, err := cards.List(context.Background(), card.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestCardPublish(t *testing.T) {
 	}
 
 	t.Run("the sender's ✅ publishes the whole set, ratified by them", func(t *testing.T) {
-		h, cards := newCardHarness(t, core.CardsConfig{})
+		h, cards := newCardHarness(t, card.Config{})
 		draftTwo(t, h, "P2")
 		question := onlyReply(t, h.sayAs(t, "$publish", ratifier, "!card publish"))
 		wantText(t, "question", question, "Publish these 2 cards", "author main-agent", "ratified by @alice:x",
@@ -211,7 +212,7 @@ func TestCardPublish(t *testing.T) {
 		}
 		first := strings.SplitN(caused[0].Body, "\n", 2)[0]
 		for _, c := range published {
-			if c.Author != core.MainAgent || c.RatifiedBy != ratifier || c.State != core.CardPublished {
+			if c.Author != card.MainAgent || c.RatifiedBy != ratifier || c.State != card.Published {
 				t.Errorf("card %s: author %s, ratified by %q, %s", c.ID, c.Author, c.RatifiedBy, c.State)
 			}
 			if !strings.Contains(first, c.ID) {
@@ -221,7 +222,7 @@ func TestCardPublish(t *testing.T) {
 		if !strings.HasPrefix(first, "Published: ") {
 			t.Errorf("the question was edited into %q", caused[0].Body)
 		}
-		var parser, wiring core.Card
+		var parser, wiring card.Card
 		for _, c := range published {
 			if c.Ref == "d1" {
 				parser = c
@@ -236,7 +237,7 @@ func TestCardPublish(t *testing.T) {
 	})
 
 	t.Run("❌ keeps the draft", func(t *testing.T) {
-		h, cards := newCardHarness(t, core.CardsConfig{})
+		h, cards := newCardHarness(t, card.Config{})
 		draftTwo(t, h, "P2")
 		h.sayAs(t, "$publish", ratifier, "!card publish")
 		caused := h.answer(t, "confirm:cardset:$publish", ratifier, NoReaction)
@@ -250,7 +251,7 @@ func TestCardPublish(t *testing.T) {
 	})
 
 	t.Run("a reply with the word works like the tap", func(t *testing.T) {
-		h, cards := newCardHarness(t, core.CardsConfig{})
+		h, cards := newCardHarness(t, card.Config{})
 		draftTwo(t, h, "P2")
 		h.sayAs(t, "$publish", ratifier, "!card publish")
 		h.answer(t, "confirm:cardset:$publish", ratifier, "publish")
@@ -260,7 +261,7 @@ func TestCardPublish(t *testing.T) {
 	})
 
 	t.Run("a draft changed after the question is not published", func(t *testing.T) {
-		h, cards := newCardHarness(t, core.CardsConfig{})
+		h, cards := newCardHarness(t, card.Config{})
 		draftTwo(t, h, "P2")
 		h.sayAs(t, "$publish", ratifier, "!card publish")
 		h.say(t, ratifier, `!card draft A third thing --accept "done" --priority P3`)
@@ -274,7 +275,7 @@ func TestCardPublish(t *testing.T) {
 	})
 
 	t.Run("over the priority budget nothing is published and the draft stays", func(t *testing.T) {
-		cfg := core.CardsConfig{Budget: map[string]core.BudgetRule{"P0": {Count: 1, Window: 24 * time.Hour}}}
+		cfg := card.Config{Budget: map[string]card.BudgetRule{"P0": {Count: 1, Window: 24 * time.Hour}}}
 		h, cards := newCardHarness(t, cfg)
 		draftTwo(t, h, "P0")
 		h.sayAs(t, "$publish", ratifier, "!card publish")
@@ -289,16 +290,16 @@ func TestCardPublish(t *testing.T) {
 	})
 
 	t.Run("an empty draft is not asked about", func(t *testing.T) {
-		h, _ := newCardHarness(t, core.CardsConfig{})
+		h, _ := newCardHarness(t, card.Config{})
 		wantText(t, "reply", onlyReply(t, h.say(t, ratifier, "!card publish")), "Your draft is empty")
 	})
 }
 
 // publishOne publishes one card ratified by ratifier and returns it.
-func publishCard(t *testing.T, cards *core.Cards, goal string) core.Card {
+func publishCard(t *testing.T, cards *card.Service, goal string) card.Card {
 	t.Helper()
-	set, err := cards.Publish(context.Background(), core.CardSetInput{Key: "k-" + goal, Author: core.MainAgent, RatifiedBy: ratifier,
-		Cards: []core.CardInput{{CardSpec: core.CardSpec{Goal: goal, Acceptance: []string{"it is done"}, Priority: core.P2}}}})
+	set, err := cards.Publish(context.Background(), card.SetInput{Key: "k-" + goal, Author: card.MainAgent, RatifiedBy: ratifier,
+		Cards: []card.Input{{Spec: card.Spec{Goal: goal, Acceptance: []string{"it is done"}, Priority: card.P2}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,13 +308,13 @@ func publishCard(t *testing.T, cards *core.Cards, goal string) core.Card {
 
 func TestCardListShowRatify(t *testing.T) {
 	ctx := context.Background()
-	h, cards := newCardHarness(t, core.CardsConfig{})
+	h, cards := newCardHarness(t, card.Config{})
 	grown := publishCard(t, cards, "Export reports")
 	publishCard(t, cards, "Import reports")
-	if _, err := cards.Amend(ctx, grown.ID, core.AmendmentInput{Kind: core.AmendClarification, Text: "CSV, not Excel", Author: "mos"}); err != nil {
+	if _, err := cards.Amend(ctx, grown.ID, card.AmendmentInput{Kind: card.AmendClarification, Text: "CSV, not Excel", Author: "mos"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cards.Amend(ctx, grown.ID, core.AmendmentInput{Kind: core.AmendScopeChange, Text: "Also PDF",
+	if _, err := cards.Amend(ctx, grown.ID, card.AmendmentInput{Kind: card.AmendScopeChange, Text: "Also PDF",
 		Acceptance: []string{"PDF export works"}, Author: "mos"}); err != nil {
 		t.Fatal(err)
 	}
@@ -343,19 +344,19 @@ func TestCardListShowRatify(t *testing.T) {
 }
 
 // raise claims a card ratified by ratifier and has the worker ask about it.
-func raiseQuestion(t *testing.T, cards *core.Cards, goal string, in core.DecisionInput) core.Decision {
+func raiseQuestion(t *testing.T, cards *card.Service, goal string, in card.DecisionInput) card.Decision {
 	t.Helper()
 	ctx := context.Background()
-	card := publishCard(t, cards, goal)
-	if _, err := cards.SetState(ctx, card.ID, core.CardClaimed, ""); err != nil {
+	c := publishCard(t, cards, goal)
+	if _, err := cards.SetState(ctx, c.ID, card.Claimed, ""); err != nil {
 		t.Fatal(err)
 	}
 	if in.Question == "" {
 		in.Question = "Which database?"
 		in.Options = []string{"Use SQLite", "Use Postgres", "Ask again later"}
 	}
-	in.Checkpoint = core.Checkpoint{Branch: "feat/db", Note: "schema drafted"}
-	d, err := cards.RaiseDecision(ctx, card.ID, in)
+	in.Checkpoint = card.Checkpoint{Branch: "feat/db", Note: "schema drafted"}
+	d, err := cards.RaiseDecision(ctx, c.ID, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +369,7 @@ func TestDecisionAnswers(t *testing.T) {
 		sender string
 		answer string
 		// before prepares the question: cancel, expire or answer it first.
-		before func(t *testing.T, h *harness, cards *core.Cards, d core.Decision)
+		before func(t *testing.T, h *harness, cards *card.Service, d card.Decision)
 		// option is the answer that stands afterwards (0: none).
 		option int
 		// say is a substring of the one message Jarvis sends besides the
@@ -386,19 +387,19 @@ func TestDecisionAnswers(t *testing.T) {
 		{name: "text that names no option gets a hint", sender: ratifier, answer: "hmm, which is cheaper?", say: "2. Use Postgres"},
 		{name: "other emoji are just reactions", sender: ratifier, answer: "👍"},
 		{name: "a later answer changes nothing and says nothing", sender: ratifier, answer: "1️⃣", option: 2,
-			before: func(t *testing.T, h *harness, cards *core.Cards, d core.Decision) {
+			before: func(t *testing.T, h *harness, cards *card.Service, d card.Decision) {
 				if _, err := cards.AnswerDecision(context.Background(), d.ID, 2, ratifier, "matrix"); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "a withdrawn question", sender: ratifier, answer: "1️⃣", say: "This question was withdrawn: card",
-			before: func(t *testing.T, h *harness, cards *core.Cards, d core.Decision) {
-				if _, err := cards.SetState(context.Background(), d.CardID, core.CardCancelled, "not needed"); err != nil {
+			before: func(t *testing.T, h *harness, cards *card.Service, d card.Decision) {
+				if _, err := cards.SetState(context.Background(), d.CardID, card.Cancelled, "not needed"); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "an expired question", sender: ratifier, answer: "1", say: "Too late: this question closed unanswered",
-			before: func(t *testing.T, h *harness, cards *core.Cards, d core.Decision) {
+			before: func(t *testing.T, h *harness, cards *card.Service, d card.Decision) {
 				h.clock.Advance(2 * time.Hour)
 				if _, err := cards.Sweep(context.Background()); err != nil {
 					t.Fatal(err)
@@ -408,8 +409,8 @@ func TestDecisionAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			h, cards := newCardHarness(t, core.CardsConfig{})
-			d := raiseQuestion(t, cards, "Store reports", core.DecisionInput{Deadline: h.clock.Now().Add(time.Hour)})
+			h, cards := newCardHarness(t, card.Config{})
+			d := raiseQuestion(t, cards, "Store reports", card.DecisionInput{Deadline: h.clock.Now().Add(time.Hour)})
 			if got := queuedReactions(t, h, d.NoticeKey()); len(got) != 3 || got[1] != "2️⃣" {
 				t.Errorf("reactions on the relay = %q, want 1️⃣ 2️⃣ 3️⃣", got)
 			}
@@ -444,7 +445,7 @@ func TestDecisionAnswers(t *testing.T) {
 			}
 			if answeredNow {
 				a := after.Amendments[len(after.Amendments)-1]
-				if a.Kind != core.AmendAnswer || a.Option != tt.option || a.Author != tt.sender || after.State != core.CardPublished {
+				if a.Kind != card.AmendAnswer || a.Option != tt.option || a.Author != tt.sender || after.State != card.Published {
 					t.Errorf("amendment %+v, card %s; want an answer with option %d by %s and the card published", a, after.State, tt.option, tt.sender)
 				}
 				if len(edits) != 1 || !strings.Contains(edits[0], "Answered by "+tt.sender) {
@@ -467,8 +468,8 @@ func TestDecisionAnswers(t *testing.T) {
 }
 
 func TestCardAnswerCommand(t *testing.T) {
-	h, cards := newCardHarness(t, core.CardsConfig{})
-	d := raiseQuestion(t, cards, "Store reports", core.DecisionInput{})
+	h, cards := newCardHarness(t, card.Config{})
+	d := raiseQuestion(t, cards, "Store reports", card.DecisionInput{})
 	tests := []struct {
 		name, sender, say string
 		want              []string
@@ -489,7 +490,7 @@ func TestCardAnswerCommand(t *testing.T) {
 
 func TestDraftsClearer(t *testing.T) {
 	ctx := context.Background()
-	h, cards := newCardHarness(t, core.CardsConfig{})
+	h, cards := newCardHarness(t, card.Config{})
 	h.say(t, ratifier, `!card draft One --accept "a" --priority P2`)
 	h.say(t, ratifier, `!card draft Two --accept "b" --priority P2`)
 	h.say(t, stranger, `!card draft Three --accept "c" --priority P2`)

@@ -5,14 +5,14 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 // FleetReader is what `!fleet` reads: heartbeat records only, never a
 // question to an agent.
 type FleetReader interface {
-	FleetStatus(ctx context.Context) ([]core.AgentReport, error)
-	Agents() []core.AgentConfig
+	FleetStatus(ctx context.Context) ([]fleet.AgentReport, error)
+	Agents() []fleet.AgentConfig
 }
 
 // RegisterFleet adds `!fleet [agent]`, and the questions people ask in
@@ -35,12 +35,12 @@ func fleetAnswer(e *Event, f FleetReader) {
 		return
 	}
 	if len(e.Args) == 0 {
-		e.Reply("%s", core.RenderFleet(rows))
+		e.Reply("%s", fleet.Render(rows))
 		return
 	}
 	for _, r := range rows {
 		if strings.EqualFold(r.Agent, e.Args[0]) {
-			e.Reply("%s", core.RenderFleet([]core.AgentReport{r}))
+			e.Reply("%s", fleet.Render([]fleet.AgentReport{r}))
 			return
 		}
 	}
@@ -57,7 +57,7 @@ var (
 // fleetQuestion recognises a question about the fleet or one agent and
 // turns it into `!fleet [agent]`. Requests to be told later ("tell me if
 // EVE goes offline") are tripwires, not questions, and are left alone.
-func fleetQuestion(text string, agents []core.AgentConfig) (string, []string, bool) {
+func fleetQuestion(text string, agents []fleet.AgentConfig) (string, []string, bool) {
 	t := strings.ToLower(strings.TrimSpace(text))
 	if fleetWatch.MatchString(t) || !fleetAsk.MatchString(t) {
 		return "", nil, false

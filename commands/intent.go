@@ -11,6 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // This file reads plain sentences such as "tell me when GI drops below
@@ -82,7 +85,7 @@ type WatchIntent struct {
 	Kind IntentKind
 	// Draft is the tripwire to propose. Its Rationale is empty: the caller
 	// fills it with the conversation excerpt before arming.
-	Draft core.TripwireDraft
+	Draft tripwire.Draft
 	// Description says in one line what the tripwire watches, e.g.
 	// "GI below 0.70".
 	Description string
@@ -104,7 +107,7 @@ const intentMaxBytes = 1000
 // ParseWatchIntent reads a chat message as a request to watch something.
 // reg is the source registry; agents are the configured agent names, the
 // params of agent.* and breaker.state. A proposal always passes
-// core.TripwireDefinition.Validate once a rationale is filled in: a draft the
+// core.Definition.Validate once a rationale is filled in: a draft the
 // registry rejects (a URL whose host is not allowed) becomes a question.
 func ParseWatchIntent(text string, reg *core.SourceRegistry, agents []string) WatchIntent {
 	w := parseWatch(text, reg, agents)
@@ -119,10 +122,10 @@ func ParseWatchIntent(text string, reg *core.SourceRegistry, agents []string) Wa
 
 // checkDraft validates a draft the way TripwireService.Arm does, with a
 // stand-in rationale.
-func checkDraft(d core.TripwireDraft, reg *core.SourceRegistry) error {
-	def := core.TripwireDefinition{
+func checkDraft(d tripwire.Draft, reg *core.SourceRegistry) error {
+	def := tripwire.Definition{
 		Label: d.Label, Rationale: "proposed in chat", Source: d.Source, Condition: d.Condition,
-		Action: core.DefaultTripwireAction, CooldownSeconds: core.DefaultCooldownSeconds,
+		Action: tripwire.DefaultAction, CooldownSeconds: tripwire.DefaultCooldownSeconds,
 	}
 	if d.Action != nil {
 		def.Action = *d.Action
@@ -575,7 +578,7 @@ var fleetWords = wordSet("fleet", "agent", "agents", "system", "systems", "subst
 
 type comparator struct {
 	p       pattern
-	op      core.Op
+	op      tripwire.Op
 	postfix bool // the number comes before: "0.5 or less"
 	weak    bool // "is": an equality when nothing stronger is said
 }
@@ -583,33 +586,33 @@ type comparator struct {
 // comparatorTable are the ways of comparing a value with a number.
 var comparatorTable = func() []comparator {
 	var out []comparator
-	add := func(op core.Op, ss ...string) {
+	add := func(op tripwire.Op, ss ...string) {
 		for _, s := range ss {
 			out = append(out, comparator{p: phraseOf(s), op: op})
 		}
 	}
-	add(core.OpLTE, "less|lower|smaller|fewer than or equal to", "at or below|under", "no|not more|higher|greater|bigger|larger than",
+	add(tripwire.OpLTE, "less|lower|smaller|fewer than or equal to", "at or below|under", "no|not more|higher|greater|bigger|larger than",
 		"at most", "<=|=<|≤", "drops|drop|dropped|dropping|falls|fall|fell|falling|dips|dip|sinks|sink|slips|slip|declines|decreases to",
 		"goes|go|went|comes|come|gets|get down to", "equal to or less|lower than", "up to", "max|maximum")
-	add(core.OpGTE, "more|greater|higher|bigger|larger than or equal to", "at or above|over", "no|not less|lower|fewer|smaller than",
+	add(tripwire.OpGTE, "more|greater|higher|bigger|larger than or equal to", "at or above|over", "no|not less|lower|fewer|smaller than",
 		"at least", ">=|=>|≥", "reaches|reach|reached|reaching|hits|hit|hitting",
 		"rises|rise|rose|climbs|climb|climbed|grows|grow|grew|jumps|jump|increases|increase to", "goes|go|went|gets|get up to",
 		"min|minimum")
-	add(core.OpLT, "less|lower|smaller|fewer than", "below|under|beneath|underneath", "<")
-	add(core.OpGT, "more|greater|higher|bigger|larger|older|longer than", "above|over|beyond|past",
+	add(tripwire.OpLT, "less|lower|smaller|fewer than", "below|under|beneath|underneath", "<")
+	add(tripwire.OpGT, "more|greater|higher|bigger|larger|older|longer than", "above|over|beyond|past",
 		"exceeds|exceed|exceeded|exceeding|tops|surpasses|surpass", ">")
-	add(core.OpEQ, "equals|equal|equalling|equaling", "equal to", "is|are exactly", "=|==")
-	add(core.OpNEQ, "!=|≠|<>", "does|do not equal", "doesn't|dont|don't equal")
+	add(tripwire.OpEQ, "equals|equal|equalling|equaling", "equal to", "is|are exactly", "=|==")
+	add(tripwire.OpNEQ, "!=|≠|<>", "does|do not equal", "doesn't|dont|don't equal")
 	for _, s := range []string{"or less|lower|below|fewer|under|smaller", "or more|higher|above|greater|over|bigger"} {
-		op := core.OpLTE
+		op := tripwire.OpLTE
 		if strings.HasPrefix(s, "or more") {
-			op = core.OpGTE
+			op = tripwire.OpGTE
 		}
 		out = append(out, comparator{p: phraseOf(s), op: op, postfix: true})
 	}
 	for _, s := range []string{"is|are|was|becomes|become|stays|stay|turns|turn|goes|go|gets|get|reads|read|shows|show",
 		"is|are|sits|stands at"} {
-		out = append(out, comparator{p: phraseOf(s), op: core.OpEQ, weak: true})
+		out = append(out, comparator{p: phraseOf(s), op: tripwire.OpEQ, weak: true})
 	}
 	return out
 }()
@@ -653,7 +656,7 @@ const sourceBreakerState = "breaker.state"
 // vocabularies are the values of the state kinds Jarvis registers, and
 // how people say them.
 var vocabularies = map[string][]stateWord{
-	core.SourceAgentStatus: {
+	fleet.SourceAgentStatus: {
 		{phraseOf("goes|go|went|going|gone|is|are|was|gets|get|got|becomes|become|falls|fall|drops|drop offline"), "offline", true},
 		{phraseOf("stops|stop|stopped|quits|quit reporting|responding|heartbeating|answering|checking"), "offline", true},
 		{phraseOf("stops|stop|stopped sending heartbeats"), "offline", true},
@@ -672,7 +675,7 @@ var vocabularies = map[string][]stateWord{
 		{phraseOf("falls|fall|fell behind"), "late", true},
 		{phraseOf("late"), "late", false},
 	},
-	core.SourceAgentMode: {
+	fleet.SourceAgentMode: {
 		{phraseOf("turns|turn|turned|goes|go|went|becomes|become|switches|flips red"), "red", true},
 		{phraseOf("turns|turn|turned|goes|go|went|becomes|become|switches|flips yellow|amber"), "yellow", true},
 		{phraseOf("turns|turn|turned|goes|go|went|becomes|become|switches|flips green"), "green", true},
@@ -689,34 +692,34 @@ var vocabularies = map[string][]stateWord{
 		{phraseOf("open|opens|opened|opening|trips|tripped|trip|halts|halted|pops|popped"), "open", false},
 		{phraseOf("closed|closes|close|closing|resets"), "closed", false},
 	},
-	core.SourceCardState: {
-		{phraseOf("done|finished|finishes|finish|completed|completes|complete"), string(core.CardDone), false},
-		{phraseOf("blocked|stuck"), string(core.CardBlocked), false},
-		{phraseOf("needs|need a|my|your decision|answer"), string(core.CardNeedsDecision), false},
-		{phraseOf("waiting|waits for a|my|your decision"), string(core.CardNeedsDecision), false},
-		{phraseOf("needs_decision"), string(core.CardNeedsDecision), false},
-		{phraseOf("claimed"), string(core.CardClaimed), false},
-		{phraseOf("picked up"), string(core.CardClaimed), false},
-		{phraseOf("in progress"), string(core.CardInProgress), false},
-		{phraseOf("in_progress|started|starts|begins"), string(core.CardInProgress), false},
-		{phraseOf("published"), string(core.CardPublished), false},
-		{phraseOf("cancelled|canceled"), string(core.CardCancelled), false},
-		{phraseOf("awaiting ratification"), string(core.CardAwaitingRatification), false},
-		{phraseOf("awaiting_ratification"), string(core.CardAwaitingRatification), false},
+	card.SourceCardState: {
+		{phraseOf("done|finished|finishes|finish|completed|completes|complete"), string(card.Done), false},
+		{phraseOf("blocked|stuck"), string(card.Blocked), false},
+		{phraseOf("needs|need a|my|your decision|answer"), string(card.NeedsDecision), false},
+		{phraseOf("waiting|waits for a|my|your decision"), string(card.NeedsDecision), false},
+		{phraseOf("needs_decision"), string(card.NeedsDecision), false},
+		{phraseOf("claimed"), string(card.Claimed), false},
+		{phraseOf("picked up"), string(card.Claimed), false},
+		{phraseOf("in progress"), string(card.InProgress), false},
+		{phraseOf("in_progress|started|starts|begins"), string(card.InProgress), false},
+		{phraseOf("published"), string(card.Published), false},
+		{phraseOf("cancelled|canceled"), string(card.Cancelled), false},
+		{phraseOf("awaiting ratification"), string(card.AwaitingRatification), false},
+		{phraseOf("awaiting_ratification"), string(card.AwaitingRatification), false},
 	},
 }
 
 // subjectNouns name the kinds Jarvis registers in descriptions.
 var subjectNouns = map[string]string{
-	core.SourceAgentStatus:        "",
-	core.SourceAgentMII:           "MII",
-	core.SourceAgentMode:          "mode",
-	core.SourceAgentHeartbeatAge:  "heartbeat age",
-	core.SourceAgentJournalCount:  "journal count",
+	fleet.SourceAgentStatus:       "",
+	fleet.SourceAgentMII:          "MII",
+	fleet.SourceAgentMode:         "mode",
+	fleet.SourceAgentHeartbeatAge: "heartbeat age",
+	fleet.SourceAgentJournalCount: "journal count",
 	sourceBreakerState:            "breaker",
-	core.SourceCardState:          "",
-	core.SourceCardsNeedsDecision: "cards waiting for a decision",
-	core.SourceCardsBlocked:       "blocked cards",
+	card.SourceCardState:          "",
+	card.SourceCardsNeedsDecision: "cards waiting for a decision",
+	card.SourceCardsBlocked:       "blocked cards",
 }
 
 // numericKinds are numbers besides ratios, seconds and counts.
@@ -1072,9 +1075,9 @@ func (p *parser) cooldowns() {
 		}
 		markUsed(ts[i : i+n])
 		switch {
-		case secs > core.MaxCooldownSeconds:
+		case secs > tripwire.MaxCooldownSeconds:
 			p.notes = append(p.notes, "A cooldown is at most 30 days, so I used that.")
-			secs = core.MaxCooldownSeconds
+			secs = tripwire.MaxCooldownSeconds
 		case secs < 0:
 			secs = 0
 		}
@@ -1597,8 +1600,8 @@ func (p *parser) hasCond(pt *clause) bool {
 			continue
 		}
 		// open, closed, done: only where the breaker or a card is named
-		named := kind == core.SourceAgentStatus || kind == core.SourceAgentMode ||
-			kind == core.SourceCardState && pt.cardID != "" ||
+		named := kind == fleet.SourceAgentStatus || kind == fleet.SourceAgentMode ||
+			kind == card.SourceCardState && pt.cardID != "" ||
 			slices.ContainsFunc(pt.aliases, func(a *aliasHit) bool { return a.kind.Kind == kind })
 		if _, _, found := p.stateIn(kind, condTokens(pt, kind)); named && found {
 			return true
@@ -1795,10 +1798,10 @@ func (p *parser) leaves(parts []*clause) []*watchLeaf {
 type builtCond struct {
 	src      core.SourceRef
 	subject  string
-	conds    []core.Condition
+	conds    []tripwire.Condition
 	descs    []string
-	group    core.Op // how conds combine ("between": all), or how expansion members do
-	member   bool    // a further agent of "any agent"
+	group    tripwire.Op // how conds combine ("between": all), or how expansion members do
+	member   bool        // a further agent of "any agent"
 	label    string
 	fallback bool
 	// vague: a fallback for a clause that said nothing of a change
@@ -1909,7 +1912,7 @@ func (p *parser) resolveKind(l *watchLeaf) bool {
 		return ok
 	}
 	switch {
-	case pt.cardID != "" && lookup(core.SourceCardState):
+	case pt.cardID != "" && lookup(card.SourceCardState):
 		return true
 	case len(pt.aliases) > 0:
 		l.kind = p.pickAlias(pt).kind
@@ -1918,11 +1921,11 @@ func (p *parser) resolveKind(l *watchLeaf) bool {
 		return true
 	case pt.urlText != "" && lookup("url-fetch"):
 		return true
-	case pt.cards && pt.blocked && lookup(core.SourceCardsBlocked):
+	case pt.cards && pt.blocked && lookup(card.SourceCardsBlocked):
 		return true
 	}
 	agentish := len(pt.agents) > 0 || pt.anyAgent
-	for _, kind := range []string{core.SourceAgentStatus, core.SourceAgentMode} {
+	for _, kind := range []string{fleet.SourceAgentStatus, fleet.SourceAgentMode} {
 		if _, ok := p.reg.Lookup(kind); !ok {
 			continue
 		}
@@ -1931,7 +1934,7 @@ func (p *parser) resolveKind(l *watchLeaf) bool {
 		}
 	}
 	if agentish && (!p.hasCond(cp) || onlyChange(cp)) {
-		return lookup(core.SourceAgentStatus) // "keep an eye on EVE", "when EVE changes"
+		return lookup(fleet.SourceAgentStatus) // "keep an eye on EVE", "when EVE changes"
 	}
 	return false
 }
@@ -2010,16 +2013,16 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 		switch {
 		case len(agents) > 0:
 			l.param = agents[0]
-		case anyAgent && len(p.agents) > 0 && len(p.agents) <= core.MaxSubConditions:
+		case anyAgent && len(p.agents) > 0 && len(p.agents) <= tripwire.MaxSubConditions:
 			l.agents, l.all = p.agents, all
-		case anyAgent && len(p.agents) > core.MaxSubConditions:
-			return fmt.Sprintf("I can watch at most %d agents in one tripwire. Which ones: %s?", core.MaxSubConditions, joinOr(p.agents))
+		case anyAgent && len(p.agents) > tripwire.MaxSubConditions:
+			return fmt.Sprintf("I can watch at most %d agents in one tripwire. Which ones: %s?", tripwire.MaxSubConditions, joinOr(p.agents))
 		case len(p.agents) == 0:
 			return fmt.Sprintf("Which agent should I watch for %s? No agents are configured.", k.Kind)
 		default:
 			return fmt.Sprintf("Which agent do you mean: %s?", joinOr(p.agents))
 		}
-	case k.Kind == core.SourceCardState:
+	case k.Kind == card.SourceCardState:
 		for _, q := range from {
 			if l.param == "" {
 				l.param = q.cardID
@@ -2046,7 +2049,7 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 			return fmt.Sprintf("Which %s at %s should I watch? (%s)", what, ref.url, k.Param)
 		}
 		l.param = ref.url + " " + ref.path
-	case k.Kind == core.SourceCardsNeedsDecision:
+	case k.Kind == card.SourceCardsNeedsDecision:
 		for _, q := range from {
 			if l.param == "" {
 				l.param = q.mxid
@@ -2126,27 +2129,27 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 		}
 		ts = append(ts, condTokens(x, k.Kind)...)
 	}
-	one := func(c core.Condition, desc string) { b.conds, b.descs = []core.Condition{c}, []string{desc} }
+	one := func(c tripwire.Condition, desc string) { b.conds, b.descs = []tripwire.Condition{c}, []string{desc} }
 	changed := func() bool {
 		if hasPattern(changedWords, ts) {
-			one(core.Condition{Op: core.OpChanged}, subject+" changes")
+			one(tripwire.Condition{Op: tripwire.OpChanged}, subject+" changes")
 			return true
 		}
 		return false
 	}
 	fallback := func() {
 		if isCount(k) {
-			one(core.Condition{Op: core.OpGT, Threshold: 0.0}, countDesc(l, subject))
+			one(tripwire.Condition{Op: tripwire.OpGT, Threshold: 0.0}, countDesc(l, subject))
 			return
 		}
-		one(core.Condition{Op: core.OpChanged}, subject+" changes")
+		one(tripwire.Condition{Op: tripwire.OpChanged}, subject+" changes")
 		b.fallback = true
 		b.vague = !hasPattern(directionPhrases, ts)
 	}
 	switch {
 	case k.Kind == "rss":
 		// its value is the newest matching item: a new one is a change
-		one(core.Condition{Op: core.OpChanged}, fmt.Sprintf("a new item about %s in %s", pathOf(l.param), urlOf(l.param)))
+		one(tripwire.Condition{Op: tripwire.OpChanged}, fmt.Sprintf("a new item about %s in %s", pathOf(l.param), urlOf(l.param)))
 	case l.cond == nil:
 		fallback()
 	case vocabularies[k.Kind] != nil:
@@ -2156,18 +2159,18 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 			// "isn't red or yellow": neither
 			b.descs = []string{stateDesc(subject, k, "is not", values)}
 			for _, v := range values {
-				b.conds = append(b.conds, core.Condition{Op: core.OpNEQ, Threshold: v})
+				b.conds = append(b.conds, tripwire.Condition{Op: tripwire.OpNEQ, Threshold: v})
 			}
 			b.descs = append(b.descs, make([]string, len(values)-1)...)
-			b.group = core.OpAll
+			b.group = tripwire.OpAll
 		case found && len(values) == 1:
-			one(core.Condition{Op: core.OpEQ, Threshold: values[0]}, stateDesc(subject, k, "is", values))
+			one(tripwire.Condition{Op: tripwire.OpEQ, Threshold: values[0]}, stateDesc(subject, k, "is", values))
 		case found:
 			in := make([]any, len(values))
 			for i, v := range values {
 				in[i] = v
 			}
-			one(core.Condition{Op: core.OpIn, Threshold: in}, stateDesc(subject, k, "is", values))
+			one(tripwire.Condition{Op: tripwire.OpIn, Threshold: in}, stateDesc(subject, k, "is", values))
 		case !changed():
 			fallback()
 		}
@@ -2181,11 +2184,11 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 			break
 		}
 		if v, neg, found := wordValue(ts); found && !isNumeric(k) {
-			op, verb := core.OpEQ, " is "
+			op, verb := tripwire.OpEQ, " is "
 			if neg {
-				op, verb = core.OpNEQ, " is not "
+				op, verb = tripwire.OpNEQ, " is not "
 			}
-			one(core.Condition{Op: op, Threshold: v}, subject+verb+v)
+			one(tripwire.Condition{Op: op, Threshold: v}, subject+verb+v)
 			break
 		}
 		if !changed() {
@@ -2197,7 +2200,7 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 	}
 	if l.cond != nil && l.cond.negate {
 		// "unless EVE is offline": EVE is not offline
-		if slices.ContainsFunc(b.conds, func(c core.Condition) bool { return c.Op == core.OpChanged || c.Op == core.OpIn }) {
+		if slices.ContainsFunc(b.conds, func(c tripwire.Condition) bool { return c.Op == tripwire.OpChanged || c.Op == tripwire.OpIn }) {
 			return nil, "I can't watch for something not happening. What should hold instead?"
 		}
 		for i := range b.conds {
@@ -2218,9 +2221,9 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 	if len(b.conds) > 1 {
 		return nil, "Which agent do you mean: " + joinOr(l.agents) + "?"
 	}
-	group := core.OpAny
+	group := tripwire.OpAny
 	if l.all {
-		group = core.OpAll
+		group = tripwire.OpAll
 	}
 	out := make([]builtCond, len(l.agents))
 	for i, a := range l.agents {
@@ -2312,7 +2315,7 @@ func wordValue(ts []*sentToken) (string, bool, bool) {
 
 // numeric reads a comparator and a number: "below 0.70", "at least 45",
 // "between 0.5 and 0.7", "0.5 or less".
-func (p *parser) numeric(k core.SourceKind, ts []*sentToken, subject string) ([]core.Condition, []string, string, bool) {
+func (p *parser) numeric(k core.SourceKind, ts []*sentToken, subject string) ([]tripwire.Condition, []string, string, bool) {
 	// between a and b; outside a and b
 	for i := 0; i+3 < len(ts); i++ {
 		if (ts[i].low == "between" || ts[i].low == "outside") && p.isValue(k, ts[i+1]) &&
@@ -2322,9 +2325,9 @@ func (p *parser) numeric(k core.SourceKind, ts []*sentToken, subject string) ([]
 			if lo > hi {
 				lo, hi, loText, hiText = hi, lo, hiText, loText
 			}
-			conds := []core.Condition{{Op: core.OpGTE, Threshold: lo}, {Op: core.OpLTE, Threshold: hi}}
+			conds := []tripwire.Condition{{Op: tripwire.OpGTE, Threshold: lo}, {Op: tripwire.OpLTE, Threshold: hi}}
 			if ts[i].low == "outside" {
-				conds = []core.Condition{{Op: core.OpLT, Threshold: lo}, {Op: core.OpGT, Threshold: hi}}
+				conds = []tripwire.Condition{{Op: tripwire.OpLT, Threshold: lo}, {Op: tripwire.OpGT, Threshold: hi}}
 			}
 			return conds, []string{subject + " " + ts[i].low + " " + loText + " and " + hiText, ""}, joinNotes(n1, n2), true
 		}
@@ -2347,7 +2350,7 @@ func (p *parser) numeric(k core.SourceKind, ts []*sentToken, subject string) ([]
 			strong, si, sn = &comparatorTable[c], i, n
 		}
 	}
-	pick := func(c *comparator, i, n int) ([]core.Condition, []string, string, bool) {
+	pick := func(c *comparator, i, n int) ([]tripwire.Condition, []string, string, bool) {
 		j := -1
 		if c.postfix {
 			if i > 0 && p.isValue(k, ts[i-1]) {
@@ -2372,7 +2375,7 @@ func (p *parser) numeric(k core.SourceKind, ts []*sentToken, subject string) ([]
 		if negatedAt(ts, i) {
 			op = negateOp(op)
 		}
-		return []core.Condition{{Op: op, Threshold: v}}, []string{subject + " " + opWords(op) + " " + text}, note, true
+		return []tripwire.Condition{{Op: op, Threshold: v}}, []string{subject + " " + opWords(op) + " " + text}, note, true
 	}
 	if strong != nil {
 		if c, d, n, ok := pick(strong, si, sn); ok {
@@ -2390,11 +2393,11 @@ func (p *parser) numeric(k core.SourceKind, ts []*sentToken, subject string) ([]
 
 // rangeGroup combines the two ends of a range: between is all, outside
 // (below the low end or above the high end) is any.
-func rangeGroup(conds []core.Condition) core.Op {
-	if conds[0].Op == core.OpLT {
-		return core.OpAny
+func rangeGroup(conds []tripwire.Condition) tripwire.Op {
+	if conds[0].Op == tripwire.OpLT {
+		return tripwire.OpAny
 	}
-	return core.OpAll
+	return tripwire.OpAll
 }
 
 // negatedAt reports whether a negation stands just before the comparator
@@ -2409,20 +2412,20 @@ func negatedAt(ts []*sentToken, i int) bool {
 }
 
 // negateOp negates an op: not below is at or above.
-func negateOp(op core.Op) core.Op {
+func negateOp(op tripwire.Op) tripwire.Op {
 	switch op {
-	case core.OpLT:
-		return core.OpGTE
-	case core.OpLTE:
-		return core.OpGT
-	case core.OpGT:
-		return core.OpLTE
-	case core.OpGTE:
-		return core.OpLT
-	case core.OpEQ:
-		return core.OpNEQ
-	case core.OpNEQ:
-		return core.OpEQ
+	case tripwire.OpLT:
+		return tripwire.OpGTE
+	case tripwire.OpLTE:
+		return tripwire.OpGT
+	case tripwire.OpGT:
+		return tripwire.OpLTE
+	case tripwire.OpGTE:
+		return tripwire.OpLT
+	case tripwire.OpEQ:
+		return tripwire.OpNEQ
+	case tripwire.OpNEQ:
+		return tripwire.OpEQ
 	}
 	return op
 }
@@ -2504,7 +2507,7 @@ func (p *parser) subjectName(l *watchLeaf) string {
 	}
 	if noun, ok := subjectNouns[k.Kind]; ok {
 		switch {
-		case k.Kind == core.SourceCardsNeedsDecision && param != "":
+		case k.Kind == card.SourceCardsNeedsDecision && param != "":
 			return noun + " from " + param
 		case noun == "":
 			return param
@@ -2545,7 +2548,7 @@ func (p *parser) subjectName(l *watchLeaf) string {
 // countDesc describes a count above 0: "a card needs your decision".
 func countDesc(l *watchLeaf, subject string) string {
 	switch l.kind.Kind {
-	case core.SourceCardsNeedsDecision:
+	case card.SourceCardsNeedsDecision:
 		switch {
 		case l.param != "":
 			return "a card needs a decision from " + l.param
@@ -2553,7 +2556,7 @@ func countDesc(l *watchLeaf, subject string) string {
 			return "a card needs your decision"
 		}
 		return "a card needs a decision"
-	case core.SourceCardsBlocked:
+	case card.SourceCardsBlocked:
 		return "a card is blocked"
 	}
 	return subject + " above 0"
@@ -2561,42 +2564,42 @@ func countDesc(l *watchLeaf, subject string) string {
 
 // stateDesc describes a state condition: "EVE is offline".
 func stateDesc(subject string, k core.SourceKind, verb string, values []string) string {
-	if k.Kind == core.SourceCardState && len(values) == 1 && values[0] == string(core.CardNeedsDecision) && verb == "is" {
+	if k.Kind == card.SourceCardState && len(values) == 1 && values[0] == string(card.NeedsDecision) && verb == "is" {
 		return subject + " needs a decision"
 	}
 	v := joinOr(values)
-	if k.Kind == core.SourceCardState {
+	if k.Kind == card.SourceCardState {
 		v = strings.ReplaceAll(v, "_", " ")
 	}
 	return subject + " " + verb + " " + v
 }
 
 // describeCond renders one condition for people.
-func describeCond(subject string, k core.SourceKind, c core.Condition) string {
+func describeCond(subject string, k core.SourceKind, c tripwire.Condition) string {
 	v := fmt.Sprint(c.Threshold)
 	switch c.Op {
-	case core.OpEQ:
+	case tripwire.OpEQ:
 		return stateDesc(subject, k, "is", []string{v})
-	case core.OpNEQ:
+	case tripwire.OpNEQ:
 		return stateDesc(subject, k, "is not", []string{v})
-	case core.OpChanged:
+	case tripwire.OpChanged:
 		return subject + " changes"
 	}
 	return subject + " " + opWords(c.Op) + " " + v
 }
 
 // opWords says an op in words.
-func opWords(op core.Op) string {
+func opWords(op tripwire.Op) string {
 	switch op {
-	case core.OpLT:
+	case tripwire.OpLT:
 		return "below"
-	case core.OpLTE:
+	case tripwire.OpLTE:
 		return "at or below"
-	case core.OpGT:
+	case tripwire.OpGT:
 		return "above"
-	case core.OpGTE:
+	case tripwire.OpGTE:
 		return "at or above"
-	case core.OpNEQ:
+	case tripwire.OpNEQ:
 		return "is not"
 	}
 	return "is"
@@ -2730,10 +2733,10 @@ func cleanLabel(s string) string {
 	if r, w := utf8.DecodeRuneInString(s); w > 0 && unicode.IsLower(r) && strings.IndexFunc(first, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
 		s = string(unicode.ToUpper(r)) + s[w:]
 	}
-	if utf8.RuneCountInString(s) > core.MaxLabelLength {
-		runes := []rune(s)[:core.MaxLabelLength-1]
+	if utf8.RuneCountInString(s) > tripwire.MaxLabelLength {
+		runes := []rune(s)[:tripwire.MaxLabelLength-1]
 		cut := string(runes)
-		if i := strings.LastIndex(cut, " "); i > core.MaxLabelLength/2 {
+		if i := strings.LastIndex(cut, " "); i > tripwire.MaxLabelLength/2 {
 			cut = cut[:i]
 		}
 		s = strings.TrimRight(cut, " .,;:!?-") + "…"
@@ -2748,12 +2751,12 @@ const askAllOrAny = `Should all of those hold at once, or any one of them? Say i
 // assemble combines the built conditions into one draft: compound when
 // there are several, with the action, cooldown, label and notes.
 func (p *parser) assemble(bs []builtCond, mine bool) WatchIntent {
-	var conds []core.Condition
+	var conds []tripwire.Condition
 	var srcs []core.SourceRef
 	var descs []string
 	var label strings.Builder
-	combine := core.Op("")
-	agree := func(op core.Op) bool {
+	combine := tripwire.Op("")
+	agree := func(op tripwire.Op) bool {
 		if combine == "" {
 			combine = op
 		}
@@ -2762,12 +2765,12 @@ func (p *parser) assemble(bs []builtCond, mine bool) WatchIntent {
 	fallbacks, while := 0, false
 	for i, b := range bs {
 		if i > 0 {
-			op := core.OpAll
+			op := tripwire.OpAll
 			switch {
 			case b.member:
 				op = b.group
 			case b.conn == connAny:
-				op = core.OpAny
+				op = tripwire.OpAny
 			}
 			if !agree(op) {
 				return askWatch(askAllOrAny)
@@ -2808,19 +2811,19 @@ func (p *parser) assemble(bs []builtCond, mine bool) WatchIntent {
 		return WatchIntent{} // "can you tell me if GI is ok?" asks how GI is
 	}
 	if len(conds) > 1 && fallbacks == len(bs) {
-		combine = core.OpAny // "watch GI and EVE": either changing is news
+		combine = tripwire.OpAny // "watch GI and EVE": either changing is news
 	}
-	if len(conds) > core.MaxSubConditions {
-		return askWatch(fmt.Sprintf("I can combine at most %d conditions in one tripwire. Which matter most?", core.MaxSubConditions))
+	if len(conds) > tripwire.MaxSubConditions {
+		return askWatch(fmt.Sprintf("I can combine at most %d conditions in one tripwire. Which matter most?", tripwire.MaxSubConditions))
 	}
 	joiner := " and "
 	switch {
-	case combine == core.OpAny:
+	case combine == tripwire.OpAny:
 		joiner = " or "
 	case while:
 		joiner = " while "
 	}
-	d := core.TripwireDraft{Source: srcs[0], Condition: conds[0]}
+	d := tripwire.Draft{Source: srcs[0], Condition: conds[0]}
 	desc := strings.Join(descs, joiner)
 	if len(conds) > 1 {
 		if c, ok := collapseIn(combine, srcs, conds); ok {
@@ -2831,7 +2834,7 @@ func (p *parser) assemble(bs []builtCond, mine bool) WatchIntent {
 			}
 			desc = bs[0].subject + " is " + joinOr(values)
 		} else {
-			sub := make([]core.Condition, len(conds))
+			sub := make([]tripwire.Condition, len(conds))
 			for i, c := range conds {
 				sub[i] = c
 				if srcs[i] != srcs[0] {
@@ -2839,12 +2842,12 @@ func (p *parser) assemble(bs []builtCond, mine bool) WatchIntent {
 					sub[i].Source = &src
 				}
 			}
-			d.Condition = core.Condition{Op: combine, Conditions: sub}
+			d.Condition = tripwire.Condition{Op: combine, Conditions: sub}
 		}
 	}
 	push := p.has(classTell) || p.has(classNotify) || p.has(classWorried) || p.pushOn
-	d.Action = &core.TripwireAction{Journal: true, Push: push && !p.pushOff}
-	cooldown := core.DefaultCooldownSeconds
+	d.Action = &tripwire.Action{Journal: true, Push: push && !p.pushOff}
+	cooldown := tripwire.DefaultCooldownSeconds
 	if p.cooldown != nil {
 		cooldown = *p.cooldown
 	}
@@ -2863,18 +2866,18 @@ func (p *parser) assemble(bs []builtCond, mine bool) WatchIntent {
 
 // collapseIn turns "mode is yellow or mode is red" into "mode in [yellow,
 // red]".
-func collapseIn(combine core.Op, srcs []core.SourceRef, conds []core.Condition) (core.Condition, bool) {
-	if combine != core.OpAny {
-		return core.Condition{}, false
+func collapseIn(combine tripwire.Op, srcs []core.SourceRef, conds []tripwire.Condition) (tripwire.Condition, bool) {
+	if combine != tripwire.OpAny {
+		return tripwire.Condition{}, false
 	}
 	var values []any
 	for i, c := range conds {
-		if srcs[i] != srcs[0] || c.Op != core.OpEQ {
-			return core.Condition{}, false
+		if srcs[i] != srcs[0] || c.Op != tripwire.OpEQ {
+			return tripwire.Condition{}, false
 		}
 		if !slices.Contains(values, c.Threshold) {
 			values = append(values, c.Threshold)
 		}
 	}
-	return core.Condition{Op: core.OpIn, Threshold: values}, true
+	return tripwire.Condition{Op: tripwire.OpIn, Threshold: values}, true
 }

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // FuzzParseWatchIntent: whatever is typed, the parser does not panic,
@@ -57,7 +58,7 @@ func FuzzParseWatchIntent(f *testing.F) {
 
 // vettedURL reports whether err is the registry refusing the URL of a
 // url-fetch or rss source, which only the registry can know about.
-func vettedURL(d core.TripwireDraft, err error) bool {
+func vettedURL(d tripwire.Draft, err error) bool {
 	var fe *core.FieldError
 	if !errors.As(err, &fe) || !strings.HasSuffix(fe.Field, "source.param") {
 		return false

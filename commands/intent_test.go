@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 var intentAgents = []string{"EVE", "Ani", "ZEUS"}
@@ -49,18 +52,18 @@ func intentKinds() []core.SourceKind {
 		{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity", "integrity"}, Description: "the global integrity index (0–1)", Resolve: resolve},
 		{Kind: "micro-agent.value", Aliases: []string{"micro-agent", "micro agent"}, Description: "a micro-agent's self-reported value",
 			Param: "which one (the {param} of micro_agents.{param}.value)", Resolve: resolve},
-		agentKind(core.SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", "agent status", "status"),
-		agentKind(core.SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", "agent MII", "MII"),
-		agentKind(core.SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", "agent mode", "mode"),
-		agentKind(core.SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", "heartbeat age", "last heartbeat"),
-		agentKind(core.SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", "journal count", "journal entries"),
+		agentKind(fleet.SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", "agent status", "status"),
+		agentKind(fleet.SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", "agent MII", "MII"),
+		agentKind(fleet.SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", "agent mode", "mode"),
+		agentKind(fleet.SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", "heartbeat age", "last heartbeat"),
+		agentKind(fleet.SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", "journal count", "journal entries"),
 		agentKind("breaker.state", "the state of an agent's circuit breaker: closed, open or half-open", "breaker", "circuit breaker", "breaker state"),
-		{Kind: core.SourceCardsNeedsDecision, Aliases: []string{"cards needing a decision", "decisions waiting", "needs my decision",
+		{Kind: card.SourceCardsNeedsDecision, Aliases: []string{"cards needing a decision", "decisions waiting", "needs my decision",
 			"needs a decision", "waiting for my decision", "waiting for a decision"},
 			Description: "how many cards wait for a decision (only those asking the person given, if any)",
 			Param:       "whose decision (a Matrix user ID)", ParamOptional: true, Resolve: resolve},
-		{Kind: core.SourceCardsBlocked, Aliases: []string{"blocked cards"}, Description: "how many cards are blocked", Resolve: resolve},
-		{Kind: core.SourceCardState, Aliases: []string{"card state"}, Description: "the state of one card: published, claimed, in_progress, needs_decision, blocked, done, …",
+		{Kind: card.SourceCardsBlocked, Aliases: []string{"blocked cards"}, Description: "how many cards are blocked", Resolve: resolve},
+		{Kind: card.SourceCardState, Aliases: []string{"card state"}, Description: "the state of one card: published, claimed, in_progress, needs_decision, blocked, done, …",
 			Param: "card id", Resolve: resolve, CheckParam: func(id string) error {
 				if !strings.HasPrefix(id, "card_") {
 					return fmt.Errorf("%q is not a card id (card_…)", id)
@@ -85,23 +88,29 @@ func laneRegistry() *core.SourceRegistry {
 }
 
 // Expected conditions.
-func condLT(v float64) core.Condition  { return core.Condition{Op: core.OpLT, Threshold: v} }
-func condLTE(v float64) core.Condition { return core.Condition{Op: core.OpLTE, Threshold: v} }
-func condGT(v float64) core.Condition  { return core.Condition{Op: core.OpGT, Threshold: v} }
-func condGTE(v float64) core.Condition { return core.Condition{Op: core.OpGTE, Threshold: v} }
-func condEQ(v any) core.Condition      { return core.Condition{Op: core.OpEQ, Threshold: v} }
-func condNEQ(v any) core.Condition     { return core.Condition{Op: core.OpNEQ, Threshold: v} }
-func condChanged() core.Condition      { return core.Condition{Op: core.OpChanged} }
-func condIn(vs ...any) core.Condition  { return core.Condition{Op: core.OpIn, Threshold: vs} }
-func condAll(cs ...core.Condition) core.Condition {
-	return core.Condition{Op: core.OpAll, Conditions: cs}
+func condLT(v float64) tripwire.Condition { return tripwire.Condition{Op: tripwire.OpLT, Threshold: v} }
+func condLTE(v float64) tripwire.Condition {
+	return tripwire.Condition{Op: tripwire.OpLTE, Threshold: v}
 }
-func condAny(cs ...core.Condition) core.Condition {
-	return core.Condition{Op: core.OpAny, Conditions: cs}
+func condGT(v float64) tripwire.Condition { return tripwire.Condition{Op: tripwire.OpGT, Threshold: v} }
+func condGTE(v float64) tripwire.Condition {
+	return tripwire.Condition{Op: tripwire.OpGTE, Threshold: v}
+}
+func condEQ(v any) tripwire.Condition  { return tripwire.Condition{Op: tripwire.OpEQ, Threshold: v} }
+func condNEQ(v any) tripwire.Condition { return tripwire.Condition{Op: tripwire.OpNEQ, Threshold: v} }
+func condChanged() tripwire.Condition  { return tripwire.Condition{Op: tripwire.OpChanged} }
+func condIn(vs ...any) tripwire.Condition {
+	return tripwire.Condition{Op: tripwire.OpIn, Threshold: vs}
+}
+func condAll(cs ...tripwire.Condition) tripwire.Condition {
+	return tripwire.Condition{Op: tripwire.OpAll, Conditions: cs}
+}
+func condAny(cs ...tripwire.Condition) tripwire.Condition {
+	return tripwire.Condition{Op: tripwire.OpAny, Conditions: cs}
 }
 
 // condOn gives a sub-condition its own source.
-func condOn(kind, param string, c core.Condition) core.Condition {
+func condOn(kind, param string, c tripwire.Condition) tripwire.Condition {
 	c.Source = &core.SourceRef{Kind: kind, Param: param}
 	return c
 }
@@ -117,10 +126,10 @@ func srcRef(kind string, param ...string) core.SourceRef {
 
 // armable is the definition Arm would build from a proposal once the
 // caller put the conversation excerpt in the rationale.
-func armable(d core.TripwireDraft, excerpt string) core.TripwireDefinition {
-	def := core.TripwireDefinition{
+func armable(d tripwire.Draft, excerpt string) tripwire.Definition {
+	def := tripwire.Definition{
 		Label: strings.TrimSpace(d.Label), Rationale: excerpt, Source: d.Source, Condition: d.Condition,
-		Action: core.DefaultTripwireAction, CooldownSeconds: core.DefaultCooldownSeconds,
+		Action: tripwire.DefaultAction, CooldownSeconds: tripwire.DefaultCooldownSeconds,
 	}
 	if d.Action != nil {
 		def.Action = *d.Action
@@ -140,7 +149,7 @@ type intentCase struct {
 
 	want IntentKind
 	src  core.SourceRef
-	cond core.Condition
+	cond tripwire.Condition
 	push bool
 	// cooldown in seconds; 0 means the default hour
 	cooldown int
@@ -378,7 +387,7 @@ var intentCases = []intentCase{
 	{name: "cooldown of", text: "tell me when GI drops below 0.7, cooldown of 30 minutes",
 		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, cooldown: 30 * 60},
 	{name: "cooldown capped", text: "tell me when GI drops below 0.7 no more than once a year",
-		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, cooldown: core.MaxCooldownSeconds, note: "at most 30 days"},
+		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, cooldown: tripwire.MaxCooldownSeconds, note: "at most 30 days"},
 	{name: "set a tripwire", text: "set a tripwire for GI below 0.7",
 		want: IntentProposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: false},
 	{name: "set an alert", text: "set an alert for when EVE goes offline",
@@ -428,7 +437,7 @@ func TestIntentParse(t *testing.T) {
 			}
 			wantCooldown := tt.cooldown
 			if wantCooldown == 0 {
-				wantCooldown = core.DefaultCooldownSeconds
+				wantCooldown = tripwire.DefaultCooldownSeconds
 			}
 			if d.CooldownSeconds == nil || *d.CooldownSeconds != wantCooldown {
 				t.Errorf("cooldown = %v; want %d", d.CooldownSeconds, wantCooldown)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -17,7 +18,7 @@ import (
 type harness struct {
 	proc  *Processor
 	store *store.Store
-	clock *core.ManualClock
+	clock *coretest.Clock
 	seq   int
 }
 
@@ -28,7 +29,7 @@ func newHarness(t *testing.T, handlers ...*Handler) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clock := core.NewManualClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	clock := coretest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	p := NewProcessor(Config{Prefix: "!", Admins: []string{"@admin:x"}},
 		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Notices: st.Outbox(), Pending: st, Excerpts: st, Clock: clock})
 	p.Register(handlers...)

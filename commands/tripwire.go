@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // DefaultProposalTTL is how long a tripwire proposed in chat waits for the
@@ -40,7 +41,7 @@ const (
 // sentences, and their confirmations. Every verb acts in the sender's own
 // scope: nobody sees or changes another person's tripwires.
 type tripwireCommands struct {
-	tw     *core.TripwireService
+	tw     *tripwire.Service
 	agents func() []string
 }
 
@@ -49,7 +50,7 @@ type tripwireCommands struct {
 // proposal. agents lists the configured agent names, for sentences about
 // an agent; proposalTTL is how long a proposal stays open
 // (DefaultProposalTTL when not positive).
-func RegisterTripwires(p *Processor, tw *core.TripwireService, agents func() []string, proposalTTL time.Duration) {
+func RegisterTripwires(p *Processor, tw *tripwire.Service, agents func() []string, proposalTTL time.Duration) {
 	if proposalTTL <= 0 {
 		proposalTTL = DefaultProposalTTL
 	}
@@ -183,7 +184,7 @@ func (c *tripwireCommands) history(e *Event) {
 // it read.
 func (c *tripwireCommands) journal(e *Event) {
 	prefix := e.Proc.Prefix()
-	page, err := c.tw.Journal(e.Ctx, e.Sender, core.JournalQuery{UnreadOnly: true, MarkRead: true, Limit: journalPageSize})
+	page, err := c.tw.Journal(e.Ctx, e.Sender, tripwire.JournalQuery{UnreadOnly: true, MarkRead: true, Limit: journalPageSize})
 	if err != nil {
 		e.Fail(err)
 		return
@@ -277,7 +278,7 @@ func (c *tripwireCommands) template(e *Event) {
 
 // parseArm reads `!tw arm`'s arguments into a draft; problem says what is
 // wrong and what to type instead.
-func (c *tripwireCommands) parseArm(raw, prefix string) (d core.TripwireDraft, problem string) {
+func (c *tripwireCommands) parseArm(raw, prefix string) (d tripwire.Draft, problem string) {
 	usage := c.armExample(prefix)
 	words, err := splitArgs(raw)
 	if err != nil {
@@ -338,8 +339,8 @@ func (c *tripwireCommands) parseArm(raw, prefix string) (d core.TripwireDraft, p
 	if because == nil || strings.TrimSpace(*because) == "" {
 		return d, "say why with --because \"…\": a tripwire keeps its reason, so that when it fires you remember why you armed it. " + usage
 	}
-	d = core.TripwireDraft{Source: src, Condition: cond, Rationale: *because,
-		Label: twCut(twRule(src, cond), core.MaxLabelLength), Action: &core.TripwireAction{Journal: true, Push: push}}
+	d = tripwire.Draft{Source: src, Condition: cond, Rationale: *because,
+		Label: twCut(twRule(src, cond), tripwire.MaxLabelLength), Action: &tripwire.Action{Journal: true, Push: push}}
 	if label != nil {
 		d.Label = *label
 	}
@@ -378,29 +379,29 @@ func (c *tripwireCommands) parseSource(word string, param *string) (core.SourceR
 }
 
 // twOps are the ops `!tw arm` takes, by name and by symbol.
-var twOps = map[string]core.Op{
-	"lt": core.OpLT, "<": core.OpLT, "below": core.OpLT,
-	"lte": core.OpLTE, "<=": core.OpLTE, "≤": core.OpLTE,
-	"gt": core.OpGT, ">": core.OpGT, "above": core.OpGT,
-	"gte": core.OpGTE, ">=": core.OpGTE, "≥": core.OpGTE,
-	"eq": core.OpEQ, "=": core.OpEQ, "==": core.OpEQ, "is": core.OpEQ,
-	"neq": core.OpNEQ, "!=": core.OpNEQ, "≠": core.OpNEQ,
-	"in": core.OpIn, "changed": core.OpChanged, "changes": core.OpChanged,
+var twOps = map[string]tripwire.Op{
+	"lt": tripwire.OpLT, "<": tripwire.OpLT, "below": tripwire.OpLT,
+	"lte": tripwire.OpLTE, "<=": tripwire.OpLTE, "≤": tripwire.OpLTE,
+	"gt": tripwire.OpGT, ">": tripwire.OpGT, "above": tripwire.OpGT,
+	"gte": tripwire.OpGTE, ">=": tripwire.OpGTE, "≥": tripwire.OpGTE,
+	"eq": tripwire.OpEQ, "=": tripwire.OpEQ, "==": tripwire.OpEQ, "is": tripwire.OpEQ,
+	"neq": tripwire.OpNEQ, "!=": tripwire.OpNEQ, "≠": tripwire.OpNEQ,
+	"in": tripwire.OpIn, "changed": tripwire.OpChanged, "changes": tripwire.OpChanged,
 }
 
 // twCondition reads an op and the values after it.
-func twCondition(opWord string, values []string) (core.Condition, string) {
+func twCondition(opWord string, values []string) (tripwire.Condition, string) {
 	op, ok := twOps[strings.ToLower(opWord)]
 	if !ok {
-		return core.Condition{}, fmt.Sprintf("%s is not an op: use lt, lte, gt, gte, eq, neq, in or changed (or <, <=, >, >=, =, !=).", twCode(opWord))
+		return tripwire.Condition{}, fmt.Sprintf("%s is not an op: use lt, lte, gt, gte, eq, neq, in or changed (or <, <=, >, >=, =, !=).", twCode(opWord))
 	}
 	switch op {
-	case core.OpChanged:
+	case tripwire.OpChanged:
 		if len(values) > 0 {
-			return core.Condition{}, fmt.Sprintf("changed takes no value, and %s came after it; put a label in --label \"…\".", twCode(values[0]))
+			return tripwire.Condition{}, fmt.Sprintf("changed takes no value, and %s came after it; put a label in --label \"…\".", twCode(values[0]))
 		}
-		return core.Condition{Op: op}, ""
-	case core.OpIn:
+		return tripwire.Condition{Op: op}, ""
+	case tripwire.OpIn:
 		var list []any
 		for _, v := range values {
 			for _, part := range strings.Split(v, ",") {
@@ -410,21 +411,21 @@ func twCondition(opWord string, values []string) (core.Condition, string) {
 			}
 		}
 		if len(list) == 0 {
-			return core.Condition{}, "in needs values, e.g. `in open,half-open`."
+			return tripwire.Condition{}, "in needs values, e.g. `in open,half-open`."
 		}
-		return core.Condition{Op: op, Threshold: list}, ""
+		return tripwire.Condition{Op: op, Threshold: list}, ""
 	}
 	switch {
 	case len(values) == 0:
-		return core.Condition{}, fmt.Sprintf("%s needs a value after it.", twCode(opWord))
+		return tripwire.Condition{}, fmt.Sprintf("%s needs a value after it.", twCode(opWord))
 	case len(values) > 1:
-		return core.Condition{}, fmt.Sprintf("I read one value, %s, and then %s; put a label in --label \"…\".", twCode(values[0]), twCode(values[1]))
+		return tripwire.Condition{}, fmt.Sprintf("I read one value, %s, and then %s; put a label in --label \"…\".", twCode(values[0]), twCode(values[1]))
 	}
 	v := twScalar(values[0])
-	if _, num := v.(float64); !num && op != core.OpEQ && op != core.OpNEQ {
-		return core.Condition{}, fmt.Sprintf("%s needs a number, not %s.", twCode(opWord), twCode(values[0]))
+	if _, num := v.(float64); !num && op != tripwire.OpEQ && op != tripwire.OpNEQ {
+		return tripwire.Condition{}, fmt.Sprintf("%s needs a number, not %s.", twCode(opWord), twCode(values[0]))
 	}
-	return core.Condition{Op: op, Threshold: v}, ""
+	return tripwire.Condition{Op: op, Threshold: v}, ""
 }
 
 // twScalar reads a value as a number, a boolean, or else text.
@@ -525,9 +526,9 @@ func (c *tripwireCommands) propose(e *Event) {
 
 // twCheckProposal validates a draft the way TripwireService.Arm does, so
 // that nothing is proposed that a ✅ could not arm.
-func twCheckProposal(d core.TripwireDraft, reg *core.SourceRegistry) error {
-	def := core.TripwireDefinition{Label: d.Label, Rationale: d.Rationale, Source: d.Source, Condition: d.Condition,
-		Action: core.DefaultTripwireAction, CooldownSeconds: core.DefaultCooldownSeconds}
+func twCheckProposal(d tripwire.Draft, reg *core.SourceRegistry) error {
+	def := tripwire.Definition{Label: d.Label, Rationale: d.Rationale, Source: d.Source, Condition: d.Condition,
+		Action: tripwire.DefaultAction, CooldownSeconds: tripwire.DefaultCooldownSeconds}
 	if d.Action != nil {
 		def.Action = *d.Action
 	}
@@ -539,12 +540,12 @@ func twCheckProposal(d core.TripwireDraft, reg *core.SourceRegistry) error {
 
 // twProposalText says what Jarvis will watch, in words and as the exact
 // rule, what a trip does, and how to answer.
-func twProposalText(e *Event, w WatchIntent, d core.TripwireDraft) string {
-	action := core.DefaultTripwireAction
+func twProposalText(e *Event, w WatchIntent, d tripwire.Draft) string {
+	action := tripwire.DefaultAction
 	if d.Action != nil {
 		action = *d.Action
 	}
-	cooldown := core.DefaultCooldownSeconds
+	cooldown := tripwire.DefaultCooldownSeconds
 	if d.CooldownSeconds != nil {
 		cooldown = *d.CooldownSeconds
 	}
@@ -599,7 +600,7 @@ func (c *tripwireCommands) rationale(e *Event, sentence string) (string, error) 
 	}
 	head := "You said in chat on " + breakerTime(when) + ":"
 	lines := []string{twQuote(sentence, quotedSentence)}
-	budget := core.MaxRationaleLength - utf8.RuneCountInString(head) - 1 - utf8.RuneCountInString(lines[0])
+	budget := tripwire.MaxRationaleLength - utf8.RuneCountInString(head) - 1 - utf8.RuneCountInString(lines[0])
 	for i := len(earlier) - 1; i >= 0; i-- {
 		q := twQuote(earlier[i], quotedEarlier)
 		n := utf8.RuneCountInString(q) + 1
@@ -617,7 +618,7 @@ func (c *tripwireCommands) rationale(e *Event, sentence string) (string, error) 
 // new text.
 func (c *tripwireCommands) confirmProposal(e *Event, p core.Pending) string {
 	prefix := e.Proc.Prefix()
-	var d core.TripwireDraft
+	var d tripwire.Draft
 	if err := json.Unmarshal([]byte(p.Payload), &d); err != nil {
 		e.Fail(fmt.Errorf("read tripwire proposal %s: %w", p.Key, err))
 		return ""
@@ -634,7 +635,7 @@ func (c *tripwireCommands) confirmProposal(e *Event, p core.Pending) string {
 }
 
 func (c *tripwireCommands) dismissProposal(_ *Event, p core.Pending) string {
-	var d core.TripwireDraft
+	var d tripwire.Draft
 	if json.Unmarshal([]byte(p.Payload), &d) != nil || d.Label == "" {
 		return "Dismissed — nothing armed."
 	}
@@ -700,7 +701,7 @@ func (c *tripwireCommands) disable(e *Event) {
 	if c.refused(e, "", id, err) {
 		return
 	}
-	if d.Status == core.TripwireDisabled {
+	if d.Status == tripwire.Disabled {
 		e.Reply("`%s` (%s) is already disabled. `%stw enable %s` re-arms it.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
 		return
 	}
@@ -739,7 +740,7 @@ func (c *tripwireCommands) release(e *Event) {
 	if c.refused(e, "", id, err) {
 		return
 	}
-	if d.Status != core.TripwireQuarantined {
+	if d.Status != tripwire.Quarantined {
 		e.Reply("`%s` (%s) is %s, not quarantined: there is nothing to release. `%stw show %s` shows it.", d.ID, core.EscapeMarkdown(d.Label), d.Status, prefix, d.ID)
 		return
 	}
@@ -961,11 +962,11 @@ func twRefusal(err error) (string, bool) {
 	case errors.As(err, &fe):
 		reason := fe.Reason
 		if fe.Field == "cooldown_seconds" {
-			reason = fmt.Sprintf("must be between 0 and %s", twDuration(core.MaxCooldownSeconds))
+			reason = fmt.Sprintf("must be between 0 and %s", twDuration(tripwire.MaxCooldownSeconds))
 		}
 		return twFieldWords(fe.Field) + " " + reason, true
 	case errors.Is(err, core.ErrRateLimited):
-		return fmt.Sprintf("you armed %d tripwires in the last hour, the most I take in an hour", core.CreationLimit), true
+		return fmt.Sprintf("you armed %d tripwires in the last hour, the most I take in an hour", tripwire.CreationLimit), true
 	case errors.Is(err, core.ErrIllegalTransition):
 		return refusalText(err), true
 	}
@@ -1006,7 +1007,7 @@ func twFieldWords(field string) string {
 }
 
 // twArmed confirms an armed tripwire.
-func twArmed(prefix string, d core.TripwireDefinition) string {
+func twArmed(prefix string, d tripwire.Definition) string {
 	return fmt.Sprintf("Armed — `%s` watching %s (%s).\nWhen it trips: %s; at most once every %s.\n`%stw show %s` shows it, `%stw disable %s` pauses it.",
 		d.ID, twCode(twRule(d.Source, d.Condition)), core.EscapeMarkdown(d.Label), twAction(prefix, d.Action), twDuration(d.CooldownSeconds),
 		prefix, d.ID, prefix, d.ID)
@@ -1014,8 +1015,8 @@ func twArmed(prefix string, d core.TripwireDefinition) string {
 
 // twRule renders the exact rule with its sources: "integrity.gi < 0.7",
 // or "all of: integrity.gi < 0.7; agent.status[EVE] = offline".
-func twRule(src core.SourceRef, c core.Condition) string {
-	if c.Op != core.OpAll && c.Op != core.OpAny {
+func twRule(src core.SourceRef, c tripwire.Condition) string {
+	if c.Op != tripwire.OpAll && c.Op != tripwire.OpAny {
 		return src.String() + " " + c.String()
 	}
 	parts := make([]string, len(c.Conditions))
@@ -1030,7 +1031,7 @@ func twRule(src core.SourceRef, c core.Condition) string {
 }
 
 // twAction says what a trip does.
-func twAction(prefix string, a core.TripwireAction) string {
+func twAction(prefix string, a tripwire.Action) string {
 	switch {
 	case a.Push && a.Journal:
 		return "I message you directly and note it in your journal"
@@ -1040,13 +1041,13 @@ func twAction(prefix string, a core.TripwireAction) string {
 	return fmt.Sprintf("I note it quietly in your journal (`%stw journal`)", prefix)
 }
 
-func twStatus(prefix string, d core.TripwireDefinition) string {
+func twStatus(prefix string, d tripwire.Definition) string {
 	switch d.Status {
-	case core.TripwireTripped:
+	case tripwire.Tripped:
 		return "tripped; it re-arms when the condition clears"
-	case core.TripwireDisabled:
+	case tripwire.Disabled:
 		return fmt.Sprintf("disabled; `%stw enable %s` re-arms it", prefix, d.ID)
-	case core.TripwireQuarantined:
+	case tripwire.Quarantined:
 		return fmt.Sprintf("quarantined because %s; `%stw release %s` re-arms it", core.EscapeMarkdown(d.QuarantineReason), prefix, d.ID)
 	}
 	return "armed, watching"

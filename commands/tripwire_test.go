@@ -12,13 +12,15 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // twHarness is a processor with `!tw` on a real store, whose integrity.gi
 // the test sets.
 type twHarness struct {
 	*harness
-	tw *core.TripwireService
+	tw *tripwire.Service
 	gi float64
 }
 
@@ -32,11 +34,11 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 		core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Description: "the global integrity index (0–1)",
 			Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{Value: th.gi}, nil }},
 		core.SourceKind{Kind: "vault.balance", Aliases: []string{"vault", "vault balance"}, Description: "the vault balance", Resolve: fixed(10.0)},
-		core.SourceKind{Kind: core.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
+		core.SourceKind{Kind: fleet.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
 			Param: "agent name", Resolve: fixed("online")},
 	)
-	th.tw = core.NewTripwireService(core.TripwireDeps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock}, core.DefaultTripwireConfig())
+	th.tw = tripwire.NewService(tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock}, tripwire.DefaultConfig())
 	RegisterTripwires(th.proc, th.tw, func() []string { return []string{"EVE"} }, ttl)
 	return th
 }
@@ -51,7 +53,7 @@ func (th *twHarness) tick(t *testing.T, gi float64) {
 	}
 }
 
-func (th *twHarness) tripwires(t *testing.T, who string) []core.TripwireDefinition {
+func (th *twHarness) tripwires(t *testing.T, who string) []tripwire.Definition {
 	t.Helper()
 	defs, err := th.tw.List(context.Background(), who)
 	if err != nil {
@@ -189,9 +191,9 @@ func TestTripwireCommands(t *testing.T) {
 func TestTripwireRateLimit(t *testing.T) {
 	th := newTripwireHarness(t, 0)
 	ctx := context.Background()
-	for range core.CreationLimit {
-		if _, err := th.tw.Arm(ctx, alice, core.TripwireDraft{Label: "filler", Rationale: "fill the hour",
-			Source: core.SourceRef{Kind: "vault.balance"}, Condition: core.Condition{Op: core.OpChanged}}); err != nil {
+	for range tripwire.CreationLimit {
+		if _, err := th.tw.Arm(ctx, alice, tripwire.Draft{Label: "filler", Rationale: "fill the hour",
+			Source: core.SourceRef{Kind: "vault.balance"}, Condition: tripwire.Condition{Op: tripwire.OpChanged}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,8 +220,8 @@ func TestTripwireRateLimit(t *testing.T) {
 			if len(got) != 1 || !strings.HasPrefix(got[0], tt.want) {
 				t.Errorf("got %q, want one starting %q", got, tt.want)
 			}
-			if n := len(th.tripwires(t, alice)); n != core.CreationLimit {
-				t.Errorf("%d tripwires after a refusal, want %d", n, core.CreationLimit)
+			if n := len(th.tripwires(t, alice)); n != tripwire.CreationLimit {
+				t.Errorf("%d tripwires after a refusal, want %d", n, tripwire.CreationLimit)
 			}
 		})
 	}
@@ -520,12 +522,12 @@ func TestProposalRationale(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var d core.TripwireDraft
+			var d tripwire.Draft
 			if err := json.Unmarshal([]byte(p.Payload), &d); err != nil {
 				t.Fatal(err)
 			}
-			if n := utf8.RuneCountInString(d.Rationale); n > core.MaxRationaleLength {
-				t.Errorf("rationale has %d characters, more than %d", n, core.MaxRationaleLength)
+			if n := utf8.RuneCountInString(d.Rationale); n > tripwire.MaxRationaleLength {
+				t.Errorf("rationale has %d characters, more than %d", n, tripwire.MaxRationaleLength)
 			}
 			if !strings.HasPrefix(d.Rationale, "You said in chat on ") {
 				t.Errorf("rationale starts %q", d.Rationale)

@@ -1,5 +1,8 @@
-// Package core holds Jarvis's domain: types, rules and the interfaces it
-// needs from the outside world. It imports the standard library only.
+// Package core is the small kernel every feature of Jarvis shares: errors,
+// the clock, notices and the outbox interface, pending actions, identity and
+// trust, excerpts, the source registry and wake conditions. Each feature
+// lives in a package below it (tripwire, breaker, card, fleet, lease, wake).
+// Everything under core imports the standard library only.
 package core
 
 import (

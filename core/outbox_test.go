@@ -1,16 +1,18 @@
-package core
+package core_test
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
 )
 
 func TestPlanBatches(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	msg := func(key, room string, coalesce bool) OutboxEntry {
-		return OutboxEntry{Notice: Notice{Key: key, RoomID: room, Kind: NoticeMessage, Body: "body of " + key, Coalesce: coalesce}}
+	msg := func(key, room string, coalesce bool) core.OutboxEntry {
+		return core.OutboxEntry{Notice: core.Notice{Key: key, RoomID: room, Kind: core.NoticeMessage, Body: "body of " + key, Coalesce: coalesce}}
 	}
 	later := msg("late", "!a", true)
 	later.NextAttempt = now.Add(time.Minute)
@@ -21,26 +23,26 @@ func TestPlanBatches(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		waiting []OutboxEntry
+		waiting []core.OutboxEntry
 		want    [][]string // keys per batch
 		txn     []string
 	}{
 		{"nothing waiting", nil, nil, nil},
-		{"one notice", []OutboxEntry{msg("a", "!a", false)}, [][]string{{"a"}}, []string{"a"}},
-		{"coalescible run in one room merges", []OutboxEntry{msg("a", "!a", true), msg("b", "!a", true), msg("c", "!a", true)},
+		{"one notice", []core.OutboxEntry{msg("a", "!a", false)}, [][]string{{"a"}}, []string{"a"}},
+		{"coalescible run in one room merges", []core.OutboxEntry{msg("a", "!a", true), msg("b", "!a", true), msg("c", "!a", true)},
 			[][]string{{"a", "b", "c"}}, []string{"batch:a"}},
-		{"a non-coalescible notice ends the run", []OutboxEntry{msg("a", "!a", true), msg("b", "!a", false), msg("c", "!a", true)},
+		{"a non-coalescible notice ends the run", []core.OutboxEntry{msg("a", "!a", true), msg("b", "!a", false), msg("c", "!a", true)},
 			[][]string{{"a"}}, []string{"a"}},
-		{"rooms are independent", []OutboxEntry{msg("a", "!a", false), msg("b", "!b", false), msg("c", "!a", false)},
+		{"rooms are independent", []core.OutboxEntry{msg("a", "!a", false), msg("b", "!b", false), msg("c", "!a", false)},
 			[][]string{{"a"}, {"b"}}, []string{"a", "b"}},
-		{"a head backing off holds its room back", []OutboxEntry{later, msg("x", "!a", true), msg("y", "!b", false)},
+		{"a head backing off holds its room back", []core.OutboxEntry{later, msg("x", "!a", true), msg("y", "!b", false)},
 			[][]string{{"y"}}, []string{"y"}},
-		{"a fixed batch is resent as it was", []OutboxEntry{batched, batched2, msg("c", "!a", true)},
+		{"a fixed batch is resent as it was", []core.OutboxEntry{batched, batched2, msg("c", "!a", true)},
 			[][]string{{"b1", "b2"}}, []string{"batch:b1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			batches := PlanBatches(tt.waiting, now)
+			batches := core.PlanBatches(tt.waiting, now)
 			var got [][]string
 			var txn []string
 			for _, b := range batches {
@@ -55,41 +57,41 @@ func TestPlanBatches(t *testing.T) {
 }
 
 func TestPlanBatchesCapsCoalescing(t *testing.T) {
-	var waiting []OutboxEntry
-	for i := range MaxCoalesced + 5 {
-		waiting = append(waiting, OutboxEntry{Notice: Notice{Key: string(rune('a' + i)), RoomID: "!a", Kind: NoticeMessage, Body: "x", Coalesce: true}})
+	var waiting []core.OutboxEntry
+	for i := range core.MaxCoalesced + 5 {
+		waiting = append(waiting, core.OutboxEntry{Notice: core.Notice{Key: string(rune('a' + i)), RoomID: "!a", Kind: core.NoticeMessage, Body: "x", Coalesce: true}})
 	}
-	batches := PlanBatches(waiting, time.Now())
-	if len(batches) != 1 || len(batches[0].Entries) != MaxCoalesced {
-		t.Fatalf("got %d batches, first of %d, want 1 of %d", len(batches), len(batches[0].Entries), MaxCoalesced)
+	batches := core.PlanBatches(waiting, time.Now())
+	if len(batches) != 1 || len(batches[0].Entries) != core.MaxCoalesced {
+		t.Fatalf("got %d batches, first of %d, want 1 of %d", len(batches), len(batches[0].Entries), core.MaxCoalesced)
 	}
 	if !batches[0].New {
 		t.Error("a new batch must be marked New so its key is recorded before sending")
 	}
-	if body := batches[0].Body(); strings.Count(body, "x") != MaxCoalesced {
-		t.Errorf("merged body has %d parts, want %d", strings.Count(body, "x"), MaxCoalesced)
+	if body := batches[0].Body(); strings.Count(body, "x") != core.MaxCoalesced {
+		t.Errorf("merged body has %d parts, want %d", strings.Count(body, "x"), core.MaxCoalesced)
 	}
 }
 
 func TestNoticeValidate(t *testing.T) {
 	tests := []struct {
 		name  string
-		n     Notice
+		n     core.Notice
 		field string
 	}{
-		{"valid message", Notice{Key: "k", RoomID: "!r", Kind: NoticeMessage, Body: "hi"}, ""},
-		{"to a person", Notice{Key: "k", ToUser: "@a:b", Kind: NoticeMessage, Body: "hi"}, ""},
-		{"no key", Notice{RoomID: "!r", Kind: NoticeMessage, Body: "hi"}, "key"},
-		{"nowhere", Notice{Key: "k", Kind: NoticeMessage, Body: "hi"}, "room_id"},
-		{"empty body", Notice{Key: "k", RoomID: "!r", Kind: NoticeMessage, Body: "  "}, "body"},
-		{"edit without target", Notice{Key: "k", RoomID: "!r", Kind: NoticeEdit, Body: "hi"}, "target"},
-		{"coalescing reaction", Notice{Key: "k", RoomID: "!r", Kind: NoticeReaction, Body: "✅", Target: "t", Coalesce: true}, "coalesce"},
-		{"unknown kind", Notice{Key: "k", RoomID: "!r", Kind: "shout", Body: "hi"}, "kind"},
+		{"valid message", core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "hi"}, ""},
+		{"to a person", core.Notice{Key: "k", ToUser: "@a:b", Kind: core.NoticeMessage, Body: "hi"}, ""},
+		{"no key", core.Notice{RoomID: "!r", Kind: core.NoticeMessage, Body: "hi"}, "key"},
+		{"nowhere", core.Notice{Key: "k", Kind: core.NoticeMessage, Body: "hi"}, "room_id"},
+		{"empty body", core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "  "}, "body"},
+		{"edit without target", core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeEdit, Body: "hi"}, "target"},
+		{"coalescing reaction", core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeReaction, Body: "✅", Target: "t", Coalesce: true}, "coalesce"},
+		{"unknown kind", core.Notice{Key: "k", RoomID: "!r", Kind: "shout", Body: "hi"}, "kind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.n.Validate()
-			var fe *FieldError
+			var fe *core.FieldError
 			switch {
 			case tt.field == "" && err != nil:
 				t.Errorf("Validate() = %v, want nil", err)
@@ -100,8 +102,8 @@ func TestNoticeValidate(t *testing.T) {
 	}
 }
 
-func asFieldError(err error, fe **FieldError) bool {
-	e, ok := err.(*FieldError)
+func asFieldError(err error, fe **core.FieldError) bool {
+	e, ok := err.(*core.FieldError)
 	*fe = e
 	return ok
 }
@@ -111,7 +113,7 @@ func TestRetryDelay(t *testing.T) {
 		attempts int
 		want     time.Duration
 	}{{1, time.Second}, {2, 2 * time.Second}, {4, 8 * time.Second}, {30, 5 * time.Minute}} {
-		if got := RetryDelay(tt.attempts); got != tt.want {
+		if got := core.RetryDelay(tt.attempts); got != tt.want {
 			t.Errorf("RetryDelay(%d) = %s, want %s", tt.attempts, got, tt.want)
 		}
 	}

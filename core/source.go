@@ -126,8 +126,8 @@ func (r *SourceRegistry) Kinds() []SourceKind {
 	return out
 }
 
-// check vets a reference; field names the reference in errors.
-func (r *SourceRegistry) check(field string, ref SourceRef) error {
+// Check vets a reference; field names the reference in errors.
+func (r *SourceRegistry) Check(field string, ref SourceRef) error {
 	k, ok := r.Lookup(ref.Kind)
 	switch {
 	case ref.Kind == "":
@@ -149,8 +149,8 @@ func (r *SourceRegistry) check(field string, ref SourceRef) error {
 	return nil
 }
 
-// resolve reads one reference.
-func (r *SourceRegistry) resolve(ctx context.Context, ref SourceRef) (Observation, error) {
+// Resolve reads one reference.
+func (r *SourceRegistry) Resolve(ctx context.Context, ref SourceRef) (Observation, error) {
 	k, ok := r.Lookup(ref.Kind)
 	if !ok {
 		return Observation{}, fmt.Errorf("unknown source kind %q", ref.Kind)
@@ -159,7 +159,7 @@ func (r *SourceRegistry) resolve(ctx context.Context, ref SourceRef) (Observatio
 	if err != nil {
 		return Observation{}, err
 	}
-	v, ok := normalizeValue(obs.Value)
+	v, ok := NormalizeValue(obs.Value)
 	if !ok {
 		return Observation{}, fmt.Errorf("%s gave a %T, not a number, string or boolean", ref, obs.Value)
 	}

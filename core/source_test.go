@@ -1,4 +1,4 @@
-package core
+package core_test
 
 import (
 	"context"
@@ -6,22 +6,25 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 )
 
 func TestSourceRegistryRejectsDuplicates(t *testing.T) {
-	resolve := func(context.Context, string) (Observation, error) { return Observation{}, nil }
+	resolve := func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }
 	for _, tt := range []struct {
 		name string
-		kind SourceKind
+		kind core.SourceKind
 	}{
-		{name: "same kind", kind: SourceKind{Kind: "integrity.gi", Resolve: resolve}},
-		{name: "kind taken as an alias", kind: SourceKind{Kind: "GI", Resolve: resolve}},
-		{name: "alias taken, other case", kind: SourceKind{Kind: "integrity.gi2", Aliases: []string{"Global Integrity"}, Resolve: resolve}},
-		{name: "no resolver", kind: SourceKind{Kind: "weather"}},
-		{name: "no name", kind: SourceKind{Resolve: resolve}},
+		{name: "same kind", kind: core.SourceKind{Kind: "integrity.gi", Resolve: resolve}},
+		{name: "kind taken as an alias", kind: core.SourceKind{Kind: "GI", Resolve: resolve}},
+		{name: "alias taken, other case", kind: core.SourceKind{Kind: "integrity.gi2", Aliases: []string{"Global Integrity"}, Resolve: resolve}},
+		{name: "no resolver", kind: core.SourceKind{Kind: "weather"}},
+		{name: "no name", kind: core.SourceKind{Resolve: resolve}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := NewSourceRegistry(SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Resolve: resolve})
+			reg := core.NewSourceRegistry(core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Resolve: resolve})
 			defer func() {
 				if recover() == nil {
 					t.Errorf("Register(%+v) did not panic", tt.kind)
@@ -33,7 +36,7 @@ func TestSourceRegistryRejectsDuplicates(t *testing.T) {
 }
 
 func TestSourceRegistryMatchesAliases(t *testing.T) {
-	reg := testRegistry()
+	reg := coretest.Registry()
 	for _, tt := range []struct{ name, want string }{
 		{"GI", "integrity.gi"},
 		{"  global INTEGRITY ", "integrity.gi"},
@@ -54,32 +57,32 @@ func TestSourceRegistryMatchesAliases(t *testing.T) {
 }
 
 func TestSourceRegistryChecksParams(t *testing.T) {
-	reg := testRegistry()
-	reg.Register(SourceKind{Kind: "url-fetch", Param: "URL and path",
+	reg := coretest.Registry()
+	reg.Register(core.SourceKind{Kind: "url-fetch", Param: "URL and path",
 		CheckParam: func(p string) error {
 			if p != "https://ok.example/ x" {
 				return errors.New("host not allowed")
 			}
 			return nil
 		},
-		Resolve: func(context.Context, string) (Observation, error) { return Observation{}, nil }})
+		Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }})
 	for _, tt := range []struct {
 		name      string
-		ref       SourceRef
+		ref       core.SourceRef
 		wantField string
 	}{
-		{name: "no param needed", ref: SourceRef{Kind: "integrity.gi"}},
-		{name: "param given", ref: SourceRef{Kind: "agent.status", Param: "EVE"}},
-		{name: "no kind", ref: SourceRef{}, wantField: "source.kind"},
-		{name: "unknown kind", ref: SourceRef{Kind: "weather"}, wantField: "source.kind"},
-		{name: "param where none is taken", ref: SourceRef{Kind: "integrity.gi", Param: "x"}, wantField: "source.param"},
-		{name: "param missing", ref: SourceRef{Kind: "agent.status"}, wantField: "source.param"},
-		{name: "param refused by the kind", ref: SourceRef{Kind: "url-fetch", Param: "https://evil.example/ x"}, wantField: "source.param"},
-		{name: "param accepted by the kind", ref: SourceRef{Kind: "url-fetch", Param: "https://ok.example/ x"}},
+		{name: "no param needed", ref: core.SourceRef{Kind: "integrity.gi"}},
+		{name: "param given", ref: core.SourceRef{Kind: "agent.status", Param: "EVE"}},
+		{name: "no kind", ref: core.SourceRef{}, wantField: "source.kind"},
+		{name: "unknown kind", ref: core.SourceRef{Kind: "weather"}, wantField: "source.kind"},
+		{name: "param where none is taken", ref: core.SourceRef{Kind: "integrity.gi", Param: "x"}, wantField: "source.param"},
+		{name: "param missing", ref: core.SourceRef{Kind: "agent.status"}, wantField: "source.param"},
+		{name: "param refused by the kind", ref: core.SourceRef{Kind: "url-fetch", Param: "https://evil.example/ x"}, wantField: "source.param"},
+		{name: "param accepted by the kind", ref: core.SourceRef{Kind: "url-fetch", Param: "https://ok.example/ x"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := reg.check("source", tt.ref)
-			var fe *FieldError
+			err := reg.Check("source", tt.ref)
+			var fe *core.FieldError
 			switch {
 			case tt.wantField == "" && err != nil:
 				t.Errorf("check() = %v, want ok", err)
@@ -91,19 +94,19 @@ func TestSourceRegistryChecksParams(t *testing.T) {
 }
 
 func TestSourceRegistryResolveNormalizesValues(t *testing.T) {
-	reg := NewSourceRegistry(
-		SourceKind{Kind: "count", Resolve: func(context.Context, string) (Observation, error) { return Observation{Value: 3}, nil }},
-		SourceKind{Kind: "map", Resolve: func(context.Context, string) (Observation, error) {
-			return Observation{Value: map[string]any{}}, nil
+	reg := core.NewSourceRegistry(
+		core.SourceKind{Kind: "count", Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{Value: 3}, nil }},
+		core.SourceKind{Kind: "map", Resolve: func(context.Context, string) (core.Observation, error) {
+			return core.Observation{Value: map[string]any{}}, nil
 		}},
 	)
-	if obs, err := reg.resolve(context.Background(), SourceRef{Kind: "count"}); err != nil || obs.Value != 3.0 {
+	if obs, err := reg.Resolve(context.Background(), core.SourceRef{Kind: "count"}); err != nil || obs.Value != 3.0 {
 		t.Errorf("an int value: %v, %v; want 3.0", obs.Value, err)
 	}
-	if _, err := reg.resolve(context.Background(), SourceRef{Kind: "map"}); err == nil {
+	if _, err := reg.Resolve(context.Background(), core.SourceRef{Kind: "map"}); err == nil {
 		t.Error("a map value was accepted; want an error")
 	}
-	if _, err := reg.resolve(context.Background(), SourceRef{Kind: "gone"}); err == nil {
+	if _, err := reg.Resolve(context.Background(), core.SourceRef{Kind: "gone"}); err == nil {
 		t.Error("an unknown kind resolved; want an error")
 	}
 }
@@ -111,13 +114,13 @@ func TestSourceRegistryResolveNormalizesValues(t *testing.T) {
 func TestMemoCallsOncePerPass(t *testing.T) {
 	var calls atomic.Int32
 	fetch := func() (string, error) { calls.Add(1); return "snapshot", nil }
-	ctx := WithMemo(context.Background())
+	ctx := core.WithMemo(context.Background())
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if v, err := Memo(ctx, "snapshot", fetch); v != "snapshot" || err != nil {
+			if v, err := core.Memo(ctx, "snapshot", fetch); v != "snapshot" || err != nil {
 				t.Errorf("Memo() = %q, %v", v, err)
 			}
 		}()
@@ -126,8 +129,8 @@ func TestMemoCallsOncePerPass(t *testing.T) {
 	if n := calls.Load(); n != 1 {
 		t.Errorf("fetched %d times in one pass, want once", n)
 	}
-	_, _ = Memo(WithMemo(context.Background()), "snapshot", fetch)
-	_, _ = Memo(context.Background(), "snapshot", fetch)
+	_, _ = core.Memo(core.WithMemo(context.Background()), "snapshot", fetch)
+	_, _ = core.Memo(context.Background(), "snapshot", fetch)
 	if n := calls.Load(); n != 3 {
 		t.Errorf("fetched %d times over three passes, want 3", n)
 	}

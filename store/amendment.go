@@ -7,7 +7,7 @@ import (
 
 	"go.mau.fi/util/dbutil"
 
-	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 const (
@@ -31,11 +31,11 @@ type AmendmentQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.AmendmentStore = (*AmendmentQuery)(nil)
+var _ card.AmendmentStore = (*AmendmentQuery)(nil)
 
 // InsertAmendment writes an amendment; a revision the card has already
 // is refused by the primary key.
-func (q *AmendmentQuery) InsertAmendment(ctx context.Context, a core.Amendment) error {
+func (q *AmendmentQuery) InsertAmendment(ctx context.Context, a card.Amendment) error {
 	_, err := q.db.Exec(ctx, insertAmendmentQuery, a.CardID, a.Revision, string(a.Kind), a.Text, string(a.Priority),
 		jsonStrings(a.Acceptance), a.DecisionID, a.Option, a.Elapsed.Milliseconds(), a.Author, a.Network,
 		a.CreatedAt.UnixMilli())
@@ -46,13 +46,13 @@ func (q *AmendmentQuery) InsertAmendment(ctx context.Context, a core.Amendment) 
 }
 
 // Amendments returns a card's amendments by revision.
-func (q *AmendmentQuery) Amendments(ctx context.Context, cardID string) ([]core.Amendment, error) {
+func (q *AmendmentQuery) Amendments(ctx context.Context, cardID string) ([]card.Amendment, error) {
 	rows, err := q.db.Query(ctx, amendmentsQuery, cardID)
 	return dbutil.NewRowIterWithError(rows, scanAmendment, err).AsList()
 }
 
 // PutSignOff records a reviewer's sign-off, replacing theirs.
-func (q *AmendmentQuery) PutSignOff(ctx context.Context, s core.SignOff) error {
+func (q *AmendmentQuery) PutSignOff(ctx context.Context, s card.SignOff) error {
 	_, err := q.db.Exec(ctx, putSignOffQuery, s.CardID, s.Reviewer, s.Revision, s.At.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("sign-off of %s on card %s: %w", s.Reviewer, s.CardID, err)
@@ -61,13 +61,13 @@ func (q *AmendmentQuery) PutSignOff(ctx context.Context, s core.SignOff) error {
 }
 
 // SignOffs returns a card's sign-offs by reviewer.
-func (q *AmendmentQuery) SignOffs(ctx context.Context, cardID string) ([]core.SignOff, error) {
+func (q *AmendmentQuery) SignOffs(ctx context.Context, cardID string) ([]card.SignOff, error) {
 	rows, err := q.db.Query(ctx, signOffsQuery, cardID)
 	return dbutil.NewRowIterWithError(rows, scanSignOff, err).AsList()
 }
 
-func scanAmendment(row dbutil.Scannable) (core.Amendment, error) {
-	var a core.Amendment
+func scanAmendment(row dbutil.Scannable) (card.Amendment, error) {
+	var a card.Amendment
 	var kind, priority, acceptance string
 	var elapsed, createdAt int64
 	err := row.Scan(&a.CardID, &a.Revision, &kind, &a.Text, &priority, &acceptance, &a.DecisionID, &a.Option,
@@ -81,15 +81,15 @@ func scanAmendment(row dbutil.Scannable) (core.Amendment, error) {
 	if len(a.Acceptance) == 0 {
 		a.Acceptance = nil
 	}
-	a.Kind = core.AmendmentKind(kind)
-	a.Priority = core.Priority(priority)
+	a.Kind = card.AmendmentKind(kind)
+	a.Priority = card.Priority(priority)
 	a.Elapsed = time.Duration(elapsed) * time.Millisecond
 	a.CreatedAt = time.UnixMilli(createdAt)
 	return a, nil
 }
 
-func scanSignOff(row dbutil.Scannable) (core.SignOff, error) {
-	var s core.SignOff
+func scanSignOff(row dbutil.Scannable) (card.SignOff, error) {
+	var s card.SignOff
 	var at int64
 	err := row.Scan(&s.CardID, &s.Reviewer, &s.Revision, &at)
 	s.At = time.UnixMilli(at)

@@ -8,76 +8,78 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 )
 
 func TestAmendmentOrdering(t *testing.T) {
 	ctx := context.Background()
-	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, _ := newTestCards(t, clock, core.CardsConfig{})
-	card := publishOne(t, cards, "k", spec("Migrate the billing job", core.P2), "")
+	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	cards, _ := newTestCards(t, clock, card.Config{})
+	c := publishOne(t, cards, "k", spec("Migrate the billing job", card.P2), "")
 	steps := []struct {
 		name         string
-		in           core.AmendmentInput
+		in           card.AmendmentInput
 		wantErr      error
 		wantRevision int
-		wantPriority core.Priority
+		wantPriority card.Priority
 	}{
 		{
 			name:         "clarification",
-			in:           core.AmendmentInput{Kind: core.AmendClarification, Text: "Only the nightly job, not the hourly one.", Author: core.MainAgent},
-			wantRevision: 2, wantPriority: core.P2,
+			in:           card.AmendmentInput{Kind: card.AmendClarification, Text: "Only the nightly job, not the hourly one.", Author: card.MainAgent},
+			wantRevision: 2, wantPriority: card.P2,
 		},
 		{
 			name:         "priority change against the current revision",
-			in:           core.AmendmentInput{Kind: core.AmendPriorityChange, Text: "Finance needs it this week.", Priority: core.P1, Author: core.MainAgent, BaseRevision: 2},
-			wantRevision: 3, wantPriority: core.P1,
+			in:           card.AmendmentInput{Kind: card.AmendPriorityChange, Text: "Finance needs it this week.", Priority: card.P1, Author: card.MainAgent, BaseRevision: 2},
+			wantRevision: 3, wantPriority: card.P1,
 		},
 		{
 			name:    "written against an old revision",
-			in:      core.AmendmentInput{Kind: core.AmendClarification, Text: "Late note.", Author: core.MainAgent, BaseRevision: 2},
-			wantErr: core.ErrConflict, wantRevision: 3, wantPriority: core.P1,
+			in:      card.AmendmentInput{Kind: card.AmendClarification, Text: "Late note.", Author: card.MainAgent, BaseRevision: 2},
+			wantErr: core.ErrConflict, wantRevision: 3, wantPriority: card.P1,
 		},
 		{
 			name:    "answers do not come through the API",
-			in:      core.AmendmentInput{Kind: core.AmendAnswer, Text: "Option 1.", Author: core.MainAgent},
-			wantErr: core.ErrInvalid, wantRevision: 3, wantPriority: core.P1,
+			in:      card.AmendmentInput{Kind: card.AmendAnswer, Text: "Option 1.", Author: card.MainAgent},
+			wantErr: core.ErrInvalid, wantRevision: 3, wantPriority: card.P1,
 		},
 		{
 			name:    "same priority again",
-			in:      core.AmendmentInput{Kind: core.AmendPriorityChange, Text: "Still P1.", Priority: core.P1, Author: core.MainAgent},
-			wantErr: core.ErrInvalid, wantRevision: 3, wantPriority: core.P1,
+			in:      card.AmendmentInput{Kind: card.AmendPriorityChange, Text: "Still P1.", Priority: card.P1, Author: card.MainAgent},
+			wantErr: core.ErrInvalid, wantRevision: 3, wantPriority: card.P1,
 		},
 		{
 			name:    "unknown kind",
-			in:      core.AmendmentInput{Kind: "rewrite", Text: "Everything.", Author: core.MainAgent},
-			wantErr: core.ErrInvalid, wantRevision: 3, wantPriority: core.P1,
+			in:      card.AmendmentInput{Kind: "rewrite", Text: "Everything.", Author: card.MainAgent},
+			wantErr: core.ErrInvalid, wantRevision: 3, wantPriority: card.P1,
 		},
 		{
 			name:         "scope reduction needs no ratification",
-			in:           core.AmendmentInput{Kind: core.AmendScopeReduction, Text: "Drop the CSV export.", Author: core.MainAgent},
-			wantRevision: 4, wantPriority: core.P1,
+			in:           card.AmendmentInput{Kind: card.AmendScopeReduction, Text: "Drop the CSV export.", Author: card.MainAgent},
+			wantRevision: 4, wantPriority: card.P1,
 		},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			clock.Advance(time.Minute)
-			_, err := cards.Amend(ctx, card.ID, st.in)
+			_, err := cards.Amend(ctx, c.ID, st.in)
 			if !errors.Is(err, st.wantErr) {
 				t.Fatalf("Amend = %v, want %v", err, st.wantErr)
 			}
-			got, err := cards.Get(ctx, card.ID)
+			got, err := cards.Get(ctx, c.ID)
 			if err != nil {
 				t.Fatalf("Get: %v", err)
 			}
-			if got.Revision != st.wantRevision || got.Priority != st.wantPriority || got.State != core.CardPublished {
+			if got.Revision != st.wantRevision || got.Priority != st.wantPriority || got.State != card.Published {
 				t.Errorf("card at revision %d, %s, %s; want revision %d, %s, published", got.Revision, got.Priority, got.State, st.wantRevision, st.wantPriority)
 			}
-			if got.Spec.Priority != core.P2 || got.Spec.Goal != "Migrate the billing job" {
+			if got.Spec.Priority != card.P2 || got.Spec.Goal != "Migrate the billing job" {
 				t.Errorf("the spec changed: %+v", got.Spec)
 			}
 		})
 	}
-	got, _ := cards.Get(ctx, card.ID)
+	got, _ := cards.Get(ctx, c.ID)
 	var kinds []string
 	for i, a := range got.Amendments {
 		if a.Revision != i+2 {
@@ -89,10 +91,10 @@ func TestAmendmentOrdering(t *testing.T) {
 		t.Errorf("amendments %v, want %s", kinds, want)
 	}
 
-	if _, err := cards.SetState(ctx, card.ID, core.CardCancelled, "no longer needed"); err != nil {
+	if _, err := cards.SetState(ctx, c.ID, card.Cancelled, "no longer needed"); err != nil {
 		t.Fatalf("cancel: %v", err)
 	}
-	_, err := cards.Amend(ctx, card.ID, core.AmendmentInput{Kind: core.AmendClarification, Text: "Too late.", Author: core.MainAgent})
+	_, err := cards.Amend(ctx, c.ID, card.AmendmentInput{Kind: card.AmendClarification, Text: "Too late.", Author: card.MainAgent})
 	if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "cancelled") {
 		t.Errorf("amending a cancelled card = %v, want ErrConflict saying it is cancelled", err)
 	}
@@ -100,23 +102,23 @@ func TestAmendmentOrdering(t *testing.T) {
 
 func TestScopeChangeNeedsRatification(t *testing.T) {
 	ctx := context.Background()
-	cards, s := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
+	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
 	const alice, bob = "@alice:example.org", "@bob:example.org"
-	card := publishOne(t, cards, "k", spec("Export invoices", core.P2), alice)
-	for _, to := range []core.CardState{core.CardClaimed, core.CardInProgress} {
-		if _, err := cards.SetState(ctx, card.ID, to, ""); err != nil {
+	c := publishOne(t, cards, "k", spec("Export invoices", card.P2), alice)
+	for _, to := range []card.State{card.Claimed, card.InProgress} {
+		if _, err := cards.SetState(ctx, c.ID, to, ""); err != nil {
 			t.Fatalf("move to %s: %v", to, err)
 		}
 	}
-	res, err := cards.Amend(ctx, card.ID, core.AmendmentInput{Kind: core.AmendScopeChange, Text: "Also export credit notes.",
-		Acceptance: []string{"credit notes appear in the export"}, Author: core.MainAgent})
+	res, err := cards.Amend(ctx, c.ID, card.AmendmentInput{Kind: card.AmendScopeChange, Text: "Also export credit notes.",
+		Acceptance: []string{"credit notes appear in the export"}, Author: card.MainAgent})
 	if err != nil {
 		t.Fatalf("scope change: %v", err)
 	}
-	if res.Card.State != core.CardAwaitingRatification || res.Amendment.Revision != 2 {
+	if res.Card.State != card.AwaitingRatification || res.Amendment.Revision != 2 {
 		t.Fatalf("after a scope change: %s at revision %d; want awaiting_ratification at 2", res.Card.State, res.Amendment.Revision)
 	}
-	notice, err := s.Outbox().Get(ctx, "scope:"+card.ID+":2")
+	notice, err := s.Outbox().Get(ctx, "scope:"+c.ID+":2")
 	if err != nil {
 		t.Fatalf("no ratification request in the outbox: %v", err)
 	}
@@ -133,27 +135,27 @@ func TestScopeChangeNeedsRatification(t *testing.T) {
 		name      string
 		do        func() error
 		wantErr   error
-		wantState core.CardState
+		wantState card.State
 	}{
 		{
 			name:    "workers cannot claim it meanwhile",
-			do:      func() error { _, err := cards.SetState(ctx, card.ID, core.CardClaimed, ""); return err },
-			wantErr: core.ErrIllegalTransition, wantState: core.CardAwaitingRatification,
+			do:      func() error { _, err := cards.SetState(ctx, c.ID, card.Claimed, ""); return err },
+			wantErr: core.ErrIllegalTransition, wantState: card.AwaitingRatification,
 		},
 		{
 			name:    "another person cannot ratify",
-			do:      func() error { _, err := cards.Ratify(ctx, card.ID, bob); return err },
-			wantErr: core.ErrForbidden, wantState: core.CardAwaitingRatification,
+			do:      func() error { _, err := cards.Ratify(ctx, c.ID, bob); return err },
+			wantErr: core.ErrForbidden, wantState: card.AwaitingRatification,
 		},
 		{
 			name:      "the ratifier ratifies",
-			do:        func() error { _, err := cards.Ratify(ctx, card.ID, alice); return err },
-			wantState: core.CardPublished,
+			do:        func() error { _, err := cards.Ratify(ctx, c.ID, alice); return err },
+			wantState: card.Published,
 		},
 		{
 			name:    "ratifying twice is refused",
-			do:      func() error { _, err := cards.Ratify(ctx, card.ID, alice); return err },
-			wantErr: core.ErrIllegalTransition, wantState: core.CardPublished,
+			do:      func() error { _, err := cards.Ratify(ctx, c.ID, alice); return err },
+			wantErr: core.ErrIllegalTransition, wantState: card.Published,
 		},
 	}
 	for _, st := range steps {
@@ -161,12 +163,12 @@ func TestScopeChangeNeedsRatification(t *testing.T) {
 			if err := st.do(); !errors.Is(err, st.wantErr) {
 				t.Fatalf("got %v, want %v", err, st.wantErr)
 			}
-			if got, _ := cards.StateOf(ctx, card.ID); got != st.wantState {
+			if got, _ := cards.StateOf(ctx, c.ID); got != st.wantState {
 				t.Errorf("state %s, want %s", got, st.wantState)
 			}
 		})
 	}
-	got, _ := cards.Get(ctx, card.ID)
+	got, _ := cards.Get(ctx, c.ID)
 	if got.RatifiedBy != alice || got.RatifiedRevision != 2 {
 		t.Errorf("ratified by %s at %d, want alice at 2", got.RatifiedBy, got.RatifiedRevision)
 	}
@@ -174,29 +176,29 @@ func TestScopeChangeNeedsRatification(t *testing.T) {
 
 func TestPriorityChangeDrawsFromBudget(t *testing.T) {
 	ctx := context.Background()
-	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, _ := newTestCards(t, clock, core.DefaultCardsConfig())
-	publishOne(t, cards, "p0-a", spec("Outage A", core.P0), "")
-	publishOne(t, cards, "p0-b", spec("Outage B", core.P0), "")
-	card := publishOne(t, cards, "p2", spec("Nice to have", core.P2), "")
-	_, err := cards.Amend(ctx, card.ID, core.AmendmentInput{Kind: core.AmendPriorityChange, Text: "Make it urgent.", Priority: core.P0, Author: core.MainAgent})
-	var be *core.BudgetError
-	if !errors.As(err, &be) || be.Priority != core.P0 {
+	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	cards, _ := newTestCards(t, clock, card.DefaultConfig())
+	publishOne(t, cards, "p0-a", spec("Outage A", card.P0), "")
+	publishOne(t, cards, "p0-b", spec("Outage B", card.P0), "")
+	c := publishOne(t, cards, "p2", spec("Nice to have", card.P2), "")
+	_, err := cards.Amend(ctx, c.ID, card.AmendmentInput{Kind: card.AmendPriorityChange, Text: "Make it urgent.", Priority: card.P0, Author: card.MainAgent})
+	var be *card.BudgetError
+	if !errors.As(err, &be) || be.Priority != card.P0 {
 		t.Fatalf("raising to a full P0 = %v, want a P0 BudgetError", err)
 	}
-	if got, _ := cards.Get(ctx, card.ID); got.Revision != 1 || got.Priority != core.P2 || len(got.Amendments) != 0 {
+	if got, _ := cards.Get(ctx, c.ID); got.Revision != 1 || got.Priority != card.P2 || len(got.Amendments) != 0 {
 		t.Errorf("refused amendment left revision %d, %s, %d amendments", got.Revision, got.Priority, len(got.Amendments))
 	}
 	clock.Advance(24 * time.Hour)
-	if _, err := cards.Amend(ctx, card.ID, core.AmendmentInput{Kind: core.AmendPriorityChange, Text: "Make it urgent.", Priority: core.P0, Author: core.MainAgent}); err != nil {
+	if _, err := cards.Amend(ctx, c.ID, card.AmendmentInput{Kind: card.AmendPriorityChange, Text: "Make it urgent.", Priority: card.P0, Author: card.MainAgent}); err != nil {
 		t.Fatalf("raising to P0 a day later: %v", err)
 	}
 }
 
 func TestSignOffPinsRevision(t *testing.T) {
 	ctx := context.Background()
-	cards, _ := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
-	card := publishOne(t, cards, "k", spec("Harden the login", core.P1), "")
+	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{})
+	c := publishOne(t, cards, "k", spec("Harden the login", card.P1), "")
 	steps := []struct {
 		name     string
 		amend    bool
@@ -213,17 +215,17 @@ func TestSignOffPinsRevision(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			if st.amend {
-				if _, err := cards.Amend(ctx, card.ID, core.AmendmentInput{Kind: core.AmendClarification, Text: "Use TOTP.", Author: core.MainAgent}); err != nil {
+				if _, err := cards.Amend(ctx, c.ID, card.AmendmentInput{Kind: card.AmendClarification, Text: "Use TOTP.", Author: card.MainAgent}); err != nil {
 					t.Fatalf("amend: %v", err)
 				}
 			}
-			_, err := cards.SignOff(ctx, card.ID, st.reviewer, st.revision)
+			_, err := cards.SignOff(ctx, c.ID, st.reviewer, st.revision)
 			if !errors.Is(err, st.wantErr) {
 				t.Fatalf("SignOff = %v, want %v", err, st.wantErr)
 			}
 		})
 	}
-	got, _ := cards.Get(ctx, card.ID)
+	got, _ := cards.Get(ctx, c.ID)
 	if len(got.SignOffs) != 1 || got.SignOffs[0].Reviewer != "sentinel-a" || got.SignOffs[0].Revision != 2 {
 		t.Errorf("sign-offs %+v, want sentinel-a at revision 2", got.SignOffs)
 	}

@@ -8,6 +8,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 const (
@@ -47,14 +48,14 @@ type AttestationQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.AttestationStore = (*AttestationQuery)(nil)
+var _ fleet.AttestationStore = (*AttestationQuery)(nil)
 
 // Attestations returns the attestation queries.
 func (s *Store) Attestations() *AttestationQuery { return &AttestationQuery{db: s.DB} }
 
 // CreateSubject writes a new subject with the agents it awaits; an id
 // already used is core.ErrDuplicate.
-func (q *AttestationQuery) CreateSubject(ctx context.Context, s core.AttestationSubject) error {
+func (q *AttestationQuery) CreateSubject(ctx context.Context, s fleet.AttestationSubject) error {
 	return doTxn(ctx, q.db, func(ctx context.Context) error {
 		res, err := q.db.Exec(ctx, createSubjectQuery, s.ID, s.Hash, s.Title, s.OpenedAt.UnixMilli(), s.ClosesAt.UnixMilli())
 		if err != nil {
@@ -74,7 +75,7 @@ func (q *AttestationQuery) CreateSubject(ctx context.Context, s core.Attestation
 
 // Subject returns a subject with the agents it awaits; core.ErrNotFound
 // when there is none.
-func (q *AttestationQuery) Subject(ctx context.Context, id string) (core.AttestationSubject, error) {
+func (q *AttestationQuery) Subject(ctx context.Context, id string) (fleet.AttestationSubject, error) {
 	s, err := scanSubject(q.db.QueryRow(ctx, getSubjectQuery, id))
 	if err != nil {
 		return s, notFound(err, "subject "+id)
@@ -84,8 +85,8 @@ func (q *AttestationQuery) Subject(ctx context.Context, id string) (core.Attesta
 
 // OpenSubjects lists the subjects whose window is open at now, only those
 // awaiting agent unless agent is "".
-func (q *AttestationQuery) OpenSubjects(ctx context.Context, agent string, now time.Time) ([]core.AttestationSubject, error) {
-	var subjects []core.AttestationSubject
+func (q *AttestationQuery) OpenSubjects(ctx context.Context, agent string, now time.Time) ([]fleet.AttestationSubject, error) {
+	var subjects []fleet.AttestationSubject
 	var err error
 	if agent == "" {
 		rows, qerr := q.db.Query(ctx, allOpenSubjectsQuery, now.UnixMilli())
@@ -105,7 +106,7 @@ func (q *AttestationQuery) OpenSubjects(ctx context.Context, agent string, now t
 	return subjects, nil
 }
 
-func (q *AttestationQuery) loadAwaited(ctx context.Context, s *core.AttestationSubject) error {
+func (q *AttestationQuery) loadAwaited(ctx context.Context, s *fleet.AttestationSubject) error {
 	rows, err := q.db.Query(ctx, awaitedAgentsQuery, s.ID)
 	agents, err := dbutil.NewRowIterWithError(rows, dbutil.ScanSingleColumn[string], err).AsList()
 	if err != nil {
@@ -117,14 +118,14 @@ func (q *AttestationQuery) loadAwaited(ctx context.Context, s *core.AttestationS
 
 // PutAttestation stores an attestation, replacing the agent's earlier one on
 // the same subject.
-func (q *AttestationQuery) PutAttestation(ctx context.Context, a core.Attestation) error {
+func (q *AttestationQuery) PutAttestation(ctx context.Context, a fleet.Attestation) error {
 	_, err := q.db.Exec(ctx, putAttestationQuery, a.SubjectID, a.Agent, a.Verdict, a.Rationale, a.Signature, a.Posture,
 		a.ReceivedAt.UnixMilli())
 	return err
 }
 
 // Attestations lists the attestations on a subject, by agent.
-func (q *AttestationQuery) Attestations(ctx context.Context, subjectID string) ([]core.Attestation, error) {
+func (q *AttestationQuery) Attestations(ctx context.Context, subjectID string) ([]fleet.Attestation, error) {
 	rows, err := q.db.Query(ctx, attestationsQuery, subjectID)
 	return dbutil.NewRowIterWithError(rows, scanAttestation, err).AsList()
 }
@@ -137,8 +138,8 @@ func (q *AttestationQuery) PendingAttestations(ctx context.Context, agent string
 	return n, err
 }
 
-func scanSubject(row dbutil.Scannable) (core.AttestationSubject, error) {
-	var s core.AttestationSubject
+func scanSubject(row dbutil.Scannable) (fleet.AttestationSubject, error) {
+	var s fleet.AttestationSubject
 	var opened, closes int64
 	if err := row.Scan(&s.ID, &s.Hash, &s.Title, &opened, &closes); err != nil {
 		return s, err
@@ -147,8 +148,8 @@ func scanSubject(row dbutil.Scannable) (core.AttestationSubject, error) {
 	return s, nil
 }
 
-func scanAttestation(row dbutil.Scannable) (core.Attestation, error) {
-	var a core.Attestation
+func scanAttestation(row dbutil.Scannable) (fleet.Attestation, error) {
+	var a fleet.Attestation
 	var received int64
 	err := row.Scan(&a.SubjectID, &a.Agent, &a.Verdict, &a.Rationale, &a.Signature, &a.Posture, &received)
 	a.ReceivedAt = time.UnixMilli(received)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 func TestAttestationSubjects(t *testing.T) {
@@ -15,11 +16,11 @@ func TestAttestationSubjects(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.UnixMilli(1_776_384_000_000)
 	q := s.Attestations()
-	subject := core.AttestationSubject{ID: "seal-1", Hash: "h1", Title: "Seal", Agents: []string{"ZEUS", "EVE"}, OpenedAt: t0, ClosesAt: t0.Add(5 * time.Minute)}
+	subject := fleet.AttestationSubject{ID: "seal-1", Hash: "h1", Title: "Seal", Agents: []string{"ZEUS", "EVE"}, OpenedAt: t0, ClosesAt: t0.Add(5 * time.Minute)}
 	if err := q.CreateSubject(ctx, subject); err != nil {
 		t.Fatalf("CreateSubject() = %v", err)
 	}
-	if err := q.CreateSubject(ctx, core.AttestationSubject{ID: "seal-1", Hash: "h2", Agents: []string{"JADE"}, OpenedAt: t0, ClosesAt: t0}); !errors.Is(err, core.ErrDuplicate) {
+	if err := q.CreateSubject(ctx, fleet.AttestationSubject{ID: "seal-1", Hash: "h2", Agents: []string{"JADE"}, OpenedAt: t0, ClosesAt: t0}); !errors.Is(err, core.ErrDuplicate) {
 		t.Fatalf("CreateSubject() again = %v, want ErrDuplicate", err)
 	}
 	got, err := q.Subject(ctx, "seal-1")
@@ -30,13 +31,13 @@ func TestAttestationSubjects(t *testing.T) {
 	if _, err := q.Subject(ctx, "seal-none"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("Subject(unknown) = %v, want ErrNotFound", err)
 	}
-	if err := q.CreateSubject(ctx, core.AttestationSubject{ID: "seal-2", Hash: "h", Agents: []string{"JADE"}, OpenedAt: t0, ClosesAt: t0.Add(time.Minute)}); err != nil {
+	if err := q.CreateSubject(ctx, fleet.AttestationSubject{ID: "seal-2", Hash: "h", Agents: []string{"JADE"}, OpenedAt: t0, ClosesAt: t0.Add(time.Minute)}); err != nil {
 		t.Fatalf("CreateSubject(seal-2) = %v", err)
 	}
 
 	put := func(agent, verdict string, at time.Time) {
 		t.Helper()
-		if err := q.PutAttestation(ctx, core.Attestation{SubjectID: "seal-1", Agent: agent, Verdict: verdict, Rationale: "r", Signature: "s", ReceivedAt: at}); err != nil {
+		if err := q.PutAttestation(ctx, fleet.Attestation{SubjectID: "seal-1", Agent: agent, Verdict: verdict, Rationale: "r", Signature: "s", ReceivedAt: at}); err != nil {
 			t.Fatalf("PutAttestation() = %v", err)
 		}
 	}
@@ -47,7 +48,7 @@ func TestAttestationSubjects(t *testing.T) {
 		t.Errorf("Attestations() = %+v, %v; want ZEUS's last verdict only", atts, err)
 	}
 
-	ids := func(subjects []core.AttestationSubject) []string {
+	ids := func(subjects []fleet.AttestationSubject) []string {
 		var out []string
 		for _, s := range subjects {
 			out = append(out, s.ID)

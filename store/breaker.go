@@ -11,6 +11,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 )
 
 const (
@@ -51,34 +52,34 @@ type BreakerQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.BreakerStore = (*BreakerQuery)(nil)
+var _ breaker.Store = (*BreakerQuery)(nil)
 
 // Breakers returns the circuit breaker queries.
 func (s *Store) Breakers() *BreakerQuery { return &BreakerQuery{db: s.DB} }
 
 // Get returns an agent's breaker, closed at version 0 when it has none.
-func (q *BreakerQuery) Get(ctx context.Context, agent string) (core.BreakerRecord, error) {
+func (q *BreakerQuery) Get(ctx context.Context, agent string) (breaker.Record, error) {
 	rec, err := scanBreaker(q.db.QueryRow(ctx, getBreakerQuery, agent))
 	if errors.Is(err, sql.ErrNoRows) {
-		return core.BreakerRecord{Agent: agent, State: core.BreakerClosed}, nil
+		return breaker.Record{Agent: agent, State: breaker.Closed}, nil
 	}
 	return rec, err
 }
 
 // List returns every breaker ever opened, by agent.
-func (q *BreakerQuery) List(ctx context.Context) ([]core.BreakerRecord, error) {
+func (q *BreakerQuery) List(ctx context.Context) ([]breaker.Record, error) {
 	rows, err := q.db.Query(ctx, listBreakersQuery)
 	return dbutil.NewRowIterWithError(rows, scanBreaker, err).AsList()
 }
 
 // HalfOpenBefore returns the breakers half-open since t or earlier.
-func (q *BreakerQuery) HalfOpenBefore(ctx context.Context, t time.Time) ([]core.BreakerRecord, error) {
-	rows, err := q.db.Query(ctx, halfOpenQuery, string(core.BreakerHalfOpen), t.UnixMilli())
+func (q *BreakerQuery) HalfOpenBefore(ctx context.Context, t time.Time) ([]breaker.Record, error) {
+	rows, err := q.db.Query(ctx, halfOpenQuery, string(breaker.HalfOpen), t.UnixMilli())
 	return dbutil.NewRowIterWithError(rows, scanBreaker, err).AsList()
 }
 
 // Move writes rec if the stored version is still version.
-func (q *BreakerQuery) Move(ctx context.Context, rec core.BreakerRecord, version int64) error {
+func (q *BreakerQuery) Move(ctx context.Context, rec breaker.Record, version int64) error {
 	res, err := q.db.Exec(ctx, moveBreakerQuery, rec.Agent, string(rec.State), rec.EventID, rec.Since.UnixMilli(), version, version+1)
 	if err != nil {
 		return fmt.Errorf("move breaker of %s: %w", rec.Agent, err)
@@ -92,7 +93,7 @@ func (q *BreakerQuery) Move(ctx context.Context, rec core.BreakerRecord, version
 }
 
 // AddEvent writes a new event.
-func (q *BreakerQuery) AddEvent(ctx context.Context, e core.BreakerEvent) error {
+func (q *BreakerQuery) AddEvent(ctx context.Context, e breaker.Event) error {
 	evidence, err := json.Marshal(nonNil(e.Evidence))
 	if err != nil {
 		return err
@@ -107,7 +108,7 @@ func (q *BreakerQuery) AddEvent(ctx context.Context, e core.BreakerEvent) error 
 }
 
 // UpdateEvent writes an event's review and resolution fields.
-func (q *BreakerQuery) UpdateEvent(ctx context.Context, e core.BreakerEvent) error {
+func (q *BreakerQuery) UpdateEvent(ctx context.Context, e breaker.Event) error {
 	res, err := q.db.Exec(ctx, updateBreakerEventQuery, e.ID, e.ReviewedBy, breakerMillis(e.ReviewedAt),
 		breakerMillis(e.ResolvedAt), e.ResolvedBy, string(e.Resolution), e.NextID)
 	if err != nil {
@@ -122,19 +123,19 @@ func (q *BreakerQuery) UpdateEvent(ctx context.Context, e core.BreakerEvent) err
 }
 
 // Event returns an event.
-func (q *BreakerQuery) Event(ctx context.Context, id string) (core.BreakerEvent, error) {
+func (q *BreakerQuery) Event(ctx context.Context, id string) (breaker.Event, error) {
 	e, err := scanBreakerEvent(q.db.QueryRow(ctx, getBreakerEventQuery, id))
 	return e, notFound(err, "breaker event "+id)
 }
 
 // Events returns an agent's latest events, newest first.
-func (q *BreakerQuery) Events(ctx context.Context, agent string, limit int) ([]core.BreakerEvent, error) {
+func (q *BreakerQuery) Events(ctx context.Context, agent string, limit int) ([]breaker.Event, error) {
 	rows, err := q.db.Query(ctx, breakerEventsByAgentQuery, agent, limit)
 	return dbutil.NewRowIterWithError(rows, scanBreakerEvent, err).AsList()
 }
 
 // AddTransition appends to the audit trail.
-func (q *BreakerQuery) AddTransition(ctx context.Context, t core.BreakerTransition) (int64, error) {
+func (q *BreakerQuery) AddTransition(ctx context.Context, t breaker.Transition) (int64, error) {
 	var seq int64
 	err := q.db.QueryRow(ctx, insertBreakerAuditQuery, t.Agent, t.EventID, string(t.Action), string(t.From),
 		string(t.To), t.Actor, t.Why, t.At.UnixMilli()).Scan(&seq)
@@ -145,25 +146,25 @@ func (q *BreakerQuery) AddTransition(ctx context.Context, t core.BreakerTransiti
 }
 
 // Transitions returns the audit trail of an event, oldest first.
-func (q *BreakerQuery) Transitions(ctx context.Context, eventID string) ([]core.BreakerTransition, error) {
+func (q *BreakerQuery) Transitions(ctx context.Context, eventID string) ([]breaker.Transition, error) {
 	rows, err := q.db.Query(ctx, breakerAuditByEventQuery, eventID)
 	return dbutil.NewRowIterWithError(rows, scanBreakerTransition, err).AsList()
 }
 
-func scanBreaker(row dbutil.Scannable) (core.BreakerRecord, error) {
-	var rec core.BreakerRecord
+func scanBreaker(row dbutil.Scannable) (breaker.Record, error) {
+	var rec breaker.Record
 	var state string
 	var since int64
 	if err := row.Scan(&rec.Agent, &state, &rec.EventID, &since, &rec.Version); err != nil {
 		return rec, err
 	}
-	rec.State = core.BreakerState(state)
+	rec.State = breaker.State(state)
 	rec.Since = time.UnixMilli(since)
 	return rec, nil
 }
 
-func scanBreakerEvent(row dbutil.Scannable) (core.BreakerEvent, error) {
-	var e core.BreakerEvent
+func scanBreakerEvent(row dbutil.Scannable) (breaker.Event, error) {
+	var e breaker.Event
 	var severity, evidence, resolution string
 	var openedAt, reviewedAt, resolvedAt int64
 	err := row.Scan(&e.ID, &e.Agent, &openedAt, &severity, &e.Reason, &evidence, &e.OpenedBy, &e.PreviousID,
@@ -174,23 +175,23 @@ func scanBreakerEvent(row dbutil.Scannable) (core.BreakerEvent, error) {
 	if err := json.Unmarshal([]byte(evidence), &e.Evidence); err != nil {
 		return e, fmt.Errorf("breaker event %s evidence: %w", e.ID, err)
 	}
-	e.Severity = core.BreakerSeverity(severity)
-	e.Resolution = core.BreakerResolution(resolution)
+	e.Severity = breaker.Severity(severity)
+	e.Resolution = breaker.Resolution(resolution)
 	e.At = time.UnixMilli(openedAt)
 	e.ReviewedAt = breakerTimeOf(reviewedAt)
 	e.ResolvedAt = breakerTimeOf(resolvedAt)
 	return e, nil
 }
 
-func scanBreakerTransition(row dbutil.Scannable) (core.BreakerTransition, error) {
-	var t core.BreakerTransition
+func scanBreakerTransition(row dbutil.Scannable) (breaker.Transition, error) {
+	var t breaker.Transition
 	var action, from, to string
 	var at int64
 	if err := row.Scan(&t.Seq, &t.Agent, &t.EventID, &action, &from, &to, &t.Actor, &t.Why, &at); err != nil {
 		return t, err
 	}
-	t.Action = core.BreakerAction(action)
-	t.From, t.To = core.BreakerState(from), core.BreakerState(to)
+	t.Action = breaker.Action(action)
+	t.From, t.To = breaker.State(from), breaker.State(to)
 	t.At = time.UnixMilli(at)
 	return t, nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 )
 
 const (
@@ -28,17 +30,17 @@ var (
 // event the breaker is on (ev) and the agents OnChange heard of.
 type breakerFixture struct {
 	s       *Store
-	clock   *core.ManualClock
-	b       *core.Breakers
-	ev      core.BreakerEvent
+	clock   *coretest.Clock
+	b       *breaker.Service
+	ev      breaker.Event
 	mu      sync.Mutex
 	changed []string
 }
 
-func newBreakerFixture(t *testing.T, s *Store, cfg core.BreakerConfig) *breakerFixture {
+func newBreakerFixture(t *testing.T, s *Store, cfg breaker.Config) *breakerFixture {
 	t.Helper()
-	f := &breakerFixture{s: s, clock: core.NewManualClock(breakerStart)}
-	f.b = core.NewBreakers(cfg, s.Breakers(), s, s.Outbox(), f.clock)
+	f := &breakerFixture{s: s, clock: coretest.NewClock(breakerStart)}
+	f.b = breaker.NewService(cfg, s.Breakers(), s, s.Outbox(), f.clock)
 	f.b.Room = breakerRoom
 	f.b.Admins = breakerAdmins
 	f.b.OnChange = func(agent string) {
@@ -55,8 +57,8 @@ func (f *breakerFixture) changes() []string {
 	return slices.Clone(f.changed)
 }
 
-var breakerHaltInput = core.BreakerOpenInput{
-	Severity: core.BreakerSeveritySafety,
+var breakerHaltInput = breaker.OpenInput{
+	Severity: breaker.SeveritySafety,
 	Reason:   "tried to delete the commitments ledger",
 	Evidence: []string{"tool call: rm -rf ledger/commitments", "reply: \"nobody will notice\""},
 	By:       "aster",
@@ -115,9 +117,9 @@ type breakerWantNotice struct {
 func breakerHaltNotices(contains ...string) []breakerWantNotice {
 	return []breakerWantNotice{
 		{kind: core.NoticeMessage, mentions: true, contains: contains},
-		{kind: core.NoticeReaction, on: "after", contains: []string{core.BreakerReactReview}},
-		{kind: core.NoticeReaction, on: "after", contains: []string{core.BreakerReactResume}},
-		{kind: core.NoticeReaction, on: "after", contains: []string{core.BreakerReactKeep}},
+		{kind: core.NoticeReaction, on: "after", contains: []string{breaker.ReactReview}},
+		{kind: core.NoticeReaction, on: "after", contains: []string{breaker.ReactResume}},
+		{kind: core.NoticeReaction, on: "after", contains: []string{breaker.ReactKeep}},
 	}
 }
 
@@ -146,113 +148,113 @@ func TestBreakerTransitions(t *testing.T) {
 		setup       []string
 		act         string
 		wantErr     error
-		wantState   core.BreakerState
-		wantAudit   []core.BreakerAction
+		wantState   breaker.State
+		wantAudit   []breaker.Action
 		wantNotices []breakerWantNotice
-		wantEvent   func(t *testing.T, before, after core.BreakerEvent)
+		wantEvent   func(t *testing.T, before, after breaker.Event)
 	}{
 		{
-			name: "closed to open", act: "open", wantState: core.BreakerOpen,
-			wantAudit: []core.BreakerAction{core.BreakerActOpen},
+			name: "closed to open", act: "open", wantState: breaker.Open,
+			wantAudit: []breaker.Action{breaker.ActOpen},
 			wantNotices: breakerHaltNotices(`<font data-mx-color="#ff0000">**HALTED**</font>`, "**ani**", "safety",
 				"tried to delete the commitments ledger", "[1] tool call: rm -rf ledger/commitments", "by aster",
 				"What to do:", "!breaker resume brk_", "@alice:test @bob:test"),
 		},
 		{
-			name: "open: review records the breakerReviewer", setup: []string{"open"}, act: "review", wantState: core.BreakerOpen,
-			wantAudit: []core.BreakerAction{core.BreakerActReview},
+			name: "open: review records the breakerReviewer", setup: []string{"open"}, act: "review", wantState: breaker.Open,
+			wantAudit: []breaker.Action{breaker.ActReview},
 			wantNotices: []breakerWantNotice{
 				{kind: core.NoticeEdit, on: "after", contains: []string{"**HALTED**", "👀 reviewing by @alice:test since 2025-03-01 12:00 UTC"}},
 				{kind: core.NoticeMessage, on: "after", thread: true, contains: []string{"@alice:test is reviewing the halt of **ani**"}},
 			},
-			wantEvent: func(t *testing.T, _, after core.BreakerEvent) {
+			wantEvent: func(t *testing.T, _, after breaker.Event) {
 				if after.ReviewedBy != breakerReviewer {
 					t.Errorf("reviewed by %q, want %q", after.ReviewedBy, breakerReviewer)
 				}
 			},
 		},
 		{
-			name: "open to half-open by resume", setup: []string{"open", "review"}, act: "resume", wantState: core.BreakerHalfOpen,
-			wantAudit: []core.BreakerAction{core.BreakerActResume},
+			name: "open to half-open by resume", setup: []string{"open", "review"}, act: "resume", wantState: breaker.HalfOpen,
+			wantAudit: []breaker.Action{breaker.ActResume},
 			wantNotices: []breakerWantNotice{
 				{kind: core.NoticeEdit, on: "after", contains: []string{"**HALF-OPEN**", "half-open since 2025-03-01 12:00 UTC, resumed by @alice:test"}},
 				{kind: core.NoticeMessage, on: "after", thread: true, contains: []string{"@alice:test resumed **ani** into a half-open trial"}},
 			},
 		},
 		{
-			name: "open to closed by overrule", setup: []string{"open"}, act: "reset", wantState: core.BreakerClosed,
-			wantAudit: []core.BreakerAction{core.BreakerActOverrule},
+			name: "open to closed by overrule", setup: []string{"open"}, act: "reset", wantState: breaker.Closed,
+			wantAudit: []breaker.Action{breaker.ActOverrule},
 			wantNotices: []breakerWantNotice{
 				{kind: core.NoticeEdit, on: "after", contains: []string{"**OVERRULED**", "overruled and closed by @bob:test"}},
 				{kind: core.NoticeMessage, on: "after", thread: true, contains: []string{"@bob:test overruled the breaker of **ani**"}},
 			},
-			wantEvent: func(t *testing.T, _, after core.BreakerEvent) {
-				if after.Resolution != core.BreakerOverruled || after.ResolvedBy != breakerOverruler || after.ResolvedAt.IsZero() {
+			wantEvent: func(t *testing.T, _, after breaker.Event) {
+				if after.Resolution != breaker.Overruled || after.ResolvedBy != breakerOverruler || after.ResolvedAt.IsZero() {
 					t.Errorf("resolution %q by %q at %v, want overruled by %s", after.Resolution, after.ResolvedBy, after.ResolvedAt, breakerOverruler)
 				}
 			},
 		},
 		{
-			name: "half-open to closed by verification", setup: []string{"open", "resume"}, act: "verify ok", wantState: core.BreakerClosed,
-			wantAudit: []core.BreakerAction{core.BreakerActVerified},
+			name: "half-open to closed by verification", setup: []string{"open", "resume"}, act: "verify ok", wantState: breaker.Closed,
+			wantAudit: []breaker.Action{breaker.ActVerified},
 			wantNotices: []breakerWantNotice{
 				{kind: core.NoticeEdit, on: "after", contains: []string{"**RESOLVED**", "verified and closed by aster", "identity bounds hold again"}},
 				{kind: core.NoticeMessage, on: "after", thread: true, contains: []string{"aster verified **ani**: identity bounds hold again"}},
 			},
-			wantEvent: func(t *testing.T, _, after core.BreakerEvent) {
-				if after.Resolution != core.BreakerVerified || after.ResolvedBy != "aster" {
+			wantEvent: func(t *testing.T, _, after breaker.Event) {
+				if after.Resolution != breaker.Verified || after.ResolvedBy != "aster" {
 					t.Errorf("resolution %q by %q, want verified by aster", after.Resolution, after.ResolvedBy)
 				}
 			},
 		},
 		{
 			name: "half-open to open with a new linked event when verification fails", setup: []string{"open", "resume"}, act: "verify fail",
-			wantState: core.BreakerOpen,
-			wantAudit: []core.BreakerAction{core.BreakerActVerifyFailed},
+			wantState: breaker.Open,
+			wantAudit: []breaker.Action{breaker.ActVerifyFailed},
 			wantNotices: append([]breakerWantNotice{
 				{kind: core.NoticeEdit, on: "before", contains: []string{"**RE-OPENED**", "the verification failed: still promising things it cannot keep"}},
 				{kind: core.NoticeMessage, on: "before", thread: true, contains: []string{"aster's verification of **ani** failed"}},
 			}, breakerHaltNotices("**HALTED**", "still promising things it cannot keep", "**Follows:** event `brk_")...),
-			wantEvent: func(t *testing.T, before, after core.BreakerEvent) {
-				if after.ID == before.ID || after.PreviousID != before.ID || after.Severity != core.BreakerSeveritySafety {
+			wantEvent: func(t *testing.T, before, after breaker.Event) {
+				if after.ID == before.ID || after.PreviousID != before.ID || after.Severity != breaker.SeveritySafety {
 					t.Errorf("new event %+v, want one linked to %s with its severity", after, before.ID)
 				}
 			},
 		},
 		{
 			name: "half-open to open when the supervisor halts again", setup: []string{"open", "resume"}, act: "open",
-			wantState: core.BreakerOpen,
-			wantAudit: []core.BreakerAction{core.BreakerActOpen},
+			wantState: breaker.Open,
+			wantAudit: []breaker.Action{breaker.ActOpen},
 			wantNotices: append([]breakerWantNotice{
 				{kind: core.NoticeEdit, on: "before", contains: []string{"**RE-OPENED**", "aster halted it again during the trial"}},
 				{kind: core.NoticeMessage, on: "before", thread: true, contains: []string{"aster halted **ani** again during the half-open trial"}},
 			}, breakerHaltNotices("**HALTED**")...),
 		},
 		{
-			name: "half-open to closed by overrule", setup: []string{"open", "resume"}, act: "reset", wantState: core.BreakerClosed,
-			wantAudit: []core.BreakerAction{core.BreakerActOverrule},
+			name: "half-open to closed by overrule", setup: []string{"open", "resume"}, act: "reset", wantState: breaker.Closed,
+			wantAudit: []breaker.Action{breaker.ActOverrule},
 			wantNotices: []breakerWantNotice{
 				{kind: core.NoticeEdit, on: "after", contains: []string{"**OVERRULED**"}},
 				{kind: core.NoticeMessage, on: "after", thread: true, contains: []string{"closed without verification"}},
 			},
 		},
-		{name: "closed: review is illegal", setup: []string{"open", "reset"}, act: "review", wantErr: core.ErrIllegalTransition, wantState: core.BreakerClosed},
-		{name: "closed: resume is illegal", setup: []string{"open", "reset"}, act: "resume", wantErr: core.ErrIllegalTransition, wantState: core.BreakerClosed},
-		{name: "closed: reset is illegal", setup: []string{"open", "reset"}, act: "reset", wantErr: core.ErrIllegalTransition, wantState: core.BreakerClosed},
-		{name: "closed: verify is illegal", act: "verify ok", wantErr: core.ErrIllegalTransition, wantState: core.BreakerClosed},
-		{name: "closed after verification: verify again is illegal", setup: []string{"open", "resume", "verify ok"}, act: "verify fail", wantErr: core.ErrIllegalTransition, wantState: core.BreakerClosed},
-		{name: "open: open again is illegal", setup: []string{"open"}, act: "open", wantErr: core.ErrIllegalTransition, wantState: core.BreakerOpen},
-		{name: "open: verify is illegal", setup: []string{"open"}, act: "verify ok", wantErr: core.ErrIllegalTransition, wantState: core.BreakerOpen},
-		{name: "open: failed verify is illegal", setup: []string{"open"}, act: "verify fail", wantErr: core.ErrIllegalTransition, wantState: core.BreakerOpen},
-		{name: "half-open: resume again is illegal", setup: []string{"open", "resume"}, act: "resume", wantErr: core.ErrIllegalTransition, wantState: core.BreakerHalfOpen},
-		{name: "half-open: review is illegal", setup: []string{"open", "resume"}, act: "review", wantErr: core.ErrIllegalTransition, wantState: core.BreakerHalfOpen},
-		{name: "unknown event", setup: []string{"open"}, act: "review unknown event", wantErr: core.ErrNotFound, wantState: core.BreakerOpen},
+		{name: "closed: review is illegal", setup: []string{"open", "reset"}, act: "review", wantErr: core.ErrIllegalTransition, wantState: breaker.Closed},
+		{name: "closed: resume is illegal", setup: []string{"open", "reset"}, act: "resume", wantErr: core.ErrIllegalTransition, wantState: breaker.Closed},
+		{name: "closed: reset is illegal", setup: []string{"open", "reset"}, act: "reset", wantErr: core.ErrIllegalTransition, wantState: breaker.Closed},
+		{name: "closed: verify is illegal", act: "verify ok", wantErr: core.ErrIllegalTransition, wantState: breaker.Closed},
+		{name: "closed after verification: verify again is illegal", setup: []string{"open", "resume", "verify ok"}, act: "verify fail", wantErr: core.ErrIllegalTransition, wantState: breaker.Closed},
+		{name: "open: open again is illegal", setup: []string{"open"}, act: "open", wantErr: core.ErrIllegalTransition, wantState: breaker.Open},
+		{name: "open: verify is illegal", setup: []string{"open"}, act: "verify ok", wantErr: core.ErrIllegalTransition, wantState: breaker.Open},
+		{name: "open: failed verify is illegal", setup: []string{"open"}, act: "verify fail", wantErr: core.ErrIllegalTransition, wantState: breaker.Open},
+		{name: "half-open: resume again is illegal", setup: []string{"open", "resume"}, act: "resume", wantErr: core.ErrIllegalTransition, wantState: breaker.HalfOpen},
+		{name: "half-open: review is illegal", setup: []string{"open", "resume"}, act: "review", wantErr: core.ErrIllegalTransition, wantState: breaker.HalfOpen},
+		{name: "unknown event", setup: []string{"open"}, act: "review unknown event", wantErr: core.ErrNotFound, wantState: breaker.Open},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openTestStore(t)
-			f := newBreakerFixture(t, s, core.DefaultBreakerConfig())
+			f := newBreakerFixture(t, s, breaker.DefaultConfig())
 			for _, step := range tt.setup {
 				if err := breakerSteps[step](ctx, f); err != nil {
 					t.Fatalf("setup %s: %v", step, err)
@@ -292,7 +294,7 @@ func TestBreakerTransitions(t *testing.T) {
 				return
 			}
 
-			if (st.State == core.BreakerClosed) != (st.Event == nil) {
+			if (st.State == breaker.Closed) != (st.Event == nil) {
 				t.Errorf("status event %v with state %s", st.Event, st.State)
 			}
 			moved := st.State != recBefore.State || tt.act == "verify fail" || tt.act == "open"
@@ -350,7 +352,7 @@ func TestBreakerTransitions(t *testing.T) {
 func TestBreakerFenceWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	f := newBreakerFixture(t, s, core.DefaultBreakerConfig())
+	f := newBreakerFixture(t, s, breaker.DefaultConfig())
 	f.b.Fence = func(context.Context) error { return core.ErrStaleEpoch }
 	if _, err := f.b.Open(ctx, breakerAgent, breakerHaltInput); !errors.Is(err, core.ErrStaleEpoch) {
 		t.Fatalf("open behind a stale lease: %v, want ErrStaleEpoch", err)
@@ -366,7 +368,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	cfg := newTestConfig(t)
 	first := openTestConfig(t, cfg)
-	f := newBreakerFixture(t, first, core.DefaultBreakerConfig())
+	f := newBreakerFixture(t, first, breaker.DefaultConfig())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -378,12 +380,12 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 	first.Close()
 
 	s := openTestConfig(t, cfg)
-	g := newBreakerFixture(t, s, core.DefaultBreakerConfig())
+	g := newBreakerFixture(t, s, breaker.DefaultConfig())
 	st, err := g.b.Status(ctx, breakerAgent)
 	if err != nil {
 		t.Fatalf("status after restart: %v", err)
 	}
-	if st.State != core.BreakerOpen || st.Event == nil {
+	if st.State != breaker.Open || st.Event == nil {
 		t.Fatalf("after restart: %s %v, want open with its event", st.State, st.Event)
 	}
 	got := *st.Event
@@ -398,7 +400,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 		t.Errorf("%d notices after restart, want the %d from before", n, notices)
 	}
 	history, err := g.b.History(ctx, ev.ID)
-	if err != nil || len(history) != 2 || history[0].Action != core.BreakerActOpen || history[1].Action != core.BreakerActReview {
+	if err != nil || len(history) != 2 || history[0].Action != breaker.ActOpen || history[1].Action != breaker.ActReview {
 		t.Errorf("history after restart %+v (%v), want open then review", history, err)
 	}
 	byKey, err := g.b.EventByNoticeKey(ctx, ev.NoticeKey())
@@ -410,7 +412,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 func TestBreakerHalfOpenTimeout(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	cfg := core.DefaultBreakerConfig()
+	cfg := breaker.DefaultConfig()
 	cfg.HalfOpenTimeout = 10 * time.Minute
 	f := newBreakerFixture(t, s, cfg)
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
@@ -425,13 +427,13 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 		advance   time.Duration
 		resume    bool
 		wantSwept int
-		wantState core.BreakerState
+		wantState breaker.State
 	}{
-		{name: "within the timeout", advance: 9*time.Minute + 59*time.Second, wantSwept: 0, wantState: core.BreakerHalfOpen},
-		{name: "timeout reached: open again", advance: time.Second, wantSwept: 1, wantState: core.BreakerOpen},
-		{name: "an open breaker stays open", advance: time.Hour, wantSwept: 0, wantState: core.BreakerOpen},
-		{name: "resumed again", resume: true, wantSwept: 0, wantState: core.BreakerHalfOpen},
-		{name: "second timeout", advance: 10 * time.Minute, wantSwept: 1, wantState: core.BreakerOpen},
+		{name: "within the timeout", advance: 9*time.Minute + 59*time.Second, wantSwept: 0, wantState: breaker.HalfOpen},
+		{name: "timeout reached: open again", advance: time.Second, wantSwept: 1, wantState: breaker.Open},
+		{name: "an open breaker stays open", advance: time.Hour, wantSwept: 0, wantState: breaker.Open},
+		{name: "resumed again", resume: true, wantSwept: 0, wantState: breaker.HalfOpen},
+		{name: "second timeout", advance: 10 * time.Minute, wantSwept: 1, wantState: breaker.Open},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -466,15 +468,15 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 			}
 			history, _ := f.b.History(ctx, ev.ID)
 			last := history[len(history)-1]
-			if last.Action != core.BreakerActTimeout || last.From != core.BreakerHalfOpen || last.To != core.BreakerOpen || last.Actor != core.BreakerSweeper {
-				t.Errorf("audit row %+v, want a timeout from half-open to open by %s", last, core.BreakerSweeper)
+			if last.Action != breaker.ActTimeout || last.From != breaker.HalfOpen || last.To != breaker.Open || last.Actor != breaker.Sweeper {
+				t.Errorf("audit row %+v, want a timeout from half-open to open by %s", last, breaker.Sweeper)
 			}
 		})
 	}
 
 	t.Run("no timeout configured: sweep does nothing", func(t *testing.T) {
 		s := openTestStore(t)
-		f := newBreakerFixture(t, s, core.DefaultBreakerConfig())
+		f := newBreakerFixture(t, s, breaker.DefaultConfig())
 		ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 		if err != nil {
 			t.Fatalf("open: %v", err)
@@ -486,7 +488,7 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 		if n, err := f.b.Sweep(ctx); n != 0 || err != nil {
 			t.Errorf("sweep: %d, %v; want 0", n, err)
 		}
-		if st, _ := f.b.Status(ctx, breakerAgent); st.State != core.BreakerHalfOpen {
+		if st, _ := f.b.Status(ctx, breakerAgent); st.State != breaker.HalfOpen {
 			t.Errorf("state %s, want half-open", st.State)
 		}
 	})
@@ -498,7 +500,7 @@ func TestBreakerConcurrentResume(t *testing.T) {
 	const instances, taps = 3, 4
 	fixtures := make([]*breakerFixture, instances)
 	for i := range fixtures {
-		fixtures[i] = newBreakerFixture(t, openTestConfig(t, cfg), core.DefaultBreakerConfig())
+		fixtures[i] = newBreakerFixture(t, openTestConfig(t, cfg), breaker.DefaultConfig())
 	}
 	ev, err := fixtures[0].b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
@@ -534,7 +536,7 @@ func TestBreakerConcurrentResume(t *testing.T) {
 	}
 	s := fixtures[0].s
 	history, err := fixtures[0].b.History(ctx, ev.ID)
-	if err != nil || len(history) != 2 || history[1].Action != core.BreakerActResume {
+	if err != nil || len(history) != 2 || history[1].Action != breaker.ActResume {
 		t.Errorf("history %+v (%v), want open then one resume", history, err)
 	}
 	if n := breakerRows(t, s, "outbox") - notices; n != 2 {
@@ -550,25 +552,25 @@ func TestBreakerConcurrentResume(t *testing.T) {
 }
 
 func TestBreakerObservations(t *testing.T) {
-	custom := core.BreakerConfig{OpenOn: []core.BreakerTrigger{{Urgency: core.BreakerUrgencyLow, Severity: core.BreakerSeverityIdentity}}}
+	custom := breaker.Config{OpenOn: []breaker.Trigger{{Urgency: breaker.UrgencyLow, Severity: breaker.SeverityIdentity}}}
 	tests := []struct {
 		name       string
-		cfg        core.BreakerConfig
+		cfg        breaker.Config
 		setup      []string
-		urgency    core.BreakerUrgency
-		severity   core.BreakerSeverity
+		urgency    breaker.Urgency
+		severity   breaker.Severity
 		wantOpened bool
-		wantState  core.BreakerState
+		wantState  breaker.State
 	}{
-		{name: "critical boundary opens", cfg: core.DefaultBreakerConfig(), urgency: core.BreakerUrgencyCritical, severity: core.BreakerSeverityBoundary, wantOpened: true, wantState: core.BreakerOpen},
-		{name: "critical identity opens", cfg: core.DefaultBreakerConfig(), urgency: core.BreakerUrgencyCritical, severity: core.BreakerSeverityIdentity, wantOpened: true, wantState: core.BreakerOpen},
-		{name: "high safety opens", cfg: core.DefaultBreakerConfig(), urgency: core.BreakerUrgencyHigh, severity: core.BreakerSeveritySafety, wantOpened: true, wantState: core.BreakerOpen},
-		{name: "high identity does not", cfg: core.DefaultBreakerConfig(), urgency: core.BreakerUrgencyHigh, severity: core.BreakerSeverityIdentity, wantState: core.BreakerClosed},
-		{name: "low safety does not", cfg: core.DefaultBreakerConfig(), urgency: core.BreakerUrgencyLow, severity: core.BreakerSeveritySafety, wantState: core.BreakerClosed},
-		{name: "already open: nothing new", cfg: core.DefaultBreakerConfig(), setup: []string{"open"}, urgency: core.BreakerUrgencyCritical, severity: core.BreakerSeveritySafety, wantState: core.BreakerOpen},
-		{name: "half-open: opens again", cfg: core.DefaultBreakerConfig(), setup: []string{"open", "resume"}, urgency: core.BreakerUrgencyCritical, severity: core.BreakerSeveritySafety, wantOpened: true, wantState: core.BreakerOpen},
-		{name: "configured low identity opens", cfg: custom, urgency: core.BreakerUrgencyLow, severity: core.BreakerSeverityIdentity, wantOpened: true, wantState: core.BreakerOpen},
-		{name: "configured: critical no longer opens", cfg: custom, urgency: core.BreakerUrgencyCritical, severity: core.BreakerSeveritySafety, wantState: core.BreakerClosed},
+		{name: "critical boundary opens", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyCritical, severity: breaker.SeverityBoundary, wantOpened: true, wantState: breaker.Open},
+		{name: "critical identity opens", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyCritical, severity: breaker.SeverityIdentity, wantOpened: true, wantState: breaker.Open},
+		{name: "high safety opens", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyHigh, severity: breaker.SeveritySafety, wantOpened: true, wantState: breaker.Open},
+		{name: "high identity does not", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyHigh, severity: breaker.SeverityIdentity, wantState: breaker.Closed},
+		{name: "low safety does not", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyLow, severity: breaker.SeveritySafety, wantState: breaker.Closed},
+		{name: "already open: nothing new", cfg: breaker.DefaultConfig(), setup: []string{"open"}, urgency: breaker.UrgencyCritical, severity: breaker.SeveritySafety, wantState: breaker.Open},
+		{name: "half-open: opens again", cfg: breaker.DefaultConfig(), setup: []string{"open", "resume"}, urgency: breaker.UrgencyCritical, severity: breaker.SeveritySafety, wantOpened: true, wantState: breaker.Open},
+		{name: "configured low identity opens", cfg: custom, urgency: breaker.UrgencyLow, severity: breaker.SeverityIdentity, wantOpened: true, wantState: breaker.Open},
+		{name: "configured: critical no longer opens", cfg: custom, urgency: breaker.UrgencyCritical, severity: breaker.SeveritySafety, wantState: breaker.Closed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -581,12 +583,12 @@ func TestBreakerObservations(t *testing.T) {
 				}
 			}
 			events := breakerRows(t, s, "breaker_event")
-			obs := core.BreakerObservation{Urgency: tt.urgency, BreakerOpenInput: core.BreakerOpenInput{Severity: tt.severity, Reason: "drift in the ledger"}}
+			obs := breaker.Observation{Urgency: tt.urgency, OpenInput: breaker.OpenInput{Severity: tt.severity, Reason: "drift in the ledger"}}
 			ev, opened, err := f.b.Observe(ctx, breakerAgent, obs)
 			if err != nil {
 				t.Fatalf("observe: %v", err)
 			}
-			if opened != tt.wantOpened || (opened && (ev.ID == "" || ev.Reason != "drift in the ledger" || ev.OpenedBy != core.DefaultBreakerSupervisor)) {
+			if opened != tt.wantOpened || (opened && (ev.ID == "" || ev.Reason != "drift in the ledger" || ev.OpenedBy != breaker.DefaultSupervisor)) {
 				t.Errorf("opened %v with %+v, want %v", opened, ev, tt.wantOpened)
 			}
 			wantEvents := events
@@ -606,7 +608,7 @@ func TestBreakerObservations(t *testing.T) {
 func TestBreakerLookups(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	f := newBreakerFixture(t, s, core.DefaultBreakerConfig())
+	f := newBreakerFixture(t, s, breaker.DefaultConfig())
 	var ids []string
 	for _, agent := range []string{"zed", "ani", "ani"} {
 		if agent == "ani" && len(ids) == 2 {
@@ -630,7 +632,7 @@ func TestBreakerLookups(t *testing.T) {
 	})
 	t.Run("never halted agent is closed", func(t *testing.T) {
 		st, err := f.b.Status(ctx, "eve")
-		if err != nil || st.State != core.BreakerClosed || st.Event != nil {
+		if err != nil || st.State != breaker.Closed || st.Event != nil {
 			t.Errorf("status %+v (%v), want closed", st, err)
 		}
 		if state, err := f.b.ResolveState(ctx, "ani"); err != nil || state != "open" {
@@ -639,7 +641,7 @@ func TestBreakerLookups(t *testing.T) {
 	})
 	t.Run("events newest first", func(t *testing.T) {
 		evs, err := f.b.Events(ctx, "ani", 10)
-		if err != nil || len(evs) != 2 || evs[0].ID != ids[2] || evs[1].ID != ids[1] || evs[1].Resolution != core.BreakerOverruled {
+		if err != nil || len(evs) != 2 || evs[0].ID != ids[2] || evs[1].ID != ids[1] || evs[1].Resolution != breaker.Overruled {
 			t.Errorf("events %+v (%v), want %s then the overruled %s", evs, err, ids[2], ids[1])
 		}
 		if evs, _ := f.b.Events(ctx, "ani", 1); len(evs) != 1 {
@@ -671,25 +673,25 @@ func TestBreakerMoveCompareAndSwap(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
 	q := s.Breakers()
-	if err := q.AddEvent(ctx, core.BreakerEvent{ID: "brk_1", Agent: breakerAgent, At: breakerStart,
-		Severity: core.BreakerSeveritySafety, Reason: "r", OpenedBy: "aster"}); err != nil {
+	if err := q.AddEvent(ctx, breaker.Event{ID: "brk_1", Agent: breakerAgent, At: breakerStart,
+		Severity: breaker.SeveritySafety, Reason: "r", OpenedBy: "aster"}); err != nil {
 		t.Fatalf("add event: %v", err)
 	}
-	open := core.BreakerRecord{Agent: breakerAgent, State: core.BreakerOpen, EventID: "brk_1", Since: breakerStart}
+	open := breaker.Record{Agent: breakerAgent, State: breaker.Open, EventID: "brk_1", Since: breakerStart}
 	half := open
-	half.State = core.BreakerHalfOpen
+	half.State = breaker.HalfOpen
 	steps := []struct {
 		name        string
-		rec         core.BreakerRecord
+		rec         breaker.Record
 		version     int64
 		wantErr     error
-		wantState   core.BreakerState
+		wantState   breaker.State
 		wantVersion int64
 	}{
-		{name: "first move inserts at version 1", rec: open, version: 0, wantState: core.BreakerOpen, wantVersion: 1},
-		{name: "a second first move loses", rec: half, version: 0, wantErr: core.ErrConflict, wantState: core.BreakerOpen, wantVersion: 1},
-		{name: "a move from the current version wins", rec: half, version: 1, wantState: core.BreakerHalfOpen, wantVersion: 2},
-		{name: "a move from a stale version loses", rec: open, version: 1, wantErr: core.ErrConflict, wantState: core.BreakerHalfOpen, wantVersion: 2},
+		{name: "first move inserts at version 1", rec: open, version: 0, wantState: breaker.Open, wantVersion: 1},
+		{name: "a second first move loses", rec: half, version: 0, wantErr: core.ErrConflict, wantState: breaker.Open, wantVersion: 1},
+		{name: "a move from the current version wins", rec: half, version: 1, wantState: breaker.HalfOpen, wantVersion: 2},
+		{name: "a move from a stale version loses", rec: open, version: 1, wantErr: core.ErrConflict, wantState: breaker.HalfOpen, wantVersion: 2},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -709,7 +711,7 @@ func TestBreakerMoveCompareAndSwap(t *testing.T) {
 // its write.
 type staleBreakers struct{ *BreakerQuery }
 
-func (q staleBreakers) Get(ctx context.Context, agent string) (core.BreakerRecord, error) {
+func (q staleBreakers) Get(ctx context.Context, agent string) (breaker.Record, error) {
 	rec, err := q.BreakerQuery.Get(ctx, agent)
 	rec.Version--
 	return rec, err
@@ -718,18 +720,18 @@ func (q staleBreakers) Get(ctx context.Context, agent string) (core.BreakerRecor
 func TestBreakerLostRaceWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	f := newBreakerFixture(t, s, core.DefaultBreakerConfig())
+	f := newBreakerFixture(t, s, breaker.DefaultConfig())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	stale := core.NewBreakers(core.DefaultBreakerConfig(), staleBreakers{s.Breakers()}, s, s.Outbox(), f.clock)
+	stale := breaker.NewService(breaker.DefaultConfig(), staleBreakers{s.Breakers()}, s, s.Outbox(), f.clock)
 	stale.Room = breakerRoom
 	audits, notices := breakerRows(t, s, "breaker_audit"), breakerRows(t, s, "outbox")
 	if _, err := stale.Resume(ctx, ev.ID, breakerReviewer); !errors.Is(err, core.ErrIllegalTransition) {
 		t.Fatalf("resume from a stale read: %v, want ErrIllegalTransition", err)
 	}
-	if st, _ := f.b.Status(ctx, breakerAgent); st.State != core.BreakerOpen || st.Version != 1 {
+	if st, _ := f.b.Status(ctx, breakerAgent); st.State != breaker.Open || st.Version != 1 {
 		t.Errorf("breaker %s at version %d, want open at version 1", st.State, st.Version)
 	}
 	if breakerRows(t, s, "breaker_audit") != audits || breakerRows(t, s, "outbox") != notices {

@@ -11,6 +11,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 const (
@@ -32,7 +33,7 @@ type CardQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.CardStore = (*CardQuery)(nil)
+var _ card.CardStore = (*CardQuery)(nil)
 
 // CardsStore is every query the card service makes.
 type CardsStore struct {
@@ -44,7 +45,7 @@ type CardsStore struct {
 	*CardBudgetQuery
 }
 
-var _ core.CardsStore = CardsStore{}
+var _ card.Store = CardsStore{}
 
 // Cards returns the queries the card service needs.
 func (s *Store) Cards() CardsStore {
@@ -59,13 +60,13 @@ func (s *Store) Cards() CardsStore {
 }
 
 // Card returns the card with the given id.
-func (q *CardQuery) Card(ctx context.Context, id string) (core.Card, error) {
+func (q *CardQuery) Card(ctx context.Context, id string) (card.Card, error) {
 	c, err := scanCard(q.db.QueryRow(ctx, getCardQuery, id))
 	return c, notFound(err, "card "+id)
 }
 
 // ListCards returns cards by current priority, then age.
-func (q *CardQuery) ListCards(ctx context.Context, f core.CardFilter) ([]core.Card, error) {
+func (q *CardQuery) ListCards(ctx context.Context, f card.Filter) ([]card.Card, error) {
 	var rows dbutil.Rows
 	var err error
 	if f.State != "" {
@@ -77,8 +78,8 @@ func (q *CardQuery) ListCards(ctx context.Context, f core.CardFilter) ([]core.Ca
 }
 
 // CardStates returns the state of each of the given cards that exists.
-func (q *CardQuery) CardStates(ctx context.Context, ids []string) (map[string]core.CardState, error) {
-	out := make(map[string]core.CardState, len(ids))
+func (q *CardQuery) CardStates(ctx context.Context, ids []string) (map[string]card.State, error) {
+	out := make(map[string]card.State, len(ids))
 	for _, id := range ids {
 		var state string
 		err := q.db.QueryRow(ctx, cardStateQuery, id).Scan(&state)
@@ -88,14 +89,14 @@ func (q *CardQuery) CardStates(ctx context.Context, ids []string) (map[string]co
 		case err != nil:
 			return nil, fmt.Errorf("state of card %s: %w", id, err)
 		}
-		out[id] = core.CardState(state)
+		out[id] = card.State(state)
 	}
 	return out, nil
 }
 
 // UpdateCard writes the mutable fields of next if the card is still in
 // prev's state and revision.
-func (q *CardQuery) UpdateCard(ctx context.Context, next, prev core.Card) error {
+func (q *CardQuery) UpdateCard(ctx context.Context, next, prev card.Card) error {
 	res, err := q.db.Exec(ctx, updateCardQuery, next.ID, string(next.Priority), next.RatifiedBy, next.RatifiedRevision,
 		string(next.State), next.StateNote, next.Revision, next.UpdatedAt.UnixMilli(), string(prev.State), prev.Revision)
 	if err != nil {
@@ -108,14 +109,14 @@ func (q *CardQuery) UpdateCard(ctx context.Context, next, prev core.Card) error 
 }
 
 // CountCards counts the cards in a state.
-func (q *CardQuery) CountCards(ctx context.Context, state core.CardState) (int, error) {
+func (q *CardQuery) CountCards(ctx context.Context, state card.State) (int, error) {
 	var n int
 	err := q.db.QueryRow(ctx, countCardsQuery, string(state)).Scan(&n)
 	return n, err
 }
 
-func scanCard(row dbutil.Scannable) (core.Card, error) {
-	var c core.Card
+func scanCard(row dbutil.Scannable) (card.Card, error) {
+	var c card.Card
 	var acceptance, dependsOn, specPriority, priority, state string
 	var createdAt, updatedAt int64
 	err := row.Scan(&c.ID, &c.SetID, &c.Ref, &c.Spec.Goal, &acceptance, &specPriority, &dependsOn, &c.Spec.Budget,
@@ -129,9 +130,9 @@ func scanCard(row dbutil.Scannable) (core.Card, error) {
 	if c.Spec.DependsOn, err = parseStrings(dependsOn); err != nil {
 		return c, fmt.Errorf("card %s depends_on: %w", c.ID, err)
 	}
-	c.Spec.Priority = core.Priority(specPriority)
-	c.Priority = core.Priority(priority)
-	c.State = core.CardState(state)
+	c.Spec.Priority = card.Priority(specPriority)
+	c.Priority = card.Priority(priority)
+	c.State = card.State(state)
 	c.CreatedAt = time.UnixMilli(createdAt)
 	c.UpdatedAt = time.UnixMilli(updatedAt)
 	return c, nil

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 )
 
 // testRoom and testAdmin are the room and admin the card service is wired
@@ -19,25 +21,25 @@ const (
 
 // newTestCards returns a card service on a fresh store, with no priority
 // budget unless cfg gives one.
-func newTestCards(t testing.TB, clock core.Clock, cfg core.CardsConfig) (*core.Cards, *Store) {
+func newTestCards(t testing.TB, clock core.Clock, cfg card.Config) (*card.Service, *Store) {
 	t.Helper()
 	s := openTestStore(t)
-	c := core.NewCards(s.Cards(), s, s.Outbox(), clock, cfg)
+	c := card.NewService(s.Cards(), s, s.Outbox(), clock, cfg)
 	c.Room = testRoom
 	c.Admins = []string{testAdmin}
 	return c, s
 }
 
 // spec is a valid card spec with the given goal and priority.
-func spec(goal string, p core.Priority, deps ...string) core.CardSpec {
-	return core.CardSpec{Goal: goal, Acceptance: []string{goal + " is verified"}, Priority: p, DependsOn: deps}
+func spec(goal string, p card.Priority, deps ...string) card.Spec {
+	return card.Spec{Goal: goal, Acceptance: []string{goal + " is verified"}, Priority: p, DependsOn: deps}
 }
 
 // publishOne publishes a one-card set and returns the card.
-func publishOne(t testing.TB, c *core.Cards, key string, s core.CardSpec, ratifiedBy string) core.Card {
+func publishOne(t testing.TB, c *card.Service, key string, s card.Spec, ratifiedBy string) card.Card {
 	t.Helper()
-	set, err := c.Publish(context.Background(), core.CardSetInput{Key: key, Author: core.MainAgent, RatifiedBy: ratifiedBy,
-		Cards: []core.CardInput{{CardSpec: s}}})
+	set, err := c.Publish(context.Background(), card.SetInput{Key: key, Author: card.MainAgent, RatifiedBy: ratifiedBy,
+		Cards: []card.Input{{Spec: s}}})
 	if err != nil {
 		t.Fatalf("publish %s: %v", key, err)
 	}
@@ -46,29 +48,29 @@ func publishOne(t testing.TB, c *core.Cards, key string, s core.CardSpec, ratifi
 
 func TestCardLifecycle(t *testing.T) {
 	ctx := context.Background()
-	cards, _ := newTestCards(t, core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), core.CardsConfig{})
-	card := publishOne(t, cards, "k1", spec("Ship the importer", core.P2), "")
+	cards, _ := newTestCards(t, coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), card.Config{})
+	c := publishOne(t, cards, "k1", spec("Ship the importer", card.P2), "")
 	steps := []struct {
 		name      string
-		to        core.CardState
+		to        card.State
 		note      string
-		wantState core.CardState
+		wantState card.State
 		wantErr   error
 		wantText  string
 	}{
-		{name: "published cannot be done", to: core.CardDone, wantState: core.CardPublished, wantErr: core.ErrIllegalTransition, wantText: "from published: claimed, cancelled"},
-		{name: "claim", to: core.CardClaimed, note: "worker-3 took it", wantState: core.CardClaimed},
-		{name: "start", to: core.CardInProgress, wantState: core.CardInProgress},
-		{name: "no needs_decision without a question", to: core.CardNeedsDecision, wantState: core.CardInProgress, wantErr: core.ErrIllegalTransition, wantText: "raises a question"},
-		{name: "block", to: core.CardBlocked, note: "CI is down", wantState: core.CardBlocked},
-		{name: "resume", to: core.CardInProgress, wantState: core.CardInProgress},
-		{name: "finish", to: core.CardDone, note: "merged", wantState: core.CardDone},
-		{name: "done is final", to: core.CardPublished, wantState: core.CardDone, wantErr: core.ErrIllegalTransition, wantText: "done is final"},
-		{name: "unknown state", to: "shipped", wantState: core.CardDone, wantErr: core.ErrInvalid},
+		{name: "published cannot be done", to: card.Done, wantState: card.Published, wantErr: core.ErrIllegalTransition, wantText: "from published: claimed, cancelled"},
+		{name: "claim", to: card.Claimed, note: "worker-3 took it", wantState: card.Claimed},
+		{name: "start", to: card.InProgress, wantState: card.InProgress},
+		{name: "no needs_decision without a question", to: card.NeedsDecision, wantState: card.InProgress, wantErr: core.ErrIllegalTransition, wantText: "raises a question"},
+		{name: "block", to: card.Blocked, note: "CI is down", wantState: card.Blocked},
+		{name: "resume", to: card.InProgress, wantState: card.InProgress},
+		{name: "finish", to: card.Done, note: "merged", wantState: card.Done},
+		{name: "done is final", to: card.Published, wantState: card.Done, wantErr: core.ErrIllegalTransition, wantText: "done is final"},
+		{name: "unknown state", to: "shipped", wantState: card.Done, wantErr: core.ErrInvalid},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			got, err := cards.SetState(ctx, card.ID, st.to, st.note)
+			got, err := cards.SetState(ctx, c.ID, st.to, st.note)
 			if st.wantErr != nil {
 				if !errors.Is(err, st.wantErr) || !strings.Contains(err.Error(), st.wantText) {
 					t.Fatalf("SetState(%s) = %v, want %v saying %q", st.to, err, st.wantErr, st.wantText)
@@ -78,7 +80,7 @@ func TestCardLifecycle(t *testing.T) {
 			} else if got.StateNote != st.note {
 				t.Errorf("note = %q, want %q", got.StateNote, st.note)
 			}
-			stored, err := cards.Get(ctx, card.ID)
+			stored, err := cards.Get(ctx, c.ID)
 			if err != nil {
 				t.Fatalf("Get: %v", err)
 			}
@@ -91,10 +93,10 @@ func TestCardLifecycle(t *testing.T) {
 
 func TestClaimWaitsForDependencies(t *testing.T) {
 	ctx := context.Background()
-	cards, _ := newTestCards(t, core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), core.CardsConfig{})
-	set, err := cards.Publish(ctx, core.CardSetInput{Key: "deps", Author: core.MainAgent, Cards: []core.CardInput{
-		{Ref: "schema", CardSpec: spec("Design the schema", core.P1)},
-		{Ref: "api", CardSpec: spec("Build the API", core.P1, "schema")},
+	cards, _ := newTestCards(t, coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), card.Config{})
+	set, err := cards.Publish(ctx, card.SetInput{Key: "deps", Author: card.MainAgent, Cards: []card.Input{
+		{Ref: "schema", Spec: spec("Design the schema", card.P1)},
+		{Ref: "api", Spec: spec("Build the API", card.P1, "schema")},
 	}})
 	if err != nil {
 		t.Fatalf("publish: %v", err)
@@ -106,15 +108,15 @@ func TestClaimWaitsForDependencies(t *testing.T) {
 	steps := []struct {
 		name    string
 		card    string
-		to      core.CardState
+		to      card.State
 		wantErr error
 	}{
-		{name: "api cannot be claimed before the schema is done", card: api.ID, to: core.CardClaimed, wantErr: core.ErrConflict},
-		{name: "claim schema", card: schema.ID, to: core.CardClaimed},
-		{name: "start schema", card: schema.ID, to: core.CardInProgress},
-		{name: "api still waits", card: api.ID, to: core.CardClaimed, wantErr: core.ErrConflict},
-		{name: "finish schema", card: schema.ID, to: core.CardDone},
-		{name: "api can be claimed", card: api.ID, to: core.CardClaimed},
+		{name: "api cannot be claimed before the schema is done", card: api.ID, to: card.Claimed, wantErr: core.ErrConflict},
+		{name: "claim schema", card: schema.ID, to: card.Claimed},
+		{name: "start schema", card: schema.ID, to: card.InProgress},
+		{name: "api still waits", card: api.ID, to: card.Claimed, wantErr: core.ErrConflict},
+		{name: "finish schema", card: schema.ID, to: card.Done},
+		{name: "api can be claimed", card: api.ID, to: card.Claimed},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -128,7 +130,7 @@ func TestClaimWaitsForDependencies(t *testing.T) {
 		})
 	}
 	// A later set may depend on a card published earlier, by id.
-	later := publishOne(t, cards, "later", spec("Document the API", core.P3, api.ID), "")
+	later := publishOne(t, cards, "later", spec("Document the API", card.P3, api.ID), "")
 	if later.Spec.DependsOn[0] != api.ID {
 		t.Errorf("later depends on %v, want %s", later.Spec.DependsOn, api.ID)
 	}
@@ -136,31 +138,31 @@ func TestClaimWaitsForDependencies(t *testing.T) {
 
 func TestListAndCountCards(t *testing.T) {
 	ctx := context.Background()
-	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, _ := newTestCards(t, clock, core.CardsConfig{})
-	low := publishOne(t, cards, "low", spec("Tidy the docs", core.P3), "")
+	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	cards, _ := newTestCards(t, clock, card.Config{})
+	low := publishOne(t, cards, "low", spec("Tidy the docs", card.P3), "")
 	clock.Advance(time.Minute)
-	high := publishOne(t, cards, "high", spec("Fix the outage", core.P0), "")
+	high := publishOne(t, cards, "high", spec("Fix the outage", card.P0), "")
 	clock.Advance(time.Minute)
-	mid := publishOne(t, cards, "mid", spec("Add metrics", core.P2), "")
-	if _, err := cards.SetState(ctx, mid.ID, core.CardClaimed, ""); err != nil {
+	mid := publishOne(t, cards, "mid", spec("Add metrics", card.P2), "")
+	if _, err := cards.SetState(ctx, mid.ID, card.Claimed, ""); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	if _, err := cards.SetState(ctx, mid.ID, core.CardBlocked, "waiting on infra"); err != nil {
+	if _, err := cards.SetState(ctx, mid.ID, card.Blocked, "waiting on infra"); err != nil {
 		t.Fatalf("block: %v", err)
 	}
 	tests := []struct {
 		name    string
-		filter  core.CardFilter
+		filter  card.Filter
 		want    []string
 		wantErr error
 	}{
-		{name: "all, most urgent first", filter: core.CardFilter{}, want: []string{high.ID, mid.ID, low.ID}},
-		{name: "published only", filter: core.CardFilter{State: core.CardPublished}, want: []string{high.ID, low.ID}},
-		{name: "blocked only", filter: core.CardFilter{State: core.CardBlocked}, want: []string{mid.ID}},
-		{name: "limit", filter: core.CardFilter{Limit: 1}, want: []string{high.ID}},
-		{name: "unknown state", filter: core.CardFilter{State: "lost"}, wantErr: core.ErrInvalid},
-		{name: "limit too large", filter: core.CardFilter{Limit: core.MaxCardListLimit + 1}, wantErr: core.ErrInvalid},
+		{name: "all, most urgent first", filter: card.Filter{}, want: []string{high.ID, mid.ID, low.ID}},
+		{name: "published only", filter: card.Filter{State: card.Published}, want: []string{high.ID, low.ID}},
+		{name: "blocked only", filter: card.Filter{State: card.Blocked}, want: []string{mid.ID}},
+		{name: "limit", filter: card.Filter{Limit: 1}, want: []string{high.ID}},
+		{name: "unknown state", filter: card.Filter{State: "lost"}, wantErr: core.ErrInvalid},
+		{name: "limit too large", filter: card.Filter{Limit: card.MaxListLimit + 1}, wantErr: core.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,10 +179,10 @@ func TestListAndCountCards(t *testing.T) {
 			}
 		})
 	}
-	if n, err := cards.Count(ctx, core.CardBlocked); err != nil || n != 1 {
+	if n, err := cards.Count(ctx, card.Blocked); err != nil || n != 1 {
 		t.Errorf("Count(blocked) = %d, %v; want 1", n, err)
 	}
-	if st, err := cards.StateOf(ctx, mid.ID); err != nil || st != core.CardBlocked {
+	if st, err := cards.StateOf(ctx, mid.ID); err != nil || st != card.Blocked {
 		t.Errorf("StateOf = %s, %v; want blocked", st, err)
 	}
 	if _, err := cards.StateOf(ctx, "card_missing"); !errors.Is(err, core.ErrNotFound) {
@@ -190,29 +192,29 @@ func TestListAndCountCards(t *testing.T) {
 
 func TestUpdateCardRefusesStaleWrite(t *testing.T) {
 	ctx := context.Background()
-	cards, s := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
-	card := publishOne(t, cards, "k", spec("Refactor", core.P2), "")
-	if _, err := cards.SetState(ctx, card.ID, core.CardClaimed, ""); err != nil {
+	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
+	c := publishOne(t, cards, "k", spec("Refactor", card.P2), "")
+	if _, err := cards.SetState(ctx, c.ID, card.Claimed, ""); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	next := card
-	next.State = core.CardCancelled
-	err := s.Cards().UpdateCard(ctx, next, card) // card is the published version, no longer current
+	next := c
+	next.State = card.Cancelled
+	err := s.Cards().UpdateCard(ctx, next, c) // card is the published version, no longer current
 	if !errors.Is(err, core.ErrConflict) {
 		t.Fatalf("UpdateCard with a stale version = %v, want ErrConflict", err)
 	}
-	got, _ := cards.StateOf(ctx, card.ID)
-	if got != core.CardClaimed {
+	got, _ := cards.StateOf(ctx, c.ID)
+	if got != card.Claimed {
 		t.Errorf("state = %s, want claimed", got)
 	}
 }
 
 func TestFenceStopsWrites(t *testing.T) {
 	ctx := context.Background()
-	cards, s := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
+	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
 	cards.Fence = func(context.Context) error { return core.ErrStaleEpoch }
-	_, err := cards.Publish(ctx, core.CardSetInput{Key: "fenced", Author: core.MainAgent,
-		Cards: []core.CardInput{{CardSpec: spec("Anything", core.P2)}}})
+	_, err := cards.Publish(ctx, card.SetInput{Key: "fenced", Author: card.MainAgent,
+		Cards: []card.Input{{Spec: spec("Anything", card.P2)}}})
 	if !errors.Is(err, core.ErrStaleEpoch) {
 		t.Fatalf("Publish behind a lost lease = %v, want ErrStaleEpoch", err)
 	}

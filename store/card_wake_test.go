@@ -7,29 +7,32 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/wake"
 )
 
 // TestCardWakeConditions: what the cards tell the wake router, and that
 // the router surfaces each once.
 func TestCardWakeConditions(t *testing.T) {
 	ctx := context.Background()
-	clock := core.NewManualClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	cfg := core.CardsConfig{Budget: map[string]core.BudgetRule{"P1": {Count: 5, Window: 24 * time.Hour}}}
+	clock := coretest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	cfg := card.Config{Budget: map[string]card.BudgetRule{"P1": {Count: 5, Window: 24 * time.Hour}}}
 	cards, s := newTestCards(t, clock, cfg)
 
-	blocked := publishOne(t, cards, "k1", spec("Ship the exporter", core.P2), "@alice:x")
-	for _, st := range []core.CardState{core.CardClaimed, core.CardBlocked} {
+	blocked := publishOne(t, cards, "k1", spec("Ship the exporter", card.P2), "@alice:x")
+	for _, st := range []card.State{card.Claimed, card.Blocked} {
 		if _, err := cards.SetState(ctx, blocked.ID, st, "waiting on a key"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	widened := publishOne(t, cards, "k2", spec("Import CSV", core.P2), "")
-	if _, err := cards.Amend(ctx, widened.ID, core.AmendmentInput{Kind: core.AmendScopeChange, Text: "also XLSX",
+	widened := publishOne(t, cards, "k2", spec("Import CSV", card.P2), "")
+	if _, err := cards.Amend(ctx, widened.ID, card.AmendmentInput{Kind: card.AmendScopeChange, Text: "also XLSX",
 		Acceptance: []string{"XLSX imports"}, Author: "worker"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 4 {
-		publishOne(t, cards, "p1-"+string(rune('a'+i)), spec("urgent "+string(rune('a'+i)), core.P1), "")
+		publishOne(t, cards, "p1-"+string(rune('a'+i)), spec("urgent "+string(rune('a'+i)), card.P1), "")
 	}
 
 	conds, err := cards.WakeConditions(ctx)
@@ -62,9 +65,9 @@ func TestCardWakeConditions(t *testing.T) {
 		t.Errorf("%d conditions, want %d: %+v", len(conds), len(tests), conds)
 	}
 
-	router := core.NewRouter(s, s, s.Outbox(), clock)
+	router := wake.NewRouter(s, s, s.Outbox(), clock)
 	router.Room = testRoom
-	router.Sources = []core.ConditionSource{{Name: "cards", List: cards.WakeConditions}}
+	router.Sources = []wake.Source{{Name: "cards", List: cards.WakeConditions}}
 	for pass, want := range []int{3, 0} {
 		res, err := router.Reconcile(ctx)
 		if err != nil || res.Notified != want {

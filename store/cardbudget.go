@@ -7,7 +7,7 @@ import (
 
 	"go.mau.fi/util/dbutil"
 
-	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 const (
@@ -21,10 +21,10 @@ type CardBudgetQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.BudgetStore = (*CardBudgetQuery)(nil)
+var _ card.BudgetStore = (*CardBudgetQuery)(nil)
 
 // ChargeBudget records that a card drew from its class's budget at at.
-func (q *CardBudgetQuery) ChargeBudget(ctx context.Context, p core.Priority, cardID string, at time.Time) error {
+func (q *CardBudgetQuery) ChargeBudget(ctx context.Context, p card.Priority, cardID string, at time.Time) error {
 	if _, err := q.db.Exec(ctx, chargeBudgetQuery, string(p), cardID, at.UnixMilli()); err != nil {
 		return fmt.Errorf("charge %s budget for card %s: %w", p, cardID, err)
 	}
@@ -33,7 +33,7 @@ func (q *CardBudgetQuery) ChargeBudget(ctx context.Context, p core.Priority, car
 
 // BudgetCharges returns the times of the charges to a class after since,
 // oldest first.
-func (q *CardBudgetQuery) BudgetCharges(ctx context.Context, p core.Priority, since time.Time) ([]time.Time, error) {
+func (q *CardBudgetQuery) BudgetCharges(ctx context.Context, p card.Priority, since time.Time) ([]time.Time, error) {
 	rows, err := q.db.Query(ctx, budgetChargesQuery, string(p), since.UnixMilli())
 	ms, err := dbutil.NewRowIterWithError(rows, dbutil.ScanSingleColumn[int64], err).AsList()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 const (
@@ -26,10 +27,10 @@ type CardDraftQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.DraftStore = (*CardDraftQuery)(nil)
+var _ card.DraftStore = (*CardDraftQuery)(nil)
 
 // AddDraft writes a draft card of a person.
-func (q *CardDraftQuery) AddDraft(ctx context.Context, person string, d core.Draft) error {
+func (q *CardDraftQuery) AddDraft(ctx context.Context, person string, d card.Draft) error {
 	_, err := q.db.Exec(ctx, addDraftQuery, person, d.Ref, d.DraftID, d.Seq, d.Goal, jsonStrings(d.Acceptance),
 		string(d.Priority), jsonStrings(d.DependsOn), d.Budget, d.AddedAt.UnixMilli())
 	if err != nil {
@@ -39,7 +40,7 @@ func (q *CardDraftQuery) AddDraft(ctx context.Context, person string, d core.Dra
 }
 
 // Drafts returns a person's drafts in the order added.
-func (q *CardDraftQuery) Drafts(ctx context.Context, person string) ([]core.Draft, error) {
+func (q *CardDraftQuery) Drafts(ctx context.Context, person string) ([]card.Draft, error) {
 	rows, err := q.db.Query(ctx, draftsQuery, person)
 	return dbutil.NewRowIterWithError(rows, scanDraft, err).AsList()
 }
@@ -66,8 +67,8 @@ func (q *CardDraftQuery) ClearDrafts(ctx context.Context, person string) (int, e
 	return int(n), err
 }
 
-func scanDraft(row dbutil.Scannable) (core.Draft, error) {
-	var d core.Draft
+func scanDraft(row dbutil.Scannable) (card.Draft, error) {
+	var d card.Draft
 	var acceptance, priority, dependsOn string
 	var addedAt int64
 	err := row.Scan(&d.Ref, &d.DraftID, &d.Seq, &d.Goal, &acceptance, &priority, &dependsOn, &d.Budget, &addedAt)
@@ -80,7 +81,7 @@ func scanDraft(row dbutil.Scannable) (core.Draft, error) {
 	if d.DependsOn, err = parseStrings(dependsOn); err != nil {
 		return d, fmt.Errorf("draft %s depends_on: %w", d.Ref, err)
 	}
-	d.Priority = core.Priority(priority)
+	d.Priority = card.Priority(priority)
 	d.AddedAt = time.UnixMilli(addedAt)
 	return d, nil
 }

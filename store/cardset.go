@@ -8,6 +8,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 const (
@@ -32,7 +33,7 @@ var massInsertCards = dbutil.NewMassInsertBuilder[cardRow, [1]any](insertCardQue
 
 // cardRow is a card with its position in its set, as inserted.
 type cardRow struct {
-	core.Card
+	card.Card
 	position int
 }
 
@@ -49,12 +50,12 @@ type CardSetQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.CardSetStore = (*CardSetQuery)(nil)
+var _ card.SetStore = (*CardSetQuery)(nil)
 
 // InsertCardSet writes a set; a key already used is ErrDuplicate. Call it
 // and InsertCards inside one transaction, so that the set and its cards are
 // written together or not at all.
-func (q *CardSetQuery) InsertCardSet(ctx context.Context, s core.CardSet) error {
+func (q *CardSetQuery) InsertCardSet(ctx context.Context, s card.Set) error {
 	res, err := q.db.Exec(ctx, insertCardSetQuery, s.ID, s.Key, s.Fingerprint, s.Author, s.RatifiedBy, s.Size,
 		s.PublishedAt.UnixMilli())
 	if err != nil {
@@ -67,7 +68,7 @@ func (q *CardSetQuery) InsertCardSet(ctx context.Context, s core.CardSet) error 
 }
 
 // InsertCards writes the cards of a set in one statement.
-func (q *CardSetQuery) InsertCards(ctx context.Context, setID string, cards []core.Card) error {
+func (q *CardSetQuery) InsertCards(ctx context.Context, setID string, cards []card.Card) error {
 	if len(cards) == 0 {
 		return nil
 	}
@@ -83,8 +84,8 @@ func (q *CardSetQuery) InsertCards(ctx context.Context, setID string, cards []co
 }
 
 // CardSetByKey returns the set published under an idempotency key.
-func (q *CardSetQuery) CardSetByKey(ctx context.Context, key string) (core.CardSet, error) {
-	var s core.CardSet
+func (q *CardSetQuery) CardSetByKey(ctx context.Context, key string) (card.Set, error) {
+	var s card.Set
 	var publishedAt int64
 	err := q.db.QueryRow(ctx, cardSetByKeyQuery, key).
 		Scan(&s.ID, &s.Key, &s.Fingerprint, &s.Author, &s.RatifiedBy, &s.Size, &publishedAt)
@@ -96,7 +97,7 @@ func (q *CardSetQuery) CardSetByKey(ctx context.Context, key string) (core.CardS
 }
 
 // CardsOfSet returns a set's cards in the order they were given.
-func (q *CardSetQuery) CardsOfSet(ctx context.Context, setID string) ([]core.Card, error) {
+func (q *CardSetQuery) CardsOfSet(ctx context.Context, setID string) ([]card.Card, error) {
 	rows, err := q.db.Query(ctx, cardsOfSetQuery, setID)
 	return dbutil.NewRowIterWithError(rows, scanCard, err).AsList()
 }

@@ -17,27 +17,29 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 )
 
 func TestPublishIdempotency(t *testing.T) {
 	ctx := context.Background()
-	cards, _ := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
-	body := []core.CardInput{
-		{Ref: "a", CardSpec: spec("Write the parser", core.P2)},
-		{Ref: "b", CardSpec: spec("Wire the parser in", core.P2, "a")},
+	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{})
+	body := []card.Input{
+		{Ref: "a", Spec: spec("Write the parser", card.P2)},
+		{Ref: "b", Spec: spec("Wire the parser in", card.P2, "a")},
 	}
-	first, err := cards.Publish(ctx, core.CardSetInput{Key: "key-1", Author: core.MainAgent, Cards: body})
+	first, err := cards.Publish(ctx, card.SetInput{Key: "key-1", Author: card.MainAgent, Cards: body})
 	if err != nil {
 		t.Fatalf("first publish: %v", err)
 	}
 	if first.Replayed {
 		t.Fatalf("first publish says replayed")
 	}
-	other := []core.CardInput{{Ref: "a", CardSpec: spec("Write a different parser", core.P2)}}
+	other := []card.Input{{Ref: "a", Spec: spec("Write a different parser", card.P2)}}
 	tests := []struct {
 		name         string
 		key          string
-		cards        []core.CardInput
+		cards        []card.Input
 		wantErr      error
 		wantReplayed bool
 		wantSameIDs  bool
@@ -48,7 +50,7 @@ func TestPublishIdempotency(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := cards.Publish(ctx, core.CardSetInput{Key: tt.key, Author: core.MainAgent, Cards: tt.cards})
+			got, err := cards.Publish(ctx, card.SetInput{Key: tt.key, Author: card.MainAgent, Cards: tt.cards})
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Publish = %v, want %v", err, tt.wantErr)
 			}
@@ -67,7 +69,7 @@ func TestPublishIdempotency(t *testing.T) {
 			}
 		})
 	}
-	all, _ := cards.List(ctx, core.CardFilter{})
+	all, _ := cards.List(ctx, card.Filter{})
 	if len(all) != 4 {
 		t.Errorf("%d cards published, want 4 (two sets of two)", len(all))
 	}
@@ -75,13 +77,13 @@ func TestPublishIdempotency(t *testing.T) {
 
 func TestPublishSameKeyConcurrently(t *testing.T) {
 	ctx := context.Background()
-	cards, s := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
-	in := core.CardSetInput{Key: "racing", Author: core.MainAgent, Cards: []core.CardInput{
-		{CardSpec: spec("One", core.P2)}, {CardSpec: spec("Two", core.P2)},
+	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
+	in := card.SetInput{Key: "racing", Author: card.MainAgent, Cards: []card.Input{
+		{Spec: spec("One", card.P2)}, {Spec: spec("Two", card.P2)},
 	}}
 	const clients = 8
 	type result struct {
-		set core.PublishedSet
+		set card.PublishedSet
 		err error
 	}
 	results := make(chan result, clients)
@@ -120,37 +122,37 @@ func TestPublishSameKeyConcurrently(t *testing.T) {
 
 func TestPublishIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, s := newTestCards(t, clock, core.DefaultCardsConfig())
+	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	cards, s := newTestCards(t, clock, card.DefaultConfig())
 	tests := []struct {
 		name      string
-		cards     []core.CardInput
+		cards     []card.Input
 		wantErr   error
 		wantField string
 	}{
 		{
 			name: "unknown dependency refuses the whole set",
-			cards: []core.CardInput{
-				{Ref: "a", CardSpec: spec("First", core.P2)},
-				{Ref: "b", CardSpec: spec("Second", core.P2, "card_0000000000000000")},
+			cards: []card.Input{
+				{Ref: "a", Spec: spec("First", card.P2)},
+				{Ref: "b", Spec: spec("Second", card.P2, "card_0000000000000000")},
 			},
 			wantErr: core.ErrInvalid, wantField: "cards[1].depends_on[0]",
 		},
 		{
 			name: "cycle refuses the whole set",
-			cards: []core.CardInput{
-				{Ref: "a", CardSpec: spec("First", core.P2, "b")},
-				{Ref: "b", CardSpec: spec("Second", core.P2, "a")},
+			cards: []card.Input{
+				{Ref: "a", Spec: spec("First", card.P2, "b")},
+				{Ref: "b", Spec: spec("Second", card.P2, "a")},
 			},
 			wantErr: core.ErrInvalid, wantField: "cards[1].depends_on",
 		},
 		{
 			name: "a P0 over budget refuses the P2 beside it too",
-			cards: []core.CardInput{
-				{CardSpec: spec("Routine", core.P2)},
-				{CardSpec: spec("Urgent 1", core.P0)},
-				{CardSpec: spec("Urgent 2", core.P0)},
-				{CardSpec: spec("Urgent 3", core.P0)},
+			cards: []card.Input{
+				{Spec: spec("Routine", card.P2)},
+				{Spec: spec("Urgent 1", card.P0)},
+				{Spec: spec("Urgent 2", card.P0)},
+				{Spec: spec("Urgent 3", card.P0)},
 			},
 			wantErr: core.ErrBudgetExceeded,
 		},
@@ -158,7 +160,7 @@ func TestPublishIsAllOrNothing(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			key := fmt.Sprintf("refused-%d", i)
-			_, err := cards.Publish(ctx, core.CardSetInput{Key: key, Author: core.MainAgent, Cards: tt.cards})
+			_, err := cards.Publish(ctx, card.SetInput{Key: key, Author: card.MainAgent, Cards: tt.cards})
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Publish = %v, want %v", err, tt.wantErr)
 			}
@@ -169,7 +171,7 @@ func TestPublishIsAllOrNothing(t *testing.T) {
 			if _, err := s.Cards().CardSetByKey(ctx, key); !errors.Is(err, core.ErrNotFound) {
 				t.Errorf("the refused set was stored: %v", err)
 			}
-			if all, _ := cards.List(ctx, core.CardFilter{}); len(all) != 0 {
+			if all, _ := cards.List(ctx, card.Filter{}); len(all) != 0 {
 				t.Errorf("%d cards stored after a refusal, want 0", len(all))
 			}
 		})
@@ -179,32 +181,32 @@ func TestPublishIsAllOrNothing(t *testing.T) {
 func TestPublishBudgetWindow(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)
-	clock := core.NewManualClock(t0)
-	cards, _ := newTestCards(t, clock, core.DefaultCardsConfig())
+	clock := coretest.NewClock(t0)
+	cards, _ := newTestCards(t, clock, card.DefaultConfig())
 	steps := []struct {
 		name      string
 		at        time.Time
-		p         core.Priority
+		p         card.Priority
 		n         int
 		wantErr   bool
 		wantRetry time.Time
 	}{
-		{name: "first P0", at: t0, p: core.P0, n: 1},
-		{name: "second P0 an hour later", at: t0.Add(time.Hour), p: core.P0, n: 1},
-		{name: "third P0 waits for the first to leave the day", at: t0.Add(2 * time.Hour), p: core.P0, n: 1, wantErr: true, wantRetry: t0.Add(24 * time.Hour)},
-		{name: "P2 is unlimited", at: t0.Add(2 * time.Hour), p: core.P2, n: 20},
-		{name: "ten P1 fit", at: t0.Add(2 * time.Hour), p: core.P1, n: 10},
-		{name: "an eleventh P1 does not", at: t0.Add(3 * time.Hour), p: core.P1, n: 1, wantErr: true, wantRetry: t0.Add(26 * time.Hour)},
-		{name: "one millisecond early is still refused", at: t0.Add(24*time.Hour - time.Millisecond), p: core.P0, n: 1, wantErr: true, wantRetry: t0.Add(24 * time.Hour)},
-		{name: "a day after the first P0 there is room for one", at: t0.Add(24 * time.Hour), p: core.P0, n: 1},
-		{name: "but not for two", at: t0.Add(24 * time.Hour), p: core.P0, n: 1, wantErr: true, wantRetry: t0.Add(25 * time.Hour)},
+		{name: "first P0", at: t0, p: card.P0, n: 1},
+		{name: "second P0 an hour later", at: t0.Add(time.Hour), p: card.P0, n: 1},
+		{name: "third P0 waits for the first to leave the day", at: t0.Add(2 * time.Hour), p: card.P0, n: 1, wantErr: true, wantRetry: t0.Add(24 * time.Hour)},
+		{name: "P2 is unlimited", at: t0.Add(2 * time.Hour), p: card.P2, n: 20},
+		{name: "ten P1 fit", at: t0.Add(2 * time.Hour), p: card.P1, n: 10},
+		{name: "an eleventh P1 does not", at: t0.Add(3 * time.Hour), p: card.P1, n: 1, wantErr: true, wantRetry: t0.Add(26 * time.Hour)},
+		{name: "one millisecond early is still refused", at: t0.Add(24*time.Hour - time.Millisecond), p: card.P0, n: 1, wantErr: true, wantRetry: t0.Add(24 * time.Hour)},
+		{name: "a day after the first P0 there is room for one", at: t0.Add(24 * time.Hour), p: card.P0, n: 1},
+		{name: "but not for two", at: t0.Add(24 * time.Hour), p: card.P0, n: 1, wantErr: true, wantRetry: t0.Add(25 * time.Hour)},
 	}
 	for i, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			clock.Set(st.at)
-			in := core.CardSetInput{Key: fmt.Sprintf("budget-%d", i), Author: core.MainAgent}
+			in := card.SetInput{Key: fmt.Sprintf("budget-%d", i), Author: card.MainAgent}
 			for j := range st.n {
-				in.Cards = append(in.Cards, core.CardInput{CardSpec: spec(fmt.Sprintf("Card %d.%d", i, j), st.p)})
+				in.Cards = append(in.Cards, card.Input{Spec: spec(fmt.Sprintf("Card %d.%d", i, j), st.p)})
 			}
 			_, err := cards.Publish(ctx, in)
 			if !st.wantErr {
@@ -213,7 +215,7 @@ func TestPublishBudgetWindow(t *testing.T) {
 				}
 				return
 			}
-			var be *core.BudgetError
+			var be *card.BudgetError
 			if !errors.As(err, &be) || !errors.Is(err, core.ErrBudgetExceeded) {
 				t.Fatalf("Publish = %v, want a BudgetError", err)
 			}
@@ -229,24 +231,24 @@ func TestPublishBudgetWindow(t *testing.T) {
 
 func TestDrafts(t *testing.T) {
 	ctx := context.Background()
-	cards, s := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
+	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
 	const alice = "@alice:example.org"
-	d1, err := cards.AddDraft(ctx, alice, spec("Collect requirements", core.P2))
+	d1, err := cards.AddDraft(ctx, alice, spec("Collect requirements", card.P2))
 	if err != nil {
 		t.Fatalf("add d1: %v", err)
 	}
-	d2, err := cards.AddDraft(ctx, alice, spec("Build the thing", core.P2, "d1"))
+	d2, err := cards.AddDraft(ctx, alice, spec("Build the thing", card.P2, "d1"))
 	if err != nil {
 		t.Fatalf("add d2: %v", err)
 	}
-	d3, err := cards.AddDraft(ctx, alice, spec("A mistake", core.P3))
+	d3, err := cards.AddDraft(ctx, alice, spec("A mistake", card.P3))
 	if err != nil {
 		t.Fatalf("add d3: %v", err)
 	}
 	if d1.Ref != "d1" || d2.Ref != "d2" || d3.Ref != "d3" || d1.DraftID != d3.DraftID {
 		t.Fatalf("refs %s %s %s in drafts %s/%s; want d1 d2 d3 in one draft", d1.Ref, d2.Ref, d3.Ref, d1.DraftID, d3.DraftID)
 	}
-	if _, err := cards.AddDraft(ctx, alice, core.CardSpec{Goal: "no criteria", Priority: core.P2}); !errors.Is(err, core.ErrInvalid) {
+	if _, err := cards.AddDraft(ctx, alice, card.Spec{Goal: "no criteria", Priority: card.P2}); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("AddDraft without criteria = %v, want ErrInvalid", err)
 	}
 	if err := cards.DropDraft(ctx, alice, "d3"); err != nil {
@@ -268,11 +270,11 @@ func TestDrafts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PublishDraft: %v", err)
 	}
-	if len(set.Cards) != 2 || set.Author != core.MainAgent || set.RatifiedBy != alice {
+	if len(set.Cards) != 2 || set.Author != card.MainAgent || set.RatifiedBy != alice {
 		t.Fatalf("published %d cards by %s ratified by %s; want 2 by main-agent ratified by alice", len(set.Cards), set.Author, set.RatifiedBy)
 	}
 	for _, c := range set.Cards {
-		if c.Author != core.MainAgent || c.RatifiedBy != alice || c.RatifiedRevision != 1 || c.State != core.CardPublished {
+		if c.Author != card.MainAgent || c.RatifiedBy != alice || c.RatifiedRevision != 1 || c.State != card.Published {
 			t.Errorf("card %s: author %s, ratified by %s at %d, %s", c.ID, c.Author, c.RatifiedBy, c.RatifiedRevision, c.State)
 		}
 	}
@@ -290,7 +292,7 @@ func TestDrafts(t *testing.T) {
 	}
 
 	// A new draft starts a new draft id and counts from d1 again.
-	n1, _ := cards.AddDraft(ctx, alice, spec("Next thing", core.P2))
+	n1, _ := cards.AddDraft(ctx, alice, spec("Next thing", card.P2))
 	if n1.Ref != "d1" || n1.DraftID == d1.DraftID {
 		t.Errorf("new draft: ref %s in %s, want d1 in a new draft", n1.Ref, n1.DraftID)
 	}
@@ -309,10 +311,10 @@ const (
 
 // crashSet is the set a crash-test child publishes as number i: 1 to 20
 // cards, each depending on the one before.
-func crashSet(i int) core.CardSetInput {
-	in := core.CardSetInput{Key: fmt.Sprintf("crash-%d", i), Author: core.MainAgent}
+func crashSet(i int) card.SetInput {
+	in := card.SetInput{Key: fmt.Sprintf("crash-%d", i), Author: card.MainAgent}
 	for j := range 1 + i%20 {
-		c := core.CardInput{Ref: fmt.Sprintf("c%d", j), CardSpec: spec(fmt.Sprintf("Set %d card %d", i, j), core.P2)}
+		c := card.Input{Ref: fmt.Sprintf("c%d", j), Spec: spec(fmt.Sprintf("Set %d card %d", i, j), card.P2)}
 		if j > 0 {
 			c.DependsOn = []string{fmt.Sprintf("c%d", j-1)}
 		}
@@ -323,7 +325,7 @@ func crashSet(i int) core.CardSetInput {
 
 // crashConfig gives P2 a budget too large to run out, so that every card
 // the crash test publishes is charged to the ledger in its transaction.
-var crashConfig = core.CardsConfig{Budget: map[string]core.BudgetRule{"P2": {Count: 1 << 30, Window: 24 * time.Hour}}}
+var crashConfig = card.Config{Budget: map[string]card.BudgetRule{"P2": {Count: 1 << 30, Window: 24 * time.Hour}}}
 
 // publishUntilKilled is the child's side of TestPublishSurvivesKill: it
 // publishes set after set and reports each one once it is committed.
@@ -336,7 +338,7 @@ func publishUntilKilled(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	cards := core.NewCards(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
+	cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
 	for i := from; ; i++ {
 		if _, err := cards.Publish(context.Background(), crashSet(i)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
@@ -442,7 +444,7 @@ func TestPublishSurvivesKill(t *testing.T) {
 	if stored != next && stored != next+1 {
 		t.Fatalf("%d sets stored, but the child reported %d: a reported set was lost or an unreported one is stored twice", stored, next)
 	}
-	cards := core.NewCards(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
+	cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
 	for i := range stored + 1 {
 		in := crashSet(i)
 		prev, err := s.Cards().CardSetByKey(ctx, in.Key)
@@ -472,7 +474,7 @@ func TestPublishSurvivesKill(t *testing.T) {
 func TestPublishBudgetUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
 	cfg := newTestConfig(t)
-	cardsCfg := core.CardsConfig{Budget: map[string]core.BudgetRule{"P1": {Count: 5, Window: 24 * time.Hour}}}
+	cardsCfg := card.Config{Budget: map[string]card.BudgetRule{"P1": {Count: 5, Window: 24 * time.Hour}}}
 	const publishers = 12
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -480,13 +482,13 @@ func TestPublishBudgetUnderConcurrency(t *testing.T) {
 	start := make(chan struct{})
 	for i := range publishers {
 		s := openTestConfig(t, cfg)
-		cards := core.NewCards(s.Cards(), s, s.Outbox(), core.SystemClock{}, cardsCfg)
+		cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, cardsCfg)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			in := core.CardSetInput{Key: fmt.Sprintf("race-%d", i), Author: core.MainAgent,
-				Cards: []core.CardInput{{CardSpec: spec(fmt.Sprintf("Card %d", i), core.P1)}}}
+			in := card.SetInput{Key: fmt.Sprintf("race-%d", i), Author: card.MainAgent,
+				Cards: []card.Input{{Spec: spec(fmt.Sprintf("Card %d", i), card.P1)}}}
 			_, err := cards.Publish(ctx, in)
 			mu.Lock()
 			defer mu.Unlock()

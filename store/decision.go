@@ -9,6 +9,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 const (
@@ -38,11 +39,11 @@ type DecisionQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.DecisionStore = (*DecisionQuery)(nil)
+var _ card.DecisionStore = (*DecisionQuery)(nil)
 
 // InsertDecision writes a new question. A card with an open question
 // already is refused by the database.
-func (q *DecisionQuery) InsertDecision(ctx context.Context, d core.Decision) error {
+func (q *DecisionQuery) InsertDecision(ctx context.Context, d card.Decision) error {
 	options, err := json.Marshal(nonNil(d.Options))
 	if err != nil {
 		return err
@@ -58,26 +59,26 @@ func (q *DecisionQuery) InsertDecision(ctx context.Context, d core.Decision) err
 }
 
 // Decision returns a question by id.
-func (q *DecisionQuery) Decision(ctx context.Context, id string) (core.Decision, error) {
+func (q *DecisionQuery) Decision(ctx context.Context, id string) (card.Decision, error) {
 	d, err := scanDecision(q.db.QueryRow(ctx, getDecisionQuery, id))
 	return d, notFound(err, "question "+id)
 }
 
 // LatestDecision returns the card's most recent question.
-func (q *DecisionQuery) LatestDecision(ctx context.Context, cardID string) (core.Decision, error) {
+func (q *DecisionQuery) LatestDecision(ctx context.Context, cardID string) (card.Decision, error) {
 	d, err := scanDecision(q.db.QueryRow(ctx, latestDecisionQuery, cardID))
 	return d, notFound(err, "question on card "+cardID)
 }
 
 // DecisionsOfCard returns a card's questions, oldest first.
-func (q *DecisionQuery) DecisionsOfCard(ctx context.Context, cardID string) ([]core.Decision, error) {
+func (q *DecisionQuery) DecisionsOfCard(ctx context.Context, cardID string) ([]card.Decision, error) {
 	rows, err := q.db.Query(ctx, decisionsOfCardQuery, cardID)
 	return dbutil.NewRowIterWithError(rows, scanDecision, err).AsList()
 }
 
 // UpdateDecision writes the outcome and reminder fields of an open
 // question; one no longer open is ErrConflict.
-func (q *DecisionQuery) UpdateDecision(ctx context.Context, d core.Decision) error {
+func (q *DecisionQuery) UpdateDecision(ctx context.Context, d card.Decision) error {
 	res, err := q.db.Exec(ctx, updateDecisionQuery, d.ID, string(d.Status), d.Option, d.AnsweredBy, d.Network,
 		millisOrZero(d.RemindedAt), millisOrZero(d.ClosedAt))
 	if err != nil {
@@ -91,19 +92,19 @@ func (q *DecisionQuery) UpdateDecision(ctx context.Context, d core.Decision) err
 
 // DueDecisions returns up to limit open questions whose deadline or unsent
 // reminder is due at now, soonest deadline first.
-func (q *DecisionQuery) DueDecisions(ctx context.Context, now time.Time, limit int) ([]core.Decision, error) {
+func (q *DecisionQuery) DueDecisions(ctx context.Context, now time.Time, limit int) ([]card.Decision, error) {
 	rows, err := q.db.Query(ctx, dueDecisionsQuery, now.UnixMilli(), limit)
 	return dbutil.NewRowIterWithError(rows, scanDecision, err).AsList()
 }
 
 // OpenDecisions returns every open question, oldest first.
-func (q *DecisionQuery) OpenDecisions(ctx context.Context) ([]core.Decision, error) {
+func (q *DecisionQuery) OpenDecisions(ctx context.Context) ([]card.Decision, error) {
 	rows, err := q.db.Query(ctx, openDecisionsQuery)
 	return dbutil.NewRowIterWithError(rows, scanDecision, err).AsList()
 }
 
-func scanDecision(row dbutil.Scannable) (core.Decision, error) {
-	var d core.Decision
+func scanDecision(row dbutil.Scannable) (card.Decision, error) {
+	var d card.Decision
 	var options, asked, status string
 	var deadline, askedAt, remindAt, remindedAt, closedAt int64
 	err := row.Scan(&d.ID, &d.CardID, &d.Question, &options, &d.Checkpoint.Branch, &d.Checkpoint.Note, &deadline,
@@ -117,7 +118,7 @@ func scanDecision(row dbutil.Scannable) (core.Decision, error) {
 	if d.Asked, err = parseStrings(asked); err != nil {
 		return d, fmt.Errorf("question %s asked: %w", d.ID, err)
 	}
-	d.Status = core.DecisionStatus(status)
+	d.Status = card.DecisionStatus(status)
 	d.Deadline = timeOrZero(deadline)
 	d.AskedAt = time.UnixMilli(askedAt)
 	d.RemindAt = timeOrZero(remindAt)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 )
 
 const (
@@ -18,27 +20,27 @@ const (
 
 // heldCard publishes a card ratified by ratifier and moves it to
 // in_progress, as a worker would.
-func heldCard(t *testing.T, cards *core.Cards, key, ratifier string) core.Card {
+func heldCard(t *testing.T, cards *card.Service, key, ratifier string) card.Card {
 	t.Helper()
-	card := publishOne(t, cards, key, spec("Choose the queue", core.P1), ratifier)
-	for _, to := range []core.CardState{core.CardClaimed, core.CardInProgress} {
-		if _, err := cards.SetState(context.Background(), card.ID, to, ""); err != nil {
+	c := publishOne(t, cards, key, spec("Choose the queue", card.P1), ratifier)
+	for _, to := range []card.State{card.Claimed, card.InProgress} {
+		if _, err := cards.SetState(context.Background(), c.ID, to, ""); err != nil {
 			t.Fatalf("move to %s: %v", to, err)
 		}
 	}
-	return card
+	return c
 }
 
 // question is a valid question with two options.
-func question() core.DecisionInput {
-	return core.DecisionInput{Question: "Which queue should the importer use?", Options: []string{"NATS", "Redis streams"},
-		Checkpoint: core.Checkpoint{Branch: "card/queue", Note: "both adapters drafted; benchmarks in BENCH.md"}}
+func question() card.DecisionInput {
+	return card.DecisionInput{Question: "Which queue should the importer use?", Options: []string{"NATS", "Redis streams"},
+		Checkpoint: card.Checkpoint{Branch: "card/queue", Note: "both adapters drafted; benchmarks in BENCH.md"}}
 }
 
 func TestRaiseDecisionRelaysTheQuestion(t *testing.T) {
 	ctx := context.Background()
-	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, s := newTestCards(t, clock, core.CardsConfig{})
+	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	cards, s := newTestCards(t, clock, card.Config{})
 	tests := []struct {
 		name         string
 		ratifier     string
@@ -58,16 +60,16 @@ func TestRaiseDecisionRelaysTheQuestion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			card := heldCard(t, cards, tt.name, tt.ratifier)
+			c := heldCard(t, cards, tt.name, tt.ratifier)
 			in := question()
 			if tt.deadline > 0 {
 				in.Deadline = clock.Now().Add(tt.deadline)
 			}
-			d, err := cards.RaiseDecision(ctx, card.ID, in)
+			d, err := cards.RaiseDecision(ctx, c.ID, in)
 			if err != nil {
 				t.Fatalf("RaiseDecision: %v", err)
 			}
-			if st, _ := cards.StateOf(ctx, card.ID); st != core.CardNeedsDecision {
+			if st, _ := cards.StateOf(ctx, c.ID); st != card.NeedsDecision {
 				t.Errorf("card is %s, want needs_decision", st)
 			}
 			relay, err := s.Outbox().Get(ctx, d.NoticeKey())
@@ -107,18 +109,18 @@ func TestRaiseDecisionRelaysTheQuestion(t *testing.T) {
 		}
 	})
 	t.Run("a service wired without a room fails, and does not blame the worker", func(t *testing.T) {
-		card := heldCard(t, cards, "roomless", alice)
-		roomless := core.NewCards(s.Cards(), s, s.Outbox(), clock, core.CardsConfig{})
-		_, err := roomless.RaiseDecision(ctx, card.ID, question())
+		c := heldCard(t, cards, "roomless", alice)
+		roomless := card.NewService(s.Cards(), s, s.Outbox(), clock, card.Config{})
+		_, err := roomless.RaiseDecision(ctx, c.ID, question())
 		if err == nil || errors.Is(err, core.ErrInvalid) {
 			t.Fatalf("RaiseDecision without a room = %v, want an internal error", err)
 		}
-		if st, _ := cards.StateOf(ctx, card.ID); st != core.CardInProgress {
+		if st, _ := cards.StateOf(ctx, c.ID); st != card.InProgress {
 			t.Errorf("card is %s, want in_progress", st)
 		}
 	})
 	t.Run("a published card cannot ask", func(t *testing.T) {
-		card := publishOne(t, cards, "unclaimed", spec("Nobody holds this", core.P2), "")
+		card := publishOne(t, cards, "unclaimed", spec("Nobody holds this", card.P2), "")
 		if _, err := cards.RaiseDecision(ctx, card.ID, question()); !errors.Is(err, core.ErrIllegalTransition) {
 			t.Fatalf("question on a published card = %v, want ErrIllegalTransition", err)
 		}
@@ -127,10 +129,10 @@ func TestRaiseDecisionRelaysTheQuestion(t *testing.T) {
 
 func TestAnswerDecision(t *testing.T) {
 	ctx := context.Background()
-	clock := core.NewManualClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, s := newTestCards(t, clock, core.CardsConfig{})
-	card := heldCard(t, cards, "k", alice)
-	d, err := cards.RaiseDecision(ctx, card.ID, question())
+	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+	cards, s := newTestCards(t, clock, card.Config{})
+	c := heldCard(t, cards, "k", alice)
+	d, err := cards.RaiseDecision(ctx, c.ID, question())
 	if err != nil {
 		t.Fatalf("RaiseDecision: %v", err)
 	}
@@ -150,7 +152,7 @@ func TestAnswerDecision(t *testing.T) {
 		{name: "an unknown question", ref: "q_missing", option: 1, who: alice, wantErr: core.ErrNotFound},
 		{name: "alice answers from Telegram by the relay's key", ref: d.NoticeKey(), option: 2, who: alice, network: "telegram", wantOption: 2},
 		{name: "the admin answers later: already answered", ref: d.ID, option: 1, who: testAdmin, network: "matrix", wantAlready: true, wantOption: 2},
-		{name: "alice taps again by card id: already answered", ref: card.ID, option: 1, who: alice, wantAlready: true, wantOption: 2},
+		{name: "alice taps again by card id: already answered", ref: c.ID, option: 1, who: alice, wantAlready: true, wantOption: 2},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -167,12 +169,12 @@ func TestAnswerDecision(t *testing.T) {
 		})
 	}
 
-	got, _ := cards.Get(ctx, card.ID)
-	if got.State != core.CardPublished || got.Revision != 2 || len(got.Amendments) != 1 {
+	got, _ := cards.Get(ctx, c.ID)
+	if got.State != card.Published || got.Revision != 2 || len(got.Amendments) != 1 {
 		t.Fatalf("card %s at revision %d with %d amendments; want published at 2 with 1", got.State, got.Revision, len(got.Amendments))
 	}
 	a := got.Amendments[0]
-	if a.Kind != core.AmendAnswer || a.Option != 2 || a.Author != alice || a.Network != "telegram" || a.Elapsed != 3*time.Hour+12*time.Minute {
+	if a.Kind != card.AmendAnswer || a.Option != 2 || a.Author != alice || a.Network != "telegram" || a.Elapsed != 3*time.Hour+12*time.Minute {
 		t.Errorf("answer amendment %+v", a)
 	}
 	for _, want := range []string{"Answer: 2. Redis streams", "via telegram after 3h12m", "Resume from branch card/queue"} {
@@ -189,10 +191,10 @@ func TestAnswerDecision(t *testing.T) {
 		!strings.Contains(edit.Body, "1. NATS\n2. Redis streams") {
 		t.Errorf("relay edit %s on %q:\n%s", edit.Kind, edit.Target, edit.Body)
 	}
-	if len(got.Decisions) != 1 || got.Decisions[0].Status != core.DecisionAnswered || got.Decisions[0].AnsweredBy != alice {
+	if len(got.Decisions) != 1 || got.Decisions[0].Status != card.DecisionAnswered || got.Decisions[0].AnsweredBy != alice {
 		t.Errorf("decisions %+v", got.Decisions)
 	}
-	if n, _ := cards.Count(ctx, core.CardNeedsDecision); n != 0 {
+	if n, _ := cards.Count(ctx, card.NeedsDecision); n != 0 {
 		t.Errorf("%d cards still need a decision", n)
 	}
 }
@@ -203,42 +205,42 @@ func TestDecisionDeadline(t *testing.T) {
 	tests := []struct {
 		name          string
 		defaultOption int
-		wantStatus    core.DecisionStatus
-		wantState     core.CardState
+		wantStatus    card.DecisionStatus
+		wantState     card.State
 		wantDeadline  string
 		wantLateErr   error
 	}{
 		{
 			name: "the default option applies", defaultOption: 1,
-			wantStatus: core.DecisionDefaulted, wantState: core.CardPublished,
+			wantStatus: card.DecisionDefaulted, wantState: card.Published,
 			wantDeadline: "the default applies: 1. NATS",
 		},
 		{
 			name:       "without a default the question expires",
-			wantStatus: core.DecisionExpired, wantState: core.CardBlocked,
+			wantStatus: card.DecisionExpired, wantState: card.Blocked,
 			wantDeadline: "the question expired and the card is blocked", wantLateErr: core.ErrExpired,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := core.NewManualClock(t0)
-			cards, s := newTestCards(t, clock, core.CardsConfig{})
-			card := heldCard(t, cards, "k", alice)
+			clock := coretest.NewClock(t0)
+			cards, s := newTestCards(t, clock, card.Config{})
+			c := heldCard(t, cards, "k", alice)
 			in := question()
 			in.Deadline = t0.Add(6 * time.Hour)
 			in.DefaultOption = tt.defaultOption
-			d, err := cards.RaiseDecision(ctx, card.ID, in)
+			d, err := cards.RaiseDecision(ctx, c.ID, in)
 			if err != nil {
 				t.Fatalf("RaiseDecision: %v", err)
 			}
 			sweeps := []struct {
 				at   time.Duration
-				want core.SweepResult
+				want card.SweepResult
 			}{
 				{at: 2 * time.Hour},
-				{at: 3 * time.Hour, want: core.SweepResult{Reminded: 1}},
+				{at: 3 * time.Hour, want: card.SweepResult{Reminded: 1}},
 				{at: 4 * time.Hour},
-				{at: 6 * time.Hour, want: core.SweepResult{Defaulted: min(tt.defaultOption, 1), Expired: 1 - min(tt.defaultOption, 1)}},
+				{at: 6 * time.Hour, want: card.SweepResult{Defaulted: min(tt.defaultOption, 1), Expired: 1 - min(tt.defaultOption, 1)}},
 				{at: 7 * time.Hour},
 			}
 			for _, sw := range sweeps {
@@ -265,7 +267,7 @@ func TestDecisionDeadline(t *testing.T) {
 			if edit, err := s.Outbox().Get(ctx, d.NoticeKey()+":outcome"); err != nil || edit.Kind != core.NoticeEdit {
 				t.Errorf("relay not edited at the deadline: %v", err)
 			}
-			got, _ := cards.Get(ctx, card.ID)
+			got, _ := cards.Get(ctx, c.ID)
 			if got.State != tt.wantState || got.Decisions[0].Status != tt.wantStatus {
 				t.Errorf("card %s, question %s; want %s, %s", got.State, got.Decisions[0].Status, tt.wantState, tt.wantStatus)
 			}
@@ -282,17 +284,17 @@ func TestDecisionDeadline(t *testing.T) {
 
 func TestCancelWithdrawsQuestion(t *testing.T) {
 	ctx := context.Background()
-	cards, s := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
-	card := heldCard(t, cards, "k", alice)
-	d, err := cards.RaiseDecision(ctx, card.ID, question())
+	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
+	c := heldCard(t, cards, "k", alice)
+	d, err := cards.RaiseDecision(ctx, c.ID, question())
 	if err != nil {
 		t.Fatalf("RaiseDecision: %v", err)
 	}
-	if _, err := cards.SetState(ctx, card.ID, core.CardCancelled, "superseded"); err != nil {
+	if _, err := cards.SetState(ctx, c.ID, card.Cancelled, "superseded"); err != nil {
 		t.Fatalf("cancel: %v", err)
 	}
 	edit, err := s.Outbox().Get(ctx, d.NoticeKey()+":outcome")
-	if err != nil || !strings.Contains(edit.Body, "Withdrawn: card "+card.ID+" was cancelled") {
+	if err != nil || !strings.Contains(edit.Body, "Withdrawn: card "+c.ID+" was cancelled") {
 		t.Errorf("relay edit (%v):\n%s", err, edit.Body)
 	}
 	if _, err := cards.AnswerDecision(ctx, d.ID, 1, alice, "matrix"); !errors.Is(err, core.ErrGone) {
@@ -302,7 +304,7 @@ func TestCancelWithdrawsQuestion(t *testing.T) {
 
 func TestCardSources(t *testing.T) {
 	ctx := context.Background()
-	cards, _ := newTestCards(t, core.SystemClock{}, core.CardsConfig{})
+	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{})
 	changes := 0
 	cards.OnChange = func(context.Context) { changes++ }
 	reg := core.NewSourceRegistry()
@@ -313,7 +315,7 @@ func TestCardSources(t *testing.T) {
 	if _, err := cards.RaiseDecision(ctx, asked.ID, question()); err != nil {
 		t.Fatalf("RaiseDecision: %v", err)
 	}
-	if _, err := cards.SetState(ctx, blocked.ID, core.CardBlocked, "CI down"); err != nil {
+	if _, err := cards.SetState(ctx, blocked.ID, card.Blocked, "CI down"); err != nil {
 		t.Fatalf("block: %v", err)
 	}
 	// Two publishes, four moves, one question and one block.
@@ -328,12 +330,12 @@ func TestCardSources(t *testing.T) {
 		wantDisplay string
 		wantErr     error
 	}{
-		{name: "cards waiting for anyone", kind: core.SourceCardsNeedsDecision, want: 1.0, wantDisplay: "1 card waits for a decision"},
-		{name: "cards waiting for alice", kind: core.SourceCardsNeedsDecision, param: alice, want: 1.0},
-		{name: "cards waiting for bob", kind: core.SourceCardsNeedsDecision, param: bob, want: 0.0, wantDisplay: "0 cards wait for a decision"},
-		{name: "blocked cards", kind: core.SourceCardsBlocked, want: 1.0, wantDisplay: "1 card is blocked"},
-		{name: "one card's state", kind: core.SourceCardState, param: asked.ID, want: "needs_decision"},
-		{name: "an unknown card", kind: core.SourceCardState, param: "card_0000000000000000", wantErr: core.ErrNotFound},
+		{name: "cards waiting for anyone", kind: card.SourceCardsNeedsDecision, want: 1.0, wantDisplay: "1 card waits for a decision"},
+		{name: "cards waiting for alice", kind: card.SourceCardsNeedsDecision, param: alice, want: 1.0},
+		{name: "cards waiting for bob", kind: card.SourceCardsNeedsDecision, param: bob, want: 0.0, wantDisplay: "0 cards wait for a decision"},
+		{name: "blocked cards", kind: card.SourceCardsBlocked, want: 1.0, wantDisplay: "1 card is blocked"},
+		{name: "one card's state", kind: card.SourceCardState, param: asked.ID, want: "needs_decision"},
+		{name: "an unknown card", kind: card.SourceCardState, param: "card_0000000000000000", wantErr: core.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,7 +355,7 @@ func TestCardSources(t *testing.T) {
 			}
 		})
 	}
-	if k, _ := reg.Lookup(core.SourceCardState); k.CheckParam("not-a-card") == nil {
+	if k, _ := reg.Lookup(card.SourceCardState); k.CheckParam("not-a-card") == nil {
 		t.Errorf("card.state accepts a param that is no card id")
 	}
 	if _, err := cards.AnswerDecision(ctx, asked.ID, 1, alice, "matrix"); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"go.mau.fi/util/dbutil"
 
-	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 const (
@@ -51,7 +51,7 @@ var (
 
 // heartbeatRow is a heartbeat as the agent_heartbeat table takes it; a new
 // row's first_received_at is its received_at.
-type heartbeatRow core.Heartbeat
+type heartbeatRow fleet.Heartbeat
 
 // GetMassInsertValues returns the row's columns for a multi-row insert.
 func (hb heartbeatRow) GetMassInsertValues() [8]any {
@@ -60,7 +60,7 @@ func (hb heartbeatRow) GetMassInsertValues() [8]any {
 }
 
 // agentStateRow is an agent's state as the fleet_agent table takes it.
-type agentStateRow core.FleetAgentState
+type agentStateRow fleet.AgentState
 
 // GetMassInsertValues returns the row's columns for a multi-row upsert.
 func (st agentStateRow) GetMassInsertValues() [10]any {
@@ -73,21 +73,21 @@ type HeartbeatQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.HeartbeatStore = (*HeartbeatQuery)(nil)
+var _ fleet.HeartbeatStore = (*HeartbeatQuery)(nil)
 
 // Heartbeats returns the heartbeat queries.
 func (s *Store) Heartbeats() *HeartbeatQuery { return &HeartbeatQuery{db: s.DB} }
 
 // AgentState returns an agent's reporting state; core.ErrNotFound before its
 // first heartbeat.
-func (q *HeartbeatQuery) AgentState(ctx context.Context, agent string) (core.FleetAgentState, error) {
+func (q *HeartbeatQuery) AgentState(ctx context.Context, agent string) (fleet.AgentState, error) {
 	st, err := scanAgentState(q.db.QueryRow(ctx, getAgentStateQuery, agent))
 	return st, notFound(err, "fleet agent "+agent)
 }
 
 // AgentStates returns the state of the named agents (of every agent that
 // ever reported when none are named), by name.
-func (q *HeartbeatQuery) AgentStates(ctx context.Context, agents ...string) ([]core.FleetAgentState, error) {
+func (q *HeartbeatQuery) AgentStates(ctx context.Context, agents ...string) ([]fleet.AgentState, error) {
 	query := allAgentStatesQuery
 	args := make([]any, len(agents))
 	if len(agents) > 0 {
@@ -103,7 +103,7 @@ func (q *HeartbeatQuery) AgentStates(ctx context.Context, agents ...string) ([]c
 }
 
 // PutAgentStates writes agents' reporting states, each agent at most once.
-func (q *HeartbeatQuery) PutAgentStates(ctx context.Context, states ...core.FleetAgentState) error {
+func (q *HeartbeatQuery) PutAgentStates(ctx context.Context, states ...fleet.AgentState) error {
 	for chunk := range slices.Chunk(states, heartbeatChunk) {
 		rows := make([]agentStateRow, len(chunk))
 		for i, st := range chunk {
@@ -119,7 +119,7 @@ func (q *HeartbeatQuery) PutAgentStates(ctx context.Context, states ...core.Flee
 
 // PutHeartbeats upserts heartbeats, each (agent, cycle) at most once, and
 // reports for each whether it is its cycle's first (the row is new).
-func (q *HeartbeatQuery) PutHeartbeats(ctx context.Context, hbs []core.Heartbeat) ([]bool, error) {
+func (q *HeartbeatQuery) PutHeartbeats(ctx context.Context, hbs []fleet.Heartbeat) ([]bool, error) {
 	firstOf := make(map[heartbeatKey]bool, len(hbs))
 	for chunk := range slices.Chunk(hbs, heartbeatChunk) {
 		rows := make([]heartbeatRow, len(chunk))
@@ -143,8 +143,8 @@ func (q *HeartbeatQuery) PutHeartbeats(ctx context.Context, hbs []core.Heartbeat
 }
 
 // Heartbeat returns the stored heartbeat of (agent, cycle).
-func (q *HeartbeatQuery) Heartbeat(ctx context.Context, agent, cycle string) (core.Heartbeat, error) {
-	var hb core.Heartbeat
+func (q *HeartbeatQuery) Heartbeat(ctx context.Context, agent, cycle string) (fleet.Heartbeat, error) {
+	var hb fleet.Heartbeat
 	var sent, received int64
 	err := q.db.QueryRow(ctx, getHeartbeatQuery, agent, cycle).
 		Scan(&hb.Agent, &hb.Cycle, &sent, &received, &hb.MII, &hb.Mode, &hb.Notes)
@@ -170,8 +170,8 @@ func scanHeartbeatFirst(row dbutil.Scannable) (heartbeatFirst, error) {
 	return f, err
 }
 
-func scanAgentState(row dbutil.Scannable) (core.FleetAgentState, error) {
-	var st core.FleetAgentState
+func scanAgentState(row dbutil.Scannable) (fleet.AgentState, error) {
+	var st fleet.AgentState
 	var lastAt, nextExpected int64
 	err := row.Scan(&st.Agent, &st.Cycle, &lastAt, &nextExpected, &st.Streak, &st.MII, &st.Mode, &st.Notes,
 		&st.Announced, &st.Incident)

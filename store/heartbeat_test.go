@@ -9,24 +9,25 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 func TestPutHeartbeatsUpsertsPerCycle(t *testing.T) {
 	s := openTestStore(t)
 	ctx := context.Background()
 	t0 := time.UnixMilli(1_776_384_000_000)
-	hb := func(agent, cycle string, received time.Duration, mii float64) core.Heartbeat {
-		return core.Heartbeat{Agent: agent, Cycle: cycle, Timestamp: t0, ReceivedAt: t0.Add(received), MII: mii, Mode: "green", Notes: cycle}
+	hb := func(agent, cycle string, received time.Duration, mii float64) fleet.Heartbeat {
+		return fleet.Heartbeat{Agent: agent, Cycle: cycle, Timestamp: t0, ReceivedAt: t0.Add(received), MII: mii, Mode: "green", Notes: cycle}
 	}
 	steps := []struct {
 		name      string
-		batch     []core.Heartbeat
+		batch     []fleet.Heartbeat
 		wantFirst []bool
 	}{
-		{name: "new rows", batch: []core.Heartbeat{hb("EVE", "C-284", 0, 0.9), hb("ZEUS", "C-284", 0, 0.8)}, wantFirst: []bool{true, true}},
+		{name: "new rows", batch: []fleet.Heartbeat{hb("EVE", "C-284", 0, 0.9), hb("ZEUS", "C-284", 0, 0.8)}, wantFirst: []bool{true, true}},
 		{name: "a resubmission replaces, a new cycle adds",
-			batch: []core.Heartbeat{hb("EVE", "C-285", time.Hour, 0.7), hb("EVE", "C-284", time.Hour, 0.6)}, wantFirst: []bool{true, false}},
-		{name: "one alone", batch: []core.Heartbeat{hb("ZEUS", "C-284", 2*time.Hour, 0.5)}, wantFirst: []bool{false}},
+			batch: []fleet.Heartbeat{hb("EVE", "C-285", time.Hour, 0.7), hb("EVE", "C-284", time.Hour, 0.6)}, wantFirst: []bool{true, false}},
+		{name: "one alone", batch: []fleet.Heartbeat{hb("ZEUS", "C-284", 2*time.Hour, 0.5)}, wantFirst: []bool{false}},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -52,9 +53,9 @@ func TestPutHeartbeatsUpsertsPerCycle(t *testing.T) {
 func TestPutHeartbeatsInChunks(t *testing.T) {
 	s := openTestStore(t)
 	ctx := context.Background()
-	batch := make([]core.Heartbeat, 1234)
+	batch := make([]fleet.Heartbeat, 1234)
 	for i := range batch {
-		batch[i] = core.Heartbeat{Agent: "EVE", Cycle: fmt.Sprintf("C-%d", i), Timestamp: time.UnixMilli(0), ReceivedAt: time.UnixMilli(1), Mode: "green"}
+		batch[i] = fleet.Heartbeat{Agent: "EVE", Cycle: fmt.Sprintf("C-%d", i), Timestamp: time.UnixMilli(0), ReceivedAt: time.UnixMilli(1), Mode: "green"}
 	}
 	first, err := s.Heartbeats().PutHeartbeats(ctx, batch)
 	if err != nil || len(first) != len(batch) || slices.Contains(first, false) {
@@ -73,7 +74,7 @@ func TestAgentStateRoundTrip(t *testing.T) {
 		t.Fatalf("AgentState() before any heartbeat = %v, want ErrNotFound", err)
 	}
 	t0 := time.UnixMilli(1_776_384_000_000)
-	states := []core.FleetAgentState{
+	states := []fleet.AgentState{
 		{Agent: "ZEUS", Cycle: "C-284", LastAt: t0, NextExpectedBy: t0.Add(24 * time.Hour), Streak: 3, MII: 0.5, Mode: "red", Notes: "n"},
 		{Agent: "EVE", Cycle: "C-284", LastAt: t0, NextExpectedBy: t0.Add(time.Hour), Streak: 1, MII: 0.9, Mode: "green"},
 		{Agent: "EVE", Cycle: "C-285", LastAt: t0.Add(time.Hour), NextExpectedBy: t0.Add(25 * time.Hour), Streak: 2, MII: 0.8, Mode: "yellow", Announced: "offline", Incident: 4},
@@ -91,7 +92,7 @@ func TestAgentStateRoundTrip(t *testing.T) {
 	if err != nil || len(got) != 2 {
 		t.Fatalf("AgentStates() = %+v, %v; want EVE and ZEUS", got, err)
 	}
-	for i, want := range []core.FleetAgentState{states[2], states[0]} {
+	for i, want := range []fleet.AgentState{states[2], states[0]} {
 		g := got[i]
 		if g.Agent != want.Agent || g.Cycle != want.Cycle || !g.LastAt.Equal(want.LastAt) || !g.NextExpectedBy.Equal(want.NextExpectedBy) ||
 			g.Streak != want.Streak || g.MII != want.MII || g.Mode != want.Mode || g.Notes != want.Notes ||

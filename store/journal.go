@@ -9,6 +9,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 const (
@@ -30,7 +31,7 @@ type AgentJournalQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.AgentJournalStore = (*AgentJournalQuery)(nil)
+var _ fleet.AgentJournalStore = (*AgentJournalQuery)(nil)
 
 // AgentJournal returns the agent journal queries.
 func (s *Store) AgentJournal() *AgentJournalQuery { return &AgentJournalQuery{db: s.DB} }
@@ -47,7 +48,7 @@ type journalEvidence struct {
 
 // AppendJournal adds an entry; an entry id the agent already used in the
 // cycle is core.ErrConflict.
-func (q *AgentJournalQuery) AppendJournal(ctx context.Context, e core.AgentJournalEntry) error {
+func (q *AgentJournalQuery) AppendJournal(ctx context.Context, e fleet.AgentJournalEntry) error {
 	evidence := make([]journalEvidence, len(e.Evidence))
 	for i, ev := range e.Evidence {
 		evidence[i] = journalEvidence(ev)
@@ -68,7 +69,7 @@ func (q *AgentJournalQuery) AppendJournal(ctx context.Context, e core.AgentJourn
 }
 
 // JournalEntries lists an agent's entries of a cycle in arrival order.
-func (q *AgentJournalQuery) JournalEntries(ctx context.Context, agent, cycle string) ([]core.AgentJournalEntry, error) {
+func (q *AgentJournalQuery) JournalEntries(ctx context.Context, agent, cycle string) ([]fleet.AgentJournalEntry, error) {
 	rows, err := q.db.Query(ctx, journalEntriesQuery, agent, cycle)
 	return dbutil.NewRowIterWithError(rows, scanJournalEntry, err).AsList()
 }
@@ -91,8 +92,8 @@ func (q *AgentJournalQuery) LatestJournal(ctx context.Context, agent string) (st
 	return cycle, time.UnixMilli(at), nil
 }
 
-func scanJournalEntry(row dbutil.Scannable) (core.AgentJournalEntry, error) {
-	var e core.AgentJournalEntry
+func scanJournalEntry(row dbutil.Scannable) (fleet.AgentJournalEntry, error) {
+	var e fleet.AgentJournalEntry
 	var evidenceJSON string
 	var sent, received int64
 	err := row.Scan(&e.Agent, &e.Cycle, &e.EntryID, &e.Title, &e.Content, &e.ContentSignature, &e.SignalWeight,
@@ -105,7 +106,7 @@ func scanJournalEntry(row dbutil.Scannable) (core.AgentJournalEntry, error) {
 		return e, fmt.Errorf("journal entry %q evidence: %w", e.EntryID, err)
 	}
 	for _, ev := range evidence {
-		e.Evidence = append(e.Evidence, core.JournalEvidence(ev))
+		e.Evidence = append(e.Evidence, fleet.JournalEvidence(ev))
 	}
 	e.Timestamp, e.ReceivedAt = time.UnixMilli(sent), time.UnixMilli(received)
 	return e, nil

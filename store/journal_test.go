@@ -7,23 +7,24 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 func TestAgentJournal(t *testing.T) {
 	s := openTestStore(t)
 	ctx := context.Background()
 	t0 := time.UnixMilli(1_776_384_000_000)
-	entry := func(cycle, id string, at time.Time) core.AgentJournalEntry {
-		return core.AgentJournalEntry{Agent: "EVE", Cycle: cycle, EntryID: id, Title: "title " + id, Content: "body " + id,
-			ContentSignature: core.ContentSignature("body " + id), SignalWeight: 0.25, Timestamp: t0, ReceivedAt: at,
-			Evidence: []core.JournalEvidence{{Type: "metric", Source: "terminal-snapshot", Key: "active_tripwires", Value: float64(0)}}}
+	entry := func(cycle, id string, at time.Time) fleet.AgentJournalEntry {
+		return fleet.AgentJournalEntry{Agent: "EVE", Cycle: cycle, EntryID: id, Title: "title " + id, Content: "body " + id,
+			ContentSignature: fleet.ContentSignature("body " + id), SignalWeight: 0.25, Timestamp: t0, ReceivedAt: at,
+			Evidence: []fleet.JournalEvidence{{Type: "metric", Source: "terminal-snapshot", Key: "active_tripwires", Value: float64(0)}}}
 	}
 	if _, _, err := s.AgentJournal().LatestJournal(ctx, "EVE"); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("LatestJournal() with no entries = %v, want ErrNotFound", err)
 	}
 	steps := []struct {
 		name    string
-		entry   core.AgentJournalEntry
+		entry   fleet.AgentJournalEntry
 		wantErr error
 	}{
 		{name: "first", entry: entry("C-284", "a", t0.Add(time.Minute))},
@@ -42,7 +43,7 @@ func TestAgentJournal(t *testing.T) {
 	entries, err := s.AgentJournal().JournalEntries(ctx, "EVE", "C-284")
 	if err != nil || len(entries) != 2 || entries[0].EntryID != "a" || entries[1].EntryID != "b" ||
 		entries[0].Content != "body a" || !entries[0].ReceivedAt.Equal(t0.Add(time.Minute)) ||
-		len(entries[0].Evidence) != 1 || entries[0].Evidence[0] != (core.JournalEvidence{Type: "metric", Source: "terminal-snapshot", Key: "active_tripwires", Value: float64(0)}) {
+		len(entries[0].Evidence) != 1 || entries[0].Evidence[0] != (fleet.JournalEvidence{Type: "metric", Source: "terminal-snapshot", Key: "active_tripwires", Value: float64(0)}) {
 		t.Errorf("JournalEntries() = %+v, %v; want a then b, as written", entries, err)
 	}
 	if n, err := s.AgentJournal().JournalCount(ctx, "EVE", "C-284"); err != nil || n != 2 {

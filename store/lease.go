@@ -10,6 +10,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/lease"
 )
 
 const (
@@ -49,13 +50,13 @@ type LeaseQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.LeaseStore = (*LeaseQuery)(nil)
+var _ lease.Store = (*LeaseQuery)(nil)
 
 // Leases returns the workspace lease queries.
 func (s *Store) Leases() *LeaseQuery { return &LeaseQuery{db: s.DB} }
 
 // Acquire takes the lease for holder when it is free, expired or holder's.
-func (q *LeaseQuery) Acquire(ctx context.Context, workspaceID, holder string, now, expires time.Time) (core.LeaseRecord, bool, error) {
+func (q *LeaseQuery) Acquire(ctx context.Context, workspaceID, holder string, now, expires time.Time) (lease.Record, bool, error) {
 	rec, err := scanLease(q.db.QueryRow(ctx, acquireLeaseQuery, workspaceID, holder, now.UnixMilli(), expires.UnixMilli()))
 	if errors.Is(err, sql.ErrNoRows) {
 		rec, err = q.Get(ctx, workspaceID)
@@ -82,7 +83,7 @@ func (q *LeaseQuery) Release(ctx context.Context, workspaceID, holder string, ep
 }
 
 // Get returns the lease of a workspace.
-func (q *LeaseQuery) Get(ctx context.Context, workspaceID string) (core.LeaseRecord, error) {
+func (q *LeaseQuery) Get(ctx context.Context, workspaceID string) (lease.Record, error) {
 	rec, err := scanLease(q.db.QueryRow(ctx, getLeaseQuery, workspaceID))
 	return rec, notFound(err, "lease of workspace "+workspaceID)
 }
@@ -109,8 +110,8 @@ func (q *LeaseQuery) exec(ctx context.Context, query string, args ...any) error 
 	return nil
 }
 
-func scanLease(row dbutil.Scannable) (core.LeaseRecord, error) {
-	var rec core.LeaseRecord
+func scanLease(row dbutil.Scannable) (lease.Record, error) {
+	var rec lease.Record
 	var acquiredAt, expiresAt int64
 	if err := row.Scan(&rec.WorkspaceID, &rec.Holder, &rec.Epoch, &acquiredAt, &expiresAt); err != nil {
 		return rec, err

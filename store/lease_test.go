@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/lease"
 )
 
 const leaseTTL = 30 * time.Second
@@ -17,8 +19,8 @@ var leaseStart = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newTestLease returns a lease service for holder on s, announcing
 // takeovers in !room.
-func newTestLease(s *Store, holder string, clock core.Clock) *core.Lease {
-	l := core.NewLease(core.LeaseConfig{WorkspaceID: "ws1", TTL: leaseTTL}, holder, s.Leases(), s, s.Outbox(), clock)
+func newTestLease(s *Store, holder string, clock core.Clock) *lease.Lease {
+	l := lease.New(lease.Config{WorkspaceID: "ws1", TTL: leaseTTL}, holder, s.Leases(), s, s.Outbox(), clock)
 	l.Room = "!room:test"
 	return l
 }
@@ -27,9 +29,9 @@ func TestLeaseTakeover(t *testing.T) {
 	ctx := context.Background()
 	cfg := newTestConfig(t)
 	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
-	clock := core.NewManualClock(leaseStart)
+	clock := coretest.NewClock(leaseStart)
 	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
-	byName := map[string]*core.Lease{"a": a, "b": b}
+	byName := map[string]*lease.Lease{"a": a, "b": b}
 	storeOf := map[string]*Store{"a": sa, "b": sb}
 
 	steps := []struct {
@@ -90,7 +92,7 @@ func TestLeaseTakeover(t *testing.T) {
 
 	t.Run("a refusal names the holder", func(t *testing.T) {
 		_, err := b.Acquire(ctx)
-		var held *core.LeaseHeldError
+		var held *lease.HeldError
 		if !errors.As(err, &held) {
 			t.Fatalf("error %v, want a LeaseHeldError", err)
 		}
@@ -126,7 +128,7 @@ func TestLeaseTakeover(t *testing.T) {
 func TestLeaseCheckMargin(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	clock := core.NewManualClock(leaseStart)
+	clock := coretest.NewClock(leaseStart)
 	l := newTestLease(s, "jarvis-a", clock)
 	if _, err := l.Acquire(ctx); err != nil {
 		t.Fatalf("acquire: %v", err)
@@ -165,7 +167,7 @@ func TestLeaseCheckMargin(t *testing.T) {
 func TestLeaseFenceRollsBack(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	clock := core.NewManualClock(leaseStart)
+	clock := coretest.NewClock(leaseStart)
 	l := newTestLease(s, "jarvis-a", clock)
 	l.Room = ""
 	epoch, err := l.Acquire(ctx)
@@ -205,9 +207,9 @@ func TestLeaseFenceRollsBack(t *testing.T) {
 func TestLeaseConcurrentAcquire(t *testing.T) {
 	ctx := context.Background()
 	cfg := newTestConfig(t)
-	clock := core.NewManualClock(leaseStart)
+	clock := coretest.NewClock(leaseStart)
 	const n = 6
-	leases := make([]*core.Lease, n)
+	leases := make([]*lease.Lease, n)
 	for i := range leases {
 		leases[i] = newTestLease(openTestConfig(t, cfg), "jarvis-"+string(rune('a'+i)), clock)
 	}
@@ -251,7 +253,7 @@ func TestLeaseRun(t *testing.T) {
 	ctx := context.Background()
 	cfg := newTestConfig(t)
 	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
-	clock := core.NewManualClock(leaseStart)
+	clock := coretest.NewClock(leaseStart)
 	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
 	if _, err := b.Acquire(ctx); err != nil {
 		t.Fatalf("b acquire: %v", err)
@@ -341,7 +343,7 @@ func TestLeaseFenceHoldsUntilCommit(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
-	took := make(chan core.LeaseRecord, 1)
+	took := make(chan lease.Record, 1)
 	err = sa.InTx(ctx, func(ctx context.Context) error {
 		if err := leases.Fence(ctx, "ws1", "jarvis-a", rec.Epoch, now); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 // fillWorkspace writes a little of everything into s: card sets (with
@@ -17,7 +18,7 @@ import (
 func fillWorkspace(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	cards := core.NewCards(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
+	cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
 	for i := range 5 {
 		if _, err := cards.Publish(ctx, crashSet(i)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)

@@ -12,6 +12,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 const (
@@ -105,13 +106,13 @@ type TripwireQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.TripwireStore = (*TripwireQuery)(nil)
+var _ tripwire.Store = (*TripwireQuery)(nil)
 
 // Tripwires returns the tripwire queries.
 func (s *Store) Tripwires() *TripwireQuery { return &TripwireQuery{db: s.DB} }
 
 // InsertTripwire writes a new tripwire.
-func (q *TripwireQuery) InsertTripwire(ctx context.Context, r core.TripwireRecord) error {
+func (q *TripwireQuery) InsertTripwire(ctx context.Context, r tripwire.Record) error {
 	cond, err := json.Marshal(r.Condition)
 	if err != nil {
 		return fmt.Errorf("tripwire %q condition: %w", r.ID, err)
@@ -147,20 +148,20 @@ func (q *TripwireQuery) nextRev(ctx context.Context) (int64, error) {
 }
 
 // Tripwire returns one of scope's tripwires.
-func (q *TripwireQuery) Tripwire(ctx context.Context, scope, id string) (core.TripwireRecord, error) {
+func (q *TripwireQuery) Tripwire(ctx context.Context, scope, id string) (tripwire.Record, error) {
 	rec, err := scanTripwire(q.db.QueryRow(ctx, getTripwireQuery, scope, id))
 	return rec, notFound(err, "tripwire "+id)
 }
 
 // ListTripwires lists scope's tripwires, oldest first.
-func (q *TripwireQuery) ListTripwires(ctx context.Context, scope string) ([]core.TripwireRecord, error) {
+func (q *TripwireQuery) ListTripwires(ctx context.Context, scope string) ([]tripwire.Record, error) {
 	rows, err := q.db.Query(ctx, listTripwiresQuery, scope)
 	return dbutil.NewRowIterWithError(rows, scanTripwire, err).AsList()
 }
 
 // SaveTripwire writes back what a person may change: settings, status and
 // the evaluator state a re-arm clears.
-func (q *TripwireQuery) SaveTripwire(ctx context.Context, r core.TripwireRecord) error {
+func (q *TripwireQuery) SaveTripwire(ctx context.Context, r tripwire.Record) error {
 	return doTxn(ctx, q.db, func(ctx context.Context) error {
 		res, err := q.db.Exec(ctx, saveTripwireQuery, r.Scope, r.ID, r.Label, r.Rationale, r.Action.Journal,
 			r.Action.Push, r.UpdatedAt.UnixMilli())
@@ -219,19 +220,19 @@ func (q *TripwireQuery) RecordCreation(ctx context.Context, scope string, at tim
 }
 
 // History returns the latest trips of one of scope's tripwires, oldest first.
-func (q *TripwireQuery) History(ctx context.Context, scope, id string, limit int) ([]core.TripEvent, error) {
+func (q *TripwireQuery) History(ctx context.Context, scope, id string, limit int) ([]tripwire.TripEvent, error) {
 	rows, err := q.db.Query(ctx, tripHistoryQuery, scope, id, limit)
 	return dbutil.NewRowIterWithError(rows, scanTripEvent, err).AsList()
 }
 
 // JournalAfter returns journal entries after seq, oldest first.
-func (q *TripwireQuery) JournalAfter(ctx context.Context, scope string, seq int64, limit int) ([]core.JournalEntry, error) {
+func (q *TripwireQuery) JournalAfter(ctx context.Context, scope string, seq int64, limit int) ([]tripwire.JournalEntry, error) {
 	rows, err := q.db.Query(ctx, tripJournalAfterQuery, scope, seq, limit)
 	return dbutil.NewRowIterWithError(rows, scanTripJournalEntry, err).AsList()
 }
 
 // LatestJournal returns the latest journal entries, oldest first.
-func (q *TripwireQuery) LatestJournal(ctx context.Context, scope string, limit int) ([]core.JournalEntry, error) {
+func (q *TripwireQuery) LatestJournal(ctx context.Context, scope string, limit int) ([]tripwire.JournalEntry, error) {
 	rows, err := q.db.Query(ctx, tripLatestJournalQuery, scope, limit)
 	return dbutil.NewRowIterWithError(rows, scanTripJournalEntry, err).AsList()
 }
@@ -260,8 +261,8 @@ func (q *TripwireQuery) SetJournalCursor(ctx context.Context, scope string, seq 
 }
 
 // TakePush removes and returns scope's push queue, oldest first.
-func (q *TripwireQuery) TakePush(ctx context.Context, scope string) ([]core.TripEvent, error) {
-	var events []core.TripEvent
+func (q *TripwireQuery) TakePush(ctx context.Context, scope string) ([]tripwire.TripEvent, error) {
+	var events []tripwire.TripEvent
 	err := doTxn(ctx, q.db, func(ctx context.Context) error {
 		rows, err := q.db.Query(ctx, tripPushQueueQuery, scope)
 		entries, err := dbutil.NewRowIterWithError(rows, scanTripJournalEntry, err).AsList()
@@ -280,7 +281,7 @@ func (q *TripwireQuery) TakePush(ctx context.Context, scope string) ([]core.Trip
 // ChangedTripwires returns the evaluator's view of the tripwires written
 // after revision rev, and the latest revision. From revision 0 it returns
 // every tripwire not deleted.
-func (q *TripwireQuery) ChangedTripwires(ctx context.Context, rev int64) ([]core.TripwireState, int64, error) {
+func (q *TripwireQuery) ChangedTripwires(ctx context.Context, rev int64) ([]tripwire.State, int64, error) {
 	query, args := tripwireChangedQuery, []any{rev}
 	latest := rev
 	if rev == 0 {
@@ -297,9 +298,9 @@ func (q *TripwireQuery) ChangedTripwires(ctx context.Context, rev int64) ([]core
 		return nil, 0, err
 	}
 	defer rows.Close()
-	var states []core.TripwireState
+	var states []tripwire.State
 	for rows.Next() {
-		var st core.TripwireState
+		var st tripwire.State
 		var status string
 		// Integers scan into int64: database/sql converts into int through a
 		// string, which costs at this volume.
@@ -307,7 +308,7 @@ func (q *TripwireQuery) ChangedTripwires(ctx context.Context, rev int64) ([]core
 		if err := rows.Scan(&st.ID, &rowRev, &status, &cooldown, &lastTripped, &st.LastObserved, &streak); err != nil {
 			return nil, 0, err
 		}
-		st.Status = core.TripwireStatus(status)
+		st.Status = tripwire.Status(status)
 		st.CooldownSeconds, st.ErrorStreak = int(cooldown), int(streak)
 		st.LastTrippedAt = tripTime(lastTripped)
 		latest = max(latest, rowRev)
@@ -317,11 +318,11 @@ func (q *TripwireQuery) ChangedTripwires(ctx context.Context, rev int64) ([]core
 }
 
 // TripwireSpecs loads the source and condition of the given tripwires.
-func (q *TripwireQuery) TripwireSpecs(ctx context.Context, ids []string) ([]core.TripwireSpec, error) {
-	var specs []core.TripwireSpec
+func (q *TripwireQuery) TripwireSpecs(ctx context.Context, ids []string) ([]tripwire.Spec, error) {
+	var specs []tripwire.Spec
 	err := bulkChunks(ids, 1, func(chunk []string) error {
 		rows, err := q.db.Query(ctx, fmt.Sprintf(tripwireSpecsQuery, bulkIn(1, len(chunk))), bulkArgs(chunk)...)
-		got, err := dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (spec core.TripwireSpec, err error) {
+		got, err := dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (spec tripwire.Spec, err error) {
 			var cond string
 			if err = row.Scan(&spec.ID, &spec.Source.Kind, &spec.Source.Param, &cond); err != nil {
 				return spec, err
@@ -335,8 +336,8 @@ func (q *TripwireQuery) TripwireSpecs(ctx context.Context, ids []string) ([]core
 }
 
 // TripwireRecords loads the given tripwires whole.
-func (q *TripwireQuery) TripwireRecords(ctx context.Context, ids []string) ([]core.TripwireRecord, error) {
-	var recs []core.TripwireRecord
+func (q *TripwireQuery) TripwireRecords(ctx context.Context, ids []string) ([]tripwire.Record, error) {
+	var recs []tripwire.Record
 	err := bulkChunks(ids, 1, func(chunk []string) error {
 		rows, err := q.db.Query(ctx, fmt.Sprintf(tripwireRecordsQuery, bulkIn(1, len(chunk))), bulkArgs(chunk)...)
 		got, err := dbutil.NewRowIterWithError(rows, scanTripwire, err).AsList()
@@ -371,7 +372,7 @@ func (q *TripwireQuery) RecentTrips(ctx context.Context, ids []string, since tim
 
 // ApplyTick writes an evaluator pass's outcome under one new revision and
 // trims history, journal and push queue to their caps.
-func (q *TripwireQuery) ApplyTick(ctx context.Context, w core.TickWrites) error {
+func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) error {
 	if len(w.Observed) == 0 && len(w.Records) == 0 && len(w.Trips) == 0 {
 		return nil
 	}
@@ -402,11 +403,11 @@ func (q *TripwireQuery) ApplyTick(ctx context.Context, w core.TickWrites) error 
 
 // tripRecord is a trip event ready for the trip tables.
 type tripRecord struct {
-	core.Trip
+	tripwire.Trip
 	value, context string
 }
 
-func (q *TripwireQuery) writeTrips(ctx context.Context, trips []core.Trip) error {
+func (q *TripwireQuery) writeTrips(ctx context.Context, trips []tripwire.Trip) error {
 	var all, journal, push []tripRecord
 	var tripwires, journalScopes, pushScopes []string
 	seen := map[string]bool{}
@@ -423,7 +424,7 @@ func (q *TripwireQuery) writeTrips(ctx context.Context, trips []core.Trip) error
 		all = append(all, r)
 		// A tripwire keeps at most as many history rows as it has tripped:
 		// only those past the cap need trimming.
-		if t.Event.Trip > core.TripHistoryCap {
+		if t.Event.Trip > tripwire.TripHistoryCap {
 			tripwires = appendNew(seen, "h:", tripwires, t.Event.TripwireID)
 		}
 		if t.Journal {
@@ -441,9 +442,9 @@ func (q *TripwireQuery) writeTrips(ctx context.Context, trips []core.Trip) error
 		keys      []string
 		keep      int
 	}{
-		{"tripwire_history", "tripwire_id", all, tripwires, core.TripHistoryCap},
-		{"tripwire_journal", "scope", journal, journalScopes, core.TripJournalCap},
-		{"tripwire_push", "scope", push, pushScopes, core.PushQueueCap},
+		{"tripwire_history", "tripwire_id", all, tripwires, tripwire.TripHistoryCap},
+		{"tripwire_journal", "scope", journal, journalScopes, tripwire.TripJournalCap},
+		{"tripwire_push", "scope", push, pushScopes, tripwire.PushQueueCap},
 	} {
 		if err := q.insertTrips(ctx, table.name, table.trips); err != nil {
 			return err
@@ -477,8 +478,8 @@ func (q *TripwireQuery) trim(ctx context.Context, table, key string, keys []stri
 	})
 }
 
-func scanTripwire(row dbutil.Scannable) (core.TripwireRecord, error) {
-	var r core.TripwireRecord
+func scanTripwire(row dbutil.Scannable) (tripwire.Record, error) {
+	var r tripwire.Record
 	var status, cond string
 	var created, updated, cooldown, tripped, reset, streak, flapSince, quarantines int64
 	err := row.Scan(&r.ID, &r.Scope, &r.Label, &r.Rationale, &r.Source.Kind, &r.Source.Param, &cond, &r.Action.Journal,
@@ -491,15 +492,15 @@ func scanTripwire(row dbutil.Scannable) (core.TripwireRecord, error) {
 	if err := json.Unmarshal([]byte(cond), &r.Condition); err != nil {
 		return r, fmt.Errorf("tripwire %q condition: %w", r.ID, err)
 	}
-	r.Status = core.TripwireStatus(status)
+	r.Status = tripwire.Status(status)
 	r.CreatedAt, r.UpdatedAt = tripTime(created), tripTime(updated)
 	r.LastTrippedAt, r.LastResetAt = tripTimePtr(tripped), tripTimePtr(reset)
 	r.FlapSince = tripTime(flapSince)
 	return r, nil
 }
 
-func scanTripEvent(row dbutil.Scannable) (core.TripEvent, error) {
-	var e core.TripEvent
+func scanTripEvent(row dbutil.Scannable) (tripwire.TripEvent, error) {
+	var e tripwire.TripEvent
 	var at int64
 	var value, context string
 	if err := row.Scan(&e.TripwireID, &e.Trip, &e.Label, &at, &value, &context, &e.Summary); err != nil {
@@ -508,8 +509,8 @@ func scanTripEvent(row dbutil.Scannable) (core.TripEvent, error) {
 	return e, decodeTrip(&e, at, value, context)
 }
 
-func scanTripJournalEntry(row dbutil.Scannable) (core.JournalEntry, error) {
-	var e core.JournalEntry
+func scanTripJournalEntry(row dbutil.Scannable) (tripwire.JournalEntry, error) {
+	var e tripwire.JournalEntry
 	var at int64
 	var value, context string
 	if err := row.Scan(&e.Seq, &e.TripwireID, &e.Trip, &e.Label, &at, &value, &context, &e.Summary); err != nil {
@@ -518,7 +519,7 @@ func scanTripJournalEntry(row dbutil.Scannable) (core.JournalEntry, error) {
 	return e, decodeTrip(&e.TripEvent, at, value, context)
 }
 
-func decodeTrip(e *core.TripEvent, at int64, value, context string) error {
+func decodeTrip(e *tripwire.TripEvent, at int64, value, context string) error {
 	e.Timestamp = tripTime(at)
 	if err := json.Unmarshal([]byte(value), &e.ObservedValue); err != nil {
 		return fmt.Errorf("trip %s/%d observed value: %w", e.TripwireID, e.Trip, err)

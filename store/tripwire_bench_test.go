@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // BenchmarkTripwireTick measures one evaluator pass over 100,000 armed
@@ -26,7 +28,7 @@ func BenchmarkTripwireTick(b *testing.B) {
 	)
 	ctx := context.Background()
 	st := openTestStore(b)
-	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := coretest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var flip atomic.Int64
 	var reads atomic.Int64
 	reg := core.NewSourceRegistry(
@@ -44,31 +46,31 @@ func BenchmarkTripwireTick(b *testing.B) {
 	now := clock.Now()
 	err := st.InTx(ctx, func(ctx context.Context) error {
 		for i := range tripwires {
-			rec := core.TripwireRecord{Scope: fmt.Sprintf("@citizen%d:example.org", i%scopes), TripwireDefinition: core.TripwireDefinition{
+			rec := tripwire.Record{Scope: fmt.Sprintf("@citizen%d:example.org", i%scopes), Definition: tripwire.Definition{
 				ID: fmt.Sprintf("tw_bench_%06d", i), Label: "bench " + strconv.Itoa(i), Rationale: "measure the evaluator",
 				Source: core.SourceRef{Kind: "bench.metric", Param: "p" + strconv.Itoa(i%params)},
-				Action: core.TripwireAction{Journal: true, Push: i%4 < 2}, CooldownSeconds: 60,
-				Status: core.TripwireArmed, CreatedAt: now, UpdatedAt: now,
+				Action: tripwire.Action{Journal: true, Push: i%4 < 2}, CooldownSeconds: 60,
+				Status: tripwire.Armed, CreatedAt: now, UpdatedAt: now,
 			}}
 			switch {
 			case i < 2*flipping:
 				// Group A (even i) fires on 1, group B on 0. Both are past
 				// the history cap, so every trip also trims history.
 				rec.Source = core.SourceRef{Kind: "bench.flip"}
-				rec.Condition = core.Condition{Op: core.OpGT, Threshold: 0.5}
+				rec.Condition = tripwire.Condition{Op: tripwire.OpGT, Threshold: 0.5}
 				if i%2 == 1 {
-					rec.Condition.Op = core.OpLT
+					rec.Condition.Op = tripwire.OpLT
 				}
-				rec.TripSeq = core.TripHistoryCap
+				rec.TripSeq = tripwire.TripHistoryCap
 			case i%10 == 0:
-				rec.Condition = core.Condition{Op: core.OpChanged}
+				rec.Condition = tripwire.Condition{Op: tripwire.OpChanged}
 			case i%20 == 1:
-				rec.Condition = core.Condition{Op: core.OpAll, Conditions: []core.Condition{
-					{Op: core.OpLT, Threshold: -1.0},
-					{Op: core.OpEQ, Threshold: 1.0, Source: &core.SourceRef{Kind: "bench.flip"}},
+				rec.Condition = tripwire.Condition{Op: tripwire.OpAll, Conditions: []tripwire.Condition{
+					{Op: tripwire.OpLT, Threshold: -1.0},
+					{Op: tripwire.OpEQ, Threshold: 1.0, Source: &core.SourceRef{Kind: "bench.flip"}},
 				}}
 			default:
-				rec.Condition = core.Condition{Op: core.OpGT, Threshold: float64(params + i%7)}
+				rec.Condition = tripwire.Condition{Op: tripwire.OpGT, Threshold: float64(params + i%7)}
 			}
 			if err := q.InsertTripwire(ctx, rec); err != nil {
 				return err
@@ -79,12 +81,12 @@ func BenchmarkTripwireTick(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := core.NewTripwireService(core.TripwireDeps{
+	svc := tripwire.NewService(tripwire.Deps{
 		Store: q, Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: clock,
-	}, core.DefaultTripwireConfig())
+	}, tripwire.DefaultConfig())
 	// Each pass flips the flip source and moves the clock past the
 	// cooldown, but not so fast that flipping tripwires get quarantined.
-	tick := func() core.TickReport {
+	tick := func() tripwire.TickReport {
 		flip.Store(1 - flip.Load())
 		clock.Advance(31 * time.Minute)
 		r, err := svc.Tick(ctx)
@@ -101,7 +103,7 @@ func BenchmarkTripwireTick(b *testing.B) {
 	tick()
 	reads.Store(0)
 	passes := 0
-	var last core.TickReport
+	var last tripwire.TickReport
 	cpu0 := cpuTime()
 	for b.Loop() {
 		last = tick()

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // Citizens of the tripwire tests.
@@ -24,8 +26,8 @@ type twFixture struct {
 	t     *testing.T
 	ctx   context.Context
 	st    *Store
-	svc   *core.TripwireService
-	clock *core.ManualClock
+	svc   *tripwire.Service
+	clock *coretest.Clock
 
 	mu     sync.Mutex
 	values map[string]any // by kind or kind[param]
@@ -33,11 +35,11 @@ type twFixture struct {
 	reads  map[string]int
 }
 
-func newTWFixture(t *testing.T, cfg core.TripwireConfig) *twFixture {
+func newTWFixture(t *testing.T, cfg tripwire.Config) *twFixture {
 	t.Helper()
 	f := &twFixture{
 		t: t, ctx: context.Background(), st: openTestStore(t),
-		clock:  core.NewManualClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
+		clock:  coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		values: map[string]any{}, errs: map[string]error{}, reads: map[string]int{},
 	}
 	resolve := func(kind string) core.Resolver {
@@ -65,7 +67,7 @@ func newTWFixture(t *testing.T, cfg core.TripwireConfig) *twFixture {
 		core.SourceKind{Kind: "breaker.state", Param: "agent name", Resolve: resolve("breaker.state")},
 		core.SourceKind{Kind: "cards.needs_decision", Param: "whose decision", ParamOptional: true, Resolve: resolve("cards.needs_decision")},
 	)
-	f.svc = core.NewTripwireService(core.TripwireDeps{
+	f.svc = tripwire.NewService(tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: reg, Clock: f.clock,
 	}, cfg)
 	f.svc.Room = "!jarvis:example.org"
@@ -85,7 +87,7 @@ func (f *twFixture) fail(key string, err error) {
 	f.errs[key] = err
 }
 
-func (f *twFixture) tick() core.TickReport {
+func (f *twFixture) tick() tripwire.TickReport {
 	f.t.Helper()
 	r, err := f.svc.Tick(f.ctx)
 	if err != nil {
@@ -94,7 +96,7 @@ func (f *twFixture) tick() core.TickReport {
 	return r
 }
 
-func (f *twFixture) arm(scope string, d core.TripwireDraft) core.TripwireDefinition {
+func (f *twFixture) arm(scope string, d tripwire.Draft) tripwire.Definition {
 	f.t.Helper()
 	def, err := f.svc.Arm(f.ctx, scope, d)
 	if err != nil {
@@ -103,7 +105,7 @@ func (f *twFixture) arm(scope string, d core.TripwireDraft) core.TripwireDefinit
 	return def
 }
 
-func (f *twFixture) get(scope, id string) core.TripwireDefinition {
+func (f *twFixture) get(scope, id string) tripwire.Definition {
 	f.t.Helper()
 	def, err := f.svc.Get(f.ctx, scope, id)
 	if err != nil {
@@ -122,7 +124,7 @@ func (f *twFixture) notices() []core.OutboxEntry {
 	return entries
 }
 
-func (f *twFixture) history(scope, id string) []core.TripEvent {
+func (f *twFixture) history(scope, id string) []tripwire.TripEvent {
 	f.t.Helper()
 	events, err := f.svc.History(f.ctx, scope, id, 0)
 	if err != nil {
@@ -131,17 +133,17 @@ func (f *twFixture) history(scope, id string) []core.TripEvent {
 	return events
 }
 
-func giBelow(label string, threshold float64, push bool, cooldown int) core.TripwireDraft {
-	return core.TripwireDraft{
+func giBelow(label string, threshold float64, push bool, cooldown int) tripwire.Draft {
+	return tripwire.Draft{
 		Label: label, Rationale: "the substrate degrades below the yellow band",
 		Source:    core.SourceRef{Kind: "integrity.gi"},
-		Condition: core.Condition{Op: core.OpLT, Threshold: threshold},
-		Action:    &core.TripwireAction{Journal: true, Push: push}, CooldownSeconds: &cooldown,
+		Condition: tripwire.Condition{Op: tripwire.OpLT, Threshold: threshold},
+		Action:    &tripwire.Action{Journal: true, Push: push}, CooldownSeconds: &cooldown,
 	}
 }
 
 func TestTripwirePushTripAndReset(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	def := f.arm(twAlice, giBelow("GI below yellow band", 0.7, true, 3600))
 	f.set("integrity.gi", 0.82)
 	if r := f.tick(); r.Fired != 0 || r.Evaluated != 1 {
@@ -154,7 +156,7 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 		t.Fatalf("GI 0.64: report %+v, want 1 fired", r)
 	}
 	got := f.get(twAlice, def.ID)
-	if got.Status != core.TripwireTripped || got.LastTrippedAt == nil || !got.LastTrippedAt.Equal(f.clock.Now()) {
+	if got.Status != tripwire.Tripped || got.LastTrippedAt == nil || !got.LastTrippedAt.Equal(f.clock.Now()) {
 		t.Errorf("after trip: status %s, last_tripped_at %v; want tripped at %v", got.Status, got.LastTrippedAt, f.clock.Now())
 	}
 	notices := f.notices()
@@ -182,7 +184,7 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 		t.Fatalf("GI back to 0.75: report %+v, want 1 reset", r)
 	}
 	got = f.get(twAlice, def.ID)
-	if got.Status != core.TripwireArmed || got.LastResetAt == nil || !got.LastResetAt.Equal(f.clock.Now()) {
+	if got.Status != tripwire.Armed || got.LastResetAt == nil || !got.LastResetAt.Equal(f.clock.Now()) {
 		t.Errorf("after reset: status %s, last_reset_at %v; want armed, reset now", got.Status, got.LastResetAt)
 	}
 	notices = f.notices()
@@ -199,7 +201,7 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 }
 
 func TestTripwireJournalOnlyInterruptsNobody(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	def := f.arm(twAlice, giBelow("quiet GI watch", 0.7, false, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -209,7 +211,7 @@ func TestTripwireJournalOnlyInterruptsNobody(t *testing.T) {
 	if n := f.notices(); len(n) != 0 {
 		t.Errorf("journal-only tripwire queued %d notices, want none: %+v", len(n), n)
 	}
-	page, err := f.svc.Journal(f.ctx, twAlice, core.JournalQuery{})
+	page, err := f.svc.Journal(f.ctx, twAlice, tripwire.JournalQuery{})
 	if err != nil || len(page.Entries) != 1 || page.Entries[0].TripwireID != def.ID || page.Unread != 1 {
 		t.Errorf("journal = %+v, %v; want the one unread trip", page, err)
 	}
@@ -219,7 +221,7 @@ func TestTripwireJournalOnlyInterruptsNobody(t *testing.T) {
 }
 
 func TestTripwireCooldown(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
 	for _, step := range []struct {
 		name      string
@@ -227,15 +229,15 @@ func TestTripwireCooldown(t *testing.T) {
 		gi        float64
 		wantFired int
 		wantReset int
-		wantSkip  core.SkipReason
-		status    core.TripwireStatus
+		wantSkip  tripwire.SkipReason
+		status    tripwire.Status
 	}{
-		{name: "first match fires", gi: 0.6, wantFired: 1, status: core.TripwireTripped},
-		{name: "still matching inside cooldown", advance: 5 * time.Minute, gi: 0.6, wantSkip: core.SkipCooldown, status: core.TripwireTripped},
-		{name: "clears and resets", advance: 5 * time.Minute, gi: 0.8, wantReset: 1, status: core.TripwireArmed},
-		{name: "matches again inside cooldown: no fire, no reset", advance: 5 * time.Minute, gi: 0.6, wantSkip: core.SkipCooldown, status: core.TripwireArmed},
-		{name: "cooldown over: fires again", advance: time.Hour, gi: 0.6, wantFired: 1, status: core.TripwireTripped},
-		{name: "still matching after cooldown: already tripped", advance: 2 * time.Hour, gi: 0.6, wantSkip: core.SkipTripped, status: core.TripwireTripped},
+		{name: "first match fires", gi: 0.6, wantFired: 1, status: tripwire.Tripped},
+		{name: "still matching inside cooldown", advance: 5 * time.Minute, gi: 0.6, wantSkip: tripwire.SkipCooldown, status: tripwire.Tripped},
+		{name: "clears and resets", advance: 5 * time.Minute, gi: 0.8, wantReset: 1, status: tripwire.Armed},
+		{name: "matches again inside cooldown: no fire, no reset", advance: 5 * time.Minute, gi: 0.6, wantSkip: tripwire.SkipCooldown, status: tripwire.Armed},
+		{name: "cooldown over: fires again", advance: time.Hour, gi: 0.6, wantFired: 1, status: tripwire.Tripped},
+		{name: "still matching after cooldown: already tripped", advance: 2 * time.Hour, gi: 0.6, wantSkip: tripwire.SkipTripped, status: tripwire.Tripped},
 	} {
 		t.Run(step.name, func(t *testing.T) {
 			f.clock.Advance(step.advance)
@@ -258,15 +260,15 @@ func TestTripwireCooldown(t *testing.T) {
 }
 
 func TestTripwireSourceErrorsAreNotFires(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, true, 0))
 	f.fail("integrity.gi", errors.New("snapshot unreachable"))
 	r := f.tick()
-	if r.Fired != 0 || r.Skipped[core.SkipSourceError] != 1 || r.SourceErrors != 1 {
+	if r.Fired != 0 || r.Skipped[tripwire.SkipSourceError] != 1 || r.SourceErrors != 1 {
 		t.Errorf("report %+v, want one source-error skip and no fire", r)
 	}
 	got := f.get(twAlice, def.ID)
-	if got.Status != core.TripwireArmed || got.LastTrippedAt != nil || !strings.Contains(got.LastError, "snapshot unreachable") {
+	if got.Status != tripwire.Armed || got.LastTrippedAt != nil || !strings.Contains(got.LastError, "snapshot unreachable") {
 		t.Errorf("after a source error: %s, last tripped %v, last error %q; want armed, never tripped, the error shown",
 			got.Status, got.LastTrippedAt, got.LastError)
 	}
@@ -308,7 +310,7 @@ func TestTripwireQuarantine(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, core.DefaultTripwireConfig())
+			f := newTWFixture(t, tripwire.DefaultConfig())
 			def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 0))
 			for i := range tt.passes - 1 {
 				tt.step(f, i)
@@ -321,7 +323,7 @@ func TestTripwireQuarantine(t *testing.T) {
 				t.Fatalf("pass %d: %+v, want the tripwire quarantined", tt.passes, r)
 			}
 			got := f.get(twAlice, def.ID)
-			if got.Status != core.TripwireQuarantined || !strings.Contains(got.QuarantineReason, tt.wantReason) {
+			if got.Status != tripwire.Quarantined || !strings.Contains(got.QuarantineReason, tt.wantReason) {
 				t.Errorf("status %s (%q), want quarantined because %q", got.Status, got.QuarantineReason, tt.wantReason)
 			}
 			notices := f.notices()
@@ -343,7 +345,7 @@ func TestTripwireQuarantine(t *testing.T) {
 
 			// Release re-arms it with a clean slate.
 			rel, err := f.svc.Release(f.ctx, twAlice, def.ID)
-			if err != nil || rel.Status != core.TripwireArmed || rel.QuarantineReason != "" {
+			if err != nil || rel.Status != tripwire.Armed || rel.QuarantineReason != "" {
 				t.Fatalf("Release() = %s %q, %v; want armed", rel.Status, rel.QuarantineReason, err)
 			}
 			f.set("integrity.gi", 0.9)
@@ -358,11 +360,11 @@ func TestTripwireQuarantine(t *testing.T) {
 }
 
 func TestTripwireChanged(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	cooldown := 0
-	def := f.arm(twAlice, core.TripwireDraft{
+	def := f.arm(twAlice, tripwire.Draft{
 		Label: "EVE status changes", Rationale: "EVE has been unstable", Source: core.SourceRef{Kind: "agent.status", Param: "EVE"},
-		Condition: core.Condition{Op: core.OpChanged}, CooldownSeconds: &cooldown,
+		Condition: tripwire.Condition{Op: tripwire.OpChanged}, CooldownSeconds: &cooldown,
 	})
 	for _, step := range []struct {
 		name      string
@@ -394,24 +396,24 @@ func TestTripwireCompoundConditions(t *testing.T) {
 	lane := &core.SourceRef{Kind: "lane.sentiment"}
 	for _, tt := range []struct {
 		name      string
-		op        core.Op
+		op        tripwire.Op
 		gi        float64
 		lane      string
 		wantFired int
 	}{
-		{name: "all: both match", op: core.OpAll, gi: 0.6, lane: "degraded", wantFired: 1},
-		{name: "all: one matches", op: core.OpAll, gi: 0.6, lane: "healthy"},
-		{name: "any: one matches", op: core.OpAny, gi: 0.9, lane: "degraded", wantFired: 1},
-		{name: "any: none match", op: core.OpAny, gi: 0.9, lane: "healthy"},
+		{name: "all: both match", op: tripwire.OpAll, gi: 0.6, lane: "degraded", wantFired: 1},
+		{name: "all: one matches", op: tripwire.OpAll, gi: 0.6, lane: "healthy"},
+		{name: "any: one matches", op: tripwire.OpAny, gi: 0.9, lane: "degraded", wantFired: 1},
+		{name: "any: none match", op: tripwire.OpAny, gi: 0.9, lane: "healthy"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, core.DefaultTripwireConfig())
-			def := f.arm(twAlice, core.TripwireDraft{
+			f := newTWFixture(t, tripwire.DefaultConfig())
+			def := f.arm(twAlice, tripwire.Draft{
 				Label: "GI drops while sentiment is degraded", Rationale: "the sentiment lane may hide real GI drops",
 				Source: core.SourceRef{Kind: "integrity.gi"},
-				Condition: core.Condition{Op: tt.op, Conditions: []core.Condition{
-					{Op: core.OpLT, Threshold: 0.7},
-					{Op: core.OpEQ, Threshold: "degraded", Source: lane},
+				Condition: tripwire.Condition{Op: tt.op, Conditions: []tripwire.Condition{
+					{Op: tripwire.OpLT, Threshold: 0.7},
+					{Op: tripwire.OpEQ, Threshold: "degraded", Source: lane},
 				}},
 			})
 			f.set("integrity.gi", tt.gi)
@@ -436,7 +438,7 @@ func TestTripwireCompoundConditions(t *testing.T) {
 }
 
 func TestTripwireSourcesReadOncePerPass(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	for i := range 5 {
 		f.arm(twAlice, giBelow(fmt.Sprintf("GI watch %d", i), 0.7, false, 3600))
 		f.arm(twBob, giBelow(fmt.Sprintf("GI watch %d", i), 0.5, false, 3600))
@@ -452,11 +454,11 @@ func TestTripwireSourcesReadOncePerPass(t *testing.T) {
 }
 
 func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
-	eve := f.arm(twAlice, core.TripwireDraft{
+	eve := f.arm(twAlice, tripwire.Draft{
 		Label: "EVE goes offline", Rationale: "EVE runs the nightly jobs", Source: core.SourceRef{Kind: "agent.status", Param: "EVE"},
-		Condition: core.Condition{Op: core.OpEQ, Threshold: "offline"}, Action: &core.TripwireAction{Journal: true, Push: true},
+		Condition: tripwire.Condition{Op: tripwire.OpEQ, Threshold: "offline"}, Action: &tripwire.Action{Journal: true, Push: true},
 	})
 	f.set("integrity.gi", 0.5)
 	f.set("agent.status[EVE]", "offline")
@@ -473,7 +475,7 @@ func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
 }
 
 func TestTripwireScopesAreIsolated(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	mine := f.arm(twAlice, giBelow("alice's GI watch", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -497,7 +499,7 @@ func TestTripwireScopesAreIsolated(t *testing.T) {
 	if list, err := f.svc.List(f.ctx, twBob); err != nil || len(list) != 0 {
 		t.Errorf("bob's list = %v, %v; want empty", list, err)
 	}
-	if page, err := f.svc.Journal(f.ctx, twBob, core.JournalQuery{}); err != nil || len(page.Entries) != 0 {
+	if page, err := f.svc.Journal(f.ctx, twBob, tripwire.JournalQuery{}); err != nil || len(page.Entries) != 0 {
 		t.Errorf("bob's journal = %+v, %v; want empty", page, err)
 	}
 	if push, err := f.svc.ConsumePush(f.ctx, twBob); err != nil || len(push) != 0 {
@@ -508,14 +510,14 @@ func TestTripwireScopesAreIsolated(t *testing.T) {
 			t.Errorf("notice %s goes to %q, want only alice", n.Key, n.ToUser)
 		}
 	}
-	if got := f.get(twAlice, mine.ID); got.Status != core.TripwireTripped || !got.Action.Push {
+	if got := f.get(twAlice, mine.ID); got.Status != tripwire.Tripped || !got.Action.Push {
 		t.Errorf("alice's tripwire changed by bob's attempts: %+v", got)
 	}
 }
 
 func TestTripwireSelfScopeNotifiesTheRoom(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
-	f.arm(core.SelfScope, giBelow("operator GI watch", 0.7, true, 3600))
+	f := newTWFixture(t, tripwire.DefaultConfig())
+	f.arm(tripwire.SelfScope, giBelow("operator GI watch", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
 	n := f.notices()
@@ -525,8 +527,8 @@ func TestTripwireSelfScopeNotifiesTheRoom(t *testing.T) {
 }
 
 func TestTripwireRateLimit(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
-	for i := range core.CreationLimit {
+	f := newTWFixture(t, tripwire.DefaultConfig())
+	for i := range tripwire.CreationLimit {
 		def := f.arm(twAlice, giBelow(fmt.Sprintf("watch %d", i), 0.7, false, 3600))
 		if i < 10 {
 			if err := f.svc.Delete(f.ctx, twAlice, def.ID); err != nil {
@@ -540,8 +542,8 @@ func TestTripwireRateLimit(t *testing.T) {
 		t.Fatalf("51st creation within the hour: %v, want ErrRateLimited (deleting does not give creations back)", err)
 	}
 	list, _ := f.svc.List(f.ctx, twAlice)
-	if len(list) != core.CreationLimit-10 {
-		t.Errorf("alice has %d tripwires, want %d: the refused one was not created", len(list), core.CreationLimit-10)
+	if len(list) != tripwire.CreationLimit-10 {
+		t.Errorf("alice has %d tripwires, want %d: the refused one was not created", len(list), tripwire.CreationLimit-10)
 	}
 	if _, err := f.svc.Arm(f.ctx, twBob, giBelow("bob's first", 0.7, false, 3600)); err != nil {
 		t.Errorf("bob is limited by alice's creations: %v", err)
@@ -558,36 +560,36 @@ func TestTripwireCapsKeepTheNewest(t *testing.T) {
 		// trips is how many trips to record, spread over tripwires.
 		trips, tripwires int
 		journal, push    bool
-		read             func(f *twFixture) ([]core.TripEvent, error)
+		read             func(f *twFixture) ([]tripwire.TripEvent, error)
 		wantLen          int
 		wantFirst        string // "tripwire/trip" of the oldest kept
 	}{
 		{name: "100 history entries are all kept", trips: 100, tripwires: 1, wantLen: 100, wantFirst: "tw_0/1",
-			read: func(f *twFixture) ([]core.TripEvent, error) { return f.svc.History(f.ctx, twAlice, "tw_0", 0) }},
+			read: func(f *twFixture) ([]tripwire.TripEvent, error) { return f.svc.History(f.ctx, twAlice, "tw_0", 0) }},
 		{name: "101st history entry drops the oldest", trips: 101, tripwires: 1, wantLen: 100, wantFirst: "tw_0/2",
-			read: func(f *twFixture) ([]core.TripEvent, error) { return f.svc.History(f.ctx, twAlice, "tw_0", 0) }},
+			read: func(f *twFixture) ([]tripwire.TripEvent, error) { return f.svc.History(f.ctx, twAlice, "tw_0", 0) }},
 		{name: "201st journal entry drops the oldest", trips: 201, tripwires: 3, journal: true, wantLen: 200, wantFirst: "tw_1/1",
-			read: func(f *twFixture) ([]core.TripEvent, error) {
-				page, err := f.svc.Journal(f.ctx, twAlice, core.JournalQuery{})
-				events := make([]core.TripEvent, len(page.Entries))
+			read: func(f *twFixture) ([]tripwire.TripEvent, error) {
+				page, err := f.svc.Journal(f.ctx, twAlice, tripwire.JournalQuery{})
+				events := make([]tripwire.TripEvent, len(page.Entries))
 				for i, e := range page.Entries {
 					events[i] = e.TripEvent
 				}
 				return events, err
 			}},
 		{name: "51st push drops the oldest", trips: 51, tripwires: 1, push: true, wantLen: 50, wantFirst: "tw_0/2",
-			read: func(f *twFixture) ([]core.TripEvent, error) { return f.svc.ConsumePush(f.ctx, twAlice) }},
+			read: func(f *twFixture) ([]tripwire.TripEvent, error) { return f.svc.ConsumePush(f.ctx, twAlice) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, core.DefaultTripwireConfig())
+			f := newTWFixture(t, tripwire.DefaultConfig())
 			q := f.st.Tripwires()
 			seq := map[string]int64{}
 			// Record one trip per pass, as the evaluator does.
 			for i := range tt.trips {
 				id := fmt.Sprintf("tw_%d", i%tt.tripwires)
 				seq[id]++
-				ev := core.TripEvent{TripwireID: id, Trip: seq[id], Label: "watch", Timestamp: f.clock.Now(), ObservedValue: 0.5, Summary: "GI is 0.5"}
-				err := q.ApplyTick(f.ctx, core.TickWrites{Trips: []core.Trip{{Scope: twAlice, Event: ev, Journal: tt.journal, Push: tt.push}}})
+				ev := tripwire.TripEvent{TripwireID: id, Trip: seq[id], Label: "watch", Timestamp: f.clock.Now(), ObservedValue: 0.5, Summary: "GI is 0.5"}
+				err := q.ApplyTick(f.ctx, tripwire.TickWrites{Trips: []tripwire.Trip{{Scope: twAlice, Event: ev, Journal: tt.journal, Push: tt.push}}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -611,17 +613,17 @@ func TestTripwireCapsKeepTheNewest(t *testing.T) {
 }
 
 func TestTripwireJournalCursor(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	a := f.arm(twAlice, giBelow("GI under 0.7", 0.7, false, 0))
 	b := f.arm(twAlice, giBelow("GI under 0.5", 0.5, false, 0))
 	f.set("integrity.gi", 0.6)
 	f.tick()
 
-	page, err := f.svc.Journal(f.ctx, twAlice, core.JournalQuery{UnreadOnly: true, MarkRead: true})
+	page, err := f.svc.Journal(f.ctx, twAlice, tripwire.JournalQuery{UnreadOnly: true, MarkRead: true})
 	if err != nil || page.Unread != 1 || len(page.Entries) != 1 || page.Entries[0].TripwireID != a.ID || !page.Entries[0].Unread {
 		t.Fatalf("first look = %+v, %v; want a's trip, unread", page, err)
 	}
-	page, _ = f.svc.Journal(f.ctx, twAlice, core.JournalQuery{UnreadOnly: true})
+	page, _ = f.svc.Journal(f.ctx, twAlice, tripwire.JournalQuery{UnreadOnly: true})
 	if page.Unread != 0 || len(page.Entries) != 0 {
 		t.Errorf("second look = %+v, want nothing new", page)
 	}
@@ -629,14 +631,14 @@ func TestTripwireJournalCursor(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	f.set("integrity.gi", 0.4)
 	f.tick()
-	page, _ = f.svc.Journal(f.ctx, twAlice, core.JournalQuery{})
+	page, _ = f.svc.Journal(f.ctx, twAlice, tripwire.JournalQuery{})
 	if page.Unread != 1 || len(page.Entries) != 2 || page.Entries[0].Unread || !page.Entries[1].Unread || page.Entries[1].TripwireID != b.ID {
 		t.Errorf("full journal = %+v, want a's trip read and b's unread", page)
 	}
 }
 
 func TestTripwireConsumePushIsAtMostOnce(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -650,7 +652,7 @@ func TestTripwireConsumePushIsAtMostOnce(t *testing.T) {
 }
 
 func TestTripwireFiringNeverChangesDefinitions(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	firing := f.arm(twAlice, giBelow("GI dips", 0.7, true, 3600))
 	other := f.arm(twAlice, giBelow("GI collapses", 0.2, false, 3600))
 	f.clock.Advance(time.Hour)
@@ -667,7 +669,7 @@ func TestTripwireFiringNeverChangesDefinitions(t *testing.T) {
 }
 
 func TestTripwireUpdates(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -684,14 +686,14 @@ func TestTripwireUpdates(t *testing.T) {
 		t.Errorf("negative cooldown: %v, want an error naming cooldown_seconds", err)
 	}
 	got, err = f.svc.Disable(f.ctx, twAlice, def.ID)
-	if err != nil || got.Status != core.TripwireDisabled {
+	if err != nil || got.Status != tripwire.Disabled {
 		t.Errorf("Disable() = %s, %v", got.Status, err)
 	}
 	if r := f.tick(); r.Evaluated != 0 {
 		t.Errorf("a disabled tripwire was evaluated: %+v", r)
 	}
 	got, err = f.svc.Enable(f.ctx, twAlice, def.ID)
-	if err != nil || got.Status != core.TripwireArmed {
+	if err != nil || got.Status != tripwire.Armed {
 		t.Errorf("Enable() = %s, %v", got.Status, err)
 	}
 	f.clock.Advance(7 * time.Hour)
@@ -717,7 +719,7 @@ func TestTripwireUpdates(t *testing.T) {
 }
 
 func TestTripwireTemplates(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	if list, _ := f.svc.List(f.ctx, twAlice); len(list) != 0 {
 		t.Fatalf("a new citizen has %d tripwires, want none: templates are never armed by themselves", len(list))
 	}
@@ -745,7 +747,7 @@ func TestTripwireTemplates(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || def.Source != tt.wantSource || def.Status != core.TripwireArmed || def.Rationale == "" {
+			if err != nil || def.Source != tt.wantSource || def.Status != tripwire.Armed || def.Rationale == "" {
 				t.Errorf("ArmTemplate() = %+v, %v; want armed on %v with a rationale", def, err, tt.wantSource)
 			}
 		})
@@ -756,7 +758,7 @@ func TestTripwireTemplates(t *testing.T) {
 }
 
 func TestTripwireTokens(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
+	f := newTWFixture(t, tripwire.DefaultConfig())
 	plain, tok, err := f.svc.CreateToken(f.ctx, twAlice, "dashboard")
 	if err != nil || !strings.HasPrefix(plain, "jtw_") || tok.Citizen != twAlice {
 		t.Fatalf("CreateToken() = %q, %+v, %v", plain, tok, err)
@@ -788,18 +790,18 @@ func TestTripwireTokens(t *testing.T) {
 }
 
 func TestTripwireViewSurvivesRestart(t *testing.T) {
-	f := newTWFixture(t, core.DefaultTripwireConfig())
-	def := f.arm(twAlice, core.TripwireDraft{
+	f := newTWFixture(t, tripwire.DefaultConfig())
+	def := f.arm(twAlice, tripwire.Draft{
 		Label: "vault moves", Rationale: "watch the vault", Source: core.SourceRef{Kind: "vault.balance"},
-		Condition: core.Condition{Op: core.OpChanged},
+		Condition: tripwire.Condition{Op: tripwire.OpChanged},
 	})
 	f.set("vault.balance", 40.0)
 	f.tick()
 	// A new service (a restart) loads the view from the store, including the
 	// last observation: the same value does not fire, a change does.
-	restarted := core.NewTripwireService(core.TripwireDeps{
+	restarted := tripwire.NewService(tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: f.svc.Sources(), Clock: f.clock,
-	}, core.DefaultTripwireConfig())
+	}, tripwire.DefaultConfig())
 	if r, err := restarted.Tick(f.ctx); err != nil || r.Evaluated != 1 || r.Fired != 0 {
 		t.Errorf("after restart, same value: %+v, %v; want evaluated, not fired", r, err)
 	}

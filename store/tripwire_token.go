@@ -7,6 +7,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 const (
@@ -21,13 +22,13 @@ type TripwireTokenQuery struct {
 	db *dbutil.Database
 }
 
-var _ core.TripwireTokenStore = (*TripwireTokenQuery)(nil)
+var _ tripwire.TokenStore = (*TripwireTokenQuery)(nil)
 
 // TripwireTokens returns the personal API token queries.
 func (s *Store) TripwireTokens() *TripwireTokenQuery { return &TripwireTokenQuery{db: s.DB} }
 
 // InsertToken stores a token under its hash.
-func (q *TripwireTokenQuery) InsertToken(ctx context.Context, tok core.TripwireToken, hash string) error {
+func (q *TripwireTokenQuery) InsertToken(ctx context.Context, tok tripwire.Token, hash string) error {
 	_, err := q.db.Exec(ctx, insertTripwireTokenQuery, tok.ID, tok.Citizen, hash, tok.Label, tok.CreatedAt.UnixMilli())
 	return err
 }
@@ -52,9 +53,9 @@ func (q *TripwireTokenQuery) TokenCitizen(ctx context.Context, hash string) (str
 }
 
 // ListTokens lists citizen's tokens, oldest first.
-func (q *TripwireTokenQuery) ListTokens(ctx context.Context, citizen string) ([]core.TripwireToken, error) {
+func (q *TripwireTokenQuery) ListTokens(ctx context.Context, citizen string) ([]tripwire.Token, error) {
 	rows, err := q.db.Query(ctx, listTripwireTokensQuery, citizen)
-	return dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (tok core.TripwireToken, err error) {
+	return dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (tok tripwire.Token, err error) {
 		var created int64
 		err = row.Scan(&tok.ID, &tok.Citizen, &tok.Label, &created)
 		tok.CreatedAt = tripTime(created)

@@ -6,7 +6,7 @@ import (
 
 	"go.mau.fi/util/dbutil"
 
-	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/wake"
 )
 
 const (
@@ -20,13 +20,13 @@ const (
 		ON CONFLICT (source, event_id) DO NOTHING`
 )
 
-var _ core.WakeStore = (*Store)(nil)
+var _ wake.Store = (*Store)(nil)
 
 // WakeStates returns what the router remembers of every condition.
-func (s *Store) WakeStates(ctx context.Context) ([]core.WakeState, error) {
+func (s *Store) WakeStates(ctx context.Context) ([]wake.State, error) {
 	rows, err := s.DB.Query(ctx, wakeStatesQuery)
-	return dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (core.WakeState, error) {
-		var w core.WakeState
+	return dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (wake.State, error) {
+		var w wake.State
 		var notified int64
 		err := row.Scan(&w.Key, &w.Fingerprint, &notified, &w.Active, &w.Count)
 		w.NotifiedAt = time.UnixMilli(notified)
@@ -35,7 +35,7 @@ func (s *Store) WakeStates(ctx context.Context) ([]core.WakeState, error) {
 }
 
 // PutWakeState records what the router told people about a condition.
-func (s *Store) PutWakeState(ctx context.Context, w core.WakeState) error {
+func (s *Store) PutWakeState(ctx context.Context, w wake.State) error {
 	_, err := s.DB.Exec(ctx, putWakeStateQuery, w.Key, w.Fingerprint, w.NotifiedAt.UnixMilli(), w.Active, w.Count)
 	return err
 }

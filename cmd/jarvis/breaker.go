@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -63,8 +65,8 @@ func newCircuitBreakerCommand(configPath *string) *cobra.Command {
 		Short: "List the agent's recent halts, newest first, with their history",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if limit < 1 || limit > core.MaxBreakerEvents {
-				return fmt.Errorf("--limit must be from 1 to %d, not %d", core.MaxBreakerEvents, limit)
+			if limit < 1 || limit > breaker.MaxEvents {
+				return fmt.Errorf("--limit must be from 1 to %d, not %d", breaker.MaxEvents, limit)
 			}
 			return withBreakers(cmd.Context(), *configPath, func(cli *breakerCLI) error {
 				return cli.events(cmd.Context(), cmd.OutOrStdout(), agent, limit)
@@ -91,8 +93,8 @@ func newCircuitBreakerCommand(configPath *string) *cobra.Command {
 // overrule needs to stay out of a running Jarvis's way.
 type breakerCLI struct {
 	st       *store.Store
-	breakers *core.Breakers
-	lease    *core.Lease
+	breakers *breaker.Service
+	lease    *lease.Lease
 	clock    core.Clock
 }
 
@@ -118,8 +120,8 @@ func withBreakers(ctx context.Context, configPath string, fn func(cli *breakerCL
 	defer st.Close()
 	clock := core.SystemClock{}
 	cli := &breakerCLI{st: st, clock: clock,
-		breakers: core.NewBreakers(cfg.Breaker, st.Breakers(), st, st.Outbox(), clock),
-		lease:    core.NewLease(cfg.Workspace, "", st.Leases(), st, st.Outbox(), clock)}
+		breakers: breaker.NewService(cfg.Breaker, st.Breakers(), st, st.Outbox(), clock),
+		lease:    lease.New(cfg.Workspace, "", st.Leases(), st, st.Outbox(), clock)}
 	cli.breakers.Admins = cfg.Bot.Admins
 	return fn(cli)
 }
@@ -132,7 +134,7 @@ func (c *breakerCLI) status(ctx context.Context, w io.Writer, agent string) erro
 	}
 	ev := st.Event
 	switch {
-	case st.State == core.BreakerOpen && ev != nil:
+	case st.State == breaker.Open && ev != nil:
 		fmt.Fprintf(w, "%s: open since %s: the agent is halted\n", agent, cliTime(st.Since))
 		printBreakerEvent(w, *ev)
 		if ev.ReviewedBy != "" {
@@ -141,7 +143,7 @@ func (c *breakerCLI) status(ctx context.Context, w io.Writer, agent string) erro
 		fmt.Fprintf(w, "Do not run %s. In the room, an admin resumes it with `!breaker resume %s` or overrules with `!breaker reset %s`;\n"+
 			"while no Jarvis runs: jarvis circuit-breaker reset --agent %s\n", agent, ev.ID, ev.ID, agent)
 		return fail(exitBreakerOpen, fmt.Errorf("circuit breaker of %s is open (event %s): %s", agent, ev.ID, ev.Reason))
-	case st.State == core.BreakerHalfOpen && ev != nil:
+	case st.State == breaker.HalfOpen && ev != nil:
 		fmt.Fprintf(w, "%s: half-open since %s: a trial run after a halt\n", agent, cliTime(st.Since))
 		printBreakerEvent(w, *ev)
 		fmt.Fprintf(w, "%s may run; the supervisor's verification closes the breaker or opens it again.\n", agent)
@@ -187,7 +189,7 @@ func (c *breakerCLI) events(ctx context.Context, w io.Writer, agent string, limi
 		fmt.Fprintln(w, "  history:")
 		for _, t := range history {
 			fmt.Fprintf(w, "    %s  %s by %s (%s -> %s)", cliTime(t.At), t.Action, t.Actor, t.From, t.To)
-			if t.Why != "" && t.Action != core.BreakerActOpen {
+			if t.Why != "" && t.Action != breaker.ActOpen {
 				fmt.Fprintf(w, ": %s", oneLine(t.Why))
 			}
 			fmt.Fprintln(w)
@@ -270,7 +272,7 @@ func (c *breakerCLI) noLiveLease(ctx context.Context, eventID string) error {
 }
 
 // printBreakerEvent prints an event's details, indented.
-func printBreakerEvent(w io.Writer, ev core.BreakerEvent) {
+func printBreakerEvent(w io.Writer, ev breaker.Event) {
 	fmt.Fprintf(w, "  event:     %s (%s), opened %s by %s\n", ev.ID, ev.Severity, cliTime(ev.At), ev.OpenedBy)
 	fmt.Fprintf(w, "  reason:    %s\n", oneLine(ev.Reason))
 	for i, e := range ev.Evidence {
@@ -282,16 +284,16 @@ func printBreakerEvent(w io.Writer, ev core.BreakerEvent) {
 }
 
 // cliOutcome says how an event ended, or that it holds the breaker now.
-func cliOutcome(ev core.BreakerEvent, st core.BreakerStatus) string {
+func cliOutcome(ev breaker.Event, st breaker.Status) string {
 	switch ev.Resolution {
-	case core.BreakerVerified:
+	case breaker.Verified:
 		return fmt.Sprintf("verified by %s at %s", ev.ResolvedBy, cliTime(ev.ResolvedAt))
-	case core.BreakerOverruled:
+	case breaker.Overruled:
 		return fmt.Sprintf("overruled by %s at %s", ev.ResolvedBy, cliTime(ev.ResolvedAt))
-	case core.BreakerSuperseded:
+	case breaker.Superseded:
 		return fmt.Sprintf("trial failed at %s, continued as %s", cliTime(ev.ResolvedAt), ev.NextID)
 	}
-	if st.EventID == ev.ID && st.State != core.BreakerClosed {
+	if st.EventID == ev.ID && st.State != breaker.Closed {
 		return string(st.State) + " now"
 	}
 	return "unresolved"

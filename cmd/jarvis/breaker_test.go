@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -22,7 +23,7 @@ import (
 type breakerFixture struct {
 	cfgPath  string
 	st       *store.Store
-	breakers *core.Breakers
+	breakers *breaker.Service
 	eventID  string
 }
 
@@ -53,9 +54,9 @@ store:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := core.NewBreakers(core.DefaultBreakerConfig(), st.Breakers(), st, st.Outbox(), core.SystemClock{})
+	b := breaker.NewService(breaker.DefaultConfig(), st.Breakers(), st, st.Outbox(), core.SystemClock{})
 	b.Room, b.Admins = "!room:example.org", []string{"@admin:example.org"}
-	ev, err := b.Open(ctx, "eve", core.BreakerOpenInput{Severity: core.BreakerSeveritySafety,
+	ev, err := b.Open(ctx, "eve", breaker.OpenInput{Severity: breaker.SeveritySafety,
 		Reason: "tried to delete the workspace", Evidence: []string{"tool call: rm -rf /srv/workspace"}})
 	if err != nil {
 		t.Fatal(err)
@@ -93,32 +94,32 @@ func TestCircuitBreakerCLI(t *testing.T) {
 		wantCode  int
 		wantOut   []string
 		wantErr   []string
-		wantState core.BreakerState // eve's breaker afterwards
+		wantState breaker.State // eve's breaker afterwards
 	}{
 		{name: "status of a halted agent fails with the reason", args: "status --agent eve", wantCode: exitBreakerOpen,
 			wantOut: []string{"eve: open since", "the agent is halted", "event:     {id} (safety)", "reason:    tried to delete the workspace",
 				"evidence:  [1] tool call: rm -rf /srv/workspace", "`!breaker resume {id}`", "jarvis circuit-breaker reset --agent eve"},
-			wantErr: []string{"jarvis: circuit breaker of eve is open (event {id}): tried to delete the workspace"}, wantState: core.BreakerOpen},
+			wantErr: []string{"jarvis: circuit breaker of eve is open (event {id}): tried to delete the workspace"}, wantState: breaker.Open},
 		{name: "status names who is reviewing", args: "status --agent eve", wantCode: exitBreakerOpen,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				if _, err := fx.breakers.Review(context.Background(), fx.eventID, "@alice:example.org"); err != nil {
 					t.Fatal(err)
 				}
 			},
-			wantOut: []string{"reviewing: @alice:example.org since"}, wantState: core.BreakerOpen},
+			wantOut: []string{"reviewing: @alice:example.org since"}, wantState: breaker.Open},
 		{name: "status of a half-open agent lets it run", args: "status --agent eve", wantCode: exitOK,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				if _, err := fx.breakers.Resume(context.Background(), fx.eventID, "@admin:example.org"); err != nil {
 					t.Fatal(err)
 				}
 			},
-			wantOut: []string{"eve: half-open since", "eve may run", "supervisor's verification"}, wantState: core.BreakerHalfOpen},
+			wantOut: []string{"eve: half-open since", "eve may run", "supervisor's verification"}, wantState: breaker.HalfOpen},
 		{name: "status of an agent never halted", args: "status --agent gi", wantCode: exitOK,
-			wantOut: []string{"gi: closed", "gi has never been halted"}, wantState: core.BreakerOpen},
+			wantOut: []string{"gi: closed", "gi has never been halted"}, wantState: breaker.Open},
 		{name: "status without an agent", args: "status", wantCode: exitUsage,
-			wantErr: []string{`required flag(s) "agent" not set`}, wantState: core.BreakerOpen},
+			wantErr: []string{`required flag(s) "agent" not set`}, wantState: breaker.Open},
 		{name: "status of a bad agent name", args: "status --agent a/b", wantCode: exitUsage,
-			wantErr: []string{"agent: must be 1 to 64 letters"}, wantState: core.BreakerOpen},
+			wantErr: []string{"agent: must be 1 to 64 letters"}, wantState: breaker.Open},
 		{name: "events with their history", args: "events --agent eve", wantCode: exitOK,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				if _, err := fx.breakers.Review(context.Background(), fx.eventID, "@alice:example.org"); err != nil {
@@ -126,11 +127,11 @@ func TestCircuitBreakerCLI(t *testing.T) {
 				}
 			},
 			wantOut: []string{"{id}  ", "open now", "reason:    tried to delete the workspace", "history:",
-				"open by supervisor (closed -> open)", "review by @alice:example.org (open -> open): reviewing"}, wantState: core.BreakerOpen},
+				"open by supervisor (closed -> open)", "review by @alice:example.org (open -> open): reviewing"}, wantState: breaker.Open},
 		{name: "events of an agent never halted", args: "events --agent gi", wantCode: exitOK,
-			wantOut: []string{"gi has never been halted."}, wantState: core.BreakerOpen},
+			wantOut: []string{"gi has never been halted."}, wantState: breaker.Open},
 		{name: "events with a bad limit", args: "events --agent eve --limit 0", wantCode: exitUsage,
-			wantErr: []string{"--limit must be from 1 to 100"}, wantState: core.BreakerOpen},
+			wantErr: []string{"--limit must be from 1 to 100"}, wantState: breaker.Open},
 		{name: "reset refuses while a Jarvis holds the lease", args: "reset --agent eve", wantCode: exitLeaseHeld,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				now := time.Now()
@@ -138,7 +139,7 @@ func TestCircuitBreakerCLI(t *testing.T) {
 					t.Fatalf("acquire: %v %v", ok, err)
 				}
 			},
-			wantErr: []string{"Jarvis jarvis-host/42/abc holds the lease", "`!breaker reset <event>`", "Nothing changed"}, wantState: core.BreakerOpen},
+			wantErr: []string{"Jarvis jarvis-host/42/abc holds the lease", "`!breaker reset <event>`", "Nothing changed"}, wantState: breaker.Open},
 		{name: "reset of an event refuses while a Jarvis holds the lease", args: "reset --agent eve --event {id}", wantCode: exitLeaseHeld,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				now := time.Now()
@@ -146,7 +147,7 @@ func TestCircuitBreakerCLI(t *testing.T) {
 					t.Fatalf("acquire: %v %v", ok, err)
 				}
 			},
-			wantErr: []string{"`!breaker reset {id}`"}, wantState: core.BreakerOpen},
+			wantErr: []string{"`!breaker reset {id}`"}, wantState: breaker.Open},
 		{name: "reset overrules once the lease has lapsed", args: "reset --agent eve", wantCode: exitOK,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				past := time.Now().Add(-time.Hour)
@@ -154,15 +155,15 @@ func TestCircuitBreakerCLI(t *testing.T) {
 					t.Fatalf("acquire: %v %v", ok, err)
 				}
 			},
-			wantOut: []string{"eve: closed. Overruled event {id} as " + operator}, wantState: core.BreakerClosed},
+			wantOut: []string{"eve: closed. Overruled event {id} as " + operator}, wantState: breaker.Closed},
 		{name: "reset of a given event", args: "reset --agent eve --event {id}", wantCode: exitOK,
-			wantOut: []string{"Overruled event {id}"}, wantState: core.BreakerClosed},
+			wantOut: []string{"Overruled event {id}"}, wantState: breaker.Closed},
 		{name: "reset of an event of another agent", args: "reset --agent gi --event {id}", wantCode: exitFailure,
-			wantErr: []string{"event {id} is a halt of eve, not of gi; nothing changed"}, wantState: core.BreakerOpen},
+			wantErr: []string{"event {id} is a halt of eve, not of gi; nothing changed"}, wantState: breaker.Open},
 		{name: "reset of an unknown event", args: "reset --agent eve --event brk_00000000", wantCode: exitFailure,
-			wantErr: []string{"brk_00000000", "not found"}, wantState: core.BreakerOpen},
+			wantErr: []string{"brk_00000000", "not found"}, wantState: breaker.Open},
 		{name: "reset of a closed breaker has nothing to do", args: "reset --agent gi", wantCode: exitOK,
-			wantOut: []string{"gi: closed, nothing to reset."}, wantState: core.BreakerOpen},
+			wantOut: []string{"gi: closed, nothing to reset."}, wantState: breaker.Open},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,7 +213,7 @@ func TestCircuitBreakerCLIResetIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := history[len(history)-1]
-	if last.Action != core.BreakerActOverrule || last.Actor != "operator@"+host {
+	if last.Action != breaker.ActOverrule || last.Actor != "operator@"+host {
 		t.Errorf("last audit row: %s by %s, want overrule by operator@%s", last.Action, last.Actor, host)
 	}
 	waiting, err := fx.st.Outbox().Waiting(ctx, 100)

@@ -13,6 +13,11 @@ import (
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -20,19 +25,19 @@ import (
 // Config is the whole configuration file. Each package owns the struct of
 // its own section; this one only gathers them.
 type Config struct {
-	Homeserver HomeserverConfig    `mapstructure:"homeserver"`
-	Bot        bot.Config          `mapstructure:"bot"`
-	Store      store.Config        `mapstructure:"store"`
-	API        api.Config          `mapstructure:"api"`
-	Logging    LoggingConfig       `mapstructure:"logging"`
-	Workspace  core.LeaseConfig    `mapstructure:"workspace"`
-	Breaker    core.BreakerConfig  `mapstructure:"breaker"`
-	Fleet      core.FleetConfig    `mapstructure:"fleet"`
-	Tripwires  core.TripwireConfig `mapstructure:"tripwires"`
-	Sources    sources.Config      `mapstructure:"sources"`
-	Cards      core.CardsConfig    `mapstructure:"cards"`
-	Bridges    bridge.Config       `mapstructure:"bridges"`
-	Chat       ChatConfig          `mapstructure:"chat"`
+	Homeserver HomeserverConfig `mapstructure:"homeserver"`
+	Bot        bot.Config       `mapstructure:"bot"`
+	Store      store.Config     `mapstructure:"store"`
+	API        api.Config       `mapstructure:"api"`
+	Logging    LoggingConfig    `mapstructure:"logging"`
+	Workspace  lease.Config     `mapstructure:"workspace"`
+	Breaker    breaker.Config   `mapstructure:"breaker"`
+	Fleet      fleet.Config     `mapstructure:"fleet"`
+	Tripwires  tripwire.Config  `mapstructure:"tripwires"`
+	Sources    sources.Config   `mapstructure:"sources"`
+	Cards      card.Config      `mapstructure:"cards"`
+	Bridges    bridge.Config    `mapstructure:"bridges"`
+	Chat       ChatConfig       `mapstructure:"chat"`
 }
 
 // HomeserverConfig says where the homeserver is.
@@ -89,7 +94,7 @@ var defaults = map[string]any{
 		{"urgency": "critical", "severity": "any"},
 		{"urgency": "high", "severity": "safety"},
 	},
-	// The priority budget, core.DefaultCardsConfig(). Viper merges per key:
+	// The priority budget, core.DefaultConfig(). Viper merges per key:
 	// a file or env value replaces one field of one class and the rest
 	// stay, and class keys arrive lower-cased (core accepts any case).
 	"cards.budget.p0.count":  2,

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 const minimalConfig = `
@@ -48,7 +50,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"workspace.id", cfg.Workspace.WorkspaceID, "default"},
 		{"api.listen", cfg.API.Listen, ""},
 		{"workspace.lease_ttl", cfg.Workspace.TTL.String(), "30s"},
-		{"breaker.open_on", fmt.Sprint(cfg.Breaker.OpenOn), fmt.Sprint(core.DefaultBreakerConfig().OpenOn)},
+		{"breaker.open_on", fmt.Sprint(cfg.Breaker.OpenOn), fmt.Sprint(breaker.DefaultConfig().OpenOn)},
 		{"bridges.networks", fmt.Sprint(cfg.Bridges.Networks), fmt.Sprint(bridge.DefaultConfig().Networks)},
 	}
 	for _, c := range checks {
@@ -173,24 +175,24 @@ func TestCardsBudgetConfig(t *testing.T) {
 		name string
 		file string
 		env  map[string]string
-		want map[core.Priority]core.BudgetRule
+		want map[card.Priority]card.BudgetRule
 		// errKey, when set, is the key the error must name.
 		errKey string
 	}{
-		{name: "defaults", want: budgetOf(core.DefaultCardsConfig())},
+		{name: "defaults", want: budgetOf(card.DefaultConfig())},
 		{name: "a class added in the file keeps the default ones",
 			file: "cards:\n  budget:\n    P2:\n      count: 50\n      window: 168h\n",
-			want: map[core.Priority]core.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 10, Window: day}, "P2": {Count: 50, Window: week}}},
+			want: map[card.Priority]card.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 10, Window: day}, "P2": {Count: 50, Window: week}}},
 		{name: "one field of a default class",
 			file: "cards:\n  budget:\n    P0:\n      count: 1\n",
-			want: map[core.Priority]core.BudgetRule{"P0": {Count: 1, Window: day}, "P1": {Count: 10, Window: day}}},
+			want: map[card.Priority]card.BudgetRule{"P0": {Count: 1, Window: day}, "P1": {Count: 10, Window: day}}},
 		{name: "lower-case class in the file",
 			file: "cards:\n  budget:\n    p1: {count: 3, window: 1h}\n",
-			want: map[core.Priority]core.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 3, Window: time.Hour}}},
+			want: map[card.Priority]card.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 3, Window: time.Hour}}},
 		{name: "the environment wins over the file",
 			file: "cards:\n  budget:\n    P0:\n      count: 1\n",
 			env:  map[string]string{"JARVIS_CARDS_BUDGET_P0_COUNT": "5", "JARVIS_CARDS_BUDGET_P1_WINDOW": "168h"},
-			want: map[core.Priority]core.BudgetRule{"P0": {Count: 5, Window: day}, "P1": {Count: 10, Window: week}}},
+			want: map[card.Priority]card.BudgetRule{"P0": {Count: 5, Window: day}, "P1": {Count: 10, Window: week}}},
 		{name: "a new class without a window",
 			file:   "cards:\n  budget:\n    P3:\n      count: 4\n",
 			errKey: "cards.budget.p3.window"},
@@ -227,17 +229,17 @@ func TestCardsBudgetConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := budgetOf(cfg.Cards), budgetOf(core.DefaultCardsConfig()); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := budgetOf(cfg.Cards), budgetOf(card.DefaultConfig()); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("example budget = %v, defaults %v", got, want)
 		}
 	})
 }
 
 // budgetOf keys a budget by class, whatever the case of its keys.
-func budgetOf(c core.CardsConfig) map[core.Priority]core.BudgetRule {
-	out := map[core.Priority]core.BudgetRule{}
+func budgetOf(c card.Config) map[card.Priority]card.BudgetRule {
+	out := map[card.Priority]card.BudgetRule{}
 	for k, r := range c.Budget {
-		out[core.Priority(strings.ToUpper(k))] = r
+		out[card.Priority(strings.ToUpper(k))] = r
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -38,9 +39,9 @@ func TestMigrateCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	b := core.NewBreakers(core.DefaultBreakerConfig(), st.Breakers(), st, st.Outbox(), core.SystemClock{})
+	b := breaker.NewService(breaker.DefaultConfig(), st.Breakers(), st, st.Outbox(), core.SystemClock{})
 	status, err := b.Status(ctx, "eve")
-	if err != nil || status.State != core.BreakerOpen || status.Event == nil || status.Event.ID != fx.eventID {
+	if err != nil || status.State != breaker.Open || status.Event == nil || status.Event.ID != fx.eventID {
 		t.Errorf("eve on PostgreSQL: %+v, %v; want open with event %s", status, err, fx.eventID)
 	}
 

@@ -24,6 +24,12 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -53,7 +59,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
-	lease := core.NewLease(cfg.Workspace, holderName(), st.Leases(), st, outbox, clock)
+	lease := lease.New(cfg.Workspace, holderName(), st.Leases(), st, outbox, clock)
 	lease.OnError = func(err error) { log.Err(err).Msg("Failed to keep the workspace lease") }
 	leader := func() bool { _, held := lease.Holding(); return held }
 	proc := commands.NewProcessor(commands.Config{Prefix: cfg.Bot.CommandPrefix, Admins: cfg.Bot.Admins},
@@ -81,18 +87,18 @@ func runJarvis(ctx context.Context, configPath string) error {
 	room := b.RoomID()
 	lease.Room = room
 
-	breakers := core.NewBreakers(cfg.Breaker, st.Breakers(), st, outbox, clock)
+	breakers := breaker.NewService(cfg.Breaker, st.Breakers(), st, outbox, clock)
 	breakers.Room, breakers.Admins, breakers.Fence = room, cfg.Bot.Admins, lease.FenceHeld
-	cards := core.NewCards(st.Cards(), st, outbox, clock, cfg.Cards)
+	cards := card.NewService(st.Cards(), st, outbox, clock, cfg.Cards)
 	cards.Room, cards.Admins, cards.Fence = room, cfg.Bot.Admins, lease.FenceHeld
 
-	fleet, err := core.NewFleet(cfg.Fleet, room, core.FleetDeps{Tx: st, Heartbeats: st.Heartbeats(),
+	fl, err := fleet.NewService(cfg.Fleet, room, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(),
 		Journal: st.AgentJournal(), Attestations: st.Attestations(), Outbox: outbox, Clock: clock})
 	if err != nil {
 		return fail(exitConfig, err)
 	}
-	fleet.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, breakers) })
-	fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, cards) })
+	fl.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, breakers) })
+	fl.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, cards) })
 
 	registry := core.NewSourceRegistry()
 	registry.Register(core.SourceKind{Kind: "breaker.state", Aliases: []string{"breaker", "circuit breaker", "breaker state"},
@@ -104,17 +110,17 @@ func runJarvis(ctx context.Context, configPath string) error {
 	if err := sources.Register(registry, cfg.Sources); err != nil {
 		return fail(exitConfig, err)
 	}
-	tripwires := core.NewTripwireService(core.TripwireDeps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
+	tripwires := tripwire.NewService(tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
 		Tx: st, Outbox: outbox, Sources: registry, Clock: clock}, cfg.Tripwires)
 	tripwires.Room = room
-	fleet.RegisterSources(registry)
+	fl.RegisterSources(registry)
 	cards.RegisterSources(registry)
-	router := core.NewRouter(st, st, outbox, clock)
+	router := wake.NewRouter(st, st, outbox, clock)
 	router.Room = room
-	router.Sources = []core.ConditionSource{
+	router.Sources = []wake.Source{
 		{Name: "cards", List: cards.WakeConditions},
 		{Name: "ci", List: func(ctx context.Context) ([]core.WakeCondition, error) {
-			return core.CIFailureConditions(ctx, fleet, cards)
+			return wake.CIFailureConditions(ctx, fl, cards)
 		}},
 	}
 	wake := func() {
@@ -124,12 +130,12 @@ func runJarvis(ctx context.Context, configPath string) error {
 			}
 		}
 	}
-	fleet.OnChange = func() {
-		go reevaluate(ctx, log, tripwires, core.FleetSourceKinds...)
+	fl.OnChange = func() {
+		go reevaluate(ctx, log, tripwires, fleet.SourceKinds...)
 		go wake()
 	}
 	cards.OnChange = func(context.Context) {
-		go reevaluate(ctx, log, tripwires, core.CardSourceKinds...)
+		go reevaluate(ctx, log, tripwires, card.SourceKinds...)
 		go wake()
 	}
 	breakers.OnChange = func(string) { go reevaluate(ctx, log, tripwires, "breaker.state") }
@@ -146,8 +152,8 @@ func runJarvis(ctx context.Context, configPath string) error {
 	sys.Sections = append(statusSections(cfg, b, lease, outbox), commands.StatusSection{
 		Title: "Fleet", Verb: "fleet", Help: "What every agent is doing, from heartbeats.",
 		Lines: func(ctx context.Context) ([]string, error) {
-			rows, err := fleet.FleetStatus(ctx)
-			return strings.Split(core.RenderFleet(rows), "\n"), err
+			rows, err := fl.FleetStatus(ctx)
+			return strings.Split(fleet.Render(rows), "\n"), err
 		}}, commands.StatusSection{
 		Title: "Tripwires, breakers, cards",
 		Lines: func(ctx context.Context) ([]string, error) {
@@ -169,9 +175,9 @@ func runJarvis(ctx context.Context, configPath string) error {
 	}))
 	commands.RegisterBreaker(proc, breakers)
 	proc.RegisterLink(st)
-	proc.RegisterFleet(fleet)
+	proc.RegisterFleet(fl)
 	commands.RegisterTripwires(proc, tripwires, func() []string {
-		agents := fleet.Agents()
+		agents := fl.Agents()
 		names := make([]string, len(agents))
 		for i, a := range agents {
 			names[i] = a.Name
@@ -203,7 +209,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 			return health, nil
 		})
 		api.RegisterBreaker(srv, breakers)
-		api.RegisterFleet(srv, fleet)
+		api.RegisterFleet(srv, fl)
 		api.RegisterTripwires(srv, tripwires)
 		api.RegisterCards(srv, cards)
 		wg.Add(1)
@@ -257,7 +263,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 	go func() {
 		defer wg.Done()
 		var started time.Time
-		tripwires.Run(ctx, func(r core.TickReport, err error) {
+		tripwires.Run(ctx, func(r tripwire.TickReport, err error) {
 			now := time.Now()
 			if !started.IsZero() {
 				lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
@@ -275,7 +281,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 		defer wg.Done()
 		every(ctx, sweepInterval(cfg.Fleet), func() {
 			if leader() {
-				if err := fleet.Sweep(ctx); err != nil {
+				if err := fl.Sweep(ctx); err != nil {
 					log.Err(err).Msg("Failed to sweep the fleet")
 				}
 			}
@@ -293,7 +299,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 			if srv != nil {
 				srv.SetAgentToken(next.API.AgentToken)
 			}
-			if err := fleet.SetConfig(next.Fleet); err != nil {
+			if err := fl.SetConfig(next.Fleet); err != nil {
 				log.Err(err).Msg("Failed to reload the fleet's agents")
 			}
 		})
@@ -327,7 +333,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 // lease. Gaining it, it says it is back if a restart was asked. Refused
 // at start, it leaves one notice in the outbox (the holder's sender
 // delivers it) and stays mute.
-func leaseChanged(ctx context.Context, log zerolog.Logger, st *store.Store, outbox *store.Outbox, lease *core.Lease, room string, held bool, epoch int64) {
+func leaseChanged(ctx context.Context, log zerolog.Logger, st *store.Store, outbox *store.Outbox, lease *lease.Lease, room string, held bool, epoch int64) {
 	if held {
 		log.Info().Int64("epoch", epoch).Msg("Holding the workspace lease")
 		if err := announceBack(ctx, st, outbox); err != nil {
@@ -358,7 +364,7 @@ func leaseChanged(ctx context.Context, log zerolog.Logger, st *store.Store, outb
 
 // reevaluate runs the tripwires reading the given source kinds at once,
 // after a state change of Jarvis's own, instead of waiting for the tick.
-func reevaluate(ctx context.Context, log zerolog.Logger, tw *core.TripwireService, kinds ...string) {
+func reevaluate(ctx context.Context, log zerolog.Logger, tw *tripwire.Service, kinds ...string) {
 	if _, err := tw.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
 		log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
 	}
@@ -390,14 +396,14 @@ func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, 
 // tickSummary is the evaluator's last pass, for `!sys status`.
 type tickSummary struct {
 	At     time.Time
-	Report core.TickReport
+	Report tripwire.TickReport
 	Err    error
 }
 
 // domainStatus is the `!sys status` part about what Jarvis keeps for
 // people: tripwires by status and the evaluator's last pass, open
 // breakers, cards by state and the decisions waiting.
-func domainStatus(ctx context.Context, st *store.Store, breakers *core.Breakers, cards *core.Cards, tick *tickSummary) ([]string, error) {
+func domainStatus(ctx context.Context, st *store.Store, breakers *breaker.Service, cards *card.Service, tick *tickSummary) ([]string, error) {
 	counts, err := st.TripwireStatusCounts(ctx)
 	if err != nil {
 		return nil, err
@@ -418,7 +424,7 @@ func domainStatus(ctx context.Context, st *store.Store, breakers *core.Breakers,
 	}
 	var open []string
 	for _, b := range all {
-		if b.State != core.BreakerClosed {
+		if b.State != breaker.Closed {
 			open = append(open, fmt.Sprintf("%s (%s)", b.Agent, b.State))
 		}
 	}
@@ -432,7 +438,7 @@ func domainStatus(ctx context.Context, st *store.Store, breakers *core.Breakers,
 		return nil, err
 	}
 	var parts []string
-	for _, state := range core.CardStates {
+	for _, state := range card.States {
 		if n := byState[string(state)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, state))
 		}
@@ -440,12 +446,12 @@ func domainStatus(ctx context.Context, st *store.Store, breakers *core.Breakers,
 	if len(parts) == 0 {
 		parts = []string{"none"}
 	}
-	return append(lines, "cards: "+strings.Join(parts, ", ")+fmt.Sprintf("; decisions waiting: %d", byState[string(core.CardNeedsDecision)])), nil
+	return append(lines, "cards: "+strings.Join(parts, ", ")+fmt.Sprintf("; decisions waiting: %d", byState[string(card.NeedsDecision)])), nil
 }
 
 // sweepInterval checks heartbeats often enough for the fastest agent: a
 // quarter of its cadence, between a second and a minute.
-func sweepInterval(cfg core.FleetConfig) time.Duration {
+func sweepInterval(cfg fleet.Config) time.Duration {
 	interval := time.Minute
 	for _, a := range cfg.Agents {
 		interval = min(interval, max(a.Cadence/4, time.Second))
@@ -454,7 +460,7 @@ func sweepInterval(cfg core.FleetConfig) time.Duration {
 }
 
 // breakerSummary is the breakers' part of the terminal snapshot.
-func breakerSummary(ctx context.Context, breakers *core.Breakers) (any, error) {
+func breakerSummary(ctx context.Context, breakers *breaker.Service) (any, error) {
 	all, err := breakers.StatusAll(ctx)
 	if err != nil {
 		return nil, err
@@ -468,8 +474,8 @@ func breakerSummary(ctx context.Context, breakers *core.Breakers) (any, error) {
 
 // cardCounts says how many cards are in each state, for the terminal
 // snapshot and `!sys status`.
-func cardCounts(ctx context.Context, cards *core.Cards) (map[string]int, error) {
-	list, err := cards.List(ctx, core.CardFilter{Limit: core.MaxCardListLimit})
+func cardCounts(ctx context.Context, cards *card.Service) (map[string]int, error) {
+	list, err := cards.List(ctx, card.Filter{Limit: card.MaxListLimit})
 	if err != nil {
 		return nil, err
 	}
@@ -505,7 +511,7 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 }
 
 // statusSections are the parts of `!sys status` the wiring knows about.
-func statusSections(cfg *Config, b *bot.Bot, lease *core.Lease, outbox *store.Outbox) []commands.StatusSection {
+func statusSections(cfg *Config, b *bot.Bot, lease *lease.Lease, outbox *store.Outbox) []commands.StatusSection {
 	return []commands.StatusSection{
 		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
 			h := b.Health()

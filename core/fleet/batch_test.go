@@ -1,0 +1,210 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// batchRecorder is a commit function that records what it committed and
+// can hold the first commit until enough heartbeats queue behind it.
+type batchRecorder struct {
+	mu        sync.Mutex
+	committed map[string]bool
+	batches   []int
+	hold      chan struct{}
+	fail      func(beats []queuedBeat) error
+	// entered is closed when the first commit starts.
+	entered chan struct{}
+	once    sync.Once
+}
+
+func newBatchRecorder(hold bool) *batchRecorder {
+	br := &batchRecorder{committed: map[string]bool{}, entered: make(chan struct{})}
+	if hold {
+		br.hold = make(chan struct{})
+	}
+	return br
+}
+
+func (br *batchRecorder) commit(_ context.Context, beats []queuedBeat) error {
+	br.once.Do(func() { close(br.entered) })
+	if br.hold != nil {
+		<-br.hold
+	}
+	if br.fail != nil {
+		if err := br.fail(beats); err != nil {
+			return err
+		}
+	}
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	for _, b := range beats {
+		br.committed[b.hb.Cycle] = true
+	}
+	br.batches = append(br.batches, len(beats))
+	return nil
+}
+
+func (br *batchRecorder) isCommitted(cycle string) bool {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.committed[cycle]
+}
+
+// queued waits until n requests wait in the batcher's queue.
+func queued(t *testing.T, b *batcher, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		l := len(b.queue)
+		b.mu.Unlock()
+		if l >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests queued, want %d", l, n)
+		}
+		runtime.Gosched()
+	}
+}
+
+func beat(cycle string) queuedBeat { return queuedBeat{hb: Heartbeat{Agent: "EVE", Cycle: cycle}} }
+
+func TestFleetBatcherGroupsAndAcknowledgesAfterCommit(t *testing.T) {
+	br := newBatchRecorder(true)
+	b := &batcher{commit: br.commit}
+	var wg sync.WaitGroup
+	// The first heartbeat leads and is held; the next ten queue behind it.
+	do := func(cycle string) {
+		defer wg.Done()
+		if err := b.do(context.Background(), beat(cycle)); err != nil {
+			t.Errorf("do(%s) = %v", cycle, err)
+		}
+		if !br.isCommitted(cycle) {
+			t.Errorf("do(%s) returned before its commit", cycle)
+		}
+	}
+	wg.Add(1)
+	go do("C-0")
+	<-br.entered
+	for i := 1; i <= 10; i++ {
+		wg.Add(1)
+		go do(fmt.Sprintf("C-%d", i))
+	}
+	queued(t, b, 10)
+	close(br.hold)
+	wg.Wait()
+	if !slices.Equal(br.batches, []int{1, 10}) {
+		t.Errorf("batches = %v, want the held one alone, then the ten that queued in one", br.batches)
+	}
+	if b.busy || len(b.queue) != 0 {
+		t.Errorf("batcher busy %v with %d queued, want idle", b.busy, len(b.queue))
+	}
+}
+
+func TestFleetBatcherIsolatesAFailingHeartbeat(t *testing.T) {
+	bad := errors.New("bad row")
+	br := newBatchRecorder(true)
+	br.fail = func(beats []queuedBeat) error {
+		if slices.ContainsFunc(beats, func(b queuedBeat) bool { return b.hb.Cycle == "C-bad" }) {
+			return bad
+		}
+		return nil
+	}
+	b := &batcher{commit: br.commit}
+	var wg sync.WaitGroup
+	errs := map[string]error{}
+	var mu sync.Mutex
+	do := func(cycle string) {
+		defer wg.Done()
+		err := b.do(context.Background(), beat(cycle))
+		mu.Lock()
+		errs[cycle] = err
+		mu.Unlock()
+	}
+	wg.Add(1)
+	go do("C-first")
+	<-br.entered
+	for _, c := range []string{"C-1", "C-bad", "C-2"} {
+		wg.Add(1)
+		go do(c)
+	}
+	queued(t, b, 3)
+	close(br.hold)
+	wg.Wait()
+	for cycle, err := range errs {
+		want := error(nil)
+		if cycle == "C-bad" {
+			want = bad
+		}
+		if !errors.Is(err, want) || (want == nil && err != nil) {
+			t.Errorf("do(%s) = %v, want %v", cycle, err, want)
+		}
+		if committed := br.isCommitted(cycle); committed != (want == nil) {
+			t.Errorf("%s committed = %v, want %v", cycle, committed, want == nil)
+		}
+	}
+}
+
+func TestFleetBatcherSurvivesAPanickingCommit(t *testing.T) {
+	hold := make(chan struct{})
+	entered := make(chan struct{})
+	var calls atomic.Int32
+	br := newBatchRecorder(false)
+	b := &batcher{commit: func(ctx context.Context, beats []queuedBeat) error {
+		switch calls.Add(1) {
+		case 1:
+			close(entered)
+			<-hold
+		case 2:
+			panic("store bug")
+		}
+		return br.commit(ctx, beats)
+	}}
+	type result struct {
+		err      error
+		panicked any
+	}
+	results := map[string]chan result{}
+	do := func(cycle string) {
+		ch := make(chan result, 1)
+		results[cycle] = ch
+		go func() {
+			var res result
+			defer func() { res.panicked = recover(); ch <- res }()
+			res.err = b.do(context.Background(), beat(cycle))
+		}()
+	}
+	// C-0 commits alone (held); C-1 and C-2 queue and form the batch whose
+	// commit panics; C-3 comes after.
+	do("C-0")
+	<-entered
+	do("C-1")
+	queued(t, b, 1)
+	do("C-2")
+	queued(t, b, 2)
+	close(hold)
+	if r := <-results["C-0"]; r.err != nil || r.panicked != nil {
+		t.Errorf("C-0 = %+v, want committed", r)
+	}
+	if r := <-results["C-1"]; r.panicked == nil {
+		t.Errorf("C-1 = %+v, want the panic of the batch it led", r)
+	}
+	if r := <-results["C-2"]; !errors.Is(r.err, errBatchAborted) {
+		t.Errorf("C-2 = %+v, want %v", r, errBatchAborted)
+	}
+	if err := b.do(context.Background(), beat("C-3")); err != nil || !br.isCommitted("C-3") {
+		t.Errorf("after the panic, do(C-3) = %v (committed %v), want it committed", err, br.isCommitted("C-3"))
+	}
+	if br.isCommitted("C-1") || br.isCommitted("C-2") {
+		t.Error("the panicked batch was recorded as committed")
+	}
+}

@@ -1,0 +1,374 @@
+// Package fleet keeps what agents report (seed 003): heartbeats, journals and
+// attestations, the watcher that notices silence, and the fleet status that
+// answers "what is the fleet doing".
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// DefaultCadence is how often an agent is expected to heartbeat when its
+// configuration does not say: once per cycle, currently daily.
+const DefaultCadence = 24 * time.Hour
+
+// MinCadence is the shortest heartbeat cadence an agent may be given.
+const MinCadence = time.Second
+
+// MaxHeartbeatNotes is the longest free-text status a heartbeat may carry,
+// in characters.
+const MaxHeartbeatNotes = 280
+
+// Posture rules for an agent's attestations (AgentConfig.Posture).
+const (
+	PostureRequired  = "required"
+	PostureForbidden = "forbidden"
+)
+
+// namePattern is what agent names, cycles and journal entry ids look
+// like: they end up in paths such as journals/{agent}/C-{cycle}.md.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// modes are the self-reported modes a heartbeat may carry.
+var modes = map[string]bool{"green": true, "yellow": true, "red": true}
+
+// AgentConfig describes one agent Jarvis expects reports from.
+type AgentConfig struct {
+	// Name is the agent's name as it reports it, e.g. "EVE". Matching is
+	// case-insensitive; the configured spelling is the one kept.
+	Name string `mapstructure:"name"`
+	// Cadence is how often the agent heartbeats; zero means DefaultCadence.
+	Cadence time.Duration `mapstructure:"cadence"`
+	// Posture says whether the agent's attestations must carry a posture
+	// ("required") or must not ("forbidden", the default when empty).
+	Posture string `mapstructure:"posture"`
+}
+
+// Config is the fleet's part of the configuration.
+type Config struct {
+	Agents []AgentConfig `mapstructure:"agents"`
+}
+
+// Validate checks the config, naming the field at fault, e.g.
+// fleet.agents[2].cadence.
+func (c Config) Validate() error {
+	seen := map[string]int{}
+	for i, a := range c.Agents {
+		field := fmt.Sprintf("fleet.agents[%d]", i)
+		switch {
+		case len(a.Name) > 64 || !namePattern.MatchString(a.Name):
+			return core.Invalid(field+".name", "must be 1 to 64 letters, digits, '.', '_' or '-', not %q", a.Name)
+		case a.Cadence < 0 || (a.Cadence > 0 && a.Cadence < MinCadence):
+			return core.Invalid(field+".cadence", "must be at least %s (empty means %s), not %s", MinCadence, DefaultCadence, a.Cadence)
+		case a.Posture != "" && a.Posture != PostureRequired && a.Posture != PostureForbidden:
+			return core.Invalid(field+".posture", "must be %q or %q, not %q", PostureRequired, PostureForbidden, a.Posture)
+		}
+		key := strings.ToUpper(a.Name)
+		if j, dup := seen[key]; dup {
+			return core.Invalid(field+".name", "%q is already fleet.agents[%d]", a.Name, j)
+		}
+		seen[key] = i
+	}
+	return nil
+}
+
+// roster is the configured agents with defaults applied, indexed by
+// upper-cased name.
+type roster struct {
+	agents []AgentConfig
+	byKey  map[string]AgentConfig
+}
+
+// Heartbeat is one agent's "I am alive" for a cycle (Agent Reporting
+// Protocol §2).
+type Heartbeat struct {
+	Agent string
+	Cycle string
+	// Timestamp is when the agent says it sent the heartbeat.
+	Timestamp time.Time
+	MII       float64
+	// Mode is the agent's self-reported mode: green, yellow or red.
+	Mode  string
+	Notes string
+	// ReceivedAt is when Jarvis accepted it; set by RecordHeartbeat.
+	ReceivedAt time.Time
+}
+
+// HeartbeatReceipt is what an agent is told after its heartbeat is stored.
+type HeartbeatReceipt struct {
+	ReceivedAt     time.Time
+	NextExpectedBy time.Time
+}
+
+// AgentState is what Jarvis knows of one agent's reporting: its last
+// heartbeat, its on-time streak and what was last announced about it.
+type AgentState struct {
+	Agent string
+	// Cycle is the cycle named by the most recently received heartbeat.
+	Cycle          string
+	LastAt         time.Time
+	NextExpectedBy time.Time
+	// Streak counts consecutive cycles whose first heartbeat came on time.
+	Streak int
+	MII    float64
+	Mode   string
+	Notes  string
+	// Announced is what the room was last told: "" (nothing outstanding),
+	// "alert" (two heartbeats missed) or "offline" (three missed).
+	Announced string
+	// Incident numbers the agent's silences, for notice keys.
+	Incident int
+}
+
+// HeartbeatStore keeps heartbeats and each agent's reporting state.
+type HeartbeatStore interface {
+	// AgentState returns the agent's state; ErrNotFound before its first
+	// heartbeat.
+	AgentState(ctx context.Context, agent string) (AgentState, error)
+	// AgentStates returns the state of the named agents, or of every agent
+	// that ever reported when none are named; agents never heard from are
+	// left out.
+	AgentStates(ctx context.Context, agents ...string) ([]AgentState, error)
+	// PutAgentStates writes agents' states, each agent at most once.
+	PutAgentStates(ctx context.Context, states ...AgentState) error
+	// PutHeartbeats stores heartbeats, each (agent, cycle) at most once,
+	// replacing earlier ones of the same agent and cycle, and reports for
+	// each whether it is its cycle's first.
+	PutHeartbeats(ctx context.Context, hbs []Heartbeat) (first []bool, err error)
+}
+
+// Deps are the stores and clock the fleet service works with.
+type Deps struct {
+	Tx           core.Transactor
+	Heartbeats   HeartbeatStore
+	Journal      AgentJournalStore
+	Attestations AttestationStore
+	Outbox       core.Outbox
+	Clock        core.Clock
+}
+
+// Service is the agent reporting service: heartbeats, journals, attestations,
+// the missed-heartbeat watcher and the fleet snapshot.
+type Service struct {
+	// OnChange, when set, hears that agents' reported state moved (a
+	// heartbeat or journal entry committed, a silence announced), so that
+	// tripwires reading SourceKinds and the wake router can run at
+	// once instead of at their next tick.
+	OnChange func()
+
+	room   string
+	deps   Deps
+	roster atomic.Pointer[roster]
+	batch  batcher
+
+	sectionsMu sync.Mutex
+	sections   []section
+}
+
+// NewService builds the fleet service. room is the dedicated room that
+// missed-heartbeat alerts and recovery notices go to.
+func NewService(cfg Config, room string, deps Deps) (*Service, error) {
+	if strings.TrimSpace(room) == "" {
+		return nil, core.Invalid("fleet.room", "is required")
+	}
+	f := &Service{room: room, deps: deps}
+	f.batch.commit = f.commitHeartbeats
+	if err := f.SetConfig(cfg); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// SetConfig replaces the configured agents (config reload). Agents removed
+// keep their history but no longer appear in status or snapshots.
+func (f *Service) SetConfig(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	r := &roster{byKey: map[string]AgentConfig{}}
+	for _, a := range cfg.Agents {
+		if a.Cadence == 0 {
+			a.Cadence = DefaultCadence
+		}
+		if a.Posture == "" {
+			a.Posture = PostureForbidden
+		}
+		r.agents = append(r.agents, a)
+		r.byKey[strings.ToUpper(a.Name)] = a
+	}
+	f.roster.Store(r)
+	return nil
+}
+
+// Agents returns the configured agents, defaults applied.
+func (f *Service) Agents() []AgentConfig {
+	return append([]AgentConfig(nil), f.roster.Load().agents...)
+}
+
+// lookupAgent finds a configured agent by name, case-insensitively; field
+// names the input the name came from.
+func (f *Service) lookupAgent(field, name string) (AgentConfig, error) {
+	if name == "" {
+		return AgentConfig{}, core.Invalid(field, "is required")
+	}
+	a, ok := f.roster.Load().byKey[strings.ToUpper(name)]
+	if !ok {
+		return AgentConfig{}, core.Invalid(field, "%q is not a configured agent", name)
+	}
+	return a, nil
+}
+
+// queuedBeat is a validated heartbeat on its way to the store, with the
+// cadence its agent had when it arrived.
+type queuedBeat struct {
+	hb      Heartbeat
+	cadence time.Duration
+}
+
+// RecordHeartbeat validates and stores a heartbeat (upsert per agent and
+// cycle: resubmitting replaces, without penalty). Concurrent heartbeats are
+// written together in one transaction; each returns only after its
+// transaction commits. It must not be called inside a transaction.
+func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatReceipt, error) {
+	a, err := f.lookupAgent("agent", hb.Agent)
+	if err != nil {
+		return HeartbeatReceipt{}, err
+	}
+	hb.Agent = a.Name
+	if err := validateHeartbeat(hb); err != nil {
+		return HeartbeatReceipt{}, err
+	}
+	hb.ReceivedAt = f.deps.Clock.Now()
+	if err := f.batch.do(ctx, queuedBeat{hb: hb, cadence: a.Cadence}); err != nil {
+		return HeartbeatReceipt{}, fmt.Errorf("record heartbeat of %s for %s: %w", hb.Agent, hb.Cycle, err)
+	}
+	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: hb.ReceivedAt.Add(a.Cadence)}, nil
+}
+
+func validateHeartbeat(hb Heartbeat) error {
+	switch {
+	case !namePattern.MatchString(hb.Cycle):
+		return core.Invalid("cycle", "must be 1 to 128 letters, digits, '.', '_' or '-', such as C-284")
+	case hb.Timestamp.IsZero():
+		return core.Invalid("timestamp", "is required")
+	case math.IsNaN(hb.MII) || hb.MII < 0 || hb.MII > 1:
+		return core.Invalid("mii", "must be between 0 and 1, not %v", hb.MII)
+	case !modes[hb.Mode]:
+		return core.Invalid("mode_self_report", "must be green, yellow or red, not %q", hb.Mode)
+	case utf8.RuneCountInString(hb.Notes) > MaxHeartbeatNotes:
+		return core.Invalid("notes", "must be at most %d characters, not %d", MaxHeartbeatNotes, utf8.RuneCountInString(hb.Notes))
+	}
+	return nil
+}
+
+// beatKey identifies the heartbeat slot an upsert replaces.
+type beatKey struct{ agent, cycle string }
+
+// commitHeartbeats writes a batch of heartbeats in one transaction, with
+// one statement for the heartbeats and one for the agents' states.
+func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) error {
+	err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		// Of several heartbeats for one agent and cycle, the last replaces
+		// the others.
+		last := map[beatKey]int{}
+		var agents []string
+		for i, b := range beats {
+			last[beatKey{b.hb.Agent, b.hb.Cycle}] = i
+			if !slices.Contains(agents, b.hb.Agent) {
+				agents = append(agents, b.hb.Agent)
+			}
+		}
+		var rows []Heartbeat
+		for i, b := range beats {
+			if last[beatKey{b.hb.Agent, b.hb.Cycle}] == i {
+				rows = append(rows, b.hb)
+			}
+		}
+		first, err := f.deps.Heartbeats.PutHeartbeats(ctx, rows)
+		if err != nil {
+			return err
+		}
+		isFirst := map[beatKey]bool{}
+		for i, hb := range rows {
+			isFirst[beatKey{hb.Agent, hb.Cycle}] = first[i]
+		}
+		stored, err := f.deps.Heartbeats.AgentStates(ctx, agents...)
+		if err != nil {
+			return err
+		}
+		states := map[string]AgentState{}
+		for _, st := range stored {
+			states[st.Agent] = st
+		}
+		for _, b := range beats {
+			key := beatKey{b.hb.Agent, b.hb.Cycle}
+			st, ok := states[b.hb.Agent]
+			if !ok {
+				st = AgentState{Agent: b.hb.Agent}
+			}
+			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
+				return err
+			}
+			states[b.hb.Agent] = st
+			isFirst[key] = false
+		}
+		updated := make([]AgentState, len(agents))
+		for i, agent := range agents {
+			updated[i] = states[agent]
+		}
+		return f.deps.Heartbeats.PutAgentStates(ctx, updated...)
+	})
+	if err == nil {
+		f.changed()
+	}
+	return err
+}
+
+func (f *Service) changed() {
+	if f.OnChange != nil {
+		f.OnChange()
+	}
+}
+
+// applyHeartbeat advances an agent's state by one heartbeat: its streak
+// grows when a new cycle's first heartbeat comes on time, and when its
+// silence had been announced the recovery notice is posted.
+func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBeat, first bool) (AgentState, error) {
+	hb := b.hb
+	if first && hb.Cycle != st.Cycle {
+		if !st.LastAt.IsZero() && !hb.ReceivedAt.After(st.NextExpectedBy) {
+			st.Streak++
+		} else {
+			st.Streak = 1
+		}
+	}
+	if st.Announced != "" {
+		if err := f.announce(ctx, recoveryNotice(f.room, st, hb)); err != nil {
+			return st, err
+		}
+		st.Announced = ""
+	}
+	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, hb.ReceivedAt.Add(b.cadence)
+	st.MII, st.Mode, st.Notes = hb.MII, hb.Mode, hb.Notes
+	return st, nil
+}
+
+// announce enqueues a fleet notice; a key already in the outbox was
+// announced before and is not an error.
+func (f *Service) announce(ctx context.Context, n core.Notice) error {
+	if err := f.deps.Outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Limits on a journal entry.
+const (
+	MaxJournalTitle    = 200
+	MaxJournalEvidence = 50
+)
+
+// AgentJournalEntry is one entry of an agent's journal for a cycle (Agent
+// Reporting Protocol §3). Entries are append-only per (agent, cycle,
+// entry id).
+type AgentJournalEntry struct {
+	Agent   string
+	Cycle   string
+	EntryID string
+	Title   string
+	// Content is the Markdown body; ContentSignature is "sha256:" and the
+	// hex SHA-256 of it.
+	Content          string
+	ContentSignature string
+	SignalWeight     float64
+	Evidence         []JournalEvidence
+	// Timestamp is when the agent wrote the entry.
+	Timestamp time.Time
+	// ReceivedAt is when Jarvis accepted it; set by AppendJournal.
+	ReceivedAt time.Time
+}
+
+// JournalEvidence is one piece of verifiable evidence behind a journal
+// entry: a link ({type: "pr", url}) or a metric ({type: "metric", source,
+// key, value}).
+type JournalEvidence struct {
+	Type   string
+	URL    string
+	Source string
+	Key    string
+	Value  any
+}
+
+// AgentJournalStore keeps agents' journal entries.
+type AgentJournalStore interface {
+	// AppendJournal adds an entry; an entry id the agent already used in the
+	// cycle is ErrConflict.
+	AppendJournal(ctx context.Context, e AgentJournalEntry) error
+	// JournalEntries lists the agent's entries of a cycle in arrival order.
+	JournalEntries(ctx context.Context, agent, cycle string) ([]AgentJournalEntry, error)
+	// JournalCount counts the agent's entries of a cycle.
+	JournalCount(ctx context.Context, agent, cycle string) (int, error)
+	// LatestJournal returns the cycle and arrival time of the agent's most
+	// recent entry; ErrNotFound when it has none.
+	LatestJournal(ctx context.Context, agent string) (cycle string, at time.Time, err error)
+}
+
+// ContentSignature returns the signature a journal entry's content must
+// carry: "sha256:" and the hex SHA-256 of the content.
+func ContentSignature(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// AppendJournal validates and appends a journal entry. The same entry id
+// within a cycle is ErrConflict; a content signature that does not match the
+// content is a FieldError on content_signature.
+func (f *Service) AppendJournal(ctx context.Context, e AgentJournalEntry) (AgentJournalEntry, error) {
+	a, err := f.lookupAgent("agent", e.Agent)
+	if err != nil {
+		return e, err
+	}
+	e.Agent = a.Name
+	if err := validateJournalEntry(e); err != nil {
+		return e, err
+	}
+	e.ReceivedAt = f.deps.Clock.Now()
+	if err := f.deps.Journal.AppendJournal(ctx, e); err != nil {
+		return e, fmt.Errorf("append journal entry %q of %s for %s: %w", e.EntryID, e.Agent, e.Cycle, err)
+	}
+	f.changed()
+	return e, nil
+}
+
+// Journal lists an agent's journal entries of a cycle, for the archive
+// mirror.
+func (f *Service) Journal(ctx context.Context, agent, cycle string) ([]AgentJournalEntry, error) {
+	a, err := f.lookupAgent("agent", agent)
+	if err != nil {
+		return nil, err
+	}
+	if !namePattern.MatchString(cycle) {
+		return nil, core.Invalid("cycle", "must be a cycle such as C-284")
+	}
+	return f.deps.Journal.JournalEntries(ctx, a.Name, cycle)
+}
+
+// CurrentJournal returns the entries of the agent's latest cycle, or none
+// when the agent has journaled nothing yet.
+func (f *Service) CurrentJournal(ctx context.Context, agent string) ([]AgentJournalEntry, error) {
+	cycle, _, err := f.deps.Journal.LatestJournal(ctx, agent)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f.deps.Journal.JournalEntries(ctx, agent, cycle)
+}
+
+func validateJournalEntry(e AgentJournalEntry) error {
+	switch {
+	case !namePattern.MatchString(e.Cycle):
+		return core.Invalid("cycle", "must be 1 to 128 letters, digits, '.', '_' or '-', such as C-284")
+	case !namePattern.MatchString(e.EntryID):
+		return core.Invalid("entry_id", "must be 1 to 128 letters, digits, '.', '_' or '-', such as eve-C-284-001")
+	case strings.TrimSpace(e.Title) == "":
+		return core.Invalid("title", "is required")
+	case utf8.RuneCountInString(e.Title) > MaxJournalTitle:
+		return core.Invalid("title", "must be at most %d characters", MaxJournalTitle)
+	case strings.TrimSpace(e.Content) == "":
+		return core.Invalid("content", "is required")
+	case !strings.HasPrefix(e.ContentSignature, "sha256:"):
+		return core.Invalid("content_signature", "must be \"sha256:\" and the hex SHA-256 of content")
+	case !strings.EqualFold(e.ContentSignature, ContentSignature(e.Content)):
+		return core.Invalid("content_signature", "does not match the content")
+	case math.IsNaN(e.SignalWeight) || e.SignalWeight < 0 || e.SignalWeight > 1:
+		return core.Invalid("signal_weight", "must be between 0 and 1, not %v", e.SignalWeight)
+	case len(e.Evidence) > MaxJournalEvidence:
+		return core.Invalid("verifiable_evidence", "must list at most %d items", MaxJournalEvidence)
+	case e.Timestamp.IsZero():
+		return core.Invalid("timestamp", "is required")
+	}
+	for i, ev := range e.Evidence {
+		if err := validateEvidence(ev); err != nil {
+			var fe *core.FieldError
+			if errors.As(err, &fe) {
+				return core.Invalid(fmt.Sprintf("verifiable_evidence[%d].%s", i, fe.Field), "%s", fe.Reason)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func validateEvidence(ev JournalEvidence) error {
+	if strings.TrimSpace(ev.Type) == "" || len(ev.Type) > 32 {
+		return core.Invalid("type", "is required (at most 32 characters)")
+	}
+	if ev.URL == "" {
+		return nil
+	}
+	u, err := url.Parse(ev.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return core.Invalid("url", "must be an absolute http(s) URL")
+	}
+	return nil
+}

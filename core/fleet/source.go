@@ -1,0 +1,109 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Tripwire source kinds the fleet provides; each takes an agent name as
+// its param.
+const (
+	SourceAgentStatus       = "agent.status"
+	SourceAgentMII          = "agent.mii"
+	SourceAgentMode         = "agent.mode"
+	SourceAgentHeartbeatAge = "agent.heartbeat_age"
+	SourceAgentJournalCount = "agent.journal_count"
+)
+
+// SourceKinds lists the source kinds RegisterSources adds, for
+// re-evaluating the tripwires that read them when the fleet changes.
+var SourceKinds = []string{SourceAgentStatus, SourceAgentMII, SourceAgentMode, SourceAgentHeartbeatAge, SourceAgentJournalCount}
+
+// RegisterSources adds the fleet's tripwire source kinds to r:
+// agent.status ("online", "late" or "offline"), agent.mii (0 to 1),
+// agent.mode ("green", "yellow" or "red"), agent.heartbeat_age (seconds
+// since the last heartbeat) and agent.journal_count (entries in the current
+// cycle). An agent never heard from has a status and a journal count; its
+// other kinds are a source error (ErrNotFound) until it reports.
+func (f *Service) RegisterSources(r *core.SourceRegistry) {
+	kinds := []struct {
+		kind, description string
+		aliases           []string
+	}{
+		{SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", []string{"agent status", "status"}},
+		{SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", []string{"agent MII", "MII"}},
+		{SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", []string{"agent mode", "mode"}},
+		{SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", []string{"heartbeat age", "last heartbeat"}},
+		{SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", []string{"journal count", "journal entries"}},
+	}
+	for _, k := range kinds {
+		r.Register(core.SourceKind{
+			Kind:        k.kind,
+			Aliases:     k.aliases,
+			Description: k.description,
+			Param:       "agent name",
+			CheckParam: func(param string) error {
+				if _, err := f.lookupAgent("param", param); err != nil {
+					return fmt.Errorf("%q is not a configured agent", param)
+				}
+				return nil
+			},
+			Resolve: func(ctx context.Context, param string) (core.Observation, error) {
+				return f.observe(ctx, k.kind, param)
+			},
+		})
+	}
+}
+
+// observe reads one fleet source kind for an agent.
+func (f *Service) observe(ctx context.Context, kind, agent string) (core.Observation, error) {
+	a, err := f.lookupAgent("param", agent)
+	if err != nil {
+		return core.Observation{}, err
+	}
+	st, err := f.deps.Heartbeats.AgentState(ctx, a.Name)
+	reported := err == nil
+	if err != nil && !errors.Is(err, core.ErrNotFound) {
+		return core.Observation{}, fmt.Errorf("%s[%s]: %w", kind, a.Name, err)
+	}
+	r, err := f.report(ctx, a, st, reported, f.deps.Clock.Now())
+	if err != nil {
+		return core.Observation{}, fmt.Errorf("%s[%s]: %w", kind, a.Name, err)
+	}
+	obs := core.Observation{Context: map[string]any{"agent": r.Agent, "status": string(r.Presence)}}
+	if reported {
+		obs.Context["cycle"] = r.Cycle
+		obs.Context["heartbeat_last_at"] = r.LastAt.UTC().Format(time.RFC3339)
+		obs.Context["missed_heartbeats"] = float64(r.Missed)
+	}
+	switch kind {
+	case SourceAgentStatus:
+		obs.Value, obs.Display = string(r.Presence), string(r.Presence)
+		if r.Missed > 0 {
+			obs.Display = fmt.Sprintf("%s (%d heartbeat%s missed)", r.Presence, r.Missed, plural(r.Missed))
+		}
+		return obs, nil
+	case SourceAgentJournalCount:
+		obs.Value, obs.Display = float64(r.JournalCount), fmt.Sprintf("%d journal entries this cycle", r.JournalCount)
+		if r.JournalCount == 1 {
+			obs.Display = "1 journal entry this cycle"
+		}
+		return obs, nil
+	}
+	if !reported {
+		return core.Observation{}, fmt.Errorf("%s[%s]: the agent has not reported yet: %w", kind, a.Name, core.ErrNotFound)
+	}
+	switch kind {
+	case SourceAgentMII:
+		obs.Value, obs.Display = r.MII, fmt.Sprintf("%.2f", r.MII)
+	case SourceAgentMode:
+		obs.Value, obs.Display = r.Mode, r.Mode
+	default: // SourceAgentHeartbeatAge
+		obs.Value, obs.Display = r.Age.Seconds(), age(r.Age)+" ago"
+	}
+	return obs, nil
+}

@@ -1,0 +1,238 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// AgentReport is one agent's row in the fleet status and the snapshot
+// (Agent Reporting Protocol §7).
+type AgentReport struct {
+	Agent    string
+	Presence AgentPresence
+	// Reported is false for a configured agent never heard from.
+	Reported       bool
+	Cycle          string
+	LastAt         time.Time
+	Age            time.Duration
+	NextExpectedBy time.Time
+	Cadence        time.Duration
+	Missed         int
+	Streak         int
+	MII            float64
+	Mode           string
+	Notes          string
+	// JournalCount counts the agent's journal entries in its current cycle:
+	// the cycle of its most recent heartbeat or journal entry, whichever
+	// came last.
+	JournalCount        int
+	AttestationsPending int
+}
+
+// attention ranks a row: lower needs attention sooner.
+func (r AgentReport) attention() int {
+	switch {
+	case r.Reported && r.Presence == PresenceOffline:
+		return 0
+	case r.Presence == PresenceLate:
+		return 1
+	case r.Mode == "red":
+		return 2
+	case r.Mode == "yellow":
+		return 3
+	case !r.Reported:
+		return 4
+	default:
+		return 5
+	}
+}
+
+// NeedsAttention says why a person should look at this agent, or "" when
+// nothing is wrong.
+func (r AgentReport) NeedsAttention() string {
+	switch r.attention() {
+	case 0:
+		return fmt.Sprintf("offline, %d heartbeats missed", r.Missed)
+	case 1:
+		return fmt.Sprintf("late, %d heartbeat%s missed", r.Missed, plural(r.Missed))
+	case 2, 3:
+		return "reports mode " + r.Mode
+	case 4:
+		return "has never reported"
+	default:
+		return ""
+	}
+}
+
+// FleetStatus returns one row per configured agent, those that need
+// attention first (offline, late, mode red, mode yellow, never reported),
+// then by name.
+func (f *Service) FleetStatus(ctx context.Context) ([]AgentReport, error) {
+	states, err := f.deps.Heartbeats.AgentStates(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fleet status: %w", err)
+	}
+	byAgent := map[string]AgentState{}
+	for _, st := range states {
+		byAgent[st.Agent] = st
+	}
+	now := f.deps.Clock.Now()
+	agents := f.roster.Load().agents
+	rows := make([]AgentReport, 0, len(agents))
+	for _, a := range agents {
+		st, ok := byAgent[a.Name]
+		r, err := f.report(ctx, a, st, ok, now)
+		if err != nil {
+			return nil, fmt.Errorf("fleet status: %w", err)
+		}
+		rows = append(rows, r)
+	}
+	slices.SortStableFunc(rows, func(x, y AgentReport) int {
+		if d := x.attention() - y.attention(); d != 0 {
+			return d
+		}
+		if d := y.Missed - x.Missed; d != 0 {
+			return d
+		}
+		return strings.Compare(x.Agent, y.Agent)
+	})
+	return rows, nil
+}
+
+// report builds one agent's row.
+func (f *Service) report(ctx context.Context, a AgentConfig, st AgentState, reported bool, now time.Time) (AgentReport, error) {
+	r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline}
+	cycle, cycleAt := "", time.Time{}
+	if reported {
+		r.Missed = missedHeartbeats(st, a.Cadence, now)
+		r.Presence = presenceOf(r.Missed)
+		r.Cycle, r.LastAt, r.Age, r.NextExpectedBy = st.Cycle, st.LastAt, now.Sub(st.LastAt), st.NextExpectedBy
+		r.Streak, r.MII, r.Mode, r.Notes = st.Streak, st.MII, st.Mode, st.Notes
+		cycle, cycleAt = st.Cycle, st.LastAt
+	}
+	jc, jat, err := f.deps.Journal.LatestJournal(ctx, a.Name)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+	case err != nil:
+		return r, err
+	case jat.After(cycleAt):
+		cycle = jc
+	}
+	if cycle != "" {
+		if r.JournalCount, err = f.deps.Journal.JournalCount(ctx, a.Name, cycle); err != nil {
+			return r, err
+		}
+	}
+	if r.AttestationsPending, err = f.deps.Attestations.PendingAttestations(ctx, a.Name, now); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// Section supplies one extra named section of the fleet snapshot, such
+// as circuit breakers or cards.
+type Section func(ctx context.Context) (any, error)
+
+type section struct {
+	name string
+	fn   Section
+}
+
+// Snapshot is the aggregate of every agent's state for the operator
+// dashboard, with the sections other services add.
+type Snapshot struct {
+	GeneratedAt time.Time
+	Agents      []AgentReport
+	// Sections maps a section name to its value, or to {"error": "..."}
+	// when its provider failed.
+	Sections map[string]any
+}
+
+// AddSnapshotSection registers a snapshot section. Names are unique; "agents"
+// and "generated_at" are taken. A duplicate panics at start-up.
+func (f *Service) AddSnapshotSection(name string, fn Section) {
+	f.sectionsMu.Lock()
+	defer f.sectionsMu.Unlock()
+	if name == "" || name == "agents" || name == "generated_at" || slices.ContainsFunc(f.sections, func(s section) bool { return s.name == name }) {
+		panic(fmt.Sprintf("fleet snapshot section %q is already taken", name))
+	}
+	f.sections = append(f.sections, section{name: name, fn: fn})
+}
+
+// Snapshot returns the fleet snapshot: every agent's row (attention first)
+// and the registered sections.
+func (f *Service) Snapshot(ctx context.Context) (Snapshot, error) {
+	rows, err := f.FleetStatus(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap := Snapshot{GeneratedAt: f.deps.Clock.Now(), Agents: rows, Sections: map[string]any{}}
+	f.sectionsMu.Lock()
+	sections := slices.Clone(f.sections)
+	f.sectionsMu.Unlock()
+	for _, s := range sections {
+		v, err := s.fn(ctx)
+		if err != nil {
+			v = map[string]any{"error": err.Error()}
+		}
+		snap.Sections[s.name] = v
+	}
+	return snap, nil
+}
+
+// Render renders fleet status rows as Markdown that also reads well as
+// plain text: one line per agent (status, last heartbeat age, streak, MII,
+// mode, notes), then what needs attention first.
+func Render(rows []AgentReport) string {
+	if len(rows) == 0 {
+		return "No agents are configured (fleet.agents)."
+	}
+	var b strings.Builder
+	var attention []string
+	for _, r := range rows {
+		b.WriteString(renderFleetRow(r))
+		b.WriteByte('\n')
+		if why := r.NeedsAttention(); why != "" {
+			attention = append(attention, fmt.Sprintf("**%s** (%s)", r.Agent, why))
+		}
+	}
+	b.WriteByte('\n')
+	if len(attention) == 0 {
+		b.WriteString("Nothing needs attention: every agent is on time.")
+	} else {
+		b.WriteString("Needs attention first: " + strings.Join(attention, ", ") + ".")
+	}
+	return b.String()
+}
+
+var presenceIcon = map[AgentPresence]string{PresenceOnline: "🟢", PresenceLate: "🟡", PresenceOffline: "🔴"}
+
+func renderFleetRow(r AgentReport) string {
+	if !r.Reported {
+		return fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", r.Agent, age(r.Cadence))
+	}
+	parts := []string{
+		fmt.Sprintf("- %s **%s** %s", presenceIcon[r.Presence], r.Agent, r.Presence),
+		fmt.Sprintf("last heartbeat %s ago (%s)", age(r.Age), r.Cycle),
+		fmt.Sprintf("streak %d", r.Streak),
+		fmt.Sprintf("MII %.2f", r.MII),
+		"mode " + r.Mode,
+	}
+	if notes := strings.Join(strings.Fields(r.Notes), " "); notes != "" {
+		parts = append(parts, "“"+core.EscapeMarkdown(notes)+"”")
+	}
+	return strings.Join(parts, " · ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,227 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// AgentPresence is what the fleet watcher makes of an agent's heartbeats.
+type AgentPresence string
+
+const (
+	// PresenceOnline means the agent's next heartbeat is not yet due.
+	PresenceOnline AgentPresence = "online"
+	// PresenceLate means one or two expected heartbeats were missed.
+	PresenceLate AgentPresence = "late"
+	// PresenceOffline means three or more were missed (or the agent never
+	// reported); the agent is left out of attestation quorum.
+	PresenceOffline AgentPresence = "offline"
+)
+
+// Misses at which the watcher speaks.
+const (
+	// AlertMisses consecutive missed heartbeats raise an alert.
+	AlertMisses = 2
+	// OfflineMisses consecutive missed heartbeats mark an agent offline.
+	OfflineMisses = 3
+)
+
+// What the room was last told about an agent (FleetAgentState.Announced).
+const (
+	announcedAlert   = "alert"
+	announcedOffline = "offline"
+)
+
+// announcedRank orders announcements so that the watcher only ever
+// escalates; only a heartbeat clears them.
+var announcedRank = map[string]int{"": 0, announcedAlert: 1, announcedOffline: 2}
+
+// missedHeartbeats counts the expected heartbeats that did not come by now:
+// the first is due at NextExpectedBy, each next one a cadence later, and one
+// counts as missed once its deadline has passed.
+func missedHeartbeats(st AgentState, cadence time.Duration, now time.Time) int {
+	if st.LastAt.IsZero() || !now.After(st.NextExpectedBy) {
+		return 0
+	}
+	return 1 + int((now.Sub(st.NextExpectedBy)-1)/cadence)
+}
+
+// presenceOf says whether an agent with the given misses is online, late
+// or offline.
+func presenceOf(missed int) AgentPresence {
+	switch {
+	case missed >= OfflineMisses:
+		return PresenceOffline
+	case missed > 0:
+		return PresenceLate
+	default:
+		return PresenceOnline
+	}
+}
+
+// announcementFor is what the room should have been told at this many misses.
+func announcementFor(missed int) string {
+	switch {
+	case missed >= OfflineMisses:
+		return announcedOffline
+	case missed >= AlertMisses:
+		return announcedAlert
+	default:
+		return ""
+	}
+}
+
+// Sweep checks every configured agent's heartbeats against the clock once:
+// two consecutive misses raise an alert in the room, a third marks the agent
+// offline. Each announcement is made once per state change and recorded with
+// the notice in one transaction, so a restart does not repeat it.
+func (f *Service) Sweep(ctx context.Context) error {
+	now := f.deps.Clock.Now()
+	states, err := f.deps.Heartbeats.AgentStates(ctx)
+	if err != nil {
+		return fmt.Errorf("sweep fleet: %w", err)
+	}
+	byAgent := map[string]AgentState{}
+	for _, st := range states {
+		byAgent[st.Agent] = st
+	}
+	var errs []error
+	escalated := false
+	for _, a := range f.roster.Load().agents {
+		st, ok := byAgent[a.Name]
+		if !ok || announcedRank[announcementFor(missedHeartbeats(st, a.Cadence, now))] <= announcedRank[st.Announced] {
+			continue
+		}
+		if err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error { return f.escalate(ctx, a, now) }); err != nil {
+			errs = append(errs, fmt.Errorf("sweep %s: %w", a.Name, err))
+			continue
+		}
+		escalated = true
+	}
+	if escalated {
+		f.changed()
+	}
+	return errors.Join(errs...)
+}
+
+// escalate re-reads the agent's state inside the transaction (a heartbeat
+// may have just arrived) and announces its silence if still warranted.
+func (f *Service) escalate(ctx context.Context, a AgentConfig, now time.Time) error {
+	st, err := f.deps.Heartbeats.AgentState(ctx, a.Name)
+	if err != nil {
+		return err
+	}
+	missed := missedHeartbeats(st, a.Cadence, now)
+	want := announcementFor(missed)
+	if announcedRank[want] <= announcedRank[st.Announced] {
+		return nil
+	}
+	if st.Announced == "" {
+		st.Incident++
+	}
+	if err := f.announce(ctx, silenceNotice(f.room, st, a, want, missed, now)); err != nil {
+		return err
+	}
+	st.Announced = want
+	return f.deps.Heartbeats.PutAgentStates(ctx, st)
+}
+
+// Watch sweeps now and then every interval until ctx ends. A failed sweep
+// is reported to onErr and retried at the next tick.
+func (f *Service) Watch(ctx context.Context, every time.Duration, onErr func(error)) {
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	for {
+		if err := f.Sweep(ctx); err != nil && ctx.Err() == nil {
+			onErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// Quorum lists the configured agents that count toward attestation quorum:
+// those that have reported and are not offline.
+func (f *Service) Quorum(ctx context.Context) ([]string, error) {
+	states, err := f.deps.Heartbeats.AgentStates(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fleet quorum: %w", err)
+	}
+	byAgent := map[string]AgentState{}
+	for _, st := range states {
+		byAgent[st.Agent] = st
+	}
+	now := f.deps.Clock.Now()
+	quorum := []string{}
+	for _, a := range f.roster.Load().agents {
+		if st, ok := byAgent[a.Name]; ok && presenceOf(missedHeartbeats(st, a.Cadence, now)) != PresenceOffline {
+			quorum = append(quorum, a.Name)
+		}
+	}
+	return quorum, nil
+}
+
+// silenceNotice tells the room an agent missed heartbeats (alert) or
+// went offline.
+func silenceNotice(room string, st AgentState, a AgentConfig, announced string, missed int, now time.Time) core.Notice {
+	last := fmt.Sprintf("last heard %s ago (cycle %s), expected every %s", age(now.Sub(st.LastAt)), st.Cycle, age(a.Cadence))
+	n := core.Notice{
+		Key:    fmt.Sprintf("fleet:%s:%s:%d", announced, st.Agent, st.Incident),
+		RoomID: room,
+		Kind:   core.NoticeMessage,
+	}
+	if announced == announcedOffline {
+		n.Body = fmt.Sprintf("🔴 **%s** is offline: %d heartbeats missed in a row, %s. It is left out of attestation quorum until it reports again.",
+			st.Agent, missed, last)
+	} else {
+		n.Body = fmt.Sprintf("⚠️ **%s** has missed %d heartbeats in a row: %s.", st.Agent, missed, last)
+	}
+	return n
+}
+
+// recoveryNotice tells the room an agent whose silence was announced
+// reported again.
+func recoveryNotice(room string, st AgentState, hb Heartbeat) core.Notice {
+	var b strings.Builder
+	fmt.Fprintf(&b, "✅ **%s** is back: heartbeat for %s after %s of silence.", st.Agent, hb.Cycle, age(hb.ReceivedAt.Sub(st.LastAt)))
+	if st.Announced == announcedOffline {
+		b.WriteString(" It counts toward attestation quorum again.")
+	}
+	return core.Notice{
+		Key:    fmt.Sprintf("fleet:recovered:%s:%d", st.Agent, st.Incident),
+		RoomID: room,
+		Kind:   core.NoticeMessage,
+		Body:   b.String(),
+	}
+}
+
+// age renders a duration the way people say it: 40s, 12m, 5h 12m,
+// 3d 2h.
+func age(d time.Duration) string {
+	d = max(d, 0)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return units(int(d/time.Hour), "h", int(d%time.Hour/time.Minute), "m")
+	default:
+		return units(int(d/(24*time.Hour)), "d", int(d%(24*time.Hour)/time.Hour), "h")
+	}
+}
+
+func units(major int, majorUnit string, minor int, minorUnit string) string {
+	if minor == 0 {
+		return fmt.Sprintf("%d%s", major, majorUnit)
+	}
+	return fmt.Sprintf("%d%s %d%s", major, majorUnit, minor, minorUnit)
+}

@@ -1,0 +1,200 @@
+package fleet_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+)
+
+// presenceOf returns what the fleet status says of one agent.
+func (fx *fleetFixture) presenceOf(t *testing.T, agent string) fleet.AgentReport {
+	t.Helper()
+	rows, err := fx.fleet.FleetStatus(context.Background())
+	if err != nil {
+		t.Fatalf("FleetStatus() = %v", err)
+	}
+	for _, r := range rows {
+		if r.Agent == agent {
+			return r
+		}
+	}
+	t.Fatalf("no status row for %s", agent)
+	return fleet.AgentReport{}
+}
+
+func TestFleetWatcherLateAlertOfflineRecovery(t *testing.T) {
+	fx := newFleetFixture(t)
+	ctx := context.Background()
+	fx.heartbeat(t, "EVE", "C-284")
+	fx.heartbeat(t, "ZEUS", "C-284")
+
+	steps := []struct {
+		name string
+		// at is the time since EVE's heartbeat.
+		at        time.Duration
+		heartbeat string
+		// restart builds a new fleet service over the same store first.
+		restart      bool
+		wantPresence fleet.AgentPresence
+		wantMissed   int
+		wantNotices  map[string]string
+		wantQuorum   []string
+	}{
+		{name: "on time", at: 23 * time.Hour, wantPresence: fleet.PresenceOnline,
+			wantNotices: map[string]string{}, wantQuorum: []string{"EVE", "ZEUS"}},
+		{name: "right at the deadline", at: 24 * time.Hour, wantPresence: fleet.PresenceOnline,
+			wantNotices: map[string]string{}, wantQuorum: []string{"EVE", "ZEUS"}},
+		{name: "one miss is late and quiet", at: 24*time.Hour + time.Minute, wantPresence: fleet.PresenceLate, wantMissed: 1,
+			wantNotices: map[string]string{}, wantQuorum: []string{"EVE", "ZEUS"}},
+		{name: "second miss raises the alert", at: 48*time.Hour + time.Minute, wantPresence: fleet.PresenceLate, wantMissed: 2,
+			wantNotices: map[string]string{
+				"fleet:alert:EVE:1":  "⚠️ **EVE** has missed 2 heartbeats in a row: last heard 2d ago (cycle C-284), expected every 1d.",
+				"fleet:alert:ZEUS:1": "⚠️ **ZEUS** has missed 2 heartbeats in a row: last heard 2d ago (cycle C-284), expected every 1d.",
+			}, wantQuorum: []string{"EVE", "ZEUS"}},
+		{name: "the alert is not repeated on the next tick", at: 50 * time.Hour, wantPresence: fleet.PresenceLate, wantMissed: 2,
+			wantNotices: map[string]string{"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": ""}, wantQuorum: []string{"EVE", "ZEUS"}},
+		{name: "nor after a restart", at: 51 * time.Hour, restart: true, wantPresence: fleet.PresenceLate, wantMissed: 2,
+			wantNotices: map[string]string{"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": ""}, wantQuorum: []string{"EVE", "ZEUS"}},
+		{name: "ZEUS comes back", at: 52 * time.Hour, heartbeat: "ZEUS", wantPresence: fleet.PresenceLate, wantMissed: 2,
+			wantNotices: map[string]string{
+				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "",
+				"fleet:recovered:ZEUS:1": "✅ **ZEUS** is back: heartbeat for C-286 after 2d 4h of silence.",
+			}, wantQuorum: []string{"EVE", "ZEUS"}},
+		{name: "third miss marks EVE offline", at: 72*time.Hour + time.Second, wantPresence: fleet.PresenceOffline, wantMissed: 3,
+			wantNotices: map[string]string{
+				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:recovered:ZEUS:1": "",
+				"fleet:offline:EVE:1": "🔴 **EVE** is offline: 3 heartbeats missed in a row, last heard 3d ago (cycle C-284), expected every 1d. " +
+					"It is left out of attestation quorum until it reports again.",
+			}, wantQuorum: []string{"ZEUS"}},
+		{name: "offline is not repeated as misses pile up", at: 10 * 24 * time.Hour, restart: true, wantPresence: fleet.PresenceOffline, wantMissed: 9,
+			wantNotices: map[string]string{
+				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:recovered:ZEUS:1": "", "fleet:offline:EVE:1": "",
+				"fleet:offline:ZEUS:2": "🔴 **ZEUS** is offline: 7 heartbeats missed in a row, last heard 7d 20h ago (cycle C-286), expected every 1d. " +
+					"It is left out of attestation quorum until it reports again.",
+			}, wantQuorum: []string{}},
+		{name: "EVE comes back", at: 10*24*time.Hour + 3*time.Hour, heartbeat: "EVE", wantPresence: fleet.PresenceOnline,
+			wantNotices: map[string]string{
+				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:recovered:ZEUS:1": "", "fleet:offline:EVE:1": "",
+				"fleet:offline:ZEUS:2":  "",
+				"fleet:recovered:EVE:1": "✅ **EVE** is back: heartbeat for C-286 after 10d 3h of silence. It counts toward attestation quorum again.",
+			}, wantQuorum: []string{"EVE"}},
+	}
+	seen := map[string]string{}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			fx.clock.Set(fleetT0.Add(s.at))
+			if s.restart {
+				fx.fleet = fx.newFleet(t)
+			}
+			if s.heartbeat != "" {
+				fx.heartbeat(t, s.heartbeat, "C-286")
+			}
+			if err := fx.fleet.Sweep(ctx); err != nil {
+				t.Fatalf("Sweep() = %v", err)
+			}
+			if err := fx.fleet.Sweep(ctx); err != nil {
+				t.Fatalf("second Sweep() = %v", err)
+			}
+			got := fx.notices(t)
+			if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(s.wantNotices))) {
+				t.Fatalf("notices = %v, want keys of %v", got, s.wantNotices)
+			}
+			for key, body := range s.wantNotices {
+				if _, old := seen[key]; !old && got[key] != body {
+					t.Errorf("notice %s = %q, want %q", key, got[key], body)
+				}
+				seen[key] = got[key]
+			}
+			r := fx.presenceOf(t, "EVE")
+			if r.Presence != s.wantPresence || r.Missed != s.wantMissed {
+				t.Errorf("EVE is %s with %d missed, want %s with %d", r.Presence, r.Missed, s.wantPresence, s.wantMissed)
+			}
+			quorum, err := fx.fleet.Quorum(ctx)
+			if err != nil || !slices.Equal(quorum, s.wantQuorum) {
+				t.Errorf("Quorum() = %v, %v; want %v", quorum, err, s.wantQuorum)
+			}
+		})
+	}
+}
+
+func TestFleetWatcherNextIncidentHasNewKeys(t *testing.T) {
+	fx := newFleetFixture(t)
+	ctx := context.Background()
+	fx.heartbeat(t, "HERMES", "C-284")
+	for incident := 1; incident <= 2; incident++ {
+		fx.clock.Advance(2*time.Hour + time.Minute)
+		if err := fx.fleet.Sweep(ctx); err != nil {
+			t.Fatalf("Sweep() = %v", err)
+		}
+		fx.heartbeat(t, "HERMES", "C-284")
+	}
+	got := fx.notices(t)
+	want := []string{"fleet:alert:HERMES:1", "fleet:alert:HERMES:2", "fleet:recovered:HERMES:1", "fleet:recovered:HERMES:2"}
+	if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
+		t.Errorf("notices = %v, want %v", keys, want)
+	}
+}
+
+func TestFleetWatcherLongSilenceAnnouncesOnce(t *testing.T) {
+	fx := newFleetFixture(t)
+	ctx := context.Background()
+	fx.heartbeat(t, "HERMES", "C-284")
+	// Jarvis was down for five of HERMES's hours: one announcement, offline.
+	fx.clock.Advance(5*time.Hour + time.Minute)
+	if err := fx.fleet.Sweep(ctx); err != nil {
+		t.Fatalf("Sweep() = %v", err)
+	}
+	got := fx.notices(t)
+	want := "🔴 **HERMES** is offline: 5 heartbeats missed in a row, last heard 5h 1m ago (cycle C-284), expected every 1h. " +
+		"It is left out of attestation quorum until it reports again."
+	if len(got) != 1 || got["fleet:offline:HERMES:1"] != want {
+		t.Errorf("notices = %v, want only fleet:offline:HERMES:1 = %q", got, want)
+	}
+}
+
+func TestFleetWatcherIgnoresAgentsNeverHeardFrom(t *testing.T) {
+	fx := newFleetFixture(t)
+	fx.clock.Advance(30 * 24 * time.Hour)
+	if err := fx.fleet.Sweep(context.Background()); err != nil {
+		t.Fatalf("Sweep() = %v", err)
+	}
+	if got := fx.notices(t); len(got) != 0 {
+		t.Errorf("notices = %v, want none", got)
+	}
+	if r := fx.presenceOf(t, "EVE"); r.Presence != fleet.PresenceOffline || r.Reported {
+		t.Errorf("EVE = %+v, want offline and never reported", r)
+	}
+}
+
+func TestFleetWatchStopsWithContext(t *testing.T) {
+	fx := newFleetFixture(t)
+	fx.heartbeat(t, "HERMES", "C-284")
+	fx.clock.Advance(2*time.Hour + time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fx.fleet.Watch(ctx, time.Hour, func(err error) { t.Errorf("Watch reported %v", err) })
+	}()
+	// Watch sweeps at once; poll for the alert it raises (the outbox is
+	// woken before the sweep's transaction commits), then stop it.
+	deadline := time.After(10 * time.Second)
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	for len(fx.notices(t)) == 0 {
+		select {
+		case <-deadline:
+			t.Fatal("Watch did not sweep")
+		case <-poll.C:
+		}
+	}
+	cancel()
+	<-done
+	if got := fx.notices(t); len(got) != 1 || got["fleet:alert:HERMES:1"] == "" {
+		t.Errorf("notices = %v, want the HERMES alert", got)
+	}
+}

@@ -1,0 +1,761 @@
+package tripwire
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// SkipReason says why an evaluated tripwire neither fired nor reset.
+type SkipReason string
+
+// Skip reasons.
+const (
+	// SkipCooldown: the condition matched, but the tripwire fired within
+	// its cooldown. It neither fires again nor resets.
+	SkipCooldown SkipReason = "cooldown"
+	// SkipTripped: the condition still matches a tripwire that fired
+	// earlier and has not reset since.
+	SkipTripped SkipReason = "already-tripped"
+	// SkipSourceError: a source could not be read, or gave a value the
+	// condition cannot compare. Source errors are never fires.
+	SkipSourceError SkipReason = "source-error"
+	// SkipPending: the tripwire was armed after this pass read its sources.
+	SkipPending SkipReason = "pending"
+	// SkipInvalid: the stored condition could not be read.
+	SkipInvalid SkipReason = "invalid"
+)
+
+// resolveWorkers is how many sources one pass reads at a time.
+const resolveWorkers = 8
+
+// TickReport says what one evaluator pass did.
+type TickReport struct {
+	// Sources counts the distinct (kind, param) pairs read, each once;
+	// SourceErrors those that failed.
+	Sources      int
+	SourceErrors int
+	// Evaluated counts the tripwires tested; of them, Fired fired, Reset
+	// reset, Quarantined were stopped and Skipped were skipped, by reason.
+	Evaluated   int
+	Fired       int
+	Reset       int
+	Quarantined int
+	Skipped     map[SkipReason]int
+}
+
+// State is what the evaluator keeps in memory about a tripwire,
+// loaded once and again whenever the tripwire is written.
+type State struct {
+	ID              string
+	Status          Status
+	CooldownSeconds int
+	LastTrippedAt   time.Time
+	LastObserved    string
+	ErrorStreak     int
+}
+
+// Spec is what a tripwire watches and tests.
+type Spec struct {
+	ID        string
+	Source    core.SourceRef
+	Condition Condition
+}
+
+// ObservedUpdate records a pass's observation of a tripwire that neither
+// fired nor reset.
+type ObservedUpdate struct {
+	ID           string
+	LastObserved string
+	ErrorStreak  int
+	LastError    string
+}
+
+// Trip is one firing to record: always in the tripwire's history, in the
+// scope's journal and push queue as its action says.
+type Trip struct {
+	Scope   string
+	Event   TripEvent
+	Journal bool
+	Push    bool
+}
+
+// TickWrites is everything an evaluator pass writes, in one transaction.
+type TickWrites struct {
+	Observed []ObservedUpdate
+	// Records are tripwires that fired, reset or were quarantined; only
+	// their state is written, never their definition.
+	Records []Record
+	Trips   []Trip
+}
+
+type verdict int
+
+const (
+	verdictQuiet verdict = iota
+	verdictFire
+	verdictReset
+	verdictSkip
+)
+
+// sourceSlots interns the sources of the active tripwires: each gets a slot,
+// so a pass keeps its observations in a slice and evaluating a tripwire
+// hashes and compares no strings. A slot given to another source gets a
+// new generation, so a stale leaf never reads another source's result.
+type sourceSlots struct {
+	index map[core.SourceRef]int
+	refs  []core.SourceRef
+	gens  []uint64
+	users []int // tripwires reading each slot; 0 marks a free slot
+	free  []int
+}
+
+func newSourceSlots() *sourceSlots { return &sourceSlots{index: map[core.SourceRef]int{}} }
+
+// acquire returns the slot of ref and its generation, for one more reader.
+func (t *sourceSlots) acquire(ref core.SourceRef) (int, uint64) {
+	slot, ok := t.index[ref]
+	switch {
+	case ok:
+	case len(t.free) > 0:
+		slot, t.free = t.free[len(t.free)-1], t.free[:len(t.free)-1]
+		t.refs[slot] = ref
+		t.gens[slot]++
+	default:
+		slot = len(t.refs)
+		t.refs = append(t.refs, ref)
+		t.gens = append(t.gens, 0)
+		t.users = append(t.users, 0)
+	}
+	t.index[ref] = slot
+	t.users[slot]++
+	return slot, t.gens[slot]
+}
+
+// release gives back a reader's slot.
+func (t *sourceSlots) release(slot int) {
+	if t.users[slot]--; t.users[slot] == 0 {
+		delete(t.index, t.refs[slot])
+		t.free = append(t.free, slot)
+	}
+}
+
+// sourceResult is what a pass read from one source.
+type sourceResult struct {
+	gen  uint64
+	read bool
+	obs  core.Observation
+	err  error
+}
+
+// passResults are a pass's observations by source slot.
+type passResults []sourceResult
+
+// get returns a leaf's observation, or false when its source was not read
+// in this pass (its tripwire was armed meanwhile).
+func (r passResults) get(l leaf) (sourceResult, bool) {
+	if l.slot < len(r) && r[l.slot].read && r[l.slot].gen == l.gen {
+		return r[l.slot], true
+	}
+	return sourceResult{}, false
+}
+
+// evalView is the evaluator's in-memory view of the active tripwires, kept
+// up to date from the store by revision. Entries sit in one slice so that
+// a pass sweeps them in order.
+type evalView struct {
+	entries []evalEntry
+	index   map[string]int // tripwire id → position in entries
+	slots   *sourceSlots
+	rev     int64
+}
+
+func newEvalView() *evalView {
+	return &evalView{index: map[string]int{}, slots: newSourceSlots()}
+}
+
+// remove drops a tripwire, moving the last entry into its place.
+func (v *evalView) remove(id string) {
+	i, ok := v.index[id]
+	if !ok {
+		return
+	}
+	if cc := v.entries[i].cc; cc != nil {
+		for _, l := range cc.leaves {
+			v.slots.release(l.slot)
+		}
+	}
+	last := len(v.entries) - 1
+	if i != last {
+		v.entries[i] = v.entries[last]
+		v.index[v.entries[i].state.ID] = i
+	}
+	v.entries[last] = evalEntry{}
+	v.entries = v.entries[:last]
+	delete(v.index, id)
+}
+
+// attach compiles a new tripwire's condition into the view.
+func (v *evalView) attach(spec Spec) {
+	i, ok := v.index[spec.ID]
+	if !ok {
+		return
+	}
+	cc, err := compileCondition(spec.Source, spec.Condition)
+	if err != nil {
+		return // the entry stays without a condition: skipped as invalid
+	}
+	for j := range cc.leaves {
+		cc.leaves[j].slot, cc.leaves[j].gen = v.slots.acquire(cc.leaves[j].source)
+	}
+	v.entries[i].cc = cc
+}
+
+// evalEntry is the evaluator's view of one active tripwire.
+type evalEntry struct {
+	state State
+	cc    *compiledCondition // nil when the stored condition cannot be read
+	// last is state.LastObserved decoded, and lastRaw what it was decoded
+	// from.
+	last    []any
+	lastRaw string
+}
+
+// reads reports whether the tripwire reads a source of one of kinds; every
+// tripwire does when kinds is nil.
+func (e *evalEntry) reads(kinds []string) bool {
+	if kinds == nil || e.cc == nil {
+		return kinds == nil
+	}
+	for _, l := range e.cc.leaves {
+		if slices.Contains(kinds, l.source.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastValues returns the last observation of each leaf, for changed.
+func (e *evalEntry) lastValues() []any {
+	if e.lastRaw != e.state.LastObserved {
+		e.last, e.lastRaw = nil, e.state.LastObserved
+		// An unreadable observation counts as none: it only records.
+		_ = json.Unmarshal([]byte(e.lastRaw), &e.last)
+	}
+	return e.last
+}
+
+// evaluation is the outcome of testing one tripwire.
+type evaluation struct {
+	verdict verdict
+	skip    SkipReason
+	err     error
+	// observed is the encoded observation to keep for changed ("" when the
+	// condition has no changed leaf).
+	observed string
+}
+
+// evaluate applies the rules of one pass to one tripwire: a match fires an
+// armed tripwire out of cooldown; a miss resets a tripped one; a source
+// error skips it; changed compares with the last observation, and the
+// first observation never fires.
+func evaluate(e *evalEntry, results passResults, now time.Time) evaluation {
+	st, cc := e.state, e.cc
+	var last []any
+	if cc.watchesChange {
+		last = e.lastValues()
+	}
+	var ev evaluation
+	matches, same := 0, len(last) == len(cc.leaves)
+	for i, l := range cc.leaves {
+		r, ok := results.get(l)
+		if !ok {
+			return evaluation{verdict: verdictSkip, skip: SkipPending}
+		}
+		if r.err != nil {
+			return evaluation{verdict: verdictSkip, skip: SkipSourceError, err: fmt.Errorf("%s: %w", l.source, r.err)}
+		}
+		var prev any
+		if i < len(last) {
+			prev = last[i]
+		}
+		m, err := l.match(r.obs.Value, prev)
+		if err != nil {
+			return evaluation{verdict: verdictSkip, skip: SkipSourceError, err: err}
+		}
+		if m {
+			matches++
+		}
+		same = same && sameValue(r.obs.Value, prev)
+	}
+	switch {
+	case !cc.watchesChange:
+	case same:
+		ev.observed = st.LastObserved
+	default:
+		ev.observed = encodeObserved(observations(cc, results))
+	}
+	matched := matches == len(cc.leaves)
+	if cc.combine == OpAny {
+		matched = matches > 0
+	}
+	cooling := !st.LastTrippedAt.IsZero() && now.Sub(st.LastTrippedAt) < time.Duration(st.CooldownSeconds)*time.Second
+	switch {
+	case matched && cooling:
+		ev.verdict, ev.skip = verdictSkip, SkipCooldown
+	case matched && st.Status == Armed:
+		ev.verdict = verdictFire
+	case matched:
+		ev.verdict, ev.skip = verdictSkip, SkipTripped
+	case st.Status == Tripped:
+		ev.verdict = verdictReset
+	}
+	return ev
+}
+
+// observations lists what each leaf's source showed in this pass.
+func observations(cc *compiledCondition, results passResults) []core.Observation {
+	obs := make([]core.Observation, len(cc.leaves))
+	for i, l := range cc.leaves {
+		r, _ := results.get(l)
+		obs[i] = r.obs
+	}
+	return obs
+}
+
+func encodeObserved(obs []core.Observation) string {
+	values := make([]any, len(obs))
+	for i, o := range obs {
+		values[i] = o.Value
+	}
+	b, _ := json.Marshal(values) // floats, strings and bools always encode
+	return string(b)
+}
+
+// Tick runs one evaluator pass over every armed and tripped tripwire.
+func (s *Service) Tick(ctx context.Context) (TickReport, error) {
+	return s.pass(ctx, nil)
+}
+
+// Reevaluate runs a pass over the tripwires that read one of the given
+// source kinds, so that a change in Jarvis's own state (an agent going
+// offline, a breaker opening) trips them at once rather than at the next
+// tick.
+func (s *Service) Reevaluate(ctx context.Context, kinds ...string) (TickReport, error) {
+	if len(kinds) == 0 {
+		return TickReport{Skipped: map[SkipReason]int{}}, nil
+	}
+	return s.pass(ctx, kinds)
+}
+
+// Run ticks every configured interval until ctx ends, handing each pass's
+// report (or error) to report.
+func (s *Service) Run(ctx context.Context, report func(TickReport, error)) {
+	t := time.NewTicker(s.cfg.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r, err := s.Tick(ctx)
+			if report != nil {
+				report(r, err)
+			}
+		}
+	}
+}
+
+// candidate is a tripwire whose state changes in this pass.
+type candidate struct {
+	ev         evaluation
+	cc         *compiledCondition
+	obs        []core.Observation
+	quarantine string // why it is quarantined for source errors
+}
+
+// pass brings the evaluator's view of the tripwires up to date, reads each
+// distinct source once outside any transaction, then in one transaction
+// evaluates the tripwires and writes the outcome together with the notices
+// it causes.
+func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) {
+	s.evalMu.Lock()
+	defer s.evalMu.Unlock()
+	if err := s.refresh(ctx); err != nil {
+		return TickReport{}, fmt.Errorf("load tripwires: %w", err)
+	}
+	results := s.resolveSources(core.WithMemo(ctx), s.slotsToRead(kinds))
+	var report TickReport
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		// Take in what was written while the sources were read.
+		if err := s.refresh(ctx); err != nil {
+			return err
+		}
+		report = TickReport{Skipped: map[SkipReason]int{}}
+		for _, r := range results {
+			if r.read {
+				report.Sources++
+			}
+			if r.err != nil {
+				report.SourceErrors++
+			}
+		}
+		now := msTime(s.clock.Now())
+		var w TickWrites
+		candidates := map[string]candidate{}
+		var ids []string
+		for i := range s.view.entries {
+			e := &s.view.entries[i]
+			id := e.state.ID
+			if !e.reads(kinds) {
+				continue
+			}
+			if e.cc == nil {
+				report.Skipped[SkipInvalid]++
+				continue
+			}
+			st := e.state
+			report.Evaluated++
+			ev := evaluate(e, results, now)
+			switch {
+			case ev.verdict == verdictFire || ev.verdict == verdictReset:
+				candidates[id] = candidate{ev: ev, cc: e.cc, obs: observations(e.cc, results)}
+				ids = append(ids, id)
+				continue
+			case ev.skip == SkipSourceError && st.ErrorStreak+1 >= s.cfg.Quarantine.SourceErrors:
+				reason := fmt.Sprintf("its sources failed %d times in a row (last: %v)", st.ErrorStreak+1, ev.err)
+				candidates[id] = candidate{ev: ev, cc: e.cc, quarantine: reason}
+				ids = append(ids, id)
+				continue
+			case ev.skip == SkipSourceError:
+				w.Observed = append(w.Observed, ObservedUpdate{ID: id, LastObserved: st.LastObserved, ErrorStreak: st.ErrorStreak + 1, LastError: ev.err.Error()})
+			case ev.skip == SkipPending:
+			case st.ErrorStreak > 0 || (e.cc.watchesChange && ev.observed != st.LastObserved):
+				w.Observed = append(w.Observed, ObservedUpdate{ID: id, LastObserved: ev.observed})
+			}
+			if ev.verdict == verdictSkip {
+				report.Skipped[ev.skip]++
+			}
+		}
+		// Tripwire ids start with their creation time: trips and notices
+		// of one pass go out oldest tripwire first.
+		slices.Sort(ids)
+		notices, err := s.transition(ctx, ids, candidates, now, &w, &report)
+		if err != nil {
+			return err
+		}
+		if err := s.store.ApplyTick(ctx, w); err != nil {
+			return err
+		}
+		for _, n := range notices {
+			if err := s.outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return TickReport{}, fmt.Errorf("evaluate tripwires: %w", err)
+	}
+	return report, nil
+}
+
+// refresh brings the evaluator's view up to date with the tripwires written
+// since it last looked, compiling the conditions of new ones. Conditions
+// never change, so a compiled one serves until its tripwire stops being
+// active.
+func (s *Service) refresh(ctx context.Context) error {
+	v := s.view
+	states, rev, err := s.store.ChangedTripwires(ctx, v.rev)
+	if err != nil {
+		return err
+	}
+	var fresh []string
+	for _, st := range states {
+		i, known := v.index[st.ID]
+		switch {
+		case known && !st.Status.Active():
+			v.remove(st.ID)
+		case known:
+			v.entries[i].state = st
+		case st.Status.Active():
+			v.index[st.ID] = len(v.entries)
+			v.entries = append(v.entries, evalEntry{state: st})
+			fresh = append(fresh, st.ID)
+		}
+	}
+	if len(fresh) > 0 {
+		specs, err := s.store.TripwireSpecs(ctx, fresh)
+		if err != nil {
+			for _, id := range fresh {
+				v.remove(id)
+			}
+			return err
+		}
+		for _, spec := range specs {
+			v.attach(spec)
+		}
+	}
+	v.rev = rev
+	return nil
+}
+
+// slotsToRead lists the source slots the tripwires reading one of kinds
+// (all when nil) need.
+func (s *Service) slotsToRead(kinds []string) []int {
+	v := s.view
+	var slots []int
+	if kinds == nil {
+		for slot, n := range v.slots.users {
+			if n > 0 {
+				slots = append(slots, slot)
+			}
+		}
+		return slots
+	}
+	need := make([]bool, len(v.slots.refs))
+	for i := range v.entries {
+		if e := &v.entries[i]; e.cc != nil && e.reads(kinds) {
+			for _, l := range e.cc.leaves {
+				need[l.slot] = true
+			}
+		}
+	}
+	for slot, ok := range need {
+		if ok {
+			slots = append(slots, slot)
+		}
+	}
+	return slots
+}
+
+// resolveSources reads the sources of the given slots once each, a few at a
+// time. A resolver that panics counts as a source error.
+func (s *Service) resolveSources(ctx context.Context, slots []int) passResults {
+	t := s.view.slots
+	results := make(passResults, len(t.refs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, resolveWorkers)
+	for _, slot := range slots {
+		ref, gen := t.refs[slot], t.gens[slot]
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := sourceResult{gen: gen, read: true}
+			defer func() {
+				if p := recover(); p != nil {
+					r.err = fmt.Errorf("source panicked: %v", p)
+				}
+				results[slot] = r
+			}()
+			r.obs, r.err = s.sources.Resolve(ctx, ref)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// transition fires, resets and quarantines the candidates, adding their
+// state, trips and notices to the pass's writes.
+func (s *Service) transition(ctx context.Context, ids []string, candidates map[string]candidate, now time.Time, w *TickWrites, report *TickReport) ([]core.Notice, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	recs, err := s.store.TripwireRecords(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(recs, func(a, b Record) int { return strings.Compare(a.ID, b.ID) })
+	var resets []string
+	for _, rec := range recs {
+		if candidates[rec.ID].ev.verdict == verdictReset {
+			resets = append(resets, rec.ID)
+		}
+	}
+	var recent map[string][]time.Time
+	if len(resets) > 0 {
+		if recent, err = s.store.RecentTrips(ctx, resets, now.Add(-s.cfg.Quarantine.FlapWindow)); err != nil {
+			return nil, err
+		}
+	}
+	var notices []core.Notice
+	for _, rec := range recs {
+		c := candidates[rec.ID]
+		switch {
+		case c.quarantine != "":
+			rec.ErrorStreak, rec.LastError = rec.ErrorStreak+1, c.ev.err.Error()
+			notices = s.quarantine(&rec, c.quarantine, notices)
+			report.Skipped[SkipSourceError]++
+			report.Quarantined++
+		case c.ev.verdict == verdictFire:
+			notices = s.fire(&rec, c, now, w, notices)
+			report.Fired++
+		case c.ev.verdict == verdictReset:
+			notices = s.reset(&rec, c, now, notices)
+			report.Reset++
+			cycles := 0
+			for _, at := range recent[rec.ID] {
+				if at.After(rec.FlapSince) {
+					cycles++
+				}
+			}
+			if cycles > s.cfg.Quarantine.FlapCycles {
+				reason := fmt.Sprintf("it tripped and cleared %d times within %s", cycles, formatDuration(s.cfg.Quarantine.FlapWindow))
+				notices = s.quarantine(&rec, reason, notices)
+				report.Quarantined++
+			}
+		}
+		w.Records = append(w.Records, rec)
+	}
+	return notices, nil
+}
+
+// fire records a trip: history always, journal and push queue as the action
+// says, and a notice to the citizen when push is on.
+func (s *Service) fire(rec *Record, c candidate, now time.Time, w *TickWrites, notices []core.Notice) []core.Notice {
+	rec.Status = Tripped
+	rec.LastTrippedAt = &now
+	rec.TripSeq++
+	rec.TripPushed = rec.Action.Push
+	rec.ErrorStreak, rec.LastError = 0, ""
+	if c.cc.watchesChange {
+		rec.LastObserved = c.ev.observed
+	}
+	ev := TripEvent{
+		TripwireID:      rec.ID,
+		Trip:            rec.TripSeq,
+		Label:           rec.Label,
+		Timestamp:       now,
+		ObservedValue:   observedValue(c.cc, c.obs),
+		ObservedContext: observedContext(c.cc, c.obs),
+		Summary:         observedText(c.cc, c.obs, false) + " (" + c.cc.text() + ")",
+	}
+	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal, Push: rec.Action.Push})
+	if !rec.Action.Push {
+		return notices
+	}
+	body := fmt.Sprintf("🔔 **Tripwire tripped: %s**\n\nObserved: %s\n\nCondition: %s\n\nWhy you armed it: %s\n\n`%s` · trip %d",
+		rec.Label, observedText(c.cc, c.obs, true), c.cc.text(), rec.Rationale, rec.ID, rec.TripSeq)
+	return s.notify(notices, rec.Scope, core.Notice{Key: tripNoticeKey(rec.ID, rec.TripSeq), Kind: core.NoticeMessage, Body: body}, true)
+}
+
+// reset re-arms a tripwire whose condition cleared, replying in the thread
+// of its trip notice when that trip was pushed.
+func (s *Service) reset(rec *Record, c candidate, now time.Time, notices []core.Notice) []core.Notice {
+	rec.Status = Armed
+	rec.LastResetAt = &now
+	rec.ErrorStreak, rec.LastError = 0, ""
+	if c.cc.watchesChange {
+		rec.LastObserved = c.ev.observed
+	}
+	if !rec.TripPushed {
+		return notices
+	}
+	rec.TripPushed = false
+	key := tripNoticeKey(rec.ID, rec.TripSeq)
+	body := fmt.Sprintf("✅ Cleared at %s — %s.", now.Format("2006-01-02 15:04 UTC"), observedText(c.cc, c.obs, false))
+	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":cleared", Kind: core.NoticeMessage, Target: key, Thread: true, Body: body}, false)
+}
+
+// quarantine stops a tripwire for review and tells its owner, once per
+// quarantine.
+func (s *Service) quarantine(rec *Record, reason string, notices []core.Notice) []core.Notice {
+	rec.Status = Quarantined
+	rec.QuarantineReason = reason
+	rec.QuarantineCount++
+	body := fmt.Sprintf("⚠️ **Tripwire quarantined: %s**\n\nJarvis stopped watching `%s` because %s. It stays quiet until you release it (`!tw release %s`).",
+		rec.Label, rec.ID, reason, rec.ID)
+	key := fmt.Sprintf("trip:%s:quarantine:%d", rec.ID, rec.QuarantineCount)
+	return s.notify(notices, rec.Scope, core.Notice{Key: key, Kind: core.NoticeMessage, Body: body}, false)
+}
+
+// notify addresses a notice to a scope's owner: a citizen in their direct
+// room, the "self" scope in the dedicated room (when one is set).
+func (s *Service) notify(notices []core.Notice, scope string, n core.Notice, mention bool) []core.Notice {
+	if scope != SelfScope {
+		n.ToUser = scope
+		if mention {
+			n.Mentions = []string{scope}
+		}
+	} else if n.RoomID = s.Room; n.RoomID == "" {
+		return notices
+	}
+	return append(notices, n)
+}
+
+func tripNoticeKey(id string, seq int64) string { return fmt.Sprintf("trip:%s:%d", id, seq) }
+
+// text renders the condition with its sources: "integrity.gi < 0.7", or
+// "all of: integrity.gi < 0.7; lane.sentiment = degraded".
+func (cc *compiledCondition) text() string {
+	if cc.combine == "" {
+		return cc.leaves[0].text
+	}
+	parts := make([]string, len(cc.leaves))
+	for i, l := range cc.leaves {
+		parts[i] = l.text
+	}
+	return string(cc.combine) + " of: " + strings.Join(parts, "; ")
+}
+
+// observedText says what each source showed: "integrity.gi is 0.68".
+func observedText(cc *compiledCondition, obs []core.Observation, bold bool) string {
+	parts := make([]string, len(cc.leaves))
+	for i, l := range cc.leaves {
+		v := obs[i].Display
+		if v == "" {
+			v = formatValue(obs[i].Value)
+		}
+		if bold {
+			v = "**" + v + "**"
+		}
+		parts[i] = l.source.String() + " is " + v
+	}
+	return strings.Join(parts, "; ")
+}
+
+func observedValue(cc *compiledCondition, obs []core.Observation) any {
+	if cc.combine == "" {
+		return obs[0].Value
+	}
+	values := make([]any, len(obs))
+	for i, o := range obs {
+		values[i] = o.Value
+	}
+	return values
+}
+
+func observedContext(cc *compiledCondition, obs []core.Observation) map[string]any {
+	if cc.combine == "" {
+		if obs[0].Context == nil {
+			return map[string]any{}
+		}
+		return obs[0].Context
+	}
+	leaves := make([]any, len(obs))
+	for i, o := range obs {
+		leaves[i] = map[string]any{"source": cc.leaves[i].source.String(), "value": o.Value, "context": o.Context}
+	}
+	return map[string]any{"sources": leaves}
+}
+
+// formatDuration renders a duration without its zero tail: "1h", "1h30m".
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,102 @@
+package tripwire
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// tokenPrefix starts every personal API token, so a leaked one is easy to
+// recognise.
+const tokenPrefix = "jtw_"
+
+// Token is a citizen's personal API token as Jarvis keeps it: the
+// token itself is shown once, at creation, and stored only as its SHA-256.
+type Token struct {
+	ID        string    `json:"id"`
+	Citizen   string    `json:"citizen"`
+	Label     string    `json:"label"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// TokenStore keeps personal API tokens by hash.
+type TokenStore interface {
+	// InsertToken stores a token under the hex SHA-256 of its plaintext.
+	InsertToken(ctx context.Context, tok Token, hash string) error
+	// DeleteToken deletes one of citizen's tokens; another's is ErrNotFound.
+	DeleteToken(ctx context.Context, citizen, id string) error
+	// TokenCitizen returns the citizen a token hash belongs to, or ErrNotFound.
+	TokenCitizen(ctx context.Context, hash string) (string, error)
+	// ListTokens lists citizen's tokens, oldest first.
+	ListTokens(ctx context.Context, citizen string) ([]Token, error)
+}
+
+// CreateToken makes a personal API token for citizen and returns its
+// plaintext, which is never shown again.
+func (s *Service) CreateToken(ctx context.Context, citizen, label string) (string, Token, error) {
+	if err := CheckScope(citizen); err != nil {
+		return "", Token{}, err
+	}
+	label = strings.TrimSpace(label)
+	if utf8.RuneCountInString(label) > MaxLabelLength {
+		return "", Token{}, core.Invalid("label", "is longer than %d characters", MaxLabelLength)
+	}
+	plain := tokenPrefix + randomToken(32)
+	tok := Token{ID: "tok_" + randomToken(5), Citizen: citizen, Label: label, CreatedAt: msTime(s.clock.Now())}
+	if err := s.tokens.InsertToken(ctx, tok, hashToken(plain)); err != nil {
+		return "", Token{}, fmt.Errorf("create token: %w", err)
+	}
+	return plain, tok, nil
+}
+
+// RevokeToken deletes one of citizen's tokens; requests bearing it fail
+// from then on.
+func (s *Service) RevokeToken(ctx context.Context, citizen, id string) error {
+	if err := CheckScope(citizen); err != nil {
+		return err
+	}
+	if err := s.tokens.DeleteToken(ctx, citizen, id); err != nil {
+		return fmt.Errorf("revoke token %q: %w", id, err)
+	}
+	return nil
+}
+
+// ListTokens lists citizen's tokens (without their plaintext).
+func (s *Service) ListTokens(ctx context.Context, citizen string) ([]Token, error) {
+	if err := CheckScope(citizen); err != nil {
+		return nil, err
+	}
+	toks, err := s.tokens.ListTokens(ctx, citizen)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	return toks, nil
+}
+
+// CitizenForToken returns the scope a personal API token acts for; an
+// unknown or revoked token is ErrUnauthorized.
+func (s *Service) CitizenForToken(ctx context.Context, token string) (string, error) {
+	if !strings.HasPrefix(token, tokenPrefix) {
+		return "", core.ErrUnauthorized
+	}
+	citizen, err := s.tokens.TokenCitizen(ctx, hashToken(token))
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return "", core.ErrUnauthorized
+	case err != nil:
+		return "", fmt.Errorf("look up token: %w", err)
+	}
+	return citizen, nil
+}
+
+func hashToken(plain string) string {
+	sum := sha256.Sum256([]byte(plain))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,671 @@
+// Package tripwire is the personal tripwires protocol of seed 000: rules,
+// conditions, the evaluator, templates and personal tokens.
+package tripwire
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Status is where a tripwire stands.
+type Status string
+
+// Tripwire statuses. Armed and tripped tripwires are evaluated; disabled
+// and quarantined ones are not.
+const (
+	Armed       Status = "armed"
+	Tripped     Status = "tripped"
+	Disabled    Status = "disabled"
+	Quarantined Status = "quarantined"
+)
+
+// Active reports whether the evaluator looks at tripwires in this status.
+func (s Status) Active() bool { return s == Armed || s == Tripped }
+
+// SelfScope is the scope of a single-operator instance; every other scope
+// is a citizen's Matrix user ID.
+const SelfScope = "self"
+
+// Tripwire limits and defaults.
+const (
+	MaxLabelLength         = 120
+	MaxRationaleLength     = 2000
+	DefaultCooldownSeconds = 3600
+	MaxCooldownSeconds     = 30 * 24 * 3600
+	// TripHistoryCap is how many trip events a tripwire keeps; the oldest go.
+	TripHistoryCap = 100
+	// TripJournalCap is how many trip events a scope's journal keeps.
+	TripJournalCap = 200
+	// PushQueueCap is how many unread push events a scope keeps; overflow
+	// drops the oldest.
+	PushQueueCap = 50
+	// CreationLimit is how many tripwires one citizen may create within
+	// CreationWindow.
+	CreationLimit  = 50
+	CreationWindow = time.Hour
+)
+
+// Action says what a firing does besides recording the trip in the
+// tripwire's history: add it to the scope's journal, and push it to the
+// citizen. The default is journal only.
+type Action struct {
+	Journal bool `json:"journal"`
+	Push    bool `json:"push"`
+}
+
+// DefaultAction is a quiet record: journal, no push.
+var DefaultAction = Action{Journal: true}
+
+// UnmarshalJSON reads an action; a field left out takes its default
+// (journal on, push off).
+func (a *Action) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Journal *bool `json:"journal"`
+		Push    *bool `json:"push"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*a = DefaultAction
+	if raw.Journal != nil {
+		a.Journal = *raw.Journal
+	}
+	if raw.Push != nil {
+		a.Push = *raw.Push
+	}
+	return nil
+}
+
+// Definition is a standing observation rule: watch a source, test
+// a condition, and record (and optionally push) a trip when it matches.
+type Definition struct {
+	// ID is "tw_" + creation time + random part; unguessable, never reused.
+	ID              string         `json:"id"`
+	Label           string         `json:"label"`
+	Rationale       string         `json:"rationale"`
+	Source          core.SourceRef `json:"source"`
+	Condition       Condition      `json:"condition"`
+	Action          Action         `json:"action"`
+	CooldownSeconds int            `json:"cooldown_seconds"`
+	Status          Status         `json:"status"`
+	CreatedAt       time.Time      `json:"created_at"`
+	UpdatedAt       time.Time      `json:"updated_at"`
+	LastTrippedAt   *time.Time     `json:"last_tripped_at"`
+	LastResetAt     *time.Time     `json:"last_reset_at"`
+	// QuarantineReason says why a quarantined tripwire was stopped.
+	QuarantineReason string `json:"quarantine_reason,omitempty"`
+	// LastError says why the last pass could not read the tripwire's
+	// sources; empty when it could. Source errors are never fires, so this
+	// is how a quiet tripwire shows that something is wrong.
+	LastError string `json:"last_error,omitempty"`
+}
+
+// validateSettings checks what a person may edit after arming.
+func (d Definition) validateSettings() error {
+	switch {
+	case d.Label == "":
+		return core.Invalid("label", "is required")
+	case utf8.RuneCountInString(d.Label) > MaxLabelLength:
+		return core.Invalid("label", "is longer than %d characters", MaxLabelLength)
+	case strings.IndexFunc(d.Label, unicode.IsControl) >= 0:
+		return core.Invalid("label", "must be one line")
+	case d.Rationale == "":
+		return core.Invalid("rationale", "is required: say why this tripwire exists")
+	case utf8.RuneCountInString(d.Rationale) > MaxRationaleLength:
+		return core.Invalid("rationale", "is longer than %d characters", MaxRationaleLength)
+	case !d.Action.Journal && !d.Action.Push:
+		return core.Invalid("action", "journal or push must be on")
+	case d.CooldownSeconds < 0 || d.CooldownSeconds > MaxCooldownSeconds:
+		return core.Invalid("cooldown_seconds", "must be between 0 and %d", MaxCooldownSeconds)
+	}
+	return nil
+}
+
+// Validate checks a definition against the source registry; the error
+// names the field at fault.
+func (d Definition) Validate(reg *core.SourceRegistry) error {
+	if err := d.validateSettings(); err != nil {
+		return err
+	}
+	if err := reg.Check("source", d.Source); err != nil {
+		return err
+	}
+	return d.Condition.validate("condition", false, reg)
+}
+
+// Draft is what a person or agent asks to arm; left-out action and
+// cooldown take their defaults.
+type Draft struct {
+	Label           string         `json:"label"`
+	Rationale       string         `json:"rationale"`
+	Source          core.SourceRef `json:"source"`
+	Condition       Condition      `json:"condition"`
+	Action          *Action        `json:"action,omitempty"`
+	CooldownSeconds *int           `json:"cooldown_seconds,omitempty"`
+}
+
+// Patch changes an armed tripwire; nil fields stay as they are.
+// Source and condition cannot change: arm a new tripwire instead, so that
+// history always describes one rule.
+type Patch struct {
+	Label           *string `json:"label,omitempty"`
+	Rationale       *string `json:"rationale,omitempty"`
+	Action          *Action `json:"action,omitempty"`
+	CooldownSeconds *int    `json:"cooldown_seconds,omitempty"`
+	// Status may be set to armed (enable, or release from quarantine) or
+	// disabled.
+	Status *Status `json:"status,omitempty"`
+}
+
+// Record is a definition with its scope and the state the
+// evaluator keeps about it.
+type Record struct {
+	Definition
+	Scope string
+	// TripSeq counts the tripwire's firings; trip notices are keyed by it.
+	TripSeq int64
+	// TripPushed is true when the latest firing was pushed, so its reset
+	// replies in that notice's thread.
+	TripPushed bool
+	// LastObserved is the JSON array of the last value of each condition
+	// leaf, kept for changed; empty when nothing was observed.
+	LastObserved string
+	// ErrorStreak counts consecutive passes whose sources failed.
+	ErrorStreak int
+	// FlapSince is when flapping started to count (the last release).
+	FlapSince       time.Time
+	QuarantineCount int
+}
+
+// rearm puts a disabled or quarantined tripwire back to work with a clean
+// slate: no error streak, no flapping count, no last observation (so a
+// changed condition does not fire on what happened while it slept).
+func (r *Record) rearm(now time.Time) {
+	r.Status = Armed
+	r.ErrorStreak, r.LastError = 0, ""
+	r.QuarantineReason = ""
+	r.LastObserved = ""
+	r.FlapSince = now
+}
+
+// TripEvent is the immutable record of one firing.
+type TripEvent struct {
+	TripwireID string `json:"tripwire_id"`
+	// Trip is the firing's number for this tripwire (1, 2, …).
+	Trip            int64          `json:"trip"`
+	Label           string         `json:"label"`
+	Timestamp       time.Time      `json:"timestamp"`
+	ObservedValue   any            `json:"observed_value"`
+	ObservedContext map[string]any `json:"observed_context"`
+	Summary         string         `json:"summary"`
+}
+
+// JournalEntry is a trip event in a scope's journal.
+type JournalEntry struct {
+	Seq int64 `json:"seq"`
+	TripEvent
+	// Unread is true when the citizen had not looked at the journal since.
+	Unread bool `json:"unread"`
+}
+
+// JournalQuery selects journal entries.
+type JournalQuery struct {
+	// Limit caps the entries returned (default and maximum TripJournalCap).
+	Limit int
+	// UnreadOnly returns only what was noted since the citizen last looked,
+	// oldest first; otherwise the latest entries are returned, oldest first.
+	UnreadOnly bool
+	// MarkRead moves the read cursor past the entries returned.
+	MarkRead bool
+}
+
+// JournalPage is a slice of the journal and how much of it is unread.
+type JournalPage struct {
+	Entries []JournalEntry `json:"entries"`
+	// Unread counts the entries after the read cursor, before this look.
+	Unread int `json:"unread"`
+	// Cursor is the read cursor after this look.
+	Cursor int64 `json:"cursor"`
+}
+
+// Store keeps tripwires, their trips and the evaluator's state.
+// Every read and write a citizen causes is scoped.
+type Store interface {
+	// InsertTripwire writes a new tripwire.
+	InsertTripwire(ctx context.Context, rec Record) error
+	// Tripwire returns one of scope's tripwires; another scope's is ErrNotFound.
+	Tripwire(ctx context.Context, scope, id string) (Record, error)
+	// ListTripwires lists scope's tripwires, oldest first.
+	ListTripwires(ctx context.Context, scope string) ([]Record, error)
+	// SaveTripwire writes back a tripwire a person changed.
+	SaveTripwire(ctx context.Context, rec Record) error
+	// DeleteTripwire deletes one of scope's tripwires; its trips stay.
+	DeleteTripwire(ctx context.Context, scope, id string) error
+	// CountCreations counts the tripwires scope created since the given
+	// time, deleted ones included.
+	CountCreations(ctx context.Context, scope string, since time.Time) (int, error)
+	// RecordCreation notes a creation and forgets scope's creations older
+	// than at minus window.
+	RecordCreation(ctx context.Context, scope string, at time.Time, window time.Duration) error
+	// History returns up to limit of the latest trips of one of scope's
+	// tripwires (deleted or not), oldest first.
+	History(ctx context.Context, scope, id string, limit int) ([]TripEvent, error)
+	// JournalAfter returns up to limit journal entries after seq, oldest first.
+	JournalAfter(ctx context.Context, scope string, seq int64, limit int) ([]JournalEntry, error)
+	// LatestJournal returns the latest limit journal entries, oldest first.
+	LatestJournal(ctx context.Context, scope string, limit int) ([]JournalEntry, error)
+	// CountJournalAfter counts the journal entries after seq.
+	CountJournalAfter(ctx context.Context, scope string, seq int64) (int, error)
+	// JournalCursor returns the seq the citizen has read up to (0 at first).
+	JournalCursor(ctx context.Context, scope string) (int64, error)
+	// SetJournalCursor moves the read cursor.
+	SetJournalCursor(ctx context.Context, scope string, seq int64) error
+	// TakePush removes and returns scope's push queue, oldest first.
+	TakePush(ctx context.Context, scope string) ([]TripEvent, error)
+
+	// ChangedTripwires returns the evaluator's view of the tripwires
+	// written after revision rev, whatever their status (deleted ones
+	// included), and the latest revision. Every write to a tripwire's
+	// state takes a new revision. From revision 0 it returns every
+	// tripwire not deleted.
+	ChangedTripwires(ctx context.Context, rev int64) ([]State, int64, error)
+	// TripwireSpecs loads the source and condition of the given tripwires.
+	TripwireSpecs(ctx context.Context, ids []string) ([]Spec, error)
+	// TripwireRecords loads the given tripwires whole.
+	TripwireRecords(ctx context.Context, ids []string) ([]Record, error)
+	// RecentTrips returns the times of the given tripwires' trips since a time.
+	RecentTrips(ctx context.Context, ids []string, since time.Time) (map[string][]time.Time, error)
+	// ApplyTick writes the outcome of an evaluator pass, keeping history,
+	// journal and push queue within their caps.
+	ApplyTick(ctx context.Context, w TickWrites) error
+}
+
+// Config is the tripwires part of the configuration.
+type Config struct {
+	// Tick is how often the evaluator runs.
+	Tick time.Duration `mapstructure:"tick"`
+	// Quarantine says when a tripwire is stopped for review.
+	Quarantine QuarantineConfig `mapstructure:"quarantine"`
+}
+
+// QuarantineConfig sets when a tripwire is quarantined: it flapped (more
+// than FlapCycles fire/reset cycles within FlapWindow), or its sources
+// failed SourceErrors passes in a row.
+type QuarantineConfig struct {
+	FlapCycles   int           `mapstructure:"flap_cycles"`
+	FlapWindow   time.Duration `mapstructure:"flap_window"`
+	SourceErrors int           `mapstructure:"source_errors"`
+}
+
+// DefaultConfig returns the defaults: a 5-minute tick; quarantine
+// after more than 6 cycles in an hour or 12 failed passes in a row.
+func DefaultConfig() Config {
+	return Config{
+		Tick:       5 * time.Minute,
+		Quarantine: QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12},
+	}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	switch q := c.Quarantine; {
+	case c.Tick < time.Second:
+		return core.Invalid("tripwires.tick", "must be at least 1s")
+	case q.FlapCycles < 1 || q.FlapCycles >= TripHistoryCap:
+		return core.Invalid("tripwires.quarantine.flap_cycles", "must be between 1 and %d", TripHistoryCap-1)
+	case q.FlapWindow < time.Minute:
+		return core.Invalid("tripwires.quarantine.flap_window", "must be at least 1m")
+	case q.SourceErrors < 1:
+		return core.Invalid("tripwires.quarantine.source_errors", "must be at least 1")
+	}
+	return nil
+}
+
+// Deps are what the tripwire service works with.
+type Deps struct {
+	Store   Store
+	Tokens  TokenStore
+	Tx      core.Transactor
+	Outbox  core.Outbox
+	Sources *core.SourceRegistry
+	Clock   core.Clock
+}
+
+// Service is the personal tripwire engine: citizens arm standing
+// observation rules, the evaluator tests them, and trips are journaled and
+// optionally pushed. Every method takes the citizen's scope; one citizen
+// never sees, changes or hears of another's tripwires.
+type Service struct {
+	store   Store
+	tokens  TokenStore
+	tx      core.Transactor
+	outbox  core.Outbox
+	sources *core.SourceRegistry
+	clock   core.Clock
+	cfg     Config
+	// Room is the dedicated room; notices of the "self" scope go there.
+	Room string
+
+	evalMu sync.Mutex
+	view   *evalView // guarded by evalMu
+}
+
+// NewService returns the service.
+func NewService(deps Deps, cfg Config) *Service {
+	return &Service{
+		store: deps.Store, tokens: deps.Tokens, tx: deps.Tx, outbox: deps.Outbox, sources: deps.Sources, clock: deps.Clock,
+		cfg: cfg, view: newEvalView(),
+	}
+}
+
+// Sources returns the source registry (the chat parser matches aliases).
+func (s *Service) Sources() *core.SourceRegistry { return s.sources }
+
+// CheckScope checks that a scope is "self" or a Matrix user ID.
+func CheckScope(scope string) error {
+	local, server, ok := strings.Cut(strings.TrimPrefix(scope, "@"), ":")
+	switch {
+	case scope == SelfScope:
+		return nil
+	case !strings.HasPrefix(scope, "@") || !ok || local == "" || server == "" || len(scope) > 255 ||
+		strings.IndexFunc(scope, unicode.IsSpace) >= 0:
+		return core.Invalid("scope", "must be %q or a Matrix user ID like @alice:example.org", SelfScope)
+	}
+	return nil
+}
+
+// Arm creates and arms a tripwire in scope. More than CreationLimit
+// creations within CreationWindow is ErrRateLimited, and creates nothing.
+func (s *Service) Arm(ctx context.Context, scope string, d Draft) (Definition, error) {
+	if err := CheckScope(scope); err != nil {
+		return Definition{}, err
+	}
+	now := msTime(s.clock.Now())
+	rec := Record{Scope: scope, Definition: Definition{
+		ID:              newID(now),
+		Label:           strings.TrimSpace(d.Label),
+		Rationale:       strings.TrimSpace(d.Rationale),
+		Source:          core.SourceRef{Kind: strings.TrimSpace(d.Source.Kind), Param: strings.TrimSpace(d.Source.Param)},
+		Condition:       d.Condition,
+		Action:          DefaultAction,
+		CooldownSeconds: DefaultCooldownSeconds,
+		Status:          Armed,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+	}}
+	if d.Action != nil {
+		rec.Action = *d.Action
+	}
+	if d.CooldownSeconds != nil {
+		rec.CooldownSeconds = *d.CooldownSeconds
+	}
+	if err := rec.Validate(s.sources); err != nil {
+		return Definition{}, err
+	}
+	if _, err := compileCondition(rec.Source, rec.Condition); err != nil {
+		return Definition{}, core.Invalid("condition", "%v", err)
+	}
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		n, err := s.store.CountCreations(ctx, scope, now.Add(-CreationWindow))
+		if err != nil {
+			return err
+		}
+		if n >= CreationLimit {
+			return fmt.Errorf("%d tripwires created in the last hour, the limit is %d: %w", n, CreationLimit, core.ErrRateLimited)
+		}
+		if err := s.store.InsertTripwire(ctx, rec); err != nil {
+			return err
+		}
+		return s.store.RecordCreation(ctx, scope, now, CreationWindow)
+	})
+	if err != nil {
+		return Definition{}, fmt.Errorf("arm tripwire %q: %w", rec.Label, err)
+	}
+	return rec.Definition, nil
+}
+
+// Get returns one of scope's tripwires.
+func (s *Service) Get(ctx context.Context, scope, id string) (Definition, error) {
+	if err := CheckScope(scope); err != nil {
+		return Definition{}, err
+	}
+	rec, err := s.store.Tripwire(ctx, scope, id)
+	if err != nil {
+		return Definition{}, fmt.Errorf("get tripwire %q: %w", id, err)
+	}
+	return rec.Definition, nil
+}
+
+// List returns scope's tripwires, oldest first.
+func (s *Service) List(ctx context.Context, scope string) ([]Definition, error) {
+	if err := CheckScope(scope); err != nil {
+		return nil, err
+	}
+	recs, err := s.store.ListTripwires(ctx, scope)
+	if err != nil {
+		return nil, fmt.Errorf("list tripwires: %w", err)
+	}
+	defs := make([]Definition, len(recs))
+	for i, r := range recs {
+		defs[i] = r.Definition
+	}
+	return defs, nil
+}
+
+// Update changes one of scope's tripwires.
+func (s *Service) Update(ctx context.Context, scope, id string, p Patch) (Definition, error) {
+	if err := CheckScope(scope); err != nil {
+		return Definition{}, err
+	}
+	var out Definition
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		rec, err := s.store.Tripwire(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		now := msTime(s.clock.Now())
+		if p.Label != nil {
+			rec.Label = strings.TrimSpace(*p.Label)
+		}
+		if p.Rationale != nil {
+			rec.Rationale = strings.TrimSpace(*p.Rationale)
+		}
+		if p.Action != nil {
+			rec.Action = *p.Action
+		}
+		if p.CooldownSeconds != nil {
+			rec.CooldownSeconds = *p.CooldownSeconds
+		}
+		if p.Status != nil {
+			switch *p.Status {
+			case Armed:
+				if !rec.Status.Active() {
+					rec.rearm(now)
+				}
+			case Disabled:
+				rec.Status = Disabled
+			default:
+				return core.Invalid("status", "can be set to %s or %s", Armed, Disabled)
+			}
+		}
+		if err := rec.validateSettings(); err != nil {
+			return err
+		}
+		rec.UpdatedAt = now
+		out = rec.Definition
+		return s.store.SaveTripwire(ctx, rec)
+	})
+	if err != nil {
+		return Definition{}, fmt.Errorf("update tripwire %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// Disable stops evaluating a tripwire until it is enabled.
+func (s *Service) Disable(ctx context.Context, scope, id string) (Definition, error) {
+	st := Disabled
+	return s.Update(ctx, scope, id, Patch{Status: &st})
+}
+
+// Enable re-arms a disabled or quarantined tripwire; an armed or tripped
+// one stays as it is.
+func (s *Service) Enable(ctx context.Context, scope, id string) (Definition, error) {
+	st := Armed
+	return s.Update(ctx, scope, id, Patch{Status: &st})
+}
+
+// Release re-arms a quarantined tripwire after the citizen reviewed it.
+func (s *Service) Release(ctx context.Context, scope, id string) (Definition, error) {
+	def, err := s.Get(ctx, scope, id)
+	if err != nil {
+		return Definition{}, err
+	}
+	if def.Status != Quarantined {
+		return Definition{}, fmt.Errorf("release tripwire %q: it is %s, not quarantined: %w", id, def.Status, core.ErrIllegalTransition)
+	}
+	return s.Enable(ctx, scope, id)
+}
+
+// SetPush turns push notices of a tripwire on or off.
+func (s *Service) SetPush(ctx context.Context, scope, id string, on bool) (Definition, error) {
+	def, err := s.Get(ctx, scope, id)
+	if err != nil {
+		return Definition{}, err
+	}
+	action := def.Action
+	action.Push = on
+	return s.Update(ctx, scope, id, Patch{Action: &action})
+}
+
+// SetCooldown sets the minimum time between a tripwire's firings.
+func (s *Service) SetCooldown(ctx context.Context, scope, id string, cooldown time.Duration) (Definition, error) {
+	secs := int(cooldown / time.Second)
+	return s.Update(ctx, scope, id, Patch{CooldownSeconds: &secs})
+}
+
+// Delete deletes one of scope's tripwires. Its trips stay in the history
+// and journal.
+func (s *Service) Delete(ctx context.Context, scope, id string) error {
+	if err := CheckScope(scope); err != nil {
+		return err
+	}
+	if err := s.store.DeleteTripwire(ctx, scope, id); err != nil {
+		return fmt.Errorf("delete tripwire %q: %w", id, err)
+	}
+	return nil
+}
+
+// History returns up to limit of a tripwire's latest trips, oldest first
+// (limit 0 means all that are kept). The history of a deleted tripwire is
+// still there.
+func (s *Service) History(ctx context.Context, scope, id string, limit int) ([]TripEvent, error) {
+	if err := CheckScope(scope); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > TripHistoryCap {
+		limit = TripHistoryCap
+	}
+	events, err := s.store.History(ctx, scope, id, limit)
+	if err == nil && len(events) == 0 {
+		_, err = s.store.Tripwire(ctx, scope, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tripwire %q history: %w", id, err)
+	}
+	return events, nil
+}
+
+// Journal returns what Jarvis noticed in scope: the latest trips, or only
+// those since the citizen last looked, and optionally marks them read.
+func (s *Service) Journal(ctx context.Context, scope string, q JournalQuery) (JournalPage, error) {
+	if err := CheckScope(scope); err != nil {
+		return JournalPage{}, err
+	}
+	if q.Limit <= 0 || q.Limit > TripJournalCap {
+		q.Limit = TripJournalCap
+	}
+	var page JournalPage
+	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+		cursor, err := s.store.JournalCursor(ctx, scope)
+		if err != nil {
+			return err
+		}
+		if page.Unread, err = s.store.CountJournalAfter(ctx, scope, cursor); err != nil {
+			return err
+		}
+		if q.UnreadOnly {
+			page.Entries, err = s.store.JournalAfter(ctx, scope, cursor, q.Limit)
+		} else {
+			page.Entries, err = s.store.LatestJournal(ctx, scope, q.Limit)
+		}
+		if err != nil {
+			return err
+		}
+		page.Cursor = cursor
+		for i := range page.Entries {
+			page.Entries[i].Unread = page.Entries[i].Seq > cursor
+			if q.MarkRead {
+				page.Cursor = max(page.Cursor, page.Entries[i].Seq)
+			}
+		}
+		if page.Cursor == cursor {
+			return nil
+		}
+		return s.store.SetJournalCursor(ctx, scope, page.Cursor)
+	})
+	if err != nil {
+		return JournalPage{}, fmt.Errorf("read tripwire journal: %w", err)
+	}
+	if page.Entries == nil {
+		page.Entries = []JournalEntry{}
+	}
+	return page, nil
+}
+
+// ConsumePush drains scope's push queue, oldest first. Delivery is at most
+// once: the events are gone once returned.
+func (s *Service) ConsumePush(ctx context.Context, scope string) ([]TripEvent, error) {
+	if err := CheckScope(scope); err != nil {
+		return nil, err
+	}
+	var events []TripEvent
+	err := s.tx.InTx(ctx, func(ctx context.Context) (err error) {
+		events, err = s.store.TakePush(ctx, scope)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consume push queue: %w", err)
+	}
+	if events == nil {
+		events = []TripEvent{}
+	}
+	return events, nil
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newID returns "tw_<creation time, base 36>_<80 random bits>".
+func newID(now time.Time) string {
+	return "tw_" + strconv.FormatInt(now.UnixMilli(), 36) + "_" + randomToken(10)
+}
+
+// randomToken returns n random bytes in lower-case base32.
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails: since Go 1.24 crypto/rand crashes instead
+	return idEncoding.EncodeToString(b)
+}
+
+// msTime drops what a millisecond timestamp in the store cannot keep.
+func msTime(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).UTC() }

@@ -1,0 +1,164 @@
+// Package wake is the event/wake router (J-R23): it reconciles the conditions
+// that hold now against what it has said, and speaks only of what changed.
+package wake
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// State is what the router remembers of a condition.
+type State struct {
+	Key         string
+	Fingerprint string
+	NotifiedAt  time.Time
+	Active      bool
+	Count       int
+}
+
+// Store keeps the router's memory; it survives restarts, so a restart
+// does not notify again.
+type Store interface {
+	WakeStates(ctx context.Context) ([]State, error)
+	PutWakeState(ctx context.Context, s State) error
+	// ConsumeEvent records a source event id; false means it was consumed
+	// before.
+	ConsumeEvent(ctx context.Context, source, eventID string, at time.Time) (bool, error)
+}
+
+// Source reports the conditions that hold now.
+type Source struct {
+	Name string
+	List func(ctx context.Context) ([]core.WakeCondition, error)
+}
+
+// Router is the shared, level-triggered reconciler that decides what to
+// surface to people: it wakes on change only, with a back-off per
+// condition, and never says the same thing twice.
+type Router struct {
+	Room    string
+	Sources []Source
+
+	mu sync.Mutex
+
+	store  Store
+	tx     core.Transactor
+	outbox core.Outbox
+	clock  core.Clock
+}
+
+// NewRouter builds the router.
+func NewRouter(store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock) *Router {
+	return &Router{store: store, tx: tx, outbox: outbox, clock: clock}
+}
+
+// ReconcileResult says what one reconcile did.
+type ReconcileResult struct {
+	Conditions int
+	Notified   int
+	Cleared    int
+}
+
+// Reconcile asks every source for what holds now and notifies what is
+// new, changed, or past its back-off, in one transaction.
+func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var res ReconcileResult
+	now := r.clock.Now()
+	err := r.tx.InTx(ctx, func(ctx context.Context) error {
+		// The sources are read inside the transaction: a list read before
+		// another reconcile committed would clear what that one just said,
+		// and the next would say it again.
+		var current []core.WakeCondition
+		for _, src := range r.Sources {
+			conds, err := src.List(ctx)
+			if err != nil {
+				return fmt.Errorf("wake source %s: %w", src.Name, err)
+			}
+			current = append(current, conds...)
+		}
+		res.Conditions = len(current)
+		states, err := r.store.WakeStates(ctx)
+		if err != nil {
+			return err
+		}
+		known := make(map[string]State, len(states))
+		for _, s := range states {
+			known[s.Key] = s
+		}
+		seen := make(map[string]bool, len(current))
+		for _, c := range current {
+			seen[c.Key] = true
+			notify, err := r.decide(ctx, c, known[c.Key], now)
+			if err != nil {
+				return err
+			}
+			if !notify {
+				continue
+			}
+			s := known[c.Key]
+			s.Key, s.Fingerprint, s.NotifiedAt, s.Active = c.Key, c.Fingerprint, now, true
+			s.Count++
+			if err := r.outbox.Enqueue(ctx, core.Notice{
+				Key: fmt.Sprintf("wake:%s:%d", c.Key, s.Count), RoomID: r.Room, Kind: core.NoticeMessage,
+				Body: Render(c), Mentions: c.Mentions,
+			}); err != nil {
+				return err
+			}
+			if err := r.store.PutWakeState(ctx, s); err != nil {
+				return err
+			}
+			res.Notified++
+		}
+		for _, s := range states {
+			if s.Active && !seen[s.Key] {
+				s.Active = false
+				if err := r.store.PutWakeState(ctx, s); err != nil {
+					return err
+				}
+				res.Cleared++
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+// decide is the hysteresis: notify a condition that is new, that became
+// active again, whose fingerprint changed, or whose back-off has passed;
+// a condition carrying a source event id is acted on once per id.
+func (r *Router) decide(ctx context.Context, c core.WakeCondition, s State, now time.Time) (bool, error) {
+	if c.EventID != "" {
+		first, err := r.store.ConsumeEvent(ctx, c.Source, c.EventID, now)
+		if err != nil || !first {
+			return false, err
+		}
+		return true, nil
+	}
+	switch {
+	case s.Key == "", !s.Active, s.Fingerprint != c.Fingerprint:
+		return true, nil
+	case c.Backoff > 0 && !now.Before(s.NotifiedAt.Add(c.Backoff)):
+		return true, nil
+	}
+	return false, nil
+}
+
+// Render renders a condition in the fixed frame: the headline is
+// Jarvis's, and every piece of workspace data sits in a code span tagged
+// with its source, so text inside a payload can never pose as Jarvis's
+// own words.
+func Render(c core.WakeCondition) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Needs attention: %s**\n", c.Title)
+	for _, f := range c.Fields {
+		fmt.Fprintf(&b, "- %s (from %s): %s\n", f.Name, c.Source, core.CodeSpan(f.Value))
+	}
+	return strings.TrimSpace(b.String())
+}
