@@ -4,8 +4,10 @@ TAGS     := goolm
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: build test unit integration bench demo homeserver vet fmt clean
+.PHONY: build test unit integration bench demo homeserver vet clean
 
 build: ## Build ./jarvis
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o jarvis ./cmd/jarvis
@@ -13,8 +15,13 @@ build: ## Build ./jarvis
 homeserver: ## Build the test homeserver (Dendrite), cached after the first time
 	scripts/homeserver.sh build
 
-vet:
+$(STATICCHECK):
+	mkdir -p $(dir $@) && GOBIN=$$(mktemp -d) && GOBIN=$$GOBIN $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && mv $$GOBIN/staticcheck $@
+
+vet: $(STATICCHECK) ## go vet, gofmt, go mod tidy, staticcheck, and the core-imports-stdlib-only check
 	$(GO) vet -tags $(TAGS) ./...
+	$(GO) mod tidy -diff
+	$(STATICCHECK) -tags $(TAGS) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt would change the files above"; exit 1; }
 	@bad=$$($(GO) list -tags $(TAGS) -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' ./core/... | grep -v '^github.com/jarvis-hmi/jarvis/core\(/.*\)\{0,1\}$$'); \
 		test -z "$$bad" || { echo "packages under core/ import more than the standard library and core:"; echo "$$bad"; exit 1; }

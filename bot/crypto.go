@@ -110,6 +110,7 @@ func (b *Bot) onUndecryptable(evt *event.Event, cause error) {
 		Str("event_id", evt.ID.String()).
 		Str("sender", evt.Sender.String()).
 		Str("session_id", content.SessionID.String()).
+		//lint:ignore SA1019 senders that follow Matrix before v1.3 (Dendrite among them) still name their device here
 		Str("sender_device", content.DeviceID.String()).
 		Logger()
 	log.Warn().Err(cause).Msg("Could not decrypt a message")

@@ -4,6 +4,7 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // Registry holds every Jarvis collector; the API serves it on /metrics.
@@ -44,5 +45,5 @@ var (
 
 func init() {
 	Registry.MustRegister(MessagesHandled, Commands, SendErrors, NoticesSent, SyncLag, HTTPRequests,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
