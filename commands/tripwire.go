@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jarvis-hmi/jarvis/commands/intent"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
@@ -474,7 +475,7 @@ func twFlagSample(name string) string {
 // intent recognises a request to watch something in a plain sentence; it
 // becomes `tw propose <sentence>`.
 func (c *tripwireCommands) intent(text string) (string, []string, bool) {
-	if ParseWatchIntent(text, c.tw.Sources(), c.agents()).Kind == IntentNone {
+	if intent.Parse(text, c.tw.Sources(), c.agents()).Kind == intent.None {
 		return "", nil, false
 	}
 	return "tw propose", []string{text}, true
@@ -486,13 +487,13 @@ func (c *tripwireCommands) propose(e *Event) {
 	prefix := e.Proc.Prefix()
 	sentence := strings.TrimSpace(e.RawArgs)
 	reg := c.tw.Sources()
-	w := ParseWatchIntent(sentence, reg, c.agents())
+	w := intent.Parse(sentence, reg, c.agents())
 	switch w.Kind {
-	case IntentNone:
+	case intent.None:
 		e.Reply("I don't read that as something to watch. Say it like \"tell me when GI drops below 0.70\", or arm one exactly with `%stw arm`.\n\n%s",
 			prefix, c.watchable())
 		return
-	case IntentQuestion:
+	case intent.Question:
 		e.Reply("%s", c.clarify(e, w.Question))
 		return
 	}
@@ -540,7 +541,7 @@ func twCheckProposal(d tripwire.Draft, reg *core.SourceRegistry) error {
 
 // twProposalText says what Jarvis will watch, in words and as the exact
 // rule, what a trip does, and how to answer.
-func twProposalText(e *Event, w WatchIntent, d tripwire.Draft) string {
+func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 	action := tripwire.DefaultAction
 	if d.Action != nil {
 		action = *d.Action
@@ -591,7 +592,7 @@ func (c *tripwireCommands) rationale(e *Event, sentence string) (string, error) 
 			switch x := kept[i]; {
 			case x.EventID == e.EventID, x.At.After(when), x.Held && x.RatifiedBy == "":
 			case x.At.Before(when.Add(-proposalWindow)),
-				ParseWatchIntent(x.Body, c.tw.Sources(), c.agents()).Kind != IntentNone:
+				intent.Parse(x.Body, c.tw.Sources(), c.agents()).Kind != intent.None:
 				break scan
 			default:
 				earlier = append([]string{x.Body}, earlier...)

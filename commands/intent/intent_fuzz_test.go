@@ -1,4 +1,4 @@
-package commands
+package intent
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 
 // FuzzParseWatchIntent: whatever is typed, the parser does not panic,
 // answers the same way twice, and never proposes a tripwire that fails
-// validation. Before ParseWatchIntent's last check, the only draft the
+// validation. Before Parse's last check, the only draft the
 // registry may reject is one whose URL it vets (a host not allowed).
 func FuzzParseWatchIntent(f *testing.F) {
 	for _, tt := range intentCases {
@@ -22,17 +22,17 @@ func FuzzParseWatchIntent(f *testing.F) {
 	regs := map[string]*core.SourceRegistry{"jarvis": intentRegistry(), "lanes": laneRegistry()}
 	f.Fuzz(func(t *testing.T, text string) {
 		for name, reg := range regs {
-			w := ParseWatchIntent(text, reg, intentAgents)
+			w := Parse(text, reg, intentAgents)
 			switch w.Kind {
-			case IntentNone:
+			case None:
 				if w.Question != "" || w.Draft.Source.Kind != "" {
 					t.Fatalf("%s: %q is no intent but carries %+v", name, text, w)
 				}
-			case IntentQuestion:
+			case Question:
 				if strings.TrimSpace(w.Question) == "" {
 					t.Fatalf("%s: %q asks an empty question", name, text)
 				}
-			case IntentProposal:
+			case Proposal:
 				if err := armable(w.Draft, "> "+text).Validate(reg); err != nil {
 					t.Fatalf("%s: %q proposes %s, which fails validation: %v", name, text, intentJSON(w.Draft), err)
 				}
@@ -42,11 +42,11 @@ func FuzzParseWatchIntent(f *testing.F) {
 			default:
 				t.Fatalf("%s: %q gives kind %d", name, text, w.Kind)
 			}
-			if again := ParseWatchIntent(text, reg, intentAgents); !reflect.DeepEqual(again, w) {
+			if again := Parse(text, reg, intentAgents); !reflect.DeepEqual(again, w) {
 				t.Fatalf("%s: %q parses as %+v, then as %+v", name, text, w, again)
 			}
 			raw := parseWatch(text, reg, intentAgents)
-			if raw.Kind != IntentProposal {
+			if raw.Kind != Proposal {
 				continue
 			}
 			if err := armable(raw.Draft, "> "+text).Validate(reg); err != nil && !vettedURL(raw.Draft, err) {
