@@ -44,12 +44,13 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 	t.Cleanup(func() { st.Close() })
 	fx := &tripwireAPIFixture{t: t, clock: coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)), gi: 0.8}
 	reg := core.NewSourceRegistry(
-		core.SourceKind{Kind: "integrity.gi", Resolve: func(context.Context, string) (core.Observation, error) {
+		core.SourceKind{Kind: "integrity.gi", Value: core.ValueRatio, Resolve: func(context.Context, string) (core.Observation, error) {
 			return core.Observation{Value: fx.gi}, nil
 		}},
-		core.SourceKind{Kind: "agent.status", Param: "agent name", Resolve: func(context.Context, string) (core.Observation, error) {
-			return core.Observation{Value: "online"}, nil
-		}},
+		core.SourceKind{Kind: "agent.status", Value: core.ValueCategory, Categories: []string{"online", "late", "offline"},
+			Param: "agent name", ParamType: core.ParamAgent, Resolve: func(context.Context, string) (core.Observation, error) {
+				return core.Observation{Value: "online"}, nil
+			}},
 	)
 	fx.svc = tripwire.NewService(tripwire.Deps{
 		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,

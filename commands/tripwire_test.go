@@ -32,10 +32,11 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 	}
 	reg := core.NewSourceRegistry(
 		core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Description: "the global integrity index (0–1)",
-			Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{Value: th.gi}, nil }},
-		core.SourceKind{Kind: "vault.balance", Aliases: []string{"vault", "vault balance"}, Description: "the vault balance", Resolve: fixed(10.0)},
+			Value: core.ValueRatio, Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{Value: th.gi}, nil }},
+		core.SourceKind{Kind: "vault.balance", Aliases: []string{"vault", "vault balance"}, Description: "the vault balance",
+			Value: core.ValueNumber, Resolve: fixed(10.0)},
 		core.SourceKind{Kind: fleet.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
-			Param: "agent name", Resolve: fixed("online")},
+			Value: core.ValueCategory, Categories: []string{"online", "late", "offline"}, Param: "agent name", ParamType: core.ParamAgent, Resolve: fixed("online")},
 	)
 	th.tw = tripwire.NewService(tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
 		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock}, tripwire.DefaultConfig())

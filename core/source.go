@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -36,6 +37,59 @@ type Observation struct {
 // Resolver reads the current value of a source kind for one param.
 type Resolver func(ctx context.Context, param string) (Observation, error)
 
+// ValueType says what a source kind's values are, so that a sentence about
+// the kind reads without guessing: "70%" of a ratio is 0.70, "10 minutes"
+// of a seconds kind is 600.
+type ValueType string
+
+// The value types. The zero value says nothing, and reads as text.
+const (
+	// ValueNumber is any number: a balance, a value read from JSON.
+	ValueNumber ValueType = "number"
+	// ValueRatio is a number from 0 to 1 (GI, MII): "70%" is 0.70.
+	ValueRatio ValueType = "ratio"
+	// ValueSeconds is a duration in seconds: "10 minutes" is 600.
+	ValueSeconds ValueType = "seconds"
+	// ValueCount is how many of something: said without a number, it is
+	// "more than 0".
+	ValueCount ValueType = "count"
+	// ValueCategory is one of the kind's Categories.
+	ValueCategory ValueType = "category"
+	// ValueText is text without a fixed set of values (a feed item's id).
+	ValueText ValueType = "text"
+)
+
+// ValueTypes lists the value types, for messages that name them.
+var ValueTypes = []ValueType{ValueNumber, ValueRatio, ValueSeconds, ValueCount, ValueCategory, ValueText}
+
+// Valid reports whether t is one of ValueTypes, or unset.
+func (t ValueType) Valid() bool { return t == "" || slices.Contains(ValueTypes, t) }
+
+// Numeric reports whether values of the type are numbers.
+func (t ValueType) Numeric() bool {
+	return t == ValueNumber || t == ValueRatio || t == ValueSeconds || t == ValueCount
+}
+
+// ParamType says what a source kind's param is, so that the words of a
+// sentence can fill it.
+type ParamType string
+
+// The param types. The zero value reads as ParamName.
+const (
+	// ParamName is a name written beside the kind's name or alias
+	// ("micro-agent DAEDALUS-µ5").
+	ParamName ParamType = "name"
+	// ParamAgent is the name of a configured agent.
+	ParamAgent ParamType = "agent"
+	// ParamCard is a card id, card_….
+	ParamCard ParamType = "card"
+	// ParamUser is a Matrix user ID.
+	ParamUser ParamType = "user"
+	// ParamURL is a URL, a space, then what to read there (a JSON path, a
+	// keyword).
+	ParamURL ParamType = "url"
+)
+
 // SourceKind is one entry of the source registry. Adding a kind of source
 // is one SourceKind; the evaluator needs no change.
 type SourceKind struct {
@@ -46,9 +100,16 @@ type SourceKind struct {
 	Aliases []string
 	// Description says in one line what the kind reads.
 	Description string
+	// Value is the type of the kind's values.
+	Value ValueType
+	// Categories are the values a ValueCategory kind takes, e.g. "online",
+	// "late" and "offline".
+	Categories []string
 	// Param describes the param the kind takes ("agent name"); empty means
 	// the kind takes none.
 	Param string
+	// ParamType says what the param is.
+	ParamType ParamType
 	// ParamOptional lets the param be left out of a kind that takes one.
 	ParamOptional bool
 	// CheckParam, when set, vets a param when a tripwire is armed (a URL
@@ -82,8 +143,13 @@ func NewSourceRegistry(kinds ...SourceKind) *SourceRegistry {
 func (r *SourceRegistry) Register(k SourceKind) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if k.Kind == "" || k.Resolve == nil {
+	switch {
+	case k.Kind == "" || k.Resolve == nil:
 		panic(fmt.Sprintf("source kind %q: a name and a resolver are required", k.Kind))
+	case !k.Value.Valid():
+		panic(fmt.Sprintf("source kind %q: value type %q is none of %v", k.Kind, k.Value, ValueTypes))
+	case (k.Value == ValueCategory) != (len(k.Categories) > 0):
+		panic(fmt.Sprintf("source kind %q: categories go with the category value type, and it needs them", k.Kind))
 	}
 	for _, name := range append([]string{k.Kind}, k.Aliases...) {
 		key := strings.ToLower(name)

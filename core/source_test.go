@@ -22,6 +22,9 @@ func TestSourceRegistryRejectsDuplicates(t *testing.T) {
 		{name: "alias taken, other case", kind: core.SourceKind{Kind: "integrity.gi2", Aliases: []string{"Global Integrity"}, Resolve: resolve}},
 		{name: "no resolver", kind: core.SourceKind{Kind: "weather"}},
 		{name: "no name", kind: core.SourceKind{Resolve: resolve}},
+		{name: "unknown value type", kind: core.SourceKind{Kind: "weather", Value: "temperature", Resolve: resolve}},
+		{name: "category without categories", kind: core.SourceKind{Kind: "weather", Value: core.ValueCategory, Resolve: resolve}},
+		{name: "categories of a number", kind: core.SourceKind{Kind: "weather", Value: core.ValueNumber, Categories: []string{"sunny"}, Resolve: resolve}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := core.NewSourceRegistry(core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Resolve: resolve})

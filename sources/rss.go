@@ -29,7 +29,9 @@ func rssKind(f *fetcher) core.SourceKind {
 		Kind:        "rss",
 		Aliases:     []string{"feed", "rss feed", "news"},
 		Description: "the newest item of an RSS or Atom feed matching a keyword; use with changed",
+		Value:       core.ValueText,
 		Param:       "feed URL, a space, then a keyword (e.g. https://blog.example.org/feed.xml outage)",
+		ParamType:   core.ParamURL,
 		CheckParam:  func(param string) error { _, _, err := parse(param); return err },
 		Resolve: func(ctx context.Context, param string) (core.Observation, error) {
 			raw, keyword, err := parse(param)

@@ -30,9 +30,9 @@ func (s *snapshot) kind(k SnapshotKind) core.SourceKind {
 	if desc == "" {
 		desc = k.Path + " in the snapshot"
 	}
-	sk := core.SourceKind{Kind: k.Kind, Aliases: k.Aliases, Description: desc}
+	sk := core.SourceKind{Kind: k.Kind, Aliases: k.Aliases, Description: desc, Value: k.Value, Categories: k.Categories}
 	if strings.Contains(k.Path, "{param}") {
-		sk.Param = "which one (the {param} of " + k.Path + ")"
+		sk.Param, sk.ParamType = "which one (the {param} of "+k.Path+")", core.ParamName
 	}
 	sk.Resolve = func(ctx context.Context, param string) (core.Observation, error) {
 		doc, err := s.body(ctx)

@@ -43,6 +43,11 @@ type SnapshotKind struct {
 	Path        string   `mapstructure:"path"`
 	Aliases     []string `mapstructure:"aliases"`
 	Description string   `mapstructure:"description"`
+	// Value is the type of its values: number, ratio (0 to 1), seconds,
+	// count, category or text; sentences about the kind are read by it.
+	Value core.ValueType `mapstructure:"value"`
+	// Categories are the values of a category kind.
+	Categories []string `mapstructure:"categories"`
 }
 
 // FetchConfig configures a kind that fetches URLs citizens name.
@@ -69,11 +74,11 @@ func DefaultConfig() Config {
 			Timeout: 10 * time.Second, MaxBytes: 1 << 20,
 			Kinds: []SnapshotKind{
 				{Kind: "vault.balance", Path: "vault.balance", Aliases: []string{"vault", "vault balance"},
-					Description: "the vault balance"},
+					Description: "the vault balance", Value: core.ValueNumber},
 				{Kind: "integrity.gi", Path: "integrity.gi", Aliases: []string{"GI", "global integrity", "integrity"},
-					Description: "the global integrity index (0–1)"},
+					Description: "the global integrity index (0–1)", Value: core.ValueRatio},
 				{Kind: "micro-agent.value", Path: "micro_agents.{param}.value", Aliases: []string{"micro-agent", "micro agent"},
-					Description: "a micro-agent's self-reported value"},
+					Description: "a micro-agent's self-reported value", Value: core.ValueNumber},
 			},
 		},
 		URLFetch: FetchConfig{Timeout: 10 * time.Second, MaxBytes: 256 << 10},
@@ -102,6 +107,12 @@ func (c Config) Validate() error {
 			return core.Invalid(field+".kind", "%q is listed twice", k.Kind)
 		case strings.TrimSpace(k.Path) == "":
 			return core.Invalid(field+".path", "is required")
+		case !k.Value.Valid():
+			return core.Invalid(field+".value", "must be one of %v, not %q", core.ValueTypes, k.Value)
+		case k.Value == core.ValueCategory && len(k.Categories) == 0:
+			return core.Invalid(field+".categories", "must list the values of a category kind")
+		case k.Value != core.ValueCategory && len(k.Categories) > 0:
+			return core.Invalid(field+".categories", "go with value: category only")
 		}
 		seen[k.Kind] = true
 	}

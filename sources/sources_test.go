@@ -283,6 +283,9 @@ func TestConfigValidate(t *testing.T) {
 		{name: "snapshot timeout zero", edit: func(c *sources.Config) { c.Snapshot.Timeout = 0 }, wantField: "sources.snapshot.timeout"},
 		{name: "kind listed twice", edit: func(c *sources.Config) { c.Snapshot.Kinds = append(c.Snapshot.Kinds, c.Snapshot.Kinds[0]) }, wantField: "sources.snapshot.kinds[3].kind"},
 		{name: "kind without path", edit: func(c *sources.Config) { c.Snapshot.Kinds[1].Path = "" }, wantField: "sources.snapshot.kinds[1].path"},
+		{name: "unknown value type", edit: func(c *sources.Config) { c.Snapshot.Kinds[0].Value = "money" }, wantField: "sources.snapshot.kinds[0].value"},
+		{name: "category without categories", edit: func(c *sources.Config) { c.Snapshot.Kinds[0].Value = core.ValueCategory }, wantField: "sources.snapshot.kinds[0].categories"},
+		{name: "categories of a number", edit: func(c *sources.Config) { c.Snapshot.Kinds[0].Categories = []string{"low"} }, wantField: "sources.snapshot.kinds[0].categories"},
 		{name: "url-fetch without allowed hosts", edit: func(c *sources.Config) { c.URLFetch.Enabled = true }, wantField: "sources.url_fetch.allowed_hosts"},
 		{name: "rss too large a limit", edit: func(c *sources.Config) {
 			c.RSS = sources.FetchConfig{Enabled: true, AllowedHosts: []string{"x"}, Timeout: time.Second, MaxBytes: 1 << 30}

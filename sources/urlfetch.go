@@ -37,7 +37,9 @@ func urlFetchKind(f *fetcher) core.SourceKind {
 		Kind:        "url-fetch",
 		Aliases:     []string{"url", "fetch", "url fetch"},
 		Description: "a JSON value at a URL of an allowed host",
+		Value:       core.ValueNumber,
 		Param:       "URL, a space, then a JSON path (e.g. https://status.example.org/api.json data.gi)",
+		ParamType:   core.ParamURL,
 		CheckParam:  func(param string) error { _, _, err := parse(param); return err },
 		Resolve: func(ctx context.Context, param string) (core.Observation, error) {
 			raw, path, err := parse(param)

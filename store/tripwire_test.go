@@ -59,13 +59,17 @@ func newTWFixture(t *testing.T, cfg tripwire.Config) *twFixture {
 		}
 	}
 	reg := core.NewSourceRegistry(
-		core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Resolve: resolve("integrity.gi")},
-		core.SourceKind{Kind: "vault.balance", Resolve: resolve("vault.balance")},
-		core.SourceKind{Kind: "lane.sentiment", Resolve: resolve("lane.sentiment")},
-		core.SourceKind{Kind: "micro-agent.value", Param: "micro-agent name", Resolve: resolve("micro-agent.value")},
-		core.SourceKind{Kind: "agent.status", Param: "agent name", Resolve: resolve("agent.status")},
-		core.SourceKind{Kind: "breaker.state", Param: "agent name", Resolve: resolve("breaker.state")},
-		core.SourceKind{Kind: "cards.needs_decision", Param: "whose decision", ParamOptional: true, Resolve: resolve("cards.needs_decision")},
+		core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Value: core.ValueRatio, Resolve: resolve("integrity.gi")},
+		core.SourceKind{Kind: "vault.balance", Value: core.ValueNumber, Resolve: resolve("vault.balance")},
+		core.SourceKind{Kind: "lane.sentiment", Value: core.ValueText, Resolve: resolve("lane.sentiment")},
+		core.SourceKind{Kind: "micro-agent.value", Value: core.ValueNumber, Param: "micro-agent name", ParamType: core.ParamName,
+			Resolve: resolve("micro-agent.value")},
+		core.SourceKind{Kind: "agent.status", Value: core.ValueCategory, Categories: []string{"online", "late", "offline"},
+			Param: "agent name", ParamType: core.ParamAgent, Resolve: resolve("agent.status")},
+		core.SourceKind{Kind: "breaker.state", Value: core.ValueCategory, Categories: []string{"closed", "open", "half-open"},
+			Param: "agent name", ParamType: core.ParamAgent, Resolve: resolve("breaker.state")},
+		core.SourceKind{Kind: "cards.needs_decision", Value: core.ValueCount, Param: "whose decision", ParamType: core.ParamUser,
+			ParamOptional: true, Resolve: resolve("cards.needs_decision")},
 	)
 	f.svc = tripwire.NewService(tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: reg, Clock: f.clock,

@@ -101,12 +101,19 @@ func runJarvis(ctx context.Context, configPath string) error {
 	fl.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, cards) })
 
 	registry := core.NewSourceRegistry()
-	registry.Register(core.SourceKind{Kind: "breaker.state", Aliases: []string{"breaker", "circuit breaker", "breaker state"},
-		Description: "an agent's circuit breaker (closed, open, half-open)", Param: "agent name",
+	registry.Register(core.SourceKind{
+		Kind:        "breaker.state",
+		Aliases:     []string{"breaker", "circuit breaker", "breaker state"},
+		Description: "an agent's circuit breaker (closed, open, half-open)",
+		Value:       core.ValueCategory,
+		Categories:  []string{string(breaker.Closed), string(breaker.Open), string(breaker.HalfOpen)},
+		Param:       "agent name",
+		ParamType:   core.ParamAgent,
 		Resolve: func(ctx context.Context, agent string) (core.Observation, error) {
 			state, err := breakers.ResolveState(ctx, agent)
 			return core.Observation{Value: state}, err
-		}})
+		},
+	})
 	if err := sources.Register(registry, cfg.Sources); err != nil {
 		return fail(exitConfig, err)
 	}

@@ -208,7 +208,7 @@ func (p *parser) hasCond(pt *clause) bool {
 	// "the sentiment lane is degraded": a weak "is" and a word, on a kind
 	// that is not a number
 	for _, a := range pt.aliases {
-		if !isNumeric(a.kind) && vocabularies[a.kind.Kind] == nil {
+		if !a.kind.Value.Numeric() && vocabularies[a.kind.Kind] == nil {
 			if _, _, ok := wordValue(ts); ok {
 				return true
 			}

@@ -36,7 +36,7 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 		return false
 	}
 	fallback := func() {
-		if isCount(k) {
+		if k.Value == core.ValueCount {
 			one(tripwire.Condition{Op: tripwire.OpGT, Threshold: 0.0}, countDesc(l, subject))
 			return
 		}
@@ -81,7 +81,7 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 			}
 			break
 		}
-		if v, neg, found := wordValue(ts); found && !isNumeric(k) {
+		if v, neg, found := wordValue(ts); found && !k.Value.Numeric() {
 			op, verb := tripwire.OpEQ, " is "
 			if neg {
 				op, verb = tripwire.OpNEQ, " is not "
@@ -337,7 +337,7 @@ func (p *parser) isValue(k core.SourceKind, t *token) bool {
 		return true
 	}
 	_, unit := durationUnits[t.unit]
-	return unit && isSeconds(k)
+	return unit && k.Value == core.ValueSeconds
 }
 
 // value reads the number at ts[j] for kind k: percentages of ratios become
@@ -350,14 +350,14 @@ func (p *parser) value(k core.SourceKind, ts []*token, j int) (float64, string, 
 		text += "%"
 	}
 	switch {
-	case isSeconds(k) && t.unit != "":
+	case k.Value == core.ValueSeconds && t.unit != "":
 		v = t.num * durationUnits[t.unit]
-	case isSeconds(k) && j+1 < len(ts) && durationUnits[ts[j+1].low] > 0 && len(ts[j+1].low) > 1:
+	case k.Value == core.ValueSeconds && j+1 < len(ts) && durationUnits[ts[j+1].low] > 0 && len(ts[j+1].low) > 1:
 		v = t.num * durationUnits[ts[j+1].low]
 		text += " " + ts[j+1].text
-	case isRatio(k) && t.pct:
+	case k.Value == core.ValueRatio && t.pct:
 		v = t.num / 100
-	case isRatio(k) && t.num > 1 && t.num <= 100:
+	case k.Value == core.ValueRatio && t.num > 1 && t.num <= 100:
 		v = t.num / 100
 		return v, text + "%", fmt.Sprintf("%s runs from 0 to 1, so I read %s as %s%% (%s).", k.Kind, t.text, t.text, formatNumber(v))
 	case t.pct:

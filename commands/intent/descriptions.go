@@ -28,7 +28,7 @@ func (p *parser) subjectName(l *watchLeaf) string {
 			return noun + " from " + param
 		case noun == "":
 			return param
-		case takesAgent(k):
+		case k.ParamType == core.ParamAgent:
 			return param + "'s " + noun
 		}
 		return noun

@@ -27,15 +27,17 @@
 //     alone keep the seed's quiet default (journal only). "Quietly", "just
 //     note it", "in the journal", "don't ping me" turn push off, whatever
 //     else was said.
-//   - Percentages: a kind whose description says it runs from 0 to 1
-//     ("(0–1)", "(0 to 1)": GI, MII) is a ratio; there "70%" is 0.70, and a
-//     bare number above 1 and at most 100 is read as a percentage too ("GI
+//   - Each kind says the type of its values (core.SourceKind.Value) and of
+//     its param (ParamType); the parser reads by them and never guesses
+//     from a description.
+//   - Percentages: on a ratio (GI, MII run from 0 to 1) "70%" is 0.70, and
+//     a bare number above 1 and at most 100 is read as a percentage too ("GI
 //     below 70"), with a note. On any other kind "45%" is 45, with a note.
-//     A kind whose description speaks of seconds takes durations ("over 10
-//     minutes" is 600).
+//     A seconds kind takes durations ("over 10 minutes" is 600); a number
+//     kind takes no word as a value ("is low").
 //   - A number or direction left out falls back to `changed`, with a note; a
-//     count ("how many …" kinds, e.g. cards.needs_decision) without a number
-//     is "more than 0" instead ("when a card needs my decision").
+//     count (e.g. cards.needs_decision) without a number is "more than 0"
+//     instead ("when a card needs my decision").
 //   - "and", "while", a second "when"/"if" combine conditions with all, "or"
 //     with any, "unless" with all and the condition negated; mixing and and
 //     or is asked about. "Any agent" is one condition per configured agent

@@ -44,36 +44,47 @@ func intentKinds() []core.SourceKind {
 			return nil
 		}
 	}
-	agentKind := func(kind, desc string, aliases ...string) core.SourceKind {
-		return core.SourceKind{Kind: kind, Aliases: aliases, Description: desc, Param: "agent name", CheckParam: agent, Resolve: resolve}
+	agentKind := func(kind, desc string, value core.ValueType, categories []string, aliases ...string) core.SourceKind {
+		return core.SourceKind{Kind: kind, Aliases: aliases, Description: desc, Value: value, Categories: categories,
+			Param: "agent name", ParamType: core.ParamAgent, CheckParam: agent, Resolve: resolve}
+	}
+	cardStates := make([]string, len(card.States))
+	for i, s := range card.States {
+		cardStates[i] = string(s)
 	}
 	return []core.SourceKind{
-		{Kind: "vault.balance", Aliases: []string{"vault", "vault balance"}, Description: "the vault balance", Resolve: resolve},
-		{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity", "integrity"}, Description: "the global integrity index (0–1)", Resolve: resolve},
+		{Kind: "vault.balance", Aliases: []string{"vault", "vault balance"}, Description: "the vault balance", Value: core.ValueNumber, Resolve: resolve},
+		{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity", "integrity"}, Description: "the global integrity index (0–1)",
+			Value: core.ValueRatio, Resolve: resolve},
 		{Kind: "micro-agent.value", Aliases: []string{"micro-agent", "micro agent"}, Description: "a micro-agent's self-reported value",
-			Param: "which one (the {param} of micro_agents.{param}.value)", Resolve: resolve},
-		agentKind(fleet.SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", "agent status", "status"),
-		agentKind(fleet.SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", "agent MII", "MII"),
-		agentKind(fleet.SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", "agent mode", "mode"),
-		agentKind(fleet.SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", "heartbeat age", "last heartbeat"),
-		agentKind(fleet.SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", "journal count", "journal entries"),
-		agentKind("breaker.state", "the state of an agent's circuit breaker: closed, open or half-open", "breaker", "circuit breaker", "breaker state"),
+			Value: core.ValueNumber, Param: "which one (the {param} of micro_agents.{param}.value)", ParamType: core.ParamName, Resolve: resolve},
+		agentKind(fleet.SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats",
+			core.ValueCategory, []string{"online", "late", "offline"}, "agent status", "status"),
+		agentKind(fleet.SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", core.ValueRatio, nil, "agent MII", "MII"),
+		agentKind(fleet.SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red",
+			core.ValueCategory, []string{"green", "yellow", "red"}, "agent mode", "mode"),
+		agentKind(fleet.SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", core.ValueSeconds, nil, "heartbeat age", "last heartbeat"),
+		agentKind(fleet.SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", core.ValueCount, nil,
+			"journal count", "journal entries"),
+		agentKind("breaker.state", "the state of an agent's circuit breaker: closed, open or half-open",
+			core.ValueCategory, []string{"closed", "open", "half-open"}, "breaker", "circuit breaker", "breaker state"),
 		{Kind: card.SourceCardsNeedsDecision, Aliases: []string{"cards needing a decision", "decisions waiting", "needs my decision",
 			"needs a decision", "waiting for my decision", "waiting for a decision"},
-			Description: "how many cards wait for a decision (only those asking the person given, if any)",
-			Param:       "whose decision (a Matrix user ID)", ParamOptional: true, Resolve: resolve},
-		{Kind: card.SourceCardsBlocked, Aliases: []string{"blocked cards"}, Description: "how many cards are blocked", Resolve: resolve},
+			Description: "how many cards wait for a decision (only those asking the person given, if any)", Value: core.ValueCount,
+			Param: "whose decision (a Matrix user ID)", ParamType: core.ParamUser, ParamOptional: true, Resolve: resolve},
+		{Kind: card.SourceCardsBlocked, Aliases: []string{"blocked cards"}, Description: "how many cards are blocked", Value: core.ValueCount, Resolve: resolve},
 		{Kind: card.SourceCardState, Aliases: []string{"card state"}, Description: "the state of one card: published, claimed, in_progress, needs_decision, blocked, done, …",
-			Param: "card id", Resolve: resolve, CheckParam: func(id string) error {
+			Value: core.ValueCategory, Categories: cardStates,
+			Param: "card id", ParamType: core.ParamCard, Resolve: resolve, CheckParam: func(id string) error {
 				if !strings.HasPrefix(id, "card_") {
 					return fmt.Errorf("%q is not a card id (card_…)", id)
 				}
 				return nil
 			}},
 		{Kind: "url-fetch", Aliases: []string{"url", "fetch", "url fetch"}, Description: "a JSON value at a URL of an allowed host",
-			Param: "URL, a space, then a JSON path", CheckParam: host("status.example.org"), Resolve: resolve},
+			Value: core.ValueNumber, Param: "URL, a space, then a JSON path", ParamType: core.ParamURL, CheckParam: host("status.example.org"), Resolve: resolve},
 		{Kind: "rss", Aliases: []string{"feed", "rss feed", "news"}, Description: "the newest item of an RSS or Atom feed matching a keyword; use with changed",
-			Param: "feed URL, a space, then a keyword", CheckParam: host("blog.example.org"), Resolve: resolve},
+			Value: core.ValueText, Param: "feed URL, a space, then a keyword", ParamType: core.ParamURL, CheckParam: host("blog.example.org"), Resolve: resolve},
 	}
 }
 
@@ -83,7 +94,7 @@ func intentRegistry() *core.SourceRegistry { return core.NewSourceRegistry(inten
 func laneRegistry() *core.SourceRegistry {
 	reg := intentRegistry()
 	reg.Register(core.SourceKind{Kind: "lane.sentiment", Aliases: []string{"sentiment lane", "sentiment"},
-		Description: "the state of the sentiment lane", Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }})
+		Description: "the state of the sentiment lane", Value: core.ValueText, Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }})
 	return reg
 }
 
@@ -483,9 +494,10 @@ func TestIntentQuestionListsKinds(t *testing.T) {
 // besides the kind itself.
 func TestIntentAliasesFromRegistry(t *testing.T) {
 	resolve := func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }
-	bare := core.NewSourceRegistry(core.SourceKind{Kind: "integrity.gi", Description: "the global integrity index (0–1)", Resolve: resolve})
+	bare := core.NewSourceRegistry(core.SourceKind{Kind: "integrity.gi", Description: "the global integrity index (0–1)",
+		Value: core.ValueRatio, Resolve: resolve})
 	named := core.NewSourceRegistry(core.SourceKind{Kind: "integrity.gi", Aliases: []string{"Integrity Index"},
-		Description: "the global integrity index (0–1)", Resolve: resolve})
+		Description: "the global integrity index (0–1)", Value: core.ValueRatio, Resolve: resolve})
 	for _, tt := range []struct {
 		name string
 		reg  *core.SourceRegistry
@@ -512,4 +524,31 @@ func TestIntentAliasesFromRegistry(t *testing.T) {
 func intentJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// The values the parser knows words for are values the kinds declare: the
+// fleet's and the backlog's registrations, and the test registry (for
+// breaker.state, which cmd/jarvis registers).
+func TestIntentVocabulariesAreCategories(t *testing.T) {
+	registered := core.NewSourceRegistry()
+	new(fleet.Service).RegisterSources(registered)
+	new(card.Service).RegisterSources(registered)
+	for name, reg := range map[string]*core.SourceRegistry{"registered": registered, "test": intentRegistry()} {
+		for kind, vocab := range vocabularies {
+			k, ok := reg.Lookup(kind)
+			if !ok {
+				continue
+			}
+			t.Run(name+" "+kind, func(t *testing.T) {
+				if k.Value != core.ValueCategory {
+					t.Fatalf("the parser has words for the values of %s, a %q kind", kind, k.Value)
+				}
+				for _, sw := range vocab {
+					if !slices.Contains(k.Categories, sw.value) {
+						t.Errorf("%q is none of the categories of %s: %v", sw.value, kind, k.Categories)
+					}
+				}
+			})
+		}
+	}
 }

@@ -127,7 +127,8 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 		from = append(from, l.cond)
 	}
 	switch {
-	case takesAgent(k):
+	case k.Param == "":
+	case k.ParamType == core.ParamAgent:
 		var agents []string
 		anyAgent, all := false, false
 		for _, q := range from {
@@ -136,7 +137,7 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 			}
 			anyAgent, all = anyAgent || q.anyAgent, all || q.allAgents
 		}
-		if len(agents) == 0 && !anyAgent && l.prev != nil && l.prev.param != "" && takesAgent(l.prev.kind) {
+		if len(agents) == 0 && !anyAgent && l.prev != nil && l.prev.param != "" && l.prev.kind.ParamType == core.ParamAgent {
 			agents = []string{l.prev.param} // "EVE goes offline or her MII drops below 0.5"
 		}
 		switch {
@@ -151,7 +152,7 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 		default:
 			return fmt.Sprintf("Which agent do you mean: %s?", joinOr(p.agents))
 		}
-	case k.Kind == card.SourceCardState:
+	case k.ParamType == core.ParamCard:
 		for _, q := range from {
 			if l.param == "" {
 				l.param = q.cardID
@@ -160,7 +161,7 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 		if l.param == "" {
 			return "Which card? Give its id (card_…)."
 		}
-	case k.Kind == "url-fetch" || k.Kind == "rss":
+	case k.ParamType == core.ParamURL:
 		var ref *urlRef
 		for _, q := range from {
 			if ref == nil && q.urlText != "" {
@@ -178,7 +179,8 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 			return fmt.Sprintf("Which %s at %s should I watch? (%s)", what, ref.url, k.Param)
 		}
 		l.param = ref.url + " " + ref.path
-	case k.Kind == card.SourceCardsNeedsDecision:
+	case k.ParamType == core.ParamUser:
+		// "my decision": the sender, which the caller knows
 		for _, q := range from {
 			if l.param == "" {
 				l.param = q.mxid
@@ -190,7 +192,7 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 				}
 			}
 		}
-	case k.Param != "":
+	default:
 		for _, q := range from {
 			if l.param == "" {
 				l.param = nameNear(q, k)

@@ -1,10 +1,8 @@
 package intent
 
 import (
-	"regexp"
 	"strings"
 
-	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -299,33 +297,4 @@ var subjectNouns = map[string]string{
 	card.SourceCardState:          "",
 	card.SourceCardsNeedsDecision: "cards waiting for a decision",
 	card.SourceCardsBlocked:       "blocked cards",
-}
-
-// numericKinds are numbers besides ratios, seconds and counts.
-var numericKinds = wordSet("vault.balance", "micro-agent.value", "url-fetch")
-
-// ratioDescription finds "(0–1)" or "(0 to 1)" in a kind's description.
-var ratioDescription = regexp.MustCompile(`\(\s*0\s*(?:–|-|—|to)\s*1\s*\)`)
-
-// isRatio: the kind's description says it runs from 0 to 1.
-func isRatio(k core.SourceKind) bool { return ratioDescription.MatchString(k.Description) }
-
-// isSeconds: the kind counts seconds (agent.heartbeat_age).
-func isSeconds(k core.SourceKind) bool {
-	return strings.Contains(strings.ToLower(k.Description), "seconds")
-}
-
-// isCount: the kind counts things ("how many …").
-func isCount(k core.SourceKind) bool {
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(k.Description)), "how many")
-}
-
-// isNumeric: the kind's value is a number, so "is low" is no value.
-func isNumeric(k core.SourceKind) bool {
-	return numericKinds[k.Kind] || isRatio(k) || isSeconds(k) || isCount(k)
-}
-
-// takesAgent: the kind's param is an agent name (agent.*, breaker.state).
-func takesAgent(k core.SourceKind) bool {
-	return strings.HasPrefix(strings.ToLower(k.Param), "agent name")
 }

@@ -35,7 +35,9 @@ func (c *Service) RegisterSources(r *core.SourceRegistry) {
 		Aliases: []string{"cards needing a decision", "decisions waiting", "needs my decision", "needs a decision",
 			"waiting for my decision", "waiting for a decision"},
 		Description:   "how many cards wait for a decision (only those asking the person given, if any)",
+		Value:         core.ValueCount,
 		Param:         "whose decision (a Matrix user ID)",
+		ParamType:     core.ParamUser,
 		ParamOptional: true,
 		Resolve: func(ctx context.Context, person string) (core.Observation, error) {
 			n, err := c.waitingOn(ctx, strings.TrimSpace(person))
@@ -46,6 +48,7 @@ func (c *Service) RegisterSources(r *core.SourceRegistry) {
 		Kind:        SourceCardsBlocked,
 		Aliases:     []string{"blocked cards"},
 		Description: "how many cards are blocked",
+		Value:       core.ValueCount,
 		Resolve: func(ctx context.Context, _ string) (core.Observation, error) {
 			n, err := c.Count(ctx, Blocked)
 			return core.Observation{Value: float64(n), Display: count(n, "is", "are") + " blocked"}, err
@@ -55,7 +58,10 @@ func (c *Service) RegisterSources(r *core.SourceRegistry) {
 		Kind:        SourceCardState,
 		Aliases:     []string{"card state"},
 		Description: "the state of one card: published, claimed, in_progress, needs_decision, blocked, done, …",
+		Value:       core.ValueCategory,
+		Categories:  stateNames(),
 		Param:       "card id",
+		ParamType:   core.ParamCard,
 		CheckParam: func(id string) error {
 			if !strings.HasPrefix(id, iDPrefix) {
 				return fmt.Errorf("%q is not a card id (card_…)", id)
@@ -89,6 +95,15 @@ func (c *Service) waitingOn(ctx context.Context, person string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// stateNames are the card states, as card.state gives them.
+func stateNames() []string {
+	names := make([]string, len(States))
+	for i, s := range States {
+		names[i] = string(s)
+	}
+	return names
 }
 
 func count(n int, one, many string) string {

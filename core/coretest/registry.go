@@ -13,12 +13,15 @@ func Registry() *core.SourceRegistry {
 		return core.Observation{}, errors.New("not wired")
 	}
 	return core.NewSourceRegistry(
-		core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Resolve: none},
-		core.SourceKind{Kind: "vault.balance", Resolve: none},
-		core.SourceKind{Kind: "lane.sentiment", Resolve: none},
-		core.SourceKind{Kind: "micro-agent.value", Param: "micro-agent name", Resolve: none},
-		core.SourceKind{Kind: "agent.status", Param: "agent name", Resolve: none},
-		core.SourceKind{Kind: "breaker.state", Param: "agent name", Resolve: none},
-		core.SourceKind{Kind: "cards.needs_decision", Param: "whose decision", ParamOptional: true, Resolve: none},
+		core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Value: core.ValueRatio, Resolve: none},
+		core.SourceKind{Kind: "vault.balance", Value: core.ValueNumber, Resolve: none},
+		core.SourceKind{Kind: "lane.sentiment", Value: core.ValueText, Resolve: none},
+		core.SourceKind{Kind: "micro-agent.value", Value: core.ValueNumber, Param: "micro-agent name", ParamType: core.ParamName, Resolve: none},
+		core.SourceKind{Kind: "agent.status", Value: core.ValueCategory, Categories: []string{"online", "late", "offline"},
+			Param: "agent name", ParamType: core.ParamAgent, Resolve: none},
+		core.SourceKind{Kind: "breaker.state", Value: core.ValueCategory, Categories: []string{"closed", "open", "half-open"},
+			Param: "agent name", ParamType: core.ParamAgent, Resolve: none},
+		core.SourceKind{Kind: "cards.needs_decision", Value: core.ValueCount, Param: "whose decision", ParamType: core.ParamUser,
+			ParamOptional: true, Resolve: none},
 	)
 }

@@ -33,19 +33,26 @@ func (f *Service) RegisterSources(r *core.SourceRegistry) {
 	kinds := []struct {
 		kind, description string
 		aliases           []string
+		value             core.ValueType
+		categories        []string
 	}{
-		{SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", []string{"agent status", "status"}},
-		{SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", []string{"agent MII", "MII"}},
-		{SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", []string{"agent mode", "mode"}},
-		{SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", []string{"heartbeat age", "last heartbeat"}},
-		{SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", []string{"journal count", "journal entries"}},
+		{SourceAgentStatus, "whether an agent is online, late or offline, from its heartbeats", []string{"agent status", "status"},
+			core.ValueCategory, []string{string(PresenceOnline), string(PresenceLate), string(PresenceOffline)}},
+		{SourceAgentMII, "the MII an agent reported in its last heartbeat (0 to 1)", []string{"agent MII", "MII"}, core.ValueRatio, nil},
+		{SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red", []string{"agent mode", "mode"},
+			core.ValueCategory, []string{"green", "yellow", "red"}},
+		{SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", []string{"heartbeat age", "last heartbeat"}, core.ValueSeconds, nil},
+		{SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", []string{"journal count", "journal entries"}, core.ValueCount, nil},
 	}
 	for _, k := range kinds {
 		r.Register(core.SourceKind{
 			Kind:        k.kind,
 			Aliases:     k.aliases,
 			Description: k.description,
+			Value:       k.value,
+			Categories:  k.categories,
 			Param:       "agent name",
+			ParamType:   core.ParamAgent,
 			CheckParam: func(param string) error {
 				if _, err := f.lookupAgent("param", param); err != nil {
 					return fmt.Errorf("%q is not a configured agent", param)
