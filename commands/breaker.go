@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -246,7 +245,7 @@ func breakerEvents(e *Event, b *breaker.Service) {
 	}
 	for _, ev := range evs {
 		fmt.Fprintf(&sb, "- `%s` %s, **%s**, %s: %s. %s\n", ev.ID, breakerTime(ev.At), core.EscapeMarkdown(ev.Agent), ev.Severity,
-			breakerShort(ev.Reason), breakerUpper(breakerOutcome(ev, current[ev.Agent])))
+			breakerShort(ev.Reason), core.UpperFirst(breakerOutcome(ev, current[ev.Agent])))
 	}
 	fmt.Fprintf(&sb, "\n`%sbreaker review <event>` shows one in full, with its history.", prefix)
 	e.Reply("%s", sb.String())
@@ -546,26 +545,14 @@ func breakerBadInput(e *Event, err error) bool {
 func breakerTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 func breakerCount(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
 	if n == 0 {
 		return "none given"
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return core.Plural(n, noun, noun+"s")
 }
 
 // breakerShort is text from agents shortened for a list line, safe in
 // Markdown.
 func breakerShort(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > breakerReasonInList {
-		s = string([]rune(s)[:breakerReasonInList-1]) + "…"
-	}
-	return core.EscapeMarkdown(s)
-}
-
-func breakerUpper(s string) string {
-	r, size := utf8.DecodeRuneInString(s)
-	return strings.ToUpper(string(r)) + s[size:]
+	return core.EscapeMarkdown(core.Truncate(strings.Join(strings.Fields(s), " "), breakerReasonInList))
 }

@@ -56,13 +56,10 @@ func DraftsClearer(cards *card.Service, members func(ctx context.Context, roomID
 			}
 			total += n
 		}
-		switch total {
-		case 0:
+		if total == 0 {
 			return "", nil
-		case 1:
-			return "1 draft card", nil
 		}
-		return fmt.Sprintf("%d draft cards", total), nil
+		return core.Plural(total, "draft card", "draft cards"), nil
 	}
 }
 
@@ -97,7 +94,7 @@ func (c *cardCommands) draft(e *Event) {
 	}
 	spec, err := parseDraft(e.RawArgs)
 	if err != nil {
-		e.Reply("%s.\n\n%s", upperFirst(err.Error()), draftUsage(prefix))
+		e.Reply("%s.\n\n%s", core.UpperFirst(err.Error()), draftUsage(prefix))
 		return
 	}
 	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
@@ -125,7 +122,7 @@ func (c *cardCommands) draft(e *Event) {
 		return
 	}
 	e.Reply("Added **%s** to your draft (%s): %s — %s.\n\n`%scard show-draft` shows the set, `%scard publish` publishes it.",
-		d.Ref, countCards(len(drafts)+1), d.Goal, draftTraits(d.Spec), prefix, prefix)
+		d.Ref, core.Plural(len(drafts)+1, "card", "cards"), d.Goal, draftTraits(d.Spec), prefix, prefix)
 }
 
 // checkDependencies says what is wrong with dependencies on drafts that
@@ -171,7 +168,7 @@ func (c *cardCommands) showDraft(e *Event) {
 		return
 	}
 	e.Reply("Your draft has %s:\n\n%s\n`%scard publish` publishes them together, `%scard drop <ref>` removes one.",
-		countCards(len(drafts)), renderDrafts(drafts), prefix, prefix)
+		core.Plural(len(drafts), "card", "cards"), renderDrafts(drafts), prefix, prefix)
 }
 
 // drop removes one draft, or all of them, from the sender's set.
@@ -192,7 +189,7 @@ func (c *cardCommands) drop(e *Event) {
 			e.Reply("Your draft was already empty.")
 			return
 		}
-		e.Reply("Dropped all %s of your draft.", countCards(n))
+		e.Reply("Dropped all %s of your draft.", core.Plural(n, "card", "cards"))
 		return
 	}
 	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
@@ -219,7 +216,7 @@ func (c *cardCommands) drop(e *Event) {
 		e.Fail(err)
 		return
 	}
-	e.Reply("Dropped %s (%s). %s left in your draft.", ref, drafts[i].Goal, upperFirst(countCards(len(drafts)-1)))
+	e.Reply("Dropped %s (%s). %s left in your draft.", ref, drafts[i].Goal, core.UpperFirst(core.Plural(len(drafts)-1, "card", "cards")))
 }
 
 // publish asks the sender to confirm publishing the whole draft set.
@@ -238,7 +235,7 @@ func (c *cardCommands) publish(e *Event) {
 		e.Fail(err)
 		return
 	}
-	what := "these " + countCards(len(drafts)) + " to the backlog, all or none,"
+	what := "these " + core.Plural(len(drafts), "card", "cards") + " to the backlog, all or none,"
 	if len(drafts) == 1 {
 		what = "this card to the backlog"
 	}
@@ -266,7 +263,7 @@ func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
 	}
 	if sig != p.Payload {
 		return fmt.Sprintf("Nothing published: the draft changed since I asked (it has %s now). Say `%scard publish` again to see it and confirm.",
-			countCards(len(drafts)), prefix)
+			core.Plural(len(drafts), "card", "cards"), prefix)
 	}
 	// Unknown dependencies are told in the draft's own terms (its refs)
 	// before core is asked, which refuses them too, before writing.
@@ -331,7 +328,7 @@ func (c *cardCommands) list(e *Event) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s, most urgent first:\n\n", upperFirst(countCards(len(cards))), where)
+	fmt.Fprintf(&b, "%s%s, most urgent first:\n\n", core.UpperFirst(core.Plural(len(cards), "card", "cards")), where)
 	for i, card := range cards[:min(len(cards), listCap)] {
 		fmt.Fprintf(&b, "%d. %s — %s (%s, %s)\n", i+1, card.ID, card.Spec.Goal, card.Priority, card.State)
 	}
@@ -741,7 +738,7 @@ func splitArgs(s string) ([]argWord, error) {
 				b.WriteRune(rs[j])
 			}
 			if !closed {
-				return nil, fmt.Errorf("the quote that opens `%s` is never closed", quoteExcerpt(string(rs[i:])))
+				return nil, fmt.Errorf("the quote that opens `%s` is never closed", core.TruncateAfter(string(rs[i:]), 30))
 			}
 			out = append(out, argWord{text: b.String(), quoted: true})
 			i = j + 1
@@ -777,13 +774,6 @@ func draftFlagName(w argWord) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func quoteExcerpt(s string) string {
-	if rs := []rune(s); len(rs) > 30 {
-		return string(rs[:30]) + "…"
-	}
-	return s
 }
 
 // draftSignature identifies a draft set's content, so that a ✅ publishes
@@ -904,10 +894,7 @@ func viaNetwork(network string) string {
 
 func amendmentLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	if rs := []rune(line); len(rs) > 200 {
-		return string(rs[:200]) + "…"
-	}
-	return line
+	return core.TruncateAfter(line, 200)
 }
 
 // refusalText is the reason core gave for refusing, without the wrapping
@@ -932,20 +919,4 @@ func cardStateNames() string {
 		names[i] = string(s)
 	}
 	return strings.Join(names, ", ")
-}
-
-func countCards(n int) string {
-	if n == 1 {
-		return "1 card"
-	}
-	return fmt.Sprintf("%d cards", n)
-}
-
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	rs := []rune(s)
-	rs[0] = unicode.ToUpper(rs[0])
-	return string(rs)
 }

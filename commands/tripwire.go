@@ -195,12 +195,12 @@ func (c *tripwireCommands) journal(e *Event) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Since you last looked**: %s\n\n", twCountTrips(page.Unread))
+	fmt.Fprintf(&b, "**Since you last looked**: %s\n\n", core.Plural(page.Unread, "trip", "trips"))
 	for _, en := range page.Entries {
 		fmt.Fprintf(&b, "- %s **%s**: %s\n", breakerTime(en.Timestamp), core.EscapeMarkdown(en.Label), core.EscapeMarkdown(en.Summary))
 	}
 	if more := page.Unread - len(page.Entries); more > 0 {
-		fmt.Fprintf(&b, "\n%s more: say `%stw journal` again.", twCountTrips(more), prefix)
+		fmt.Fprintf(&b, "\n%s more: say `%stw journal` again.", core.Plural(more, "trip", "trips"), prefix)
 	}
 	e.Reply("%s", strings.TrimSpace(b.String()))
 }
@@ -341,7 +341,7 @@ func (c *tripwireCommands) parseArm(raw, prefix string) (d tripwire.Draft, probl
 		return d, "say why with --because \"…\": a tripwire keeps its reason, so that when it fires you remember why you armed it. " + usage
 	}
 	d = tripwire.Draft{Source: src, Condition: cond, Rationale: *because,
-		Label: twCut(twRule(src, cond), tripwire.MaxLabelLength), Action: &tripwire.Action{Journal: true, Push: push}}
+		Label: core.Truncate(twRule(src, cond), tripwire.MaxLabelLength), Action: &tripwire.Action{Journal: true, Push: push}}
 	if label != nil {
 		d.Label = *label
 	}
@@ -551,7 +551,7 @@ func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 		cooldown = *d.CooldownSeconds
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Shall I watch this for you? **%s**\n\n", core.EscapeMarkdown(upperFirst(cmp.Or(w.Description, d.Label))))
+	fmt.Fprintf(&b, "Shall I watch this for you? **%s**\n\n", core.EscapeMarkdown(core.UpperFirst(cmp.Or(w.Description, d.Label))))
 	fmt.Fprintf(&b, "- Rule: %s\n", twCode(twRule(d.Source, d.Condition)))
 	fmt.Fprintf(&b, "- Label: %s\n", core.EscapeMarkdown(d.Label))
 	fmt.Fprintf(&b, "- When it trips: %s\n", twAction(e.Proc.Prefix(), action))
@@ -1064,14 +1064,7 @@ func twDuration(secs int) string {
 	if d%(24*time.Hour) == 0 {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return core.ShortDuration(d)
 }
 
 // twParseDuration reads "30m", "6h", "1d", "1d12h" or "0".
@@ -1115,26 +1108,12 @@ func twTimeOrNever(t *time.Time) string {
 	return breakerTime(*t)
 }
 
-func twCountTrips(n int) string {
-	if n == 1 {
-		return "1 trip"
-	}
-	return fmt.Sprintf("%d trips", n)
-}
-
 // twCode puts text in a code span; backticks inside become quotes.
 func twCode(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
 
 // twQuote puts a message on one line in quotes, cut to n characters.
 func twQuote(s string, n int) string {
-	return "“" + twCut(strings.Join(strings.Fields(s), " "), n) + "”"
-}
-
-func twCut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
+	return "“" + core.Truncate(strings.Join(strings.Fields(s), " "), n) + "”"
 }
 
 // twMDLines escapes text line by line, keeping its lines.

@@ -233,20 +233,13 @@ func (p *parser) partText(pt *clause) string {
 // cleanLabel makes a label Validate accepts: one line, at most
 // MaxLabelLength characters, starting with a capital.
 func cleanLabel(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.TrimRight(s, " .,;:!?-")
+	s = strings.TrimRight(singleLine(s), " .,;:!?-")
 	for _, the := range []string{"the ", "The "} {
 		s = strings.TrimPrefix(s, the)
 	}
 	first, _, _ := strings.Cut(s, " ")
-	if r, w := utf8.DecodeRuneInString(s); w > 0 && unicode.IsLower(r) && strings.IndexFunc(first, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
-		s = string(unicode.ToUpper(r)) + s[w:]
+	if r, _ := utf8.DecodeRuneInString(s); unicode.IsLower(r) && strings.IndexFunc(first, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+		s = core.UpperFirst(s)
 	}
 	if utf8.RuneCountInString(s) > tripwire.MaxLabelLength {
 		runes := []rune(s)[:tripwire.MaxLabelLength-1]

@@ -730,7 +730,7 @@ func (b *Service) Sweep(ctx context.Context) (int, error) {
 			if err != nil {
 				return "", err
 			}
-			why := fmt.Sprintf("not verified within %s", duration(b.cfg.HalfOpenTimeout))
+			why := fmt.Sprintf("not verified within %s", core.ShortDuration(b.cfg.HalfOpenTimeout))
 			if _, err = b.transition(ctx, rec, ev, ActTimeout, Sweeper, why, nil); err != nil {
 				return "", err
 			}

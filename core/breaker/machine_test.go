@@ -177,23 +177,3 @@ func TestBreakerNoticeBody(t *testing.T) {
 		})
 	}
 }
-
-func TestBreakerDuration(t *testing.T) {
-	tests := []struct {
-		name string
-		d    time.Duration
-		want string
-	}{
-		{name: "seconds", d: 30 * time.Second, want: "30s"},
-		{name: "minutes", d: 10 * time.Minute, want: "10m"},
-		{name: "hours", d: 2 * time.Hour, want: "2h"},
-		{name: "mixed", d: 90*time.Minute + 5*time.Second, want: "1h30m5s"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := duration(tt.d); got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

@@ -53,7 +53,7 @@ func noticeBody(ev Event, rec Record, admins []string, timeout time.Duration, st
 	if rec.State == HalfOpen {
 		b.WriteString("**What to do:** wait for the supervisor's verification; it closes the breaker or opens it again.")
 		if timeout > 0 {
-			fmt.Fprintf(&b, " Without one within %s the breaker opens again.", duration(timeout))
+			fmt.Fprintf(&b, " Without one within %s the breaker opens again.", core.ShortDuration(timeout))
 		}
 		fmt.Fprintf(&b, " Send `!breaker reset %s` to close it at once.", ev.ID)
 	} else {
@@ -115,15 +115,3 @@ func transitionText(ev Event, rec Record, act Action, actor, why, nextID string,
 
 // stamp shows a time in notices.
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
-// duration shows a duration without trailing zero units: 10m, 1h30m, 45s.
-func duration(d time.Duration) string {
-	s := d.String()
-	if d%time.Minute == 0 {
-		s = strings.TrimSuffix(s, "0s")
-		if d%time.Hour == 0 {
-			s = strings.TrimSuffix(s, "0m")
-		}
-	}
-	return s
-}

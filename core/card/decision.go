@@ -474,7 +474,7 @@ func outcomeLine(card Card, d Decision) string {
 	switch d.Status {
 	case DecisionAnswered:
 		return fmt.Sprintf("✅ Answered by %s%s after %s: %d. %s", d.AnsweredBy, viaText(d.Network),
-			humanDuration(d.ClosedAt.Sub(d.AskedAt)), d.Option, d.Options[d.Option-1])
+			core.ClockDuration(d.ClosedAt.Sub(d.AskedAt)), d.Option, d.Options[d.Option-1])
 	case DecisionDefaulted:
 		return fmt.Sprintf("⏱ No answer by the deadline; the default applies: %d. %s", d.Option, d.Options[d.Option-1])
 	case DecisionExpired:
@@ -499,7 +499,7 @@ func reminderBody(card Card, d Decision, now time.Time) string {
 		b.WriteString(strings.Join(d.Asked, " ") + ": ")
 	}
 	fmt.Fprintf(&b, "reminder — the question on card %s is still open: %s\n\nDeadline: %s (in %s), then %s.",
-		card.ID, d.Question, deadlineText(d.Deadline), humanDuration(d.Deadline.Sub(now)), afterDeadline(d))
+		card.ID, d.Question, deadlineText(d.Deadline), core.ClockDuration(d.Deadline.Sub(now)), afterDeadline(d))
 	return b.String()
 }
 
@@ -520,7 +520,7 @@ func answerText(d Decision) string {
 	if d.Status == DecisionDefaulted {
 		b.WriteString("Nobody answered by the deadline; this is the default option.\n")
 	} else {
-		fmt.Fprintf(&b, "Answered by %s%s after %s.\n", d.AnsweredBy, viaText(d.Network), humanDuration(d.ClosedAt.Sub(d.AskedAt)))
+		fmt.Fprintf(&b, "Answered by %s%s after %s.\n", d.AnsweredBy, viaText(d.Network), core.ClockDuration(d.ClosedAt.Sub(d.AskedAt)))
 	}
 	fmt.Fprintf(&b, "Resume from branch %s: %s", d.Checkpoint.Branch, d.Checkpoint.Note)
 	return b.String()
@@ -535,20 +535,6 @@ func viaText(network string) string {
 
 // deadlineText writes a deadline unambiguously for people anywhere.
 func deadlineText(t time.Time) string { return t.UTC().Format("Mon 2 Jan 2006 15:04 MST") }
-
-// humanDuration writes a duration the way people say it: 45s, 12m, 3h12m,
-// 2d4h.
-func humanDuration(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
-}
 
 // optionEmoji are the reactions that stand for options 1 to 10.
 var optionEmoji = []string{"1️⃣", "2️⃣", "3️⃣", "4️⃣", "5️⃣", "6️⃣", "7️⃣", "8️⃣", "9️⃣", "🔟"}

@@ -160,23 +160,3 @@ func TestOptionEmoji(t *testing.T) {
 		t.Errorf("OptionEmoji outside 1-10 is not empty")
 	}
 }
-
-func TestHumanDuration(t *testing.T) {
-	tests := []struct {
-		name string
-		d    time.Duration
-		want string
-	}{
-		{name: "seconds", d: 45 * time.Second, want: "45s"},
-		{name: "minutes", d: 12*time.Minute + 30*time.Second, want: "12m"},
-		{name: "hours", d: 3*time.Hour + 5*time.Minute, want: "3h05m"},
-		{name: "days", d: 52 * time.Hour, want: "2d4h"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := humanDuration(tt.d); got != tt.want {
-				t.Errorf("humanDuration(%v) = %q, want %q", tt.d, got, tt.want)
-			}
-		})
-	}
-}

@@ -41,7 +41,7 @@ func (c *Service) RegisterSources(r *core.SourceRegistry) {
 		ParamOptional: true,
 		Resolve: func(ctx context.Context, person string) (core.Observation, error) {
 			n, err := c.waitingOn(ctx, strings.TrimSpace(person))
-			return core.Observation{Value: float64(n), Display: count(n, "waits", "wait") + " for a decision"}, err
+			return core.Observation{Value: float64(n), Display: core.Plural(n, "card waits", "cards wait") + " for a decision"}, err
 		},
 	})
 	r.Register(core.SourceKind{
@@ -51,7 +51,7 @@ func (c *Service) RegisterSources(r *core.SourceRegistry) {
 		Value:       core.ValueCount,
 		Resolve: func(ctx context.Context, _ string) (core.Observation, error) {
 			n, err := c.Count(ctx, Blocked)
-			return core.Observation{Value: float64(n), Display: count(n, "is", "are") + " blocked"}, err
+			return core.Observation{Value: float64(n), Display: core.Plural(n, "card is", "cards are") + " blocked"}, err
 		},
 	})
 	r.Register(core.SourceKind{
@@ -104,11 +104,4 @@ func stateNames() []string {
 		names[i] = string(s)
 	}
 	return names
-}
-
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 card " + one
-	}
-	return fmt.Sprintf("%d cards %s", n, many)
 }

@@ -91,14 +91,11 @@ func (f *Service) observe(ctx context.Context, kind, agent string) (core.Observa
 	case SourceAgentStatus:
 		obs.Value, obs.Display = string(r.Presence), string(r.Presence)
 		if r.Missed > 0 {
-			obs.Display = fmt.Sprintf("%s (%d heartbeat%s missed)", r.Presence, r.Missed, plural(r.Missed))
+			obs.Display = fmt.Sprintf("%s (%s missed)", r.Presence, core.Plural(r.Missed, "heartbeat", "heartbeats"))
 		}
 		return obs, nil
 	case SourceAgentJournalCount:
-		obs.Value, obs.Display = float64(r.JournalCount), fmt.Sprintf("%d journal entries this cycle", r.JournalCount)
-		if r.JournalCount == 1 {
-			obs.Display = "1 journal entry this cycle"
-		}
+		obs.Value, obs.Display = float64(r.JournalCount), core.Plural(r.JournalCount, "journal entry", "journal entries")+" this cycle"
 		return obs, nil
 	}
 	if !reported {
@@ -110,7 +107,7 @@ func (f *Service) observe(ctx context.Context, kind, agent string) (core.Observa
 	case SourceAgentMode:
 		obs.Value, obs.Display = r.Mode, r.Mode
 	default: // SourceAgentHeartbeatAge
-		obs.Value, obs.Display = r.Age.Seconds(), age(r.Age)+" ago"
+		obs.Value, obs.Display = r.Age.Seconds(), core.HumanDuration(r.Age)+" ago"
 	}
 	return obs, nil
 }

@@ -60,7 +60,7 @@ func (r AgentReport) NeedsAttention() string {
 	case 0:
 		return fmt.Sprintf("offline, %d heartbeats missed", r.Missed)
 	case 1:
-		return fmt.Sprintf("late, %d heartbeat%s missed", r.Missed, plural(r.Missed))
+		return "late, " + core.Plural(r.Missed, "heartbeat", "heartbeats") + " missed"
 	case 2, 3:
 		return "reports mode " + r.Mode
 	case 4:
@@ -215,11 +215,11 @@ var presenceIcon = map[AgentPresence]string{PresenceOnline: "🟢", PresenceLate
 
 func renderFleetRow(r AgentReport) string {
 	if !r.Reported {
-		return fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", r.Agent, age(r.Cadence))
+		return fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", r.Agent, core.HumanDuration(r.Cadence))
 	}
 	parts := []string{
 		fmt.Sprintf("- %s **%s** %s", presenceIcon[r.Presence], r.Agent, r.Presence),
-		fmt.Sprintf("last heartbeat %s ago (%s)", age(r.Age), r.Cycle),
+		fmt.Sprintf("last heartbeat %s ago (%s)", core.HumanDuration(r.Age), r.Cycle),
 		fmt.Sprintf("streak %d", r.Streak),
 		fmt.Sprintf("MII %.2f", r.MII),
 		"mode " + r.Mode,
@@ -228,11 +228,4 @@ func renderFleetRow(r AgentReport) string {
 		parts = append(parts, "“"+core.EscapeMarkdown(notes)+"”")
 	}
 	return strings.Join(parts, " · ")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -172,7 +172,7 @@ func (f *Service) Quorum(ctx context.Context) ([]string, error) {
 // silenceNotice tells the room an agent missed heartbeats (alert) or
 // went offline.
 func silenceNotice(room string, st AgentState, a AgentConfig, announced string, missed int, now time.Time) core.Notice {
-	last := fmt.Sprintf("last heard %s ago (cycle %s), expected every %s", age(now.Sub(st.LastAt)), st.Cycle, age(a.Cadence))
+	last := fmt.Sprintf("last heard %s ago (cycle %s), expected every %s", core.HumanDuration(now.Sub(st.LastAt)), st.Cycle, core.HumanDuration(a.Cadence))
 	n := core.Notice{
 		Key:    fmt.Sprintf("fleet:%s:%s:%d", announced, st.Agent, st.Incident),
 		RoomID: room,
@@ -191,7 +191,7 @@ func silenceNotice(room string, st AgentState, a AgentConfig, announced string, 
 // reported again.
 func recoveryNotice(room string, st AgentState, hb Heartbeat) core.Notice {
 	var b strings.Builder
-	fmt.Fprintf(&b, "✅ **%s** is back: heartbeat for %s after %s of silence.", st.Agent, hb.Cycle, age(hb.ReceivedAt.Sub(st.LastAt)))
+	fmt.Fprintf(&b, "✅ **%s** is back: heartbeat for %s after %s of silence.", st.Agent, hb.Cycle, core.HumanDuration(hb.ReceivedAt.Sub(st.LastAt)))
 	if st.Announced == announcedOffline {
 		b.WriteString(" It counts toward attestation quorum again.")
 	}
@@ -201,27 +201,4 @@ func recoveryNotice(room string, st AgentState, hb Heartbeat) core.Notice {
 		Kind:   core.NoticeMessage,
 		Body:   b.String(),
 	}
-}
-
-// age renders a duration the way people say it: 40s, 12m, 5h 12m,
-// 3d 2h.
-func age(d time.Duration) string {
-	d = max(d, 0)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 24*time.Hour:
-		return units(int(d/time.Hour), "h", int(d%time.Hour/time.Minute), "m")
-	default:
-		return units(int(d/(24*time.Hour)), "d", int(d%(24*time.Hour)/time.Hour), "h")
-	}
-}
-
-func units(major int, majorUnit string, minor int, minorUnit string) string {
-	if minor == 0 {
-		return fmt.Sprintf("%d%s", major, majorUnit)
-	}
-	return fmt.Sprintf("%d%s %d%s", major, majorUnit, minor, minorUnit)
 }

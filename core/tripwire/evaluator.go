@@ -609,7 +609,7 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 				}
 			}
 			if cycles > s.cfg.Quarantine.FlapCycles {
-				reason := fmt.Sprintf("it tripped and cleared %d times within %s", cycles, formatDuration(s.cfg.Quarantine.FlapWindow))
+				reason := fmt.Sprintf("it tripped and cleared %d times within %s", cycles, core.ShortDuration(s.cfg.Quarantine.FlapWindow))
 				notices = s.quarantine(&rec, reason, notices)
 				report.Quarantined++
 			}
@@ -746,16 +746,4 @@ func observedContext(cc *compiledCondition, obs []core.Observation) map[string]a
 		leaves[i] = map[string]any{"source": cc.leaves[i].source.String(), "value": o.Value, "context": o.Context}
 	}
 	return map[string]any{"sources": leaves}
-}
-
-// formatDuration renders a duration without its zero tail: "1h", "1h30m".
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -172,20 +172,3 @@ func TestTripwireTemplatesAreValid(t *testing.T) {
 		})
 	}
 }
-
-func TestFormatDuration(t *testing.T) {
-	for _, tt := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{time.Hour, "1h"},
-		{90 * time.Minute, "1h30m"},
-		{5 * time.Minute, "5m"},
-		{45 * time.Second, "45s"},
-		{24 * time.Hour, "24h"},
-	} {
-		if got := formatDuration(tt.d); got != tt.want {
-			t.Errorf("formatDuration(%v) = %q, want %q", tt.d, got, tt.want)
-		}
-	}
-}
