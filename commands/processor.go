@@ -342,18 +342,3 @@ func (p *Processor) resolve(fields []string) (*Handler, string, []string) {
 // errFenced is a transaction refused by the lease fence: nothing is
 // written and nothing is answered, since another Jarvis is in charge.
 type errFenced struct{ error }
-
-// rawAfter returns raw with its first n words removed, keeping the spacing
-// of the rest (quoted text, Markdown).
-func rawAfter(raw string, n int) string {
-	s := raw
-	for range n {
-		s = strings.TrimLeft(s, " \t\n")
-		if i := strings.IndexAny(s, " \t\n"); i >= 0 {
-			s = s[i:]
-		} else {
-			s = ""
-		}
-	}
-	return strings.TrimSpace(s)
-}

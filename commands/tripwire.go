@@ -289,7 +289,7 @@ func (c *tripwireCommands) parseArm(raw, prefix string) (d tripwire.Draft, probl
 	var label, because, param, cooldown *string
 	push := false
 	for i := 0; i < len(words); i++ {
-		name, isFlag := draftFlagName(words[i])
+		name, isFlag := flagName(words[i])
 		if !isFlag {
 			pos = append(pos, words[i].text)
 			continue
