@@ -279,10 +279,10 @@ func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
 		}
 	}
 	set, err := c.cards.PublishDraft(e.Ctx, p.Requester)
-	switch {
-	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrUnprocessable), errors.Is(err, core.ErrBudgetExceeded):
-		return "Nothing published: " + refusalText(err) + ". Your draft is unchanged."
-	case err != nil:
+	if why, ok := refusal(err); ok {
+		return "Nothing published: " + why + ". Your draft is unchanged."
+	}
+	if err != nil {
 		e.Fail(err)
 		return ""
 	}
@@ -814,22 +814,6 @@ func viaNetwork(network string) string {
 func amendmentLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return core.TruncateAfter(line, 200)
-}
-
-// refusalText is the reason core gave for refusing, without the wrapping
-// context: the field's reason, or the text after the sentinel.
-func refusalText(err error) string {
-	var fe *core.FieldError
-	if errors.As(err, &fe) {
-		return fe.Reason
-	}
-	msg := err.Error()
-	for _, sentinel := range []error{core.ErrUnprocessable, core.ErrInvalid, core.ErrBudgetExceeded} {
-		if _, rest, ok := strings.Cut(msg, sentinel.Error()+": "); ok {
-			return rest
-		}
-	}
-	return msg
 }
 
 func cardStateNames() string {

@@ -955,23 +955,18 @@ func (c *tripwireCommands) refused(e *Event, what, id string, err error) bool {
 	return true
 }
 
-// twRefusal says in words why core refused a request the person can fix or
-// wait out; ok is false for anything else.
+// twRefusal is refusal naming the field at fault the way a person typed
+// it ("the cooldown", "the label (--label)").
 func twRefusal(err error) (string, bool) {
 	var fe *core.FieldError
-	switch {
-	case errors.As(err, &fe):
-		reason := fe.Reason
-		if fe.Field == "cooldown_seconds" {
-			reason = fmt.Sprintf("must be between 0 and %s", twDuration(tripwire.MaxCooldownSeconds))
-		}
-		return twFieldWords(fe.Field) + " " + reason, true
-	case errors.Is(err, core.ErrRateLimited):
-		return fmt.Sprintf("you armed %d tripwires in the last hour, the most I take in an hour", tripwire.CreationLimit), true
-	case errors.Is(err, core.ErrIllegalTransition):
-		return refusalText(err), true
+	if !errors.As(err, &fe) {
+		return refusal(err)
 	}
-	return "", false
+	reason := fe.Reason
+	if fe.Field == "cooldown_seconds" {
+		reason = fmt.Sprintf("must be between 0 and %s", twDuration(tripwire.MaxCooldownSeconds))
+	}
+	return twFieldWords(fe.Field) + " " + reason, true
 }
 
 func twField(err error) string {

@@ -69,3 +69,22 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 func Invalid(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
+
+// Refusal is a sentinel error with the reason whoever was refused reads:
+// "illegal transition: done → claimed: done is final". Chat replies show
+// the reason without the sentinel.
+type Refusal struct {
+	// Err is the sentinel.
+	Err    error
+	Reason string
+}
+
+// Refuse builds a Refusal of the sentinel err.
+func Refuse(err error, format string, args ...any) error {
+	return &Refusal{Err: err, Reason: fmt.Sprintf(format, args...)}
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() + ": " + r.Reason }
+
+// Unwrap makes a Refusal its sentinel.
+func (r *Refusal) Unwrap() error { return r.Err }

@@ -150,11 +150,11 @@ func (c *Service) Amend(ctx context.Context, cardID string, in AmendmentInput) (
 			return err
 		}
 		if card.State.Final() {
-			return fmt.Errorf("%w: card %s is %s and takes no amendments", core.ErrConflict, card.ID, card.State)
+			return core.Refuse(core.ErrConflict, "card %s is %s and takes no amendments", card.ID, card.State)
 		}
 		if in.BaseRevision != 0 && in.BaseRevision != card.Revision {
-			return fmt.Errorf("%w: written against revision %d, but card %s is at revision %d",
-				core.ErrConflict, in.BaseRevision, card.ID, card.Revision)
+			return core.Refuse(core.ErrConflict,
+				"written against revision %d, but card %s is at revision %d", in.BaseRevision, card.ID, card.Revision)
 		}
 		now := c.clock.Now()
 		a := Amendment{CardID: card.ID, Revision: card.Revision + 1, Kind: in.Kind, Text: strings.TrimSpace(in.Text),
@@ -235,7 +235,7 @@ func (c *Service) SignOff(ctx context.Context, cardID, reviewer string, revision
 			return err
 		}
 		if revision != card.Revision {
-			return fmt.Errorf("%w: signed revision %d, but card %s is at revision %d", core.ErrConflict, revision, card.ID, card.Revision)
+			return core.Refuse(core.ErrConflict, "signed revision %d, but card %s is at revision %d", revision, card.ID, card.Revision)
 		}
 		out = SignOff{CardID: card.ID, Reviewer: reviewer, Revision: revision, At: c.clock.Now()}
 		return c.store.PutSignOff(ctx, out)

@@ -89,17 +89,19 @@ type BudgetError struct {
 	RetryAt time.Time
 }
 
-func (e *BudgetError) Error() string {
-	head := fmt.Sprintf("%v: %s allows %d cards per %s, %d used, %d requested", core.ErrBudgetExceeded,
+func (e *BudgetError) Error() string { return e.refusal().Error() }
+
+// Unwrap makes every BudgetError an ErrBudgetExceeded refusal.
+func (e *BudgetError) Unwrap() error { return e.refusal() }
+
+func (e *BudgetError) refusal() *core.Refusal {
+	head := fmt.Sprintf("%s allows %d cards per %s, %d used, %d requested",
 		e.Priority, e.Rule.Count, windowText(e.Rule.Window), e.Used, e.Requested)
 	if e.RetryAt.IsZero() {
-		return head + "; the request is larger than the whole budget"
+		return &core.Refusal{Err: core.ErrBudgetExceeded, Reason: head + "; the request is larger than the whole budget"}
 	}
-	return head + "; room returns at " + e.RetryAt.UTC().Format(time.RFC3339)
+	return &core.Refusal{Err: core.ErrBudgetExceeded, Reason: head + "; room returns at " + e.RetryAt.UTC().Format(time.RFC3339)}
 }
-
-// Unwrap makes every BudgetError an ErrBudgetExceeded.
-func (e *BudgetError) Unwrap() error { return core.ErrBudgetExceeded }
 
 // windowText names a window the way people say it.
 func windowText(d time.Duration) string {

@@ -184,14 +184,14 @@ func CheckTransition(from, to State, cause Cause) error {
 	}
 	moves := transitions[from]
 	if len(moves) == 0 {
-		return fmt.Errorf("%w: %s → %s: %s is final", core.ErrIllegalTransition, from, to, from)
+		return core.Refuse(core.ErrIllegalTransition, "%s → %s: %s is final", from, to, from)
 	}
 	by, ok := moves[to]
 	if ok && by == cause {
 		return nil
 	}
 	if ok {
-		return fmt.Errorf("%w: %s → %s: %s", core.ErrIllegalTransition, from, to, causeText[by])
+		return core.Refuse(core.ErrIllegalTransition, "%s → %s: %s", from, to, causeText[by])
 	}
 	var allowed []State
 	for _, s := range States {
@@ -200,9 +200,9 @@ func CheckTransition(from, to State, cause Cause) error {
 		}
 	}
 	if len(allowed) == 0 {
-		return fmt.Errorf("%w: %s → %s is not allowed", core.ErrIllegalTransition, from, to)
+		return core.Refuse(core.ErrIllegalTransition, "%s → %s is not allowed", from, to)
 	}
-	return fmt.Errorf("%w: %s → %s is not allowed; from %s: %s", core.ErrIllegalTransition, from, to, from, joinStates(allowed))
+	return core.Refuse(core.ErrIllegalTransition, "%s → %s is not allowed; from %s: %s", from, to, from, joinStates(allowed))
 }
 
 func joinStates(states []State) string {
@@ -487,7 +487,7 @@ func (c *Service) checkDependencies(ctx context.Context, card Card) error {
 	}
 	for _, dep := range card.Spec.DependsOn {
 		if st := states[dep]; st != Done {
-			return fmt.Errorf("%w: card %s depends on %s, which is %s", core.ErrConflict, card.ID, dep, st)
+			return core.Refuse(core.ErrConflict, "card %s depends on %s, which is %s", card.ID, dep, st)
 		}
 	}
 	return nil
@@ -511,7 +511,7 @@ func (c *Service) Ratify(ctx context.Context, id, who string) (Card, error) {
 			return err
 		}
 		if !c.mayDecide(c.askFor(card), who) {
-			return fmt.Errorf("%w: %s may not ratify card %s; ask %s", core.ErrForbidden, who, card.ID, strings.Join(c.askFor(card), ", "))
+			return core.Refuse(core.ErrForbidden, "%s may not ratify card %s; ask %s", who, card.ID, strings.Join(c.askFor(card), ", "))
 		}
 		next := card
 		next.State = Published

@@ -168,8 +168,8 @@ func (c *Service) replay(ctx context.Context, key, fingerprint string) (Publishe
 		return PublishedSet{}, err
 	}
 	if prev.Fingerprint != fingerprint {
-		return PublishedSet{}, fmt.Errorf("%w: idempotency key %q was used for other cards at %s",
-			core.ErrUnprocessable, key, prev.PublishedAt.UTC().Format(time.RFC3339))
+		return PublishedSet{}, core.Refuse(core.ErrUnprocessable,
+			"idempotency key %q was used for other cards at %s", key, prev.PublishedAt.UTC().Format(time.RFC3339))
 	}
 	cards, err := c.store.CardsOfSet(ctx, prev.ID)
 	return PublishedSet{Set: prev, Cards: cards, Replayed: true}, err

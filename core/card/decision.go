@@ -249,16 +249,16 @@ func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, wh
 			out = AnswerResult{Decision: d, Card: card, AlreadyAnswered: true}
 			return err
 		case DecisionExpired:
-			return fmt.Errorf("%w: question %s closed unanswered at %s and card %s is blocked",
-				core.ErrExpired, d.ID, d.Deadline.UTC().Format(time.RFC3339), d.CardID)
+			return core.Refuse(core.ErrExpired,
+				"question %s closed unanswered at %s and card %s is blocked", d.ID, d.Deadline.UTC().Format(time.RFC3339), d.CardID)
 		case DecisionWithdrawn:
-			return fmt.Errorf("%w: question %s was withdrawn when card %s was cancelled", core.ErrGone, d.ID, d.CardID)
+			return core.Refuse(core.ErrGone, "question %s was withdrawn when card %s was cancelled", d.ID, d.CardID)
 		}
 		if option < 1 || option > len(d.Options) {
 			return core.Invalid("option", "question %s has options 1 to %d", d.ID, len(d.Options))
 		}
 		if !c.mayDecide(d.Asked, who) {
-			return fmt.Errorf("%w: question %s is for %s", core.ErrForbidden, d.ID, strings.Join(d.Asked, ", "))
+			return core.Refuse(core.ErrForbidden, "question %s is for %s", d.ID, strings.Join(d.Asked, ", "))
 		}
 		d.Status, d.Option, d.AnsweredBy, d.Network = DecisionAnswered, option, who, network
 		out, err = c.close(ctx, d)
