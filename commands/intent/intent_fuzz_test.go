@@ -11,11 +11,11 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
-// FuzzParseWatchIntent: whatever is typed, the parser does not panic,
+// FuzzParse: whatever is typed, the parser does not panic,
 // answers the same way twice, and never proposes a tripwire that fails
 // validation. Before Parse's last check, the only draft the
 // registry may reject is one whose URL it vets (a host not allowed).
-func FuzzParseWatchIntent(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, tt := range intentCases {
 		f.Add(tt.text)
 	}

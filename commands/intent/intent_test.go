@@ -324,7 +324,7 @@ var intentCases = []intentCase{
 		want: Proposal, src: srcRef("card.state", "card_abc123"), cond: condEQ("done"), push: true},
 	{name: "card needs a decision", text: "tell me when card_x9 needs a decision",
 		want: Proposal, src: srcRef("card.state", "card_x9"), cond: condEQ("needs_decision"), push: true, desc: "card_x9 needs a decision"},
-	// found by FuzzParseWatchIntent
+	// found by FuzzParse
 	{name: "fuzz: card id in capitals", text: "tel me when CArd_00", want: None},
 	{name: "card state or", text: "tell me if card_abc is blocked or done",
 		want: Proposal, src: srcRef("card.state", "card_abc"), cond: condIn("blocked", "done"), push: true},
