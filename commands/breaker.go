@@ -55,39 +55,30 @@ func breakerAnswer(answer string) (breaker.Action, bool) {
 	return act, ok
 }
 
-// RegisterBreaker adds the `!breaker` verbs, and the answers (reactions
-// and replies) to halt notices.
-func RegisterBreaker(p *Processor, b *breaker.Service) {
-	p.Register(cmdBreaker(b))
-	p.OnAnswer("breaker:", func(e *Event, key, answer string) { breakerOnAnswer(e, b, key, answer) })
-}
-
-func cmdBreaker(b *breaker.Service) *Handler {
-	act := func(act breaker.Action) func(*Event) {
-		return func(e *Event) { breakerAct(e, b, act) }
-	}
-	return &Handler{
-		Name: "breaker",
-		Help: "The agents' circuit breakers: see them, review a halt, resume or reset it.",
-		Subcommands: []*Handler{
-			{Name: "status", Args: "[agent]", Help: "Where every agent's breaker stands, or one agent's in full.",
-				Func: func(e *Event) { breakerStatus(e, b) }},
-			{Name: "events", Args: "[agent] [N]", Help: fmt.Sprintf("The latest N halts (default %d, at most %d), of one agent or of all.", defaultBreakerEvents, maxBreakerEvents),
-				Func: func(e *Event) { breakerEvents(e, b) }},
-			{Name: "review", Args: "<event>", Help: "Show a halt in full, with evidence and history, and say you are reviewing it.",
-				Func: act(breaker.ActReview)},
-			{Name: "keep", Args: "<event>", Help: "Say the agent stays halted; the breaker stays open.",
-				Func: act(breaker.ActKeep)},
-			{Name: "resume", Args: "<event>", Help: "Resume a halted agent into a half-open trial that the supervisor verifies. Admins only.",
-				Admin: true, Func: act(breaker.ActResume)},
-			{Name: "reset", Args: "<event>", Help: "Overrule: close the breaker at once, without verification, under your name. Admins only.",
-				Admin: true, Func: act(breaker.ActOverrule)},
-		},
-	}
+// cmdBreaker are the `!breaker` verbs; breakerOnAnswer takes the answers
+// (reactions and replies) to halt notices.
+var cmdBreaker = &Handler{
+	Name: "breaker",
+	Help: "The agents' circuit breakers: see them, review a halt, resume or reset it.",
+	Subcommands: []*Handler{
+		{Name: "status", Args: "[agent]", Help: "Where every agent's breaker stands, or one agent's in full.",
+			Func: breakerStatus},
+		{Name: "events", Args: "[agent] [N]", Help: fmt.Sprintf("The latest N halts (default %d, at most %d), of one agent or of all.", defaultBreakerEvents, maxBreakerEvents),
+			Func: breakerEvents},
+		{Name: "review", Args: "<event>", Help: "Show a halt in full, with evidence and history, and say you are reviewing it.",
+			Func: breakerAct(breaker.ActReview)},
+		{Name: "keep", Args: "<event>", Help: "Say the agent stays halted; the breaker stays open.",
+			Func: breakerAct(breaker.ActKeep)},
+		{Name: "resume", Args: "<event>", Help: "Resume a halted agent into a half-open trial that the supervisor verifies. Admins only.",
+			Admin: true, Func: breakerAct(breaker.ActResume)},
+		{Name: "reset", Args: "<event>", Help: "Overrule: close the breaker at once, without verification, under your name. Admins only.",
+			Admin: true, Func: breakerAct(breaker.ActOverrule)},
+	},
 }
 
 // breakerStatus answers `!breaker status [agent]`.
-func breakerStatus(e *Event, b *breaker.Service) {
+func breakerStatus(e *Event) {
+	b := e.Proc.breakers
 	prefix := e.Proc.Prefix()
 	if len(e.Args) > 1 {
 		e.Reply("One agent at a time: `%sbreaker status [agent]`.", prefix)
@@ -180,7 +171,8 @@ func breakerStatusOf(e *Event, b *breaker.Service, agent string) {
 }
 
 // breakerEvents answers `!breaker events [agent] [N]`.
-func breakerEvents(e *Event, b *breaker.Service) {
+func breakerEvents(e *Event) {
+	b := e.Proc.breakers
 	prefix := e.Proc.Prefix()
 	agent, n := "", defaultBreakerEvents
 	for _, arg := range e.Args {
@@ -252,7 +244,12 @@ func breakerEvents(e *Event, b *breaker.Service) {
 }
 
 // breakerAct answers `!breaker review|keep|resume|reset <event>`.
-func breakerAct(e *Event, b *breaker.Service, act breaker.Action) {
+func breakerAct(act breaker.Action) func(*Event) {
+	return func(e *Event) { breakerActOn(e, act) }
+}
+
+func breakerActOn(e *Event, act breaker.Action) {
+	b := e.Proc.breakers
 	prefix := e.Proc.Prefix()
 	ev, ok := breakerTarget(e, b, act)
 	if !ok {
@@ -311,7 +308,8 @@ func breakerAct(e *Event, b *breaker.Service, act breaker.Action) {
 // notices (the halt notice or its thread). Anything but the answers of
 // breakerAnswers is ignored. A refusal is threaded under the halt notice
 // and mentions the person; a done transition is told there by core.
-func breakerOnAnswer(e *Event, b *breaker.Service, key, answer string) {
+func breakerOnAnswer(e *Event, key, answer string) {
+	b := e.Proc.breakers
 	act, ok := breakerAnswer(answer)
 	if !ok {
 		return

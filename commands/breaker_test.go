@@ -24,7 +24,7 @@ func newBreakerHarness(t *testing.T, state breaker.State, overruled bool) *break
 	h := newHarness(t)
 	b := breaker.NewService(breaker.DefaultConfig(), h.store.Breakers(), h.store, h.store.Outbox(), h.clock)
 	b.Room, b.Admins = "!room:x", []string{"@admin:x"}
-	RegisterBreaker(h.proc, b)
+	h.proc.AddFeatures(Features{Breakers: b})
 	bh := &breakerHarness{harness: h, breakers: b}
 	if state == "" && !overruled {
 		return bh

@@ -15,25 +15,26 @@ var cmdPing = &Handler{
 	},
 }
 
-func cmdHelp(p *Processor) *Handler {
-	return &Handler{
-		Name:    "help",
-		Aliases: []string{"h"},
-		Args:    "[command]",
-		Help:    "List the commands, or explain one.",
-		Func: func(e *Event) {
-			if len(e.Args) == 0 {
-				e.Reply("%s", p.helpAll(e.Admin()))
-				return
-			}
-			h, path, rest := p.resolve(e.Args)
-			if h == nil || len(rest) > 0 {
-				e.Reply("There is no command `%s%s`, try `%shelp`.", p.cfg.Prefix, strings.Join(e.Args, " "), p.cfg.Prefix)
-				return
-			}
-			e.Reply("%s", p.helpFor(h, path))
-		},
+var cmdHelp = &Handler{
+	Name:    "help",
+	Aliases: []string{"h"},
+	Args:    "[command]",
+	Help:    "List the commands, or explain one.",
+	Func:    help,
+}
+
+func help(e *Event) {
+	p := e.Proc
+	if len(e.Args) == 0 {
+		e.Reply("%s", p.helpAll(e.Admin()))
+		return
 	}
+	h, path, rest := p.resolve(e.Args)
+	if h == nil || len(rest) > 0 {
+		e.Reply("There is no command `%s%s`, try `%shelp`.", p.cfg.Prefix, strings.Join(e.Args, " "), p.cfg.Prefix)
+		return
+	}
+	e.Reply("%s", p.helpFor(h, path))
 }
 
 // helpAll lists every command the reader may run, generated from the table.

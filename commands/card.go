@@ -27,18 +27,6 @@ const cardSetTTL = time.Hour
 // listCap is how many cards `!card list` shows in one message.
 const listCap = 30
 
-// RegisterCards adds `!card` (drafting and publishing card sets, reading
-// cards, ratifying them, answering their questions), the confirmation that
-// publishes a draft set, and the answers to needs-decision relays: a
-// reaction 1️⃣…🔟 on the relay, or a reply with the option's number or text.
-func RegisterCards(p *Processor, cards *card.Service) {
-	c := &cardCommands{cards: cards}
-	p.Register(c.handler())
-	p.RegisterConfirm(ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish,
-		OnDismiss: c.dismissPublish, YesWord: "publish", NoWord: "cancel"})
-	p.OnAnswer("decision:", c.onDecisionAnswer)
-}
-
 // DraftsClearer returns a `!sys clear` clearer that drops the draft cards
 // of the people in a room, as members lists them, and says how many it
 // dropped.
@@ -63,30 +51,33 @@ func DraftsClearer(cards *card.Service, members func(ctx context.Context, roomID
 	}
 }
 
-type cardCommands struct {
-	cards *card.Service
+// cmdCard are the `!card` verbs: drafting and publishing card sets,
+// reading cards, ratifying them, answering their questions.
+// confirmCardPublish publishes a draft set, and onDecisionAnswer takes the
+// answers to needs-decision relays: a reaction 1️⃣…🔟 on the relay, or a
+// reply with the option's number or text.
+var cmdCard = &Handler{
+	Name: "card",
+	Help: "Backlog cards for the orchestrator: draft a set, publish it in one go, follow the cards, answer their questions.",
+	Subcommands: []*Handler{
+		{Name: "draft", Args: `<goal> --accept "…" [--accept "…"] --priority P0|P1|P2|P3 [--depends d1|card-id] [--budget "…"]`,
+			Help: "Add a card to your draft set.", Func: cardDraft},
+		{Name: "show-draft", Aliases: []string{"drafts"}, Help: "Show your draft set.", Func: cardShowDraft},
+		{Name: "drop", Args: "<ref>|all", Help: "Remove a card (d1, d2, …) or all of them from your draft set.", Func: cardDrop},
+		{Name: "publish", Help: "Publish your draft set, all cards or none, after your ✅: author main-agent, ratified by you.", Func: cardPublish},
+		{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: cardList},
+		{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: cardShow},
+		{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: cardRatify},
+		{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: cardAnswer},
+	},
 }
 
-func (c *cardCommands) handler() *Handler {
-	return &Handler{
-		Name: "card",
-		Help: "Backlog cards for the orchestrator: draft a set, publish it in one go, follow the cards, answer their questions.",
-		Subcommands: []*Handler{
-			{Name: "draft", Args: `<goal> --accept "…" [--accept "…"] --priority P0|P1|P2|P3 [--depends d1|card-id] [--budget "…"]`,
-				Help: "Add a card to your draft set.", Func: c.draft},
-			{Name: "show-draft", Aliases: []string{"drafts"}, Help: "Show your draft set.", Func: c.showDraft},
-			{Name: "drop", Args: "<ref>|all", Help: "Remove a card (d1, d2, …) or all of them from your draft set.", Func: c.drop},
-			{Name: "publish", Help: "Publish your draft set, all cards or none, after your ✅: author main-agent, ratified by you.", Func: c.publish},
-			{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: c.list},
-			{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: c.show},
-			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
-			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answerCmd},
-		},
-	}
-}
+var confirmCardPublish = ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: confirmPublish, OnDismiss: dismissPublish,
+	YesWord: "publish", NoWord: "cancel"}
 
 // draft adds a card to the sender's draft set.
-func (c *cardCommands) draft(e *Event) {
+func cardDraft(e *Event) {
+	c := e.Proc.cards
 	prefix := e.Proc.Prefix()
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("%s", draftUsage(prefix))
@@ -97,12 +88,12 @@ func (c *cardCommands) draft(e *Event) {
 		e.Reply("%s.\n\n%s", core.UpperFirst(err.Error()), draftUsage(prefix))
 		return
 	}
-	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
+	drafts, err := c.Drafts(e.Ctx, e.Sender)
 	if err != nil {
 		e.Fail(err)
 		return
 	}
-	unknown, err := c.checkDependencies(e.Ctx, drafts, spec.DependsOn)
+	unknown, err := checkDependencies(e.Ctx, c, drafts, spec.DependsOn)
 	if err != nil {
 		e.Fail(err)
 		return
@@ -111,7 +102,7 @@ func (c *cardCommands) draft(e *Event) {
 		e.Reply("`--depends`: %s", unknown)
 		return
 	}
-	d, err := c.cards.AddDraft(e.Ctx, e.Sender, spec)
+	d, err := c.AddDraft(e.Ctx, e.Sender, spec)
 	var fe *core.FieldError
 	if errors.As(err, &fe) {
 		e.Reply("`%s`: %s.", flagOf(fe.Field), fe.Reason)
@@ -128,7 +119,7 @@ func (c *cardCommands) draft(e *Event) {
 // checkDependencies says what is wrong with dependencies on drafts that
 // do not exist or cards that were never published, or "" when all are
 // known. It reads only, so a refusal writes nothing.
-func (c *cardCommands) checkDependencies(ctx context.Context, drafts []card.Draft, deps []string) (string, error) {
+func checkDependencies(ctx context.Context, c *card.Service, drafts []card.Draft, deps []string) (string, error) {
 	refs := make([]string, len(drafts))
 	for i, d := range drafts {
 		refs[i] = d.Ref
@@ -137,7 +128,7 @@ func (c *cardCommands) checkDependencies(ctx context.Context, drafts []card.Draf
 		if slices.Contains(refs, dep) {
 			continue
 		}
-		_, err := c.cards.Get(ctx, dep)
+		_, err := c.Get(ctx, dep)
 		if err == nil {
 			continue
 		}
@@ -156,8 +147,9 @@ func (c *cardCommands) checkDependencies(ctx context.Context, drafts []card.Draf
 }
 
 // showDraft lists the sender's draft set.
-func (c *cardCommands) showDraft(e *Event) {
-	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
+func cardShowDraft(e *Event) {
+	c := e.Proc.cards
+	drafts, err := c.Drafts(e.Ctx, e.Sender)
 	if err != nil {
 		e.Fail(err)
 		return
@@ -172,7 +164,8 @@ func (c *cardCommands) showDraft(e *Event) {
 }
 
 // drop removes one draft, or all of them, from the sender's set.
-func (c *cardCommands) drop(e *Event) {
+func cardDrop(e *Event) {
+	c := e.Proc.cards
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 1 {
 		e.Reply("Which one? `%scard drop d2` removes d2, `%scard drop all` empties your draft.", prefix, prefix)
@@ -180,7 +173,7 @@ func (c *cardCommands) drop(e *Event) {
 	}
 	ref := strings.ToLower(e.Args[0])
 	if ref == "all" {
-		n, err := c.cards.ClearDrafts(e.Ctx, e.Sender)
+		n, err := c.ClearDrafts(e.Ctx, e.Sender)
 		if err != nil {
 			e.Fail(err)
 			return
@@ -192,7 +185,7 @@ func (c *cardCommands) drop(e *Event) {
 		e.Reply("Dropped all %s of your draft.", core.Plural(n, "card", "cards"))
 		return
 	}
-	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
+	drafts, err := c.Drafts(e.Ctx, e.Sender)
 	if err != nil {
 		e.Fail(err)
 		return
@@ -212,7 +205,7 @@ func (c *cardCommands) drop(e *Event) {
 		e.Reply("%s depends on %s; drop %s first.", strings.Join(dependents, " and "), ref, strings.Join(dependents, " and "))
 		return
 	}
-	if err := c.cards.DropDraft(e.Ctx, e.Sender, ref); err != nil {
+	if err := c.DropDraft(e.Ctx, e.Sender, ref); err != nil {
 		e.Fail(err)
 		return
 	}
@@ -220,8 +213,9 @@ func (c *cardCommands) drop(e *Event) {
 }
 
 // publish asks the sender to confirm publishing the whole draft set.
-func (c *cardCommands) publish(e *Event) {
-	drafts, err := c.cards.Drafts(e.Ctx, e.Sender)
+func cardPublish(e *Event) {
+	c := e.Proc.cards
+	drafts, err := c.Drafts(e.Ctx, e.Sender)
 	if err != nil {
 		e.Fail(err)
 		return
@@ -246,9 +240,10 @@ func (c *cardCommands) publish(e *Event) {
 
 // confirmPublish publishes the draft set the sender confirmed, unless it
 // changed since the question. The returned text replaces the question.
-func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
+func confirmPublish(e *Event, p core.Pending) string {
+	c := e.Proc.cards
 	prefix := e.Proc.Prefix()
-	drafts, err := c.cards.Drafts(e.Ctx, p.Requester)
+	drafts, err := c.Drafts(e.Ctx, p.Requester)
 	if err != nil {
 		e.Fail(err)
 		return ""
@@ -268,7 +263,7 @@ func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
 	// Unknown dependencies are told in the draft's own terms (its refs)
 	// before core is asked, which refuses them too, before writing.
 	for _, d := range drafts {
-		msg, err := c.checkDependencies(e.Ctx, drafts, d.DependsOn)
+		msg, err := checkDependencies(e.Ctx, c, drafts, d.DependsOn)
 		if err != nil {
 			e.Fail(err)
 			return ""
@@ -278,7 +273,7 @@ func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
 				d.Ref, msg, d.Ref, prefix, d.Ref)
 		}
 	}
-	set, err := c.cards.PublishDraft(e.Ctx, p.Requester)
+	set, err := c.PublishDraft(e.Ctx, p.Requester)
 	if why, ok := refusal(err); ok {
 		return "Nothing published: " + why + ". Your draft is unchanged."
 	}
@@ -296,12 +291,13 @@ func (c *cardCommands) confirmPublish(e *Event, p core.Pending) string {
 		strings.Join(ids, " "), set.Author, set.RatifiedBy, b.String())
 }
 
-func (c *cardCommands) dismissPublish(e *Event, p core.Pending) string {
+func dismissPublish(e *Event, _ core.Pending) string {
 	return fmt.Sprintf("Not published; the draft stays. `%scard publish` when it is ready.", e.Proc.Prefix())
 }
 
 // list shows cards, most urgent first.
-func (c *cardCommands) list(e *Event) {
+func cardList(e *Event) {
+	c := e.Proc.cards
 	var f card.Filter
 	if len(e.Args) > 1 {
 		e.Reply("`%scard list` takes at most one state: %s.", e.Proc.Prefix(), cardStateNames())
@@ -314,7 +310,7 @@ func (c *cardCommands) list(e *Event) {
 			return
 		}
 	}
-	cards, err := c.cards.List(e.Ctx, f)
+	cards, err := c.List(e.Ctx, f)
 	if err != nil {
 		e.Fail(err)
 		return
@@ -342,12 +338,13 @@ func (c *cardCommands) list(e *Event) {
 }
 
 // show describes one card.
-func (c *cardCommands) show(e *Event) {
+func cardShow(e *Event) {
+	c := e.Proc.cards
 	if len(e.Args) != 1 {
 		e.Reply("Which card? `%scard show <card-id>`; `%scard list` shows the ids.", e.Proc.Prefix(), e.Proc.Prefix())
 		return
 	}
-	d, err := c.cards.Get(e.Ctx, e.Args[0])
+	d, err := c.Get(e.Ctx, e.Args[0])
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no card `%s`; `%scard list` shows them.", e.Args[0], e.Proc.Prefix())
 		return
@@ -360,12 +357,13 @@ func (c *cardCommands) show(e *Event) {
 }
 
 // ratify puts a card whose scope grew back on the backlog.
-func (c *cardCommands) ratify(e *Event) {
+func cardRatify(e *Event) {
+	c := e.Proc.cards
 	if len(e.Args) != 1 {
 		e.Reply("Which card? `%scard ratify <card-id>`.", e.Proc.Prefix())
 		return
 	}
-	card, err := c.cards.Ratify(e.Ctx, e.Args[0], e.Sender)
+	card, err := c.Ratify(e.Ctx, e.Args[0], e.Sender)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		e.Reply("There is no card `%s`; `%scard list awaiting_ratification` shows the cards waiting for you.", e.Args[0], e.Proc.Prefix())
@@ -382,16 +380,17 @@ func (c *cardCommands) ratify(e *Event) {
 	}
 }
 
-// answerCmd answers a card's open question from a command, for networks
+// cardAnswer answers a card's open question from a command, for networks
 // where replying to the relay message is awkward.
-func (c *cardCommands) answerCmd(e *Event) {
+func cardAnswer(e *Event) {
+	c := e.Proc.cards
 	prefix := e.Proc.Prefix()
 	if len(e.Args) < 2 {
 		e.Reply("`%scard answer <card-id> <option>`: the option's number or its text.", prefix)
 		return
 	}
 	cardID := e.Args[0]
-	detail, err := c.cards.Get(e.Ctx, cardID)
+	detail, err := c.Get(e.Ctx, cardID)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no card `%s`; `%scard list needs_decision` shows the cards waiting for an answer.", cardID, prefix)
 		return
@@ -410,7 +409,7 @@ func (c *cardCommands) answerCmd(e *Event) {
 		e.Reply("%s", optionsHint(d))
 		return
 	}
-	res, done := c.applyAnswer(e, d, option, e.Reply)
+	res, done := applyAnswer(e, d, option, e.Reply)
 	switch {
 	case !done:
 	case res.AlreadyAnswered:
@@ -424,12 +423,13 @@ func (c *cardCommands) answerCmd(e *Event) {
 // (or to its reminder). The first valid answer wins and the relay is
 // edited to show it; later answers change nothing and say nothing.
 // Refusals get one short reply.
-func (c *cardCommands) onDecisionAnswer(e *Event, key, answer string) {
+func onDecisionAnswer(e *Event, key, answer string) {
+	c := e.Proc.cards
 	cardID, questionID, ok := parseDecisionKey(key)
 	if !ok {
 		return
 	}
-	d, err := c.question(e.Ctx, cardID, questionID)
+	d, err := question(e.Ctx, c, cardID, questionID)
 	if errors.Is(err, core.ErrNotFound) {
 		return
 	}
@@ -456,13 +456,14 @@ func (c *cardCommands) onDecisionAnswer(e *Event, key, answer string) {
 		}
 		return
 	}
-	c.applyAnswer(e, d, option, reply)
+	applyAnswer(e, d, option, reply)
 }
 
 // applyAnswer gives an answer to question d and replies to refusals. done
 // is false when it replied with a refusal or failed.
-func (c *cardCommands) applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...any)) (card.AnswerResult, bool) {
-	res, err := c.cards.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network)
+func applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...any)) (card.AnswerResult, bool) {
+	c := e.Proc.cards
+	res, err := c.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network)
 	switch {
 	case errors.Is(err, core.ErrForbidden):
 		reply("Only %s (or an admin) can answer this question.", strings.Join(d.Asked, ", "))
@@ -481,8 +482,8 @@ func (c *cardCommands) applyAnswer(e *Event, d card.Decision, option int, reply 
 }
 
 // question finds a question of a card.
-func (c *cardCommands) question(ctx context.Context, cardID, questionID string) (card.Decision, error) {
-	detail, err := c.cards.Get(ctx, cardID)
+func question(ctx context.Context, c *card.Service, cardID, questionID string) (card.Decision, error) {
+	detail, err := c.Get(ctx, cardID)
 	if err != nil {
 		return card.Decision{}, err
 	}

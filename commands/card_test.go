@@ -25,7 +25,7 @@ func newCardHarness(t *testing.T, cfg card.Config) (*harness, *card.Service) {
 	h := newHarness(t)
 	cards := card.NewService(h.store.Cards(), h.store, h.store.Outbox(), h.clock, cfg)
 	cards.Room, cards.Admins = "!room:x", []string{cardAdmin}
-	RegisterCards(h.proc, cards)
+	h.proc.AddFeatures(Features{Cards: cards})
 	return h, cards
 }
 

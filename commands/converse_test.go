@@ -12,7 +12,7 @@ import (
 func TestConversationIsKeptTaggedAndInstructionsHeld(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
-	h.proc.RegisterLink(h.store)
+	h.proc.AddFeatures(Features{Identities: h.store})
 	// Alice writes through her linked Telegram puppet.
 	bridged := Message{RoomID: "!room:x", Sender: "@alice:x", Puppet: "@telegram_1:x", Network: "telegram", Trust: core.TrustExternal}
 
@@ -54,7 +54,7 @@ func TestConversationIsKeptTaggedAndInstructionsHeld(t *testing.T) {
 
 func TestAdminVerbsNeverThroughABridge(t *testing.T) {
 	h := newHarness(t)
-	h.proc.RegisterSys(&System{})
+	h.proc.AddFeatures(Features{System: &System{}})
 	msg := Message{RoomID: "!room:x", EventID: "$b", Sender: "@admin:x", Puppet: "@telegram_9:x", Network: "telegram", Body: "!sys logs"}
 	got := h.handle(t, msg)
 	if len(got) != 1 || !strings.Contains(got[0], "not through a bridge") {

@@ -15,21 +15,18 @@ type FleetReader interface {
 	Agents() []fleet.AgentConfig
 }
 
-// RegisterFleet adds `!fleet [agent]`, and the questions people ask in
-// their own words ("what's the fleet doing", "is EVE ok?") that run it.
-func (p *Processor) RegisterFleet(f FleetReader) {
-	p.Register(&Handler{
-		Name:    "fleet",
-		Aliases: []string{"agents"},
-		Args:    "[agent]",
-		Help:    "What the fleet is doing, from the agents' heartbeats: one line per agent, then what needs attention.",
-		Func:    func(e *Event) { fleetAnswer(e, f) },
-	})
-	p.AddIntent(func(text string) (string, []string, bool) { return fleetQuestion(text, f.Agents()) })
+// cmdFleet is `!fleet [agent]`; fleetQuestion turns the questions people
+// ask in their own words ("what's the fleet doing", "is EVE ok?") into it.
+var cmdFleet = &Handler{
+	Name:    "fleet",
+	Aliases: []string{"agents"},
+	Args:    "[agent]",
+	Help:    "What the fleet is doing, from the agents' heartbeats: one line per agent, then what needs attention.",
+	Func:    fleetAnswer,
 }
 
-func fleetAnswer(e *Event, f FleetReader) {
-	rows, err := f.FleetStatus(e.Ctx)
+func fleetAnswer(e *Event) {
+	rows, err := e.Proc.fleet.FleetStatus(e.Ctx)
 	if err != nil {
 		e.Fail(err)
 		return

@@ -40,14 +40,17 @@ func (h *Handler) sub(name string) *Handler {
 }
 
 // validate panics on an unnamed handler or a duplicate sub-handler name,
-// and passes the admin flag down to sub-handlers.
+// and passes the admin flag down to sub-handlers. Handlers are package
+// values every processor shares, so it writes only what changes.
 func (h *Handler) validate(parent string) {
 	if h.Name == "" || h.Name != strings.ToLower(h.Name) {
 		panic(fmt.Sprintf("commands: handler under %q needs a lower-case name", parent))
 	}
 	seen := map[string]bool{}
 	for _, s := range h.Subcommands {
-		s.Admin = s.Admin || h.Admin
+		if h.Admin && !s.Admin {
+			s.Admin = true
+		}
 		s.validate(parent + " " + h.Name)
 		for _, n := range s.names() {
 			if seen[n] {

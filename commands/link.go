@@ -14,24 +14,24 @@ import (
 // linkCodeTTL is how long a link code stays valid.
 const linkCodeTTL = 10 * time.Minute
 
-// RegisterLink adds `!link`, which ties a bridged puppet to its person's
-// Matrix account: `!link` from one gives a one-time code, `!link CODE`
-// from the other confirms it.
-func (p *Processor) RegisterLink(ids core.IdentityStore) {
-	p.Register(&Handler{
-		Name: "ratify",
-		Args: "<n>",
-		Help: "Confirm, from your Matrix account, a held message you sent through a bridge.",
-		Func: func(e *Event) { ratify(e) },
-	}, &Handler{
-		Name: "link",
-		Args: "[code]",
-		Help: "Link your bridged account to your Matrix account, so your tripwires and decisions follow you.",
-		Func: func(e *Event) { link(e, ids) },
-	})
+var cmdRatify = &Handler{
+	Name: "ratify",
+	Args: "<n>",
+	Help: "Confirm, from your Matrix account, a held message you sent through a bridge.",
+	Func: ratify,
 }
 
-func link(e *Event, ids core.IdentityStore) {
+// cmdLink ties a bridged puppet to its person's Matrix account: `!link`
+// from one gives a one-time code, `!link CODE` from the other confirms it.
+var cmdLink = &Handler{
+	Name: "link",
+	Args: "[code]",
+	Help: "Link your bridged account to your Matrix account, so your tripwires and decisions follow you.",
+	Func: link,
+}
+
+func link(e *Event) {
+	ids := e.Proc.identities
 	from := e.Sender
 	if e.Puppet != "" {
 		from = e.Puppet

@@ -27,7 +27,7 @@ func TestLinkPuppetToAccount(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.proc.RegisterLink(h.store)
+			h.proc.AddFeatures(Features{Identities: h.store})
 			ctx := context.Background()
 			asked := h.sayFrom(t, tt.askPuppet, "!link")
 			m := code.FindStringSubmatch(strings.Join(asked, " "))

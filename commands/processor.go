@@ -16,6 +16,8 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
@@ -87,6 +89,14 @@ type Processor struct {
 	confirms map[string]ConfirmKind
 	intents  []Intent
 	admins   map[string]bool
+
+	// What the features' commands act on, from AddFeatures.
+	sys        *System
+	cards      *card.Service
+	breakers   *breaker.Service
+	identities core.IdentityStore
+	fleet      FleetReader
+	tripwires  *tripwireCommands
 }
 
 // Intent recognises a sentence that asks for a command, and names the
@@ -99,8 +109,8 @@ type Intent func(text string) (command string, args []string, ok bool)
 // key is the notice's outbox key.
 type AnswerFunc func(e *Event, key, answer string)
 
-// NewProcessor builds a processor with the built-in handlers (`help`,
-// `ping`); features add theirs with Register.
+// NewProcessor builds a processor with the built-in commands (`help`,
+// `ping`); AddFeatures adds those of the features.
 func NewProcessor(cfg Config, deps Deps) *Processor {
 	if cfg.Prefix == "" {
 		cfg.Prefix = "!"
@@ -110,13 +120,14 @@ func NewProcessor(cfg Config, deps Deps) *Processor {
 	for _, a := range cfg.Admins {
 		p.admins[a] = true
 	}
-	p.Register(cmdHelp(p), cmdPing)
+	p.Register(builtins...)
 	p.OnAnswer("confirm:", p.answerConfirm)
 	return p
 }
 
-// Register adds handlers to the table. A name or alias used twice panics:
-// that is a programming error caught at start-up.
+// Register adds handlers to the table; AddFeatures registers Jarvis's
+// own. A name or alias used twice panics: that is a programming error
+// caught at start-up.
 func (p *Processor) Register(handlers ...*Handler) {
 	for _, h := range handlers {
 		h.validate("")

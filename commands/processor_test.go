@@ -191,6 +191,17 @@ func TestRegisterRejectsDuplicates(t *testing.T) {
 	}
 }
 
+func TestAddFeaturesTwicePanics(t *testing.T) {
+	h := newHarness(t)
+	h.proc.AddFeatures(Features{Identities: h.store})
+	defer func() {
+		if recover() == nil {
+			t.Error("adding !link and !ratify twice did not panic")
+		}
+	}()
+	h.proc.AddFeatures(Features{Identities: h.store})
+}
+
 func TestAdminFlagReachesSubcommands(t *testing.T) {
 	h := newHarness(t, &Handler{Name: "sys", Help: "Admin verbs.", Admin: true, Subcommands: []*Handler{
 		{Name: "status", Help: "Status.", Func: func(e *Event) { e.Reply("all good") }},

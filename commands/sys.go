@@ -66,58 +66,59 @@ const (
 	maxLogLines     = 200
 )
 
-// RegisterSys adds the `!sys` admin verbs and their confirmations.
-func (p *Processor) RegisterSys(sys *System) {
-	p.Register(cmdSys(sys))
-	p.RegisterConfirm(
-		ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, OnConfirm: func(e *Event, pending core.Pending) string {
-			return sysClear(e, sys, pending.RoomID)
+// cmdSys are the admin verbs. AddFeatures puts the verbs of the status
+// sections that have one after them, then cmdSysHelp.
+var cmdSys = &Handler{
+	Name:  "sys",
+	Help:  "Admin verbs: status, logs, clear and restart of this Jarvis.",
+	Admin: true,
+	Subcommands: []*Handler{
+		{Name: "clear", Help: "Forget this room's conversational context (pending proposals, drafts), after ✅. Never touches tripwires, journals or cards.", Func: func(e *Event) {
+			e.AskConfirm(confirmClear, "", "Clear this room's conversational context: pending proposals and confirmations, draft card sets? Armed tripwires, journals and cards stay. React ✅ to clear, ❌ to keep.")
 		}},
-		ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, OnConfirm: func(e *Event, pending core.Pending) string {
-			if err := sys.State.SetState(e.Ctx, StateRestartRoom, pending.RoomID); err != nil {
-				e.Fail(err)
-				return ""
-			}
-			sys.Restart()
-			return fmt.Sprintf("Restarting, as %s asked: sending what is queued, then starting again. I'll say when I'm back.", e.Sender)
+		{Name: "restart", Help: "Drain the outbox, release the lease and restart, after ✅.", Func: func(e *Event) {
+			e.AskConfirm(confirmRestart, "", "Restart Jarvis? React ✅ to restart, ❌ to cancel.")
 		}},
-	)
+		{Name: "status", Help: "Version, uptime, homeserver and sync state, outbox, and every feature's counts.", Func: sysStatus},
+		{Name: "logs", Args: "[N] [level]", Help: fmt.Sprintf("The last N log lines (default %d, at most %d), secrets redacted.", defaultLogLines, maxLogLines), Func: sysLogs},
+	},
 }
 
-func cmdSys(sys *System) *Handler {
-	h := sysVerbs(sys)
-	for _, section := range sys.Sections {
+var cmdSysHelp = &Handler{Name: "help", Help: "These verbs.", Func: func(e *Event) {
+	e.Reply("%s", e.Proc.helpFor(e.Proc.byName[cmdSys.Name], cmdSys.Name))
+}}
+
+// sectionVerbs are the `!sys` verbs of the status sections that have one
+// (`!sys lease`).
+func sectionVerbs(sections []StatusSection) []*Handler {
+	var out []*Handler
+	for _, section := range sections {
 		if section.Verb != "" {
-			h.Subcommands = append(h.Subcommands, &Handler{Name: section.Verb, Help: section.Help, Func: func(e *Event) {
+			out = append(out, &Handler{Name: section.Verb, Help: section.Help, Func: func(e *Event) {
 				e.Reply("%s", renderSections(e, section))
 			}})
 		}
 	}
-	h.Subcommands = append(h.Subcommands, &Handler{Name: "help", Help: "These verbs.", Func: func(e *Event) {
-		e.Reply("%s", e.Proc.helpFor(h, "sys"))
-	}})
-	return h
+	return out
 }
 
-func sysVerbs(sys *System) *Handler {
-	return &Handler{
-		Name:  "sys",
-		Help:  "Admin verbs: status, logs, clear and restart of this Jarvis.",
-		Admin: true,
-		Subcommands: []*Handler{
-			{Name: "clear", Help: "Forget this room's conversational context (pending proposals, drafts), after ✅. Never touches tripwires, journals or cards.", Func: func(e *Event) {
-				e.AskConfirm(confirmClear, "", "Clear this room's conversational context: pending proposals and confirmations, draft card sets? Armed tripwires, journals and cards stay. React ✅ to clear, ❌ to keep.")
-			}},
-			{Name: "restart", Help: "Drain the outbox, release the lease and restart, after ✅.", Func: func(e *Event) {
-				e.AskConfirm(confirmRestart, "", "Restart Jarvis? React ✅ to restart, ❌ to cancel.")
-			}},
-			{Name: "status", Help: "Version, uptime, homeserver and sync state, outbox, and every feature's counts.", Func: func(e *Event) { sysStatus(e, sys) }},
-			{Name: "logs", Args: "[N] [level]", Help: fmt.Sprintf("The last N log lines (default %d, at most %d), secrets redacted.", defaultLogLines, maxLogLines), Func: func(e *Event) { sysLogs(e, sys) }},
-		},
-	}
-}
+var (
+	confirmSysClear = ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, OnConfirm: func(e *Event, pending core.Pending) string {
+		return sysClear(e, pending.RoomID)
+	}}
+	confirmSysRestart = ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, OnConfirm: func(e *Event, pending core.Pending) string {
+		sys := e.Proc.sys
+		if err := sys.State.SetState(e.Ctx, StateRestartRoom, pending.RoomID); err != nil {
+			e.Fail(err)
+			return ""
+		}
+		sys.Restart()
+		return fmt.Sprintf("Restarting, as %s asked: sending what is queued, then starting again. I'll say when I'm back.", e.Sender)
+	}}
+)
 
-func sysStatus(e *Event, sys *System) {
+func sysStatus(e *Event) {
+	sys := e.Proc.sys
 	uptime := e.Proc.deps.Clock.Now().Sub(sys.Started).Round(time.Second)
 	e.Reply("**Jarvis %s**, up %s\n\n%s", sys.Version, uptime, renderSections(e, sys.Sections...))
 }
@@ -141,7 +142,8 @@ func renderSections(e *Event, sections ...StatusSection) string {
 	return strings.TrimSpace(b.String())
 }
 
-func sysLogs(e *Event, sys *System) {
+func sysLogs(e *Event) {
+	sys := e.Proc.sys
 	n, level := defaultLogLines, zerolog.TraceLevel
 	for _, arg := range e.Args {
 		if v, err := strconv.Atoi(arg); err == nil {
@@ -169,7 +171,8 @@ func sysLogs(e *Event, sys *System) {
 
 // sysClear drops the room's pending confirmations and whatever the
 // clearers hold, and says what it dropped.
-func sysClear(e *Event, sys *System, roomID string) string {
+func sysClear(e *Event, roomID string) string {
+	sys := e.Proc.sys
 	counts, err := e.Proc.deps.Pending.ClearPending(e.Ctx, roomID, e.Proc.deps.Clock.Now())
 	if err != nil {
 		e.Fail(err)

@@ -50,7 +50,7 @@ func TestSysVerbs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			asked = nil
 			h := newHarness(t)
-			h.proc.RegisterSys(sys)
+			h.proc.AddFeatures(Features{System: sys})
 			replies := h.say(t, tt.sender, tt.body)
 			if len(replies) != 1 {
 				t.Fatalf("replies = %q, want one", replies)
@@ -77,7 +77,7 @@ func TestSysClearAndRestartAskFirst(t *testing.T) {
 		Clearers: []func(context.Context, string) (string, error){
 			func(context.Context, string) (string, error) { return "1 draft card set", nil },
 		}}
-	h.proc.RegisterSys(sys)
+	h.proc.AddFeatures(Features{System: sys})
 	ctx := context.Background()
 
 	// Something pending in the room that clear must drop.

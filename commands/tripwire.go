@@ -38,68 +38,49 @@ const (
 	journalPageSize    = 20
 )
 
-// tripwireCommands are the `!tw` verbs, the proposals made from plain
-// sentences, and their confirmations. Every verb acts in the sender's own
-// scope: nobody sees or changes another person's tripwires.
+// tripwireCommands is what the `!tw` verbs, the proposals made from plain
+// sentences and their confirmations act on.
 type tripwireCommands struct {
 	tw     *tripwire.Service
 	agents func() []string
 }
 
-// RegisterTripwires adds `!tw`, the sentence intent that proposes a
-// tripwire ("tell me when GI drops below 0.70"), and the ✅ that arms a
-// proposal. agents lists the configured agent names, for sentences about
-// an agent; proposalTTL is how long a proposal stays open
-// (DefaultProposalTTL when not positive).
-func RegisterTripwires(p *Processor, tw *tripwire.Service, agents func() []string, proposalTTL time.Duration) {
-	if proposalTTL <= 0 {
-		proposalTTL = DefaultProposalTTL
-	}
-	if agents == nil {
-		agents = func() []string { return nil }
-	}
-	c := &tripwireCommands{tw: tw, agents: agents}
-	p.Register(c.handler())
-	p.RegisterConfirm(ConfirmKind{Kind: confirmTripwire, TTL: proposalTTL, OnConfirm: c.confirmProposal,
-		OnDismiss: c.dismissProposal, YesWord: "arm", NoWord: "dismiss"})
-	p.AddIntent(c.intent)
-}
-
-func (c *tripwireCommands) handler() *Handler {
-	return &Handler{
-		Name:    "tw",
-		Aliases: []string{"tripwire", "tripwires"},
-		Help:    "Your tripwires: things Jarvis watches for you, noted in your journal and, if you like, messaged to you.",
-		Subcommands: []*Handler{
-			{Name: "list", Aliases: []string{"ls"}, Help: "Your tripwires, one line each.", Func: c.list},
-			{Name: "show", Args: "<id>", Help: "One tripwire in full: rule, status, what a trip does, why you armed it.", Func: c.show},
-			{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push] [--cooldown 6h] [--param P]`,
-				Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled.",
-				Func: c.arm},
-			{Name: "propose", Args: "<sentence>", Help: `Read a sentence like "tell me when GI drops below 0.70" and propose the tripwire; saying it in chat does the same.`,
-				Func: c.propose},
-			{Name: "disable", Args: "<id>", Help: "Stop watching it until you enable it again.", Func: c.disable},
-			{Name: "enable", Args: "<id>", Help: "Watch a disabled tripwire again.", Func: c.enable},
-			{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: c.delete},
-			{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: c.push},
-			{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: c.cooldown},
-			{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: c.history},
-			{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: c.journal},
-			{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: c.templates},
-			{Name: "template", Args: "<N> [param]", Help: "Arm starter template N from `tw templates`.", Func: c.template},
-			{Name: "release", Args: "<id>", Help: "Re-arm a quarantined tripwire once you have looked at why it was stopped.", Func: c.release},
-			{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token list`, `tw token revoke <id>`.", Func: c.token,
-				Subcommands: []*Handler{
-					{Name: "list", Help: "Your API tokens (never their secret).", Func: c.tokenList},
-					{Name: "revoke", Args: "<token id>", Help: "Turn a token off; requests with it fail from then on.", Func: c.tokenRevoke},
-				}},
-		},
-	}
+// cmdTripwire are the `!tw` verbs. Every verb acts in the sender's own
+// scope: nobody sees or changes another person's tripwires.
+var cmdTripwire = &Handler{
+	Name:    "tw",
+	Aliases: []string{"tripwire", "tripwires"},
+	Help:    "Your tripwires: things Jarvis watches for you, noted in your journal and, if you like, messaged to you.",
+	Subcommands: []*Handler{
+		{Name: "list", Aliases: []string{"ls"}, Help: "Your tripwires, one line each.", Func: twList},
+		{Name: "show", Args: "<id>", Help: "One tripwire in full: rule, status, what a trip does, why you armed it.", Func: twShow},
+		{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push] [--cooldown 6h] [--param P]`,
+			Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled.",
+			Func: twArm},
+		{Name: "propose", Args: "<sentence>", Help: `Read a sentence like "tell me when GI drops below 0.70" and propose the tripwire; saying it in chat does the same.`,
+			Func: twPropose},
+		{Name: "disable", Args: "<id>", Help: "Stop watching it until you enable it again.", Func: twDisable},
+		{Name: "enable", Args: "<id>", Help: "Watch a disabled tripwire again.", Func: twEnable},
+		{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: twDelete},
+		{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: twPush},
+		{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: twCooldown},
+		{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: twHistory},
+		{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: twJournal},
+		{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: twTemplates},
+		{Name: "template", Args: "<N> [param]", Help: "Arm starter template N from `tw templates`.", Func: twTemplate},
+		{Name: "release", Args: "<id>", Help: "Re-arm a quarantined tripwire once you have looked at why it was stopped.", Func: twRelease},
+		{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token list`, `tw token revoke <id>`.", Func: twToken,
+			Subcommands: []*Handler{
+				{Name: "list", Help: "Your API tokens (never their secret).", Func: twTokenList},
+				{Name: "revoke", Args: "<token id>", Help: "Turn a token off; requests with it fail from then on.", Func: twTokenRevoke},
+			}},
+	},
 }
 
 // ---- reading tripwires ----
 
-func (c *tripwireCommands) list(e *Event) {
+func twList(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	defs, err := c.tw.List(e.Ctx, e.Sender)
 	if err != nil {
@@ -124,7 +105,8 @@ func (c *tripwireCommands) list(e *Event) {
 	e.Reply("%s", b.String())
 }
 
-func (c *tripwireCommands) show(e *Event) {
+func twShow(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "show")
 	if !ok {
@@ -149,7 +131,8 @@ func (c *tripwireCommands) show(e *Event) {
 	e.Reply("%s", b.String())
 }
 
-func (c *tripwireCommands) history(e *Event) {
+func twHistory(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	n := defaultTripHistory
 	if len(e.Args) == 2 {
@@ -183,7 +166,8 @@ func (c *tripwireCommands) history(e *Event) {
 
 // journal shows what was noticed since the citizen last looked, and marks
 // it read.
-func (c *tripwireCommands) journal(e *Event) {
+func twJournal(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	page, err := c.tw.Journal(e.Ctx, e.Sender, tripwire.JournalQuery{UnreadOnly: true, MarkRead: true, Limit: journalPageSize})
 	if err != nil {
@@ -205,7 +189,8 @@ func (c *tripwireCommands) journal(e *Event) {
 	e.Reply("%s", strings.TrimSpace(b.String()))
 }
 
-func (c *tripwireCommands) templates(e *Event) {
+func twTemplates(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	list := c.tw.Templates()
 	if len(list) == 0 {
@@ -228,7 +213,8 @@ func (c *tripwireCommands) templates(e *Event) {
 
 // ---- arming ----
 
-func (c *tripwireCommands) arm(e *Event) {
+func twArm(e *Event) {
+	c := e.Proc.tripwires
 	d, problem := c.parseArm(e.RawArgs, e.Proc.Prefix())
 	if problem != "" {
 		e.Reply("Not armed: %s", problem)
@@ -241,7 +227,8 @@ func (c *tripwireCommands) arm(e *Event) {
 	e.Reply("%s", twArmed(e.Proc.Prefix(), def))
 }
 
-func (c *tripwireCommands) template(e *Event) {
+func twTemplate(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	if len(e.Args) == 0 {
 		e.Reply("Which template? `%stw template <N> [param]`; `%stw templates` lists them.", prefix, prefix)
@@ -483,7 +470,8 @@ func (c *tripwireCommands) intent(text string) (string, []string, bool) {
 
 // propose answers a sentence: a proposal to confirm with ✅, or a
 // question when Jarvis needs to know more.
-func (c *tripwireCommands) propose(e *Event) {
+func twPropose(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	sentence := strings.TrimSpace(e.RawArgs)
 	reg := c.tw.Sources()
@@ -692,7 +680,8 @@ func (c *tripwireCommands) kindNames() string {
 
 // ---- changing tripwires ----
 
-func (c *tripwireCommands) disable(e *Event) {
+func twDisable(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "disable")
 	if !ok {
@@ -712,7 +701,8 @@ func (c *tripwireCommands) disable(e *Event) {
 	e.Reply("Disabled `%s` (%s): I stop watching it.\n`%stw enable %s` re-arms it.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
 }
 
-func (c *tripwireCommands) enable(e *Event) {
+func twEnable(e *Event) {
+	c := e.Proc.tripwires
 	id, ok := c.oneID(e, "enable")
 	if !ok {
 		return
@@ -731,7 +721,8 @@ func (c *tripwireCommands) enable(e *Event) {
 	e.Reply("Enabled `%s` (%s): watching %s again.", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)))
 }
 
-func (c *tripwireCommands) release(e *Event) {
+func twRelease(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "release")
 	if !ok {
@@ -751,7 +742,8 @@ func (c *tripwireCommands) release(e *Event) {
 	e.Reply("Released `%s` (%s): watching %s again.", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)))
 }
 
-func (c *tripwireCommands) delete(e *Event) {
+func twDelete(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "delete")
 	if !ok {
@@ -767,7 +759,8 @@ func (c *tripwireCommands) delete(e *Event) {
 	e.Reply("Deleted `%s` (%s). Its past trips stay: `%stw history %s`.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
 }
 
-func (c *tripwireCommands) push(e *Event) {
+func twPush(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	var on, ok bool
 	if len(e.Args) == 2 {
@@ -785,7 +778,8 @@ func (c *tripwireCommands) push(e *Event) {
 	e.Reply("Push is %s for `%s` (%s): when it trips, %s.", map[bool]string{true: "on", false: "off"}[on], d.ID, core.EscapeMarkdown(d.Label), twAction(prefix, d.Action))
 }
 
-func (c *tripwireCommands) cooldown(e *Event) {
+func twCooldown(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 2 {
 		e.Reply("Say which tripwire and how long: `%stw cooldown <id> <duration>`, e.g. 30m, 6h or 1d.", prefix)
@@ -814,7 +808,8 @@ type twDirectRooms interface {
 
 // token makes a personal API token, in the person's direct room only: a
 // token is a password and never lands in a shared room or on a bridge.
-func (c *tripwireCommands) token(e *Event) {
+func twToken(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	if e.Puppet != "" {
 		e.Reply("A token is a password, so I hand it out only in our direct chat on Matrix, never through a bridge. Ask me there with `%stw token`.", prefix)
@@ -864,7 +859,8 @@ func (c *tripwireCommands) directRoom(e *Event) (string, error) {
 	return room, err
 }
 
-func (c *tripwireCommands) tokenList(e *Event) {
+func twTokenList(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	toks, err := c.tw.ListTokens(e.Ctx, e.Sender)
 	if err != nil {
@@ -888,7 +884,8 @@ func (c *tripwireCommands) tokenList(e *Event) {
 	e.Reply("%s", b.String())
 }
 
-func (c *tripwireCommands) tokenRevoke(e *Event) {
+func twTokenRevoke(e *Event) {
+	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 1 {
 		e.Reply("Which token? `%stw token revoke <id>`; `%stw token list` shows yours.", prefix, prefix)

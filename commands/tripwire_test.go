@@ -40,7 +40,7 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 	)
 	th.tw = tripwire.NewService(tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
 		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock}, tripwire.DefaultConfig())
-	RegisterTripwires(th.proc, th.tw, func() []string { return []string{"EVE"} }, ttl)
+	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl})
 	return th
 }
 

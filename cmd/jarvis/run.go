@@ -166,8 +166,6 @@ func runJarvis(ctx context.Context, configPath string) error {
 		Lines: func(ctx context.Context) ([]string, error) {
 			return domainStatus(ctx, st, breakers, cards, lastTick.Load())
 		}})
-	proc.RegisterSys(sys)
-	commands.RegisterCards(proc, cards)
 	// Drafts belong to people: clearing a room drops its members' drafts.
 	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(cards, func(ctx context.Context, roomID string) ([]string, error) {
 		resp, err := b.Client.JoinedMembers(ctx, id.RoomID(roomID))
@@ -180,17 +178,6 @@ func runJarvis(ctx context.Context, configPath string) error {
 		}
 		return members, nil
 	}))
-	commands.RegisterBreaker(proc, breakers)
-	proc.RegisterLink(st)
-	proc.RegisterFleet(fl)
-	commands.RegisterTripwires(proc, tripwires, func() []string {
-		agents := fl.Agents()
-		names := make([]string, len(agents))
-		for i, a := range agents {
-			names[i] = a.Name
-		}
-		return names
-	}, cfg.Chat.ProposalTTL)
 	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
 		n, err := st.ClearExcerpts(ctx, roomID)
 		if err != nil || n == 0 {
@@ -198,6 +185,15 @@ func runJarvis(ctx context.Context, configPath string) error {
 		}
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
+	proc.AddFeatures(commands.Features{System: sys, Cards: cards, Breakers: breakers, Identities: st, Fleet: fl,
+		Tripwires: tripwires, ProposalTTL: cfg.Chat.ProposalTTL, Agents: func() []string {
+			agents := fl.Agents()
+			names := make([]string, len(agents))
+			for i, a := range agents {
+				names[i] = a.Name
+			}
+			return names
+		}})
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

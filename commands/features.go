@@ -1,0 +1,88 @@
+package commands
+
+import (
+	"slices"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
+)
+
+// Features are what Jarvis's commands act on. A feature left out has no
+// commands: tests build processors with the one they test.
+type Features struct {
+	// System gives the admin verbs, `!sys`.
+	System *System
+	// Cards gives `!card` and the answers to a card's questions.
+	Cards *card.Service
+	// Breakers gives `!breaker` and the answers to halt notices.
+	Breakers *breaker.Service
+	// Identities gives `!link` and `!ratify`.
+	Identities core.IdentityStore
+	// Fleet gives `!fleet` and the questions people ask about the fleet.
+	Fleet FleetReader
+	// Tripwires gives `!tw`, the sentences that propose a tripwire
+	// ("tell me when GI drops below 0.70") and the ✅ that arms one.
+	Tripwires *tripwire.Service
+	// Agents lists the configured agent names, for sentences about an
+	// agent.
+	Agents func() []string
+	// ProposalTTL is how long a tripwire proposed in chat waits for its
+	// ✅ (DefaultProposalTTL when not positive).
+	ProposalTTL time.Duration
+}
+
+// builtins are the commands of every processor.
+var builtins = []*Handler{cmdHelp, cmdPing}
+
+// AddFeatures adds the commands of the features given, with their
+// confirmations, the answers to their notices and the sentences that
+// become their commands. It is the one place Jarvis's commands are
+// registered, in the order `!help` lists them; a feature added twice
+// panics, its names being taken.
+func (p *Processor) AddFeatures(f Features) {
+	if f.System != nil {
+		p.sys = f.System
+		sys := *cmdSys
+		sys.Subcommands = slices.Concat(cmdSys.Subcommands, sectionVerbs(f.System.Sections), []*Handler{cmdSysHelp})
+		p.Register(&sys)
+		p.RegisterConfirm(confirmSysClear, confirmSysRestart)
+	}
+	if f.Cards != nil {
+		p.cards = f.Cards
+		p.Register(cmdCard)
+		p.RegisterConfirm(confirmCardPublish)
+		p.OnAnswer("decision:", onDecisionAnswer)
+	}
+	if f.Breakers != nil {
+		p.breakers = f.Breakers
+		p.Register(cmdBreaker)
+		p.OnAnswer("breaker:", breakerOnAnswer)
+	}
+	if f.Identities != nil {
+		p.identities = f.Identities
+		p.Register(cmdRatify, cmdLink)
+	}
+	if f.Fleet != nil {
+		p.fleet = f.Fleet
+		p.Register(cmdFleet)
+		p.AddIntent(func(text string) (string, []string, bool) { return fleetQuestion(text, p.fleet.Agents()) })
+	}
+	if f.Tripwires != nil {
+		c := &tripwireCommands{tw: f.Tripwires, agents: f.Agents}
+		if c.agents == nil {
+			c.agents = func() []string { return nil }
+		}
+		p.tripwires = c
+		p.Register(cmdTripwire)
+		ttl := f.ProposalTTL
+		if ttl <= 0 {
+			ttl = DefaultProposalTTL
+		}
+		p.RegisterConfirm(ConfirmKind{Kind: confirmTripwire, TTL: ttl, OnConfirm: c.confirmProposal, OnDismiss: c.dismissProposal,
+			YesWord: "arm", NoWord: "dismiss"})
+		p.AddIntent(c.intent)
+	}
+}
