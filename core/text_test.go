@@ -51,20 +51,30 @@ func TestUpperFirst(t *testing.T) {
 	}
 }
 
+// ShortDuration writes the tripwires' quarantine windows and the circuit
+// breakers' timeouts.
 func TestShortDuration(t *testing.T) {
-	for _, tt := range []struct {
+	tests := []struct {
+		name string
 		d    time.Duration
 		want string
 	}{
-		{time.Hour, "1h"},
-		{90 * time.Minute, "1h30m"},
-		{5 * time.Minute, "5m"},
-		{45 * time.Second, "45s"},
-		{24 * time.Hour, "24h"},
-	} {
-		if got := core.ShortDuration(tt.d); got != tt.want {
-			t.Errorf("ShortDuration(%v) = %q, want %q", tt.d, got, tt.want)
-		}
+		{name: "hour", d: time.Hour, want: "1h"},
+		{name: "hour and a half", d: 90 * time.Minute, want: "1h30m"},
+		{name: "five minutes", d: 5 * time.Minute, want: "5m"},
+		{name: "45 seconds", d: 45 * time.Second, want: "45s"},
+		{name: "day", d: 24 * time.Hour, want: "24h"},
+		{name: "seconds", d: 30 * time.Second, want: "30s"},
+		{name: "minutes", d: 10 * time.Minute, want: "10m"},
+		{name: "hours", d: 2 * time.Hour, want: "2h"},
+		{name: "mixed", d: 90*time.Minute + 5*time.Second, want: "1h30m5s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := core.ShortDuration(tt.d); got != tt.want {
+				t.Errorf("ShortDuration(%v) = %q, want %q", tt.d, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -101,27 +111,6 @@ func TestClockDuration(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := core.ClockDuration(tt.d); got != tt.want {
 				t.Errorf("ClockDuration(%v) = %q, want %q", tt.d, got, tt.want)
-			}
-		})
-	}
-}
-
-// The timeouts the circuit breaker notices name.
-func TestShortDurationOfTimeouts(t *testing.T) {
-	tests := []struct {
-		name string
-		d    time.Duration
-		want string
-	}{
-		{name: "seconds", d: 30 * time.Second, want: "30s"},
-		{name: "minutes", d: 10 * time.Minute, want: "10m"},
-		{name: "hours", d: 2 * time.Hour, want: "2h"},
-		{name: "mixed", d: 90*time.Minute + 5*time.Second, want: "1h30m5s"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := core.ShortDuration(tt.d); got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
 	}
