@@ -36,9 +36,8 @@ func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	clock := coretest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	svc := breaker.NewService(breaker.DefaultConfig(), st.Breakers(), st, st.Outbox(), clock)
-	svc.Room = "!ops:test"
-	svc.Admins = []string{"@alice:test"}
+	svc := breaker.NewService(breaker.DefaultConfig(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: clock,
+		Room: "!ops:test", Admins: []string{"@alice:test"}})
 	server := api.New(api.Config{AgentToken: breakerToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
 	api.RegisterBreaker(server, svc)
 	return &breakerAPIFixture{server: server, svc: svc, store: st}

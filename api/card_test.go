@@ -36,9 +36,8 @@ func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg card.Config) *cardsA
 func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg card.Config) *cardsAPIFixture {
 	t.Helper()
 	st := openAPIStore(t, engine)
-	cards := card.NewService(st.Cards(), st, st.Outbox(), clock, cfg)
-	cards.Room = "!jarvis:example.org"
-	cards.Admins = []string{"@admin:example.org"}
+	cards := card.NewService(cfg, card.Deps{Store: st.Cards(), Tx: st, Outbox: st.Outbox(), Clock: clock,
+		Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}})
 	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
 	api.RegisterCards(server, cards)
 	return &cardsAPIFixture{server: server, cards: cards, store: st}

@@ -49,8 +49,8 @@ func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...fleet.Agen
 func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
 	st := openAPIStore(t, engine)
-	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, "!fleet:test", fleet.Deps{
-		Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
+	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, fleet.Deps{
+		Room: "!fleet:test", Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
 		Outbox: st.Outbox(), Clock: clock,
 	})
 	if err != nil {

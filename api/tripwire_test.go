@@ -51,9 +51,9 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 			return core.Observation{Value: "online"}, nil
 		}},
 	)
-	fx.svc = tripwire.NewService(tripwire.Deps{
+	fx.svc = tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{
 		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,
-	}, tripwire.DefaultConfig())
+	})
 	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
 	api.RegisterTripwires(server, fx.svc)
 	fx.handler = server.Handler()

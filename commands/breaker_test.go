@@ -22,8 +22,8 @@ type breakerHarness struct {
 func newBreakerHarness(t *testing.T, state breaker.State, overruled bool) *breakerHarness {
 	t.Helper()
 	h := newHarness(t)
-	b := breaker.NewService(breaker.DefaultConfig(), h.store.Breakers(), h.store, h.store.Outbox(), h.clock)
-	b.Room, b.Admins = "!room:x", []string{"@admin:x"}
+	b := breaker.NewService(breaker.DefaultConfig(), breaker.Deps{Store: h.store.Breakers(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock,
+		Room: "!room:x", Admins: []string{"@admin:x"}})
 	RegisterBreaker(h.proc, b)
 	bh := &breakerHarness{harness: h, breakers: b}
 	if state == "" && !overruled {

@@ -37,8 +37,8 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 		core.SourceKind{Kind: fleet.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
 			Param: "agent name", Resolve: fixed("online")},
 	)
-	th.tw = tripwire.NewService(tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock}, tripwire.DefaultConfig())
+	th.tw = tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock})
 	RegisterTripwires(th.proc, th.tw, func() []string { return []string{"EVE"} }, ttl)
 	return th
 }

@@ -31,6 +31,7 @@ var (
 type breakerFixture struct {
 	s       *Store
 	clock   *coretest.Clock
+	deps    breaker.Deps
 	b       *breaker.Service
 	ev      breaker.Event
 	mu      sync.Mutex
@@ -40,14 +41,13 @@ type breakerFixture struct {
 func newBreakerFixture(t *testing.T, s *Store, cfg breaker.Config) *breakerFixture {
 	t.Helper()
 	f := &breakerFixture{s: s, clock: coretest.NewClock(breakerStart)}
-	f.b = breaker.NewService(cfg, s.Breakers(), s, s.Outbox(), f.clock)
-	f.b.Room = breakerRoom
-	f.b.Admins = breakerAdmins
-	f.b.OnChange = func(agent string) {
-		f.mu.Lock()
-		f.changed = append(f.changed, agent)
-		f.mu.Unlock()
-	}
+	f.deps = breaker.Deps{Store: s.Breakers(), Tx: s, Outbox: s.Outbox(), Clock: f.clock, Room: breakerRoom, Admins: breakerAdmins,
+		OnChange: func(agent string) {
+			f.mu.Lock()
+			f.changed = append(f.changed, agent)
+			f.mu.Unlock()
+		}}
+	f.b = breaker.NewService(cfg, f.deps)
 	return f
 }
 
@@ -353,7 +353,9 @@ func TestBreakerFenceWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
 	f := newBreakerFixture(t, s, breaker.DefaultConfig())
-	f.b.Fence = func(context.Context) error { return core.ErrStaleEpoch }
+	fenced := f.deps
+	fenced.Fence = func(context.Context) error { return core.ErrStaleEpoch }
+	f.b = breaker.NewService(breaker.DefaultConfig(), fenced)
 	if _, err := f.b.Open(ctx, breakerAgent, breakerHaltInput); !errors.Is(err, core.ErrStaleEpoch) {
 		t.Fatalf("open behind a stale lease: %v, want ErrStaleEpoch", err)
 	}
@@ -725,8 +727,7 @@ func TestBreakerLostRaceWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	stale := breaker.NewService(breaker.DefaultConfig(), staleBreakers{s.Breakers()}, s, s.Outbox(), f.clock)
-	stale.Room = breakerRoom
+	stale := breaker.NewService(breaker.DefaultConfig(), breaker.Deps{Store: staleBreakers{s.Breakers()}, Tx: s, Outbox: s.Outbox(), Clock: f.clock, Room: breakerRoom})
 	audits, notices := breakerRows(t, s, "breaker_audit"), breakerRows(t, s, "outbox")
 	if _, err := stale.Resume(ctx, ev.ID, breakerReviewer); !errors.Is(err, core.ErrIllegalTransition) {
 		t.Fatalf("resume from a stale read: %v, want ErrIllegalTransition", err)

@@ -338,7 +338,7 @@ func publishUntilKilled(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
+	cards := card.NewService(crashConfig, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 	for i := from; ; i++ {
 		if _, err := cards.Publish(context.Background(), crashSet(i)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
@@ -444,7 +444,7 @@ func TestPublishSurvivesKill(t *testing.T) {
 	if stored != next && stored != next+1 {
 		t.Fatalf("%d sets stored, but the child reported %d: a reported set was lost or an unreported one is stored twice", stored, next)
 	}
-	cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
+	cards := card.NewService(crashConfig, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 	for i := range stored + 1 {
 		in := crashSet(i)
 		prev, err := s.Cards().CardSetByKey(ctx, in.Key)
@@ -482,7 +482,7 @@ func TestPublishBudgetUnderConcurrency(t *testing.T) {
 	start := make(chan struct{})
 	for i := range publishers {
 		s := openTestConfig(t, cfg)
-		cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, cardsCfg)
+		cards := card.NewService(cardsCfg, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

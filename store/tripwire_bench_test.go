@@ -81,9 +81,9 @@ func BenchmarkTripwireTick(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := tripwire.NewService(tripwire.Deps{
+	svc := tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{
 		Store: q, Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: clock,
-	}, tripwire.DefaultConfig())
+	})
 	// Each pass flips the flip source and moves the clock past the
 	// cooldown, but not so fast that flipping tripwires get quarantined.
 	tick := func() tripwire.TickReport {

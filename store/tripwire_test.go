@@ -67,10 +67,10 @@ func newTWFixture(t *testing.T, cfg tripwire.Config) *twFixture {
 		core.SourceKind{Kind: "breaker.state", Param: "agent name", Resolve: resolve("breaker.state")},
 		core.SourceKind{Kind: "cards.needs_decision", Param: "whose decision", ParamOptional: true, Resolve: resolve("cards.needs_decision")},
 	)
-	f.svc = tripwire.NewService(tripwire.Deps{
+	f.svc = tripwire.NewService(cfg, tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: reg, Clock: f.clock,
-	}, cfg)
-	f.svc.Room = "!jarvis:example.org"
+		Room: "!jarvis:example.org",
+	})
 	return f
 }
 
@@ -799,9 +799,9 @@ func TestTripwireViewSurvivesRestart(t *testing.T) {
 	f.tick()
 	// A new service (a restart) loads the view from the store, including the
 	// last observation: the same value does not fire, a change does.
-	restarted := tripwire.NewService(tripwire.Deps{
+	restarted := tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: f.svc.Sources(), Clock: f.clock,
-	}, tripwire.DefaultConfig())
+	})
 	if r, err := restarted.Tick(f.ctx); err != nil || r.Evaluated != 1 || r.Fired != 0 {
 		t.Errorf("after restart, same value: %+v, %v; want evaluated, not fired", r, err)
 	}

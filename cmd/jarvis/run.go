@@ -27,9 +27,9 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
-	"github.com/jarvis-hmi/jarvis/core/lease"
+	leasepkg "github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
-	"github.com/jarvis-hmi/jarvis/core/wake"
+	wakepkg "github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -59,11 +59,13 @@ func runJarvis(ctx context.Context, configPath string) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
-	lease := lease.New(cfg.Workspace, holderName(), st.Leases(), st, outbox, clock)
-	lease.OnError = func(err error) { log.Err(err).Msg("Failed to keep the workspace lease") }
+	// The bot and the processor exist before the lease, whose notices go to
+	// the room the bot finds; they reach it once Run starts.
+	var lease *leasepkg.Lease
 	leader := func() bool { _, held := lease.Holding(); return held }
+	fenceHeld := func(ctx context.Context) error { return lease.FenceHeld(ctx) }
 	proc := commands.NewProcessor(commands.Config{Prefix: cfg.Bot.CommandPrefix, Admins: cfg.Bot.Admins},
-		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Pending: st, Excerpts: st, Clock: clock, Fence: lease.FenceHeld})
+		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Pending: st, Excerpts: st, Clock: clock, Fence: fenceHeld})
 	b, err := bot.New(cfg.Homeserver.URL, cfg.Bot, bot.Deps{
 		State:     st,
 		Outbox:    outbox,
@@ -71,7 +73,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 		Processor: proc,
 		Policy:    policy,
 		Clock:     clock,
-		Gate:      lease.Check,
+		Gate:      func(ctx context.Context) error { return lease.Check(ctx) },
 		Leader:    leader,
 		DB:        st.DB,
 	}, log)
@@ -85,15 +87,27 @@ func runJarvis(ctx context.Context, configPath string) error {
 		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
 	}
 	room := b.RoomID()
-	lease.Room = room
+	lease = leasepkg.New(cfg.Workspace, leasepkg.Deps{Holder: holderName(), Store: st.Leases(), Tx: st, Outbox: outbox, Clock: clock, Room: room,
+		OnError: func(err error) { log.Err(err).Msg("Failed to keep the workspace lease") }})
 
-	breakers := breaker.NewService(cfg.Breaker, st.Breakers(), st, outbox, clock)
-	breakers.Room, breakers.Admins, breakers.Fence = room, cfg.Bot.Admins, lease.FenceHeld
-	cards := card.NewService(st.Cards(), st, outbox, clock, cfg.Cards)
-	cards.Room, cards.Admins, cards.Fence = room, cfg.Bot.Admins, lease.FenceHeld
+	var tripwires *tripwire.Service
+	var wake func()
+	breakers := breaker.NewService(cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
+		Room: room, Admins: cfg.Bot.Admins, Fence: lease.FenceHeld,
+		OnChange: func(string) { go reevaluate(ctx, log, tripwires, "breaker.state") }})
+	cards := card.NewService(cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
+		Room: room, Admins: cfg.Bot.Admins, Fence: lease.FenceHeld,
+		OnChange: func(context.Context) {
+			go reevaluate(ctx, log, tripwires, card.SourceKinds...)
+			go wake()
+		}})
 
-	fl, err := fleet.NewService(cfg.Fleet, room, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(),
-		Journal: st.AgentJournal(), Attestations: st.Attestations(), Outbox: outbox, Clock: clock})
+	fl, err := fleet.NewService(cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(),
+		Journal: st.AgentJournal(), Attestations: st.Attestations(), Outbox: outbox, Clock: clock, Room: room,
+		OnChange: func() {
+			go reevaluate(ctx, log, tripwires, fleet.SourceKinds...)
+			go wake()
+		}})
 	if err != nil {
 		return fail(exitConfig, err)
 	}
@@ -110,36 +124,24 @@ func runJarvis(ctx context.Context, configPath string) error {
 	if err := sources.Register(registry, cfg.Sources); err != nil {
 		return fail(exitConfig, err)
 	}
-	tripwires := tripwire.NewService(tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
-		Tx: st, Outbox: outbox, Sources: registry, Clock: clock}, cfg.Tripwires)
-	tripwires.Room = room
+	tripwires = tripwire.NewService(cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, Room: room})
 	fl.RegisterSources(registry)
 	cards.RegisterSources(registry)
-	router := wake.NewRouter(st, st, outbox, clock)
-	router.Room = room
-	router.Sources = []wake.Source{
-		{Name: "cards", List: cards.WakeConditions},
-		{Name: "ci", List: func(ctx context.Context) ([]core.WakeCondition, error) {
-			return wake.CIFailureConditions(ctx, fl, cards)
-		}},
-	}
-	wake := func() {
+	router := wakepkg.NewRouter(wakepkg.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
+		Sources: []wakepkg.Source{
+			{Name: "cards", List: cards.WakeConditions},
+			{Name: "ci", List: func(ctx context.Context) ([]core.WakeCondition, error) {
+				return wakepkg.CIFailureConditions(ctx, fl, cards)
+			}},
+		}})
+	wake = func() {
 		if leader() {
 			if _, err := router.Reconcile(ctx); err != nil && ctx.Err() == nil {
 				log.Err(err).Msg("Wake router failed to reconcile")
 			}
 		}
 	}
-	fl.OnChange = func() {
-		go reevaluate(ctx, log, tripwires, fleet.SourceKinds...)
-		go wake()
-	}
-	cards.OnChange = func(context.Context) {
-		go reevaluate(ctx, log, tripwires, card.SourceKinds...)
-		go wake()
-	}
-	breakers.OnChange = func(string) { go reevaluate(ctx, log, tripwires, "breaker.state") }
-
 	restart := make(chan struct{}, 1)
 	sys := &commands.System{Version: version, Started: started, Logs: logs.Last, State: st,
 		Restart: func() {
@@ -333,7 +335,7 @@ func runJarvis(ctx context.Context, configPath string) error {
 // lease. Gaining it, it says it is back if a restart was asked. Refused
 // at start, it leaves one notice in the outbox (the holder's sender
 // delivers it) and stays mute.
-func leaseChanged(ctx context.Context, log zerolog.Logger, st *store.Store, outbox *store.Outbox, lease *lease.Lease, room string, held bool, epoch int64) {
+func leaseChanged(ctx context.Context, log zerolog.Logger, st *store.Store, outbox *store.Outbox, lease *leasepkg.Lease, room string, held bool, epoch int64) {
 	if held {
 		log.Info().Int64("epoch", epoch).Msg("Holding the workspace lease")
 		if err := announceBack(ctx, st, outbox); err != nil {
@@ -511,7 +513,7 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 }
 
 // statusSections are the parts of `!sys status` the wiring knows about.
-func statusSections(cfg *Config, b *bot.Bot, lease *lease.Lease, outbox *store.Outbox) []commands.StatusSection {
+func statusSections(cfg *Config, b *bot.Bot, lease *leasepkg.Lease, outbox *store.Outbox) []commands.StatusSection {
 	return []commands.StatusSection{
 		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
 			h := b.Health()

@@ -57,9 +57,9 @@ func (b *Service) Keep(ctx context.Context, eventID, who string) (Status, error)
 		reply := fmt.Sprintf("⏹️ %s keeps **%s** halted. It stays open until an admin resumes it (%s, or `!breaker resume %s`) "+
 			"or resets it (`!breaker reset %s`).", by, agent, ReactResume, ev.ID, ev.ID)
 		err = b.enqueue(ctx, []core.Notice{
-			{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.Room, Kind: core.NoticeEdit, Target: key,
-				Body: noticeBody(ev, next, b.Admins, b.cfg.HalfOpenTimeout, status)},
-			{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.Room, Kind: core.NoticeMessage, Target: key, Thread: true, Body: reply},
+			{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.room, Kind: core.NoticeEdit, Target: key,
+				Body: noticeBody(ev, next, b.admins, b.cfg.HalfOpenTimeout, status)},
+			{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.room, Kind: core.NoticeMessage, Target: key, Thread: true, Body: reply},
 		})
 		st = Status{Record: next, Event: &ev}
 		return "", err

@@ -392,10 +392,12 @@ type Store interface {
 	Transitions(ctx context.Context, eventID string) ([]Transition, error)
 }
 
-// Service is the circuit breaker service: one Closed / Open / Half-Open
-// state machine per agent. Every transition is written with its audit row
-// and its notices in one transaction.
-type Service struct {
+// Deps are what the breaker service works with.
+type Deps struct {
+	Store  Store
+	Tx     core.Transactor
+	Outbox core.Outbox
+	Clock  core.Clock
 	// Room is the dedicated room halt notices go to.
 	Room string
 	// Admins are mentioned in every halt notice.
@@ -406,17 +408,27 @@ type Service struct {
 	// OnChange, when set, hears the agent whose breaker changed state, after
 	// the change is committed (to re-evaluate breaker.state tripwires).
 	OnChange func(agent string)
+}
 
-	cfg    Config
-	store  Store
-	tx     core.Transactor
-	outbox core.Outbox
-	clock  core.Clock
+// Service is the circuit breaker service: one Closed / Open / Half-Open
+// state machine per agent. Every transition is written with its audit row
+// and its notices in one transaction.
+type Service struct {
+	cfg      Config
+	store    Store
+	tx       core.Transactor
+	outbox   core.Outbox
+	clock    core.Clock
+	room     string
+	admins   []string
+	fence    func(ctx context.Context) error
+	onChange func(agent string)
 }
 
 // NewService returns the breaker service. cfg must have passed Validate.
-func NewService(cfg Config, store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock) *Service {
-	return &Service{cfg: cfg, store: store, tx: tx, outbox: outbox, clock: clock}
+func NewService(cfg Config, deps Deps) *Service {
+	return &Service{cfg: cfg, store: deps.Store, tx: deps.Tx, outbox: deps.Outbox, clock: deps.Clock,
+		room: deps.Room, admins: deps.Admins, fence: deps.Fence, onChange: deps.OnChange}
 }
 
 // write runs fn in a transaction behind the fence. fn returns the agent
@@ -425,8 +437,8 @@ func NewService(cfg Config, store Store, tx core.Transactor, outbox core.Outbox,
 func (b *Service) write(ctx context.Context, fn func(ctx context.Context) (changed string, err error)) error {
 	var changed string
 	err := b.tx.InTx(ctx, func(ctx context.Context) error {
-		if b.Fence != nil {
-			if err := b.Fence(ctx); err != nil {
+		if b.fence != nil {
+			if err := b.fence(ctx); err != nil {
 				return err
 			}
 		}
@@ -434,8 +446,8 @@ func (b *Service) write(ctx context.Context, fn func(ctx context.Context) (chang
 		changed, err = fn(ctx)
 		return err
 	})
-	if err == nil && changed != "" && b.OnChange != nil {
-		b.OnChange(changed)
+	if err == nil && changed != "" && b.onChange != nil {
+		b.onChange(changed)
 	}
 	return err
 }
@@ -846,10 +858,10 @@ func (b *Service) move(ctx context.Context, rec Record, version int64) error {
 // reactions people answer it with.
 func (b *Service) notifyHalt(ctx context.Context, ev Event, rec Record) error {
 	key := ev.NoticeKey()
-	notices := []core.Notice{{Key: key, RoomID: b.Room, Kind: core.NoticeMessage, Mentions: b.Admins,
-		Body: noticeBody(ev, rec, b.Admins, b.cfg.HalfOpenTimeout, openLine(ev))}}
+	notices := []core.Notice{{Key: key, RoomID: b.room, Kind: core.NoticeMessage, Mentions: b.admins,
+		Body: noticeBody(ev, rec, b.admins, b.cfg.HalfOpenTimeout, openLine(ev))}}
 	for _, r := range []struct{ name, emoji string }{{"review", ReactReview}, {"resume", ReactResume}, {"reset", ReactKeep}} {
-		notices = append(notices, core.Notice{Key: key + ":react:" + r.name, RoomID: b.Room, Kind: core.NoticeReaction, Target: key, Body: r.emoji})
+		notices = append(notices, core.Notice{Key: key + ":react:" + r.name, RoomID: b.room, Kind: core.NoticeReaction, Target: key, Body: r.emoji})
 	}
 	return b.enqueue(ctx, notices)
 }
@@ -862,12 +874,12 @@ func (b *Service) notifyTransition(ctx context.Context, seq int64, ev Event, rec
 	status, reply := transitionText(ev, rec, act, actor, why, nextID, b.cfg.HalfOpenTimeout)
 	var mentions []string
 	if act == ActTimeout {
-		mentions = b.Admins
+		mentions = b.admins
 	}
 	return b.enqueue(ctx, []core.Notice{
-		{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.Room, Kind: core.NoticeEdit, Target: key,
-			Body: noticeBody(ev, rec, b.Admins, b.cfg.HalfOpenTimeout, status)},
-		{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.Room, Kind: core.NoticeMessage, Target: key, Thread: true,
+		{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.room, Kind: core.NoticeEdit, Target: key,
+			Body: noticeBody(ev, rec, b.admins, b.cfg.HalfOpenTimeout, status)},
+		{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.room, Kind: core.NoticeMessage, Target: key, Thread: true,
 			Mentions: mentions, Body: reply},
 	})
 }

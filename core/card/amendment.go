@@ -140,7 +140,7 @@ func (c *Service) Amend(ctx context.Context, cardID string, in AmendmentInput) (
 	if err := in.validate(); err != nil {
 		return AmendResult{}, err
 	}
-	if in.Kind == AmendScopeChange && c.Room == "" {
+	if in.Kind == AmendScopeChange && c.room == "" {
 		return AmendResult{}, errNoRoom
 	}
 	var out AmendResult
@@ -217,7 +217,7 @@ func (c *Service) scopeNotice(card Card, a Amendment) core.Notice {
 			b.WriteString("- " + crit + "\n")
 		}
 	}
-	return core.Notice{Key: fmt.Sprintf("scope:%s:%d", card.ID, a.Revision), RoomID: c.Room, Kind: core.NoticeMessage,
+	return core.Notice{Key: fmt.Sprintf("scope:%s:%d", card.ID, a.Revision), RoomID: c.room, Kind: core.NoticeMessage,
 		Body: b.String(), Mentions: asked}
 }
 

@@ -311,6 +311,24 @@ type Store interface {
 // card lifecycle, amendments, reviewer sign-offs, the priority budget and
 // the needs-decision relay (J3).
 type Service struct {
+	store    Store
+	tx       core.Transactor
+	outbox   core.Outbox
+	clock    core.Clock
+	room     string
+	admins   []string
+	fence    func(ctx context.Context) error
+	onChange func(ctx context.Context)
+	budget   map[Priority]BudgetRule
+	ids      idSource
+}
+
+// Deps are what the card service works with.
+type Deps struct {
+	Store  Store
+	Tx     core.Transactor
+	Outbox core.Outbox
+	Clock  core.Clock
 	// Room is the dedicated room questions and ratification requests go to.
 	Room string
 	// Admins are asked when a card has no ratifier, and may always answer
@@ -322,32 +340,25 @@ type Service struct {
 	Fence func(ctx context.Context) error
 	// OnChange, when set, hears that cards moved or appeared, once the
 	// change is committed. The lead wires it to tripwire.Service.Reevaluate
-	// with CardSourceKinds, so that tripwires on cards trip at once.
+	// with SourceKinds, so that tripwires on cards trip at once.
 	OnChange func(ctx context.Context)
-
-	store  Store
-	tx     core.Transactor
-	outbox core.Outbox
-	clock  core.Clock
-	budget map[Priority]BudgetRule
-	ids    idSource
 }
 
 // errNoRoom means the service was wired without a room, so it cannot ask
 // anybody anything; it is a wiring mistake, not bad input.
 var errNoRoom = errors.New("the card service has no room for questions and ratification requests")
 
-// NewService returns the card service. cfg must have passed Validate; set
-// Room (and Admins) before use.
-func NewService(store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock, cfg Config) *Service {
-	return &Service{store: store, tx: tx, outbox: outbox, clock: clock, budget: cfg.rules()}
+// NewService returns the card service. cfg must have passed Validate.
+func NewService(cfg Config, deps Deps) *Service {
+	return &Service{store: deps.Store, tx: deps.Tx, outbox: deps.Outbox, clock: deps.Clock,
+		room: deps.Room, admins: deps.Admins, fence: deps.Fence, onChange: deps.OnChange, budget: cfg.rules()}
 }
 
 // write runs fn in a transaction, behind the fence when there is one.
 func (c *Service) write(ctx context.Context, fn func(ctx context.Context) error) error {
 	return c.tx.InTx(ctx, func(ctx context.Context) error {
-		if c.Fence != nil {
-			if err := c.Fence(ctx); err != nil {
+		if c.fence != nil {
+			if err := c.fence(ctx); err != nil {
 				return err
 			}
 		}
@@ -357,8 +368,8 @@ func (c *Service) write(ctx context.Context, fn func(ctx context.Context) error)
 
 // changed tells OnChange that cards moved or appeared.
 func (c *Service) changed(ctx context.Context) {
-	if c.OnChange != nil {
-		c.OnChange(ctx)
+	if c.onChange != nil {
+		c.onChange(ctx)
 	}
 }
 
@@ -538,16 +549,16 @@ func (c *Service) askFor(card Card) []string {
 	if card.RatifiedBy != "" {
 		return []string{card.RatifiedBy}
 	}
-	return slices.Clone(c.Admins)
+	return slices.Clone(c.admins)
 }
 
 // mayDecide reports whether who may answer or ratify for the people asked:
 // one of them, an admin, or anyone when there is nobody to ask at all.
 func (c *Service) mayDecide(asked []string, who string) bool {
-	if len(asked) == 0 && len(c.Admins) == 0 {
+	if len(asked) == 0 && len(c.admins) == 0 {
 		return true
 	}
-	return slices.Contains(asked, who) || slices.Contains(c.Admins, who)
+	return slices.Contains(asked, who) || slices.Contains(c.admins, who)
 }
 
 // idSource hands out ids that sort by creation time: 44 bits of unix

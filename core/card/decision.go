@@ -179,7 +179,7 @@ func (c *Service) RaiseDecision(ctx context.Context, cardID string, in DecisionI
 	if err := in.validate(now); err != nil {
 		return Decision{}, err
 	}
-	if c.Room == "" {
+	if c.room == "" {
 		return Decision{}, errNoRoom
 	}
 	var out Decision
@@ -203,10 +203,10 @@ func (c *Service) RaiseDecision(ctx context.Context, cardID string, in DecisionI
 		if _, err := c.move(ctx, card, NeedsDecision, "waiting on question "+d.ID); err != nil {
 			return err
 		}
-		notices := []core.Notice{{Key: d.NoticeKey(), RoomID: c.Room, Kind: core.NoticeMessage,
+		notices := []core.Notice{{Key: d.NoticeKey(), RoomID: c.room, Kind: core.NoticeMessage,
 			Body: relayBody(card, d, ""), Mentions: d.Asked}}
 		for i := range d.Options {
-			notices = append(notices, core.Notice{Key: fmt.Sprintf("%s:react:%d", d.NoticeKey(), i+1), RoomID: c.Room,
+			notices = append(notices, core.Notice{Key: fmt.Sprintf("%s:react:%d", d.NoticeKey(), i+1), RoomID: c.room,
 				Kind: core.NoticeReaction, Body: OptionEmoji(i + 1), Target: d.NoticeKey()})
 		}
 		for _, n := range notices {
@@ -410,7 +410,7 @@ func (c *Service) sweepOne(ctx context.Context, id string) (DecisionStatus, erro
 		if err := c.store.UpdateDecision(ctx, d); err != nil {
 			return "", err
 		}
-		return DecisionOpen, c.outbox.Enqueue(ctx, core.Notice{Key: d.NoticeKey() + ":reminder", RoomID: c.Room,
+		return DecisionOpen, c.outbox.Enqueue(ctx, core.Notice{Key: d.NoticeKey() + ":reminder", RoomID: c.room,
 			Kind: core.NoticeMessage, Body: reminderBody(card, d, now), Mentions: d.Asked, Target: d.NoticeKey()})
 	}
 	if d.DefaultOption > 0 {
@@ -434,14 +434,14 @@ func (c *Service) sweepOne(ctx context.Context, id string) (DecisionStatus, erro
 			return "", err
 		}
 	}
-	return d.Status, c.outbox.Enqueue(ctx, core.Notice{Key: d.NoticeKey() + ":deadline", RoomID: c.Room, Kind: core.NoticeMessage,
+	return d.Status, c.outbox.Enqueue(ctx, core.Notice{Key: d.NoticeKey() + ":deadline", RoomID: c.room, Kind: core.NoticeMessage,
 		Body: deadlineBody(card, d), Mentions: d.Asked, Target: d.NoticeKey()})
 }
 
 // outcomeEdit replaces the relay message with the question and what became
 // of it.
 func (c *Service) outcomeEdit(card Card, d Decision) core.Notice {
-	return core.Notice{Key: d.NoticeKey() + ":outcome", RoomID: c.Room, Kind: core.NoticeEdit,
+	return core.Notice{Key: d.NoticeKey() + ":outcome", RoomID: c.room, Kind: core.NoticeEdit,
 		Body: relayBody(card, d, outcomeLine(card, d)), Target: d.NoticeKey()}
 }
 

@@ -63,7 +63,7 @@ func (c *Service) WakeConditions(ctx context.Context) ([]core.WakeCondition, err
 			Key: "budget:" + string(p), Source: "cards", Fingerprint: fmt.Sprint(len(charges)),
 			Title:    fmt.Sprintf("the %s budget is nearly used up", p),
 			Fields:   []core.WakeField{{Name: "used", Value: fmt.Sprintf("%d of %d", len(charges), rule.Count)}, {Name: "window", Value: rule.Window.String()}},
-			Mentions: c.Admins,
+			Mentions: c.admins,
 		})
 	}
 	return out, nil
@@ -75,5 +75,5 @@ func (c *Service) peopleFor(card Card) []string {
 	if card.RatifiedBy != "" {
 		return []string{card.RatifiedBy}
 	}
-	return c.Admins
+	return c.admins
 }

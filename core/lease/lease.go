@@ -93,22 +93,15 @@ func (e *HeldError) Unwrap() error { return core.ErrLeaseHeld }
 // calls Check before every send, and chat-driven writes call Fence inside
 // their transaction.
 type Lease struct {
-	// Room, when set, gets a notice every time this Jarvis takes the lease
-	// under a new epoch, written in the same transaction.
-	Room string
-	// After waits between rounds of Run; tests replace it. It defaults to
-	// time.After.
-	After func(time.Duration) <-chan time.Time
-	// OnError, when set, hears the errors Run meets other than the lease
-	// being held by someone else (a database that does not answer).
-	OnError func(error)
-
-	cfg    Config
-	holder string
-	store  Store
-	tx     core.Transactor
-	outbox core.Outbox
-	clock  core.Clock
+	cfg     Config
+	holder  string
+	store   Store
+	tx      core.Transactor
+	outbox  core.Outbox
+	clock   core.Clock
+	room    string
+	after   func(time.Duration) <-chan time.Time
+	onError func(error)
 
 	mu      sync.Mutex
 	held    bool
@@ -116,12 +109,35 @@ type Lease struct {
 	expires time.Time
 }
 
-// New returns the lease service for one running Jarvis. holder must
-// be unique to this process (for example host name, process id and a
-// random suffix), so that a restarted Jarvis never mistakes an old lease
-// for its own.
-func New(cfg Config, holder string, store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock) *Lease {
-	return &Lease{cfg: cfg, holder: holder, store: store, tx: tx, outbox: outbox, clock: clock, After: time.After}
+// Deps are what the lease works with.
+type Deps struct {
+	// Holder names this Jarvis. It must be unique to this process (for
+	// example host name, process id and a random suffix), so that a
+	// restarted Jarvis never mistakes an old lease for its own.
+	Holder string
+	Store  Store
+	Tx     core.Transactor
+	Outbox core.Outbox
+	Clock  core.Clock
+	// Room, when set, gets a notice every time this Jarvis takes the lease
+	// under a new epoch, written in the same transaction.
+	Room string
+	// After, when set, waits between rounds of Run in place of time.After
+	// (tests).
+	After func(time.Duration) <-chan time.Time
+	// OnError, when set, hears the errors Run meets other than the lease
+	// being held by someone else (a database that does not answer).
+	OnError func(error)
+}
+
+// New returns the lease service for one running Jarvis.
+func New(cfg Config, deps Deps) *Lease {
+	l := &Lease{cfg: cfg, holder: deps.Holder, store: deps.Store, tx: deps.Tx, outbox: deps.Outbox, clock: deps.Clock,
+		room: deps.Room, after: deps.After, onError: deps.OnError}
+	if l.after == nil {
+		l.after = time.After
+	}
+	return l
 }
 
 // Holder returns the name this Jarvis holds the lease under.
@@ -146,12 +162,12 @@ func (l *Lease) Acquire(ctx context.Context) (int64, error) {
 			return &HeldError{Lease: got}
 		}
 		rec = got
-		if got.Epoch == prev.Epoch || l.Room == "" {
+		if got.Epoch == prev.Epoch || l.room == "" {
 			return nil
 		}
 		return l.outbox.Enqueue(ctx, core.Notice{
 			Key:    fmt.Sprintf("lease:%s:%d", l.cfg.WorkspaceID, got.Epoch),
-			RoomID: l.Room,
+			RoomID: l.room,
 			Kind:   core.NoticeMessage,
 			Body:   takeoverText(prev, got),
 		})
@@ -323,7 +339,7 @@ func (l *Lease) Run(ctx context.Context, onChange func(held bool, epoch int64)) 
 				onChange(false, wasEpoch)
 			}
 			return err
-		case <-l.After(l.cfg.TTL / 3):
+		case <-l.after(l.cfg.TTL / 3):
 		}
 	}
 }
@@ -341,7 +357,7 @@ func (l *Lease) round(ctx context.Context) {
 	} else {
 		_, err = l.Acquire(ctx)
 	}
-	if err != nil && !errors.Is(err, core.ErrLeaseHeld) && !errors.Is(err, core.ErrStaleEpoch) && l.OnError != nil {
-		l.OnError(err)
+	if err != nil && !errors.Is(err, core.ErrLeaseHeld) && !errors.Is(err, core.ErrStaleEpoch) && l.onError != nil {
+		l.onError(err)
 	}
 }

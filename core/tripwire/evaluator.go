@@ -686,7 +686,7 @@ func (s *Service) notify(notices []core.Notice, scope string, n core.Notice, men
 		if mention {
 			n.Mentions = []string{scope}
 		}
-	} else if n.RoomID = s.Room; n.RoomID == "" {
+	} else if n.RoomID = s.room; n.RoomID == "" {
 		return notices
 	}
 	return append(notices, n)

@@ -340,6 +340,8 @@ type Deps struct {
 	Outbox  core.Outbox
 	Sources *core.SourceRegistry
 	Clock   core.Clock
+	// Room is the dedicated room; notices of the "self" scope go there.
+	Room string
 }
 
 // Service is the personal tripwire engine: citizens arm standing
@@ -354,18 +356,17 @@ type Service struct {
 	sources *core.SourceRegistry
 	clock   core.Clock
 	cfg     Config
-	// Room is the dedicated room; notices of the "self" scope go there.
-	Room string
+	room    string
 
 	evalMu sync.Mutex
 	view   *evalView // guarded by evalMu
 }
 
 // NewService returns the service.
-func NewService(deps Deps, cfg Config) *Service {
+func NewService(cfg Config, deps Deps) *Service {
 	return &Service{
 		store: deps.Store, tokens: deps.Tokens, tx: deps.Tx, outbox: deps.Outbox, sources: deps.Sources, clock: deps.Clock,
-		cfg: cfg, view: newEvalView(),
+		room: deps.Room, cfg: cfg, view: newEvalView(),
 	}
 }
 

@@ -41,20 +41,31 @@ type Source struct {
 // surface to people: it wakes on change only, with a back-off per
 // condition, and never says the same thing twice.
 type Router struct {
-	Room    string
-	Sources []Source
+	store   Store
+	tx      core.Transactor
+	outbox  core.Outbox
+	clock   core.Clock
+	room    string
+	sources []Source
 
 	mu sync.Mutex
+}
 
-	store  Store
-	tx     core.Transactor
-	outbox core.Outbox
-	clock  core.Clock
+// Deps are what the router works with.
+type Deps struct {
+	Store  Store
+	Tx     core.Transactor
+	Outbox core.Outbox
+	Clock  core.Clock
+	// Room is the dedicated room wake notices go to.
+	Room string
+	// Sources report the conditions that hold now.
+	Sources []Source
 }
 
 // NewRouter builds the router.
-func NewRouter(store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock) *Router {
-	return &Router{store: store, tx: tx, outbox: outbox, clock: clock}
+func NewRouter(deps Deps) *Router {
+	return &Router{store: deps.Store, tx: deps.Tx, outbox: deps.Outbox, clock: deps.Clock, room: deps.Room, sources: deps.Sources}
 }
 
 // ReconcileResult says what one reconcile did.
@@ -76,7 +87,7 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 		// another reconcile committed would clear what that one just said,
 		// and the next would say it again.
 		var current []core.WakeCondition
-		for _, src := range r.Sources {
+		for _, src := range r.sources {
 			conds, err := src.List(ctx)
 			if err != nil {
 				return fmt.Errorf("wake source %s: %w", src.Name, err)
@@ -106,7 +117,7 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 			s.Key, s.Fingerprint, s.NotifiedAt, s.Active = c.Key, c.Fingerprint, now, true
 			s.Count++
 			if err := r.outbox.Enqueue(ctx, core.Notice{
-				Key: fmt.Sprintf("wake:%s:%d", c.Key, s.Count), RoomID: r.Room, Kind: core.NoticeMessage,
+				Key: fmt.Sprintf("wake:%s:%d", c.Key, s.Count), RoomID: r.room, Kind: core.NoticeMessage,
 				Body: Render(c), Mentions: c.Mentions,
 			}); err != nil {
 				return err
