@@ -38,7 +38,7 @@ func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
 	clock := coretest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	svc := breaker.NewService(breaker.DefaultConfig(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: clock,
 		Room: "!ops:test", Admins: []string{"@alice:test"}})
-	server := api.New(api.Config{AgentToken: breakerToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	server := api.New(api.Config{AgentToken: breakerToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterBreaker(server, svc)
 	return &breakerAPIFixture{server: server, svc: svc, store: st}
 }

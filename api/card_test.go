@@ -38,7 +38,7 @@ func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg car
 	st := openAPIStore(t, engine)
 	cards := card.NewService(cfg, card.Deps{Store: st.Cards(), Tx: st, Outbox: st.Outbox(), Clock: clock,
 		Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}})
-	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterCards(server, cards)
 	return &cardsAPIFixture{server: server, cards: cards, store: st}
 }

@@ -56,7 +56,7 @@ func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents 
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)
 	}
-	server := api.New(api.Config{AgentToken: fleetToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	server := api.New(api.Config{AgentToken: fleetToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterFleet(server, fleet)
 	manual, _ := clock.(*coretest.Clock)
 	return &fleetAPIFixture{server: server, fleet: fleet, store: st, clock: manual}

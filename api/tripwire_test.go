@@ -54,7 +54,7 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 	fx.svc = tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{
 		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,
 	})
-	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterTripwires(server, fx.svc)
 	fx.handler = server.Handler()
 	if fx.alice, _, err = fx.svc.CreateToken(ctx, "@alice:example.org", "dashboard"); err != nil {

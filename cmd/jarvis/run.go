@@ -200,15 +200,14 @@ func runJarvis(ctx context.Context, configPath string) error {
 	errc := make(chan error, 2)
 	var srv *api.Server
 	if cfg.API.Listen != "" {
-		srv = api.New(cfg.API, log, func(ctx context.Context) (map[string]any, error) {
-			health := b.Health()
+		srv = api.New(cfg.API, log, func(ctx context.Context) (api.Health, error) {
 			depth, err := outbox.Depth(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("outbox: %w", err)
+				return api.Health{}, fmt.Errorf("outbox: %w", err)
 			}
-			health["outbox_depth"] = depth
-			health["leader"] = leader()
-			return health, nil
+			h := b.Health()
+			return api.Health{DeviceID: h.DeviceID, Encryption: h.Encryption, LastSync: h.LastSync, Leader: leader(),
+				OutboxDepth: depth, RoomID: h.RoomID, SyncError: h.SyncError, Synced: !h.LastSync.IsZero(), UserID: h.UserID}, nil
 		})
 		api.RegisterBreaker(srv, breakers)
 		api.RegisterFleet(srv, fl)
@@ -517,17 +516,17 @@ func statusSections(cfg *Config, b *bot.Bot, lease *leasepkg.Lease, outbox *stor
 	return []commands.StatusSection{
 		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
 			h := b.Health()
-			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h["user_id"], h["room_id"])}
-			if h["encryption"] == true {
-				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption on", h["device_id"]))
+			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h.UserID, h.RoomID)}
+			if h.Encryption {
+				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption on", h.DeviceID))
 			} else {
-				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption off", h["device_id"]))
+				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption off", h.DeviceID))
 			}
-			if last, ok := h["last_sync"]; ok {
-				lines = append(lines, fmt.Sprintf("last sync %s", last))
+			if !h.LastSync.IsZero() {
+				lines = append(lines, fmt.Sprintf("last sync %s", h.LastSync.Format(time.RFC3339Nano)))
 			}
-			if e, ok := h["sync_error"]; ok {
-				lines = append(lines, fmt.Sprintf("sync failing: %s", e))
+			if h.SyncError != "" {
+				lines = append(lines, fmt.Sprintf("sync failing: %s", h.SyncError))
 			}
 			return lines, nil
 		}},
