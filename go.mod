@@ -16,6 +16,7 @@ require (
 	github.com/spf13/viper v1.21.0
 	github.com/tidwall/gjson v1.20.0
 	go.mau.fi/util v0.11.0
+	golang.org/x/sync v0.25.0
 	maunium.net/go/mautrix v0.32.0
 )
 
