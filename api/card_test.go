@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -179,7 +180,7 @@ func TestPostCardSet(t *testing.T) {
 
 func TestPostCardSetOverBudget(t *testing.T) {
 	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	fx := newCardsAPIFixture(t, clock, card.DefaultConfig())
+	fx := newCardsAPIFixture(t, clock, testconfig.Cards())
 	p0 := func(goal string) string {
 		return `{"goal": "` + goal + `", "acceptance": ["fixed"], "priority": "P0"}`
 	}

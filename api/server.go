@@ -23,9 +23,9 @@ import (
 // Config is the API's part of the configuration.
 type Config struct {
 	// Listen is host:port; empty turns the API off.
-	Listen string `mapstructure:"listen"`
+	Listen string
 	// AgentToken is the bearer token agents present.
-	AgentToken string `mapstructure:"agent_token"`
+	AgentToken string
 }
 
 // Validate checks the config.

@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -51,7 +52,7 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 			return core.Observation{Value: "online"}, nil
 		}},
 	)
-	fx.svc = tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{
+	fx.svc = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
 		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,
 	})
 	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })

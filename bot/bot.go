@@ -24,23 +24,23 @@ import (
 // Config is the bot's part of the configuration.
 type Config struct {
 	// UserID is Jarvis's Matrix user.
-	UserID string `mapstructure:"user_id"`
+	UserID string
 	// Password logs in when no access token is configured or stored.
-	Password string `mapstructure:"password"`
+	Password string
 	// AccessToken, when set, is used instead of a password login.
-	AccessToken string `mapstructure:"access_token"`
+	AccessToken string
 	// DeviceName is shown in people's device lists.
-	DeviceName string `mapstructure:"device_name"`
+	DeviceName string
 	// Room is the alias or ID of the dedicated room.
-	Room string `mapstructure:"room"`
+	Room string
 	// CommandPrefix starts a command.
-	CommandPrefix string `mapstructure:"command_prefix"`
+	CommandPrefix string
 	// Admins may run admin verbs.
-	Admins []string `mapstructure:"admins"`
+	Admins []string
 	// AllowedUsers are MXID glob patterns of people Jarvis answers.
-	AllowedUsers []string `mapstructure:"allowed_users"`
+	AllowedUsers []string
 	// Encryption is end-to-end encryption.
-	Encryption EncryptionConfig `mapstructure:"encryption"`
+	Encryption EncryptionConfig
 }
 
 // Validate checks the config.

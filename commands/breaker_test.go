@@ -8,6 +8,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // breakerHarness is a processor with the `!breaker` verbs, and the halt
@@ -22,7 +23,7 @@ type breakerHarness struct {
 func newBreakerHarness(t *testing.T, state breaker.State, overruled bool) *breakerHarness {
 	t.Helper()
 	h := newHarness(t)
-	b := breaker.NewService(breaker.DefaultConfig(), breaker.Deps{Store: h.store.Breakers(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock,
+	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: h.store.Breakers(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock,
 		Room: "!room:x", Admins: []string{"@admin:x"}})
 	RegisterBreaker(h.proc, b)
 	bh := &breakerHarness{harness: h, breakers: b}

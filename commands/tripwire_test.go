@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // twHarness is a processor with `!tw` on a real store, whose integrity.gi
@@ -37,7 +38,7 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 		core.SourceKind{Kind: fleet.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
 			Param: "agent name", Resolve: fixed("online")},
 	)
-	th.tw = tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
+	th.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
 		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock})
 	RegisterTripwires(th.proc, th.tw, func() []string { return []string{"EVE"} }, ttl)
 	return th

@@ -19,6 +19,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 func TestPublishIdempotency(t *testing.T) {
@@ -123,7 +124,7 @@ func TestPublishSameKeyConcurrently(t *testing.T) {
 func TestPublishIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, s := newTestCards(t, clock, card.DefaultConfig())
+	cards, s := newTestCards(t, clock, testconfig.Cards())
 	tests := []struct {
 		name      string
 		cards     []card.Input
@@ -182,7 +183,7 @@ func TestPublishBudgetWindow(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)
 	clock := coretest.NewClock(t0)
-	cards, _ := newTestCards(t, clock, card.DefaultConfig())
+	cards, _ := newTestCards(t, clock, testconfig.Cards())
 	steps := []struct {
 		name      string
 		at        time.Time

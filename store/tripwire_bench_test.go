@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // BenchmarkTripwireTick measures one evaluator pass over 100,000 armed
@@ -81,7 +82,7 @@ func BenchmarkTripwireTick(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{
+	svc := tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
 		Store: q, Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: clock,
 	})
 	// Each pass flips the flip source and moves the clock past the

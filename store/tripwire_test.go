@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // Citizens of the tripwire tests.
@@ -143,7 +144,7 @@ func giBelow(label string, threshold float64, push bool, cooldown int) tripwire.
 }
 
 func TestTripwirePushTripAndReset(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI below yellow band", 0.7, true, 3600))
 	f.set("integrity.gi", 0.82)
 	if r := f.tick(); r.Fired != 0 || r.Evaluated != 1 {
@@ -201,7 +202,7 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 }
 
 func TestTripwireJournalOnlyInterruptsNobody(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("quiet GI watch", 0.7, false, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -221,7 +222,7 @@ func TestTripwireJournalOnlyInterruptsNobody(t *testing.T) {
 }
 
 func TestTripwireCooldown(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
 	for _, step := range []struct {
 		name      string
@@ -260,7 +261,7 @@ func TestTripwireCooldown(t *testing.T) {
 }
 
 func TestTripwireSourceErrorsAreNotFires(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, true, 0))
 	f.fail("integrity.gi", errors.New("snapshot unreachable"))
 	r := f.tick()
@@ -310,7 +311,7 @@ func TestTripwireQuarantine(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, tripwire.DefaultConfig())
+			f := newTWFixture(t, testconfig.Tripwires())
 			def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 0))
 			for i := range tt.passes - 1 {
 				tt.step(f, i)
@@ -360,7 +361,7 @@ func TestTripwireQuarantine(t *testing.T) {
 }
 
 func TestTripwireChanged(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	cooldown := 0
 	def := f.arm(twAlice, tripwire.Draft{
 		Label: "EVE status changes", Rationale: "EVE has been unstable", Source: core.SourceRef{Kind: "agent.status", Param: "EVE"},
@@ -407,7 +408,7 @@ func TestTripwireCompoundConditions(t *testing.T) {
 		{name: "any: none match", op: tripwire.OpAny, gi: 0.9, lane: "healthy"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, tripwire.DefaultConfig())
+			f := newTWFixture(t, testconfig.Tripwires())
 			def := f.arm(twAlice, tripwire.Draft{
 				Label: "GI drops while sentiment is degraded", Rationale: "the sentiment lane may hide real GI drops",
 				Source: core.SourceRef{Kind: "integrity.gi"},
@@ -438,7 +439,7 @@ func TestTripwireCompoundConditions(t *testing.T) {
 }
 
 func TestTripwireSourcesReadOncePerPass(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	for i := range 5 {
 		f.arm(twAlice, giBelow(fmt.Sprintf("GI watch %d", i), 0.7, false, 3600))
 		f.arm(twBob, giBelow(fmt.Sprintf("GI watch %d", i), 0.5, false, 3600))
@@ -454,7 +455,7 @@ func TestTripwireSourcesReadOncePerPass(t *testing.T) {
 }
 
 func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
 	eve := f.arm(twAlice, tripwire.Draft{
 		Label: "EVE goes offline", Rationale: "EVE runs the nightly jobs", Source: core.SourceRef{Kind: "agent.status", Param: "EVE"},
@@ -475,7 +476,7 @@ func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
 }
 
 func TestTripwireScopesAreIsolated(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	mine := f.arm(twAlice, giBelow("alice's GI watch", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -516,7 +517,7 @@ func TestTripwireScopesAreIsolated(t *testing.T) {
 }
 
 func TestTripwireSelfScopeNotifiesTheRoom(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	f.arm(tripwire.SelfScope, giBelow("operator GI watch", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -527,7 +528,7 @@ func TestTripwireSelfScopeNotifiesTheRoom(t *testing.T) {
 }
 
 func TestTripwireRateLimit(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	for i := range tripwire.CreationLimit {
 		def := f.arm(twAlice, giBelow(fmt.Sprintf("watch %d", i), 0.7, false, 3600))
 		if i < 10 {
@@ -581,7 +582,7 @@ func TestTripwireCapsKeepTheNewest(t *testing.T) {
 			read: func(f *twFixture) ([]tripwire.TripEvent, error) { return f.svc.ConsumePush(f.ctx, twAlice) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, tripwire.DefaultConfig())
+			f := newTWFixture(t, testconfig.Tripwires())
 			q := f.st.Tripwires()
 			seq := map[string]int64{}
 			// Record one trip per pass, as the evaluator does.
@@ -613,7 +614,7 @@ func TestTripwireCapsKeepTheNewest(t *testing.T) {
 }
 
 func TestTripwireJournalCursor(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	a := f.arm(twAlice, giBelow("GI under 0.7", 0.7, false, 0))
 	b := f.arm(twAlice, giBelow("GI under 0.5", 0.5, false, 0))
 	f.set("integrity.gi", 0.6)
@@ -638,7 +639,7 @@ func TestTripwireJournalCursor(t *testing.T) {
 }
 
 func TestTripwireConsumePushIsAtMostOnce(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -652,7 +653,7 @@ func TestTripwireConsumePushIsAtMostOnce(t *testing.T) {
 }
 
 func TestTripwireFiringNeverChangesDefinitions(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	firing := f.arm(twAlice, giBelow("GI dips", 0.7, true, 3600))
 	other := f.arm(twAlice, giBelow("GI collapses", 0.2, false, 3600))
 	f.clock.Advance(time.Hour)
@@ -669,7 +670,7 @@ func TestTripwireFiringNeverChangesDefinitions(t *testing.T) {
 }
 
 func TestTripwireUpdates(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -719,7 +720,7 @@ func TestTripwireUpdates(t *testing.T) {
 }
 
 func TestTripwireTemplates(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	if list, _ := f.svc.List(f.ctx, twAlice); len(list) != 0 {
 		t.Fatalf("a new citizen has %d tripwires, want none: templates are never armed by themselves", len(list))
 	}
@@ -758,7 +759,7 @@ func TestTripwireTemplates(t *testing.T) {
 }
 
 func TestTripwireTokens(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	plain, tok, err := f.svc.CreateToken(f.ctx, twAlice, "dashboard")
 	if err != nil || !strings.HasPrefix(plain, "jtw_") || tok.Citizen != twAlice {
 		t.Fatalf("CreateToken() = %q, %+v, %v", plain, tok, err)
@@ -790,7 +791,7 @@ func TestTripwireTokens(t *testing.T) {
 }
 
 func TestTripwireViewSurvivesRestart(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, tripwire.Draft{
 		Label: "vault moves", Rationale: "watch the vault", Source: core.SourceRef{Kind: "vault.balance"},
 		Condition: tripwire.Condition{Op: tripwire.OpChanged},
@@ -799,7 +800,7 @@ func TestTripwireViewSurvivesRestart(t *testing.T) {
 	f.tick()
 	// A new service (a restart) loads the view from the store, including the
 	// last observation: the same value does not fire, a change does.
-	restarted := tripwire.NewService(tripwire.DefaultConfig(), tripwire.Deps{
+	restarted := tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: f.svc.Sources(), Clock: f.clock,
 	})
 	if r, err := restarted.Tick(f.ctx); err != nil || r.Evaluated != 1 || r.Fired != 0 {

@@ -122,7 +122,7 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs)
-	a.log.Info().Str("version", version).Str("workspace", cfg.Workspace.WorkspaceID).Msg("Starting Jarvis")
+	a.log.Info().Str("version", version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
 
 	a.store, err = store.Open(ctx, cfg.Store, a.log)
 	if err != nil {
@@ -169,7 +169,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
 	}
 	a.room = a.bot.RoomID()
-	a.lease = lease.New(a.cfg.Workspace, lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
+	a.lease = lease.New(a.cfg.Workspace.Lease(), lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
 		Outbox: a.outbox, Clock: a.clock, Room: a.room,
 		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") }})
 	return nil

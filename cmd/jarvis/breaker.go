@@ -122,7 +122,7 @@ func withBreakers(ctx context.Context, configPath string, fn func(cli *breakerCL
 	clock := core.SystemClock{}
 	cli := &breakerCLI{st: st, cfg: cfg.Breaker,
 		deps:  breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: clock, Admins: cfg.Bot.Admins},
-		lease: lease.New(cfg.Workspace, lease.Deps{Store: st.Leases(), Tx: st, Outbox: st.Outbox(), Clock: clock})}
+		lease: lease.New(cfg.Workspace.Lease(), lease.Deps{Store: st.Leases(), Tx: st, Outbox: st.Outbox(), Clock: clock})}
 	cli.breakers = breaker.NewService(cli.cfg, cli.deps)
 	return fn(cli)
 }

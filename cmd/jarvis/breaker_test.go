@@ -15,6 +15,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -54,7 +55,7 @@ store:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := breaker.NewService(breaker.DefaultConfig(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: core.SystemClock{},
+	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: core.SystemClock{},
 		Room: "!room:example.org", Admins: []string{"@admin:example.org"}})
 	ev, err := b.Open(ctx, "eve", breaker.OpenInput{Severity: breaker.SeveritySafety,
 		Reason: "tried to delete the workspace", Evidence: []string{"tool call: rm -rf /srv/workspace"}})

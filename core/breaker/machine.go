@@ -228,28 +228,18 @@ type Transition struct {
 // Trigger is one (urgency, severity) pair that opens a breaker by
 // itself when a surfacing observation carries it.
 type Trigger struct {
-	Urgency Urgency `mapstructure:"urgency"`
+	Urgency Urgency
 	// Severity is a severity or "any".
-	Severity Severity `mapstructure:"severity"`
+	Severity Severity
 }
 
 // Config is the breaker section of the configuration.
 type Config struct {
 	// HalfOpenTimeout, when positive, re-opens a half-open breaker that the
 	// supervisor has not verified within it. Zero waits for ever.
-	HalfOpenTimeout time.Duration `mapstructure:"half_open_timeout"`
+	HalfOpenTimeout time.Duration
 	// OpenOn lists the observations that open a breaker by themselves.
-	OpenOn []Trigger `mapstructure:"open_on"`
-}
-
-// DefaultConfig is the configuration when the file says nothing: no
-// half-open timeout; critical observations of any severity, and high ones
-// about safety, open the breaker.
-func DefaultConfig() Config {
-	return Config{OpenOn: []Trigger{
-		{Urgency: UrgencyCritical, Severity: SeverityAny},
-		{Urgency: UrgencyHigh, Severity: SeveritySafety},
-	}}
+	OpenOn []Trigger
 }
 
 // Validate checks the config.

@@ -47,17 +47,17 @@ var modes = map[string]bool{"green": true, "yellow": true, "red": true}
 type AgentConfig struct {
 	// Name is the agent's name as it reports it, e.g. "EVE". Matching is
 	// case-insensitive; the configured spelling is the one kept.
-	Name string `mapstructure:"name"`
+	Name string
 	// Cadence is how often the agent heartbeats; zero means DefaultCadence.
-	Cadence time.Duration `mapstructure:"cadence"`
+	Cadence time.Duration
 	// Posture says whether the agent's attestations must carry a posture
 	// ("required") or must not ("forbidden", the default when empty).
-	Posture string `mapstructure:"posture"`
+	Posture string
 }
 
 // Config is the fleet's part of the configuration.
 type Config struct {
-	Agents []AgentConfig `mapstructure:"agents"`
+	Agents []AgentConfig
 }
 
 // Validate checks the config, naming the field at fault, e.g.

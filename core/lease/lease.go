@@ -13,20 +13,16 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-// DefaultLeaseTTL is how long a workspace lease lasts without renewal
-// unless the configuration says otherwise.
-const DefaultLeaseTTL = 30 * time.Second
-
 // MinLeaseTTL is the shortest lease the configuration accepts.
 const MinLeaseTTL = 3 * time.Second
 
 // Config is the workspace section of the configuration.
 type Config struct {
 	// WorkspaceID names the workspace whose lease this Jarvis takes.
-	WorkspaceID string `mapstructure:"id"`
+	WorkspaceID string
 	// TTL is how long the lease lasts without renewal; the holder renews
 	// it every TTL/3.
-	TTL time.Duration `mapstructure:"lease_ttl"`
+	TTL time.Duration
 }
 
 // Validate checks the config.

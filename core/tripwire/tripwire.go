@@ -294,27 +294,18 @@ type Store interface {
 // Config is the tripwires part of the configuration.
 type Config struct {
 	// Tick is how often the evaluator runs.
-	Tick time.Duration `mapstructure:"tick"`
+	Tick time.Duration
 	// Quarantine says when a tripwire is stopped for review.
-	Quarantine QuarantineConfig `mapstructure:"quarantine"`
+	Quarantine QuarantineConfig
 }
 
 // QuarantineConfig sets when a tripwire is quarantined: it flapped (more
 // than FlapCycles fire/reset cycles within FlapWindow), or its sources
 // failed SourceErrors passes in a row.
 type QuarantineConfig struct {
-	FlapCycles   int           `mapstructure:"flap_cycles"`
-	FlapWindow   time.Duration `mapstructure:"flap_window"`
-	SourceErrors int           `mapstructure:"source_errors"`
-}
-
-// DefaultConfig returns the defaults: a 5-minute tick; quarantine
-// after more than 6 cycles in an hour or 12 failed passes in a row.
-func DefaultConfig() Config {
-	return Config{
-		Tick:       5 * time.Minute,
-		Quarantine: QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12},
-	}
+	FlapCycles   int
+	FlapWindow   time.Duration
+	SourceErrors int
 }
 
 // Validate checks the config.
