@@ -28,6 +28,24 @@ bot:
   encryption: {pickle_key: a-test-pickle-key}
 `
 
+// loadConfig loads text as a config file. With errKey set, loading must
+// fail naming that key, and it returns nil.
+func loadConfig(t *testing.T, text, errKey string) *Config {
+	t.Helper()
+	cfg, err := LoadConfig(writeConfig(t, text))
+	if errKey != "" {
+		var fe *core.FieldError
+		if !errors.As(err, &fe) || fe.Field != errKey {
+			t.Fatalf("LoadConfig = %v, want an error naming %s", err, errKey)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
@@ -125,16 +143,9 @@ func TestEnvironmentSetsListsOfObjects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(tt.env, tt.value)
-			cfg, err := LoadConfig(writeConfig(t, minimalConfig))
-			if tt.errKey != "" {
-				var fe *core.FieldError
-				if !errors.As(err, &fe) || fe.Field != tt.errKey {
-					t.Fatalf("LoadConfig = %v, want an error naming %s", err, tt.errKey)
-				}
+			cfg := loadConfig(t, minimalConfig, tt.errKey)
+			if cfg == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !tt.check(cfg) {
 				t.Errorf("%s=%s not applied: %+v", tt.env, tt.value, cfg)
@@ -314,16 +325,9 @@ func TestCardsBudgetConfig(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			cfg, err := LoadConfig(writeConfig(t, minimalConfig+tt.file))
-			if tt.errKey != "" {
-				var fe *core.FieldError
-				if !errors.As(err, &fe) || fe.Field != tt.errKey {
-					t.Fatalf("LoadConfig = %v, want an error naming %s", err, tt.errKey)
-				}
+			cfg := loadConfig(t, minimalConfig+tt.file, tt.errKey)
+			if cfg == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := budgetOf(cfg.Cards); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("budget = %v, want %v", got, tt.want)
