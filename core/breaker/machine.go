@@ -404,21 +404,13 @@ type Deps struct {
 // state machine per agent. Every transition is written with its audit row
 // and its notices in one transaction.
 type Service struct {
-	cfg      Config
-	store    Store
-	tx       core.Transactor
-	outbox   core.Outbox
-	clock    core.Clock
-	room     string
-	admins   []string
-	fence    func(ctx context.Context) error
-	onChange func(agent string)
+	cfg  Config
+	deps Deps
 }
 
 // NewService returns the breaker service. cfg must have passed Validate.
 func NewService(cfg Config, deps Deps) *Service {
-	return &Service{cfg: cfg, store: deps.Store, tx: deps.Tx, outbox: deps.Outbox, clock: deps.Clock,
-		room: deps.Room, admins: deps.Admins, fence: deps.Fence, onChange: deps.OnChange}
+	return &Service{cfg: cfg, deps: deps}
 }
 
 // write runs fn in a transaction behind the fence. fn returns the agent
@@ -426,9 +418,9 @@ func NewService(cfg Config, deps Deps) *Service {
 // commit.
 func (b *Service) write(ctx context.Context, fn func(ctx context.Context) (changed string, err error)) error {
 	var changed string
-	err := b.tx.InTx(ctx, func(ctx context.Context) error {
-		if b.fence != nil {
-			if err := b.fence(ctx); err != nil {
+	err := b.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		if b.deps.Fence != nil {
+			if err := b.deps.Fence(ctx); err != nil {
 				return err
 			}
 		}
@@ -436,8 +428,8 @@ func (b *Service) write(ctx context.Context, fn func(ctx context.Context) (chang
 		changed, err = fn(ctx)
 		return err
 	})
-	if err == nil && changed != "" && b.onChange != nil {
-		b.onChange(changed)
+	if err == nil && changed != "" && b.deps.OnChange != nil {
+		b.deps.OnChange(changed)
 	}
 	return err
 }
@@ -455,7 +447,7 @@ func (b *Service) Status(ctx context.Context, agent string) (Status, error) {
 	if err := CheckAgent(agent); err != nil {
 		return Status{}, err
 	}
-	rec, err := b.store.Get(ctx, agent)
+	rec, err := b.deps.Store.Get(ctx, agent)
 	if err != nil {
 		return Status{}, fmt.Errorf("breaker of %s: %w", agent, err)
 	}
@@ -464,7 +456,7 @@ func (b *Service) Status(ctx context.Context, agent string) (Status, error) {
 
 // StatusAll returns the breaker of every agent ever halted, by name.
 func (b *Service) StatusAll(ctx context.Context) ([]Status, error) {
-	recs, err := b.store.List(ctx)
+	recs, err := b.deps.Store.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list breakers: %w", err)
 	}
@@ -484,7 +476,7 @@ func (b *Service) status(ctx context.Context, rec Record) (Status, error) {
 	if rec.State == Closed {
 		return st, nil
 	}
-	ev, err := b.store.Event(ctx, rec.EventID)
+	ev, err := b.deps.Store.Event(ctx, rec.EventID)
 	if err != nil {
 		return st, fmt.Errorf("breaker of %s: event %s: %w", rec.Agent, rec.EventID, err)
 	}
@@ -506,7 +498,7 @@ func (b *Service) Events(ctx context.Context, agent string, n int) ([]Event, err
 		return nil, err
 	}
 	n = max(1, min(n, MaxEvents))
-	evs, err := b.store.Events(ctx, agent, n)
+	evs, err := b.deps.Store.Events(ctx, agent, n)
 	if err != nil {
 		return nil, fmt.Errorf("breaker events of %s: %w", agent, err)
 	}
@@ -515,7 +507,7 @@ func (b *Service) Events(ctx context.Context, agent string, n int) ([]Event, err
 
 // Event returns one event.
 func (b *Service) Event(ctx context.Context, id string) (Event, error) {
-	ev, err := b.store.Event(ctx, id)
+	ev, err := b.deps.Store.Event(ctx, id)
 	if err != nil {
 		return ev, fmt.Errorf("breaker event %s: %w", id, err)
 	}
@@ -534,7 +526,7 @@ func (b *Service) EventByNoticeKey(ctx context.Context, key string) (Event, erro
 
 // History returns the audit trail of an event, oldest first.
 func (b *Service) History(ctx context.Context, eventID string) ([]Transition, error) {
-	ts, err := b.store.Transitions(ctx, eventID)
+	ts, err := b.deps.Store.Transitions(ctx, eventID)
 	if err != nil {
 		return nil, fmt.Errorf("history of breaker event %s: %w", eventID, err)
 	}
@@ -553,7 +545,7 @@ func (b *Service) Open(ctx context.Context, agent string, in OpenInput) (Event, 
 	}
 	var st Status
 	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		rec, err := b.store.Get(ctx, agent)
+		rec, err := b.deps.Store.Get(ctx, agent)
 		if err != nil {
 			return "", err
 		}
@@ -585,7 +577,7 @@ func (b *Service) Observe(ctx context.Context, agent string, obs Observation) (e
 		return ev, false, nil
 	}
 	err = b.write(ctx, func(ctx context.Context) (string, error) {
-		rec, err := b.store.Get(ctx, agent)
+		rec, err := b.deps.Store.Get(ctx, agent)
 		if err != nil || rec.State == Open {
 			return "", err
 		}
@@ -607,7 +599,7 @@ func (b *Service) Observe(ctx context.Context, agent string, obs Observation) (e
 func (b *Service) Review(ctx context.Context, eventID, who string) (Status, error) {
 	return b.onEvent(ctx, eventID, who, ActReview, func(ctx context.Context, rec Record, ev Event, now time.Time) (Event, string, error) {
 		ev.ReviewedBy, ev.ReviewedAt = who, now
-		return ev, "reviewing", b.store.UpdateEvent(ctx, ev)
+		return ev, "reviewing", b.deps.Store.UpdateEvent(ctx, ev)
 	})
 }
 
@@ -623,7 +615,7 @@ func (b *Service) Resume(ctx context.Context, eventID, who string) (Status, erro
 func (b *Service) Reset(ctx context.Context, eventID, who string) (Status, error) {
 	return b.onEvent(ctx, eventID, who, ActOverrule, func(ctx context.Context, rec Record, ev Event, now time.Time) (Event, string, error) {
 		ev.ResolvedAt, ev.ResolvedBy, ev.Resolution = now, who, Overruled
-		return ev, "overruled by " + who, b.store.UpdateEvent(ctx, ev)
+		return ev, "overruled by " + who, b.deps.Store.UpdateEvent(ctx, ev)
 	})
 }
 
@@ -640,11 +632,11 @@ func (b *Service) onEvent(ctx context.Context, eventID, who string, act Action, 
 	}
 	var st Status
 	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		ev, err := b.store.Event(ctx, eventID)
+		ev, err := b.deps.Store.Event(ctx, eventID)
 		if err != nil {
 			return "", err
 		}
-		rec, err := b.store.Get(ctx, ev.Agent)
+		rec, err := b.deps.Store.Get(ctx, ev.Agent)
 		if err != nil {
 			return "", err
 		}
@@ -682,7 +674,7 @@ func (b *Service) Verify(ctx context.Context, agent string, ok bool, note, by st
 	}
 	var st Status
 	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		rec, err := b.store.Get(ctx, agent)
+		rec, err := b.deps.Store.Get(ctx, agent)
 		if err != nil {
 			return "", err
 		}
@@ -690,7 +682,7 @@ func (b *Service) Verify(ctx context.Context, agent string, ok bool, note, by st
 			_, err := nextState(agent, rec.State, ActVerified)
 			return "", err
 		}
-		ev, err := b.store.Event(ctx, rec.EventID)
+		ev, err := b.deps.Store.Event(ctx, rec.EventID)
 		if err != nil {
 			return "", err
 		}
@@ -700,7 +692,7 @@ func (b *Service) Verify(ctx context.Context, agent string, ok bool, note, by st
 		}
 		st, err = b.transition(ctx, rec, ev, ActVerified, by, note, func(ctx context.Context, rec Record, ev Event, now time.Time) (Event, string, error) {
 			ev.ResolvedAt, ev.ResolvedBy, ev.Resolution = now, by, Verified
-			return ev, "", b.store.UpdateEvent(ctx, ev)
+			return ev, "", b.deps.Store.UpdateEvent(ctx, ev)
 		})
 		return agent, err
 	})
@@ -717,18 +709,18 @@ func (b *Service) Sweep(ctx context.Context) (int, error) {
 	if b.cfg.HalfOpenTimeout <= 0 {
 		return 0, nil
 	}
-	recs, err := b.store.HalfOpenBefore(ctx, b.clock.Now().Add(-b.cfg.HalfOpenTimeout))
+	recs, err := b.deps.Store.HalfOpenBefore(ctx, b.deps.Clock.Now().Add(-b.cfg.HalfOpenTimeout))
 	if err != nil {
 		return 0, fmt.Errorf("sweep breakers: %w", err)
 	}
 	n := 0
 	for _, stale := range recs {
 		err := b.write(ctx, func(ctx context.Context) (string, error) {
-			rec, err := b.store.Get(ctx, stale.Agent)
+			rec, err := b.deps.Store.Get(ctx, stale.Agent)
 			if err != nil || rec.Version != stale.Version {
 				return "", err // moved on since the listing
 			}
-			ev, err := b.store.Event(ctx, rec.EventID)
+			ev, err := b.deps.Store.Event(ctx, rec.EventID)
 			if err != nil {
 				return "", err
 			}
@@ -755,7 +747,7 @@ func (b *Service) transition(ctx context.Context, rec Record, ev Event, act Acti
 	if err != nil {
 		return Status{}, err
 	}
-	now := b.clock.Now()
+	now := b.deps.Clock.Now()
 	if change != nil {
 		var changeWhy string
 		if ev, changeWhy, err = change(ctx, rec, ev, now); err != nil {
@@ -775,7 +767,7 @@ func (b *Service) transition(ctx context.Context, rec Record, ev Event, act Acti
 	if err := b.move(ctx, next, rec.Version); err != nil {
 		return Status{}, err
 	}
-	seq, err := b.store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: act,
+	seq, err := b.deps.Store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: act,
 		From: rec.State, To: to, Actor: actor, Why: why, At: now})
 	if err != nil {
 		return Status{}, err
@@ -797,22 +789,22 @@ func (b *Service) open(ctx context.Context, rec Record, act Action, in OpenInput
 		}
 		return Status{}, err
 	}
-	now := b.clock.Now()
+	now := b.deps.Clock.Now()
 	ev := Event{ID: newEventID(), Agent: rec.Agent, At: now, Severity: in.Severity,
 		Reason: in.Reason, Evidence: in.Evidence, OpenedBy: in.By}
 	var prev Event
 	if rec.State == HalfOpen {
-		if prev, err = b.store.Event(ctx, rec.EventID); err != nil {
+		if prev, err = b.deps.Store.Event(ctx, rec.EventID); err != nil {
 			return Status{}, err
 		}
 		ev.PreviousID = prev.ID
 		prev.ResolvedAt, prev.ResolvedBy, prev.Resolution, prev.NextID = now, in.By, Superseded, ev.ID
 	}
-	if err := b.store.AddEvent(ctx, ev); err != nil {
+	if err := b.deps.Store.AddEvent(ctx, ev); err != nil {
 		return Status{}, err
 	}
 	if prev.ID != "" {
-		if err := b.store.UpdateEvent(ctx, prev); err != nil {
+		if err := b.deps.Store.UpdateEvent(ctx, prev); err != nil {
 			return Status{}, err
 		}
 	}
@@ -820,7 +812,7 @@ func (b *Service) open(ctx context.Context, rec Record, act Action, in OpenInput
 	if err := b.move(ctx, next, rec.Version); err != nil {
 		return Status{}, err
 	}
-	seq, err := b.store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: act,
+	seq, err := b.deps.Store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: act,
 		From: rec.State, To: to, Actor: in.By, Why: in.Reason, At: now})
 	if err != nil {
 		return Status{}, err
@@ -837,7 +829,7 @@ func (b *Service) open(ctx context.Context, rec Record, act Action, in OpenInput
 // the race to another transition is an illegal transition too: the move
 // was made from a state that is no longer current.
 func (b *Service) move(ctx context.Context, rec Record, version int64) error {
-	err := b.store.Move(ctx, rec, version)
+	err := b.deps.Store.Move(ctx, rec, version)
 	if errors.Is(err, core.ErrConflict) {
 		return fmt.Errorf("%w: %w", core.ErrIllegalTransition, err)
 	}
@@ -848,10 +840,10 @@ func (b *Service) move(ctx context.Context, rec Record, version int64) error {
 // reactions people answer it with.
 func (b *Service) notifyHalt(ctx context.Context, ev Event, rec Record) error {
 	key := ev.NoticeKey()
-	notices := []core.Notice{{Key: key, RoomID: b.room, Kind: core.NoticeMessage, Mentions: b.admins,
-		Body: noticeBody(ev, rec, b.admins, b.cfg.HalfOpenTimeout, openLine(ev))}}
+	notices := []core.Notice{{Key: key, RoomID: b.deps.Room, Kind: core.NoticeMessage, Mentions: b.deps.Admins,
+		Body: noticeBody(ev, rec, b.deps.Admins, b.cfg.HalfOpenTimeout, openLine(ev))}}
 	for _, r := range []struct{ name, emoji string }{{"review", ReactReview}, {"resume", ReactResume}, {"reset", ReactKeep}} {
-		notices = append(notices, core.Notice{Key: key + ":react:" + r.name, RoomID: b.room, Kind: core.NoticeReaction, Target: key, Body: r.emoji})
+		notices = append(notices, core.Notice{Key: key + ":react:" + r.name, RoomID: b.deps.Room, Kind: core.NoticeReaction, Target: key, Body: r.emoji})
 	}
 	return b.enqueue(ctx, notices)
 }
@@ -864,19 +856,19 @@ func (b *Service) notifyTransition(ctx context.Context, seq int64, ev Event, rec
 	status, reply := transitionText(ev, rec, act, actor, why, nextID, b.cfg.HalfOpenTimeout)
 	var mentions []string
 	if act == ActTimeout {
-		mentions = b.admins
+		mentions = b.deps.Admins
 	}
 	return b.enqueue(ctx, []core.Notice{
-		{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.room, Kind: core.NoticeEdit, Target: key,
-			Body: noticeBody(ev, rec, b.admins, b.cfg.HalfOpenTimeout, status)},
-		{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.room, Kind: core.NoticeMessage, Target: key, Thread: true,
+		{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.deps.Room, Kind: core.NoticeEdit, Target: key,
+			Body: noticeBody(ev, rec, b.deps.Admins, b.cfg.HalfOpenTimeout, status)},
+		{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.deps.Room, Kind: core.NoticeMessage, Target: key, Thread: true,
 			Mentions: mentions, Body: reply},
 	})
 }
 
 func (b *Service) enqueue(ctx context.Context, notices []core.Notice) error {
 	for _, n := range notices {
-		if err := b.outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
+		if err := b.deps.Outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
 			return err
 		}
 	}

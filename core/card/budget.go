@@ -127,7 +127,7 @@ func (c *Service) chargeBudget(ctx context.Context, cards []Card, now time.Time)
 		if _, ok := c.budget[card.Priority]; !ok {
 			continue
 		}
-		if err := c.store.ChargeBudget(ctx, card.Priority, card.ID, now); err != nil {
+		if err := c.deps.Store.ChargeBudget(ctx, card.Priority, card.ID, now); err != nil {
 			return fmt.Errorf("charge %s budget: %w", card.Priority, err)
 		}
 	}
@@ -146,7 +146,7 @@ func (c *Service) checkBudget(ctx context.Context, cards []Card, now time.Time) 
 		if !ok || count[p] == 0 {
 			continue
 		}
-		charges, err := c.store.BudgetCharges(ctx, p, now.Add(-rule.Window))
+		charges, err := c.deps.Store.BudgetCharges(ctx, p, now.Add(-rule.Window))
 		if err != nil {
 			return fmt.Errorf("read %s budget: %w", p, err)
 		}
