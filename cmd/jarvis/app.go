@@ -129,17 +129,22 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 		return nil, fail(exitStore, err)
 	}
 	a.outbox = a.store.Outbox()
-	for _, step := range []func(context.Context) error{a.initMatrix, a.initServices, a.initCommands, a.initAPI} {
-		if err := step(ctx); err != nil {
-			a.Close()
-			return nil, err
-		}
+	if err := a.initMatrix(ctx); err != nil {
+		a.Close()
+		return nil, err
 	}
+	if err := a.initServices(); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.initCommands()
+	a.initAPI()
 	return a, nil
 }
 
 // initMatrix builds the command processor and the bot, logs in and joins
-// the dedicated room, and takes the workspace lease's part in it.
+// the dedicated room, and builds the workspace lease, whose notices go
+// to that room.
 func (a *App) initMatrix(ctx context.Context) error {
 	policy, err := bridge.NewPolicy(a.cfg.Bot.AllowedUsers, a.cfg.Bridges, a.store)
 	if err != nil {
@@ -190,7 +195,7 @@ func (a *App) fenceHeld(ctx context.Context) error { return a.lease.FenceHeld(ct
 // initServices builds the core services on the store, in the dedicated
 // room, their writes fenced by the workspace lease, and the source
 // registry the tripwires read.
-func (a *App) initServices(context.Context) error {
+func (a *App) initServices() error {
 	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
@@ -240,7 +245,7 @@ func (a *App) initServices(context.Context) error {
 
 // initCommands registers the chat commands: !sys with its status
 // sections and clearers, !card, !breaker, !link, the fleet and !tw.
-func (a *App) initCommands(context.Context) error {
+func (a *App) initCommands() {
 	sys := &commands.System{Version: version, Started: a.started, Logs: a.logs.Last, State: a.store,
 		Restart: func() {
 			select {
@@ -290,21 +295,19 @@ func (a *App) initCommands(context.Context) error {
 		}
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
-	return nil
 }
 
 // initAPI builds the HTTP API with /healthz and every feature's routes,
 // unless api.listen is empty.
-func (a *App) initAPI(context.Context) error {
+func (a *App) initAPI() {
 	if a.cfg.API.Listen == "" {
-		return nil
+		return
 	}
 	a.api = api.New(a.cfg.API, a.log, a.health)
 	api.RegisterBreaker(a.api, a.breakers)
 	api.RegisterFleet(a.api, a.fleet)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards)
-	return nil
 }
 
 // health is the state /healthz shows.
