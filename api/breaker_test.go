@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -36,10 +37,9 @@ func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	clock := coretest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	svc := breaker.NewService(breaker.DefaultConfig(), st.Breakers(), st, st.Outbox(), clock)
-	svc.Room = "!ops:test"
-	svc.Admins = []string{"@alice:test"}
-	server := api.New(api.Config{AgentToken: breakerToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	svc := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: clock,
+		Room: "!ops:test", Admins: []string{"@alice:test"}})
+	server := api.New(api.Config{AgentToken: breakerToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterBreaker(server, svc)
 	return &breakerAPIFixture{server: server, svc: svc, store: st}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // BenchmarkPublishCardSets publishes card sets of five cards through
@@ -26,7 +26,7 @@ func BenchmarkPublishCardSets(b *testing.B) { onEachEngine(b, benchmarkPublishCa
 
 func benchmarkPublishCardSets(b *testing.B, engine string) {
 	const clients, cardsPerSet = 16, 5
-	fx := newCardsAPIFixtureOn(b, engine, core.SystemClock{}, card.DefaultConfig())
+	fx := newCardsAPIFixtureOn(b, engine, core.SystemClock{}, testconfig.Cards())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatalf("listen: %v", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -36,10 +37,9 @@ func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg card.Config) *cardsA
 func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg card.Config) *cardsAPIFixture {
 	t.Helper()
 	st := openAPIStore(t, engine)
-	cards := card.NewService(st.Cards(), st, st.Outbox(), clock, cfg)
-	cards.Room = "!jarvis:example.org"
-	cards.Admins = []string{"@admin:example.org"}
-	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	cards := card.NewService(cfg, card.Deps{Store: st.Cards(), Tx: st, Outbox: st.Outbox(), Clock: clock,
+		Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}})
+	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterCards(server, cards)
 	return &cardsAPIFixture{server: server, cards: cards, store: st}
 }
@@ -180,7 +180,7 @@ func TestPostCardSet(t *testing.T) {
 
 func TestPostCardSetOverBudget(t *testing.T) {
 	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	fx := newCardsAPIFixture(t, clock, card.DefaultConfig())
+	fx := newCardsAPIFixture(t, clock, testconfig.Cards())
 	p0 := func(goal string) string {
 		return `{"goal": "` + goal + `", "acceptance": ["fixed"], "priority": "P0"}`
 	}

@@ -49,14 +49,14 @@ func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...fleet.Agen
 func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
 	st := openAPIStore(t, engine)
-	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, "!fleet:test", fleet.Deps{
-		Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
+	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, fleet.Deps{
+		Room: "!fleet:test", Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
 		Outbox: st.Outbox(), Clock: clock,
 	})
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)
 	}
-	server := api.New(api.Config{AgentToken: fleetToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	server := api.New(api.Config{AgentToken: fleetToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterFleet(server, fleet)
 	manual, _ := clock.(*coretest.Clock)
 	return &fleetAPIFixture{server: server, fleet: fleet, store: st, clock: manual}

@@ -23,9 +23,9 @@ import (
 // Config is the API's part of the configuration.
 type Config struct {
 	// Listen is host:port; empty turns the API off.
-	Listen string `mapstructure:"listen"`
+	Listen string
 	// AgentToken is the bearer token agents present.
-	AgentToken string `mapstructure:"agent_token"`
+	AgentToken string
 }
 
 // Validate checks the config.
@@ -42,8 +42,28 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Health is the body of /healthz. The fields are in the order of their JSON
+// names, as the body has always had them.
+type Health struct {
+	DeviceID   string `json:"device_id"`
+	Encryption bool   `json:"encryption"`
+	// LastSync is when the last Matrix sync succeeded; absent before the
+	// first.
+	LastSync time.Time `json:"last_sync,omitzero"`
+	// Leader says whether this Jarvis holds the workspace lease.
+	Leader bool `json:"leader"`
+	// OK is true whenever the state could be read (status 200).
+	OK          bool   `json:"ok"`
+	OutboxDepth int    `json:"outbox_depth"`
+	RoomID      string `json:"room_id"`
+	// SyncError is why syncing fails; absent while it works.
+	SyncError string `json:"sync_error,omitempty"`
+	Synced    bool   `json:"synced"`
+	UserID    string `json:"user_id"`
+}
+
 // HealthFunc reports the state /healthz shows; an error makes it 503.
-type HealthFunc func(ctx context.Context) (map[string]any, error)
+type HealthFunc func(ctx context.Context) (Health, error)
 
 // Server is the HTTP API.
 type Server struct {
@@ -115,7 +135,7 @@ func (s *Server) getHealth(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
 		return
 	}
-	state["ok"] = true
+	state.OK = true
 	WriteJSON(w, http.StatusOK, state)
 }
 

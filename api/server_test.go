@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -42,18 +43,46 @@ func do(s *Server, method, path, token, body string) (int, map[string]any) {
 }
 
 func TestHealthz(t *testing.T) {
-	ok := newTestServer(func(context.Context) (map[string]any, error) { return map[string]any{"synced": true}, nil })
+	ok := newTestServer(func(context.Context) (Health, error) { return Health{Synced: true}, nil })
 	if code, body := do(ok, "GET", "/healthz", "", ""); code != 200 || body["ok"] != true || body["synced"] != true {
 		t.Errorf("healthy /healthz = %d %v", code, body)
 	}
-	down := newTestServer(func(context.Context) (map[string]any, error) { return nil, errors.New("database locked") })
+	down := newTestServer(func(context.Context) (Health, error) { return Health{}, errors.New("database locked") })
 	if code, body := do(down, "GET", "/healthz", "", ""); code != 503 || body["ok"] != false {
 		t.Errorf("unhealthy /healthz = %d %v", code, body)
 	}
 }
 
+// TestHealthzBody: the body keeps the names, order and optional fields it
+// had as a map.
+func TestHealthzBody(t *testing.T) {
+	tests := []struct {
+		name   string
+		health Health
+		want   string
+	}{
+		{name: "syncing",
+			health: Health{DeviceID: "JARVISDEV", Encryption: true, LastSync: time.Date(2025, 3, 1, 12, 0, 0, 500, time.UTC),
+				Leader: true, OutboxDepth: 3, RoomID: "!room:x", Synced: true, UserID: "@jarvis:x"},
+			want: `{"device_id":"JARVISDEV","encryption":true,"last_sync":"2025-03-01T12:00:00.0000005Z","leader":true,"ok":true,"outbox_depth":3,"room_id":"!room:x","synced":true,"user_id":"@jarvis:x"}`},
+		{name: "never synced, failing",
+			health: Health{DeviceID: "JARVISDEV", RoomID: "!room:x", SyncError: "connection refused", UserID: "@jarvis:x"},
+			want:   `{"device_id":"JARVISDEV","encryption":false,"leader":false,"ok":true,"outbox_depth":0,"room_id":"!room:x","sync_error":"connection refused","synced":false,"user_id":"@jarvis:x"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestServer(func(context.Context) (Health, error) { return tt.health, nil })
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if got := strings.TrimSpace(rec.Body.String()); got != tt.want {
+				t.Errorf("/healthz body\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestMetricsServed(t *testing.T) {
-	s := newTestServer(func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	s := newTestServer(func(context.Context) (Health, error) { return Health{}, nil })
 	do(s, "GET", "/healthz", "", "")
 	req := httptest.NewRequest("GET", "/metrics", nil)
 	rec := httptest.NewRecorder()

@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -52,10 +53,10 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 				return core.Observation{Value: "online"}, nil
 			}},
 	)
-	fx.svc = tripwire.NewService(tripwire.Deps{
+	fx.svc = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
 		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,
-	}, tripwire.DefaultConfig())
-	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (map[string]any, error) { return map[string]any{}, nil })
+	})
+	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterTripwires(server, fx.svc)
 	fx.handler = server.Handler()
 	if fx.alice, _, err = fx.svc.CreateToken(ctx, "@alice:example.org", "dashboard"); err != nil {

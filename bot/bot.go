@@ -24,23 +24,23 @@ import (
 // Config is the bot's part of the configuration.
 type Config struct {
 	// UserID is Jarvis's Matrix user.
-	UserID string `mapstructure:"user_id"`
+	UserID string
 	// Password logs in when no access token is configured or stored.
-	Password string `mapstructure:"password"`
+	Password string
 	// AccessToken, when set, is used instead of a password login.
-	AccessToken string `mapstructure:"access_token"`
+	AccessToken string
 	// DeviceName is shown in people's device lists.
-	DeviceName string `mapstructure:"device_name"`
+	DeviceName string
 	// Room is the alias or ID of the dedicated room.
-	Room string `mapstructure:"room"`
+	Room string
 	// CommandPrefix starts a command.
-	CommandPrefix string `mapstructure:"command_prefix"`
+	CommandPrefix string
 	// Admins may run admin verbs.
-	Admins []string `mapstructure:"admins"`
+	Admins []string
 	// AllowedUsers are MXID glob patterns of people Jarvis answers.
-	AllowedUsers []string `mapstructure:"allowed_users"`
+	AllowedUsers []string
 	// Encryption is end-to-end encryption.
-	Encryption EncryptionConfig `mapstructure:"encryption"`
+	Encryption EncryptionConfig
 }
 
 // Validate checks the config.
@@ -154,17 +154,27 @@ func (b *Bot) RoomID() string {
 	return b.roomID.String()
 }
 
+// Health is the state of the bot on Matrix, for /healthz and !sys status.
+type Health struct {
+	UserID     string
+	RoomID     string
+	DeviceID   string
+	Encryption bool
+	// LastSync is when the last sync succeeded, in UTC; zero before the
+	// first.
+	LastSync time.Time
+	// SyncError is why syncing fails, empty while it works.
+	SyncError string
+}
+
 // Health reports the sync state for /healthz and !sys status.
-func (b *Bot) Health() map[string]any {
+func (b *Bot) Health() Health {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	h := map[string]any{"user_id": b.cfg.UserID, "room_id": b.roomID.String(), "synced": !b.lastSync.IsZero(),
-		"device_id": b.Client.DeviceID.String(), "encryption": b.Client.Crypto != nil}
+	h := Health{UserID: b.cfg.UserID, RoomID: b.roomID.String(), DeviceID: b.Client.DeviceID.String(),
+		Encryption: b.Client.Crypto != nil, SyncError: b.syncErr}
 	if !b.lastSync.IsZero() {
-		h["last_sync"] = b.lastSync.UTC().Format(time.RFC3339Nano)
-	}
-	if b.syncErr != "" {
-		h["sync_error"] = b.syncErr
+		h.LastSync = b.lastSync.UTC()
 	}
 	return h
 }

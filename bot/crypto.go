@@ -19,10 +19,10 @@ type EncryptionConfig struct {
 	// Enabled turns end-to-end encryption on: the dedicated room and the
 	// direct rooms Jarvis creates are encrypted, and Jarvis reads and
 	// answers in encrypted rooms.
-	Enabled bool `mapstructure:"enabled"`
+	Enabled bool
 	// PickleKey encrypts Jarvis's olm account and megolm sessions in its
 	// database.
-	PickleKey string `mapstructure:"pickle_key"`
+	PickleKey string
 }
 
 // stateCrossSigned records that Jarvis generated its cross-signing keys

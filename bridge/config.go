@@ -11,27 +11,17 @@ import (
 // Config is the bridges section of the configuration.
 type Config struct {
 	// Networks say which puppets belong to which network, by MXID glob.
-	Networks []Network `mapstructure:"networks"`
+	Networks []Network
 	// RelayBots are bridge bots that post other people's messages in relay
 	// mode ("Alice: hello"); their messages authorise nothing.
-	RelayBots []string `mapstructure:"relay_bots"`
+	RelayBots []string
 }
 
 // Network is one bridged network and the puppets that belong to it.
 type Network struct {
-	Name string `mapstructure:"name"`
+	Name string
 	// Users is an MXID glob of its puppets, e.g. "@telegram_*".
-	Users string `mapstructure:"users"`
-}
-
-// DefaultConfig knows the puppet names of the common mautrix bridges.
-func DefaultConfig() Config {
-	return Config{Networks: []Network{
-		{Name: "telegram", Users: "@telegram_*"},
-		{Name: "whatsapp", Users: "@whatsapp_*"},
-		{Name: "signal", Users: "@signal_*"},
-		{Name: "discord", Users: "@discord_*"},
-	}}
+	Users string
 }
 
 // Validate checks the config.

@@ -18,8 +18,17 @@ func (l links) LinkedAccount(_ context.Context, puppet string) (string, error) {
 	return "", core.ErrNotFound
 }
 
+// exampleConfig is the bridges section as config.example.yaml gives it:
+// the puppets of the common mautrix bridges.
+var exampleConfig = Config{Networks: []Network{
+	{Name: "telegram", Users: "@telegram_*"},
+	{Name: "whatsapp", Users: "@whatsapp_*"},
+	{Name: "signal", Users: "@signal_*"},
+	{Name: "discord", Users: "@discord_*"},
+}}
+
 func TestPolicyAllowed(t *testing.T) {
-	p, err := NewPolicy([]string{"@*:example.org", "@bob:other.org"}, DefaultConfig(), links{})
+	p, err := NewPolicy([]string{"@*:example.org", "@bob:other.org"}, exampleConfig, links{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +58,7 @@ func TestPolicyRejectsBadPatterns(t *testing.T) {
 }
 
 func TestIdentify(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := exampleConfig
 	cfg.RelayBots = []string{"@telegrambot:x"}
 	p, err := NewPolicy([]string{"@*:x"}, cfg, links{"@telegram_2:x": "@alice:x"})
 	if err != nil {

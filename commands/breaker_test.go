@@ -8,6 +8,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // breakerHarness is a processor with the `!breaker` verbs, and the halt
@@ -22,8 +23,8 @@ type breakerHarness struct {
 func newBreakerHarness(t *testing.T, state breaker.State, overruled bool) *breakerHarness {
 	t.Helper()
 	h := newHarness(t)
-	b := breaker.NewService(breaker.DefaultConfig(), h.store.Breakers(), h.store, h.store.Outbox(), h.clock)
-	b.Room, b.Admins = "!room:x", []string{"@admin:x"}
+	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: h.store.Breakers(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock,
+		Room: "!room:x", Admins: []string{"@admin:x"}})
 	h.proc.AddFeatures(Features{Breakers: b})
 	bh := &breakerHarness{harness: h, breakers: b}
 	if state == "" && !overruled {

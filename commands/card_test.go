@@ -23,8 +23,8 @@ const (
 func newCardHarness(t *testing.T, cfg card.Config) (*harness, *card.Service) {
 	t.Helper()
 	h := newHarness(t)
-	cards := card.NewService(h.store.Cards(), h.store, h.store.Outbox(), h.clock, cfg)
-	cards.Room, cards.Admins = "!room:x", []string{cardAdmin}
+	cards := card.NewService(cfg, card.Deps{Store: h.store.Cards(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock,
+		Room: "!room:x", Admins: []string{cardAdmin}})
 	h.proc.AddFeatures(Features{Cards: cards})
 	return h, cards
 }

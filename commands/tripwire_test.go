@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // twHarness is a processor with `!tw` on a real store, whose integrity.gi
@@ -38,8 +39,8 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 		core.SourceKind{Kind: fleet.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
 			Value: core.ValueCategory, Categories: []string{"online", "late", "offline"}, Param: "agent name", ParamType: core.ParamAgent, Resolve: fixed("online")},
 	)
-	th.tw = tripwire.NewService(tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock}, tripwire.DefaultConfig())
+	th.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock})
 	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl})
 	return th
 }

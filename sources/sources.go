@@ -16,48 +16,48 @@ import (
 
 // Config is the sources part of the configuration.
 type Config struct {
-	Snapshot SnapshotConfig `mapstructure:"snapshot"`
-	URLFetch FetchConfig    `mapstructure:"url_fetch"`
-	RSS      FetchConfig    `mapstructure:"rss"`
+	Snapshot SnapshotConfig
+	URLFetch FetchConfig
+	RSS      FetchConfig
 }
 
 // SnapshotConfig points the snapshot kinds at a JSON endpoint, fetched at
 // most once per evaluator pass however many kinds and tripwires read it.
 type SnapshotConfig struct {
 	// URL of the snapshot; empty leaves the snapshot kinds out.
-	URL string `mapstructure:"url"`
+	URL string
 	// Token, when set, is sent as "Authorization: Bearer <token>".
-	Token    string        `mapstructure:"token"`
-	Timeout  time.Duration `mapstructure:"timeout"`
-	MaxBytes int64         `mapstructure:"max_bytes"`
+	Token    string
+	Timeout  time.Duration
+	MaxBytes int64
 	// Kinds maps source kinds to paths in the snapshot. It is a list rather
 	// than a map because kind names contain dots, which config keys split on.
-	Kinds []SnapshotKind `mapstructure:"kinds"`
+	Kinds []SnapshotKind
 }
 
 // SnapshotKind is a source kind read from the snapshot.
 type SnapshotKind struct {
-	Kind string `mapstructure:"kind"`
+	Kind string
 	// Path is a gjson path into the snapshot, e.g. "integrity.gi". A kind
 	// whose path holds "{param}" takes a param, put in its place.
-	Path        string   `mapstructure:"path"`
-	Aliases     []string `mapstructure:"aliases"`
-	Description string   `mapstructure:"description"`
+	Path        string
+	Aliases     []string
+	Description string
 	// Value is the type of its values: number, ratio (0 to 1), seconds,
 	// count, category or text; sentences about the kind are read by it.
-	Value core.ValueType `mapstructure:"value"`
+	Value core.ValueType
 	// Categories are the values of a category kind.
-	Categories []string `mapstructure:"categories"`
+	Categories []string
 }
 
 // FetchConfig configures a kind that fetches URLs citizens name.
 type FetchConfig struct {
-	Enabled bool `mapstructure:"enabled"`
+	Enabled bool
 	// AllowedHosts are the hosts (or host:port; "*.example.org" for every
 	// subdomain) that may be fetched, redirects included.
-	AllowedHosts []string      `mapstructure:"allowed_hosts"`
-	Timeout      time.Duration `mapstructure:"timeout"`
-	MaxBytes     int64         `mapstructure:"max_bytes"`
+	AllowedHosts []string
+	Timeout      time.Duration
+	MaxBytes     int64
 }
 
 // Limits on fetching.
@@ -65,26 +65,6 @@ const (
 	maxTimeout   = time.Minute
 	maxBodyBytes = 16 << 20
 )
-
-// DefaultConfig returns the defaults: the seed's three snapshot kinds (no
-// URL, so off until one is set), url-fetch and rss off.
-func DefaultConfig() Config {
-	return Config{
-		Snapshot: SnapshotConfig{
-			Timeout: 10 * time.Second, MaxBytes: 1 << 20,
-			Kinds: []SnapshotKind{
-				{Kind: "vault.balance", Path: "vault.balance", Aliases: []string{"vault", "vault balance"},
-					Description: "the vault balance", Value: core.ValueNumber},
-				{Kind: "integrity.gi", Path: "integrity.gi", Aliases: []string{"GI", "global integrity", "integrity"},
-					Description: "the global integrity index (0–1)", Value: core.ValueRatio},
-				{Kind: "micro-agent.value", Path: "micro_agents.{param}.value", Aliases: []string{"micro-agent", "micro agent"},
-					Description: "a micro-agent's self-reported value", Value: core.ValueNumber},
-			},
-		},
-		URLFetch: FetchConfig{Timeout: 10 * time.Second, MaxBytes: 256 << 10},
-		RSS:      FetchConfig{Timeout: 10 * time.Second, MaxBytes: 1 << 20},
-	}
-}
 
 // Validate checks the config; the error names the key at fault.
 func (c Config) Validate() error {

@@ -22,6 +22,27 @@ const snapshotJSON = `{
 	"lanes": {"sentiment": "degraded", "market": null, "list": [1, 2]}
 }`
 
+// exampleConfig is the sources section as config.example.yaml gives it: the
+// seed's three snapshot kinds (no URL, so off until one is set), url-fetch
+// and rss off.
+func exampleConfig() sources.Config {
+	return sources.Config{
+		Snapshot: sources.SnapshotConfig{
+			Timeout: 10 * time.Second, MaxBytes: 1 << 20,
+			Kinds: []sources.SnapshotKind{
+				{Kind: "vault.balance", Path: "vault.balance", Aliases: []string{"vault", "vault balance"},
+					Description: "the vault balance", Value: core.ValueNumber},
+				{Kind: "integrity.gi", Path: "integrity.gi", Aliases: []string{"GI", "global integrity", "integrity"},
+					Description: "the global integrity index (0–1)", Value: core.ValueRatio},
+				{Kind: "micro-agent.value", Path: "micro_agents.{param}.value", Aliases: []string{"micro-agent", "micro agent"},
+					Description: "a micro-agent's self-reported value", Value: core.ValueNumber},
+			},
+		},
+		URLFetch: sources.FetchConfig{Timeout: 10 * time.Second, MaxBytes: 256 << 10},
+		RSS:      sources.FetchConfig{Timeout: 10 * time.Second, MaxBytes: 1 << 20},
+	}
+}
+
 // serve starts a loopback server answering path with body; hits counts requests.
 func serve(t *testing.T, routes map[string]string, hits *atomic.Int32) *httptest.Server {
 	t.Helper()
@@ -66,7 +87,7 @@ func resolve(ctx context.Context, reg *core.SourceRegistry, kind, param string) 
 func TestSnapshotKinds(t *testing.T) {
 	var hits atomic.Int32
 	srv := serve(t, map[string]string{"/snapshot": snapshotJSON}, &hits)
-	cfg := sources.DefaultConfig()
+	cfg := exampleConfig()
 	cfg.Snapshot.URL, cfg.Snapshot.Token = srv.URL+"/snapshot", "snap-token"
 	cfg.Snapshot.Kinds = append(cfg.Snapshot.Kinds,
 		sources.SnapshotKind{Kind: "lane.status", Path: "lanes.{param}"})
@@ -123,7 +144,7 @@ func TestSnapshotFailures(t *testing.T) {
 		{name: "missing", path: "/gone", token: "snap-token", wantErr: "404"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := sources.DefaultConfig()
+			cfg := exampleConfig()
 			cfg.Snapshot.URL, cfg.Snapshot.Token = srv.URL+tt.path, tt.token
 			if tt.maxBytes > 0 {
 				cfg.Snapshot.MaxBytes = tt.maxBytes
@@ -146,7 +167,7 @@ func TestSnapshotTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	cfg := sources.DefaultConfig()
+	cfg := exampleConfig()
 	cfg.Snapshot.URL, cfg.Snapshot.Timeout = srv.URL, 50*time.Millisecond
 	_, err := resolve(context.Background(), registry(t, cfg), "integrity.gi", "")
 	if err == nil || !strings.Contains(err.Error(), "Timeout") {
@@ -158,7 +179,7 @@ func TestURLFetch(t *testing.T) {
 	var hits atomic.Int32
 	srv := serve(t, map[string]string{"/status.json": `{"data": {"gi": 0.91, "state": "green"}}`}, &hits)
 	other := serve(t, map[string]string{"/status.json": `{"data": {"gi": 0.1}}`}, &hits)
-	cfg := sources.DefaultConfig()
+	cfg := exampleConfig()
 	cfg.URLFetch = sources.FetchConfig{Enabled: true, AllowedHosts: []string{strings.TrimPrefix(srv.URL, "http://")},
 		Timeout: time.Second, MaxBytes: 1024}
 	reg := registry(t, cfg)
@@ -213,7 +234,7 @@ const feedXML = `<?xml version="1.0"?>
 func TestRSS(t *testing.T) {
 	var hits atomic.Int32
 	srv := serve(t, map[string]string{"/feed.xml": feedXML, "/broken.xml": "<rss><channel"}, &hits)
-	cfg := sources.DefaultConfig()
+	cfg := exampleConfig()
 	cfg.RSS = sources.FetchConfig{Enabled: true, AllowedHosts: []string{"127.0.0.1"}, Timeout: time.Second, MaxBytes: 1 << 16}
 	reg := registry(t, cfg)
 	kind, _ := reg.Lookup("rss")
@@ -251,7 +272,7 @@ func TestRSSNewItemChangesTheValue(t *testing.T) {
 	feed.Store(&body)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, *feed.Load()) }))
 	defer srv.Close()
-	cfg := sources.DefaultConfig()
+	cfg := exampleConfig()
 	cfg.RSS = sources.FetchConfig{Enabled: true, AllowedHosts: []string{"127.0.0.1"}, Timeout: time.Second, MaxBytes: 1 << 16}
 	reg := registry(t, cfg)
 	kind, _ := reg.Lookup("rss")
@@ -292,7 +313,7 @@ func TestConfigValidate(t *testing.T) {
 		}, wantField: "sources.rss.max_bytes"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := sources.DefaultConfig()
+			c := exampleConfig()
 			tt.edit(&c)
 			err := c.Validate()
 			var fe *core.FieldError

@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 func TestAmendmentOrdering(t *testing.T) {
@@ -177,7 +178,7 @@ func TestScopeChangeNeedsRatification(t *testing.T) {
 func TestPriorityChangeDrawsFromBudget(t *testing.T) {
 	ctx := context.Background()
 	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, _ := newTestCards(t, clock, card.DefaultConfig())
+	cards, _ := newTestCards(t, clock, testconfig.Cards())
 	publishOne(t, cards, "p0-a", spec("Outage A", card.P0), "")
 	publishOne(t, cards, "p0-b", spec("Outage B", card.P0), "")
 	c := publishOne(t, cards, "p2", spec("Nice to have", card.P2), "")

@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 const (
@@ -31,6 +32,7 @@ var (
 type breakerFixture struct {
 	s       *Store
 	clock   *coretest.Clock
+	deps    breaker.Deps
 	b       *breaker.Service
 	ev      breaker.Event
 	mu      sync.Mutex
@@ -40,14 +42,13 @@ type breakerFixture struct {
 func newBreakerFixture(t *testing.T, s *Store, cfg breaker.Config) *breakerFixture {
 	t.Helper()
 	f := &breakerFixture{s: s, clock: coretest.NewClock(breakerStart)}
-	f.b = breaker.NewService(cfg, s.Breakers(), s, s.Outbox(), f.clock)
-	f.b.Room = breakerRoom
-	f.b.Admins = breakerAdmins
-	f.b.OnChange = func(agent string) {
-		f.mu.Lock()
-		f.changed = append(f.changed, agent)
-		f.mu.Unlock()
-	}
+	f.deps = breaker.Deps{Store: s.Breakers(), Tx: s, Outbox: s.Outbox(), Clock: f.clock, Room: breakerRoom, Admins: breakerAdmins,
+		OnChange: func(agent string) {
+			f.mu.Lock()
+			f.changed = append(f.changed, agent)
+			f.mu.Unlock()
+		}}
+	f.b = breaker.NewService(cfg, f.deps)
 	return f
 }
 
@@ -254,7 +255,7 @@ func TestBreakerTransitions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openTestStore(t)
-			f := newBreakerFixture(t, s, breaker.DefaultConfig())
+			f := newBreakerFixture(t, s, testconfig.Breaker())
 			for _, step := range tt.setup {
 				if err := breakerSteps[step](ctx, f); err != nil {
 					t.Fatalf("setup %s: %v", step, err)
@@ -352,8 +353,10 @@ func TestBreakerTransitions(t *testing.T) {
 func TestBreakerFenceWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	f := newBreakerFixture(t, s, breaker.DefaultConfig())
-	f.b.Fence = func(context.Context) error { return core.ErrStaleEpoch }
+	f := newBreakerFixture(t, s, testconfig.Breaker())
+	fenced := f.deps
+	fenced.Fence = func(context.Context) error { return core.ErrStaleEpoch }
+	f.b = breaker.NewService(testconfig.Breaker(), fenced)
 	if _, err := f.b.Open(ctx, breakerAgent, breakerHaltInput); !errors.Is(err, core.ErrStaleEpoch) {
 		t.Fatalf("open behind a stale lease: %v, want ErrStaleEpoch", err)
 	}
@@ -368,7 +371,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	cfg := newTestConfig(t)
 	first := openTestConfig(t, cfg)
-	f := newBreakerFixture(t, first, breaker.DefaultConfig())
+	f := newBreakerFixture(t, first, testconfig.Breaker())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -380,7 +383,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 	first.Close()
 
 	s := openTestConfig(t, cfg)
-	g := newBreakerFixture(t, s, breaker.DefaultConfig())
+	g := newBreakerFixture(t, s, testconfig.Breaker())
 	st, err := g.b.Status(ctx, breakerAgent)
 	if err != nil {
 		t.Fatalf("status after restart: %v", err)
@@ -412,7 +415,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 func TestBreakerHalfOpenTimeout(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	cfg := breaker.DefaultConfig()
+	cfg := testconfig.Breaker()
 	cfg.HalfOpenTimeout = 10 * time.Minute
 	f := newBreakerFixture(t, s, cfg)
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
@@ -476,7 +479,7 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 
 	t.Run("no timeout configured: sweep does nothing", func(t *testing.T) {
 		s := openTestStore(t)
-		f := newBreakerFixture(t, s, breaker.DefaultConfig())
+		f := newBreakerFixture(t, s, testconfig.Breaker())
 		ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 		if err != nil {
 			t.Fatalf("open: %v", err)
@@ -500,7 +503,7 @@ func TestBreakerConcurrentResume(t *testing.T) {
 	const instances, taps = 3, 4
 	fixtures := make([]*breakerFixture, instances)
 	for i := range fixtures {
-		fixtures[i] = newBreakerFixture(t, openTestConfig(t, cfg), breaker.DefaultConfig())
+		fixtures[i] = newBreakerFixture(t, openTestConfig(t, cfg), testconfig.Breaker())
 	}
 	ev, err := fixtures[0].b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
@@ -562,13 +565,13 @@ func TestBreakerObservations(t *testing.T) {
 		wantOpened bool
 		wantState  breaker.State
 	}{
-		{name: "critical boundary opens", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyCritical, severity: breaker.SeverityBoundary, wantOpened: true, wantState: breaker.Open},
-		{name: "critical identity opens", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyCritical, severity: breaker.SeverityIdentity, wantOpened: true, wantState: breaker.Open},
-		{name: "high safety opens", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyHigh, severity: breaker.SeveritySafety, wantOpened: true, wantState: breaker.Open},
-		{name: "high identity does not", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyHigh, severity: breaker.SeverityIdentity, wantState: breaker.Closed},
-		{name: "low safety does not", cfg: breaker.DefaultConfig(), urgency: breaker.UrgencyLow, severity: breaker.SeveritySafety, wantState: breaker.Closed},
-		{name: "already open: nothing new", cfg: breaker.DefaultConfig(), setup: []string{"open"}, urgency: breaker.UrgencyCritical, severity: breaker.SeveritySafety, wantState: breaker.Open},
-		{name: "half-open: opens again", cfg: breaker.DefaultConfig(), setup: []string{"open", "resume"}, urgency: breaker.UrgencyCritical, severity: breaker.SeveritySafety, wantOpened: true, wantState: breaker.Open},
+		{name: "critical boundary opens", cfg: testconfig.Breaker(), urgency: breaker.UrgencyCritical, severity: breaker.SeverityBoundary, wantOpened: true, wantState: breaker.Open},
+		{name: "critical identity opens", cfg: testconfig.Breaker(), urgency: breaker.UrgencyCritical, severity: breaker.SeverityIdentity, wantOpened: true, wantState: breaker.Open},
+		{name: "high safety opens", cfg: testconfig.Breaker(), urgency: breaker.UrgencyHigh, severity: breaker.SeveritySafety, wantOpened: true, wantState: breaker.Open},
+		{name: "high identity does not", cfg: testconfig.Breaker(), urgency: breaker.UrgencyHigh, severity: breaker.SeverityIdentity, wantState: breaker.Closed},
+		{name: "low safety does not", cfg: testconfig.Breaker(), urgency: breaker.UrgencyLow, severity: breaker.SeveritySafety, wantState: breaker.Closed},
+		{name: "already open: nothing new", cfg: testconfig.Breaker(), setup: []string{"open"}, urgency: breaker.UrgencyCritical, severity: breaker.SeveritySafety, wantState: breaker.Open},
+		{name: "half-open: opens again", cfg: testconfig.Breaker(), setup: []string{"open", "resume"}, urgency: breaker.UrgencyCritical, severity: breaker.SeveritySafety, wantOpened: true, wantState: breaker.Open},
 		{name: "configured low identity opens", cfg: custom, urgency: breaker.UrgencyLow, severity: breaker.SeverityIdentity, wantOpened: true, wantState: breaker.Open},
 		{name: "configured: critical no longer opens", cfg: custom, urgency: breaker.UrgencyCritical, severity: breaker.SeveritySafety, wantState: breaker.Closed},
 	}
@@ -608,7 +611,7 @@ func TestBreakerObservations(t *testing.T) {
 func TestBreakerLookups(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	f := newBreakerFixture(t, s, breaker.DefaultConfig())
+	f := newBreakerFixture(t, s, testconfig.Breaker())
 	var ids []string
 	for _, agent := range []string{"zed", "ani", "ani"} {
 		if agent == "ani" && len(ids) == 2 {
@@ -720,13 +723,12 @@ func (q staleBreakers) Get(ctx context.Context, agent string) (breaker.Record, e
 func TestBreakerLostRaceWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
-	f := newBreakerFixture(t, s, breaker.DefaultConfig())
+	f := newBreakerFixture(t, s, testconfig.Breaker())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	stale := breaker.NewService(breaker.DefaultConfig(), staleBreakers{s.Breakers()}, s, s.Outbox(), f.clock)
-	stale.Room = breakerRoom
+	stale := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: staleBreakers{s.Breakers()}, Tx: s, Outbox: s.Outbox(), Clock: f.clock, Room: breakerRoom})
 	audits, notices := breakerRows(t, s, "breaker_audit"), breakerRows(t, s, "outbox")
 	if _, err := stale.Resume(ctx, ev.ID, breakerReviewer); !errors.Is(err, core.ErrIllegalTransition) {
 		t.Fatalf("resume from a stale read: %v, want ErrIllegalTransition", err)

@@ -20,14 +20,15 @@ const (
 )
 
 // newTestCards returns a card service on a fresh store, with no priority
-// budget unless cfg gives one.
-func newTestCards(t testing.TB, clock core.Clock, cfg card.Config) (*card.Service, *Store) {
+// budget unless cfg gives one; wire, when given, changes what it is wired to.
+func newTestCards(t testing.TB, clock core.Clock, cfg card.Config, wire ...func(*card.Deps)) (*card.Service, *Store) {
 	t.Helper()
 	s := openTestStore(t)
-	c := card.NewService(s.Cards(), s, s.Outbox(), clock, cfg)
-	c.Room = testRoom
-	c.Admins = []string{testAdmin}
-	return c, s
+	deps := card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: clock, Room: testRoom, Admins: []string{testAdmin}}
+	for _, w := range wire {
+		w(&deps)
+	}
+	return card.NewService(cfg, deps), s
 }
 
 // spec is a valid card spec with the given goal and priority.
@@ -211,8 +212,9 @@ func TestUpdateCardRefusesStaleWrite(t *testing.T) {
 
 func TestFenceStopsWrites(t *testing.T) {
 	ctx := context.Background()
-	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
-	cards.Fence = func(context.Context) error { return core.ErrStaleEpoch }
+	cards, s := newTestCards(t, core.SystemClock{}, card.Config{}, func(d *card.Deps) {
+		d.Fence = func(context.Context) error { return core.ErrStaleEpoch }
+	})
 	_, err := cards.Publish(ctx, card.SetInput{Key: "fenced", Author: card.MainAgent,
 		Cards: []card.Input{{Spec: spec("Anything", card.P2)}}})
 	if !errors.Is(err, core.ErrStaleEpoch) {

@@ -65,9 +65,8 @@ func TestCardWakeConditions(t *testing.T) {
 		t.Errorf("%d conditions, want %d: %+v", len(conds), len(tests), conds)
 	}
 
-	router := wake.NewRouter(s, s, s.Outbox(), clock)
-	router.Room = testRoom
-	router.Sources = []wake.Source{{Name: "cards", List: cards.WakeConditions}}
+	router := wake.NewRouter(wake.Deps{Store: s, Tx: s, Outbox: s.Outbox(), Clock: clock, Room: testRoom,
+		Sources: []wake.Source{{Name: "cards", List: cards.WakeConditions}}})
 	for pass, want := range []int{3, 0} {
 		res, err := router.Reconcile(ctx)
 		if err != nil || res.Notified != want {

@@ -19,6 +19,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 func TestPublishIdempotency(t *testing.T) {
@@ -123,7 +124,7 @@ func TestPublishSameKeyConcurrently(t *testing.T) {
 func TestPublishIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, s := newTestCards(t, clock, card.DefaultConfig())
+	cards, s := newTestCards(t, clock, testconfig.Cards())
 	tests := []struct {
 		name      string
 		cards     []card.Input
@@ -182,7 +183,7 @@ func TestPublishBudgetWindow(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)
 	clock := coretest.NewClock(t0)
-	cards, _ := newTestCards(t, clock, card.DefaultConfig())
+	cards, _ := newTestCards(t, clock, testconfig.Cards())
 	steps := []struct {
 		name      string
 		at        time.Time
@@ -338,7 +339,7 @@ func publishUntilKilled(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
+	cards := card.NewService(crashConfig, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 	for i := from; ; i++ {
 		if _, err := cards.Publish(context.Background(), crashSet(i)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
@@ -444,7 +445,7 @@ func TestPublishSurvivesKill(t *testing.T) {
 	if stored != next && stored != next+1 {
 		t.Fatalf("%d sets stored, but the child reported %d: a reported set was lost or an unreported one is stored twice", stored, next)
 	}
-	cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
+	cards := card.NewService(crashConfig, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 	for i := range stored + 1 {
 		in := crashSet(i)
 		prev, err := s.Cards().CardSetByKey(ctx, in.Key)
@@ -482,7 +483,7 @@ func TestPublishBudgetUnderConcurrency(t *testing.T) {
 	start := make(chan struct{})
 	for i := range publishers {
 		s := openTestConfig(t, cfg)
-		cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, cardsCfg)
+		cards := card.NewService(cardsCfg, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

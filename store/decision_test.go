@@ -110,7 +110,7 @@ func TestRaiseDecisionRelaysTheQuestion(t *testing.T) {
 	})
 	t.Run("a service wired without a room fails, and does not blame the worker", func(t *testing.T) {
 		c := heldCard(t, cards, "roomless", alice)
-		roomless := card.NewService(s.Cards(), s, s.Outbox(), clock, card.Config{})
+		roomless := card.NewService(card.Config{}, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: clock})
 		_, err := roomless.RaiseDecision(ctx, c.ID, question())
 		if err == nil || errors.Is(err, core.ErrInvalid) {
 			t.Fatalf("RaiseDecision without a room = %v, want an internal error", err)
@@ -304,9 +304,10 @@ func TestCancelWithdrawsQuestion(t *testing.T) {
 
 func TestCardSources(t *testing.T) {
 	ctx := context.Background()
-	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{})
 	changes := 0
-	cards.OnChange = func(context.Context) { changes++ }
+	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{}, func(d *card.Deps) {
+		d.OnChange = func(context.Context) { changes++ }
+	})
 	reg := core.NewSourceRegistry()
 	cards.RegisterSources(reg)
 

@@ -18,11 +18,13 @@ const leaseTTL = 30 * time.Second
 var leaseStart = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newTestLease returns a lease service for holder on s, announcing
-// takeovers in !room.
-func newTestLease(s *Store, holder string, clock core.Clock) *lease.Lease {
-	l := lease.New(lease.Config{WorkspaceID: "ws1", TTL: leaseTTL}, holder, s.Leases(), s, s.Outbox(), clock)
-	l.Room = "!room:test"
-	return l
+// takeovers in !room; wire, when given, changes what it is wired to.
+func newTestLease(s *Store, holder string, clock core.Clock, wire ...func(*lease.Deps)) *lease.Lease {
+	deps := lease.Deps{Holder: holder, Store: s.Leases(), Tx: s, Outbox: s.Outbox(), Clock: clock, Room: "!room:test"}
+	for _, w := range wire {
+		w(&deps)
+	}
+	return lease.New(lease.Config{WorkspaceID: "ws1", TTL: leaseTTL}, deps)
 }
 
 func TestLeaseTakeover(t *testing.T) {
@@ -168,8 +170,7 @@ func TestLeaseFenceRollsBack(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t)
 	clock := coretest.NewClock(leaseStart)
-	l := newTestLease(s, "jarvis-a", clock)
-	l.Room = ""
+	l := newTestLease(s, "jarvis-a", clock, func(d *lease.Deps) { d.Room = "" })
 	epoch, err := l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
@@ -254,13 +255,12 @@ func TestLeaseRun(t *testing.T) {
 	cfg := newTestConfig(t)
 	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
 	clock := coretest.NewClock(leaseStart)
-	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
+	timer := &leaseTimer{waits: make(chan time.Duration), fire: make(chan time.Time)}
+	a := newTestLease(sa, "jarvis-a", clock, func(d *lease.Deps) { d.After = timer.After })
+	b := newTestLease(sb, "jarvis-b", clock)
 	if _, err := b.Acquire(ctx); err != nil {
 		t.Fatalf("b acquire: %v", err)
 	}
-
-	timer := &leaseTimer{waits: make(chan time.Duration), fire: make(chan time.Time)}
-	a.After = timer.After
 	type change struct {
 		held  bool
 		epoch int64

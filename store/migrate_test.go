@@ -18,7 +18,7 @@ import (
 func fillWorkspace(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	cards := card.NewService(s.Cards(), s, s.Outbox(), core.SystemClock{}, crashConfig)
+	cards := card.NewService(crashConfig, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 	for i := range 5 {
 		if _, err := cards.Publish(ctx, crashSet(i)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)

@@ -28,11 +28,11 @@ var upgradeTable = dbutil.BuildUpgradeTable().WithFSPath(upgrades, "upgrades").F
 // Config selects the database.
 type Config struct {
 	// Type is the engine: "sqlite3" or "postgres".
-	Type string `mapstructure:"type"`
+	Type string
 	// URI is the SQLite file path, or a PostgreSQL connection string
 	// (postgres://user:password@host:port/db?sslmode=disable, or the
 	// key=value form).
-	URI string `mapstructure:"uri"`
+	URI string
 }
 
 // The engines Config.Type names.

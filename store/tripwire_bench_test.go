@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // BenchmarkTripwireTick measures one evaluator pass over 100,000 armed
@@ -81,9 +82,9 @@ func BenchmarkTripwireTick(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := tripwire.NewService(tripwire.Deps{
+	svc := tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
 		Store: q, Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: clock,
-	}, tripwire.DefaultConfig())
+	})
 	// Each pass flips the flip source and moves the clock past the
 	// cooldown, but not so fast that flipping tripwires get quarantined.
 	tick := func() tripwire.TickReport {

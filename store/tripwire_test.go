@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 // Citizens of the tripwire tests.
@@ -71,10 +72,10 @@ func newTWFixture(t *testing.T, cfg tripwire.Config) *twFixture {
 		core.SourceKind{Kind: "cards.needs_decision", Value: core.ValueCount, Param: "whose decision", ParamType: core.ParamUser,
 			ParamOptional: true, Resolve: resolve("cards.needs_decision")},
 	)
-	f.svc = tripwire.NewService(tripwire.Deps{
+	f.svc = tripwire.NewService(cfg, tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: reg, Clock: f.clock,
-	}, cfg)
-	f.svc.Room = "!jarvis:example.org"
+		Room: "!jarvis:example.org",
+	})
 	return f
 }
 
@@ -147,7 +148,7 @@ func giBelow(label string, threshold float64, push bool, cooldown int) tripwire.
 }
 
 func TestTripwirePushTripAndReset(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI below yellow band", 0.7, true, 3600))
 	f.set("integrity.gi", 0.82)
 	if r := f.tick(); r.Fired != 0 || r.Evaluated != 1 {
@@ -205,7 +206,7 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 }
 
 func TestTripwireJournalOnlyInterruptsNobody(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("quiet GI watch", 0.7, false, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -225,7 +226,7 @@ func TestTripwireJournalOnlyInterruptsNobody(t *testing.T) {
 }
 
 func TestTripwireCooldown(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
 	for _, step := range []struct {
 		name      string
@@ -264,7 +265,7 @@ func TestTripwireCooldown(t *testing.T) {
 }
 
 func TestTripwireSourceErrorsAreNotFires(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, true, 0))
 	f.fail("integrity.gi", errors.New("snapshot unreachable"))
 	r := f.tick()
@@ -314,7 +315,7 @@ func TestTripwireQuarantine(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, tripwire.DefaultConfig())
+			f := newTWFixture(t, testconfig.Tripwires())
 			def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 0))
 			for i := range tt.passes - 1 {
 				tt.step(f, i)
@@ -364,7 +365,7 @@ func TestTripwireQuarantine(t *testing.T) {
 }
 
 func TestTripwireChanged(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	cooldown := 0
 	def := f.arm(twAlice, tripwire.Draft{
 		Label: "EVE status changes", Rationale: "EVE has been unstable", Source: core.SourceRef{Kind: "agent.status", Param: "EVE"},
@@ -411,7 +412,7 @@ func TestTripwireCompoundConditions(t *testing.T) {
 		{name: "any: none match", op: tripwire.OpAny, gi: 0.9, lane: "healthy"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, tripwire.DefaultConfig())
+			f := newTWFixture(t, testconfig.Tripwires())
 			def := f.arm(twAlice, tripwire.Draft{
 				Label: "GI drops while sentiment is degraded", Rationale: "the sentiment lane may hide real GI drops",
 				Source: core.SourceRef{Kind: "integrity.gi"},
@@ -442,7 +443,7 @@ func TestTripwireCompoundConditions(t *testing.T) {
 }
 
 func TestTripwireSourcesReadOncePerPass(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	for i := range 5 {
 		f.arm(twAlice, giBelow(fmt.Sprintf("GI watch %d", i), 0.7, false, 3600))
 		f.arm(twBob, giBelow(fmt.Sprintf("GI watch %d", i), 0.5, false, 3600))
@@ -458,7 +459,7 @@ func TestTripwireSourcesReadOncePerPass(t *testing.T) {
 }
 
 func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
 	eve := f.arm(twAlice, tripwire.Draft{
 		Label: "EVE goes offline", Rationale: "EVE runs the nightly jobs", Source: core.SourceRef{Kind: "agent.status", Param: "EVE"},
@@ -479,7 +480,7 @@ func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
 }
 
 func TestTripwireScopesAreIsolated(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	mine := f.arm(twAlice, giBelow("alice's GI watch", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -520,7 +521,7 @@ func TestTripwireScopesAreIsolated(t *testing.T) {
 }
 
 func TestTripwireSelfScopeNotifiesTheRoom(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	f.arm(tripwire.SelfScope, giBelow("operator GI watch", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -531,7 +532,7 @@ func TestTripwireSelfScopeNotifiesTheRoom(t *testing.T) {
 }
 
 func TestTripwireRateLimit(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	for i := range tripwire.CreationLimit {
 		def := f.arm(twAlice, giBelow(fmt.Sprintf("watch %d", i), 0.7, false, 3600))
 		if i < 10 {
@@ -585,7 +586,7 @@ func TestTripwireCapsKeepTheNewest(t *testing.T) {
 			read: func(f *twFixture) ([]tripwire.TripEvent, error) { return f.svc.ConsumePush(f.ctx, twAlice) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTWFixture(t, tripwire.DefaultConfig())
+			f := newTWFixture(t, testconfig.Tripwires())
 			q := f.st.Tripwires()
 			seq := map[string]int64{}
 			// Record one trip per pass, as the evaluator does.
@@ -617,7 +618,7 @@ func TestTripwireCapsKeepTheNewest(t *testing.T) {
 }
 
 func TestTripwireJournalCursor(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	a := f.arm(twAlice, giBelow("GI under 0.7", 0.7, false, 0))
 	b := f.arm(twAlice, giBelow("GI under 0.5", 0.5, false, 0))
 	f.set("integrity.gi", 0.6)
@@ -642,7 +643,7 @@ func TestTripwireJournalCursor(t *testing.T) {
 }
 
 func TestTripwireConsumePushIsAtMostOnce(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, true, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -656,7 +657,7 @@ func TestTripwireConsumePushIsAtMostOnce(t *testing.T) {
 }
 
 func TestTripwireFiringNeverChangesDefinitions(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	firing := f.arm(twAlice, giBelow("GI dips", 0.7, true, 3600))
 	other := f.arm(twAlice, giBelow("GI collapses", 0.2, false, 3600))
 	f.clock.Advance(time.Hour)
@@ -673,7 +674,7 @@ func TestTripwireFiringNeverChangesDefinitions(t *testing.T) {
 }
 
 func TestTripwireUpdates(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 3600))
 	f.set("integrity.gi", 0.5)
 	f.tick()
@@ -723,7 +724,7 @@ func TestTripwireUpdates(t *testing.T) {
 }
 
 func TestTripwireTemplates(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	if list, _ := f.svc.List(f.ctx, twAlice); len(list) != 0 {
 		t.Fatalf("a new citizen has %d tripwires, want none: templates are never armed by themselves", len(list))
 	}
@@ -762,7 +763,7 @@ func TestTripwireTemplates(t *testing.T) {
 }
 
 func TestTripwireTokens(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	plain, tok, err := f.svc.CreateToken(f.ctx, twAlice, "dashboard")
 	if err != nil || !strings.HasPrefix(plain, "jtw_") || tok.Citizen != twAlice {
 		t.Fatalf("CreateToken() = %q, %+v, %v", plain, tok, err)
@@ -794,7 +795,7 @@ func TestTripwireTokens(t *testing.T) {
 }
 
 func TestTripwireViewSurvivesRestart(t *testing.T) {
-	f := newTWFixture(t, tripwire.DefaultConfig())
+	f := newTWFixture(t, testconfig.Tripwires())
 	def := f.arm(twAlice, tripwire.Draft{
 		Label: "vault moves", Rationale: "watch the vault", Source: core.SourceRef{Kind: "vault.balance"},
 		Condition: tripwire.Condition{Op: tripwire.OpChanged},
@@ -803,9 +804,9 @@ func TestTripwireViewSurvivesRestart(t *testing.T) {
 	f.tick()
 	// A new service (a restart) loads the view from the store, including the
 	// last observation: the same value does not fire, a change does.
-	restarted := tripwire.NewService(tripwire.Deps{
+	restarted := tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: f.svc.Sources(), Clock: f.clock,
-	}, tripwire.DefaultConfig())
+	})
 	if r, err := restarted.Tick(f.ctx); err != nil || r.Evaluated != 1 || r.Fired != 0 {
 		t.Errorf("after restart, same value: %+v, %v; want evaluated, not fired", r, err)
 	}

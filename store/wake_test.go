@@ -25,11 +25,10 @@ type wakeHarness struct {
 
 func newWakeHarness(t testing.TB, s *Store) *wakeHarness {
 	h := &wakeHarness{store: s, clock: coretest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))}
-	h.router = wake.NewRouter(s, s, s.Outbox(), h.clock)
-	h.router.Room = "!room:x"
-	h.router.Sources = []wake.Source{{Name: "test", List: func(context.Context) ([]core.WakeCondition, error) {
-		return h.conds, nil
-	}}}
+	h.router = wake.NewRouter(wake.Deps{Store: s, Tx: s, Outbox: s.Outbox(), Clock: h.clock, Room: "!room:x",
+		Sources: []wake.Source{{Name: "test", List: func(context.Context) ([]core.WakeCondition, error) {
+			return h.conds, nil
+		}}}})
 	return h
 }
 

@@ -93,9 +93,10 @@ func newCircuitBreakerCommand(configPath *string) *cobra.Command {
 // overrule needs to stay out of a running Jarvis's way.
 type breakerCLI struct {
 	st       *store.Store
+	cfg      breaker.Config
+	deps     breaker.Deps
 	breakers *breaker.Service
 	lease    *lease.Lease
-	clock    core.Clock
 }
 
 // withBreakers opens the database of the configuration and runs fn on it.
@@ -119,10 +120,10 @@ func withBreakers(ctx context.Context, configPath string, fn func(cli *breakerCL
 	}
 	defer st.Close()
 	clock := core.SystemClock{}
-	cli := &breakerCLI{st: st, clock: clock,
-		breakers: breaker.NewService(cfg.Breaker, st.Breakers(), st, st.Outbox(), clock),
-		lease:    lease.New(cfg.Workspace, "", st.Leases(), st, st.Outbox(), clock)}
-	cli.breakers.Admins = cfg.Bot.Admins
+	cli := &breakerCLI{st: st, cfg: cfg.Breaker,
+		deps:  breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: clock, Admins: cfg.Bot.Admins},
+		lease: lease.New(cfg.Workspace.Lease(), lease.Deps{Store: st.Leases(), Tx: st, Outbox: st.Outbox(), Clock: clock})}
+	cli.breakers = breaker.NewService(cli.cfg, cli.deps)
 	return fn(cli)
 }
 
@@ -229,8 +230,10 @@ func (c *breakerCLI) reset(ctx context.Context, w io.Writer, agent, eventID stri
 	if err != nil {
 		return fail(exitFailure, fmt.Errorf("find the halt notice of %s: %w", eventID, err))
 	}
-	c.breakers.Room = notice.RoomID
-	c.breakers.Fence = func(ctx context.Context) error { return c.noLiveLease(ctx, eventID) }
+	deps := c.deps
+	deps.Room = notice.RoomID
+	deps.Fence = func(ctx context.Context) error { return c.noLiveLease(ctx, eventID) }
+	c.breakers = breaker.NewService(c.cfg, deps)
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"
@@ -259,7 +262,7 @@ func (c *breakerCLI) noLiveLease(ctx context.Context, eventID string) error {
 	if err != nil {
 		return fail(exitStore, err)
 	}
-	if !rec.ExpiresAt.After(c.clock.Now()) {
+	if !rec.ExpiresAt.After(c.deps.Clock.Now()) {
 		return nil
 	}
 	event := eventID

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -54,8 +55,8 @@ store:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := breaker.NewService(breaker.DefaultConfig(), st.Breakers(), st, st.Outbox(), core.SystemClock{})
-	b.Room, b.Admins = "!room:example.org", []string{"@admin:example.org"}
+	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: core.SystemClock{},
+		Room: "!room:example.org", Admins: []string{"@admin:example.org"}})
 	ev, err := b.Open(ctx, "eve", breaker.OpenInput{Severity: breaker.SeveritySafety,
 		Reason: "tried to delete the workspace", Evidence: []string{"tool call: rm -rf /srv/workspace"}})
 	if err != nil {

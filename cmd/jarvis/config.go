@@ -1,14 +1,19 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/jarvis-hmi/jarvis"
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
@@ -23,33 +28,46 @@ import (
 )
 
 // Config is the whole configuration file. Each package owns the struct of
-// its own section; this one only gathers them.
+// its own section; this one only gathers them. A key of the file is the
+// name of its field in snake_case (UserID is user_id, URLFetch is
+// url_fetch): see snakeCase.
 type Config struct {
-	Homeserver HomeserverConfig `mapstructure:"homeserver"`
-	Bot        bot.Config       `mapstructure:"bot"`
-	Store      store.Config     `mapstructure:"store"`
-	API        api.Config       `mapstructure:"api"`
-	Logging    LoggingConfig    `mapstructure:"logging"`
-	Workspace  lease.Config     `mapstructure:"workspace"`
-	Breaker    breaker.Config   `mapstructure:"breaker"`
-	Fleet      fleet.Config     `mapstructure:"fleet"`
-	Tripwires  tripwire.Config  `mapstructure:"tripwires"`
-	Sources    sources.Config   `mapstructure:"sources"`
-	Cards      card.Config      `mapstructure:"cards"`
-	Bridges    bridge.Config    `mapstructure:"bridges"`
-	Chat       ChatConfig       `mapstructure:"chat"`
+	Homeserver HomeserverConfig
+	Bot        bot.Config
+	Store      store.Config
+	API        api.Config
+	Logging    LoggingConfig
+	Workspace  WorkspaceConfig
+	Breaker    breaker.Config
+	Fleet      fleet.Config
+	Tripwires  tripwire.Config
+	Sources    sources.Config
+	Cards      card.Config
+	Bridges    bridge.Config
+	Chat       ChatConfig
 }
 
 // HomeserverConfig says where the homeserver is.
 type HomeserverConfig struct {
-	URL string `mapstructure:"url"`
+	URL string
+}
+
+// WorkspaceConfig names the workspace and sets its lease.
+type WorkspaceConfig struct {
+	ID       string
+	LeaseTTL time.Duration
+}
+
+// Lease is the workspace section as the lease takes it.
+func (w WorkspaceConfig) Lease() lease.Config {
+	return lease.Config{WorkspaceID: w.ID, TTL: w.LeaseTTL}
 }
 
 // ChatConfig sets how Jarvis converses.
 type ChatConfig struct {
 	// ProposalTTL is how long a tripwire Jarvis proposes from a sentence
 	// waits for the proposer's ✅ (or reply "arm").
-	ProposalTTL time.Duration `mapstructure:"proposal_ttl"`
+	ProposalTTL time.Duration
 }
 
 // Validate checks the chat section.
@@ -62,75 +80,19 @@ func (c ChatConfig) Validate() error {
 
 // LoggingConfig sets how Jarvis logs.
 type LoggingConfig struct {
-	Level  string `mapstructure:"level"`
-	Format string `mapstructure:"format"`
+	Level  string
+	Format string
 }
 
-// defaults are the values of every key the file may leave out; they match
-// config.example.yaml. Every key is listed so that JARVIS_<SECTION>_<KEY>
-// environment variables can override any of them.
-var defaults = map[string]any{
-	"homeserver.url":            "",
-	"bot.user_id":               "",
-	"bot.password":              "",
-	"bot.access_token":          "",
-	"bot.device_name":           "Jarvis",
-	"bot.room":                  "",
-	"bot.command_prefix":        "!",
-	"bot.admins":                []string{},
-	"bot.allowed_users":         []string{},
-	"bot.encryption.enabled":    true,
-	"bot.encryption.pickle_key": "",
-	"store.type":                "sqlite3",
-	"store.uri":                 "jarvis.db",
-	"api.listen":                "",
-	"api.agent_token":           "",
-	"logging.level":             "info",
-	"logging.format":            "auto",
-	"workspace.id":              "default",
-	"workspace.lease_ttl":       "30s",
-	"breaker.half_open_timeout": "0s",
-	"breaker.open_on": []map[string]string{
-		{"urgency": "critical", "severity": "any"},
-		{"urgency": "high", "severity": "safety"},
-	},
-	// The priority budget, core.DefaultConfig(). Viper merges per key:
-	// a file or env value replaces one field of one class and the rest
-	// stay, and class keys arrive lower-cased (core accepts any case).
-	"cards.budget.p0.count":  2,
-	"cards.budget.p0.window": "24h",
-	"cards.budget.p1.count":  10,
-	"cards.budget.p1.window": "24h",
-	"bridges.networks": []map[string]string{
-		{"name": "telegram", "users": "@telegram_*"},
-		{"name": "whatsapp", "users": "@whatsapp_*"},
-		{"name": "signal", "users": "@signal_*"},
-		{"name": "discord", "users": "@discord_*"},
-	},
-	"bridges.relay_bots":                 []string{},
-	"fleet.agents":                       []map[string]string{},
-	"tripwires.tick":                     "5m",
-	"tripwires.quarantine.flap_cycles":   6,
-	"tripwires.quarantine.flap_window":   "1h",
-	"tripwires.quarantine.source_errors": 12,
-	"sources.snapshot.url":               "",
-	"sources.snapshot.token":             "",
-	"sources.snapshot.timeout":           "10s",
-	"sources.snapshot.max_bytes":         1 << 20,
-	"sources.url_fetch.enabled":          false,
-	"sources.url_fetch.allowed_hosts":    []string{},
-	"sources.url_fetch.timeout":          "10s",
-	"sources.url_fetch.max_bytes":        256 << 10,
-	"sources.rss.enabled":                false,
-	"sources.rss.allowed_hosts":          []string{},
-	"sources.rss.timeout":                "10s",
-	"sources.rss.max_bytes":              1 << 20,
-	"chat.proposal_ttl":                  "24h",
-}
-
-// LoadConfig reads the file (if path is not empty), applies environment
-// overrides and defaults, and validates the result.
+// LoadConfig reads the file (if path is not empty) over the defaults,
+// applies environment overrides and validates the result. The defaults
+// are config.example.yaml, embedded; every key in it is also registered,
+// so that JARVIS_<SECTION>_<KEY> overrides any of them.
 func LoadConfig(path string) (*Config, error) {
+	defaults, err := defaultsOf(jarvis.ExampleConfig)
+	if err != nil {
+		return nil, fmt.Errorf("the built-in config.example.yaml: %w", err)
+	}
 	v := viper.New()
 	for key, value := range defaults {
 		v.SetDefault(key, value)
@@ -149,10 +111,12 @@ func LoadConfig(path string) (*Config, error) {
 			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
-	// Lists of structs have no per-key default: start from the default value.
-	cfg := Config{Sources: sources.DefaultConfig()}
-	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
+	var cfg Config
+	err = v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.ErrorUnused = true
+		dc.MapFieldName = snakeCase
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(
+			objectsFromYAML, mapstructure.StringToTimeDurationHookFunc(), listFromCommas)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -161,6 +125,98 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return &cfg, nil
+}
+
+// exampleMark, as the line comment of a key or its value in
+// config.example.yaml, says the value only shows what to write: the key
+// has no default.
+const exampleMark = "# example"
+
+// defaultsOf reads the example configuration as defaults, keyed by dotted
+// path: a mapping is a section whose keys are defaults each, anything else
+// (a value, a list) is one default. A value marked exampleMark counts as
+// empty.
+func defaultsOf(example []byte) (map[string]any, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(example, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("not a mapping of sections")
+	}
+	defaults := map[string]any{}
+	return defaults, addDefaults(defaults, "", doc.Content[0])
+}
+
+// addDefaults adds the keys of mapping m, under prefix, to defaults.
+func addDefaults(defaults map[string]any, prefix string, m *yaml.Node) error {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		key := prefix + strings.ToLower(k.Value)
+		switch {
+		case v.Kind == yaml.MappingNode:
+			if err := addDefaults(defaults, key+".", v); err != nil {
+				return err
+			}
+		case strings.HasPrefix(k.LineComment, exampleMark) || strings.HasPrefix(v.LineComment, exampleMark):
+			if v.Kind == yaml.SequenceNode {
+				defaults[key] = []any{}
+			} else {
+				defaults[key] = ""
+			}
+		default:
+			var value any
+			if err := v.Decode(&value); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			defaults[key] = value
+		}
+	}
+	return nil
+}
+
+// snakeCase gives the key of a config struct's field: its name in
+// snake_case, an acronym as one word (UserID is user_id, URLFetch is
+// url_fetch, ProposalTTL is proposal_ttl). Errors name the field by it too.
+func snakeCase(name string) string {
+	runes := []rune(name)
+	var b strings.Builder
+	for i, r := range runes {
+		if i > 0 && unicode.IsUpper(r) && (unicode.IsLower(runes[i-1]) || i+1 < len(runes) && unicode.IsLower(runes[i+1])) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// objectsFromYAML reads a list of objects given as one string, as the
+// environment gives it, in YAML flow style:
+// JARVIS_FLEET_AGENTS='[{name: EVE, cadence: 24h}]'.
+func objectsFromYAML(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String || to.Kind() != reflect.Slice {
+		return data, nil
+	}
+	if elem := to.Elem().Kind(); elem != reflect.Struct && elem != reflect.Map {
+		return data, nil
+	}
+	var list []any
+	if err := yaml.Unmarshal([]byte(data.(string)), &list); err != nil {
+		return nil, fmt.Errorf("want a list in YAML flow style, e.g. [{name: x}, {name: y}]: %w", err)
+	}
+	return list, nil
+}
+
+// listFromCommas reads a list of values given as one string, as the
+// environment gives it, separated by commas: JARVIS_BOT_ADMINS=@a:x,@b:x.
+func listFromCommas(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String || to.Kind() != reflect.Slice {
+		return data, nil
+	}
+	if data.(string) == "" {
+		return []string{}, nil
+	}
+	return strings.Split(data.(string), ","), nil
 }
 
 // Validate checks every section.
@@ -178,7 +234,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace, c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jarvis-hmi/jarvis"
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
 const minimalConfig = `
@@ -25,6 +27,24 @@ bot:
   allowed_users: ["@*:example.org"]
   encryption: {pickle_key: a-test-pickle-key}
 `
+
+// loadConfig loads text as a config file. With errKey set, loading must
+// fail naming that key, and it returns nil.
+func loadConfig(t *testing.T, text, errKey string) *Config {
+	t.Helper()
+	cfg, err := LoadConfig(writeConfig(t, text))
+	if errKey != "" {
+		var fe *core.FieldError
+		if !errors.As(err, &fe) || fe.Field != errKey {
+			t.Fatalf("LoadConfig = %v, want an error naming %s", err, errKey)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
 
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
@@ -47,11 +67,19 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"store.uri", cfg.Store.URI, "jarvis.db"},
 		{"logging.level", cfg.Logging.Level, "info"},
 		{"logging.format", cfg.Logging.Format, "auto"},
-		{"workspace.id", cfg.Workspace.WorkspaceID, "default"},
+		{"workspace.id", cfg.Workspace.ID, "default"},
 		{"api.listen", cfg.API.Listen, ""},
-		{"workspace.lease_ttl", cfg.Workspace.TTL.String(), "30s"},
-		{"breaker.open_on", fmt.Sprint(cfg.Breaker.OpenOn), fmt.Sprint(breaker.DefaultConfig().OpenOn)},
-		{"bridges.networks", fmt.Sprint(cfg.Bridges.Networks), fmt.Sprint(bridge.DefaultConfig().Networks)},
+		{"workspace.lease_ttl", cfg.Workspace.LeaseTTL.String(), "30s"},
+		{"breaker", fmt.Sprint(cfg.Breaker), fmt.Sprint(testconfig.Breaker())},
+		{"tripwires", fmt.Sprint(cfg.Tripwires), fmt.Sprint(testconfig.Tripwires())},
+		{"bridges.networks", fmt.Sprint(cfg.Bridges.Networks), fmt.Sprint([]bridge.Network{
+			{Name: "telegram", Users: "@telegram_*"}, {Name: "whatsapp", Users: "@whatsapp_*"},
+			{Name: "signal", Users: "@signal_*"}, {Name: "discord", Users: "@discord_*"}})},
+		{"sources.snapshot.kinds", fmt.Sprint(len(cfg.Sources.Snapshot.Kinds)), "3"},
+		{"sources.url_fetch.max_bytes", fmt.Sprint(cfg.Sources.URLFetch.MaxBytes), "262144"},
+		// Values marked "# example" in config.example.yaml are no defaults.
+		{"bot.admins", fmt.Sprint(cfg.Bot.Admins), "[]"},
+		{"bot.access_token", cfg.Bot.AccessToken, ""},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -65,7 +93,11 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config.example.yaml does not load: %v", err)
 	}
-	if cfg.Bot.CommandPrefix != defaults["bot.command_prefix"] || cfg.Logging.Level != defaults["logging.level"] {
+	defaults, err := LoadConfig(writeConfig(t, minimalConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Bot.CommandPrefix != defaults.Bot.CommandPrefix || cfg.Logging.Level != defaults.Logging.Level {
 		t.Errorf("the example's values differ from the defaults")
 	}
 }
@@ -84,6 +116,91 @@ func TestEnvironmentOverrides(t *testing.T) {
 	}
 	if len(cfg.Bot.Admins) != 2 || cfg.Bot.Admins[1] != "@b:example.org" {
 		t.Errorf("bot.admins from env = %q", cfg.Bot.Admins)
+	}
+}
+
+// TestEnvironmentSetsListsOfObjects: a list of objects comes from the
+// environment as one YAML flow list, and its items are checked as in a file.
+func TestEnvironmentSetsListsOfObjects(t *testing.T) {
+	tests := []struct {
+		name, env, value string
+		check            func(*Config) bool
+		// errKey, when set, is what the error must name.
+		errKey string
+	}{
+		{name: "fleet agents", env: "JARVIS_FLEET_AGENTS", value: "[{name: EVE, cadence: 12h}, {name: AUREA, posture: required}]",
+			check: func(c *Config) bool {
+				return len(c.Fleet.Agents) == 2 && c.Fleet.Agents[0].Cadence == 12*time.Hour && c.Fleet.Agents[1].Posture == "required"
+			}},
+		{name: "breaker triggers", env: "JARVIS_BREAKER_OPEN_ON", value: `[{urgency: low, severity: any}]`,
+			check: func(c *Config) bool { return len(c.Breaker.OpenOn) == 1 && c.Breaker.OpenOn[0].Urgency == "low" }},
+		{name: "JSON is YAML too", env: "JARVIS_BRIDGES_NETWORKS", value: `[{"name": "slack", "users": "@slack_*"}]`,
+			check: func(c *Config) bool { return len(c.Bridges.Networks) == 1 && c.Bridges.Networks[0].Name == "slack" }},
+		{name: "no items", env: "JARVIS_SOURCES_SNAPSHOT_KINDS", value: "[]",
+			check: func(c *Config) bool { return len(c.Sources.Snapshot.Kinds) == 0 }},
+		{name: "an item is checked", env: "JARVIS_FLEET_AGENTS", value: "[{name: EVE, cadence: 500ms}]", errKey: "fleet.agents[0].cadence"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			cfg := loadConfig(t, minimalConfig, tt.errKey)
+			if cfg == nil {
+				return
+			}
+			if !tt.check(cfg) {
+				t.Errorf("%s=%s not applied: %+v", tt.env, tt.value, cfg)
+			}
+		})
+	}
+	t.Run("not a list", func(t *testing.T) {
+		t.Setenv("JARVIS_FLEET_AGENTS", "EVE,AUREA")
+		if _, err := LoadConfig(writeConfig(t, minimalConfig)); err == nil || !strings.Contains(err.Error(), "fleet.agents") {
+			t.Errorf("LoadConfig = %v, want an error naming fleet.agents", err)
+		}
+	})
+}
+
+// TestEveryFieldHasAKey: config.example.yaml, the defaults, names every
+// field, so that every one can be set from the environment.
+func TestEveryFieldHasAKey(t *testing.T) {
+	defaults, err := defaultsOf(jarvis.ExampleConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(prefix string, typ reflect.Type)
+	walk = func(prefix string, typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			key := prefix + snakeCase(f.Name)
+			switch f.Type.Kind() {
+			case reflect.Struct:
+				walk(key+".", f.Type)
+			case reflect.Map:
+				found := false
+				for k := range defaults {
+					found = found || strings.HasPrefix(k, key+".")
+				}
+				if !found {
+					t.Errorf("config.example.yaml has no %s", key)
+				}
+			default:
+				if _, ok := defaults[key]; !ok {
+					t.Errorf("config.example.yaml has no %s", key)
+				}
+			}
+		}
+	}
+	walk("", reflect.TypeOf(Config{}))
+}
+
+func TestSnakeCase(t *testing.T) {
+	for _, tt := range []struct{ field, key string }{
+		{"UserID", "user_id"}, {"URLFetch", "url_fetch"}, {"RSS", "rss"}, {"ProposalTTL", "proposal_ttl"},
+		{"HalfOpenTimeout", "half_open_timeout"}, {"ID", "id"}, {"MaxBytes", "max_bytes"},
+	} {
+		if got := snakeCase(tt.field); got != tt.key {
+			t.Errorf("snakeCase(%s) = %s, want %s", tt.field, got, tt.key)
+		}
 	}
 }
 
@@ -179,7 +296,7 @@ func TestCardsBudgetConfig(t *testing.T) {
 		// errKey, when set, is the key the error must name.
 		errKey string
 	}{
-		{name: "defaults", want: budgetOf(card.DefaultConfig())},
+		{name: "defaults", want: budgetOf(testconfig.Cards())},
 		{name: "a class added in the file keeps the default ones",
 			file: "cards:\n  budget:\n    P2:\n      count: 50\n      window: 168h\n",
 			want: map[card.Priority]card.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 10, Window: day}, "P2": {Count: 50, Window: week}}},
@@ -208,16 +325,9 @@ func TestCardsBudgetConfig(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			cfg, err := LoadConfig(writeConfig(t, minimalConfig+tt.file))
-			if tt.errKey != "" {
-				var fe *core.FieldError
-				if !errors.As(err, &fe) || fe.Field != tt.errKey {
-					t.Fatalf("LoadConfig = %v, want an error naming %s", err, tt.errKey)
-				}
+			cfg := loadConfig(t, minimalConfig+tt.file, tt.errKey)
+			if cfg == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := budgetOf(cfg.Cards); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("budget = %v, want %v", got, tt.want)
@@ -229,7 +339,7 @@ func TestCardsBudgetConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := budgetOf(cfg.Cards), budgetOf(card.DefaultConfig()); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := budgetOf(cfg.Cards), budgetOf(testconfig.Cards()); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("example budget = %v, defaults %v", got, want)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -39,7 +40,7 @@ func TestMigrateCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	b := breaker.NewService(breaker.DefaultConfig(), st.Breakers(), st, st.Outbox(), core.SystemClock{})
+	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: core.SystemClock{}})
 	status, err := b.Status(ctx, "eve")
 	if err != nil || status.State != breaker.Open || status.Event == nil || status.Event.ID != fx.eventID {
 		t.Errorf("eve on PostgreSQL: %+v, %v; want open with event %s", status, err, fx.eventID)

@@ -10,325 +10,42 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
-	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/api"
-	"github.com/jarvis-hmi/jarvis/bot"
-	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
-	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
-	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
-	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
-// runJarvis reads top to bottom: config, logger, store, the Matrix login,
-// core services, commands, API, then run until a signal.
+// runJarvis runs Jarvis until a signal, a failure, or `!sys restart`,
+// which starts the same binary again once the store is closed.
 func runJarvis(ctx context.Context, configPath string) error {
-	cfg, err := LoadConfig(configPath)
+	app, err := NewApp(ctx, configPath)
+	if errors.Is(err, errStopped) {
+		return nil
+	}
 	if err != nil {
-		return fail(exitConfig, err)
-	}
-	logs := logring.New(1000)
-	log := newLogger(cfg.Logging, logs)
-	started := time.Now()
-	log.Info().Str("version", version).Str("workspace", cfg.Workspace.WorkspaceID).Msg("Starting Jarvis")
-
-	st, err := store.Open(ctx, cfg.Store, log)
-	if err != nil {
-		return fail(exitStore, err)
-	}
-	defer st.Close()
-	clock := core.SystemClock{}
-	outbox := st.Outbox()
-
-	policy, err := bridge.NewPolicy(cfg.Bot.AllowedUsers, cfg.Bridges, st)
-	if err != nil {
-		return fail(exitConfig, err)
-	}
-	lease := lease.New(cfg.Workspace, holderName(), st.Leases(), st, outbox, clock)
-	lease.OnError = func(err error) { log.Err(err).Msg("Failed to keep the workspace lease") }
-	leader := func() bool { _, held := lease.Holding(); return held }
-	proc := commands.NewProcessor(commands.Config{Prefix: cfg.Bot.CommandPrefix, Admins: cfg.Bot.Admins},
-		commands.Deps{Tx: st, Outbox: outbox, Handled: st, Notices: outbox, Pending: st, Excerpts: st, Clock: clock, Fence: lease.FenceHeld})
-	b, err := bot.New(cfg.Homeserver.URL, cfg.Bot, bot.Deps{
-		State:     st,
-		Outbox:    outbox,
-		Wake:      outbox.Wake,
-		Processor: proc,
-		Policy:    policy,
-		Clock:     clock,
-		Gate:      lease.Check,
-		Leader:    leader,
-		DB:        st.DB,
-	}, log)
-	if err != nil {
-		return fail(exitConfig, err)
-	}
-	if err := b.Prepare(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
-	}
-	room := b.RoomID()
-	lease.Room = room
-
-	breakers := breaker.NewService(cfg.Breaker, st.Breakers(), st, outbox, clock)
-	breakers.Room, breakers.Admins, breakers.Fence = room, cfg.Bot.Admins, lease.FenceHeld
-	cards := card.NewService(st.Cards(), st, outbox, clock, cfg.Cards)
-	cards.Room, cards.Admins, cards.Fence = room, cfg.Bot.Admins, lease.FenceHeld
-
-	fl, err := fleet.NewService(cfg.Fleet, room, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(),
-		Journal: st.AgentJournal(), Attestations: st.Attestations(), Outbox: outbox, Clock: clock})
-	if err != nil {
-		return fail(exitConfig, err)
-	}
-	fl.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, breakers) })
-	fl.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, cards) })
-
-	registry := core.NewSourceRegistry()
-	registry.Register(core.SourceKind{
-		Kind:        "breaker.state",
-		Aliases:     []string{"breaker", "circuit breaker", "breaker state"},
-		Description: "an agent's circuit breaker (closed, open, half-open)",
-		Value:       core.ValueCategory,
-		Categories:  []string{string(breaker.Closed), string(breaker.Open), string(breaker.HalfOpen)},
-		Param:       "agent name",
-		ParamType:   core.ParamAgent,
-		Resolve: func(ctx context.Context, agent string) (core.Observation, error) {
-			state, err := breakers.ResolveState(ctx, agent)
-			return core.Observation{Value: state}, err
-		},
-	})
-	if err := sources.Register(registry, cfg.Sources); err != nil {
-		return fail(exitConfig, err)
-	}
-	tripwires := tripwire.NewService(tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
-		Tx: st, Outbox: outbox, Sources: registry, Clock: clock}, cfg.Tripwires)
-	tripwires.Room = room
-	fl.RegisterSources(registry)
-	cards.RegisterSources(registry)
-	router := wake.NewRouter(st, st, outbox, clock)
-	router.Room = room
-	router.Sources = []wake.Source{
-		{Name: "cards", List: cards.WakeConditions},
-		{Name: "ci", List: func(ctx context.Context) ([]core.WakeCondition, error) {
-			return wake.CIFailureConditions(ctx, fl, cards)
-		}},
-	}
-	wake := func() {
-		if leader() {
-			if _, err := router.Reconcile(ctx); err != nil && ctx.Err() == nil {
-				log.Err(err).Msg("Wake router failed to reconcile")
-			}
-		}
-	}
-	fl.OnChange = func() {
-		go reevaluate(ctx, log, tripwires, fleet.SourceKinds...)
-		go wake()
-	}
-	cards.OnChange = func(context.Context) {
-		go reevaluate(ctx, log, tripwires, card.SourceKinds...)
-		go wake()
-	}
-	breakers.OnChange = func(string) { go reevaluate(ctx, log, tripwires, "breaker.state") }
-
-	restart := make(chan struct{}, 1)
-	sys := &commands.System{Version: version, Started: started, Logs: logs.Last, State: st,
-		Restart: func() {
-			select {
-			case restart <- struct{}{}:
-			default:
-			}
-		}}
-	var lastTick atomic.Pointer[tickSummary]
-	sys.Sections = append(statusSections(cfg, b, lease, outbox), commands.StatusSection{
-		Title: "Fleet", Verb: "fleet", Help: "What every agent is doing, from heartbeats.",
-		Lines: func(ctx context.Context) ([]string, error) {
-			rows, err := fl.FleetStatus(ctx)
-			return strings.Split(fleet.Render(rows), "\n"), err
-		}}, commands.StatusSection{
-		Title: "Tripwires, breakers, cards",
-		Lines: func(ctx context.Context) ([]string, error) {
-			return domainStatus(ctx, st, breakers, cards, lastTick.Load())
-		}})
-	// Drafts belong to people: clearing a room drops its members' drafts.
-	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(cards, func(ctx context.Context, roomID string) ([]string, error) {
-		resp, err := b.Client.JoinedMembers(ctx, id.RoomID(roomID))
-		if err != nil {
-			return nil, err
-		}
-		members := make([]string, 0, len(resp.Joined))
-		for user := range resp.Joined {
-			members = append(members, user.String())
-		}
-		return members, nil
-	}))
-	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
-		n, err := st.ClearExcerpts(ctx, roomID)
-		if err != nil || n == 0 {
-			return "", err
-		}
-		return fmt.Sprintf("%d remembered messages", n), nil
-	})
-	proc.AddFeatures(commands.Features{System: sys, Cards: cards, Breakers: breakers, Identities: st, Fleet: fl,
-		Tripwires: tripwires, ProposalTTL: cfg.Chat.ProposalTTL, Agents: func() []string {
-			agents := fl.Agents()
-			names := make([]string, len(agents))
-			for i, a := range agents {
-				names[i] = a.Name
-			}
-			return names
-		}})
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errc := make(chan error, 2)
-	var srv *api.Server
-	if cfg.API.Listen != "" {
-		srv = api.New(cfg.API, log, func(ctx context.Context) (map[string]any, error) {
-			health := b.Health()
-			depth, err := outbox.Depth(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("outbox: %w", err)
-			}
-			health["outbox_depth"] = depth
-			health["leader"] = leader()
-			return health, nil
-		})
-		api.RegisterBreaker(srv, breakers)
-		api.RegisterFleet(srv, fl)
-		api.RegisterTripwires(srv, tripwires)
-		api.RegisterCards(srv, cards)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := srv.Run(ctx); err != nil {
-				errc <- fail(exitAPI, fmt.Errorf("api: %w", err))
-				cancel()
-			}
-		}()
-	}
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		_ = lease.Run(ctx, func(held bool, epoch int64) {
-			leaseChanged(ctx, log, st, outbox, lease, room, held, epoch)
-			if held {
-				go wake()
-			}
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		every(ctx, 5*time.Second, func() {
-			if leader() {
-				if _, err := breakers.Sweep(ctx); err != nil {
-					log.Err(err).Msg("Failed to sweep breakers")
-				}
-			}
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		if err := b.Run(ctx); err != nil && ctx.Err() == nil {
-			errc <- fail(exitMatrix, fmt.Errorf("matrix: %w", err))
-			cancel()
-		}
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		every(ctx, 30*time.Second, func() {
-			if leader() {
-				if _, err := cards.Sweep(ctx); err != nil {
-					log.Err(err).Msg("Failed to sweep card questions")
-				}
-			}
-		})
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var started time.Time
-		tripwires.Run(ctx, func(r tripwire.TickReport, err error) {
-			now := time.Now()
-			if !started.IsZero() {
-				lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
-			}
-			started = now
-			if err != nil {
-				log.Err(err).Msg("Tripwire evaluator pass failed")
-				return
-			}
-			log.Debug().Interface("report", r).Msg("Tripwire evaluator pass")
-		})
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		every(ctx, sweepInterval(cfg.Fleet), func() {
-			if leader() {
-				if err := fl.Sweep(ctx); err != nil {
-					log.Err(err).Msg("Failed to sweep the fleet")
-				}
-			}
-		})
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		every(ctx, 30*time.Second, wake)
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		reloadOnHangup(ctx, log, configPath, func(next *Config) {
-			if srv != nil {
-				srv.SetAgentToken(next.API.AgentToken)
-			}
-			if err := fl.SetConfig(next.Fleet); err != nil {
-				log.Err(err).Msg("Failed to reload the fleet's agents")
-			}
-		})
-	}()
-	var restarting atomic.Bool
-	go func() {
-		select {
-		case <-restart:
-			log.Info().Msg("Restart asked: draining the outbox")
-			drainOutbox(ctx, outbox, 15*time.Second)
-			restarting.Store(true)
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	wg.Wait()
-	close(errc)
-	if err := <-errc; err != nil {
 		return err
 	}
-	if restarting.Load() {
-		st.Close()
-		log.Info().Msg("Restarting")
+	err = app.Run(ctx)
+	app.Close()
+	switch {
+	case errors.Is(err, errRestart):
+		app.log.Info().Msg("Restarting")
 		return reexec()
+	case err != nil:
+		return err
 	}
-	log.Info().Msg("Jarvis stopped")
+	app.log.Info().Msg("Jarvis stopped")
 	return nil
 }
 
@@ -336,40 +53,32 @@ func runJarvis(ctx context.Context, configPath string) error {
 // lease. Gaining it, it says it is back if a restart was asked. Refused
 // at start, it leaves one notice in the outbox (the holder's sender
 // delivers it) and stays mute.
-func leaseChanged(ctx context.Context, log zerolog.Logger, st *store.Store, outbox *store.Outbox, lease *lease.Lease, room string, held bool, epoch int64) {
+func (a *App) leaseChanged(ctx context.Context, held bool, epoch int64) {
 	if held {
-		log.Info().Int64("epoch", epoch).Msg("Holding the workspace lease")
-		if err := announceBack(ctx, st, outbox); err != nil {
-			log.Err(err).Msg("Failed to announce the restart")
+		a.log.Info().Int64("epoch", epoch).Msg("Holding the workspace lease")
+		if err := a.announceBack(ctx); err != nil {
+			a.log.Err(err).Msg("Failed to announce the restart")
 		}
 		return
 	}
 	if ctx.Err() != nil {
 		return
 	}
-	current, err := lease.Current(ctx)
+	current, err := a.lease.Current(ctx)
 	if err != nil {
-		log.Err(err).Msg("Failed to read the workspace lease")
+		a.log.Err(err).Msg("Failed to read the workspace lease")
 		return
 	}
-	log.Warn().Str("holder", current.Holder).Int64("epoch", current.Epoch).Msg("Another Jarvis holds the workspace lease; staying mute")
-	err = outbox.Enqueue(ctx, core.Notice{
-		Key:    "lease:mute:" + lease.Holder(),
-		RoomID: room,
+	a.log.Warn().Str("holder", current.Holder).Int64("epoch", current.Epoch).Msg("Another Jarvis holds the workspace lease; staying mute")
+	err = a.outbox.Enqueue(ctx, core.Notice{
+		Key:    "lease:mute:" + a.lease.Holder(),
+		RoomID: a.room,
 		Kind:   core.NoticeMessage,
 		Body: fmt.Sprintf("Another Jarvis (`%s`) holds this workspace since %s, epoch %d; this one (`%s`) stays mute and takes over only if that lease lapses.",
-			current.Holder, current.AcquiredAt.UTC().Format(time.RFC3339), current.Epoch, lease.Holder()),
+			current.Holder, current.AcquiredAt.UTC().Format(time.RFC3339), current.Epoch, a.lease.Holder()),
 	})
 	if err != nil && !errors.Is(err, core.ErrDuplicate) {
-		log.Err(err).Msg("Failed to queue the mute notice")
-	}
-}
-
-// reevaluate runs the tripwires reading the given source kinds at once,
-// after a state change of Jarvis's own, instead of waiting for the tick.
-func reevaluate(ctx context.Context, log zerolog.Logger, tw *tripwire.Service, kinds ...string) {
-	if _, err := tw.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
-		log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
+		a.log.Err(err).Msg("Failed to queue the mute notice")
 	}
 }
 
@@ -406,14 +115,14 @@ type tickSummary struct {
 // domainStatus is the `!sys status` part about what Jarvis keeps for
 // people: tripwires by status and the evaluator's last pass, open
 // breakers, cards by state and the decisions waiting.
-func domainStatus(ctx context.Context, st *store.Store, breakers *breaker.Service, cards *card.Service, tick *tickSummary) ([]string, error) {
-	counts, err := st.TripwireStatusCounts(ctx)
+func (a *App) domainStatus(ctx context.Context) ([]string, error) {
+	counts, err := a.store.TripwireStatusCounts(ctx)
 	if err != nil {
 		return nil, err
 	}
 	lines := []string{fmt.Sprintf("tripwires: %d armed, %d tripped, %d quarantined, %d disabled",
 		counts["armed"], counts["tripped"], counts["quarantined"], counts["disabled"])}
-	if tick != nil {
+	if tick := a.lastTick.Load(); tick != nil {
 		line := fmt.Sprintf("evaluator: last pass %s, %d tripwires, %d sources, %d fired, %d reset",
 			tick.At.UTC().Format(time.RFC3339), tick.Report.Evaluated, tick.Report.Sources, tick.Report.Fired, tick.Report.Reset)
 		if tick.Err != nil {
@@ -421,7 +130,7 @@ func domainStatus(ctx context.Context, st *store.Store, breakers *breaker.Servic
 		}
 		lines = append(lines, line)
 	}
-	all, err := breakers.StatusAll(ctx)
+	all, err := a.breakers.StatusAll(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +145,7 @@ func domainStatus(ctx context.Context, st *store.Store, breakers *breaker.Servic
 	} else {
 		lines = append(lines, "breakers not closed: "+strings.Join(open, ", "))
 	}
-	byState, err := cardCounts(ctx, cards)
+	byState, err := cardCounts(ctx, a.cards)
 	if err != nil {
 		return nil, err
 	}
@@ -452,12 +161,18 @@ func domainStatus(ctx context.Context, st *store.Store, breakers *breaker.Servic
 	return append(lines, "cards: "+strings.Join(parts, ", ")+fmt.Sprintf("; decisions waiting: %d", byState[string(card.NeedsDecision)])), nil
 }
 
-// sweepInterval checks heartbeats often enough for the fastest agent: a
-// quarter of its cadence, between a second and a minute.
-func sweepInterval(cfg fleet.Config) time.Duration {
-	interval := time.Minute
+// Bounds of how often the fleet's heartbeats are checked.
+const (
+	minFleetSweep = time.Second
+	maxFleetSweep = time.Minute
+)
+
+// fleetSweepInterval checks heartbeats often enough for the fastest agent:
+// a quarter of its cadence, between minFleetSweep and maxFleetSweep.
+func fleetSweepInterval(cfg fleet.Config) time.Duration {
+	interval := maxFleetSweep
 	for _, a := range cfg.Agents {
-		interval = min(interval, max(a.Cadence/4, time.Second))
+		interval = min(interval, max(a.Cadence/4, minFleetSweep))
 	}
 	return interval
 }
@@ -514,21 +229,22 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 }
 
 // statusSections are the parts of `!sys status` the wiring knows about.
-func statusSections(cfg *Config, b *bot.Bot, lease *lease.Lease, outbox *store.Outbox) []commands.StatusSection {
+func (a *App) statusSections() []commands.StatusSection {
+	cfg, b, lease, outbox := a.cfg, a.bot, a.lease, a.outbox
 	return []commands.StatusSection{
 		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
 			h := b.Health()
-			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h["user_id"], h["room_id"])}
-			if h["encryption"] == true {
-				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption on", h["device_id"]))
+			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h.UserID, h.RoomID)}
+			if h.Encryption {
+				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption on", h.DeviceID))
 			} else {
-				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption off", h["device_id"]))
+				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption off", h.DeviceID))
 			}
-			if last, ok := h["last_sync"]; ok {
-				lines = append(lines, fmt.Sprintf("last sync %s", last))
+			if !h.LastSync.IsZero() {
+				lines = append(lines, fmt.Sprintf("last sync %s", h.LastSync.Format(time.RFC3339Nano)))
 			}
-			if e, ok := h["sync_error"]; ok {
-				lines = append(lines, fmt.Sprintf("sync failing: %s", e))
+			if h.SyncError != "" {
+				lines = append(lines, fmt.Sprintf("sync failing: %s", h.SyncError))
 			}
 			return lines, nil
 		}},
@@ -572,7 +288,7 @@ func drainOutbox(ctx context.Context, outbox *store.Outbox, timeout time.Duratio
 		if depth, err := outbox.Depth(ctx); err != nil || depth == 0 {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(drainPollInterval)
 	}
 }
 
@@ -588,20 +304,20 @@ func reexec() error {
 }
 
 // announceBack says "back" in the room where a restart was asked, once.
-func announceBack(ctx context.Context, st *store.Store, outbox *store.Outbox) error {
-	return st.InTx(ctx, func(ctx context.Context) error {
-		room, err := st.State(ctx, commands.StateRestartRoom)
+func (a *App) announceBack(ctx context.Context) error {
+	return a.store.InTx(ctx, func(ctx context.Context) error {
+		room, err := a.store.State(ctx, commands.StateRestartRoom)
 		if err != nil || room == "" {
 			return err
 		}
-		err = outbox.Enqueue(ctx, core.Notice{
+		err = a.outbox.Enqueue(ctx, core.Notice{
 			Key: "back:" + strconv.FormatInt(time.Now().UnixNano(), 36), RoomID: room, Kind: core.NoticeMessage,
 			Body: fmt.Sprintf("Back: Jarvis %s is running again.", version),
 		})
 		if err != nil {
 			return err
 		}
-		return st.SetState(ctx, commands.StateRestartRoom, "")
+		return a.store.SetState(ctx, commands.StateRestartRoom, "")
 	})
 }
 

@@ -24,11 +24,11 @@ func (b *Service) Keep(ctx context.Context, eventID, who string) (Status, error)
 	}
 	var st Status
 	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		ev, err := b.store.Event(ctx, eventID)
+		ev, err := b.deps.Store.Event(ctx, eventID)
 		if err != nil {
 			return "", err
 		}
-		rec, err := b.store.Get(ctx, ev.Agent)
+		rec, err := b.deps.Store.Get(ctx, ev.Agent)
 		if err != nil {
 			return "", err
 		}
@@ -39,7 +39,7 @@ func (b *Service) Keep(ctx context.Context, eventID, who string) (Status, error)
 		case rec.State != Open:
 			return "", fmt.Errorf("breaker of %s is %s, cannot keep it halted: %w", rec.Agent, rec.State, core.ErrIllegalTransition)
 		}
-		now := b.clock.Now()
+		now := b.deps.Clock.Now()
 		next := rec
 		next.Version++
 		// Like a review, keeping compares and bumps the version, so that it
@@ -47,7 +47,7 @@ func (b *Service) Keep(ctx context.Context, eventID, who string) (Status, error)
 		if err := b.move(ctx, next, rec.Version); err != nil {
 			return "", err
 		}
-		seq, err := b.store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: ActKeep,
+		seq, err := b.deps.Store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: ActKeep,
 			From: rec.State, To: rec.State, Actor: who, Why: "kept halted", At: now})
 		if err != nil {
 			return "", err
@@ -57,9 +57,9 @@ func (b *Service) Keep(ctx context.Context, eventID, who string) (Status, error)
 		reply := fmt.Sprintf("⏹️ %s keeps **%s** halted. It stays open until an admin resumes it (%s, or `!breaker resume %s`) "+
 			"or resets it (`!breaker reset %s`).", by, agent, ReactResume, ev.ID, ev.ID)
 		err = b.enqueue(ctx, []core.Notice{
-			{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.Room, Kind: core.NoticeEdit, Target: key,
-				Body: noticeBody(ev, next, b.Admins, b.cfg.HalfOpenTimeout, status)},
-			{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.Room, Kind: core.NoticeMessage, Target: key, Thread: true, Body: reply},
+			{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.deps.Room, Kind: core.NoticeEdit, Target: key,
+				Body: noticeBody(ev, next, b.deps.Admins, b.cfg.HalfOpenTimeout, status)},
+			{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.deps.Room, Kind: core.NoticeMessage, Target: key, Thread: true, Body: reply},
 		})
 		st = Status{Record: next, Event: &ev}
 		return "", err

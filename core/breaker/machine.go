@@ -228,28 +228,18 @@ type Transition struct {
 // Trigger is one (urgency, severity) pair that opens a breaker by
 // itself when a surfacing observation carries it.
 type Trigger struct {
-	Urgency Urgency `mapstructure:"urgency"`
+	Urgency Urgency
 	// Severity is a severity or "any".
-	Severity Severity `mapstructure:"severity"`
+	Severity Severity
 }
 
 // Config is the breaker section of the configuration.
 type Config struct {
 	// HalfOpenTimeout, when positive, re-opens a half-open breaker that the
 	// supervisor has not verified within it. Zero waits for ever.
-	HalfOpenTimeout time.Duration `mapstructure:"half_open_timeout"`
+	HalfOpenTimeout time.Duration
 	// OpenOn lists the observations that open a breaker by themselves.
-	OpenOn []Trigger `mapstructure:"open_on"`
-}
-
-// DefaultConfig is the configuration when the file says nothing: no
-// half-open timeout; critical observations of any severity, and high ones
-// about safety, open the breaker.
-func DefaultConfig() Config {
-	return Config{OpenOn: []Trigger{
-		{Urgency: UrgencyCritical, Severity: SeverityAny},
-		{Urgency: UrgencyHigh, Severity: SeveritySafety},
-	}}
+	OpenOn []Trigger
 }
 
 // Validate checks the config.
@@ -392,10 +382,12 @@ type Store interface {
 	Transitions(ctx context.Context, eventID string) ([]Transition, error)
 }
 
-// Service is the circuit breaker service: one Closed / Open / Half-Open
-// state machine per agent. Every transition is written with its audit row
-// and its notices in one transaction.
-type Service struct {
+// Deps are what the breaker service works with.
+type Deps struct {
+	Store  Store
+	Tx     core.Transactor
+	Outbox core.Outbox
+	Clock  core.Clock
 	// Room is the dedicated room halt notices go to.
 	Room string
 	// Admins are mentioned in every halt notice.
@@ -406,17 +398,19 @@ type Service struct {
 	// OnChange, when set, hears the agent whose breaker changed state, after
 	// the change is committed (to re-evaluate breaker.state tripwires).
 	OnChange func(agent string)
+}
 
-	cfg    Config
-	store  Store
-	tx     core.Transactor
-	outbox core.Outbox
-	clock  core.Clock
+// Service is the circuit breaker service: one Closed / Open / Half-Open
+// state machine per agent. Every transition is written with its audit row
+// and its notices in one transaction.
+type Service struct {
+	cfg  Config
+	deps Deps
 }
 
 // NewService returns the breaker service. cfg must have passed Validate.
-func NewService(cfg Config, store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock) *Service {
-	return &Service{cfg: cfg, store: store, tx: tx, outbox: outbox, clock: clock}
+func NewService(cfg Config, deps Deps) *Service {
+	return &Service{cfg: cfg, deps: deps}
 }
 
 // write runs fn in a transaction behind the fence. fn returns the agent
@@ -424,9 +418,9 @@ func NewService(cfg Config, store Store, tx core.Transactor, outbox core.Outbox,
 // commit.
 func (b *Service) write(ctx context.Context, fn func(ctx context.Context) (changed string, err error)) error {
 	var changed string
-	err := b.tx.InTx(ctx, func(ctx context.Context) error {
-		if b.Fence != nil {
-			if err := b.Fence(ctx); err != nil {
+	err := b.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		if b.deps.Fence != nil {
+			if err := b.deps.Fence(ctx); err != nil {
 				return err
 			}
 		}
@@ -434,8 +428,8 @@ func (b *Service) write(ctx context.Context, fn func(ctx context.Context) (chang
 		changed, err = fn(ctx)
 		return err
 	})
-	if err == nil && changed != "" && b.OnChange != nil {
-		b.OnChange(changed)
+	if err == nil && changed != "" && b.deps.OnChange != nil {
+		b.deps.OnChange(changed)
 	}
 	return err
 }
@@ -453,7 +447,7 @@ func (b *Service) Status(ctx context.Context, agent string) (Status, error) {
 	if err := CheckAgent(agent); err != nil {
 		return Status{}, err
 	}
-	rec, err := b.store.Get(ctx, agent)
+	rec, err := b.deps.Store.Get(ctx, agent)
 	if err != nil {
 		return Status{}, fmt.Errorf("breaker of %s: %w", agent, err)
 	}
@@ -462,7 +456,7 @@ func (b *Service) Status(ctx context.Context, agent string) (Status, error) {
 
 // StatusAll returns the breaker of every agent ever halted, by name.
 func (b *Service) StatusAll(ctx context.Context) ([]Status, error) {
-	recs, err := b.store.List(ctx)
+	recs, err := b.deps.Store.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list breakers: %w", err)
 	}
@@ -482,7 +476,7 @@ func (b *Service) status(ctx context.Context, rec Record) (Status, error) {
 	if rec.State == Closed {
 		return st, nil
 	}
-	ev, err := b.store.Event(ctx, rec.EventID)
+	ev, err := b.deps.Store.Event(ctx, rec.EventID)
 	if err != nil {
 		return st, fmt.Errorf("breaker of %s: event %s: %w", rec.Agent, rec.EventID, err)
 	}
@@ -504,7 +498,7 @@ func (b *Service) Events(ctx context.Context, agent string, n int) ([]Event, err
 		return nil, err
 	}
 	n = max(1, min(n, MaxEvents))
-	evs, err := b.store.Events(ctx, agent, n)
+	evs, err := b.deps.Store.Events(ctx, agent, n)
 	if err != nil {
 		return nil, fmt.Errorf("breaker events of %s: %w", agent, err)
 	}
@@ -513,7 +507,7 @@ func (b *Service) Events(ctx context.Context, agent string, n int) ([]Event, err
 
 // Event returns one event.
 func (b *Service) Event(ctx context.Context, id string) (Event, error) {
-	ev, err := b.store.Event(ctx, id)
+	ev, err := b.deps.Store.Event(ctx, id)
 	if err != nil {
 		return ev, fmt.Errorf("breaker event %s: %w", id, err)
 	}
@@ -532,7 +526,7 @@ func (b *Service) EventByNoticeKey(ctx context.Context, key string) (Event, erro
 
 // History returns the audit trail of an event, oldest first.
 func (b *Service) History(ctx context.Context, eventID string) ([]Transition, error) {
-	ts, err := b.store.Transitions(ctx, eventID)
+	ts, err := b.deps.Store.Transitions(ctx, eventID)
 	if err != nil {
 		return nil, fmt.Errorf("history of breaker event %s: %w", eventID, err)
 	}
@@ -551,7 +545,7 @@ func (b *Service) Open(ctx context.Context, agent string, in OpenInput) (Event, 
 	}
 	var st Status
 	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		rec, err := b.store.Get(ctx, agent)
+		rec, err := b.deps.Store.Get(ctx, agent)
 		if err != nil {
 			return "", err
 		}
@@ -583,7 +577,7 @@ func (b *Service) Observe(ctx context.Context, agent string, obs Observation) (e
 		return ev, false, nil
 	}
 	err = b.write(ctx, func(ctx context.Context) (string, error) {
-		rec, err := b.store.Get(ctx, agent)
+		rec, err := b.deps.Store.Get(ctx, agent)
 		if err != nil || rec.State == Open {
 			return "", err
 		}
@@ -605,7 +599,7 @@ func (b *Service) Observe(ctx context.Context, agent string, obs Observation) (e
 func (b *Service) Review(ctx context.Context, eventID, who string) (Status, error) {
 	return b.onEvent(ctx, eventID, who, ActReview, func(ctx context.Context, rec Record, ev Event, now time.Time) (Event, string, error) {
 		ev.ReviewedBy, ev.ReviewedAt = who, now
-		return ev, "reviewing", b.store.UpdateEvent(ctx, ev)
+		return ev, "reviewing", b.deps.Store.UpdateEvent(ctx, ev)
 	})
 }
 
@@ -621,7 +615,7 @@ func (b *Service) Resume(ctx context.Context, eventID, who string) (Status, erro
 func (b *Service) Reset(ctx context.Context, eventID, who string) (Status, error) {
 	return b.onEvent(ctx, eventID, who, ActOverrule, func(ctx context.Context, rec Record, ev Event, now time.Time) (Event, string, error) {
 		ev.ResolvedAt, ev.ResolvedBy, ev.Resolution = now, who, Overruled
-		return ev, "overruled by " + who, b.store.UpdateEvent(ctx, ev)
+		return ev, "overruled by " + who, b.deps.Store.UpdateEvent(ctx, ev)
 	})
 }
 
@@ -638,11 +632,11 @@ func (b *Service) onEvent(ctx context.Context, eventID, who string, act Action, 
 	}
 	var st Status
 	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		ev, err := b.store.Event(ctx, eventID)
+		ev, err := b.deps.Store.Event(ctx, eventID)
 		if err != nil {
 			return "", err
 		}
-		rec, err := b.store.Get(ctx, ev.Agent)
+		rec, err := b.deps.Store.Get(ctx, ev.Agent)
 		if err != nil {
 			return "", err
 		}
@@ -680,7 +674,7 @@ func (b *Service) Verify(ctx context.Context, agent string, ok bool, note, by st
 	}
 	var st Status
 	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		rec, err := b.store.Get(ctx, agent)
+		rec, err := b.deps.Store.Get(ctx, agent)
 		if err != nil {
 			return "", err
 		}
@@ -688,7 +682,7 @@ func (b *Service) Verify(ctx context.Context, agent string, ok bool, note, by st
 			_, err := nextState(agent, rec.State, ActVerified)
 			return "", err
 		}
-		ev, err := b.store.Event(ctx, rec.EventID)
+		ev, err := b.deps.Store.Event(ctx, rec.EventID)
 		if err != nil {
 			return "", err
 		}
@@ -698,7 +692,7 @@ func (b *Service) Verify(ctx context.Context, agent string, ok bool, note, by st
 		}
 		st, err = b.transition(ctx, rec, ev, ActVerified, by, note, func(ctx context.Context, rec Record, ev Event, now time.Time) (Event, string, error) {
 			ev.ResolvedAt, ev.ResolvedBy, ev.Resolution = now, by, Verified
-			return ev, "", b.store.UpdateEvent(ctx, ev)
+			return ev, "", b.deps.Store.UpdateEvent(ctx, ev)
 		})
 		return agent, err
 	})
@@ -715,18 +709,18 @@ func (b *Service) Sweep(ctx context.Context) (int, error) {
 	if b.cfg.HalfOpenTimeout <= 0 {
 		return 0, nil
 	}
-	recs, err := b.store.HalfOpenBefore(ctx, b.clock.Now().Add(-b.cfg.HalfOpenTimeout))
+	recs, err := b.deps.Store.HalfOpenBefore(ctx, b.deps.Clock.Now().Add(-b.cfg.HalfOpenTimeout))
 	if err != nil {
 		return 0, fmt.Errorf("sweep breakers: %w", err)
 	}
 	n := 0
 	for _, stale := range recs {
 		err := b.write(ctx, func(ctx context.Context) (string, error) {
-			rec, err := b.store.Get(ctx, stale.Agent)
+			rec, err := b.deps.Store.Get(ctx, stale.Agent)
 			if err != nil || rec.Version != stale.Version {
 				return "", err // moved on since the listing
 			}
-			ev, err := b.store.Event(ctx, rec.EventID)
+			ev, err := b.deps.Store.Event(ctx, rec.EventID)
 			if err != nil {
 				return "", err
 			}
@@ -753,7 +747,7 @@ func (b *Service) transition(ctx context.Context, rec Record, ev Event, act Acti
 	if err != nil {
 		return Status{}, err
 	}
-	now := b.clock.Now()
+	now := b.deps.Clock.Now()
 	if change != nil {
 		var changeWhy string
 		if ev, changeWhy, err = change(ctx, rec, ev, now); err != nil {
@@ -773,7 +767,7 @@ func (b *Service) transition(ctx context.Context, rec Record, ev Event, act Acti
 	if err := b.move(ctx, next, rec.Version); err != nil {
 		return Status{}, err
 	}
-	seq, err := b.store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: act,
+	seq, err := b.deps.Store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: act,
 		From: rec.State, To: to, Actor: actor, Why: why, At: now})
 	if err != nil {
 		return Status{}, err
@@ -795,22 +789,22 @@ func (b *Service) open(ctx context.Context, rec Record, act Action, in OpenInput
 		}
 		return Status{}, err
 	}
-	now := b.clock.Now()
+	now := b.deps.Clock.Now()
 	ev := Event{ID: newEventID(), Agent: rec.Agent, At: now, Severity: in.Severity,
 		Reason: in.Reason, Evidence: in.Evidence, OpenedBy: in.By}
 	var prev Event
 	if rec.State == HalfOpen {
-		if prev, err = b.store.Event(ctx, rec.EventID); err != nil {
+		if prev, err = b.deps.Store.Event(ctx, rec.EventID); err != nil {
 			return Status{}, err
 		}
 		ev.PreviousID = prev.ID
 		prev.ResolvedAt, prev.ResolvedBy, prev.Resolution, prev.NextID = now, in.By, Superseded, ev.ID
 	}
-	if err := b.store.AddEvent(ctx, ev); err != nil {
+	if err := b.deps.Store.AddEvent(ctx, ev); err != nil {
 		return Status{}, err
 	}
 	if prev.ID != "" {
-		if err := b.store.UpdateEvent(ctx, prev); err != nil {
+		if err := b.deps.Store.UpdateEvent(ctx, prev); err != nil {
 			return Status{}, err
 		}
 	}
@@ -818,7 +812,7 @@ func (b *Service) open(ctx context.Context, rec Record, act Action, in OpenInput
 	if err := b.move(ctx, next, rec.Version); err != nil {
 		return Status{}, err
 	}
-	seq, err := b.store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: act,
+	seq, err := b.deps.Store.AddTransition(ctx, Transition{Agent: rec.Agent, EventID: ev.ID, Action: act,
 		From: rec.State, To: to, Actor: in.By, Why: in.Reason, At: now})
 	if err != nil {
 		return Status{}, err
@@ -835,7 +829,7 @@ func (b *Service) open(ctx context.Context, rec Record, act Action, in OpenInput
 // the race to another transition is an illegal transition too: the move
 // was made from a state that is no longer current.
 func (b *Service) move(ctx context.Context, rec Record, version int64) error {
-	err := b.store.Move(ctx, rec, version)
+	err := b.deps.Store.Move(ctx, rec, version)
 	if errors.Is(err, core.ErrConflict) {
 		return fmt.Errorf("%w: %w", core.ErrIllegalTransition, err)
 	}
@@ -846,10 +840,10 @@ func (b *Service) move(ctx context.Context, rec Record, version int64) error {
 // reactions people answer it with.
 func (b *Service) notifyHalt(ctx context.Context, ev Event, rec Record) error {
 	key := ev.NoticeKey()
-	notices := []core.Notice{{Key: key, RoomID: b.Room, Kind: core.NoticeMessage, Mentions: b.Admins,
-		Body: noticeBody(ev, rec, b.Admins, b.cfg.HalfOpenTimeout, openLine(ev))}}
+	notices := []core.Notice{{Key: key, RoomID: b.deps.Room, Kind: core.NoticeMessage, Mentions: b.deps.Admins,
+		Body: noticeBody(ev, rec, b.deps.Admins, b.cfg.HalfOpenTimeout, openLine(ev))}}
 	for _, r := range []struct{ name, emoji string }{{"review", ReactReview}, {"resume", ReactResume}, {"reset", ReactKeep}} {
-		notices = append(notices, core.Notice{Key: key + ":react:" + r.name, RoomID: b.Room, Kind: core.NoticeReaction, Target: key, Body: r.emoji})
+		notices = append(notices, core.Notice{Key: key + ":react:" + r.name, RoomID: b.deps.Room, Kind: core.NoticeReaction, Target: key, Body: r.emoji})
 	}
 	return b.enqueue(ctx, notices)
 }
@@ -862,19 +856,19 @@ func (b *Service) notifyTransition(ctx context.Context, seq int64, ev Event, rec
 	status, reply := transitionText(ev, rec, act, actor, why, nextID, b.cfg.HalfOpenTimeout)
 	var mentions []string
 	if act == ActTimeout {
-		mentions = b.Admins
+		mentions = b.deps.Admins
 	}
 	return b.enqueue(ctx, []core.Notice{
-		{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.Room, Kind: core.NoticeEdit, Target: key,
-			Body: noticeBody(ev, rec, b.Admins, b.cfg.HalfOpenTimeout, status)},
-		{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.Room, Kind: core.NoticeMessage, Target: key, Thread: true,
+		{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.deps.Room, Kind: core.NoticeEdit, Target: key,
+			Body: noticeBody(ev, rec, b.deps.Admins, b.cfg.HalfOpenTimeout, status)},
+		{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.deps.Room, Kind: core.NoticeMessage, Target: key, Thread: true,
 			Mentions: mentions, Body: reply},
 	})
 }
 
 func (b *Service) enqueue(ctx context.Context, notices []core.Notice) error {
 	for _, n := range notices {
-		if err := b.outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
+		if err := b.deps.Outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
 			return err
 		}
 	}

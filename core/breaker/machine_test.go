@@ -39,13 +39,19 @@ func TestBreakerMoves(t *testing.T) {
 	}
 }
 
+// exampleConfig is the breaker section as config.example.yaml gives it.
+var exampleConfig = Config{OpenOn: []Trigger{
+	{Urgency: UrgencyCritical, Severity: SeverityAny},
+	{Urgency: UrgencyHigh, Severity: SeveritySafety},
+}}
+
 func TestBreakerConfigValidate(t *testing.T) {
 	tests := []struct {
 		name      string
 		cfg       Config
 		wantField string
 	}{
-		{name: "default", cfg: DefaultConfig()},
+		{name: "default", cfg: exampleConfig},
 		{name: "no triggers: only the supervisor opens", cfg: Config{HalfOpenTimeout: time.Minute}},
 		{name: "negative timeout", cfg: Config{HalfOpenTimeout: -time.Second}, wantField: "breaker.half_open_timeout"},
 		{name: "unknown urgency", cfg: Config{OpenOn: []Trigger{{Urgency: "urgent", Severity: SeverityAny}}}, wantField: "breaker.open_on[0].urgency"},
@@ -68,7 +74,7 @@ func TestBreakerConfigValidate(t *testing.T) {
 }
 
 func TestBreakerDefaultTriggers(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := exampleConfig
 	for _, u := range urgencies {
 		for _, s := range severities {
 			want := u == UrgencyCritical || (u == UrgencyHigh && s == SeveritySafety)

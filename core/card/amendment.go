@@ -140,12 +140,12 @@ func (c *Service) Amend(ctx context.Context, cardID string, in AmendmentInput) (
 	if err := in.validate(); err != nil {
 		return AmendResult{}, err
 	}
-	if in.Kind == AmendScopeChange && c.Room == "" {
+	if in.Kind == AmendScopeChange && c.deps.Room == "" {
 		return AmendResult{}, errNoRoom
 	}
 	var out AmendResult
 	err := c.write(ctx, func(ctx context.Context) error {
-		card, err := c.store.Card(ctx, cardID)
+		card, err := c.deps.Store.Card(ctx, cardID)
 		if err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func (c *Service) Amend(ctx context.Context, cardID string, in AmendmentInput) (
 			return core.Refuse(core.ErrConflict,
 				"written against revision %d, but card %s is at revision %d", in.BaseRevision, card.ID, card.Revision)
 		}
-		now := c.clock.Now()
+		now := c.deps.Clock.Now()
 		a := Amendment{CardID: card.ID, Revision: card.Revision + 1, Kind: in.Kind, Text: strings.TrimSpace(in.Text),
 			Priority: in.Priority, Acceptance: slices.Clone(in.Acceptance), Author: in.Author, CreatedAt: now}
 		next := card
@@ -180,14 +180,14 @@ func (c *Service) Amend(ctx context.Context, cardID string, in AmendmentInput) (
 			}
 			next.State = AwaitingRatification
 			next.StateNote = fmt.Sprintf("scope changed at revision %d; waiting for ratification", a.Revision)
-			if err := c.outbox.Enqueue(ctx, c.scopeNotice(next, a)); err != nil {
+			if err := c.deps.Outbox.Enqueue(ctx, c.scopeNotice(next, a)); err != nil {
 				return err
 			}
 		}
-		if err := c.store.InsertAmendment(ctx, a); err != nil {
+		if err := c.deps.Store.InsertAmendment(ctx, a); err != nil {
 			return err
 		}
-		if err := c.store.UpdateCard(ctx, next, card); err != nil {
+		if err := c.deps.Store.UpdateCard(ctx, next, card); err != nil {
 			return err
 		}
 		out = AmendResult{Amendment: a, Card: next}
@@ -217,7 +217,7 @@ func (c *Service) scopeNotice(card Card, a Amendment) core.Notice {
 			b.WriteString("- " + crit + "\n")
 		}
 	}
-	return core.Notice{Key: fmt.Sprintf("scope:%s:%d", card.ID, a.Revision), RoomID: c.Room, Kind: core.NoticeMessage,
+	return core.Notice{Key: fmt.Sprintf("scope:%s:%d", card.ID, a.Revision), RoomID: c.deps.Room, Kind: core.NoticeMessage,
 		Body: b.String(), Mentions: asked}
 }
 
@@ -230,15 +230,15 @@ func (c *Service) SignOff(ctx context.Context, cardID, reviewer string, revision
 	}
 	var out SignOff
 	err := c.write(ctx, func(ctx context.Context) error {
-		card, err := c.store.Card(ctx, cardID)
+		card, err := c.deps.Store.Card(ctx, cardID)
 		if err != nil {
 			return err
 		}
 		if revision != card.Revision {
 			return core.Refuse(core.ErrConflict, "signed revision %d, but card %s is at revision %d", revision, card.ID, card.Revision)
 		}
-		out = SignOff{CardID: card.ID, Reviewer: reviewer, Revision: revision, At: c.clock.Now()}
-		return c.store.PutSignOff(ctx, out)
+		out = SignOff{CardID: card.ID, Reviewer: reviewer, Revision: revision, At: c.deps.Clock.Now()}
+		return c.deps.Store.PutSignOff(ctx, out)
 	})
 	if err != nil {
 		return SignOff{}, fmt.Errorf("sign off card %q: %w", cardID, err)

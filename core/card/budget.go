@@ -13,25 +13,16 @@ import (
 // (or raised to it) in any trailing window.
 type BudgetRule struct {
 	// Count is how many cards the window holds; 0 refuses every card.
-	Count int `mapstructure:"count"`
+	Count int
 	// Window is the length of the trailing window, e.g. 24h.
-	Window time.Duration `mapstructure:"window"`
+	Window time.Duration
 }
 
 // Config is the cards section of the configuration.
 type Config struct {
 	// Budget is the priority budget (J-R22), keyed by class ("P0" … "P3",
 	// any case). A class not listed is unlimited.
-	Budget map[string]BudgetRule `mapstructure:"budget"`
-}
-
-// DefaultConfig is the configuration used where the file says
-// nothing: two P0 and ten P1 cards a day, P2 and P3 unlimited.
-func DefaultConfig() Config {
-	return Config{Budget: map[string]BudgetRule{
-		"P0": {Count: 2, Window: 24 * time.Hour},
-		"P1": {Count: 10, Window: 24 * time.Hour},
-	}}
+	Budget map[string]BudgetRule
 }
 
 // Validate checks the config.
@@ -138,7 +129,7 @@ func (c *Service) chargeBudget(ctx context.Context, cards []Card, now time.Time)
 		if _, ok := c.budget[card.Priority]; !ok {
 			continue
 		}
-		if err := c.store.ChargeBudget(ctx, card.Priority, card.ID, now); err != nil {
+		if err := c.deps.Store.ChargeBudget(ctx, card.Priority, card.ID, now); err != nil {
 			return fmt.Errorf("charge %s budget: %w", card.Priority, err)
 		}
 	}
@@ -157,7 +148,7 @@ func (c *Service) checkBudget(ctx context.Context, cards []Card, now time.Time) 
 		if !ok || count[p] == 0 {
 			continue
 		}
-		charges, err := c.store.BudgetCharges(ctx, p, now.Add(-rule.Window))
+		charges, err := c.deps.Store.BudgetCharges(ctx, p, now.Add(-rule.Window))
 		if err != nil {
 			return fmt.Errorf("read %s budget: %w", p, err)
 		}

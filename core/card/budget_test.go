@@ -76,7 +76,7 @@ func TestCardsConfigValidate(t *testing.T) {
 		cfg       Config
 		wantField string // "" means valid
 	}{
-		{name: "defaults", cfg: DefaultConfig()},
+		{name: "defaults", cfg: Config{Budget: map[string]BudgetRule{"P0": {Count: 2, Window: 24 * time.Hour}, "P1": {Count: 10, Window: 24 * time.Hour}}}},
 		{name: "no budget at all", cfg: Config{}},
 		{name: "lower-case keys as viper gives them", cfg: Config{Budget: map[string]BudgetRule{"p0": {Count: 1, Window: time.Hour}}}},
 		{name: "unknown class", cfg: Config{Budget: map[string]BudgetRule{"P5": {Count: 1, Window: time.Hour}}}, wantField: "cards.budget.P5"},

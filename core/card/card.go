@@ -311,6 +311,17 @@ type Store interface {
 // card lifecycle, amendments, reviewer sign-offs, the priority budget and
 // the needs-decision relay (J3).
 type Service struct {
+	deps   Deps
+	budget map[Priority]BudgetRule
+	ids    idSource
+}
+
+// Deps are what the card service works with.
+type Deps struct {
+	Store  Store
+	Tx     core.Transactor
+	Outbox core.Outbox
+	Clock  core.Clock
 	// Room is the dedicated room questions and ratification requests go to.
 	Room string
 	// Admins are asked when a card has no ratifier, and may always answer
@@ -322,32 +333,24 @@ type Service struct {
 	Fence func(ctx context.Context) error
 	// OnChange, when set, hears that cards moved or appeared, once the
 	// change is committed. The lead wires it to tripwire.Service.Reevaluate
-	// with CardSourceKinds, so that tripwires on cards trip at once.
+	// with SourceKinds, so that tripwires on cards trip at once.
 	OnChange func(ctx context.Context)
-
-	store  Store
-	tx     core.Transactor
-	outbox core.Outbox
-	clock  core.Clock
-	budget map[Priority]BudgetRule
-	ids    idSource
 }
 
 // errNoRoom means the service was wired without a room, so it cannot ask
 // anybody anything; it is a wiring mistake, not bad input.
 var errNoRoom = errors.New("the card service has no room for questions and ratification requests")
 
-// NewService returns the card service. cfg must have passed Validate; set
-// Room (and Admins) before use.
-func NewService(store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock, cfg Config) *Service {
-	return &Service{store: store, tx: tx, outbox: outbox, clock: clock, budget: cfg.rules()}
+// NewService returns the card service. cfg must have passed Validate.
+func NewService(cfg Config, deps Deps) *Service {
+	return &Service{deps: deps, budget: cfg.rules()}
 }
 
 // write runs fn in a transaction, behind the fence when there is one.
 func (c *Service) write(ctx context.Context, fn func(ctx context.Context) error) error {
-	return c.tx.InTx(ctx, func(ctx context.Context) error {
-		if c.Fence != nil {
-			if err := c.Fence(ctx); err != nil {
+	return c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		if c.deps.Fence != nil {
+			if err := c.deps.Fence(ctx); err != nil {
 				return err
 			}
 		}
@@ -357,26 +360,26 @@ func (c *Service) write(ctx context.Context, fn func(ctx context.Context) error)
 
 // changed tells OnChange that cards moved or appeared.
 func (c *Service) changed(ctx context.Context) {
-	if c.OnChange != nil {
-		c.OnChange(ctx)
+	if c.deps.OnChange != nil {
+		c.deps.OnChange(ctx)
 	}
 }
 
 // Get returns a card with its amendments, sign-offs and questions.
 func (c *Service) Get(ctx context.Context, id string) (Detail, error) {
 	var d Detail
-	card, err := c.store.Card(ctx, id)
+	card, err := c.deps.Store.Card(ctx, id)
 	if err != nil {
 		return d, fmt.Errorf("get card %q: %w", id, err)
 	}
 	d.Card = card
-	if d.Amendments, err = c.store.Amendments(ctx, id); err != nil {
+	if d.Amendments, err = c.deps.Store.Amendments(ctx, id); err != nil {
 		return d, fmt.Errorf("get card %q amendments: %w", id, err)
 	}
-	if d.SignOffs, err = c.store.SignOffs(ctx, id); err != nil {
+	if d.SignOffs, err = c.deps.Store.SignOffs(ctx, id); err != nil {
 		return d, fmt.Errorf("get card %q sign-offs: %w", id, err)
 	}
-	if d.Decisions, err = c.store.DecisionsOfCard(ctx, id); err != nil {
+	if d.Decisions, err = c.deps.Store.DecisionsOfCard(ctx, id); err != nil {
 		return d, fmt.Errorf("get card %q questions: %w", id, err)
 	}
 	return d, nil
@@ -393,7 +396,7 @@ func (c *Service) List(ctx context.Context, f Filter) ([]Card, error) {
 	case f.Limit == 0:
 		f.Limit = DefaultListLimit
 	}
-	cards, err := c.store.ListCards(ctx, f)
+	cards, err := c.deps.Store.ListCards(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("list cards: %w", err)
 	}
@@ -406,7 +409,7 @@ func (c *Service) Count(ctx context.Context, state State) (int, error) {
 	if !state.Valid() {
 		return 0, core.Invalid("state", "unknown state %q", state)
 	}
-	n, err := c.store.CountCards(ctx, state)
+	n, err := c.deps.Store.CountCards(ctx, state)
 	if err != nil {
 		return 0, fmt.Errorf("count %s cards: %w", state, err)
 	}
@@ -415,7 +418,7 @@ func (c *Service) Count(ctx context.Context, state State) (int, error) {
 
 // StateOf returns a card's state. It backs the card.state tripwire source.
 func (c *Service) StateOf(ctx context.Context, id string) (State, error) {
-	card, err := c.store.Card(ctx, id)
+	card, err := c.deps.Store.Card(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("card %q: %w", id, err)
 	}
@@ -436,7 +439,7 @@ func (c *Service) SetState(ctx context.Context, id string, to State, note string
 	}
 	var out Card
 	err := c.write(ctx, func(ctx context.Context) error {
-		card, err := c.store.Card(ctx, id)
+		card, err := c.deps.Store.Card(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -468,8 +471,8 @@ func (c *Service) move(ctx context.Context, card Card, to State, note string) (C
 	next := card
 	next.State = to
 	next.StateNote = note
-	next.UpdatedAt = c.clock.Now()
-	if err := c.store.UpdateCard(ctx, next, card); err != nil {
+	next.UpdatedAt = c.deps.Clock.Now()
+	if err := c.deps.Store.UpdateCard(ctx, next, card); err != nil {
 		return Card{}, err
 	}
 	return next, nil
@@ -481,7 +484,7 @@ func (c *Service) checkDependencies(ctx context.Context, card Card) error {
 	if len(card.Spec.DependsOn) == 0 {
 		return nil
 	}
-	states, err := c.store.CardStates(ctx, card.Spec.DependsOn)
+	states, err := c.deps.Store.CardStates(ctx, card.Spec.DependsOn)
 	if err != nil {
 		return err
 	}
@@ -503,7 +506,7 @@ func (c *Service) Ratify(ctx context.Context, id, who string) (Card, error) {
 	}
 	var out Card
 	err := c.write(ctx, func(ctx context.Context) error {
-		card, err := c.store.Card(ctx, id)
+		card, err := c.deps.Store.Card(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -518,8 +521,8 @@ func (c *Service) Ratify(ctx context.Context, id, who string) (Card, error) {
 		next.StateNote = fmt.Sprintf("ratified at revision %d by %s", card.Revision, who)
 		next.RatifiedBy = who
 		next.RatifiedRevision = card.Revision
-		next.UpdatedAt = c.clock.Now()
-		if err := c.store.UpdateCard(ctx, next, card); err != nil {
+		next.UpdatedAt = c.deps.Clock.Now()
+		if err := c.deps.Store.UpdateCard(ctx, next, card); err != nil {
 			return err
 		}
 		out = next
@@ -538,16 +541,16 @@ func (c *Service) askFor(card Card) []string {
 	if card.RatifiedBy != "" {
 		return []string{card.RatifiedBy}
 	}
-	return slices.Clone(c.Admins)
+	return slices.Clone(c.deps.Admins)
 }
 
 // mayDecide reports whether who may answer or ratify for the people asked:
 // one of them, an admin, or anyone when there is nobody to ask at all.
 func (c *Service) mayDecide(asked []string, who string) bool {
-	if len(asked) == 0 && len(c.Admins) == 0 {
+	if len(asked) == 0 && len(c.deps.Admins) == 0 {
 		return true
 	}
-	return slices.Contains(asked, who) || slices.Contains(c.Admins, who)
+	return slices.Contains(asked, who) || slices.Contains(c.deps.Admins, who)
 }
 
 // idSource hands out ids that sort by creation time: 44 bits of unix

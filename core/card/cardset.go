@@ -129,12 +129,12 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 	// Every check that can refuse the set reads only, before anything is
 	// written: a refusal inside a larger transaction (a chat confirmation)
 	// must leave nothing behind.
-	if _, err := c.store.CardSetByKey(ctx, in.Key); err == nil {
+	if _, err := c.deps.Store.CardSetByKey(ctx, in.Key); err == nil {
 		return c.replay(ctx, in.Key, fp)
 	} else if !errors.Is(err, core.ErrNotFound) {
 		return PublishedSet{}, err
 	}
-	now := c.clock.Now()
+	now := c.deps.Clock.Now()
 	set := Set{ID: c.ids.next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
 		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now}
 	cards, err := c.resolve(ctx, in, set)
@@ -144,14 +144,14 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 	if err := c.checkBudget(ctx, cards, now); err != nil {
 		return PublishedSet{}, err
 	}
-	err = c.store.InsertCardSet(ctx, set)
+	err = c.deps.Store.InsertCardSet(ctx, set)
 	if errors.Is(err, core.ErrDuplicate) {
 		// Published by a concurrent request since the check above.
 		return c.replay(ctx, in.Key, fp)
 	} else if err != nil {
 		return PublishedSet{}, err
 	}
-	if err := c.store.InsertCards(ctx, set.ID, cards); err != nil {
+	if err := c.deps.Store.InsertCards(ctx, set.ID, cards); err != nil {
 		return PublishedSet{}, err
 	}
 	if err := c.chargeBudget(ctx, cards, now); err != nil {
@@ -163,7 +163,7 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 // replay returns the set published before under key, if it has the same
 // content; otherwise the key was reused and it is ErrUnprocessable.
 func (c *Service) replay(ctx context.Context, key, fingerprint string) (PublishedSet, error) {
-	prev, err := c.store.CardSetByKey(ctx, key)
+	prev, err := c.deps.Store.CardSetByKey(ctx, key)
 	if err != nil {
 		return PublishedSet{}, err
 	}
@@ -171,7 +171,7 @@ func (c *Service) replay(ctx context.Context, key, fingerprint string) (Publishe
 		return PublishedSet{}, core.Refuse(core.ErrUnprocessable,
 			"idempotency key %q was used for other cards at %s", key, prev.PublishedAt.UTC().Format(time.RFC3339))
 	}
-	cards, err := c.store.CardsOfSet(ctx, prev.ID)
+	cards, err := c.deps.Store.CardsOfSet(ctx, prev.ID)
 	return PublishedSet{Set: prev, Cards: cards, Replayed: true}, err
 }
 
@@ -203,7 +203,7 @@ func (c *Service) resolve(ctx context.Context, in SetInput, set Set) ([]Card, er
 	var known map[string]State
 	if len(outside) > 0 {
 		var err error
-		if known, err = c.store.CardStates(ctx, outside); err != nil {
+		if known, err = c.deps.Store.CardStates(ctx, outside); err != nil {
 			return nil, fmt.Errorf("look up dependencies: %w", err)
 		}
 	}
@@ -410,14 +410,14 @@ func (c *Service) AddDraft(ctx context.Context, person string, spec Spec) (Draft
 	}
 	var out Draft
 	err := c.write(ctx, func(ctx context.Context) error {
-		drafts, err := c.store.Drafts(ctx, person)
+		drafts, err := c.deps.Store.Drafts(ctx, person)
 		if err != nil {
 			return err
 		}
 		if len(drafts) >= MaxPerSet {
 			return core.Invalid("card", "a draft holds at most %d cards", MaxPerSet)
 		}
-		now := c.clock.Now()
+		now := c.deps.Clock.Now()
 		out = Draft{DraftID: c.ids.next("draft_", now), Seq: 1, AddedAt: now}
 		for _, d := range drafts {
 			out.DraftID = d.DraftID
@@ -428,7 +428,7 @@ func (c *Service) AddDraft(ctx context.Context, person string, spec Spec) (Draft
 		if slices.Contains(spec.DependsOn, out.Ref) {
 			return core.Invalid("card.depends_on", "a card cannot depend on itself")
 		}
-		return c.store.AddDraft(ctx, person, out)
+		return c.deps.Store.AddDraft(ctx, person, out)
 	})
 	if err != nil {
 		return Draft{}, fmt.Errorf("add draft card for %s: %w", person, err)
@@ -438,7 +438,7 @@ func (c *Service) AddDraft(ctx context.Context, person string, spec Spec) (Draft
 
 // Drafts returns a person's draft cards in the order added.
 func (c *Service) Drafts(ctx context.Context, person string) ([]Draft, error) {
-	drafts, err := c.store.Drafts(ctx, person)
+	drafts, err := c.deps.Store.Drafts(ctx, person)
 	if err != nil {
 		return nil, fmt.Errorf("drafts of %s: %w", person, err)
 	}
@@ -448,7 +448,7 @@ func (c *Service) Drafts(ctx context.Context, person string) ([]Draft, error) {
 // DropDraft removes one of a person's draft cards by its ref.
 func (c *Service) DropDraft(ctx context.Context, person, ref string) error {
 	err := c.write(ctx, func(ctx context.Context) error {
-		return c.store.DropDraft(ctx, person, ref)
+		return c.deps.Store.DropDraft(ctx, person, ref)
 	})
 	if err != nil {
 		return fmt.Errorf("drop draft %s of %s: %w", ref, person, err)
@@ -462,7 +462,7 @@ func (c *Service) ClearDrafts(ctx context.Context, person string) (int, error) {
 	var n int
 	err := c.write(ctx, func(ctx context.Context) error {
 		var err error
-		n, err = c.store.ClearDrafts(ctx, person)
+		n, err = c.deps.Store.ClearDrafts(ctx, person)
 		return err
 	})
 	if err != nil {
@@ -477,7 +477,7 @@ func (c *Service) ClearDrafts(ctx context.Context, person string) (int, error) {
 func (c *Service) PublishDraft(ctx context.Context, person string) (PublishedSet, error) {
 	var out PublishedSet
 	err := c.write(ctx, func(ctx context.Context) error {
-		drafts, err := c.store.Drafts(ctx, person)
+		drafts, err := c.deps.Store.Drafts(ctx, person)
 		if err != nil {
 			return err
 		}
@@ -491,7 +491,7 @@ func (c *Service) PublishDraft(ctx context.Context, person string) (PublishedSet
 		if out, err = c.publish(ctx, in); err != nil {
 			return err
 		}
-		_, err = c.store.ClearDrafts(ctx, person)
+		_, err = c.deps.Store.ClearDrafts(ctx, person)
 		return err
 	})
 	if err != nil {

@@ -175,16 +175,16 @@ func (in DecisionInput) validate(now time.Time) error {
 // relayed to the room, mentioning the card's ratifier (or the admins), with
 // one reaction per option under it for answering with a tap.
 func (c *Service) RaiseDecision(ctx context.Context, cardID string, in DecisionInput) (Decision, error) {
-	now := c.clock.Now()
+	now := c.deps.Clock.Now()
 	if err := in.validate(now); err != nil {
 		return Decision{}, err
 	}
-	if c.Room == "" {
+	if c.deps.Room == "" {
 		return Decision{}, errNoRoom
 	}
 	var out Decision
 	err := c.write(ctx, func(ctx context.Context) error {
-		card, err := c.store.Card(ctx, cardID)
+		card, err := c.deps.Store.Card(ctx, cardID)
 		if err != nil {
 			return err
 		}
@@ -197,20 +197,20 @@ func (c *Service) RaiseDecision(ctx context.Context, cardID string, in DecisionI
 		if !d.Deadline.IsZero() {
 			d.RemindAt = now.Add(d.Deadline.Sub(now) / 2)
 		}
-		if err := c.store.InsertDecision(ctx, d); err != nil {
+		if err := c.deps.Store.InsertDecision(ctx, d); err != nil {
 			return err
 		}
 		if _, err := c.move(ctx, card, NeedsDecision, "waiting on question "+d.ID); err != nil {
 			return err
 		}
-		notices := []core.Notice{{Key: d.NoticeKey(), RoomID: c.Room, Kind: core.NoticeMessage,
+		notices := []core.Notice{{Key: d.NoticeKey(), RoomID: c.deps.Room, Kind: core.NoticeMessage,
 			Body: relayBody(card, d, ""), Mentions: d.Asked}}
 		for i := range d.Options {
-			notices = append(notices, core.Notice{Key: fmt.Sprintf("%s:react:%d", d.NoticeKey(), i+1), RoomID: c.Room,
+			notices = append(notices, core.Notice{Key: fmt.Sprintf("%s:react:%d", d.NoticeKey(), i+1), RoomID: c.deps.Room,
 				Kind: core.NoticeReaction, Body: OptionEmoji(i + 1), Target: d.NoticeKey()})
 		}
 		for _, n := range notices {
-			if err := c.outbox.Enqueue(ctx, n); err != nil {
+			if err := c.deps.Outbox.Enqueue(ctx, n); err != nil {
 				return err
 			}
 		}
@@ -245,7 +245,7 @@ func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, wh
 		}
 		switch d.Status {
 		case DecisionAnswered, DecisionDefaulted:
-			card, err := c.store.Card(ctx, d.CardID)
+			card, err := c.deps.Store.Card(ctx, d.CardID)
 			out = AnswerResult{Decision: d, Card: card, AlreadyAnswered: true}
 			return err
 		case DecisionExpired:
@@ -284,20 +284,20 @@ func (c *Service) findDecision(ctx context.Context, ref string) (Decision, error
 		ref = parts[1]
 	}
 	if strings.HasPrefix(ref, iDPrefix) {
-		return c.store.LatestDecision(ctx, ref)
+		return c.deps.Store.LatestDecision(ctx, ref)
 	}
-	return c.store.Decision(ctx, ref)
+	return c.deps.Store.Decision(ctx, ref)
 }
 
 // close records the outcome set on d (answered or defaulted), writes the
 // answer amendment, re-publishes the card and edits the relay message.
 func (c *Service) close(ctx context.Context, d Decision) (AnswerResult, error) {
-	now := c.clock.Now()
+	now := c.deps.Clock.Now()
 	d.ClosedAt = now
-	if err := c.store.UpdateDecision(ctx, d); err != nil {
+	if err := c.deps.Store.UpdateDecision(ctx, d); err != nil {
 		return AnswerResult{}, err
 	}
-	card, err := c.store.Card(ctx, d.CardID)
+	card, err := c.deps.Store.Card(ctx, d.CardID)
 	if err != nil {
 		return AnswerResult{}, err
 	}
@@ -310,7 +310,7 @@ func (c *Service) close(ctx context.Context, d Decision) (AnswerResult, error) {
 	if d.Status == DecisionDefaulted {
 		a.Author = MainAgent
 	}
-	if err := c.store.InsertAmendment(ctx, a); err != nil {
+	if err := c.deps.Store.InsertAmendment(ctx, a); err != nil {
 		return AnswerResult{}, err
 	}
 	next := card
@@ -318,10 +318,10 @@ func (c *Service) close(ctx context.Context, d Decision) (AnswerResult, error) {
 	next.State = Published
 	next.StateNote = fmt.Sprintf("question %s answered: %d. %s", d.ID, d.Option, d.Options[d.Option-1])
 	next.UpdatedAt = now
-	if err := c.store.UpdateCard(ctx, next, card); err != nil {
+	if err := c.deps.Store.UpdateCard(ctx, next, card); err != nil {
 		return AnswerResult{}, err
 	}
-	if err := c.outbox.Enqueue(ctx, c.outcomeEdit(card, d)); err != nil {
+	if err := c.deps.Outbox.Enqueue(ctx, c.outcomeEdit(card, d)); err != nil {
 		return AnswerResult{}, err
 	}
 	return AnswerResult{Decision: d, Card: next}, nil
@@ -330,7 +330,7 @@ func (c *Service) close(ctx context.Context, d Decision) (AnswerResult, error) {
 // withdrawDecision closes the open question of a card being cancelled and
 // edits its relay message to say so.
 func (c *Service) withdrawDecision(ctx context.Context, card Card) error {
-	d, err := c.store.LatestDecision(ctx, card.ID)
+	d, err := c.deps.Store.LatestDecision(ctx, card.ID)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil
 	} else if err != nil {
@@ -340,11 +340,11 @@ func (c *Service) withdrawDecision(ctx context.Context, card Card) error {
 		return nil
 	}
 	d.Status = DecisionWithdrawn
-	d.ClosedAt = c.clock.Now()
-	if err := c.store.UpdateDecision(ctx, d); err != nil {
+	d.ClosedAt = c.deps.Clock.Now()
+	if err := c.deps.Store.UpdateDecision(ctx, d); err != nil {
 		return err
 	}
-	return c.outbox.Enqueue(ctx, c.outcomeEdit(card, d))
+	return c.deps.Outbox.Enqueue(ctx, c.outcomeEdit(card, d))
 }
 
 // Sweep acts on questions whose time has come, as the clock says: at
@@ -355,7 +355,7 @@ func (c *Service) withdrawDecision(ctx context.Context, card Card) error {
 // calls it on a ticker.
 func (c *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
-	due, err := c.store.DueDecisions(ctx, c.clock.Now(), SweepBatch)
+	due, err := c.deps.Store.DueDecisions(ctx, c.deps.Clock.Now(), SweepBatch)
 	if err != nil {
 		return res, fmt.Errorf("sweep questions: %w", err)
 	}
@@ -390,15 +390,15 @@ func (c *Service) Sweep(ctx context.Context) (SweepResult, error) {
 // DecisionOpen for a reminder, DecisionDefaulted or DecisionExpired at the
 // deadline, "" for nothing.
 func (c *Service) sweepOne(ctx context.Context, id string) (DecisionStatus, error) {
-	d, err := c.store.Decision(ctx, id)
+	d, err := c.deps.Store.Decision(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	now := c.clock.Now()
+	now := c.deps.Clock.Now()
 	if d.Status != DecisionOpen || d.Deadline.IsZero() {
 		return "", nil
 	}
-	card, err := c.store.Card(ctx, d.CardID)
+	card, err := c.deps.Store.Card(ctx, d.CardID)
 	if err != nil {
 		return "", err
 	}
@@ -407,10 +407,10 @@ func (c *Service) sweepOne(ctx context.Context, id string) (DecisionStatus, erro
 			return "", nil
 		}
 		d.RemindedAt = now
-		if err := c.store.UpdateDecision(ctx, d); err != nil {
+		if err := c.deps.Store.UpdateDecision(ctx, d); err != nil {
 			return "", err
 		}
-		return DecisionOpen, c.outbox.Enqueue(ctx, core.Notice{Key: d.NoticeKey() + ":reminder", RoomID: c.Room,
+		return DecisionOpen, c.deps.Outbox.Enqueue(ctx, core.Notice{Key: d.NoticeKey() + ":reminder", RoomID: c.deps.Room,
 			Kind: core.NoticeMessage, Body: reminderBody(card, d, now), Mentions: d.Asked, Target: d.NoticeKey()})
 	}
 	if d.DefaultOption > 0 {
@@ -421,7 +421,7 @@ func (c *Service) sweepOne(ctx context.Context, id string) (DecisionStatus, erro
 	} else {
 		d.Status = DecisionExpired
 		d.ClosedAt = now
-		if err := c.store.UpdateDecision(ctx, d); err != nil {
+		if err := c.deps.Store.UpdateDecision(ctx, d); err != nil {
 			return "", err
 		}
 		if err := CheckTransition(card.State, Blocked, ByExpiry); err != nil {
@@ -430,18 +430,18 @@ func (c *Service) sweepOne(ctx context.Context, id string) (DecisionStatus, erro
 		if _, err := c.move(ctx, card, Blocked, fmt.Sprintf("question %s expired unanswered", d.ID)); err != nil {
 			return "", err
 		}
-		if err := c.outbox.Enqueue(ctx, c.outcomeEdit(card, d)); err != nil {
+		if err := c.deps.Outbox.Enqueue(ctx, c.outcomeEdit(card, d)); err != nil {
 			return "", err
 		}
 	}
-	return d.Status, c.outbox.Enqueue(ctx, core.Notice{Key: d.NoticeKey() + ":deadline", RoomID: c.Room, Kind: core.NoticeMessage,
+	return d.Status, c.deps.Outbox.Enqueue(ctx, core.Notice{Key: d.NoticeKey() + ":deadline", RoomID: c.deps.Room, Kind: core.NoticeMessage,
 		Body: deadlineBody(card, d), Mentions: d.Asked, Target: d.NoticeKey()})
 }
 
 // outcomeEdit replaces the relay message with the question and what became
 // of it.
 func (c *Service) outcomeEdit(card Card, d Decision) core.Notice {
-	return core.Notice{Key: d.NoticeKey() + ":outcome", RoomID: c.Room, Kind: core.NoticeEdit,
+	return core.Notice{Key: d.NoticeKey() + ":outcome", RoomID: c.deps.Room, Kind: core.NoticeEdit,
 		Body: relayBody(card, d, outcomeLine(card, d)), Target: d.NoticeKey()}
 }
 

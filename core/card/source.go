@@ -69,7 +69,7 @@ func (c *Service) RegisterSources(r *core.SourceRegistry) {
 			return nil
 		},
 		Resolve: func(ctx context.Context, id string) (core.Observation, error) {
-			card, err := c.store.Card(ctx, id)
+			card, err := c.deps.Store.Card(ctx, id)
 			if err != nil {
 				return core.Observation{}, fmt.Errorf("%s[%s]: %w", SourceCardState, id, err)
 			}
@@ -84,7 +84,7 @@ func (c *Service) waitingOn(ctx context.Context, person string) (int, error) {
 	if person == "" {
 		return c.Count(ctx, NeedsDecision)
 	}
-	open, err := c.store.OpenDecisions(ctx)
+	open, err := c.deps.Store.OpenDecisions(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("open questions: %w", err)
 	}

@@ -46,13 +46,13 @@ func (c *Service) WakeConditions(ctx context.Context) ([]core.WakeCondition, err
 			Mentions: c.peopleFor(card),
 		})
 	}
-	now := c.clock.Now()
+	now := c.deps.Clock.Now()
 	for _, p := range Priorities {
 		rule, ok := c.budget[p]
 		if !ok || rule.Count == 0 {
 			continue
 		}
-		charges, err := c.store.BudgetCharges(ctx, p, now.Add(-rule.Window))
+		charges, err := c.deps.Store.BudgetCharges(ctx, p, now.Add(-rule.Window))
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func (c *Service) WakeConditions(ctx context.Context) ([]core.WakeCondition, err
 			Key: "budget:" + string(p), Source: "cards", Fingerprint: fmt.Sprint(len(charges)),
 			Title:    fmt.Sprintf("the %s budget is nearly used up", p),
 			Fields:   []core.WakeField{{Name: "used", Value: fmt.Sprintf("%d of %d", len(charges), rule.Count)}, {Name: "window", Value: rule.Window.String()}},
-			Mentions: c.Admins,
+			Mentions: c.deps.Admins,
 		})
 	}
 	return out, nil
@@ -75,5 +75,5 @@ func (c *Service) peopleFor(card Card) []string {
 	if card.RatifiedBy != "" {
 		return []string{card.RatifiedBy}
 	}
-	return c.Admins
+	return c.deps.Admins
 }

@@ -47,17 +47,17 @@ var modes = map[string]bool{"green": true, "yellow": true, "red": true}
 type AgentConfig struct {
 	// Name is the agent's name as it reports it, e.g. "EVE". Matching is
 	// case-insensitive; the configured spelling is the one kept.
-	Name string `mapstructure:"name"`
+	Name string
 	// Cadence is how often the agent heartbeats; zero means DefaultCadence.
-	Cadence time.Duration `mapstructure:"cadence"`
+	Cadence time.Duration
 	// Posture says whether the agent's attestations must carry a posture
 	// ("required") or must not ("forbidden", the default when empty).
-	Posture string `mapstructure:"posture"`
+	Posture string
 }
 
 // Config is the fleet's part of the configuration.
 type Config struct {
-	Agents []AgentConfig `mapstructure:"agents"`
+	Agents []AgentConfig
 }
 
 // Validate checks the config, naming the field at fault, e.g.
@@ -148,7 +148,7 @@ type HeartbeatStore interface {
 	PutHeartbeats(ctx context.Context, hbs []Heartbeat) (first []bool, err error)
 }
 
-// Deps are the stores and clock the fleet service works with.
+// Deps are what the fleet service works with.
 type Deps struct {
 	Tx           core.Transactor
 	Heartbeats   HeartbeatStore
@@ -156,18 +156,19 @@ type Deps struct {
 	Attestations AttestationStore
 	Outbox       core.Outbox
 	Clock        core.Clock
-}
-
-// Service is the agent reporting service: heartbeats, journals, attestations,
-// the missed-heartbeat watcher and the fleet snapshot.
-type Service struct {
+	// Room is the dedicated room that missed-heartbeat alerts and recovery
+	// notices go to.
+	Room string
 	// OnChange, when set, hears that agents' reported state moved (a
 	// heartbeat or journal entry committed, a silence announced), so that
 	// tripwires reading SourceKinds and the wake router can run at
 	// once instead of at their next tick.
 	OnChange func()
+}
 
-	room   string
+// Service is the agent reporting service: heartbeats, journals, attestations,
+// the missed-heartbeat watcher and the fleet snapshot.
+type Service struct {
 	deps   Deps
 	roster atomic.Pointer[roster]
 	batch  batcher
@@ -176,13 +177,12 @@ type Service struct {
 	sections   []section
 }
 
-// NewService builds the fleet service. room is the dedicated room that
-// missed-heartbeat alerts and recovery notices go to.
-func NewService(cfg Config, room string, deps Deps) (*Service, error) {
-	if strings.TrimSpace(room) == "" {
+// NewService builds the fleet service for the agents of cfg.
+func NewService(cfg Config, deps Deps) (*Service, error) {
+	if strings.TrimSpace(deps.Room) == "" {
 		return nil, core.Invalid("fleet.room", "is required")
 	}
-	f := &Service{room: room, deps: deps}
+	f := &Service{deps: deps}
 	f.batch.commit = f.commitHeartbeats
 	if err := f.SetConfig(cfg); err != nil {
 		return nil, err
@@ -336,8 +336,8 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 }
 
 func (f *Service) changed() {
-	if f.OnChange != nil {
-		f.OnChange()
+	if f.deps.OnChange != nil {
+		f.deps.OnChange()
 	}
 }
 
@@ -354,7 +354,7 @@ func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBea
 		}
 	}
 	if st.Announced != "" {
-		if err := f.announce(ctx, recoveryNotice(f.room, st, hb)); err != nil {
+		if err := f.announce(ctx, recoveryNotice(f.deps.Room, st, hb)); err != nil {
 			return st, err
 		}
 		st.Announced = ""

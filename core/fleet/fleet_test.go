@@ -56,8 +56,8 @@ func newFleetFixture(t testing.TB) *fleetFixture {
 // newFleet builds a fleet service over the fixture's store, as a restart does.
 func (fx *fleetFixture) newFleet(t testing.TB) *fleet.Service {
 	t.Helper()
-	f, err := fleet.NewService(fx.cfg, fleetRoom, fleet.Deps{
-		Tx: fx.store, Heartbeats: fx.store.Heartbeats(), Journal: fx.store.AgentJournal(),
+	f, err := fleet.NewService(fx.cfg, fleet.Deps{
+		Room: fleetRoom, Tx: fx.store, Heartbeats: fx.store.Heartbeats(), Journal: fx.store.AgentJournal(),
 		Attestations: fx.store.Attestations(), Outbox: fx.store.Outbox(), Clock: fx.clock,
 	})
 	if err != nil {

@@ -124,7 +124,7 @@ func (f *Service) escalate(ctx context.Context, a AgentConfig, now time.Time) er
 	if st.Announced == "" {
 		st.Incident++
 	}
-	if err := f.announce(ctx, silenceNotice(f.room, st, a, want, missed, now)); err != nil {
+	if err := f.announce(ctx, silenceNotice(f.deps.Room, st, a, want, missed, now)); err != nil {
 		return err
 	}
 	st.Announced = want

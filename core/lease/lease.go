@@ -13,20 +13,16 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-// DefaultLeaseTTL is how long a workspace lease lasts without renewal
-// unless the configuration says otherwise.
-const DefaultLeaseTTL = 30 * time.Second
-
 // MinLeaseTTL is the shortest lease the configuration accepts.
 const MinLeaseTTL = 3 * time.Second
 
 // Config is the workspace section of the configuration.
 type Config struct {
 	// WorkspaceID names the workspace whose lease this Jarvis takes.
-	WorkspaceID string `mapstructure:"id"`
+	WorkspaceID string
 	// TTL is how long the lease lasts without renewal; the holder renews
 	// it every TTL/3.
-	TTL time.Duration `mapstructure:"lease_ttl"`
+	TTL time.Duration
 }
 
 // Validate checks the config.
@@ -93,22 +89,8 @@ func (e *HeldError) Unwrap() error { return core.ErrLeaseHeld }
 // calls Check before every send, and chat-driven writes call Fence inside
 // their transaction.
 type Lease struct {
-	// Room, when set, gets a notice every time this Jarvis takes the lease
-	// under a new epoch, written in the same transaction.
-	Room string
-	// After waits between rounds of Run; tests replace it. It defaults to
-	// time.After.
-	After func(time.Duration) <-chan time.Time
-	// OnError, when set, hears the errors Run meets other than the lease
-	// being held by someone else (a database that does not answer).
-	OnError func(error)
-
-	cfg    Config
-	holder string
-	store  Store
-	tx     core.Transactor
-	outbox core.Outbox
-	clock  core.Clock
+	cfg  Config
+	deps Deps
 
 	mu      sync.Mutex
 	held    bool
@@ -116,29 +98,50 @@ type Lease struct {
 	expires time.Time
 }
 
-// New returns the lease service for one running Jarvis. holder must
-// be unique to this process (for example host name, process id and a
-// random suffix), so that a restarted Jarvis never mistakes an old lease
-// for its own.
-func New(cfg Config, holder string, store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock) *Lease {
-	return &Lease{cfg: cfg, holder: holder, store: store, tx: tx, outbox: outbox, clock: clock, After: time.After}
+// Deps are what the lease works with.
+type Deps struct {
+	// Holder names this Jarvis. It must be unique to this process (for
+	// example host name, process id and a random suffix), so that a
+	// restarted Jarvis never mistakes an old lease for its own.
+	Holder string
+	Store  Store
+	Tx     core.Transactor
+	Outbox core.Outbox
+	Clock  core.Clock
+	// Room, when set, gets a notice every time this Jarvis takes the lease
+	// under a new epoch, written in the same transaction.
+	Room string
+	// After, when set, waits between rounds of Run in place of time.After
+	// (tests).
+	After func(time.Duration) <-chan time.Time
+	// OnError, when set, hears the errors Run meets other than the lease
+	// being held by someone else (a database that does not answer).
+	OnError func(error)
+}
+
+// New returns the lease service for one running Jarvis.
+func New(cfg Config, deps Deps) *Lease {
+	if deps.After == nil {
+		deps.After = time.After
+	}
+	return &Lease{cfg: cfg, deps: deps}
 }
 
 // Holder returns the name this Jarvis holds the lease under.
-func (l *Lease) Holder() string { return l.holder }
+func (l *Lease) Holder() string { return l.deps.Holder }
 
 // Acquire takes the workspace lease, or renews it when this Jarvis holds it
 // already, and returns the epoch. When another Jarvis holds a live lease it
 // returns a *LeaseHeldError naming it.
 func (l *Lease) Acquire(ctx context.Context) (int64, error) {
-	now := l.clock.Now()
+	now := l.deps.Clock.Now()
 	var rec Record
-	err := l.tx.InTx(ctx, func(ctx context.Context) error {
-		prev, err := l.store.Get(ctx, l.cfg.WorkspaceID)
+	err := l.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		prev, err := l.deps.Store.Get(ctx, l.cfg.WorkspaceID)
 		if err != nil && !errors.Is(err, core.ErrNotFound) {
 			return err
 		}
-		got, ok, err := l.store.Acquire(ctx, l.cfg.WorkspaceID, l.holder, now, now.Add(l.cfg.TTL))
+		got, ok, err := l.deps.Store.Acquire(ctx, l.cfg.WorkspaceID, l.deps.Holder, now, now.Add(l.cfg.TTL))
 		if err != nil {
 			return err
 		}
@@ -146,12 +149,12 @@ func (l *Lease) Acquire(ctx context.Context) (int64, error) {
 			return &HeldError{Lease: got}
 		}
 		rec = got
-		if got.Epoch == prev.Epoch || l.Room == "" {
+		if got.Epoch == prev.Epoch || l.deps.Room == "" {
 			return nil
 		}
-		return l.outbox.Enqueue(ctx, core.Notice{
+		return l.deps.Outbox.Enqueue(ctx, core.Notice{
 			Key:    fmt.Sprintf("lease:%s:%d", l.cfg.WorkspaceID, got.Epoch),
-			RoomID: l.Room,
+			RoomID: l.deps.Room,
 			Kind:   core.NoticeMessage,
 			Body:   takeoverText(prev, got),
 		})
@@ -195,11 +198,11 @@ func (l *Lease) Renew(ctx context.Context) error {
 	if !held {
 		return fmt.Errorf("renew workspace lease %q: not held: %w", l.cfg.WorkspaceID, core.ErrStaleEpoch)
 	}
-	now := l.clock.Now()
+	now := l.deps.Clock.Now()
 	// The store keeps milliseconds; remember the expiry it keeps, never a
 	// later one.
 	expires := time.UnixMilli(now.Add(l.cfg.TTL).UnixMilli())
-	if err := l.store.Renew(ctx, l.cfg.WorkspaceID, l.holder, epoch, now, expires); err != nil {
+	if err := l.deps.Store.Renew(ctx, l.cfg.WorkspaceID, l.deps.Holder, epoch, now, expires); err != nil {
 		if errors.Is(err, core.ErrStaleEpoch) {
 			l.drop(epoch)
 		}
@@ -233,7 +236,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	if !held {
 		return nil
 	}
-	if err := l.store.Release(ctx, l.cfg.WorkspaceID, l.holder, epoch, l.clock.Now()); err != nil {
+	if err := l.deps.Store.Release(ctx, l.cfg.WorkspaceID, l.deps.Holder, epoch, l.deps.Clock.Now()); err != nil {
 		return fmt.Errorf("release workspace lease %q (epoch %d): %w", l.cfg.WorkspaceID, epoch, err)
 	}
 	return nil
@@ -251,7 +254,7 @@ func (l *Lease) Check(context.Context) error {
 	if !l.held {
 		return fmt.Errorf("workspace lease %q not held: %w", l.cfg.WorkspaceID, core.ErrStaleEpoch)
 	}
-	if left := l.expires.Sub(l.clock.Now()); left < l.cfg.TTL/3 {
+	if left := l.expires.Sub(l.deps.Clock.Now()); left < l.cfg.TTL/3 {
 		return fmt.Errorf("workspace lease %q (epoch %d) not renewed, %s left: %w", l.cfg.WorkspaceID, l.epoch, left, core.ErrStaleEpoch)
 	}
 	return nil
@@ -262,7 +265,7 @@ func (l *Lease) Check(context.Context) error {
 func (l *Lease) Holding() (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.epoch, l.held && l.clock.Now().Before(l.expires)
+	return l.epoch, l.held && l.deps.Clock.Now().Before(l.expires)
 }
 
 // Fence returns ErrStaleEpoch unless this Jarvis still holds the lease
@@ -270,7 +273,7 @@ func (l *Lease) Holding() (int64, bool) {
 // writes call it inside their transaction with the epoch they started
 // under; the lease then cannot change hands before they commit.
 func (l *Lease) Fence(ctx context.Context, epoch int64) error {
-	err := l.store.Fence(ctx, l.cfg.WorkspaceID, l.holder, epoch, l.clock.Now())
+	err := l.deps.Store.Fence(ctx, l.cfg.WorkspaceID, l.deps.Holder, epoch, l.deps.Clock.Now())
 	if err != nil {
 		if errors.Is(err, core.ErrStaleEpoch) {
 			l.drop(epoch)
@@ -294,7 +297,7 @@ func (l *Lease) FenceHeld(ctx context.Context) error {
 
 // Current returns the lease as stored, whoever holds it.
 func (l *Lease) Current(ctx context.Context) (Record, error) {
-	rec, err := l.store.Get(ctx, l.cfg.WorkspaceID)
+	rec, err := l.deps.Store.Get(ctx, l.cfg.WorkspaceID)
 	if err != nil {
 		return rec, fmt.Errorf("workspace lease %q: %w", l.cfg.WorkspaceID, err)
 	}
@@ -323,7 +326,7 @@ func (l *Lease) Run(ctx context.Context, onChange func(held bool, epoch int64)) 
 				onChange(false, wasEpoch)
 			}
 			return err
-		case <-l.After(l.cfg.TTL / 3):
+		case <-l.deps.After(l.cfg.TTL / 3):
 		}
 	}
 }
@@ -341,7 +344,7 @@ func (l *Lease) round(ctx context.Context) {
 	} else {
 		_, err = l.Acquire(ctx)
 	}
-	if err != nil && !errors.Is(err, core.ErrLeaseHeld) && !errors.Is(err, core.ErrStaleEpoch) && l.OnError != nil {
-		l.OnError(err)
+	if err != nil && !errors.Is(err, core.ErrLeaseHeld) && !errors.Is(err, core.ErrStaleEpoch) && l.deps.OnError != nil {
+		l.deps.OnError(err)
 	}
 }

@@ -9,15 +9,18 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
+// exampleTTL is workspace.lease_ttl as config.example.yaml gives it.
+const exampleTTL = 30 * time.Second
+
 func TestLeaseConfigValidate(t *testing.T) {
 	tests := []struct {
 		name      string
 		cfg       Config
 		wantField string
 	}{
-		{name: "default ttl", cfg: Config{WorkspaceID: "ws1", TTL: DefaultLeaseTTL}},
+		{name: "default ttl", cfg: Config{WorkspaceID: "ws1", TTL: exampleTTL}},
 		{name: "shortest ttl", cfg: Config{WorkspaceID: "ws1", TTL: MinLeaseTTL}},
-		{name: "no workspace", cfg: Config{WorkspaceID: " ", TTL: DefaultLeaseTTL}, wantField: "workspace.id"},
+		{name: "no workspace", cfg: Config{WorkspaceID: " ", TTL: exampleTTL}, wantField: "workspace.id"},
 		{name: "no ttl", cfg: Config{WorkspaceID: "ws1"}, wantField: "workspace.lease_ttl"},
 		{name: "ttl too short", cfg: Config{WorkspaceID: "ws1", TTL: time.Second}, wantField: "workspace.lease_ttl"},
 	}
@@ -38,7 +41,7 @@ func TestLeaseConfigValidate(t *testing.T) {
 func TestLeaseHeldError(t *testing.T) {
 	since := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	err := error(&HeldError{Lease: Record{WorkspaceID: "ws1", Holder: "jarvis-b", Epoch: 7,
-		AcquiredAt: since, ExpiresAt: since.Add(DefaultLeaseTTL)}})
+		AcquiredAt: since, ExpiresAt: since.Add(exampleTTL)}})
 	if !errors.Is(err, core.ErrLeaseHeld) {
 		t.Errorf("%v is not ErrLeaseHeld", err)
 	}

@@ -393,7 +393,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 	}
 	results := s.resolveSources(core.WithMemo(ctx), s.slotsToRead(kinds))
 	var report TickReport
-	err := s.tx.InTx(ctx, func(ctx context.Context) error {
+	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		// Take in what was written while the sources were read.
 		if err := s.refresh(ctx); err != nil {
 			return err
@@ -407,7 +407,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 				report.SourceErrors++
 			}
 		}
-		now := msTime(s.clock.Now())
+		now := msTime(s.deps.Clock.Now())
 		var w TickWrites
 		candidates := map[string]candidate{}
 		var ids []string
@@ -451,11 +451,11 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 		if err != nil {
 			return err
 		}
-		if err := s.store.ApplyTick(ctx, w); err != nil {
+		if err := s.deps.Store.ApplyTick(ctx, w); err != nil {
 			return err
 		}
 		for _, n := range notices {
-			if err := s.outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
+			if err := s.deps.Outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
 				return err
 			}
 		}
@@ -473,7 +473,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 // active.
 func (s *Service) refresh(ctx context.Context) error {
 	v := s.view
-	states, rev, err := s.store.ChangedTripwires(ctx, v.rev)
+	states, rev, err := s.deps.Store.ChangedTripwires(ctx, v.rev)
 	if err != nil {
 		return err
 	}
@@ -492,7 +492,7 @@ func (s *Service) refresh(ctx context.Context) error {
 		}
 	}
 	if len(fresh) > 0 {
-		specs, err := s.store.TripwireSpecs(ctx, fresh)
+		specs, err := s.deps.Store.TripwireSpecs(ctx, fresh)
 		if err != nil {
 			for _, id := range fresh {
 				v.remove(id)
@@ -557,7 +557,7 @@ func (s *Service) resolveSources(ctx context.Context, slots []int) passResults {
 				}
 				results[slot] = r
 			}()
-			r.obs, r.err = s.sources.Resolve(ctx, ref)
+			r.obs, r.err = s.deps.Sources.Resolve(ctx, ref)
 		}()
 	}
 	wg.Wait()
@@ -570,7 +570,7 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	recs, err := s.store.TripwireRecords(ctx, ids)
+	recs, err := s.deps.Store.TripwireRecords(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -583,7 +583,7 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 	}
 	var recent map[string][]time.Time
 	if len(resets) > 0 {
-		if recent, err = s.store.RecentTrips(ctx, resets, now.Add(-s.cfg.Quarantine.FlapWindow)); err != nil {
+		if recent, err = s.deps.Store.RecentTrips(ctx, resets, now.Add(-s.cfg.Quarantine.FlapWindow)); err != nil {
 			return nil, err
 		}
 	}
@@ -686,7 +686,7 @@ func (s *Service) notify(notices []core.Notice, scope string, n core.Notice, men
 		if mention {
 			n.Mentions = []string{scope}
 		}
-	} else if n.RoomID = s.Room; n.RoomID == "" {
+	} else if n.RoomID = s.deps.Room; n.RoomID == "" {
 		return notices
 	}
 	return append(notices, n)

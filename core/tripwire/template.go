@@ -70,7 +70,7 @@ var templates = []Template{
 func (s *Service) Templates() []Template {
 	var out []Template
 	for _, t := range templates {
-		if _, ok := s.sources.Lookup(t.Source.Kind); ok {
+		if _, ok := s.deps.Sources.Lookup(t.Source.Kind); ok {
 			out = append(out, t)
 		}
 	}

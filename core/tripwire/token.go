@@ -49,8 +49,8 @@ func (s *Service) CreateToken(ctx context.Context, citizen, label string) (strin
 		return "", Token{}, core.Invalid("label", "is longer than %d characters", MaxLabelLength)
 	}
 	plain := tokenPrefix + randomToken(32)
-	tok := Token{ID: "tok_" + randomToken(5), Citizen: citizen, Label: label, CreatedAt: msTime(s.clock.Now())}
-	if err := s.tokens.InsertToken(ctx, tok, hashToken(plain)); err != nil {
+	tok := Token{ID: "tok_" + randomToken(5), Citizen: citizen, Label: label, CreatedAt: msTime(s.deps.Clock.Now())}
+	if err := s.deps.Tokens.InsertToken(ctx, tok, hashToken(plain)); err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
 	return plain, tok, nil
@@ -62,7 +62,7 @@ func (s *Service) RevokeToken(ctx context.Context, citizen, id string) error {
 	if err := CheckScope(citizen); err != nil {
 		return err
 	}
-	if err := s.tokens.DeleteToken(ctx, citizen, id); err != nil {
+	if err := s.deps.Tokens.DeleteToken(ctx, citizen, id); err != nil {
 		return fmt.Errorf("revoke token %q: %w", id, err)
 	}
 	return nil
@@ -73,7 +73,7 @@ func (s *Service) ListTokens(ctx context.Context, citizen string) ([]Token, erro
 	if err := CheckScope(citizen); err != nil {
 		return nil, err
 	}
-	toks, err := s.tokens.ListTokens(ctx, citizen)
+	toks, err := s.deps.Tokens.ListTokens(ctx, citizen)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
@@ -86,7 +86,7 @@ func (s *Service) CitizenForToken(ctx context.Context, token string) (string, er
 	if !strings.HasPrefix(token, tokenPrefix) {
 		return "", core.ErrUnauthorized
 	}
-	citizen, err := s.tokens.TokenCitizen(ctx, hashToken(token))
+	citizen, err := s.deps.Tokens.TokenCitizen(ctx, hashToken(token))
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		return "", core.ErrUnauthorized

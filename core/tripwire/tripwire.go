@@ -294,27 +294,18 @@ type Store interface {
 // Config is the tripwires part of the configuration.
 type Config struct {
 	// Tick is how often the evaluator runs.
-	Tick time.Duration `mapstructure:"tick"`
+	Tick time.Duration
 	// Quarantine says when a tripwire is stopped for review.
-	Quarantine QuarantineConfig `mapstructure:"quarantine"`
+	Quarantine QuarantineConfig
 }
 
 // QuarantineConfig sets when a tripwire is quarantined: it flapped (more
 // than FlapCycles fire/reset cycles within FlapWindow), or its sources
 // failed SourceErrors passes in a row.
 type QuarantineConfig struct {
-	FlapCycles   int           `mapstructure:"flap_cycles"`
-	FlapWindow   time.Duration `mapstructure:"flap_window"`
-	SourceErrors int           `mapstructure:"source_errors"`
-}
-
-// DefaultConfig returns the defaults: a 5-minute tick; quarantine
-// after more than 6 cycles in an hour or 12 failed passes in a row.
-func DefaultConfig() Config {
-	return Config{
-		Tick:       5 * time.Minute,
-		Quarantine: QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12},
-	}
+	FlapCycles   int
+	FlapWindow   time.Duration
+	SourceErrors int
 }
 
 // Validate checks the config.
@@ -340,6 +331,8 @@ type Deps struct {
 	Outbox  core.Outbox
 	Sources *core.SourceRegistry
 	Clock   core.Clock
+	// Room is the dedicated room; notices of the "self" scope go there.
+	Room string
 }
 
 // Service is the personal tripwire engine: citizens arm standing
@@ -347,30 +340,20 @@ type Deps struct {
 // optionally pushed. Every method takes the citizen's scope; one citizen
 // never sees, changes or hears of another's tripwires.
 type Service struct {
-	store   Store
-	tokens  TokenStore
-	tx      core.Transactor
-	outbox  core.Outbox
-	sources *core.SourceRegistry
-	clock   core.Clock
-	cfg     Config
-	// Room is the dedicated room; notices of the "self" scope go there.
-	Room string
+	cfg  Config
+	deps Deps
 
 	evalMu sync.Mutex
 	view   *evalView // guarded by evalMu
 }
 
 // NewService returns the service.
-func NewService(deps Deps, cfg Config) *Service {
-	return &Service{
-		store: deps.Store, tokens: deps.Tokens, tx: deps.Tx, outbox: deps.Outbox, sources: deps.Sources, clock: deps.Clock,
-		cfg: cfg, view: newEvalView(),
-	}
+func NewService(cfg Config, deps Deps) *Service {
+	return &Service{cfg: cfg, deps: deps, view: newEvalView()}
 }
 
 // Sources returns the source registry (the chat parser matches aliases).
-func (s *Service) Sources() *core.SourceRegistry { return s.sources }
+func (s *Service) Sources() *core.SourceRegistry { return s.deps.Sources }
 
 // CheckScope checks that a scope is "self" or a Matrix user ID.
 func CheckScope(scope string) error {
@@ -391,7 +374,7 @@ func (s *Service) Arm(ctx context.Context, scope string, d Draft) (Definition, e
 	if err := CheckScope(scope); err != nil {
 		return Definition{}, err
 	}
-	now := msTime(s.clock.Now())
+	now := msTime(s.deps.Clock.Now())
 	rec := Record{Scope: scope, Definition: Definition{
 		ID:              newID(now),
 		Label:           strings.TrimSpace(d.Label),
@@ -410,24 +393,24 @@ func (s *Service) Arm(ctx context.Context, scope string, d Draft) (Definition, e
 	if d.CooldownSeconds != nil {
 		rec.CooldownSeconds = *d.CooldownSeconds
 	}
-	if err := rec.Validate(s.sources); err != nil {
+	if err := rec.Validate(s.deps.Sources); err != nil {
 		return Definition{}, err
 	}
 	if _, err := compileCondition(rec.Source, rec.Condition); err != nil {
 		return Definition{}, core.Invalid("condition", "%v", err)
 	}
-	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		n, err := s.store.CountCreations(ctx, scope, now.Add(-CreationWindow))
+	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		n, err := s.deps.Store.CountCreations(ctx, scope, now.Add(-CreationWindow))
 		if err != nil {
 			return err
 		}
 		if n >= CreationLimit {
 			return fmt.Errorf("%d tripwires created in the last hour, the limit is %d: %w", n, CreationLimit, core.ErrRateLimited)
 		}
-		if err := s.store.InsertTripwire(ctx, rec); err != nil {
+		if err := s.deps.Store.InsertTripwire(ctx, rec); err != nil {
 			return err
 		}
-		return s.store.RecordCreation(ctx, scope, now, CreationWindow)
+		return s.deps.Store.RecordCreation(ctx, scope, now, CreationWindow)
 	})
 	if err != nil {
 		return Definition{}, fmt.Errorf("arm tripwire %q: %w", rec.Label, err)
@@ -440,7 +423,7 @@ func (s *Service) Get(ctx context.Context, scope, id string) (Definition, error)
 	if err := CheckScope(scope); err != nil {
 		return Definition{}, err
 	}
-	rec, err := s.store.Tripwire(ctx, scope, id)
+	rec, err := s.deps.Store.Tripwire(ctx, scope, id)
 	if err != nil {
 		return Definition{}, fmt.Errorf("get tripwire %q: %w", id, err)
 	}
@@ -452,7 +435,7 @@ func (s *Service) List(ctx context.Context, scope string) ([]Definition, error) 
 	if err := CheckScope(scope); err != nil {
 		return nil, err
 	}
-	recs, err := s.store.ListTripwires(ctx, scope)
+	recs, err := s.deps.Store.ListTripwires(ctx, scope)
 	if err != nil {
 		return nil, fmt.Errorf("list tripwires: %w", err)
 	}
@@ -469,12 +452,12 @@ func (s *Service) Update(ctx context.Context, scope, id string, p Patch) (Defini
 		return Definition{}, err
 	}
 	var out Definition
-	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		rec, err := s.store.Tripwire(ctx, scope, id)
+	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		rec, err := s.deps.Store.Tripwire(ctx, scope, id)
 		if err != nil {
 			return err
 		}
-		now := msTime(s.clock.Now())
+		now := msTime(s.deps.Clock.Now())
 		if p.Label != nil {
 			rec.Label = strings.TrimSpace(*p.Label)
 		}
@@ -504,7 +487,7 @@ func (s *Service) Update(ctx context.Context, scope, id string, p Patch) (Defini
 		}
 		rec.UpdatedAt = now
 		out = rec.Definition
-		return s.store.SaveTripwire(ctx, rec)
+		return s.deps.Store.SaveTripwire(ctx, rec)
 	})
 	if err != nil {
 		return Definition{}, fmt.Errorf("update tripwire %q: %w", id, err)
@@ -560,7 +543,7 @@ func (s *Service) Delete(ctx context.Context, scope, id string) error {
 	if err := CheckScope(scope); err != nil {
 		return err
 	}
-	if err := s.store.DeleteTripwire(ctx, scope, id); err != nil {
+	if err := s.deps.Store.DeleteTripwire(ctx, scope, id); err != nil {
 		return fmt.Errorf("delete tripwire %q: %w", id, err)
 	}
 	return nil
@@ -576,9 +559,9 @@ func (s *Service) History(ctx context.Context, scope, id string, limit int) ([]T
 	if limit <= 0 || limit > TripHistoryCap {
 		limit = TripHistoryCap
 	}
-	events, err := s.store.History(ctx, scope, id, limit)
+	events, err := s.deps.Store.History(ctx, scope, id, limit)
 	if err == nil && len(events) == 0 {
-		_, err = s.store.Tripwire(ctx, scope, id)
+		_, err = s.deps.Store.Tripwire(ctx, scope, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tripwire %q history: %w", id, err)
@@ -596,18 +579,18 @@ func (s *Service) Journal(ctx context.Context, scope string, q JournalQuery) (Jo
 		q.Limit = TripJournalCap
 	}
 	var page JournalPage
-	err := s.tx.InTx(ctx, func(ctx context.Context) error {
-		cursor, err := s.store.JournalCursor(ctx, scope)
+	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		cursor, err := s.deps.Store.JournalCursor(ctx, scope)
 		if err != nil {
 			return err
 		}
-		if page.Unread, err = s.store.CountJournalAfter(ctx, scope, cursor); err != nil {
+		if page.Unread, err = s.deps.Store.CountJournalAfter(ctx, scope, cursor); err != nil {
 			return err
 		}
 		if q.UnreadOnly {
-			page.Entries, err = s.store.JournalAfter(ctx, scope, cursor, q.Limit)
+			page.Entries, err = s.deps.Store.JournalAfter(ctx, scope, cursor, q.Limit)
 		} else {
-			page.Entries, err = s.store.LatestJournal(ctx, scope, q.Limit)
+			page.Entries, err = s.deps.Store.LatestJournal(ctx, scope, q.Limit)
 		}
 		if err != nil {
 			return err
@@ -622,7 +605,7 @@ func (s *Service) Journal(ctx context.Context, scope string, q JournalQuery) (Jo
 		if page.Cursor == cursor {
 			return nil
 		}
-		return s.store.SetJournalCursor(ctx, scope, page.Cursor)
+		return s.deps.Store.SetJournalCursor(ctx, scope, page.Cursor)
 	})
 	if err != nil {
 		return JournalPage{}, fmt.Errorf("read tripwire journal: %w", err)
@@ -640,8 +623,8 @@ func (s *Service) ConsumePush(ctx context.Context, scope string) ([]TripEvent, e
 		return nil, err
 	}
 	var events []TripEvent
-	err := s.tx.InTx(ctx, func(ctx context.Context) (err error) {
-		events, err = s.store.TakePush(ctx, scope)
+	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) (err error) {
+		events, err = s.deps.Store.TakePush(ctx, scope)
 		return err
 	})
 	if err != nil {

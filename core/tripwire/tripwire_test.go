@@ -127,7 +127,7 @@ func TestTripwireConfigValidate(t *testing.T) {
 		{name: "no source errors", edit: func(c *Config) { c.Quarantine.SourceErrors = 0 }, wantField: "tripwires.quarantine.source_errors"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := Config{Tick: 5 * time.Minute, Quarantine: QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12}}
 			tt.edit(&c)
 			err := c.Validate()
 			var fe *core.FieldError

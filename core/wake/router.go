@@ -41,20 +41,26 @@ type Source struct {
 // surface to people: it wakes on change only, with a back-off per
 // condition, and never says the same thing twice.
 type Router struct {
-	Room    string
-	Sources []Source
+	deps Deps
 
 	mu sync.Mutex
+}
 
-	store  Store
-	tx     core.Transactor
-	outbox core.Outbox
-	clock  core.Clock
+// Deps are what the router works with.
+type Deps struct {
+	Store  Store
+	Tx     core.Transactor
+	Outbox core.Outbox
+	Clock  core.Clock
+	// Room is the dedicated room wake notices go to.
+	Room string
+	// Sources report the conditions that hold now.
+	Sources []Source
 }
 
 // NewRouter builds the router.
-func NewRouter(store Store, tx core.Transactor, outbox core.Outbox, clock core.Clock) *Router {
-	return &Router{store: store, tx: tx, outbox: outbox, clock: clock}
+func NewRouter(deps Deps) *Router {
+	return &Router{deps: deps}
 }
 
 // ReconcileResult says what one reconcile did.
@@ -70,13 +76,13 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var res ReconcileResult
-	now := r.clock.Now()
-	err := r.tx.InTx(ctx, func(ctx context.Context) error {
+	now := r.deps.Clock.Now()
+	err := r.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		// The sources are read inside the transaction: a list read before
 		// another reconcile committed would clear what that one just said,
 		// and the next would say it again.
 		var current []core.WakeCondition
-		for _, src := range r.Sources {
+		for _, src := range r.deps.Sources {
 			conds, err := src.List(ctx)
 			if err != nil {
 				return fmt.Errorf("wake source %s: %w", src.Name, err)
@@ -84,7 +90,7 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 			current = append(current, conds...)
 		}
 		res.Conditions = len(current)
-		states, err := r.store.WakeStates(ctx)
+		states, err := r.deps.Store.WakeStates(ctx)
 		if err != nil {
 			return err
 		}
@@ -105,13 +111,13 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 			s := known[c.Key]
 			s.Key, s.Fingerprint, s.NotifiedAt, s.Active = c.Key, c.Fingerprint, now, true
 			s.Count++
-			if err := r.outbox.Enqueue(ctx, core.Notice{
-				Key: fmt.Sprintf("wake:%s:%d", c.Key, s.Count), RoomID: r.Room, Kind: core.NoticeMessage,
+			if err := r.deps.Outbox.Enqueue(ctx, core.Notice{
+				Key: fmt.Sprintf("wake:%s:%d", c.Key, s.Count), RoomID: r.deps.Room, Kind: core.NoticeMessage,
 				Body: Render(c), Mentions: c.Mentions,
 			}); err != nil {
 				return err
 			}
-			if err := r.store.PutWakeState(ctx, s); err != nil {
+			if err := r.deps.Store.PutWakeState(ctx, s); err != nil {
 				return err
 			}
 			res.Notified++
@@ -119,7 +125,7 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 		for _, s := range states {
 			if s.Active && !seen[s.Key] {
 				s.Active = false
-				if err := r.store.PutWakeState(ctx, s); err != nil {
+				if err := r.deps.Store.PutWakeState(ctx, s); err != nil {
 					return err
 				}
 				res.Cleared++
@@ -135,7 +141,7 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 // a condition carrying a source event id is acted on once per id.
 func (r *Router) decide(ctx context.Context, c core.WakeCondition, s State, now time.Time) (bool, error) {
 	if c.EventID != "" {
-		first, err := r.store.ConsumeEvent(ctx, c.Source, c.EventID, now)
+		first, err := r.deps.Store.ConsumeEvent(ctx, c.Source, c.EventID, now)
 		if err != nil || !first {
 			return false, err
 		}

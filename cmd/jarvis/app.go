@@ -1,0 +1,507 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/bot"
+	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/core/wake"
+	"github.com/jarvis-hmi/jarvis/internal/logring"
+	"github.com/jarvis-hmi/jarvis/sources"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+// The loops' intervals that the configuration does not set. (The
+// evaluator ticks every tripwires.tick, the lease is renewed every third
+// of workspace.lease_ttl, and the fleet's sweep follows the agents'
+// cadences: see fleetSweepInterval.)
+const (
+	// breakerSweepInterval is how often half-open breakers left
+	// unverified past breaker.half_open_timeout are opened again.
+	breakerSweepInterval = 5 * time.Second
+	// cardSweepInterval is how often card questions are checked for a
+	// reminder or a deadline that has come.
+	cardSweepInterval = 30 * time.Second
+	// wakeInterval is how often the wake router reconciles when no change
+	// has asked it to sooner.
+	wakeInterval = 30 * time.Second
+	// restartDrainTimeout is how long `!sys restart` waits for the outbox
+	// to empty before it restarts anyway.
+	restartDrainTimeout = 15 * time.Second
+	// drainPollInterval is how often the outbox is looked at while it
+	// drains.
+	drainPollInterval = 100 * time.Millisecond
+)
+
+// logLines is how many of the newest log lines `!sys logs` can show.
+const logLines = 1000
+
+// errStopped means a signal came before Jarvis was up: a clean stop.
+var errStopped = errors.New("stopped while starting")
+
+// errRestart ends Run when `!sys restart` asked for a fresh process.
+var errRestart = errors.New("restart asked")
+
+// App is one running Jarvis: the configuration, the store, the Matrix
+// bot, the core services, the command processor and the HTTP API, wired
+// together. NewApp builds it, Run runs its loops until the context ends,
+// and Close closes the store once Run has returned.
+type App struct {
+	configPath string
+	cfg        *Config
+	log        zerolog.Logger
+	logs       *logring.Ring
+	started    time.Time
+
+	store  *store.Store
+	outbox *store.Outbox
+	clock  core.Clock
+
+	bot   *bot.Bot
+	proc  *commands.Processor
+	lease *lease.Lease
+	room  string
+
+	breakers  *breaker.Service
+	cards     *card.Service
+	fleet     *fleet.Service
+	tripwires *tripwire.Service
+	router    *wake.Router
+	// api is nil when api.listen is empty.
+	api *api.Server
+
+	// changed holds the source kinds whose state moved since the
+	// tripwires reading them were last re-evaluated; kick wakes the
+	// re-evaluating loop, wakeKick the wake router's.
+	changedMu sync.Mutex
+	changed   map[string]bool
+	kick      chan struct{}
+	wakeKick  chan struct{}
+	// restart is `!sys restart`, asked once.
+	restart chan struct{}
+	// lastTick is the evaluator's last pass, for `!sys status`.
+	lastTick atomic.Pointer[tickSummary]
+}
+
+// NewApp loads the configuration, opens the store (upgrading it), logs in
+// to Matrix and joins the dedicated room, and wires the services, the
+// commands and the API. A failure carries the exit code of its kind.
+func NewApp(ctx context.Context, configPath string) (*App, error) {
+	cfg, err := LoadConfig(configPath)
+	if err != nil {
+		return nil, fail(exitConfig, err)
+	}
+	a := &App{
+		configPath: configPath,
+		cfg:        cfg,
+		logs:       logring.New(logLines),
+		started:    time.Now(),
+		clock:      core.SystemClock{},
+		changed:    map[string]bool{},
+		kick:       make(chan struct{}, 1),
+		wakeKick:   make(chan struct{}, 1),
+		restart:    make(chan struct{}, 1),
+	}
+	a.log = newLogger(cfg.Logging, a.logs)
+	a.log.Info().Str("version", version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
+
+	a.store, err = store.Open(ctx, cfg.Store, a.log)
+	if err != nil {
+		return nil, fail(exitStore, err)
+	}
+	a.outbox = a.store.Outbox()
+	if err := a.initMatrix(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if err := a.initServices(); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.initCommands()
+	a.initAPI()
+	return a, nil
+}
+
+// initMatrix builds the command processor and the bot, logs in and joins
+// the dedicated room, and builds the workspace lease, whose notices go
+// to that room.
+func (a *App) initMatrix(ctx context.Context) error {
+	policy, err := bridge.NewPolicy(a.cfg.Bot.AllowedUsers, a.cfg.Bridges, a.store)
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins},
+		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
+			Excerpts: a.store, Clock: a.clock, Fence: a.fenceHeld})
+	a.bot, err = bot.New(a.cfg.Homeserver.URL, a.cfg.Bot, bot.Deps{
+		State:     a.store,
+		Outbox:    a.outbox,
+		Wake:      a.outbox.Wake,
+		Processor: a.proc,
+		Policy:    policy,
+		Clock:     a.clock,
+		Gate:      a.checkLease,
+		Leader:    a.leader,
+		DB:        a.store.DB,
+	}, a.log)
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	if err := a.bot.Prepare(ctx); err != nil {
+		if ctx.Err() != nil {
+			return errStopped
+		}
+		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
+	}
+	a.room = a.bot.RoomID()
+	a.lease = lease.New(a.cfg.Workspace.Lease(), lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
+		Outbox: a.outbox, Clock: a.clock, Room: a.room,
+		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") }})
+	return nil
+}
+
+// leader says whether this Jarvis holds the workspace lease. It,
+// checkLease and fenceHeld reach the lease for the bot and the processor,
+// which are built before it (its notices go to the room the bot finds at
+// login); nothing calls them before Run.
+func (a *App) leader() bool { _, held := a.lease.Holding(); return held }
+
+// checkLease holds a send back unless this Jarvis holds the lease.
+func (a *App) checkLease(ctx context.Context) error { return a.lease.Check(ctx) }
+
+// fenceHeld fences a write with the epoch of the lease this Jarvis holds.
+func (a *App) fenceHeld(ctx context.Context) error { return a.lease.FenceHeld(ctx) }
+
+// initServices builds the core services on the store, in the dedicated
+// room, their writes fenced by the workspace lease, and the source
+// registry the tripwires read.
+func (a *App) initServices() error {
+	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
+	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
+		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
+		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
+	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
+		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
+		OnChange: func(context.Context) {
+			a.sourcesChanged(card.SourceKinds...)
+			a.askWake()
+		}})
+	var err error
+	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
+		Attestations: st.Attestations(), Outbox: outbox, Clock: clock, Room: room,
+		OnChange: func() {
+			a.sourcesChanged(fleet.SourceKinds...)
+			a.askWake()
+		}})
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	a.fleet.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, a.breakers) })
+	a.fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, a.cards) })
+
+	registry := core.NewSourceRegistry()
+	registry.Register(core.SourceKind{
+		Kind:        "breaker.state",
+		Aliases:     []string{"breaker", "circuit breaker", "breaker state"},
+		Description: "an agent's circuit breaker (closed, open, half-open)",
+		Value:       core.ValueCategory,
+		Categories:  []string{string(breaker.Closed), string(breaker.Open), string(breaker.HalfOpen)},
+		Param:       "agent name",
+		ParamType:   core.ParamAgent,
+		Resolve: func(ctx context.Context, agent string) (core.Observation, error) {
+			state, err := a.breakers.ResolveState(ctx, agent)
+			return core.Observation{Value: state}, err
+		},
+	})
+	if err := sources.Register(registry, a.cfg.Sources); err != nil {
+		return fail(exitConfig, err)
+	}
+	a.tripwires = tripwire.NewService(a.cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, Room: room})
+	a.fleet.RegisterSources(registry)
+	a.cards.RegisterSources(registry)
+	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
+		Sources: []wake.Source{
+			{Name: "cards", List: a.cards.WakeConditions},
+			{Name: "ci", List: func(ctx context.Context) ([]core.WakeCondition, error) {
+				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
+			}},
+		}})
+	return nil
+}
+
+// initCommands registers the chat commands: !sys with its status
+// sections and clearers, !card, !breaker, !link, the fleet and !tw.
+func (a *App) initCommands() {
+	sys := &commands.System{Version: version, Started: a.started, Logs: a.logs.Last, State: a.store,
+		Restart: func() {
+			select {
+			case a.restart <- struct{}{}:
+			default:
+			}
+		}}
+	sys.Sections = append(a.statusSections(), commands.StatusSection{
+		Title: "Fleet", Verb: "fleet", Help: "What every agent is doing, from heartbeats.",
+		Lines: func(ctx context.Context) ([]string, error) {
+			rows, err := a.fleet.FleetStatus(ctx)
+			return strings.Split(fleet.Render(rows), "\n"), err
+		}}, commands.StatusSection{
+		Title: "Tripwires, breakers, cards",
+		Lines: func(ctx context.Context) ([]string, error) {
+			return a.domainStatus(ctx)
+		}})
+	// Drafts belong to people: clearing a room drops its members' drafts.
+	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(a.cards, func(ctx context.Context, roomID string) ([]string, error) {
+		resp, err := a.bot.Client.JoinedMembers(ctx, id.RoomID(roomID))
+		if err != nil {
+			return nil, err
+		}
+		members := make([]string, 0, len(resp.Joined))
+		for user := range resp.Joined {
+			members = append(members, user.String())
+		}
+		return members, nil
+	}))
+	sys.Clearers = append(sys.Clearers, func(ctx context.Context, roomID string) (string, error) {
+		n, err := a.store.ClearExcerpts(ctx, roomID)
+		if err != nil || n == 0 {
+			return "", err
+		}
+		return fmt.Sprintf("%d remembered messages", n), nil
+	})
+	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
+		Tripwires: a.tripwires, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: func() []string {
+			agents := a.fleet.Agents()
+			names := make([]string, len(agents))
+			for i, agent := range agents {
+				names[i] = agent.Name
+			}
+			return names
+		}})
+}
+
+// initAPI builds the HTTP API with /healthz and every feature's routes,
+// unless api.listen is empty.
+func (a *App) initAPI() {
+	if a.cfg.API.Listen == "" {
+		return
+	}
+	a.api = api.New(a.cfg.API, a.log, a.health)
+	api.RegisterBreaker(a.api, a.breakers)
+	api.RegisterFleet(a.api, a.fleet)
+	api.RegisterTripwires(a.api, a.tripwires)
+	api.RegisterCards(a.api, a.cards)
+}
+
+// health is the state /healthz shows.
+func (a *App) health(ctx context.Context) (api.Health, error) {
+	depth, err := a.outbox.Depth(ctx)
+	if err != nil {
+		return api.Health{}, fmt.Errorf("outbox: %w", err)
+	}
+	h := a.bot.Health()
+	return api.Health{DeviceID: h.DeviceID, Encryption: h.Encryption, LastSync: h.LastSync, Leader: a.leader(),
+		OutboxDepth: depth, RoomID: h.RoomID, SyncError: h.SyncError, Synced: !h.LastSync.IsZero(), UserID: h.UserID}, nil
+}
+
+// Run runs Jarvis until ctx ends, a loop fails (the error carries its exit
+// code), or `!sys restart` drained the outbox (errRestart). Every loop
+// runs in one errgroup, and Run returns only when all of them have ended.
+func (a *App) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	if a.api != nil {
+		g.Go(func() error {
+			if err := a.api.Run(ctx); err != nil {
+				return fail(exitAPI, fmt.Errorf("api: %w", err))
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		if err := a.bot.Run(ctx); err != nil && ctx.Err() == nil {
+			return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
+		}
+		return nil
+	})
+	g.Go(func() error {
+		_ = a.lease.Run(ctx, func(held bool, epoch int64) {
+			a.leaseChanged(ctx, held, epoch)
+			if held {
+				a.askWake()
+			}
+		})
+		return nil
+	})
+	g.Go(func() error {
+		var started time.Time
+		a.tripwires.Run(ctx, func(r tripwire.TickReport, err error) {
+			now := time.Now()
+			if !started.IsZero() {
+				a.lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
+			}
+			started = now
+			if err != nil {
+				a.log.Err(err).Msg("Tripwire evaluator pass failed")
+				return
+			}
+			a.log.Debug().Interface("report", r).Msg("Tripwire evaluator pass")
+		})
+		return nil
+	})
+	g.Go(func() error { return a.reevaluateLoop(ctx) })
+	g.Go(func() error { return a.wakeLoop(ctx) })
+	g.Go(func() error {
+		every(ctx, breakerSweepInterval, a.whileLeader(func() {
+			if _, err := a.breakers.Sweep(ctx); err != nil {
+				a.log.Err(err).Msg("Failed to sweep breakers")
+			}
+		}))
+		return nil
+	})
+	g.Go(func() error {
+		every(ctx, cardSweepInterval, a.whileLeader(func() {
+			if _, err := a.cards.Sweep(ctx); err != nil {
+				a.log.Err(err).Msg("Failed to sweep card questions")
+			}
+		}))
+		return nil
+	})
+	g.Go(func() error {
+		every(ctx, fleetSweepInterval(a.cfg.Fleet), a.whileLeader(func() {
+			if err := a.fleet.Sweep(ctx); err != nil {
+				a.log.Err(err).Msg("Failed to sweep the fleet")
+			}
+		}))
+		return nil
+	})
+	g.Go(func() error {
+		reloadOnHangup(ctx, a.log, a.configPath, a.reload)
+		return nil
+	})
+	g.Go(func() error {
+		select {
+		case <-a.restart:
+			a.log.Info().Msg("Restart asked: draining the outbox")
+			drainOutbox(ctx, a.outbox, restartDrainTimeout)
+			return errRestart
+		case <-ctx.Done():
+			return nil
+		}
+	})
+	return g.Wait()
+}
+
+// Close closes the store. Call it once, after Run has returned: by then
+// every goroutine Jarvis started has ended.
+func (a *App) Close() error {
+	return a.store.Close()
+}
+
+// whileLeader returns fn guarded so that it runs only while this Jarvis
+// holds the workspace lease.
+func (a *App) whileLeader(fn func()) func() {
+	return func() {
+		if a.leader() {
+			fn()
+		}
+	}
+}
+
+// reload applies what a reloaded configuration may change without a
+// restart: the agents' token and the fleet's agents.
+func (a *App) reload(next *Config) {
+	if a.api != nil {
+		a.api.SetAgentToken(next.API.AgentToken)
+	}
+	if err := a.fleet.SetConfig(next.Fleet); err != nil {
+		a.log.Err(err).Msg("Failed to reload the fleet's agents")
+	}
+}
+
+// sourcesChanged notes that the state behind kinds moved (a breaker, a
+// card, an agent's report), so that the tripwires reading them are
+// re-evaluated at once instead of at the next tick.
+func (a *App) sourcesChanged(kinds ...string) {
+	a.changedMu.Lock()
+	for _, k := range kinds {
+		a.changed[k] = true
+	}
+	a.changedMu.Unlock()
+	poke(a.kick)
+}
+
+// askWake asks the wake router to reconcile soon.
+func (a *App) askWake() { poke(a.wakeKick) }
+
+// poke wakes the loop reading kick, or leaves it be when it is woken
+// already: asks made while the loop works come to one more round.
+func poke(kick chan struct{}) {
+	select {
+	case kick <- struct{}{}:
+	default:
+	}
+}
+
+// reevaluateLoop re-evaluates the tripwires that read the kinds that
+// changed, once per round whatever the number of changes.
+func (a *App) reevaluateLoop(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.kick:
+		}
+		a.changedMu.Lock()
+		kinds := make([]string, 0, len(a.changed))
+		for k := range a.changed {
+			kinds = append(kinds, k)
+		}
+		clear(a.changed)
+		a.changedMu.Unlock()
+		slices.Sort(kinds)
+		if _, err := a.tripwires.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
+			a.log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
+		}
+	}
+}
+
+// wakeLoop reconciles the wake router every wakeInterval and when asked,
+// while this Jarvis holds the lease.
+func (a *App) wakeLoop(ctx context.Context) error {
+	ticker := time.NewTicker(wakeInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case <-a.wakeKick:
+		}
+		if !a.leader() {
+			continue
+		}
+		if _, err := a.router.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			a.log.Err(err).Msg("Wake router failed to reconcile")
+		}
+	}
+}
