@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -16,26 +15,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/store"
 )
-
-// serveLoopback serves the fixture's server on a loopback port until the
-// test ends and returns its host:port.
-func (fx *fleetAPIFixture) serveLoopback(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- fx.server.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
-}
 
 // newAttackFixture is the fleet API with EVE, configured as
 // config.example.yaml has it with edit applied.
@@ -64,7 +43,7 @@ func readAnswer(conn net.Conn) string {
 // told its body did not arrive in time, and no heartbeat is stored.
 func TestSlowBodyIsCutOff(t *testing.T) {
 	fx := newAttackFixture(t, func(c *api.Config) { c.ReadTimeout = time.Second })
-	conn, err := net.Dial("tcp", fx.serveLoopback(t))
+	conn, err := net.Dial("tcp", api.ServeLoopback(t, fx.server))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +87,7 @@ func TestIdleConnectionsDoNotKeepClientsOut(t *testing.T) {
 	fx := newAttackFixture(t, func(c *api.Config) {
 		c.MaxConnections, c.ReadTimeout, c.IdleTimeout = capacity, 500*time.Millisecond, 500*time.Millisecond
 	})
-	addr := fx.serveLoopback(t)
+	addr := api.ServeLoopback(t, fx.server)
 	closed := make(chan time.Time, 2*capacity)
 	for range 2 * capacity {
 		conn, err := net.Dial("tcp", addr)
@@ -154,7 +133,7 @@ func TestIdleConnectionsDoNotKeepClientsOut(t *testing.T) {
 // and reach no handler.
 func TestHeaderSizeLimit(t *testing.T) {
 	fx := newAttackFixture(t, func(c *api.Config) { c.MaxHeaderBytes = 4096 })
-	req, _ := http.NewRequest(http.MethodPost, "http://"+fx.serveLoopback(t)+"/api/agents/heartbeat",
+	req, _ := http.NewRequest(http.MethodPost, "http://"+api.ServeLoopback(t, fx.server)+"/api/agents/heartbeat",
 		strings.NewReader(jsonBody(heartbeatBase, nil)))
 	req.Header.Set("Authorization", "Bearer "+fleetToken)
 	req.Header.Set("X-Padding", strings.Repeat("x", 64<<10))

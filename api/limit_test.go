@@ -15,9 +15,9 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 )
 
-// serveLoopback serves s on a loopback port until the test ends and
-// returns its base URL.
-func serveLoopback(t *testing.T, s *Server) string {
+// ServeLoopback serves s on a loopback port until the test ends and
+// returns its host:port. (Exported for the api_test package.)
+func ServeLoopback(t *testing.T, s *Server) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -32,7 +32,7 @@ func serveLoopback(t *testing.T, s *Server) string {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return ln.Addr().String()
 }
 
 // TestRateLimit, over real HTTP: once a caller's burst is spent it gets
@@ -52,7 +52,7 @@ func TestRateLimit(t *testing.T) {
 		handled.Add(1)
 		WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
 	}))
-	base := serveLoopback(t, s)
+	base := "http://" + ServeLoopback(t, s)
 	call := func(method, path, token string) (int, string, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(`{}`))

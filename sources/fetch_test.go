@@ -184,21 +184,11 @@ func TestURLFetchNoRedirectToHTTP(t *testing.T) {
 // TestURLFetchErrorsTellOnlyTheReason: a timeout, a name that does not
 // resolve and a bad answer reach the owner as their reason class alone.
 func TestURLFetchErrorsTellOnlyTheReason(t *testing.T) {
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/broken" {
-			http.Error(w, "internal detail: db at 10.0.0.9", http.StatusInternalServerError)
-			return
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer slow.Close()
-	defer close(release)
+	slow := hanging(t)
+	var hits atomic.Int32
+	broken := serve(t, map[string]string{}, &hits)
 	cfg := exampleConfig()
-	cfg.URLFetch = sources.FetchConfig{Enabled: true, AllowedHosts: []string{slow.URL, "http://gone.example.org"},
+	cfg.URLFetch = sources.FetchConfig{Enabled: true, AllowedHosts: []string{slow.URL, broken.URL, "http://gone.example.org"},
 		Timeout: 100 * time.Millisecond, MaxBytes: 1024}
 	reg := core.NewSourceRegistry()
 	if err := sources.RegisterWith(reg, cfg, fakeDNS(nil), nil); err != nil {
@@ -208,7 +198,7 @@ func TestURLFetchErrorsTellOnlyTheReason(t *testing.T) {
 	for _, tt := range []struct{ name, url, want, detail string }{
 		{name: "timed out", url: slow.URL + "/slow", want: "source unavailable: timed out", detail: "Timeout"},
 		{name: "no such host", url: "http://gone.example.org/x", want: "source unavailable: unreachable", detail: "no such host"},
-		{name: "an error answer", url: slow.URL + "/broken", want: "source unavailable: bad response", detail: "500"},
+		{name: "an error answer", url: broken.URL + "/missing", want: "source unavailable: bad response", detail: "404"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := kind.Resolve(context.Background(), tt.url+" gi")

@@ -177,7 +177,10 @@ func TestSnapshotFailures(t *testing.T) {
 	}
 }
 
-func TestSnapshotTimeout(t *testing.T) {
+// hanging starts a loopback server that never answers, until the test
+// ends.
+func hanging(t *testing.T) *httptest.Server {
+	t.Helper()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -185,8 +188,15 @@ func TestSnapshotTimeout(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
-	defer srv.Close()
-	defer close(release)
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	return srv
+}
+
+func TestSnapshotTimeout(t *testing.T) {
+	srv := hanging(t)
 	cfg := exampleConfig()
 	cfg.Snapshot.URL, cfg.Snapshot.Timeout = srv.URL, 50*time.Millisecond
 	_, err := resolve(context.Background(), registry(t, cfg), "integrity.gi", "")
