@@ -21,7 +21,8 @@ import (
 // BenchmarkHeartbeatIngest drives the heartbeat endpoint over real HTTP on
 // loopback: 64 concurrent clients post heartbeats for 100 agents, each for
 // a distinct (agent, cycle), against a real SQLite file and a real
-// PostgreSQL database. It reports accepted
+// PostgreSQL database, through the default timeouts, connection cap and
+// rate limits of config.example.yaml. It reports accepted
 // heartbeats per second, the p50/p99 latency and the CPU time per
 // heartbeat, and fails if any heartbeat was refused or is missing from the
 // database afterwards.
@@ -33,7 +34,7 @@ func benchmarkHeartbeatIngest(b *testing.B, engine string) {
 	for i := range agents {
 		agents[i] = fleet.AgentConfig{Name: fmt.Sprintf("AGENT-%03d", i)}
 	}
-	fx := newFleetAPIFixtureOn(b, engine, core.SystemClock{}, agents...)
+	fx := newFleetAPIFixtureOn(b, engine, exampleAPIConfig(b), core.SystemClock{}, agents...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatalf("listen: %v", err)

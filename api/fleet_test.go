@@ -42,11 +42,12 @@ func newFleetAPIFixture(t testing.TB) *fleetAPIFixture {
 // fx.clock is set only for a manual clock.
 func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
-	return newFleetAPIFixtureOn(t, store.SQLite, clock, agents...)
+	return newFleetAPIFixtureOn(t, store.SQLite, api.Config{}, clock, agents...)
 }
 
-// newFleetAPIFixtureOn builds the fixture on a fresh store of engine.
-func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
+// newFleetAPIFixtureOn builds the fixture on a fresh store of engine, its
+// server configured by cfg with the agent token set.
+func newFleetAPIFixtureOn(t testing.TB, engine string, cfg api.Config, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
 	st := openAPIStore(t, engine)
 	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, fleet.Deps{
@@ -56,7 +57,8 @@ func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents 
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)
 	}
-	server := api.New(api.Config{AgentToken: fleetToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
+	cfg.AgentToken = fleetToken
+	server := api.New(cfg, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
 	api.RegisterFleet(server, fleet)
 	manual, _ := clock.(*coretest.Clock)
 	return &fleetAPIFixture{server: server, fleet: fleet, store: st, clock: manual}

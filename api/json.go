@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -80,6 +81,7 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		var maxErr *http.MaxBytesError
 		var typeErr *json.UnmarshalTypeError
 		var syntaxErr *json.SyntaxError
+		var netErr net.Error
 		switch {
 		case errors.As(err, &maxErr):
 			return core.Invalid("body", "larger than %d bytes", MaxBodyBytes)
@@ -87,6 +89,8 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 			return core.Invalid(typeErr.Field, "must be %s", typeErr.Type)
 		case errors.As(err, &syntaxErr):
 			return core.Invalid("body", "malformed JSON at byte %d", syntaxErr.Offset)
+		case errors.As(err, &netErr) && netErr.Timeout():
+			return core.Invalid("body", "not received within the read timeout")
 		case errors.Is(err, io.EOF):
 			return core.Invalid("body", "is empty")
 		case strings.HasPrefix(err.Error(), "json: unknown field "):

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -15,22 +16,64 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+	"golang.org/x/net/netutil"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
-// Config is the API's part of the configuration.
+// Config is the API's part of the configuration. config.example.yaml gives
+// the defaults; in a Config built in code (as tests build it), a zero
+// timeout, size or cap is net/http's (none, except 10s for the headers)
+// and a zero rate sets no limit.
 type Config struct {
 	// Listen is host:port; empty turns the API off.
 	Listen string
 	// AgentToken is the bearer token agents present.
 	AgentToken string
+	// ReadTimeout bounds reading one request, headers and body.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds handling a request and writing the answer.
+	WriteTimeout time.Duration
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the size of a request's headers.
+	MaxHeaderBytes int
+	// MaxConnections caps the connections open at once on each listener;
+	// more wait until one closes.
+	MaxConnections int
+	// RateLimit bounds how many requests each caller may make.
+	RateLimit RateLimitConfig
+	// MetricsListen is host:port of a listener of its own for /metrics;
+	// empty serves /metrics on Listen.
+	MetricsListen string
+	// MetricsToken, when set, is the bearer token /metrics asks for.
+	MetricsToken string
+}
+
+// RateLimitConfig sets the token buckets of the callers: one per valid
+// credential, and one per remote address (an IPv6 address by its /64) for
+// requests without a valid credential.
+type RateLimitConfig struct {
+	Credential Rate
+	Address    Rate
+}
+
+// Rate is a token bucket: PerSecond requests a second on average, Burst at
+// once.
+type Rate struct {
+	PerSecond float64
+	Burst     int
 }
 
 // Validate checks the config.
 func (c Config) Validate() error {
 	if c.Listen == "" {
+		if c.MetricsListen != "" {
+			return core.Invalid("api.metrics_listen", "needs api.listen: /metrics is part of the API")
+		}
 		return nil
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -39,11 +82,48 @@ func (c Config) Validate() error {
 	if len(c.AgentToken) < 16 {
 		return core.Invalid("api.agent_token", "must be at least 16 characters when the API is on")
 	}
+	for _, d := range []struct {
+		key string
+		d   time.Duration
+	}{{"api.read_timeout", c.ReadTimeout}, {"api.write_timeout", c.WriteTimeout}, {"api.idle_timeout", c.IdleTimeout}} {
+		if d.d <= 0 {
+			return core.Invalid(d.key, "must be more than 0s, got %s", d.d)
+		}
+	}
+	switch {
+	case c.MaxHeaderBytes < 1024:
+		return core.Invalid("api.max_header_bytes", "must be at least 1024, got %d", c.MaxHeaderBytes)
+	case c.MaxConnections < 1:
+		return core.Invalid("api.max_connections", "must be at least 1, got %d", c.MaxConnections)
+	}
+	for _, r := range []struct {
+		key  string
+		rate Rate
+	}{{"api.rate_limit.credential", c.RateLimit.Credential}, {"api.rate_limit.address", c.RateLimit.Address}} {
+		switch {
+		case r.rate.PerSecond <= 0:
+			return core.Invalid(r.key+".per_second", "must be more than 0, got %g", r.rate.PerSecond)
+		case r.rate.Burst < 1:
+			return core.Invalid(r.key+".burst", "must be at least 1, got %d", r.rate.Burst)
+		}
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			return core.Invalid("api.metrics_listen", "must be host:port: %v", err)
+		}
+		if c.MetricsListen == c.Listen {
+			return core.Invalid("api.metrics_listen", "must differ from api.listen (leave it empty to serve /metrics there)")
+		}
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		return core.Invalid("api.metrics_token", "must be at least 16 characters when set")
+	}
 	return nil
 }
 
-// Health is the body of /healthz. The fields are in the order of their JSON
-// names, as the body has always had them.
+// Health is the body of /healthz for a caller with a valid credential. The
+// fields are in the order of their JSON names, as the body has always had
+// them.
 type Health struct {
 	DeviceID   string `json:"device_id"`
 	Encryption bool   `json:"encryption"`
@@ -56,6 +136,9 @@ type Health struct {
 	OK          bool   `json:"ok"`
 	OutboxDepth int    `json:"outbox_depth"`
 	RoomID      string `json:"room_id"`
+	// Status is "ok", or "degraded" when the state could not be read;
+	// it is all that a caller without a credential sees.
+	Status string `json:"status"`
 	// SyncError is why syncing fails; absent while it works.
 	SyncError string `json:"sync_error,omitempty"`
 	Synced    bool   `json:"synced"`
@@ -67,29 +150,57 @@ type HealthFunc func(ctx context.Context) (Health, error)
 
 // Server is the HTTP API.
 type Server struct {
-	log    zerolog.Logger
-	mux    *http.ServeMux
-	health HealthFunc
-	token  atomic.Pointer[string]
-	srv    *http.Server
+	cfg     Config
+	log     zerolog.Logger
+	clock   core.Clock
+	mux     *http.ServeMux
+	health  HealthFunc
+	token   atomic.Pointer[string]
+	limits  limits
+	srv     *http.Server
+	metrics *http.Server // nil unless api.metrics_listen is set
 }
 
 // New builds the server with /healthz and /metrics; the owners of other
 // routes add them with Handle or HandleAgent before Run.
 func New(cfg Config, log zerolog.Logger, health HealthFunc) *Server {
-	s := &Server{log: log.With().Str("component", "api").Logger(), mux: http.NewServeMux(), health: health}
+	s := &Server{cfg: cfg, log: log.With().Str("component", "api").Logger(), clock: core.SystemClock{},
+		mux: http.NewServeMux(), health: health}
+	s.limits = limits{credential: newLimiter(cfg.RateLimit.Credential), address: newLimiter(cfg.RateLimit.Address)}
 	s.SetAgentToken(cfg.AgentToken)
 	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
-	s.Handle("GET /metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
-	s.srv = &http.Server{Addr: cfg.Listen, Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	var metricsHandler http.Handler = promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
+	if cfg.MetricsToken != "" {
+		metricsHandler = requireBearer(cfg.MetricsToken, "jarvis metrics", metricsHandler)
+	}
+	if cfg.MetricsListen == "" {
+		s.Handle("GET /metrics", metricsHandler)
+	} else {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metricsHandler)
+		s.metrics = s.httpServer(cfg.MetricsListen, s.limit(mux))
+	}
+	s.srv = s.httpServer(cfg.Listen, s.limit(s.mux))
 	return s
+}
+
+// httpServer is an http.Server with the configured timeouts and header
+// limit.
+func (s *Server) httpServer(addr string, h http.Handler) *http.Server {
+	headerTimeout := s.cfg.ReadTimeout
+	if headerTimeout == 0 {
+		headerTimeout = 10 * time.Second
+	}
+	return &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: headerTimeout, ReadTimeout: s.cfg.ReadTimeout,
+		WriteTimeout: s.cfg.WriteTimeout, IdleTimeout: s.cfg.IdleTimeout, MaxHeaderBytes: s.cfg.MaxHeaderBytes}
 }
 
 // SetAgentToken replaces the agents' bearer token (config reload).
 func (s *Server) SetAgentToken(token string) { s.token.Store(&token) }
 
-// Handler returns the server's routes, for tests with httptest.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler returns the server's routes behind its rate limits, for tests
+// with httptest.
+func (s *Server) Handler() http.Handler { return s.srv.Handler }
 
 // Handle registers an unauthenticated route; pattern is a ServeMux pattern
 // such as "GET /healthz".
@@ -121,45 +232,115 @@ func (s *Server) requireAgent(next http.Handler) http.Handler {
 // AgentAuthorized reports whether the request carries the agent token,
 // compared in constant time.
 func (s *Server) AgentAuthorized(r *http.Request) bool {
-	want := *s.token.Load()
+	_, ok := s.credential(r)
+	return ok
+}
+
+// credential names the valid credential the request carries, if any. It
+// is the one check behind the agent routes, the details of /healthz and
+// the rate-limit bucket a request draws from.
+func (s *Server) credential(r *http.Request) (string, bool) {
+	if bearerIs(r, *s.token.Load()) {
+		return "agent", true
+	}
+	return "", false
+}
+
+// bearerIs reports whether the request carries "Authorization: Bearer
+// want", compared in constant time; an empty want matches nothing.
+func bearerIs(r *http.Request, want string) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return ok && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// requireBearer answers 401 to a request without "Authorization: Bearer
+// token".
+func requireBearer(token, realm string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !bearerIs(r, token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`"`)
+			WriteError(w, r, core.ErrUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // AgentToken returns the current agent token (for HMAC checks).
 func (s *Server) AgentToken() string { return *s.token.Load() }
 
+// getHealth answers anyone with the status alone, and a caller with a
+// valid credential with the details (who Jarvis is, where, how its sync
+// and outbox fare), which `!sys status` shows in the room.
 func (s *Server) getHealth(w http.ResponseWriter, r *http.Request) {
 	state, err := s.health(r.Context())
-	if err != nil {
-		WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": err.Error()})
-		return
+	_, detailed := s.credential(r)
+	switch {
+	case err != nil && detailed:
+		WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "degraded", "ok": false, "error": err.Error()})
+	case err != nil:
+		WriteJSON(w, http.StatusServiceUnavailable, publicHealth{Status: "degraded"})
+	case detailed:
+		state.OK, state.Status = true, "ok"
+		WriteJSON(w, http.StatusOK, state)
+	default:
+		WriteJSON(w, http.StatusOK, publicHealth{Status: "ok"})
 	}
-	state.OK = true
-	WriteJSON(w, http.StatusOK, state)
 }
 
-// Run serves until ctx ends, then shuts down gracefully.
+// publicHealth is /healthz for a caller without a credential.
+type publicHealth struct {
+	Status string `json:"status"`
+}
+
+// Run listens on api.listen, and on api.metrics_listen when it is set,
+// and serves until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.srv.Addr)
 	if err != nil {
 		return err
 	}
-	return s.Serve(ctx, ln)
+	if s.metrics == nil {
+		return s.Serve(ctx, ln)
+	}
+	mln, err := net.Listen("tcp", s.metrics.Addr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return s.serve(ctx, ln, mln)
 }
 
-// Serve serves on ln until ctx ends.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.log.Info().Str("listen", ln.Addr().String()).Msg("API listening")
+// Serve serves the API on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error { return s.serve(ctx, ln, nil) }
+
+// serve serves the API on ln and, when metricsLn is not nil, /metrics on
+// metricsLn, until ctx ends or either fails.
+func (s *Server) serve(ctx context.Context, ln, metricsLn net.Listener) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.serveOn(ctx, s.srv, ln, "API") })
+	if metricsLn != nil {
+		g.Go(func() error { return s.serveOn(ctx, s.metrics, metricsLn, "Metrics") })
+	}
+	return g.Wait()
+}
+
+// serveOn serves srv on ln, at most api.max_connections at once, until ctx
+// ends, then shuts it down gracefully.
+func (s *Server) serveOn(ctx context.Context, srv *http.Server, ln net.Listener, what string) error {
+	if s.cfg.MaxConnections > 0 {
+		ln = netutil.LimitListener(ln, s.cfg.MaxConnections)
+	}
+	s.log.Info().Str("listen", ln.Addr().String()).Msg(what + " listening")
 	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := s.srv.Shutdown(shutCtx); err != nil {
+		if err := srv.Shutdown(shutCtx); err != nil {
 			return err
 		}
 		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -42,19 +44,57 @@ func do(s *Server, method, path, token, body string) (int, map[string]any) {
 	return rec.Code, out
 }
 
+// TestHealthz: anyone sees the status alone; the details (who Jarvis is,
+// where, how its sync fares) go only to a caller with a valid credential.
 func TestHealthz(t *testing.T) {
-	ok := newTestServer(func(context.Context) (Health, error) { return Health{Synced: true}, nil })
-	if code, body := do(ok, "GET", "/healthz", "", ""); code != 200 || body["ok"] != true || body["synced"] != true {
-		t.Errorf("healthy /healthz = %d %v", code, body)
-	}
+	ok := newTestServer(func(context.Context) (Health, error) {
+		return Health{Synced: true, UserID: "@jarvis:x", RoomID: "!room:x", DeviceID: "JARVISDEV", SyncError: "dial tcp 10.0.0.7:8008"}, nil
+	})
 	down := newTestServer(func(context.Context) (Health, error) { return Health{}, errors.New("database locked") })
-	if code, body := do(down, "GET", "/healthz", "", ""); code != 503 || body["ok"] != false {
-		t.Errorf("unhealthy /healthz = %d %v", code, body)
+	tests := []struct {
+		name   string
+		server *Server
+		token  string
+		code   int
+		want   string // the whole body, when it is the status alone
+		check  func(body map[string]any) bool
+	}{
+		{name: "healthy, no token", server: ok, code: 200, want: `{"status":"ok"}`},
+		{name: "healthy, wrong token", server: ok, token: "agent-token-0123456788", code: 200, want: `{"status":"ok"}`},
+		{name: "healthy, agent token", server: ok, token: "agent-token-0123456789", code: 200,
+			check: func(b map[string]any) bool {
+				return b["status"] == "ok" && b["ok"] == true && b["synced"] == true && b["user_id"] == "@jarvis:x"
+			}},
+		{name: "unhealthy, no token", server: down, code: 503, want: `{"status":"degraded"}`},
+		{name: "unhealthy, agent token", server: down, token: "agent-token-0123456789", code: 503,
+			check: func(b map[string]any) bool {
+				return b["status"] == "degraded" && b["ok"] == false && b["error"] == "database locked"
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/healthz", nil)
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			rec := httptest.NewRecorder()
+			tt.server.Handler().ServeHTTP(rec, req)
+			var body map[string]any
+			_ = json.Unmarshal(rec.Body.Bytes(), &body)
+			switch got := strings.TrimSpace(rec.Body.String()); {
+			case rec.Code != tt.code:
+				t.Errorf("/healthz = %d %s, want %d", rec.Code, got, tt.code)
+			case tt.want != "" && got != tt.want:
+				t.Errorf("/healthz body %s, want only %s", got, tt.want)
+			case tt.check != nil && !tt.check(body):
+				t.Errorf("/healthz body %s lacks the details", got)
+			}
+		})
 	}
 }
 
-// TestHealthzBody: the body keeps the names, order and optional fields it
-// had as a map.
+// TestHealthzBody: for a caller with a credential the body keeps the
+// names, order and optional fields it had as a map, and adds the status.
 func TestHealthzBody(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -64,16 +104,18 @@ func TestHealthzBody(t *testing.T) {
 		{name: "syncing",
 			health: Health{DeviceID: "JARVISDEV", Encryption: true, LastSync: time.Date(2025, 3, 1, 12, 0, 0, 500, time.UTC),
 				Leader: true, OutboxDepth: 3, RoomID: "!room:x", Synced: true, UserID: "@jarvis:x"},
-			want: `{"device_id":"JARVISDEV","encryption":true,"last_sync":"2025-03-01T12:00:00.0000005Z","leader":true,"ok":true,"outbox_depth":3,"room_id":"!room:x","synced":true,"user_id":"@jarvis:x"}`},
+			want: `{"device_id":"JARVISDEV","encryption":true,"last_sync":"2025-03-01T12:00:00.0000005Z","leader":true,"ok":true,"outbox_depth":3,"room_id":"!room:x","status":"ok","synced":true,"user_id":"@jarvis:x"}`},
 		{name: "never synced, failing",
 			health: Health{DeviceID: "JARVISDEV", RoomID: "!room:x", SyncError: "connection refused", UserID: "@jarvis:x"},
-			want:   `{"device_id":"JARVISDEV","encryption":false,"leader":false,"ok":true,"outbox_depth":0,"room_id":"!room:x","sync_error":"connection refused","synced":false,"user_id":"@jarvis:x"}`},
+			want:   `{"device_id":"JARVISDEV","encryption":false,"leader":false,"ok":true,"outbox_depth":0,"room_id":"!room:x","status":"ok","sync_error":"connection refused","synced":false,"user_id":"@jarvis:x"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(func(context.Context) (Health, error) { return tt.health, nil })
+			req := httptest.NewRequest("GET", "/healthz", nil)
+			req.Header.Set("Authorization", "Bearer agent-token-0123456789")
 			rec := httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			s.Handler().ServeHTTP(rec, req)
 			if got := strings.TrimSpace(rec.Body.String()); got != tt.want {
 				t.Errorf("/healthz body\n got %s\nwant %s", got, tt.want)
 			}
@@ -147,5 +189,82 @@ func TestStatusOf(t *testing.T) {
 		if got := StatusOf(tt.err); got != tt.code {
 			t.Errorf("StatusOf(%v) = %d, want %d", tt.err, got, tt.code)
 		}
+	}
+}
+
+// TestMetricsToken: with api.metrics_token set, /metrics answers only a
+// request carrying it; not even the agent token opens it.
+func TestMetricsToken(t *testing.T) {
+	const metricsToken = "metrics-token-0123456789"
+	s := New(Config{Listen: "127.0.0.1:0", AgentToken: "agent-token-0123456789", MetricsToken: metricsToken}, zerolog.Nop(),
+		func(context.Context) (Health, error) { return Health{}, nil })
+	for _, tt := range []struct {
+		name, token string
+		code        int
+	}{
+		{name: "no token", code: 401},
+		{name: "the agent token", token: "agent-token-0123456789", code: 401},
+		{name: "the metrics token", token: metricsToken, code: 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/metrics", nil)
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			if rec.Code != tt.code {
+				t.Fatalf("/metrics = %d, want %d", rec.Code, tt.code)
+			}
+			if has := strings.Contains(rec.Body.String(), "jarvis_http_requests_total"); has != (tt.code == 200) {
+				t.Errorf("/metrics with %s shows the metrics: %v", tt.name, has)
+			}
+		})
+	}
+}
+
+// TestMetricsListen: with api.metrics_listen set, /metrics is served there
+// over real HTTP, and no longer on the API's listener.
+func TestMetricsListen(t *testing.T) {
+	s := New(Config{Listen: "127.0.0.1:0", AgentToken: "agent-token-0123456789", MetricsListen: "127.0.0.1:0"}, zerolog.Nop(),
+		func(context.Context) (Health, error) { return Health{}, nil })
+	var lns [2]net.Listener
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i] = ln
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.serve(ctx, lns[0], lns[1]) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	get := func(ln net.Listener, path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + ln.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get(lns[1], "/metrics"); code != 200 || !strings.Contains(body, "jarvis_http_requests_total") {
+		t.Errorf("/metrics on metrics_listen = %d, want 200 with the metrics", code)
+	}
+	if code, _ := get(lns[0], "/metrics"); code != 404 {
+		t.Errorf("/metrics on the API listener = %d, want 404", code)
+	}
+	if code, _ := get(lns[1], "/healthz"); code != 404 {
+		t.Errorf("/healthz on metrics_listen = %d, want 404: only /metrics is served there", code)
+	}
+	if code, _ := get(lns[0], "/healthz"); code != 200 {
+		t.Errorf("/healthz on the API listener = %d, want 200", code)
 	}
 }

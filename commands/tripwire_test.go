@@ -23,6 +23,8 @@ type twHarness struct {
 	*harness
 	tw *tripwire.Service
 	gi float64
+	// giErr, when set, is what reading integrity.gi fails with.
+	giErr error
 }
 
 func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
@@ -33,7 +35,9 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 	}
 	reg := core.NewSourceRegistry(
 		core.SourceKind{Kind: "integrity.gi", Aliases: []string{"GI", "global integrity"}, Description: "the global integrity index (0–1)",
-			Value: core.ValueRatio, Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{Value: th.gi}, nil }},
+			Value: core.ValueRatio, Resolve: func(context.Context, string) (core.Observation, error) {
+				return core.Observation{Value: th.gi}, th.giErr
+			}},
 		core.SourceKind{Kind: "vault.balance", Aliases: []string{"vault", "vault balance"}, Description: "the vault balance",
 			Value: core.ValueNumber, Resolve: fixed(10.0)},
 		core.SourceKind{Kind: fleet.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
@@ -70,6 +74,29 @@ const (
 	alice = "@alice:x"
 	bob   = "@bob:x"
 )
+
+// TestTripwireShowUnavailableSource: `!tw show` tells the owner that a
+// source was unavailable and the reason class, never the internal URL or
+// resolver text behind it.
+func TestTripwireShowUnavailableSource(t *testing.T) {
+	th := newTripwireHarness(t, 0)
+	m := armedID.FindStringSubmatch(th.say(t, alice, `!tw arm GI lt 0.7 --because "the Seal needs it"`)[0])
+	if m == nil {
+		t.Fatal("not armed")
+	}
+	th.giErr = &core.SourceUnavailable{Reason: "address not allowed",
+		Detail: errors.New(`Get "http://10.0.0.7:8080/snapshot": dial tcp 10.0.0.7:8080: address not allowed`)}
+	th.tick(t, 0.5)
+	reply := th.say(t, alice, "!tw show "+m[1])[0]
+	if !strings.Contains(reply, "Its source could not be read last time: integrity.gi: source unavailable: address not allowed") {
+		t.Errorf("!tw show does not give the reason:\n%s", reply)
+	}
+	for _, leak := range []string{"http", "10.0.0.7", "dial tcp", "snapshot"} {
+		if strings.Contains(reply, leak) {
+			t.Errorf("!tw show shows %q:\n%s", leak, reply)
+		}
+	}
+}
 
 // TestTripwireCommands walks one person through every `!tw` verb, and a
 // second person who sees none of it. Steps run in order on one store;

@@ -34,6 +34,21 @@ type Observation struct {
 	Display string
 }
 
+// SourceUnavailable is a source that could not be read, as the owner of a
+// tripwire may be told: its Error is "source unavailable: " and a reason
+// class ("address not allowed", "timed out", "bad response"), never the
+// URL or resolver text behind it, which Detail keeps for the operator's
+// log.
+type SourceUnavailable struct {
+	Reason string
+	Detail error
+}
+
+func (e *SourceUnavailable) Error() string { return "source unavailable: " + e.Reason }
+
+// Unwrap returns the detail.
+func (e *SourceUnavailable) Unwrap() error { return e.Detail }
+
 // Resolver reads the current value of a source kind for one param.
 type Resolver func(ctx context.Context, param string) (Observation, error)
 

@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -44,7 +45,11 @@ func rssKind(f *fetcher) core.SourceKind {
 				if err != nil {
 					return nil, err
 				}
-				return gofeed.NewParser().Parse(bytes.NewReader(body))
+				feed, err := gofeed.NewParser().Parse(bytes.NewReader(body))
+				if err != nil {
+					return nil, unavailable(ctx, reasonResponse, fmt.Errorf("%s is not a feed: %w", raw, err))
+				}
+				return feed, nil
 			})
 			if err != nil {
 				return core.Observation{}, err

@@ -15,8 +15,8 @@ type snapshot struct {
 	fetch      *fetcher
 }
 
-func newSnapshot(cfg SnapshotConfig) *snapshot {
-	return &snapshot{url: cfg.URL, token: cfg.Token, fetch: newFetcher(FetchConfig{Timeout: cfg.Timeout, MaxBytes: cfg.MaxBytes})}
+func newSnapshot(cfg SnapshotConfig, nw network) *snapshot {
+	return &snapshot{url: cfg.URL, token: cfg.Token, fetch: newFetcher(FetchConfig{Timeout: cfg.Timeout, MaxBytes: cfg.MaxBytes}, nw)}
 }
 
 // body fetches the snapshot once per evaluator pass.

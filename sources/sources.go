@@ -53,8 +53,11 @@ type SnapshotKind struct {
 // FetchConfig configures a kind that fetches URLs citizens name.
 type FetchConfig struct {
 	Enabled bool
-	// AllowedHosts are the hosts (or host:port; "*.example.org" for every
-	// subdomain) that may be fetched, redirects included.
+	// AllowedHosts are what may be fetched, redirects included:
+	// [http://]host[:port], https on port 443 unless the entry says
+	// otherwise, "*.example.org" for every subdomain. Only public addresses
+	// are connected to, except an address that the URL and an entry both
+	// name as such (e.g. "http://127.0.0.1:8080").
 	AllowedHosts []string
 	Timeout      time.Duration
 	MaxBytes     int64
@@ -106,6 +109,11 @@ func (c Config) Validate() error {
 		if len(f.cfg.AllowedHosts) == 0 {
 			return core.Invalid(f.key+".allowed_hosts", "must list the hosts that may be fetched")
 		}
+		for i, raw := range f.cfg.AllowedHosts {
+			if _, err := parseAllowed(raw); err != nil {
+				return core.Invalid(fmt.Sprintf("%s.allowed_hosts[%d]", f.key, i), "%v", err)
+			}
+		}
 		if err := checkLimits(f.key, f.cfg.Timeout, f.cfg.MaxBytes); err != nil {
 			return err
 		}
@@ -139,20 +147,25 @@ func checkURL(raw string) error {
 
 // Register validates the config and adds the enabled kinds to reg.
 func Register(reg *core.SourceRegistry, cfg Config) error {
+	return register(reg, cfg, network{})
+}
+
+// register is Register with the network the fetchers use.
+func register(reg *core.SourceRegistry, cfg Config, nw network) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	if cfg.Snapshot.URL != "" {
-		snap := newSnapshot(cfg.Snapshot)
+		snap := newSnapshot(cfg.Snapshot, nw)
 		for _, k := range cfg.Snapshot.Kinds {
 			reg.Register(snap.kind(k))
 		}
 	}
 	if cfg.URLFetch.Enabled {
-		reg.Register(urlFetchKind(newFetcher(cfg.URLFetch)))
+		reg.Register(urlFetchKind(newFetcher(cfg.URLFetch, nw)))
 	}
 	if cfg.RSS.Enabled {
-		reg.Register(rssKind(newFetcher(cfg.RSS)))
+		reg.Register(rssKind(newFetcher(cfg.RSS, nw)))
 	}
 	return nil
 }

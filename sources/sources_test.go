@@ -131,17 +131,36 @@ func TestSnapshotKinds(t *testing.T) {
 	}
 }
 
+// errReads checks that err reads want, what a tripwire's owner is shown,
+// and, when detail is not empty, that err is a core.SourceUnavailable
+// whose detail, for the log, says detail.
+func errReads(t *testing.T, err error, want, detail string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one reading %q", err, want)
+		return
+	}
+	if detail == "" {
+		return
+	}
+	var unavailable *core.SourceUnavailable
+	if !errors.As(err, &unavailable) || !strings.Contains(unavailable.Detail.Error(), detail) {
+		t.Errorf("error %v has detail %v, want one saying %q", err, unavailable, detail)
+	}
+}
+
 func TestSnapshotFailures(t *testing.T) {
 	var hits atomic.Int32
 	srv := serve(t, map[string]string{"/snapshot": snapshotJSON, "/html": "<html>", "/big": strings.Repeat("x", 2000)}, &hits)
 	for _, tt := range []struct {
-		name, path, token, wantErr string
-		maxBytes                   int64
+		name, path, token, wantErr, wantDetail string
+		maxBytes                               int64
 	}{
-		{name: "wrong token", path: "/snapshot", token: "nope", wantErr: "401"},
+		{name: "wrong token", path: "/snapshot", token: "nope", wantErr: "source unavailable: bad response", wantDetail: "401"},
 		{name: "not JSON", path: "/html", token: "snap-token", wantErr: "not JSON"},
-		{name: "too large", path: "/big", token: "snap-token", maxBytes: 1000, wantErr: "more than 1000 bytes"},
-		{name: "missing", path: "/gone", token: "snap-token", wantErr: "404"},
+		{name: "too large", path: "/big", token: "snap-token", maxBytes: 1000, wantErr: "source unavailable: response too large",
+			wantDetail: "more than 1000 bytes"},
+		{name: "missing", path: "/gone", token: "snap-token", wantErr: "source unavailable: bad response", wantDetail: "404"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := exampleConfig()
@@ -150,14 +169,18 @@ func TestSnapshotFailures(t *testing.T) {
 				cfg.Snapshot.MaxBytes = tt.maxBytes
 			}
 			_, err := resolve(context.Background(), registry(t, cfg), "integrity.gi", "")
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("resolve() = %v, want an error saying %q", err, tt.wantErr)
+			errReads(t, err, tt.wantErr, tt.wantDetail)
+			if err != nil && strings.Contains(err.Error(), srv.URL) {
+				t.Errorf("error %q shows the snapshot's URL", err)
 			}
 		})
 	}
 }
 
-func TestSnapshotTimeout(t *testing.T) {
+// hanging starts a loopback server that never answers, until the test
+// ends.
+func hanging(t *testing.T) *httptest.Server {
+	t.Helper()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -165,14 +188,19 @@ func TestSnapshotTimeout(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
-	defer srv.Close()
-	defer close(release)
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	return srv
+}
+
+func TestSnapshotTimeout(t *testing.T) {
+	srv := hanging(t)
 	cfg := exampleConfig()
 	cfg.Snapshot.URL, cfg.Snapshot.Timeout = srv.URL, 50*time.Millisecond
 	_, err := resolve(context.Background(), registry(t, cfg), "integrity.gi", "")
-	if err == nil || !strings.Contains(err.Error(), "Timeout") {
-		t.Errorf("resolve() = %v, want a timeout", err)
-	}
+	errReads(t, err, "source unavailable: timed out", "Timeout")
 }
 
 func TestURLFetch(t *testing.T) {
@@ -180,8 +208,8 @@ func TestURLFetch(t *testing.T) {
 	srv := serve(t, map[string]string{"/status.json": `{"data": {"gi": 0.91, "state": "green"}}`}, &hits)
 	other := serve(t, map[string]string{"/status.json": `{"data": {"gi": 0.1}}`}, &hits)
 	cfg := exampleConfig()
-	cfg.URLFetch = sources.FetchConfig{Enabled: true, AllowedHosts: []string{strings.TrimPrefix(srv.URL, "http://")},
-		Timeout: time.Second, MaxBytes: 1024}
+	// The test server's address is not public: the entry names it.
+	cfg.URLFetch = sources.FetchConfig{Enabled: true, AllowedHosts: []string{srv.URL}, Timeout: time.Second, MaxBytes: 1024}
 	reg := registry(t, cfg)
 	kind, _ := reg.Lookup("url-fetch")
 	ctx := core.WithMemo(context.Background())
@@ -190,6 +218,7 @@ func TestURLFetch(t *testing.T) {
 		want        any
 		wantCheck   bool // CheckParam refuses it when arming
 		wantErr     string
+		wantDetail  string
 	}{
 		{name: "a number", param: srv.URL + "/status.json data.gi", want: 0.91},
 		{name: "a string from the same URL", param: srv.URL + "/status.json data.state", want: "green"},
@@ -197,7 +226,8 @@ func TestURLFetch(t *testing.T) {
 		{name: "not a URL", param: "status.json data.gi", wantCheck: true},
 		{name: "ftp", param: "ftp://" + strings.TrimPrefix(srv.URL, "http://") + "/x data", wantCheck: true},
 		{name: "a host not allowed", param: other.URL + "/status.json data.gi", wantCheck: true},
-		{name: "a redirect to a host not allowed", param: srv.URL + "/redirect?to=" + other.URL + "/status.json data.gi", wantErr: "not in the allowed hosts"},
+		{name: "a redirect to a host not allowed", param: srv.URL + "/redirect?to=" + other.URL + "/status.json data.gi",
+			wantErr: "source unavailable: redirect not allowed", wantDetail: "not in the allowed hosts"},
 		{name: "a missing path", param: srv.URL + "/status.json data.mii", wantErr: "nothing at data.mii"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,9 +239,7 @@ func TestURLFetch(t *testing.T) {
 			}
 			obs, err := kind.Resolve(ctx, tt.param)
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("Resolve() = %v, %v; want an error saying %q", obs.Value, err, tt.wantErr)
-				}
+				errReads(t, err, tt.wantErr, tt.wantDetail)
 				return
 			}
 			if err != nil || obs.Value != tt.want {
@@ -235,7 +263,7 @@ func TestRSS(t *testing.T) {
 	var hits atomic.Int32
 	srv := serve(t, map[string]string{"/feed.xml": feedXML, "/broken.xml": "<rss><channel"}, &hits)
 	cfg := exampleConfig()
-	cfg.RSS = sources.FetchConfig{Enabled: true, AllowedHosts: []string{"127.0.0.1"}, Timeout: time.Second, MaxBytes: 1 << 16}
+	cfg.RSS = sources.FetchConfig{Enabled: true, AllowedHosts: []string{srv.URL}, Timeout: time.Second, MaxBytes: 1 << 16}
 	reg := registry(t, cfg)
 	kind, _ := reg.Lookup("rss")
 	ctx := core.WithMemo(context.Background())
@@ -273,7 +301,7 @@ func TestRSSNewItemChangesTheValue(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, *feed.Load()) }))
 	defer srv.Close()
 	cfg := exampleConfig()
-	cfg.RSS = sources.FetchConfig{Enabled: true, AllowedHosts: []string{"127.0.0.1"}, Timeout: time.Second, MaxBytes: 1 << 16}
+	cfg.RSS = sources.FetchConfig{Enabled: true, AllowedHosts: []string{srv.URL}, Timeout: time.Second, MaxBytes: 1 << 16}
 	reg := registry(t, cfg)
 	kind, _ := reg.Lookup("rss")
 	param := srv.URL + "/feed.xml outage"

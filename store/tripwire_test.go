@@ -287,6 +287,41 @@ func TestTripwireSourceErrorsAreNotFires(t *testing.T) {
 	}
 }
 
+// TestTripwireUnavailableSourceTellsOnlyTheReason: when a source is
+// unavailable (url-fetch refused an address, a fetch timed out), the owner
+// reads the reason class in last_error and in the quarantine notice, and
+// never the URL or resolver text behind it.
+func TestTripwireUnavailableSourceTellsOnlyTheReason(t *testing.T) {
+	f := newTWFixture(t, testconfig.Tripwires())
+	def := f.arm(twAlice, giBelow("GI dips", 0.7, false, 0))
+	const internal = "169.254.169.254"
+	unavailable := &core.SourceUnavailable{Reason: "address not allowed",
+		Detail: errors.New(`Get "http://metadata.example.org/latest": dial tcp ` + internal + `:80: address not allowed`)}
+	for range testconfig.Tripwires().Quarantine.SourceErrors {
+		f.clock.Advance(5 * time.Minute)
+		f.fail("integrity.gi", unavailable)
+		f.tick()
+		if got := f.get(twAlice, def.ID).LastError; got != "integrity.gi: source unavailable: address not allowed" {
+			t.Fatalf("last error %q, want only the source and the reason", got)
+		}
+	}
+	got := f.get(twAlice, def.ID)
+	notices := f.notices()
+	if got.Status != tripwire.Quarantined || len(notices) != 1 {
+		t.Fatalf("status %s, %d notices; want quarantined and its owner told once", got.Status, len(notices))
+	}
+	for what, text := range map[string]string{"last error": got.LastError, "quarantine reason": got.QuarantineReason, "notice": notices[0].Body} {
+		if !strings.Contains(text, "source unavailable: address not allowed") {
+			t.Errorf("the %s %q does not give the reason", what, text)
+		}
+		for _, leak := range []string{"http", "metadata.example.org", internal, "dial tcp"} {
+			if strings.Contains(text, leak) {
+				t.Errorf("the %s %q shows %q", what, text, leak)
+			}
+		}
+	}
+}
+
 func TestTripwireQuarantine(t *testing.T) {
 	for _, tt := range []struct {
 		name string

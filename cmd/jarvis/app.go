@@ -352,9 +352,12 @@ func (a *App) Run(ctx context.Context) error {
 		})
 		return nil
 	})
+	// The tripwire loops log, with the detail, why a source could not be
+	// read; its owner is told the reason alone.
+	twCtx := a.log.With().Str("component", "tripwires").Logger().WithContext(ctx)
 	g.Go(func() error {
 		var started time.Time
-		a.tripwires.Run(ctx, func(r tripwire.TickReport, err error) {
+		a.tripwires.Run(twCtx, func(r tripwire.TickReport, err error) {
 			now := time.Now()
 			if !started.IsZero() {
 				a.lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
@@ -368,7 +371,7 @@ func (a *App) Run(ctx context.Context) error {
 		})
 		return nil
 	})
-	g.Go(func() error { return a.reevaluateLoop(ctx) })
+	g.Go(func() error { return a.reevaluateLoop(twCtx) })
 	g.Go(func() error { return a.wakeLoop(ctx) })
 	g.Go(func() error {
 		every(ctx, breakerSweepInterval, a.whileLeader(func() {

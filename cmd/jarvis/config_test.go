@@ -69,6 +69,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"logging.format", cfg.Logging.Format, "auto"},
 		{"workspace.id", cfg.Workspace.ID, "default"},
 		{"api.listen", cfg.API.Listen, ""},
+		{"api limits", fmt.Sprint(cfg.API.ReadTimeout, cfg.API.WriteTimeout, cfg.API.IdleTimeout, cfg.API.MaxHeaderBytes, cfg.API.MaxConnections),
+			"10s 30s 1m0s 16384 512"},
+		{"api.rate_limit", fmt.Sprint(cfg.API.RateLimit), "{{20000 2000} {20 40}}"},
 		{"workspace.lease_ttl", cfg.Workspace.LeaseTTL.String(), "30s"},
 		{"breaker", fmt.Sprint(cfg.Breaker), fmt.Sprint(testconfig.Breaker())},
 		{"tripwires", fmt.Sprint(cfg.Tripwires), fmt.Sprint(testconfig.Tripwires())},
@@ -107,6 +110,7 @@ func TestEnvironmentOverrides(t *testing.T) {
 	t.Setenv("JARVIS_API_LISTEN", "127.0.0.1:9000")
 	t.Setenv("JARVIS_API_AGENT_TOKEN", "a-long-enough-agent-token")
 	t.Setenv("JARVIS_BOT_ADMINS", "@a:example.org,@b:example.org")
+	t.Setenv("JARVIS_API_RATE_LIMIT_ADDRESS_PER_SECOND", "2.5")
 	cfg, err := LoadConfig(writeConfig(t, minimalConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +120,9 @@ func TestEnvironmentOverrides(t *testing.T) {
 	}
 	if len(cfg.Bot.Admins) != 2 || cfg.Bot.Admins[1] != "@b:example.org" {
 		t.Errorf("bot.admins from env = %q", cfg.Bot.Admins)
+	}
+	if got := cfg.API.RateLimit.Address; got.PerSecond != 2.5 || got.Burst != 40 {
+		t.Errorf("api.rate_limit.address from env = %+v, want 2.5 a second and the default burst", got)
 	}
 }
 
@@ -205,6 +212,7 @@ func TestSnakeCase(t *testing.T) {
 }
 
 func TestInvalidConfigNamesTheKey(t *testing.T) {
+	const apiOn = "api:\n  listen: 127.0.0.1:9000\n  agent_token: a-long-enough-agent-token\n"
 	tests := []struct {
 		name, change, key string
 	}{
@@ -221,6 +229,14 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad log format", "logging:\n  format: xml\n", "logging.format"},
 		{"api without token", "api:\n  listen: 127.0.0.1:9000\n", "api.agent_token"},
 		{"api bad listen", "api:\n  listen: nine\n  agent_token: a-long-enough-agent-token\n", "api.listen"},
+		{"api without read timeout", apiOn + "  read_timeout: 0s\n", "api.read_timeout"},
+		{"api without connections", apiOn + "  max_connections: 0\n", "api.max_connections"},
+		{"api tiny header limit", apiOn + "  max_header_bytes: 100\n", "api.max_header_bytes"},
+		{"api without rate", apiOn + "  rate_limit: {credential: {per_second: 0}}\n", "api.rate_limit.credential.per_second"},
+		{"api without burst", apiOn + "  rate_limit: {address: {burst: 0}}\n", "api.rate_limit.address.burst"},
+		{"api short metrics token", apiOn + "  metrics_token: short\n", "api.metrics_token"},
+		{"metrics on the API's address", apiOn + "  metrics_listen: 127.0.0.1:9000\n", "api.metrics_listen"},
+		{"metrics without the API", "api:\n  metrics_listen: 127.0.0.1:9464\n", "api.metrics_listen"},
 		{"lease too short", "workspace:\n  lease_ttl: 1s\n", "workspace.lease_ttl"},
 		{"no workspace", "workspace:\n  id: \"\"\n", "workspace.id"},
 		{"bad bridge pattern", "bridges:\n  networks: [{name: telegram, users: \"telegram\"}]\n", "bridges.networks[0].users"},

@@ -262,6 +262,17 @@ type evaluation struct {
 	observed string
 }
 
+// sourceError names the source whose read failed. An unavailable source is
+// named by its kind alone: its param may be a URL, and the text goes to the
+// tripwire's owner (last_error, the quarantine notice), which learns only
+// the reason class.
+func sourceError(ref core.SourceRef, err error) error {
+	if unavailable := (*core.SourceUnavailable)(nil); errors.As(err, &unavailable) {
+		return fmt.Errorf("%s: %w", ref.Kind, unavailable)
+	}
+	return fmt.Errorf("%s: %w", ref, err)
+}
+
 // evaluate applies the rules of one pass to one tripwire: a match fires an
 // armed tripwire out of cooldown; a miss resets a tripped one; a source
 // error skips it; changed compares with the last observation, and the
@@ -280,7 +291,7 @@ func evaluate(e *evalEntry, results passResults, now time.Time) evaluation {
 			return evaluation{verdict: verdictSkip, skip: SkipPending}
 		}
 		if r.err != nil {
-			return evaluation{verdict: verdictSkip, skip: SkipSourceError, err: fmt.Errorf("%s: %w", l.source, r.err)}
+			return evaluation{verdict: verdictSkip, skip: SkipSourceError, err: sourceError(l.source, r.err)}
 		}
 		var prev any
 		if i < len(last) {

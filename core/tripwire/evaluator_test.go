@@ -2,6 +2,7 @@ package tripwire
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -120,5 +121,26 @@ func TestSourceSlotsReuseNeverConfuses(t *testing.T) {
 	results := passResults{{gen: genC, read: true, obs: core.Observation{Value: 46.0}}}
 	if _, ok := results.get(stale); ok {
 		t.Error("a leaf of the slot's former source read the new source's result")
+	}
+}
+
+// TestSourceErrorHidesTheParamOfAnUnavailableSource: the owner reads an
+// unavailable source by its kind and reason alone (its param may be a
+// URL); other source errors keep the param, which says which one failed.
+func TestSourceErrorHidesTheParamOfAnUnavailableSource(t *testing.T) {
+	ref := core.SourceRef{Kind: "url-fetch", Param: "https://status.example.org/api.json data.gi"}
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&core.SourceUnavailable{Reason: "timed out", Detail: errors.New(`Get "https://status.example.org/api.json": context deadline exceeded`)},
+			"url-fetch: source unavailable: timed out"},
+		{fmt.Errorf("memo: %w", &core.SourceUnavailable{Reason: "bad response", Detail: errors.New("status.example.org answered 500")}),
+			"url-fetch: source unavailable: bad response"},
+		{errors.New("nothing at data.gi"), "url-fetch[https://status.example.org/api.json data.gi]: nothing at data.gi"},
+	} {
+		if got := sourceError(ref, tt.err).Error(); got != tt.want {
+			t.Errorf("sourceError(%v) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }

@@ -41,9 +41,15 @@ var (
 		Name: "jarvis_http_requests_total",
 		Help: "API requests, by route and status code.",
 	}, []string{"route", "code"})
+	// RateLimited counts API requests refused with 429 by the callers'
+	// rate limits, by the kind of bucket that was empty.
+	RateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jarvis_http_rate_limited_total",
+		Help: "API requests refused by the rate limits, by bucket kind (credential or address).",
+	}, []string{"bucket"})
 )
 
 func init() {
-	Registry.MustRegister(MessagesHandled, Commands, SendErrors, NoticesSent, SyncLag, HTTPRequests,
+	Registry.MustRegister(MessagesHandled, Commands, SendErrors, NoticesSent, SyncLag, HTTPRequests, RateLimited,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
