@@ -72,6 +72,7 @@ func Postgres(t testing.TB) string {
 	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
 		t.Fatalf("create database %s: %v", name, err)
 	}
+	count(t)
 	t.Cleanup(func() {
 		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
 			t.Logf("drop database %s: %v", name, err)
