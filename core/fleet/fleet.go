@@ -216,6 +216,12 @@ func (f *Service) Agents() []AgentConfig {
 	return append([]AgentConfig(nil), f.roster.Load().agents...)
 }
 
+// LookupAgent finds a configured agent by name, case-insensitively; an
+// unknown name is an ErrInvalid naming field.
+func (f *Service) LookupAgent(field, name string) (AgentConfig, error) {
+	return f.lookupAgent(field, name)
+}
+
 // lookupAgent finds a configured agent by name, case-insensitively; field
 // names the input the name came from.
 func (f *Service) lookupAgent(field, name string) (AgentConfig, error) {
