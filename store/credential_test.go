@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // TestCredentials: tokens are stored as their hash with the agent's
