@@ -7,22 +7,24 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // DefaultBreakerEvents is how many events GET /api/breaker/{agent}/events
 // lists without a limit.
 const DefaultBreakerEvents = 20
 
-// RegisterBreaker adds the circuit breaker routes. All need the agent
-// token: the agent's turn loop reads its breaker, the supervisor opens it,
-// reports observations and verifies half-open trials.
+// RegisterBreaker adds the circuit breaker routes. The agent's turn loop
+// reads its breaker with any credential; only a supervisor credential opens
+// it, reports observations and verifies half-open trials, so that no agent
+// can close its own breaker.
 func RegisterBreaker(s *Server, svc *breaker.Service) {
 	h := &breakerAPI{svc: svc}
-	s.HandleAgent("GET /api/breaker/{agent}", http.HandlerFunc(h.getStatus))
-	s.HandleAgent("POST /api/breaker/{agent}/open", http.HandlerFunc(h.postOpen))
-	s.HandleAgent("POST /api/breaker/{agent}/observations", http.HandlerFunc(h.postObservation))
-	s.HandleAgent("POST /api/breaker/{agent}/verify", http.HandlerFunc(h.postVerify))
-	s.HandleAgent("GET /api/breaker/{agent}/events", http.HandlerFunc(h.getEvents))
+	s.HandleRole("GET /api/breaker/{agent}", http.HandlerFunc(h.getStatus))
+	s.HandleRole("POST /api/breaker/{agent}/open", http.HandlerFunc(h.postOpen), credential.Supervisor)
+	s.HandleRole("POST /api/breaker/{agent}/observations", http.HandlerFunc(h.postObservation), credential.Supervisor)
+	s.HandleRole("POST /api/breaker/{agent}/verify", http.HandlerFunc(h.postVerify), credential.Supervisor)
+	s.HandleRole("GET /api/breaker/{agent}/events", http.HandlerFunc(h.getEvents))
 }
 
 type breakerAPI struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // IdempotencyKeyHeader carries the client's idempotency key when it
@@ -17,19 +18,32 @@ const IdempotencyKeyHeader = "Idempotency-Key"
 
 // RegisterCards adds the backlog routes: publishing card sets, reading
 // cards, moving them through their states, amendments and questions
-// (needs-decision). All need the agent token.
-func RegisterCards(s *Server, cards *card.Service) {
-	h := &cardsAPI{cards: cards}
-	s.HandleAgent("POST /api/cardsets", http.HandlerFunc(h.postCardSet))
-	s.HandleAgent("GET /api/cards", http.HandlerFunc(h.listCards))
-	s.HandleAgent("GET /api/cards/{id}", http.HandlerFunc(h.getCard))
-	s.HandleAgent("POST /api/cards/{id}/state", http.HandlerFunc(h.postState))
-	s.HandleAgent("POST /api/cards/{id}/amendments", http.HandlerFunc(h.postAmendment))
-	s.HandleAgent("POST /api/cards/{id}/needs-decision", http.HandlerFunc(h.postNeedsDecision))
+// (needs-decision). An orchestrator credential publishes sets and amends
+// cards; an agent credential moves cards and asks questions, refused with
+// 423 while the agent's breaker is open; any credential reads.
+func RegisterCards(s *Server, cards *card.Service, breakers BreakerStates) {
+	h := &cardsAPI{cards: cards, breakers: breakers}
+	s.HandleRole("POST /api/cardsets", http.HandlerFunc(h.postCardSet), credential.Orchestrator)
+	s.HandleRole("GET /api/cards", http.HandlerFunc(h.listCards))
+	s.HandleRole("GET /api/cards/{id}", http.HandlerFunc(h.getCard))
+	s.HandleRole("POST /api/cards/{id}/state", http.HandlerFunc(h.postState), credential.Agent)
+	s.HandleRole("POST /api/cards/{id}/amendments", http.HandlerFunc(h.postAmendment), credential.Orchestrator)
+	s.HandleRole("POST /api/cards/{id}/needs-decision", http.HandlerFunc(h.postNeedsDecision), credential.Agent)
 }
 
 type cardsAPI struct {
-	cards *card.Service
+	cards    *card.Service
+	breakers BreakerStates
+}
+
+// unlessHalted refuses a worker's request while its breaker is open.
+func (h *cardsAPI) unlessHalted(w http.ResponseWriter, r *http.Request) bool {
+	p, _ := PrincipalOf(r.Context())
+	if err := checkNotHalted(r.Context(), h.breakers, p.Agent); err != nil {
+		WriteError(w, r, err)
+		return false
+	}
+	return true
 }
 
 type cardRequest struct {
@@ -272,6 +286,9 @@ func (h *cardsAPI) postState(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("state", "is required"))
 		return
 	}
+	if !h.unlessHalted(w, r) {
+		return
+	}
 	card, err := h.cards.SetState(r.Context(), r.PathValue("id"), card.State(req.State), req.Note)
 	if err != nil {
 		WriteError(w, r, err)
@@ -322,6 +339,9 @@ func (h *cardsAPI) postNeedsDecision(w http.ResponseWriter, r *http.Request) {
 	var req needsDecisionRequest
 	if err := DecodeJSON(w, r, &req); err != nil {
 		WriteError(w, r, err)
+		return
+	}
+	if !h.unlessHalted(w, r) {
 		return
 	}
 	in := card.DecisionInput{Question: req.Question, Options: req.Options, Checkpoint: card.Checkpoint(req.Checkpoint),

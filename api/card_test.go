@@ -13,19 +13,21 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
-const cardsToken = "cards-agent-token-0123456789"
-
-// cardsAPIFixture is the API with the card routes on a real SQLite store.
+// cardsAPIFixture is the API with the card routes on a real SQLite store,
+// the agent "worker" working the cards.
 type cardsAPIFixture struct {
-	server *api.Server
-	cards  *card.Service
-	store  *store.Store
+	server   *api.Server
+	cards    *card.Service
+	breakers *breaker.Service
+	store    *store.Store
+	tokens   *apiTokens
 }
 
 func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg card.Config) *cardsAPIFixture {
@@ -39,16 +41,35 @@ func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg car
 	st := openAPIStore(t, engine)
 	cards := card.NewService(cfg, card.Deps{Store: st.Cards(), Tx: st, Outbox: st.Outbox(), Clock: clock,
 		Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}})
-	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
-	api.RegisterCards(server, cards)
-	return &cardsAPIFixture{server: server, cards: cards, store: st}
+	breakers := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(),
+		Clock: clock, Room: "!jarvis:example.org"})
+	tokens := issueTokens(t, st, "worker")
+	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
+	api.RegisterCards(server, cards, breakers)
+	return &cardsAPIFixture{server: server, cards: cards, breakers: breakers, store: st, tokens: tokens}
 }
 
-// send makes a request with the agent token and the given headers.
+// tokenFor is the token of whoever makes a request: the worker moves cards
+// and asks questions, the orchestrator publishes, amends and reads.
+func (fx *cardsAPIFixture) tokenFor(method, path string) string {
+	if method == "POST" && (strings.HasSuffix(path, "/state") || strings.HasSuffix(path, "/needs-decision")) {
+		return fx.tokens.agent["worker"]
+	}
+	return fx.tokens.orchestrator
+}
+
+// send makes a request with the token of whoever makes it (tokenFor) and
+// the given headers.
 func (fx *cardsAPIFixture) send(t *testing.T, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
+	return fx.sendAs(t, fx.tokenFor(method, path), method, path, body, header)
+}
+
+// sendAs makes a request bearing token.
+func (fx *cardsAPIFixture) sendAs(t *testing.T, token, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+cardsToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -322,5 +343,74 @@ func wantField(field string) func(t *testing.T, body map[string]any) {
 		if body["field"] != field {
 			t.Errorf("field %v, want %s: %v", body["field"], field, body["error"])
 		}
+	}
+}
+
+// TestCardsAPIHaltedAgent: while the worker's breaker is open its claim,
+// its other state changes and its questions are refused with 423 naming
+// the breaker event, and change nothing; once it is resumed the claim goes
+// through.
+func TestCardsAPIHaltedAgent(t *testing.T) {
+	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
+	ctx := context.Background()
+	set := fx.send(t, "POST", "/api/cardsets", twoCards, map[string]string{api.IdempotencyKeyHeader: "halt-1"})
+	var published struct {
+		Cards []struct{ ID string } `json:"cards"`
+	}
+	if err := json.Unmarshal(set.Body.Bytes(), &published); err != nil || set.Code != 200 {
+		t.Fatalf("publish: %d %s", set.Code, set.Body.String())
+	}
+	schema := published.Cards[0].ID
+	ev, err := fx.breakers.Open(ctx, "worker", breaker.OpenInput{Severity: breaker.SeveritySafety, Reason: "drift", By: "aster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, path, body string }{
+		{"claim", "/api/cards/" + schema + "/state", `{"state": "claimed"}`},
+		{"cancel", "/api/cards/" + schema + "/state", `{"state": "cancelled"}`},
+		{"ask", "/api/cards/" + schema + "/needs-decision", `{"question": "Which?", "options": ["a", "b"], "checkpoint": {"branch": "b", "note": "n"}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := fx.call(t, "POST", tt.path, tt.body)
+			if code != http.StatusLocked || body["breaker_event"] != ev.ID || !strings.Contains(body["error"].(string), ev.ID) {
+				t.Fatalf("%d %v, want 423 naming %s", code, body, ev.ID)
+			}
+			state, err := fx.cards.StateOf(ctx, schema)
+			if err != nil || state != card.Published {
+				t.Errorf("card %s is %s (%v) after the refusal, want published", schema, state, err)
+			}
+		})
+	}
+	if _, err := fx.breakers.Reset(ctx, ev.ID, "@admin:example.org"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := fx.call(t, "POST", "/api/cards/"+schema+"/state", `{"state": "claimed"}`); code != 200 || body["state"] != "claimed" {
+		t.Errorf("claim after the reset: %d %v", code, body)
+	}
+}
+
+// TestCardsAPIRoles: a worker cannot publish or amend, an orchestrator
+// cannot move a card; each gets 403 naming the role needed.
+func TestCardsAPIRoles(t *testing.T) {
+	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
+	for _, tt := range []struct{ name, token, path, body, role string }{
+		{"a worker publishes", fx.tokens.agent["worker"], "/api/cardsets", twoCards, "orchestrator"},
+		{"a worker amends", fx.tokens.agent["worker"], "/api/cards/card_x/amendments", `{"kind": "clarification", "text": "x"}`, "orchestrator"},
+		{"an orchestrator claims", fx.tokens.orchestrator, "/api/cards/card_x/state", `{"state": "claimed"}`, "agent"},
+		{"a supervisor asks", fx.tokens.supervisor, "/api/cards/card_x/needs-decision", `{"question": "q"}`, "agent"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := fx.sendAs(t, tt.token, "POST", tt.path, tt.body, map[string]string{api.IdempotencyKeyHeader: "roles"})
+			var body map[string]any
+			_ = json.Unmarshal(rec.Body.Bytes(), &body)
+			roles, _ := body["needs_role"].([]any)
+			if rec.Code != http.StatusForbidden || len(roles) != 1 || roles[0] != tt.role {
+				t.Fatalf("%d %v, want 403 naming %s", rec.Code, body, tt.role)
+			}
+		})
+	}
+	var n int
+	if err := fx.store.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM card_set").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d sets stored by refused requests (%v)", n, err)
 	}
 }

@@ -4,13 +4,10 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -24,8 +21,6 @@ import (
 type Config struct {
 	// Listen is host:port; empty turns the API off.
 	Listen string
-	// AgentToken is the bearer token agents present.
-	AgentToken string
 }
 
 // Validate checks the config.
@@ -35,9 +30,6 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return core.Invalid("api.listen", "must be host:port: %v", err)
-	}
-	if len(c.AgentToken) < 16 {
-		return core.Invalid("api.agent_token", "must be at least 16 characters when the API is on")
 	}
 	return nil
 }
@@ -70,23 +62,20 @@ type Server struct {
 	log    zerolog.Logger
 	mux    *http.ServeMux
 	health HealthFunc
-	token  atomic.Pointer[string]
+	auth   Authenticator
 	srv    *http.Server
 }
 
 // New builds the server with /healthz and /metrics; the owners of other
-// routes add them with Handle or HandleAgent before Run.
-func New(cfg Config, log zerolog.Logger, health HealthFunc) *Server {
-	s := &Server{log: log.With().Str("component", "api").Logger(), mux: http.NewServeMux(), health: health}
-	s.SetAgentToken(cfg.AgentToken)
+// routes add them with Handle or HandleRole before Run. auth checks the
+// bearer tokens of the routes HandleRole registers.
+func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) *Server {
+	s := &Server{log: log.With().Str("component", "api").Logger(), mux: http.NewServeMux(), health: health, auth: auth}
 	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
 	s.Handle("GET /metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
 	s.srv = &http.Server{Addr: cfg.Listen, Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
 	return s
 }
-
-// SetAgentToken replaces the agents' bearer token (config reload).
-func (s *Server) SetAgentToken(token string) { s.token.Store(&token) }
 
 // Handler returns the server's routes, for tests with httptest.
 func (s *Server) Handler() http.Handler { return s.mux }
@@ -102,32 +91,6 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 		metrics.HTTPRequests.WithLabelValues(route, strconv.Itoa(rec.code)).Inc()
 	}))
 }
-
-// HandleAgent registers a route that needs the agent bearer token.
-func (s *Server) HandleAgent(pattern string, h http.Handler) {
-	s.Handle(pattern, s.requireAgent(h))
-}
-
-func (s *Server) requireAgent(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.AgentAuthorized(r) {
-			WriteError(w, r, core.ErrUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// AgentAuthorized reports whether the request carries the agent token,
-// compared in constant time.
-func (s *Server) AgentAuthorized(r *http.Request) bool {
-	want := *s.token.Load()
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
-}
-
-// AgentToken returns the current agent token (for HMAC checks).
-func (s *Server) AgentToken() string { return *s.token.Load() }
 
 func (s *Server) getHealth(w http.ResponseWriter, r *http.Request) {
 	state, err := s.health(r.Context())
