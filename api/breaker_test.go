@@ -41,7 +41,7 @@ func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
 		Room: "!ops:test", Admins: []string{"@alice:test"}})
 	tokens := issueTokens(t, st, "ani")
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
-	api.RegisterBreaker(server, svc)
+	api.RegisterBreaker(server, svc, nil)
 	return &breakerAPIFixture{server: server, svc: svc, store: st, tokens: tokens}
 }
 

@@ -38,12 +38,14 @@ type fleetAPI struct {
 }
 
 // actAs checks that agent is a configured agent (400 naming the field when
-// it is not) and that the request's credential reports for it (403).
-func (h *fleetAPI) actAs(ctx context.Context, agent string) error {
-	if _, err := h.fleet.LookupAgent("agent", agent); err != nil {
-		return err
+// it is not) and that the request's credential reports for it (403), and
+// returns the agent's name as configured.
+func (h *fleetAPI) actAs(ctx context.Context, agent string) (string, error) {
+	a, err := h.fleet.LookupAgent("agent", agent)
+	if err != nil {
+		return "", err
 	}
-	return actAs(ctx, agent)
+	return a.Name, actAs(ctx, agent)
 }
 
 // apiTime formats a time the way the protocol shows it: RFC 3339 in UTC.
@@ -103,7 +105,8 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("mii", "is required"))
 		return
 	}
-	if err := h.actAs(r.Context(), req.Agent); err != nil {
+	agent, err := h.actAs(r.Context(), req.Agent)
+	if err != nil {
 		WriteError(w, r, err)
 		return
 	}
@@ -117,7 +120,7 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 	resp := heartbeatResponse{OK: true, ReceivedAt: apiTime(receipt.ReceivedAt), NextExpectedBy: apiTime(receipt.NextExpectedBy),
 		BreakerState: breaker.Closed}
 	if h.breakers != nil {
-		st, err := h.breakers.Status(r.Context(), req.Agent)
+		st, err := h.breakers.Status(r.Context(), agent)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -175,11 +178,12 @@ func (h *fleetAPI) postJournal(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("signal_weight", "is required"))
 		return
 	}
-	if err := h.actAs(r.Context(), req.Agent); err != nil {
+	agent, err := h.actAs(r.Context(), req.Agent)
+	if err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	if err := checkNotHalted(r.Context(), h.breakers, req.Agent); err != nil {
+	if err := checkNotHalted(r.Context(), h.breakers, agent); err != nil {
 		WriteError(w, r, err)
 		return
 	}
@@ -259,7 +263,7 @@ func (h *fleetAPI) postAttestation(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	if err := h.actAs(r.Context(), req.Agent); err != nil {
+	if _, err := h.actAs(r.Context(), req.Agent); err != nil {
 		WriteError(w, r, err)
 		return
 	}

@@ -638,3 +638,26 @@ func TestFleetAPIHaltedAgent(t *testing.T) {
 		t.Errorf("%d journal rows, want 0", n)
 	}
 }
+
+// TestFleetAPIHaltedUnderAnySpelling: the supervisor opens the breaker of
+// "eve"; it holds the agent configured as EVE, whose journal entry is
+// refused and whose heartbeat says so.
+func TestFleetAPIHaltedUnderAnySpelling(t *testing.T) {
+	fx := newFleetAPIFixture(t)
+	api.RegisterBreaker(fx.server, fx.breakers, func(name string) string {
+		if a, err := fx.fleet.LookupAgent("agent", name); err == nil {
+			return a.Name
+		}
+		return name
+	})
+	code, opened := fx.call(t, "POST", "/api/breaker/eve/open", `{"severity": "safety", "reason": "drift"}`, "Bearer "+fx.tokens.supervisor)
+	if code != http.StatusCreated {
+		t.Fatalf("open: %d %v", code, opened)
+	}
+	if code, body := fx.call(t, "POST", "/api/agents/journal", jsonBody(journalBase, nil)); code != http.StatusLocked {
+		t.Errorf("EVE's journal while eve is halted: %d %v, want 423", code, body)
+	}
+	if code, body := fx.call(t, "POST", "/api/agents/heartbeat", jsonBody(heartbeatBase, map[string]any{"agent": "eve"})); code != http.StatusOK || body["breaker_state"] != "open" {
+		t.Errorf("heartbeat as eve: %d %v, want breaker_state open", code, body)
+	}
+}

@@ -41,11 +41,7 @@ func freeLoopbackPort(t *testing.T) int {
 // decodes the JSON answer.
 func (a agentAPI) call(t *testing.T, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	agent := ""
-	if m, ok := body.(map[string]any); ok {
-		agent, _ = m["agent"].(string)
-	}
-	return a.callWith(t, a.tokens.forRoute(method, path, agent), method, path, body)
+	return a.callWith(t, a.tokens.forRoute(method, path, body), method, path, body)
 }
 
 // callWith sends a request bearing token and decodes the JSON answer.

@@ -42,11 +42,7 @@ type cardAPI struct {
 // answer into out, failing the test unless the status is want.
 func (a cardAPI) call(method, path string, headers map[string]string, body any, want int, out any) {
 	a.t.Helper()
-	agent := ""
-	if m, ok := body.(map[string]any); ok {
-		agent, _ = m["agent"].(string)
-	}
-	token := a.tokens.forRoute(method, path, agent)
+	token := a.tokens.forRoute(method, path, body)
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)

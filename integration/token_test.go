@@ -49,10 +49,14 @@ func (j *jarvis) issueTokens(t testing.TB, agents ...string) roleTokens {
 	return tk
 }
 
-// forRoute is the token of whoever calls path about agent: the agent itself
-// for its reports and its cards' moves and questions (the worker when agent
-// is ""), the supervisor for breaker changes, the orchestrator for the rest.
-func (tk roleTokens) forRoute(method, path, agent string) string {
+// forRoute is the token of whoever sends body to path: the agent the body
+// names for its reports, the worker for card moves and questions, the
+// supervisor for breaker changes, the orchestrator for the rest.
+func (tk roleTokens) forRoute(method, path string, body any) string {
+	agent := ""
+	if m, ok := body.(map[string]any); ok {
+		agent, _ = m["agent"].(string)
+	}
 	switch {
 	case strings.HasPrefix(path, "/api/agents/") && method == "POST",
 		path == "/api/attestations", path == "/api/vault/seal/attest",
