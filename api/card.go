@@ -148,16 +148,18 @@ type cardJSON struct {
 	RatifiedRevision int      `json:"ratified_revision,omitempty"`
 	State            string   `json:"state"`
 	StateNote        string   `json:"state_note,omitempty"`
-	Revision         int      `json:"revision"`
-	CreatedAt        string   `json:"created_at"`
-	UpdatedAt        string   `json:"updated_at"`
+	// Worker is the agent working the card, if one claimed it.
+	Worker    string `json:"worker,omitempty"`
+	Revision  int    `json:"revision"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
 }
 
 func toCardJSON(c card.Card) cardJSON {
 	return cardJSON{ID: c.ID, SetID: c.SetID, Ref: c.Ref, Goal: c.Spec.Goal, Acceptance: nonNilStrings(c.Spec.Acceptance),
 		Priority: string(c.Priority), SpecPriority: string(c.Spec.Priority), DependsOn: nonNilStrings(c.Spec.DependsOn),
 		Budget: c.Spec.Budget, Author: c.Author, RatifiedBy: c.RatifiedBy, RatifiedRevision: c.RatifiedRevision,
-		State: string(c.State), StateNote: c.StateNote, Revision: c.Revision, CreatedAt: apiTime(c.CreatedAt),
+		State: string(c.State), StateNote: c.StateNote, Worker: c.Worker, Revision: c.Revision, CreatedAt: apiTime(c.CreatedAt),
 		UpdatedAt: apiTime(c.UpdatedAt)}
 }
 
@@ -289,7 +291,8 @@ func (h *cardsAPI) postState(w http.ResponseWriter, r *http.Request) {
 	if !h.unlessHalted(w, r) {
 		return
 	}
-	card, err := h.cards.SetState(r.Context(), r.PathValue("id"), card.State(req.State), req.Note)
+	p, _ := PrincipalOf(r.Context())
+	card, err := h.cards.SetStateAs(r.Context(), p.Agent, r.PathValue("id"), card.State(req.State), req.Note)
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -354,7 +357,8 @@ func (h *cardsAPI) postNeedsDecision(w http.ResponseWriter, r *http.Request) {
 		}
 		in.Deadline = deadline
 	}
-	d, err := h.cards.RaiseDecision(r.Context(), r.PathValue("id"), in)
+	p, _ := PrincipalOf(r.Context())
+	d, err := h.cards.RaiseDecisionAs(r.Context(), p.Agent, r.PathValue("id"), in)
 	if err != nil {
 		WriteError(w, r, err)
 		return

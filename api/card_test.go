@@ -43,7 +43,7 @@ func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg car
 		Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}})
 	breakers := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(),
 		Clock: clock, Room: "!jarvis:example.org"})
-	tokens := issueTokens(t, st, "worker")
+	tokens := issueTokens(t, st, "worker", "other")
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
 	api.RegisterCards(server, cards, breakers)
 	return &cardsAPIFixture{server: server, cards: cards, breakers: breakers, store: st, tokens: tokens}
@@ -412,5 +412,47 @@ func TestCardsAPIRoles(t *testing.T) {
 	var n int
 	if err := fx.store.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM card_set").Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d sets stored by refused requests (%v)", n, err)
+	}
+}
+
+// TestCardsAPIWorkerOwnsItsCard: once the worker claims a card, another
+// agent can neither move it nor ask about it (403, nothing changes); when
+// the worker releases it, any agent may claim it.
+func TestCardsAPIWorkerOwnsItsCard(t *testing.T) {
+	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
+	ctx := context.Background()
+	set := fx.send(t, "POST", "/api/cardsets", twoCards, map[string]string{api.IdempotencyKeyHeader: "own-1"})
+	var published struct {
+		Cards []struct{ ID string } `json:"cards"`
+	}
+	if err := json.Unmarshal(set.Body.Bytes(), &published); err != nil || set.Code != 200 {
+		t.Fatalf("publish: %d %s", set.Code, set.Body.String())
+	}
+	schema := published.Cards[0].ID
+	if code, body := fx.call(t, "POST", "/api/cards/"+schema+"/state", `{"state": "claimed"}`); code != 200 || body["worker"] != "worker" {
+		t.Fatalf("the worker's claim: %d %v, want 200 with worker set", code, body)
+	}
+	other := fx.tokens.agent["other"]
+	for _, tt := range []struct{ name, path, body string }{
+		{"finish it", "/api/cards/" + schema + "/state", `{"state": "in_progress"}`},
+		{"release it", "/api/cards/" + schema + "/state", `{"state": "published"}`},
+		{"ask about it", "/api/cards/" + schema + "/needs-decision", `{"question": "Which?", "options": ["a", "b"], "checkpoint": {"branch": "b", "note": "n"}}`},
+	} {
+		t.Run("another agent tries to "+tt.name, func(t *testing.T) {
+			rec := fx.sendAs(t, other, "POST", tt.path, tt.body, nil)
+			if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "worked by worker") {
+				t.Fatalf("%d %s, want 403 saying the card is worked by worker", rec.Code, rec.Body.String())
+			}
+			got, err := fx.cards.Get(ctx, schema)
+			if err != nil || got.State != card.Claimed || got.Worker != "worker" || len(got.Decisions) != 0 {
+				t.Errorf("card after the refusal: %s by %q, %d questions (%v)", got.State, got.Worker, len(got.Decisions), err)
+			}
+		})
+	}
+	if code, body := fx.call(t, "POST", "/api/cards/"+schema+"/state", `{"state": "published"}`); code != 200 || body["worker"] != nil {
+		t.Fatalf("the worker releases it: %d %v", code, body)
+	}
+	if rec := fx.sendAs(t, other, "POST", "/api/cards/"+schema+"/state", `{"state": "claimed"}`, nil); rec.Code != 200 {
+		t.Errorf("another agent claims the released card: %d %s", rec.Code, rec.Body.String())
 	}
 }

@@ -1,4 +1,4 @@
--- v12: API credentials per agent and per role, and seen attestation signatures
+-- v12: API credentials per agent and per role, seen attestation signatures, card workers
 -- A bearer token of the HTTP API, kept as the hex SHA-256 of the token; an
 -- agent credential also keeps the key that verifies its attestations
 -- (HMAC-SHA256 of the token), never the token.
@@ -19,3 +19,7 @@ CREATE TABLE attestation_signature (
 	agent      TEXT   NOT NULL,
 	seen_at    BIGINT NOT NULL
 );
+
+-- The agent that claimed a card and works it; '' while nobody does. Only
+-- it may move the card or ask about it.
+ALTER TABLE card ADD COLUMN worker TEXT NOT NULL DEFAULT '';
