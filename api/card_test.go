@@ -353,14 +353,7 @@ func wantField(field string) func(t *testing.T, body map[string]any) {
 func TestCardsAPIHaltedAgent(t *testing.T) {
 	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
 	ctx := context.Background()
-	set := fx.send(t, "POST", "/api/cardsets", twoCards, map[string]string{api.IdempotencyKeyHeader: "halt-1"})
-	var published struct {
-		Cards []struct{ ID string } `json:"cards"`
-	}
-	if err := json.Unmarshal(set.Body.Bytes(), &published); err != nil || set.Code != 200 {
-		t.Fatalf("publish: %d %s", set.Code, set.Body.String())
-	}
-	schema := published.Cards[0].ID
+	schema := fx.publishTwoCards(t, "halt-1")
 	ev, err := fx.breakers.Open(ctx, "worker", breaker.OpenInput{Severity: breaker.SeveritySafety, Reason: "drift", By: "aster"})
 	if err != nil {
 		t.Fatal(err)
@@ -421,14 +414,7 @@ func TestCardsAPIRoles(t *testing.T) {
 func TestCardsAPIWorkerOwnsItsCard(t *testing.T) {
 	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
 	ctx := context.Background()
-	set := fx.send(t, "POST", "/api/cardsets", twoCards, map[string]string{api.IdempotencyKeyHeader: "own-1"})
-	var published struct {
-		Cards []struct{ ID string } `json:"cards"`
-	}
-	if err := json.Unmarshal(set.Body.Bytes(), &published); err != nil || set.Code != 200 {
-		t.Fatalf("publish: %d %s", set.Code, set.Body.String())
-	}
-	schema := published.Cards[0].ID
+	schema := fx.publishTwoCards(t, "own-1")
 	if code, body := fx.call(t, "POST", "/api/cards/"+schema+"/state", `{"state": "claimed"}`); code != 200 || body["worker"] != "worker" {
 		t.Fatalf("the worker's claim: %d %v, want 200 with worker set", code, body)
 	}
@@ -455,4 +441,18 @@ func TestCardsAPIWorkerOwnsItsCard(t *testing.T) {
 	if rec := fx.sendAs(t, other, "POST", "/api/cards/"+schema+"/state", `{"state": "claimed"}`, nil); rec.Code != 200 {
 		t.Errorf("another agent claims the released card: %d %s", rec.Code, rec.Body.String())
 	}
+}
+
+// publishTwoCards publishes twoCards as the orchestrator under key and
+// returns the id of the first card (schema).
+func (fx *cardsAPIFixture) publishTwoCards(t *testing.T, key string) string {
+	t.Helper()
+	set := fx.send(t, "POST", "/api/cardsets", twoCards, map[string]string{api.IdempotencyKeyHeader: key})
+	var published struct {
+		Cards []struct{ ID string } `json:"cards"`
+	}
+	if err := json.Unmarshal(set.Body.Bytes(), &published); err != nil || set.Code != 200 {
+		t.Fatalf("publish: %d %s", set.Code, set.Body.String())
+	}
+	return published.Cards[0].ID
 }

@@ -313,12 +313,7 @@ func (a *App) initAPI() {
 		return
 	}
 	a.api = api.New(a.cfg.API, a.log, a.health, a.credentials)
-	api.RegisterBreaker(a.api, a.breakers, func(name string) string {
-		if agent, err := a.fleet.LookupAgent("agent", name); err == nil {
-			return agent.Name
-		}
-		return name
-	})
+	api.RegisterBreaker(a.api, a.breakers, a.fleet.AgentName)
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
