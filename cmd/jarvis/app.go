@@ -21,6 +21,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -81,11 +82,12 @@ type App struct {
 	lease *lease.Lease
 	room  string
 
-	breakers  *breaker.Service
-	cards     *card.Service
-	fleet     *fleet.Service
-	tripwires *tripwire.Service
-	router    *wake.Router
+	breakers    *breaker.Service
+	cards       *card.Service
+	credentials *credential.Service
+	fleet       *fleet.Service
+	tripwires   *tripwire.Service
+	router      *wake.Router
 	// api is nil when api.listen is empty.
 	api *api.Server
 
@@ -200,6 +202,7 @@ func (a *App) initServices() error {
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
 		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
+	a.credentials = credential.NewService(credential.Deps{Store: st.Credentials(), Clock: clock, Agents: a.agentNames})
 	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
 		OnChange: func(context.Context) {
@@ -290,14 +293,17 @@ func (a *App) initCommands() {
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
-		Tripwires: a.tripwires, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: func() []string {
-			agents := a.fleet.Agents()
-			names := make([]string, len(agents))
-			for i, agent := range agents {
-				names[i] = agent.Name
-			}
-			return names
-		}})
+		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames})
+}
+
+// agentNames lists the fleet's agents by name.
+func (a *App) agentNames() []string {
+	agents := a.fleet.Agents()
+	names := make([]string, len(agents))
+	for i, agent := range agents {
+		names[i] = agent.Name
+	}
+	return names
 }
 
 // initAPI builds the HTTP API with /healthz and every feature's routes,
@@ -306,11 +312,11 @@ func (a *App) initAPI() {
 	if a.cfg.API.Listen == "" {
 		return
 	}
-	a.api = api.New(a.cfg.API, a.log, a.health)
-	api.RegisterBreaker(a.api, a.breakers)
-	api.RegisterFleet(a.api, a.fleet)
+	a.api = api.New(a.cfg.API, a.log, a.health, a.credentials)
+	api.RegisterBreaker(a.api, a.breakers, a.fleet.AgentName)
+	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
-	api.RegisterCards(a.api, a.cards)
+	api.RegisterCards(a.api, a.cards, a.breakers)
 }
 
 // health is the state /healthz shows.
@@ -431,11 +437,9 @@ func (a *App) whileLeader(fn func()) func() {
 }
 
 // reload applies what a reloaded configuration may change without a
-// restart: the agents' token and the fleet's agents.
+// restart: the fleet's agents. (API credentials live in the store: see
+// `jarvis token`.)
 func (a *App) reload(next *Config) {
-	if a.api != nil {
-		a.api.SetAgentToken(next.API.AgentToken)
-	}
 	if err := a.fleet.SetConfig(next.Fleet); err != nil {
 		a.log.Err(err).Msg("Failed to reload the fleet's agents")
 	}

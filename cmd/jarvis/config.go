@@ -111,6 +111,9 @@ func LoadConfig(path string) (*Config, error) {
 			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
+	if v.IsSet("api.agent_token") {
+		return nil, fmt.Errorf("config: %w", errSharedAgentToken)
+	}
 	var cfg Config
 	err = v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.ErrorUnused = true
@@ -126,6 +129,13 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	return &cfg, nil
 }
+
+// errSharedAgentToken refuses a configuration that still sets the one
+// shared agent token of earlier versions.
+var errSharedAgentToken = core.Invalid("api.agent_token",
+	"is gone: every agent and role now has its own token. Remove api.agent_token, then issue tokens with "+
+		"`jarvis token issue --config FILE --role agent --agent NAME` (one per agent), `--role supervisor` and "+
+		"`--role orchestrator`, and give each agent its own (see \"Upgrading a workspace\" in the README)")
 
 // exampleMark, as the line comment of a key or its value in
 // config.example.yaml, says the value only shows what to write: the key

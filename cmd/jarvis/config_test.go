@@ -108,7 +108,6 @@ func TestExampleConfigLoads(t *testing.T) {
 func TestEnvironmentOverrides(t *testing.T) {
 	t.Setenv("JARVIS_BOT_COMMAND_PREFIX", "?")
 	t.Setenv("JARVIS_API_LISTEN", "127.0.0.1:9000")
-	t.Setenv("JARVIS_API_AGENT_TOKEN", "a-long-enough-agent-token")
 	t.Setenv("JARVIS_BOT_ADMINS", "@a:example.org,@b:example.org")
 	t.Setenv("JARVIS_API_RATE_LIMIT_ADDRESS_PER_SECOND", "2.5")
 	cfg, err := LoadConfig(writeConfig(t, minimalConfig))
@@ -212,7 +211,7 @@ func TestSnakeCase(t *testing.T) {
 }
 
 func TestInvalidConfigNamesTheKey(t *testing.T) {
-	const apiOn = "api:\n  listen: 127.0.0.1:9000\n  agent_token: a-long-enough-agent-token\n"
+	const apiOn = "api:\n  listen: 127.0.0.1:9000\n"
 	tests := []struct {
 		name, change, key string
 	}{
@@ -227,8 +226,9 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"unknown store", "store:\n  type: oracle\n", "store.type"},
 		{"bad log level", "logging:\n  level: loud\n", "logging.level"},
 		{"bad log format", "logging:\n  format: xml\n", "logging.format"},
-		{"api without token", "api:\n  listen: 127.0.0.1:9000\n", "api.agent_token"},
-		{"api bad listen", "api:\n  listen: nine\n  agent_token: a-long-enough-agent-token\n", "api.listen"},
+		{"api with the shared agent token", "api:\n  listen: 127.0.0.1:9000\n  agent_token: a-long-enough-agent-token\n", "api.agent_token"},
+		{"api with an empty shared agent token", "api:\n  agent_token: \"\"\n", "api.agent_token"},
+		{"api bad listen", "api:\n  listen: nine\n", "api.listen"},
 		{"api without read timeout", apiOn + "  read_timeout: 0s\n", "api.read_timeout"},
 		{"api without connections", apiOn + "  max_connections: 0\n", "api.max_connections"},
 		{"api tiny header limit", apiOn + "  max_header_bytes: 100\n", "api.max_header_bytes"},
@@ -368,4 +368,16 @@ func budgetOf(c card.Config) map[card.Priority]card.BudgetRule {
 		out[card.Priority(strings.ToUpper(k))] = r
 	}
 	return out
+}
+
+// TestSharedAgentTokenRefused: the one shared agent token of earlier
+// versions, in the file or the environment, stops start-up with a message
+// saying how to issue tokens instead.
+func TestSharedAgentTokenRefused(t *testing.T) {
+	t.Setenv("JARVIS_API_AGENT_TOKEN", "a-long-enough-agent-token")
+	_, err := LoadConfig(writeConfig(t, minimalConfig))
+	var fe *core.FieldError
+	if !errors.As(err, &fe) || fe.Field != "api.agent_token" || !strings.Contains(err.Error(), "jarvis token issue") {
+		t.Errorf("LoadConfig = %v, want api.agent_token refused, saying to use `jarvis token issue`", err)
+	}
 }
