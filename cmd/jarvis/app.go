@@ -94,8 +94,8 @@ type App struct {
 	// re-evaluating loop, wakeKick the wake router's.
 	changedMu sync.Mutex
 	changed   map[string]bool
-	kick      chan struct{}
-	wakeKick  chan struct{}
+	kick      trigger
+	wakeKick  trigger
 	// restart is `!sys restart`, asked once.
 	restart chan struct{}
 	// lastTick is the evaluator's last pass, for `!sys status`.
@@ -117,8 +117,8 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 		started:    time.Now(),
 		clock:      core.SystemClock{},
 		changed:    map[string]bool{},
-		kick:       make(chan struct{}, 1),
-		wakeKick:   make(chan struct{}, 1),
+		kick:       newTrigger(),
+		wakeKick:   newTrigger(),
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs)
@@ -447,30 +447,16 @@ func (a *App) sourcesChanged(kinds ...string) {
 		a.changed[k] = true
 	}
 	a.changedMu.Unlock()
-	poke(a.kick)
+	a.kick.ask()
 }
 
 // askWake asks the wake router to reconcile soon.
-func (a *App) askWake() { poke(a.wakeKick) }
-
-// poke wakes the loop reading kick, or leaves it be when it is woken
-// already: asks made while the loop works come to one more round.
-func poke(kick chan struct{}) {
-	select {
-	case kick <- struct{}{}:
-	default:
-	}
-}
+func (a *App) askWake() { a.wakeKick.ask() }
 
 // reevaluateLoop re-evaluates the tripwires that read the kinds that
 // changed, once per round whatever the number of changes.
 func (a *App) reevaluateLoop(ctx context.Context) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-a.kick:
-		}
+	rounds(ctx, a.kick, nil, func() {
 		a.changedMu.Lock()
 		kinds := make([]string, 0, len(a.changed))
 		for k := range a.changed {
@@ -482,7 +468,8 @@ func (a *App) reevaluateLoop(ctx context.Context) error {
 		if _, err := a.tripwires.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
 		}
-	}
+	})
+	return nil
 }
 
 // wakeLoop reconciles the wake router every wakeInterval and when asked,
@@ -490,18 +477,10 @@ func (a *App) reevaluateLoop(ctx context.Context) error {
 func (a *App) wakeLoop(ctx context.Context) error {
 	ticker := time.NewTicker(wakeInterval)
 	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		case <-a.wakeKick:
-		}
-		if !a.leader() {
-			continue
-		}
+	rounds(ctx, a.wakeKick, ticker.C, a.whileLeader(func() {
 		if _, err := a.router.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Msg("Wake router failed to reconcile")
 		}
-	}
+	}))
+	return nil
 }
