@@ -23,6 +23,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
@@ -44,6 +45,9 @@ const (
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
+	// retentionInterval is how often rows past their retention window are
+	// deleted.
+	retentionInterval = time.Hour
 	// restartDrainTimeout is how long `!sys restart` waits for the outbox
 	// to empty before it restarts anyway.
 	restartDrainTimeout = 15 * time.Second
@@ -86,6 +90,7 @@ type App struct {
 	fleet     *fleet.Service
 	tripwires *tripwire.Service
 	router    *wake.Router
+	retention *retention.Service
 	// api is nil when api.listen is empty.
 	api *api.Server
 
@@ -96,10 +101,15 @@ type App struct {
 	changed   map[string]bool
 	kick      trigger
 	wakeKick  trigger
+	// pruneKick asks for a retention pass, when the lease is gained: a
+	// Jarvis restarted more often than retentionInterval still prunes.
+	pruneKick trigger
 	// restart is `!sys restart`, asked once.
 	restart chan struct{}
 	// lastTick is the evaluator's last pass, for `!sys status`.
 	lastTick atomic.Pointer[tickSummary]
+	// lastRetention is the retention loop's last pass, for `!sys status`.
+	lastRetention atomic.Pointer[retention.Report]
 }
 
 // NewApp loads the configuration, opens the store (upgrading it), logs in
@@ -119,6 +129,7 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 		changed:    map[string]bool{},
 		kick:       newTrigger(),
 		wakeKick:   newTrigger(),
+		pruneKick:  newTrigger(),
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs)
@@ -247,6 +258,7 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
+	a.retention = retention.New(a.cfg.Retention, st, clock)
 	return nil
 }
 
@@ -348,6 +360,7 @@ func (a *App) Run(ctx context.Context) error {
 			a.leaseChanged(ctx, held, epoch)
 			if held {
 				a.askWake()
+				a.pruneKick.ask()
 			}
 		})
 		return nil
@@ -394,6 +407,7 @@ func (a *App) Run(ctx context.Context) error {
 		}))
 		return nil
 	})
+	g.Go(func() error { return a.retentionLoop(ctx) })
 	g.Go(func() error {
 		reloadOnHangup(ctx, a.log, a.configPath, a.reload)
 		return nil
@@ -452,6 +466,28 @@ func (a *App) sourcesChanged(kinds ...string) {
 
 // askWake asks the wake router to reconcile soon.
 func (a *App) askWake() { a.wakeKick.ask() }
+
+// retentionLoop deletes what is past its retention window every
+// retentionInterval and when the lease is gained, while this Jarvis holds
+// the lease, and keeps each pass's report for `!sys status`.
+func (a *App) retentionLoop(ctx context.Context) error {
+	ticker := time.NewTicker(retentionInterval)
+	defer ticker.Stop()
+	rounds(ctx, a.pruneKick, ticker.C, a.whileLeader(func() {
+		r := a.retention.Pass(ctx)
+		a.lastRetention.Store(&r)
+		if r.Err != nil && ctx.Err() == nil {
+			a.log.Err(r.Err).Int("removed", r.Removed()).Msg("Retention pass failed")
+			return
+		}
+		level := zerolog.DebugLevel
+		if r.Removed() > 0 {
+			level = zerolog.InfoLevel
+		}
+		a.log.WithLevel(level).Interface("report", r).Msg("Retention pass")
+	}))
+	return nil
+}
 
 // reevaluateLoop re-evaluates the tripwires that read the kinds that
 // changed, once per round whatever the number of changes.
