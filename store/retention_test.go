@@ -115,7 +115,7 @@ func TestRetentionWindows(t *testing.T) {
 	}
 
 	f.clock.Set(now)
-	r := retention.New(retentionWindows, s, f.clock).Pass(ctx)
+	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.clock}).Pass(ctx)
 	if r.Err != nil {
 		t.Fatalf("Pass() error = %v", r.Err)
 	}
@@ -220,7 +220,7 @@ func TestRetentionHandledEventsAfterALongStop(t *testing.T) {
 		}
 	}
 	f.clock.Set(stopped.Add(10 * window))
-	r := retention.New(retentionWindows, s, f.clock).Pass(ctx)
+	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.clock}).Pass(ctx)
 	if r.Err != nil || r.Events != 1 {
 		t.Fatalf("Pass() = %+v, want one handled event removed", r)
 	}
@@ -250,7 +250,7 @@ func TestRetentionBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := retention.New(retentionWindows, s, f.clock).Pass(ctx)
+	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.clock}).Pass(ctx)
 	if r.Err != nil || r.LinkCodes != backlog {
 		t.Fatalf("Pass() = %+v, want %d link codes removed", r, backlog)
 	}

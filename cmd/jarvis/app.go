@@ -258,7 +258,7 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
-	a.retention = retention.New(a.cfg.Retention, st, clock)
+	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock})
 	return nil
 }
 

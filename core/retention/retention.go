@@ -99,21 +99,26 @@ type Report struct {
 
 // Service runs retention passes.
 type Service struct {
-	cfg   Config
-	store Store
-	clock core.Clock
+	cfg  Config
+	deps Deps
+}
+
+// Deps are what the service works with.
+type Deps struct {
+	Store Store
+	Clock core.Clock
 }
 
 // New builds the service.
-func New(cfg Config, store Store, clock core.Clock) *Service {
-	return &Service{cfg: cfg, store: store, clock: clock}
+func New(cfg Config, deps Deps) *Service {
+	return &Service{cfg: cfg, deps: deps}
 }
 
 // Pass deletes everything past its window, batch by batch, and reports
 // how many rows of each kind went. It stops at the first error or when
 // ctx ends, reporting what it removed until then.
 func (s *Service) Pass(ctx context.Context) Report {
-	now := s.clock.Now()
+	now := s.deps.Clock.Now()
 	r := Report{At: now}
 	kinds := []struct {
 		name  string
@@ -121,22 +126,22 @@ func (s *Service) Pass(ctx context.Context) Report {
 		prune func(limit int) (int, error)
 	}{
 		{"sent notices", &r.Notices, func(limit int) (int, error) {
-			return s.store.PruneSentNotices(ctx, now.Add(-s.cfg.Outbox), limit)
+			return s.deps.Store.PruneSentNotices(ctx, now.Add(-s.cfg.Outbox), limit)
 		}},
 		{"handled events", &r.Events, func(limit int) (int, error) {
-			return s.store.PruneHandledEvents(ctx, now.Add(-s.cfg.Events), s.cfg.Events, limit)
+			return s.deps.Store.PruneHandledEvents(ctx, now.Add(-s.cfg.Events), s.cfg.Events, limit)
 		}},
 		{"confirmations", &r.Pending, func(limit int) (int, error) {
-			return s.store.PrunePending(ctx, now.Add(-s.cfg.Pending), limit)
+			return s.deps.Store.PrunePending(ctx, now.Add(-s.cfg.Pending), limit)
 		}},
 		{"link codes", &r.LinkCodes, func(limit int) (int, error) {
-			return s.store.PruneLinkCodes(ctx, now, limit)
+			return s.deps.Store.PruneLinkCodes(ctx, now, limit)
 		}},
 		{"agent journal", &r.Journal, func(limit int) (int, error) {
-			return s.store.PruneAgentJournal(ctx, now.Add(-s.cfg.Journal), limit)
+			return s.deps.Store.PruneAgentJournal(ctx, now.Add(-s.cfg.Journal), limit)
 		}},
 		{"deleted tripwires", &r.Tripwires, func(limit int) (int, error) {
-			return s.store.PruneDeletedTripwires(ctx, now.Add(-s.cfg.Deleted), limit)
+			return s.deps.Store.PruneDeletedTripwires(ctx, now.Add(-s.cfg.Deleted), limit)
 		}},
 	}
 	for _, k := range kinds {

@@ -52,7 +52,7 @@ func TestPassEmptiesEveryBacklogWithItsOwnWindow(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	f := &fakeStore{cutoffs: map[string]time.Time{}, backlog: map[string]int{
 		"outbox": 2*Batch + 7, "events": Batch, "pending": 1, "links": 0, "journal": Batch - 1, "deleted": 3}}
-	r := New(testConfig, f, coretest.NewClock(now)).Pass(context.Background())
+	r := New(testConfig, Deps{Store: f, Clock: coretest.NewClock(now)}).Pass(context.Background())
 	want := Report{At: now, Notices: 2*Batch + 7, Events: Batch, Pending: 1, Journal: Batch - 1, Tripwires: 3}
 	if r != want {
 		t.Errorf("Pass() = %+v, want %+v", r, want)
@@ -73,7 +73,7 @@ func TestPassEmptiesEveryBacklogWithItsOwnWindow(t *testing.T) {
 func TestPassStopsAtAnError(t *testing.T) {
 	boom := errors.New("disk I/O error")
 	f := &fakeStore{cutoffs: map[string]time.Time{}, fail: boom, backlog: map[string]int{"outbox": 2, "deleted": 3}}
-	r := New(testConfig, f, coretest.NewClock(time.Now())).Pass(context.Background())
+	r := New(testConfig, Deps{Store: f, Clock: coretest.NewClock(time.Now())}).Pass(context.Background())
 	if !errors.Is(r.Err, boom) || r.Notices != 2 || r.Journal != 1 || r.Tripwires != 0 || r.Removed() != 3 {
 		t.Errorf("Pass() = %+v, want it to stop at the journal's error after 3 rows", r)
 	}
