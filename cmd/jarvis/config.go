@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -45,6 +46,7 @@ type Config struct {
 	Cards      card.Config
 	Bridges    bridge.Config
 	Chat       ChatConfig
+	Retention  retention.Config
 }
 
 // HomeserverConfig says where the homeserver is.
@@ -244,7 +246,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
@@ -80,6 +81,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 			{Name: "signal", Users: "@signal_*"}, {Name: "discord", Users: "@discord_*"}})},
 		{"sources.snapshot.kinds", fmt.Sprint(len(cfg.Sources.Snapshot.Kinds)), "3"},
 		{"sources.url_fetch.max_bytes", fmt.Sprint(cfg.Sources.URLFetch.MaxBytes), "262144"},
+		{"retention", fmt.Sprint(cfg.Retention), fmt.Sprint(retention.Config{Outbox: 720 * time.Hour, Events: 720 * time.Hour,
+			Pending: 168 * time.Hour, Journal: 2160 * time.Hour, Deleted: 720 * time.Hour})},
 		// Values marked "# example" in config.example.yaml are no defaults.
 		{"bot.admins", fmt.Sprint(cfg.Bot.Admins), "[]"},
 		{"bot.access_token", cfg.Bot.AccessToken, ""},
@@ -242,6 +245,11 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad bridge pattern", "bridges:\n  networks: [{name: telegram, users: \"telegram\"}]\n", "bridges.networks[0].users"},
 		{"bad relay bot", "bridges:\n  relay_bots: [\"relaybot\"]\n", "bridges.relay_bots[0]"},
 		{"negative half-open timeout", "breaker:\n  half_open_timeout: -1s\n", "breaker.half_open_timeout"},
+		{"outbox retention too short", "retention:\n  outbox: 30m\n", "retention.outbox"},
+		{"handled events kept too briefly", "retention:\n  events: 12h\n", "retention.events"},
+		{"pending retention zero", "retention:\n  pending: 0s\n", "retention.pending"},
+		{"journal retention negative", "retention:\n  journal: -1h\n", "retention.journal"},
+		{"deleted retention too short", "retention:\n  deleted: 59m\n", "retention.deleted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
