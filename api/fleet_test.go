@@ -318,14 +318,14 @@ const (
 )
 
 // sign signs an attestation as the bearer of token does.
-func sign(token, agent, subject, verdict string) string {
-	return credential.SignAttestation(credential.SigningKey(token), agent, subject, subjectHash, verdict, attestedAt)
+func sign(token, agent, subject, verdict, rationale string) string {
+	return credential.SignAttestation(credential.SigningKey(token), agent, subject, subjectHash, verdict, attestedAt, rationale)
 }
 
 func (fx *fleetAPIFixture) attestationBody(agent, verdict, rationale, posture string, edits map[string]any) string {
 	base := map[string]any{
 		"seal_id": "seal-C-284-001", "agent": agent, "verdict": verdict, "rationale": rationale, "timestamp": attestedAt,
-		"signature": sign(fx.tokens.agent[agent], agent, "seal-C-284-001", verdict),
+		"signature": sign(fx.tokens.agent[agent], agent, "seal-C-284-001", verdict, rationale),
 	}
 	if posture != "" {
 		base["posture"] = posture
@@ -336,7 +336,7 @@ func (fx *fleetAPIFixture) attestationBody(agent, verdict, rationale, posture st
 func TestAttestationAPI(t *testing.T) {
 	fx := newFleetAPIFixture(t)
 	good := fx.attestationBody("EVE", "pass", "Reserve math checks out.", "", nil)
-	sig := sign(fx.tokens.agent["EVE"], "EVE", "seal-C-284-001", "pass")
+	sig := sign(fx.tokens.agent["EVE"], "EVE", "seal-C-284-001", "pass", "Reserve math checks out.")
 	flipped := []byte(sig)
 	if flipped[0] == '0' {
 		flipped[0] = '1'
@@ -419,7 +419,7 @@ func TestAttestationAPIAfterTokenRotation(t *testing.T) {
 	if code, _ := fx.call(t, "POST", "/api/attestations", oldSigned, "Bearer "+rotated); code != http.StatusUnauthorized {
 		t.Errorf("new bearer token, signature with the old one: status %d, want 401", code)
 	}
-	newSigned := fx.attestationBody("EVE", "pass", "ok", "", map[string]any{"signature": sign(rotated, "EVE", "seal-C-284-001", "pass")})
+	newSigned := fx.attestationBody("EVE", "pass", "ok", "", map[string]any{"signature": sign(rotated, "EVE", "seal-C-284-001", "pass", "ok")})
 	if code, body := fx.call(t, "POST", "/api/attestations", newSigned, "Bearer "+rotated); code != http.StatusOK {
 		t.Errorf("new token and signature: status %d %v, want 200", code, body)
 	}
@@ -518,7 +518,7 @@ func TestFleetAPIAgentsReportForThemselves(t *testing.T) {
 		{"heartbeat as ZEUS", "/api/agents/heartbeat", jsonBody(heartbeatBase, map[string]any{"agent": "ZEUS"}), eve, "EVE"},
 		{"journal as ZEUS", "/api/agents/journal", jsonBody(journalBase, map[string]any{"agent": "ZEUS"}), eve, "EVE"},
 		{"attestation as ZEUS, signed with EVE's key", "/api/attestations",
-			fx.attestationBody("ZEUS", "pass", "ok", "", map[string]any{"signature": sign(fx.tokens.agent["EVE"], "ZEUS", "seal-C-284-001", "pass")}), eve, "EVE"},
+			fx.attestationBody("ZEUS", "pass", "ok", "", map[string]any{"signature": sign(fx.tokens.agent["EVE"], "ZEUS", "seal-C-284-001", "pass", "ok")}), eve, "EVE"},
 		{"heartbeat with the orchestrator's token", "/api/agents/heartbeat", jsonBody(heartbeatBase, nil), "Bearer " + fx.tokens.orchestrator, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -561,7 +561,7 @@ func TestAttestationAPIReplayAndRetarget(t *testing.T) {
 	if code, body := fx.call(t, "POST", "/api/attestations", first); code != http.StatusOK {
 		t.Fatalf("first attestation: %d %v", code, body)
 	}
-	sig := sign(fx.tokens.agent["EVE"], "EVE", "seal-C-284-001", "pass")
+	sig := sign(fx.tokens.agent["EVE"], "EVE", "seal-C-284-001", "pass", "ok")
 	for _, tt := range []struct {
 		name string
 		body string
@@ -591,14 +591,14 @@ func TestAttestationAPIReplayAndRetarget(t *testing.T) {
 // openssl, independently of Jarvis:
 //
 //	key=$(printf '%s' 'jarvis attestation key v1' | openssl dgst -sha256 -hmac "$TOKEN")
-//	printf 'jarvis-attestation-v1\nEVE\nseal-C-284-001\nsha256:5eal\npass\n2026-04-17T00:00:00Z' |
+//	printf 'jarvis-attestation-v1\nEVE\nseal-C-284-001\nsha256:5eal\npass\n2026-04-17T00:00:00Z\nReserve math checks out.' |
 //	    openssl dgst -sha256 -mac HMAC -macopt hexkey:$key
 func TestAttestationAPITestVector(t *testing.T) {
 	const (
 		token      = "jat_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 		tokenHash  = "78dba1801228424d3c229c2a25fb90aee20ff06badad621d68eadda55dd32599"
 		signingKey = "9e7ed5323ce31d37aa0d98cec916308e1a4cd7cd9b2db4a5f379db55b9054de5"
-		signature  = "3f1adcf05472c098b81ebb4bea7aa7b3e4b664a896f85c86aa72530891e21bf2"
+		signature  = "3e1b6af8e58b2aaf3f60d77fe11ced1bf33a4878c7f37911cc0026f4ef609689"
 	)
 	fx := newFleetAPIFixture(t)
 	key, _ := hex.DecodeString(signingKey)

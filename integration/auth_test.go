@@ -89,7 +89,7 @@ func TestAttacks(t *testing.T) {
 		}
 		ts := now()
 		attestation := map[string]any{"subject_id": "seal-A", "agent": "EVE", "verdict": "pass", "rationale": "checks out",
-			"timestamp": ts, "signature": credential.SignAttestation(credential.SigningKey(eve), "EVE", "seal-A", "sha256:same", "pass", ts)}
+			"timestamp": ts, "signature": credential.SignAttestation(credential.SigningKey(eve), "EVE", "seal-A", "sha256:same", "pass", ts, "checks out")}
 		if code, body := api.callWith(t, eve, http.MethodPost, "/api/attestations", attestation); code != http.StatusOK {
 			t.Fatalf("the genuine attestation: %d %v", code, body)
 		}

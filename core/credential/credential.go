@@ -237,16 +237,17 @@ func SigningKey(token string) []byte {
 
 // AttestationMessage is exactly what an attestation signature covers:
 // "jarvis-attestation-v1\n" + agent + "\n" + subject + "\n" + contentHash +
-// "\n" + verdict + "\n" + timestamp.
-func AttestationMessage(agent, subject, contentHash, verdict, timestamp string) string {
-	return strings.Join([]string{attestationContext, agent, subject, contentHash, verdict, timestamp}, "\n")
+// "\n" + verdict + "\n" + timestamp + "\n" + rationale. The rationale comes
+// last, so a newline inside it cannot shift the fields before it.
+func AttestationMessage(agent, subject, contentHash, verdict, timestamp, rationale string) string {
+	return strings.Join([]string{attestationContext, agent, subject, contentHash, verdict, timestamp, rationale}, "\n")
 }
 
 // SignAttestation returns the hex HMAC-SHA256 of the attestation message
 // under key (an agent's signing key).
-func SignAttestation(key []byte, agent, subject, contentHash, verdict, timestamp string) string {
+func SignAttestation(key []byte, agent, subject, contentHash, verdict, timestamp, rationale string) string {
 	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(AttestationMessage(agent, subject, contentHash, verdict, timestamp)))
+	mac.Write([]byte(AttestationMessage(agent, subject, contentHash, verdict, timestamp, rationale)))
 	return hex.EncodeToString(mac.Sum(nil))
 }
 

@@ -90,8 +90,8 @@ func TestAuthenticateCacheAge(t *testing.T) {
 
 // TestAttestationMessage pins the exact string a signature covers.
 func TestAttestationMessage(t *testing.T) {
-	got := credential.AttestationMessage("EVE", "seal-C-284-001", "sha256:5eal", "pass", "2026-04-17T00:00:00Z")
-	want := "jarvis-attestation-v1\nEVE\nseal-C-284-001\nsha256:5eal\npass\n2026-04-17T00:00:00Z"
+	got := credential.AttestationMessage("EVE", "seal-C-284-001", "sha256:5eal", "pass", "2026-04-17T00:00:00Z", "Reserve math\nchecks out.")
+	want := "jarvis-attestation-v1\nEVE\nseal-C-284-001\nsha256:5eal\npass\n2026-04-17T00:00:00Z\nReserve math\nchecks out."
 	if got != want {
 		t.Errorf("AttestationMessage = %q, want %q", got, want)
 	}

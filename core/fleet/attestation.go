@@ -94,7 +94,7 @@ func verifyAttestationSignature(key []byte, agent, subjectHash string, a Attesta
 	if err != nil || len(key) == 0 {
 		return false
 	}
-	want, _ := hex.DecodeString(credential.SignAttestation(key, agent, a.SubjectID, subjectHash, a.Verdict, a.Timestamp))
+	want, _ := hex.DecodeString(credential.SignAttestation(key, agent, a.SubjectID, subjectHash, a.Verdict, a.Timestamp, a.Rationale))
 	return hmac.Equal(got, want)
 }
 

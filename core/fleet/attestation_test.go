@@ -21,7 +21,7 @@ func signed(a fleet.Attestation, hash string) fleet.Attestation {
 	if a.Timestamp == "" {
 		a.Timestamp = "2026-04-17T00:00:00Z"
 	}
-	a.Signature = credential.SignAttestation(attestKey, a.Agent, a.SubjectID, hash, a.Verdict, a.Timestamp)
+	a.Signature = credential.SignAttestation(attestKey, a.Agent, a.SubjectID, hash, a.Verdict, a.Timestamp, a.Rationale)
 	return a
 }
 
@@ -67,9 +67,10 @@ func TestAttest(t *testing.T) {
 		}(), wantErr: core.ErrUnauthorized},
 		{name: "signed with another token", att: func() fleet.Attestation {
 			a := signed(eve, hash)
-			a.Signature = credential.SignAttestation(credential.SigningKey("other"), a.Agent, a.SubjectID, hash, a.Verdict, a.Timestamp)
+			a.Signature = credential.SignAttestation(credential.SigningKey("other"), a.Agent, a.SubjectID, hash, a.Verdict, a.Timestamp, a.Rationale)
 			return a
 		}(), wantErr: core.ErrUnauthorized},
+		{name: "signed over another rationale", att: func() fleet.Attestation { a := signed(eve, hash); a.Rationale += "!"; return a }(), wantErr: core.ErrUnauthorized},
 		{name: "missing timestamp", att: func() fleet.Attestation { a := signed(eve, hash); a.Timestamp = ""; return a }(), wantField: "timestamp"},
 		{name: "signature not hex", att: func() fleet.Attestation { a := signed(eve, hash); a.Signature = "zz"; return a }(), wantErr: core.ErrUnauthorized},
 		{name: "posture missing where required", att: func() fleet.Attestation { a := aurea; a.Posture = ""; return signed(a, hash) }(), wantField: "posture"},
