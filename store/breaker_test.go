@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 const (
@@ -29,7 +30,7 @@ var (
 // breakerFixture is a breaker service on a real SQLite file, with the
 // event the breaker is on (ev) and the agents OnChange heard of.
 type breakerFixture struct {
-	s       *Store
+	s       *store.Store
 	clock   *coretest.Clock
 	b       *breaker.Service
 	ev      breaker.Event
@@ -37,7 +38,7 @@ type breakerFixture struct {
 	changed []string
 }
 
-func newBreakerFixture(t *testing.T, s *Store, cfg breaker.Config) *breakerFixture {
+func newBreakerFixture(t *testing.T, s *store.Store, cfg breaker.Config) *breakerFixture {
 	t.Helper()
 	f := &breakerFixture{s: s, clock: coretest.NewClock(breakerStart)}
 	f.b = breaker.NewService(cfg, s.Breakers(), s, s.Outbox(), f.clock)
@@ -123,7 +124,7 @@ func breakerHaltNotices(contains ...string) []breakerWantNotice {
 	}
 }
 
-func breakerRows(t *testing.T, s *Store, table string) int {
+func breakerRows(t *testing.T, s *store.Store, table string) int {
 	t.Helper()
 	var n int
 	if err := s.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
@@ -133,7 +134,7 @@ func breakerRows(t *testing.T, s *Store, table string) int {
 }
 
 // breakerNewNotices returns the notices enqueued after the first skip ones.
-func breakerNewNotices(t *testing.T, s *Store, skip int) []core.OutboxEntry {
+func breakerNewNotices(t *testing.T, s *store.Store, skip int) []core.OutboxEntry {
 	t.Helper()
 	all, err := s.Outbox().Waiting(context.Background(), 1000)
 	if err != nil {
@@ -709,7 +710,7 @@ func TestBreakerMoveCompareAndSwap(t *testing.T) {
 // staleBreakers reads every breaker one transition behind, as a
 // transaction on PostgreSQL may when another commits between its read and
 // its write.
-type staleBreakers struct{ *BreakerQuery }
+type staleBreakers struct{ *store.BreakerQuery }
 
 func (q staleBreakers) Get(ctx context.Context, agent string) (breaker.Record, error) {
 	rec, err := q.BreakerQuery.Get(ctx, agent)

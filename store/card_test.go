@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // testRoom and testAdmin are the room and admin the card service is wired
@@ -21,7 +22,7 @@ const (
 
 // newTestCards returns a card service on a fresh store, with no priority
 // budget unless cfg gives one.
-func newTestCards(t testing.TB, clock core.Clock, cfg card.Config) (*card.Service, *Store) {
+func newTestCards(t testing.TB, clock core.Clock, cfg card.Config) (*card.Service, *store.Store) {
 	t.Helper()
 	s := openTestStore(t)
 	c := card.NewService(s.Cards(), s, s.Outbox(), clock, cfg)

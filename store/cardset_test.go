@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 func TestPublishIdempotency(t *testing.T) {
@@ -334,7 +335,7 @@ func publishUntilKilled(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", crashFromEnv, err)
 	}
-	s, err := Open(context.Background(), Config{Type: os.Getenv(crashTypeEnv), URI: path}, zerolog.Nop())
+	s, err := store.Open(context.Background(), store.Config{Type: os.Getenv(crashTypeEnv), URI: path}, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -415,7 +416,7 @@ func TestPublishSurvivesKill(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	s, err := Open(ctx, cfg, zerolog.Nop())
+	s, err := store.Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("reopen after the kills: %v", err)
 	}

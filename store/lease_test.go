@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 const leaseTTL = 30 * time.Second
@@ -19,7 +20,7 @@ var leaseStart = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newTestLease returns a lease service for holder on s, announcing
 // takeovers in !room.
-func newTestLease(s *Store, holder string, clock core.Clock) *lease.Lease {
+func newTestLease(s *store.Store, holder string, clock core.Clock) *lease.Lease {
 	l := lease.New(lease.Config{WorkspaceID: "ws1", TTL: leaseTTL}, holder, s.Leases(), s, s.Outbox(), clock)
 	l.Room = "!room:test"
 	return l
@@ -32,7 +33,7 @@ func TestLeaseTakeover(t *testing.T) {
 	clock := coretest.NewClock(leaseStart)
 	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
 	byName := map[string]*lease.Lease{"a": a, "b": b}
-	storeOf := map[string]*Store{"a": sa, "b": sb}
+	storeOf := map[string]*store.Store{"a": sa, "b": sb}
 
 	steps := []struct {
 		name      string

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 func TestMigrationsOnFreshFile(t *testing.T) {
 	ctx := context.Background()
 	cfg := newTestConfig(t)
-	s, err := Open(ctx, cfg, zerolog.Nop())
+	s, err := store.Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,10 +23,10 @@ func TestMigrationsOnFreshFile(t *testing.T) {
 	if err := s.DB.QueryRow(ctx, "SELECT version FROM version").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if version != len(upgradeTable) {
-		t.Errorf("schema version = %d, want %d", version, len(upgradeTable))
+	if version != store.LatestVersion {
+		t.Errorf("schema version = %d, want %d", version, store.LatestVersion)
 	}
-	if cfg.Type == SQLite {
+	if cfg.Type == store.SQLite {
 		var mode string
 		if err := s.DB.QueryRow(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 			t.Errorf("journal_mode = %q (%v), want wal", mode, err)
@@ -37,7 +38,7 @@ func TestMigrationsOnFreshFile(t *testing.T) {
 	}
 	s.Close()
 	// Opening again runs no upgrade and keeps the data.
-	s, err = Open(ctx, cfg, zerolog.Nop())
+	s, err = store.Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -47,14 +48,14 @@ func TestMigrationsOnFreshFile(t *testing.T) {
 func TestOpenRejectsBadConfig(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		cfg   Config
+		cfg   store.Config
 		field string
 	}{
-		{"unknown engine", Config{Type: "oracle", URI: "x"}, "store.type"},
-		{"no uri", Config{Type: "sqlite3"}, "store.uri"},
+		{"unknown engine", store.Config{Type: "oracle", URI: "x"}, "store.type"},
+		{"no uri", store.Config{Type: "sqlite3"}, "store.uri"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Open(context.Background(), tt.cfg, zerolog.Nop())
+			_, err := store.Open(context.Background(), tt.cfg, zerolog.Nop())
 			var fe *core.FieldError
 			if !errors.As(err, &fe) || fe.Field != tt.field {
 				t.Errorf("Open() = %v, want an error naming %s", err, tt.field)
@@ -203,14 +204,14 @@ func TestCommitWakesSender(t *testing.T) {
 // up; one creates the schema, the others wait for it. (On SQLite, where
 // both processes run on one machine, they still race; not covered here.)
 func TestConcurrentFirstOpen(t *testing.T) {
-	if testEngine != Postgres {
+	if testEngine != store.Postgres {
 		t.Skip("runs in the PostgreSQL pass")
 	}
 	cfg := newTestConfig(t)
 	errs := make(chan error, 4)
 	for range cap(errs) {
 		go func() {
-			s, err := Open(context.Background(), cfg, zerolog.Nop())
+			s, err := store.Open(context.Background(), cfg, zerolog.Nop())
 			if err == nil {
 				s.Close()
 			}

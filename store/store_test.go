@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // testEngine is the engine the current run of the package's tests uses:
 // TestMain runs every test and benchmark once on SQLite, then once more on
 // PostgreSQL when a server is reachable (JARVIS_TEST_POSTGRES).
-var testEngine = SQLite
+var testEngine = store.SQLite
 
 func TestMain(m *testing.M) {
 	fmt.Println("=== store tests on SQLite")
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 		fmt.Printf("=== store tests on PostgreSQL skipped: %v\n", err)
 		os.Exit(code)
 	}
-	testEngine = Postgres
+	testEngine = store.Postgres
 	fmt.Println("=== store tests on PostgreSQL")
 	if pgCode := m.Run(); code == 0 {
 		code = pgCode
@@ -36,18 +37,18 @@ func TestMain(m *testing.M) {
 // engine of this run: a SQLite file in t.TempDir(), or a new database on
 // the PostgreSQL test server. Opening it twice gives two stores on one
 // database, as two Jarvis processes or a restart would.
-func newTestConfig(t testing.TB) Config {
+func newTestConfig(t testing.TB) store.Config {
 	t.Helper()
-	if testEngine == Postgres {
-		return Config{Type: Postgres, URI: testdb.Postgres(t)}
+	if testEngine == store.Postgres {
+		return store.Config{Type: store.Postgres, URI: testdb.Postgres(t)}
 	}
-	return Config{Type: SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}
+	return store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}
 }
 
 // openTestConfig opens a store on cfg, closed when t ends.
-func openTestConfig(t testing.TB, cfg Config) *Store {
+func openTestConfig(t testing.TB, cfg store.Config) *store.Store {
 	t.Helper()
-	s, err := Open(context.Background(), cfg, zerolog.Nop())
+	s, err := store.Open(context.Background(), cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("open %s store: %v", cfg.Type, err)
 	}
@@ -56,7 +57,7 @@ func openTestConfig(t testing.TB, cfg Config) *Store {
 }
 
 // openTestStore opens a fresh store on the engine of this run.
-func openTestStore(t testing.TB) *Store {
+func openTestStore(t testing.TB) *store.Store {
 	t.Helper()
 	return openTestConfig(t, newTestConfig(t))
 }

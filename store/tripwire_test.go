@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // Citizens of the tripwire tests.
@@ -25,7 +26,7 @@ const (
 type twFixture struct {
 	t     *testing.T
 	ctx   context.Context
-	st    *Store
+	st    *store.Store
 	svc   *tripwire.Service
 	clock *coretest.Clock
 

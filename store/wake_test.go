@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -12,18 +12,19 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/wake"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // wakeHarness is a router over a real SQLite store, with conditions the
 // test sets and a clock it moves.
 type wakeHarness struct {
-	store  *Store
+	store  *store.Store
 	router *wake.Router
 	clock  *coretest.Clock
 	conds  []core.WakeCondition
 }
 
-func newWakeHarness(t testing.TB, s *Store) *wakeHarness {
+func newWakeHarness(t testing.TB, s *store.Store) *wakeHarness {
 	h := &wakeHarness{store: s, clock: coretest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))}
 	h.router = wake.NewRouter(s, s, s.Outbox(), h.clock)
 	h.router.Room = "!room:x"
@@ -108,8 +109,8 @@ func TestRouterHysteresis(t *testing.T) {
 func TestRouterRemembersAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	cfg := newTestConfig(t)
-	open := func() *Store {
-		s, err := Open(ctx, cfg, zerolog.Nop())
+	open := func() *store.Store {
+		s, err := store.Open(ctx, cfg, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
