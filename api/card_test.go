@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -35,7 +36,7 @@ func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg card.Config) *cardsA
 // newCardsAPIFixtureOn builds the fixture on a fresh store of engine.
 func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg card.Config) *cardsAPIFixture {
 	t.Helper()
-	st := openAPIStore(t, engine)
+	st := testdb.OpenStore(t, engine)
 	cards := card.NewService(st.Cards(), st, st.Outbox(), clock, cfg)
 	cards.Room = "!jarvis:example.org"
 	cards.Admins = []string{"@admin:example.org"}

@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -48,7 +49,7 @@ func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...fleet.Agen
 // newFleetAPIFixtureOn builds the fixture on a fresh store of engine.
 func newFleetAPIFixtureOn(t testing.TB, engine string, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
-	st := openAPIStore(t, engine)
+	st := testdb.OpenStore(t, engine)
 	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, "!fleet:test", fleet.Deps{
 		Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
 		Outbox: st.Outbox(), Clock: clock,

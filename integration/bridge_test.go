@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"database/sql"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,14 +98,9 @@ func TestBridgedPeople(t *testing.T) {
 	if body := tesths.Body(say(puppet, injection)); !strings.Contains(body, "won't act on it") {
 		t.Errorf("an injection-shaped message got %q", body)
 	}
-	db, err := sql.Open("sqlite3", "file:"+j.DBPath+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var trust string
 	var held bool
-	err = db.QueryRow(`SELECT trust, held FROM excerpt WHERE body = ? AND sender = ?`, injection, alice.UserID.String()).Scan(&trust, &held)
+	err = j.openStore(t).DB.QueryRow(ctx, `SELECT trust, held FROM excerpt WHERE body = $1 AND sender = $2`, injection, alice.UserID.String()).Scan(&trust, &held)
 	if err != nil || trust != "external" || !held {
 		t.Errorf("the injection was stored as trust=%q held=%v (%v), want external and held, under the linked account", trust, held, err)
 	}

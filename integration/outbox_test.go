@@ -7,13 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestHomeserverOutage stops the homeserver for 10 s while notices queue
@@ -30,11 +28,7 @@ func TestHomeserverOutage(t *testing.T) {
 	}
 
 	// A second writer on Jarvis's own database, as any core service is.
-	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := j.openStore(t)
 
 	if err := hs.Stop(); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -254,7 +255,7 @@ func TestBreakerTransitions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := openTestStore(t)
+			s := testdb.OpenStore(t, testEngine)
 			f := newBreakerFixture(t, s, breaker.DefaultConfig())
 			for _, step := range tt.setup {
 				if err := breakerSteps[step](ctx, f); err != nil {
@@ -352,7 +353,7 @@ func TestBreakerTransitions(t *testing.T) {
 
 func TestBreakerFenceWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	f := newBreakerFixture(t, s, breaker.DefaultConfig())
 	f.b.Fence = func(context.Context) error { return core.ErrStaleEpoch }
 	if _, err := f.b.Open(ctx, breakerAgent, breakerHaltInput); !errors.Is(err, core.ErrStaleEpoch) {
@@ -367,8 +368,8 @@ func TestBreakerFenceWritesNothing(t *testing.T) {
 
 func TestBreakerSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	first := openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	first := testdb.OpenConfig(t, cfg)
 	f := newBreakerFixture(t, first, breaker.DefaultConfig())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
@@ -380,7 +381,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 	notices := breakerRows(t, first, "outbox")
 	first.Close()
 
-	s := openTestConfig(t, cfg)
+	s := testdb.OpenConfig(t, cfg)
 	g := newBreakerFixture(t, s, breaker.DefaultConfig())
 	st, err := g.b.Status(ctx, breakerAgent)
 	if err != nil {
@@ -412,7 +413,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 
 func TestBreakerHalfOpenTimeout(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	cfg := breaker.DefaultConfig()
 	cfg.HalfOpenTimeout = 10 * time.Minute
 	f := newBreakerFixture(t, s, cfg)
@@ -476,7 +477,7 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 	}
 
 	t.Run("no timeout configured: sweep does nothing", func(t *testing.T) {
-		s := openTestStore(t)
+		s := testdb.OpenStore(t, testEngine)
 		f := newBreakerFixture(t, s, breaker.DefaultConfig())
 		ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 		if err != nil {
@@ -497,11 +498,11 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 
 func TestBreakerConcurrentResume(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
+	cfg := testdb.NewConfig(t, testEngine)
 	const instances, taps = 3, 4
 	fixtures := make([]*breakerFixture, instances)
 	for i := range fixtures {
-		fixtures[i] = newBreakerFixture(t, openTestConfig(t, cfg), breaker.DefaultConfig())
+		fixtures[i] = newBreakerFixture(t, testdb.OpenConfig(t, cfg), breaker.DefaultConfig())
 	}
 	ev, err := fixtures[0].b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
@@ -576,7 +577,7 @@ func TestBreakerObservations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := openTestStore(t)
+			s := testdb.OpenStore(t, testEngine)
 			f := newBreakerFixture(t, s, tt.cfg)
 			for _, step := range tt.setup {
 				if err := breakerSteps[step](ctx, f); err != nil {
@@ -608,7 +609,7 @@ func TestBreakerObservations(t *testing.T) {
 
 func TestBreakerLookups(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	f := newBreakerFixture(t, s, breaker.DefaultConfig())
 	var ids []string
 	for _, agent := range []string{"zed", "ani", "ani"} {
@@ -672,7 +673,7 @@ func TestBreakerLookups(t *testing.T) {
 
 func TestBreakerMoveCompareAndSwap(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	q := s.Breakers()
 	if err := q.AddEvent(ctx, breaker.Event{ID: "brk_1", Agent: breakerAgent, At: breakerStart,
 		Severity: breaker.SeveritySafety, Reason: "r", OpenedBy: "aster"}); err != nil {
@@ -720,7 +721,7 @@ func (q staleBreakers) Get(ctx context.Context, agent string) (breaker.Record, e
 
 func TestBreakerLostRaceWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	f := newBreakerFixture(t, s, breaker.DefaultConfig())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {

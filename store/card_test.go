@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -24,7 +25,7 @@ const (
 // budget unless cfg gives one.
 func newTestCards(t testing.TB, clock core.Clock, cfg card.Config) (*card.Service, *store.Store) {
 	t.Helper()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	c := card.NewService(s.Cards(), s, s.Outbox(), clock, cfg)
 	c.Room = testRoom
 	c.Admins = []string{testAdmin}

@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -28,8 +29,8 @@ func newTestLease(s *store.Store, holder string, clock core.Clock) *lease.Lease 
 
 func TestLeaseTakeover(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
 	clock := coretest.NewClock(leaseStart)
 	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
 	byName := map[string]*lease.Lease{"a": a, "b": b}
@@ -128,7 +129,7 @@ func TestLeaseTakeover(t *testing.T) {
 
 func TestLeaseCheckMargin(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	clock := coretest.NewClock(leaseStart)
 	l := newTestLease(s, "jarvis-a", clock)
 	if _, err := l.Acquire(ctx); err != nil {
@@ -167,7 +168,7 @@ func TestLeaseCheckMargin(t *testing.T) {
 
 func TestLeaseFenceRollsBack(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	clock := coretest.NewClock(leaseStart)
 	l := newTestLease(s, "jarvis-a", clock)
 	l.Room = ""
@@ -207,12 +208,12 @@ func TestLeaseFenceRollsBack(t *testing.T) {
 
 func TestLeaseConcurrentAcquire(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
+	cfg := testdb.NewConfig(t, testEngine)
 	clock := coretest.NewClock(leaseStart)
 	const n = 6
 	leases := make([]*lease.Lease, n)
 	for i := range leases {
-		leases[i] = newTestLease(openTestConfig(t, cfg), "jarvis-"+string(rune('a'+i)), clock)
+		leases[i] = newTestLease(testdb.OpenConfig(t, cfg), "jarvis-"+string(rune('a'+i)), clock)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -252,8 +253,8 @@ func (f *leaseTimer) After(d time.Duration) <-chan time.Time {
 
 func TestLeaseRun(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
 	clock := coretest.NewClock(leaseStart)
 	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
 	if _, err := b.Acquire(ctx); err != nil {
@@ -336,8 +337,8 @@ func TestLeaseRun(t *testing.T) {
 // fence's row lock, SQLite through the immediate transaction's write lock).
 func TestLeaseFenceHoldsUntilCommit(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
 	leases := sa.Leases()
 	now := leaseStart
 	rec, ok, err := leases.Acquire(ctx, "ws1", "jarvis-a", now, now.Add(leaseTTL))

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -48,9 +48,9 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Skip("runs in the PostgreSQL pass")
 	}
 	ctx := context.Background()
-	src := openTestConfig(t, store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")})
+	src := testdb.OpenStore(t, store.SQLite)
 	fillWorkspace(t, src)
-	dst := openTestStore(t)
+	dst := testdb.OpenStore(t, testEngine)
 
 	counts, err := src.CopyTo(ctx, dst, time.Now())
 	if err != nil {
@@ -110,12 +110,12 @@ func TestCopyRefusesALiveSource(t *testing.T) {
 		t.Skip("runs in the PostgreSQL pass")
 	}
 	ctx := context.Background()
-	src := openTestConfig(t, store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")})
+	src := testdb.OpenStore(t, store.SQLite)
 	now := time.Now()
 	if _, _, err := src.Leases().Acquire(ctx, "ws1", "jarvis-a", now, now.Add(leaseTTL)); err != nil {
 		t.Fatal(err)
 	}
-	dst := openTestStore(t)
+	dst := testdb.OpenStore(t, testEngine)
 	if _, err := src.CopyTo(ctx, dst, now); !errors.Is(err, store.ErrSourceInUse) {
 		t.Errorf("copy: %v, want ErrSourceInUse", err)
 	}

@@ -9,12 +9,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
 func TestMigrationsOnFreshFile(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
+	cfg := testdb.EmptyConfig(t, testEngine)
 	s, err := store.Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 
 func TestOutboxLifecycle(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	o := s.Outbox()
 	n := core.Notice{Key: "k1", RoomID: "!r:x", Kind: core.NoticeMessage, Body: "hello", Mentions: []string{"@a:x"}}
 	if err := o.Enqueue(ctx, n); err != nil {
@@ -123,7 +124,7 @@ func TestOutboxLifecycle(t *testing.T) {
 // transaction that fails is never sent.
 func TestOutboxEnqueueRollsBackWithTransaction(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	boom := errors.New("the state change failed")
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		if err := s.Outbox().Enqueue(ctx, core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "x"}); err != nil {
@@ -141,7 +142,7 @@ func TestOutboxEnqueueRollsBackWithTransaction(t *testing.T) {
 
 func TestAssignBatchFixesCoalescedNotices(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	o := s.Outbox()
 	for _, key := range []string{"a", "b", "c"} {
 		if err := o.Enqueue(ctx, core.Notice{Key: key, RoomID: "!r", Kind: core.NoticeMessage, Body: key, Coalesce: true}); err != nil {
@@ -166,7 +167,7 @@ func TestAssignBatchFixesCoalescedNotices(t *testing.T) {
 
 func TestMarkHandledOnce(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	first, err := s.MarkHandled(ctx, "$e", time.Now())
 	if err != nil || !first {
 		t.Fatalf("first MarkHandled = %v, %v", first, err)
@@ -180,7 +181,7 @@ func TestMarkHandledOnce(t *testing.T) {
 // transaction is open; the commit must wake it again.
 func TestCommitWakesSender(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	o := s.Outbox()
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		if err := o.Enqueue(ctx, core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "x"}); err != nil {
@@ -207,7 +208,7 @@ func TestConcurrentFirstOpen(t *testing.T) {
 	if testEngine != store.Postgres {
 		t.Skip("runs in the PostgreSQL pass")
 	}
-	cfg := newTestConfig(t)
+	cfg := testdb.EmptyConfig(t, testEngine)
 	errs := make(chan error, 4)
 	for range cap(errs) {
 		go func() {

@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -39,7 +40,7 @@ type twFixture struct {
 func newTWFixture(t *testing.T, cfg tripwire.Config) *twFixture {
 	t.Helper()
 	f := &twFixture{
-		t: t, ctx: context.Background(), st: openTestStore(t),
+		t: t, ctx: context.Background(), st: testdb.OpenStore(t, testEngine),
 		clock:  coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		values: map[string]any{}, errs: map[string]error{}, reads: map[string]int{},
 	}

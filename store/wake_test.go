@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/wake"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -94,7 +93,7 @@ func TestRouterHysteresis(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newWakeHarness(t, openTestStore(t))
+			h := newWakeHarness(t, testdb.OpenStore(t, testEngine))
 			for i, st := range tt.steps {
 				h.clock.Advance(st.advance)
 				h.conds = st.conds
@@ -107,24 +106,15 @@ func TestRouterHysteresis(t *testing.T) {
 }
 
 func TestRouterRemembersAcrossRestart(t *testing.T) {
-	ctx := context.Background()
-	cfg := newTestConfig(t)
-	open := func() *store.Store {
-		s, err := store.Open(ctx, cfg, zerolog.Nop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	s := open()
+	cfg := testdb.NewConfig(t, testEngine)
+	s := testdb.OpenConfig(t, cfg)
 	h := newWakeHarness(t, s)
 	h.conds = []core.WakeCondition{blocked("c1", "x")}
 	if got := h.reconcile(t); len(got) != 1 {
 		t.Fatalf("first reconcile: %d notices", len(got))
 	}
 	s.Close()
-	s = open()
-	defer s.Close()
+	s = testdb.OpenConfig(t, cfg)
 	h = newWakeHarness(t, s)
 	h.conds = []core.WakeCondition{blocked("c1", "x")}
 	if got := h.reconcile(t); len(got) != 0 {
@@ -133,7 +123,7 @@ func TestRouterRemembersAcrossRestart(t *testing.T) {
 }
 
 func TestRouterConsumesSourceEventsOnce(t *testing.T) {
-	h := newWakeHarness(t, openTestStore(t))
+	h := newWakeHarness(t, testdb.OpenStore(t, testEngine))
 	ci := core.WakeCondition{Key: "ci-failed:c1", Source: "journal", EventID: "eve-C-284-007", Title: "CI failed on a ratified card",
 		Fields: []core.WakeField{{Name: "entry", Value: "eve-C-284-007"}}}
 	h.conds = []core.WakeCondition{ci, ci}
@@ -165,7 +155,7 @@ func TestWakeNoticeKeepsDataInItsFields(t *testing.T) {
 // BenchmarkReconcile measures one wake of the router over 1,000 standing
 // conditions of which one changed: the cost every state change pays.
 func BenchmarkReconcile(b *testing.B) {
-	s := openTestStore(b)
+	s := testdb.OpenStore(b, testEngine)
 	h := newWakeHarness(b, s)
 	for i := range 1000 {
 		h.conds = append(h.conds, blocked(fmt.Sprintf("c%d", i), "waiting"))
