@@ -85,10 +85,8 @@ func TestBridgedPeople(t *testing.T) {
 	if code == nil {
 		t.Fatal("no link code")
 	}
-	sent, _ := alice.Say(ctx, room, "!link "+code[1])
-	linked, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-	if err != nil || !strings.Contains(tesths.Body(linked), "Linked: "+puppet.UserID.String()) {
-		t.Fatalf("linking: %v %q", err, tesths.Body(linked))
+	if linked := tesths.Body(j.ask(t, alice, room, "!link "+code[1])); !strings.Contains(linked, "Linked: "+puppet.UserID.String()) {
+		t.Fatalf("linking: %q", linked)
 	}
 	if body := tesths.Body(say(puppet, "!sys logs")); !strings.Contains(body, "not through a bridge") {
 		t.Errorf("the linked admin's puppet got %q for an admin verb", body)
@@ -115,9 +113,8 @@ func TestBridgedPeople(t *testing.T) {
 	if armed, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, proposal.ID)); err != nil || !strings.Contains(newBody(armed), "Armed") {
 		t.Fatalf("replying arm did not arm: %v", err)
 	}
-	sent, _ = alice.Say(ctx, dedicated, "!tw list")
-	if list, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent)); err != nil || !strings.Contains(tesths.Body(list), "EVE goes offline") {
-		t.Errorf("the linked puppet's tripwire is not the account's: %v", err)
+	if list := tesths.Body(j.ask(t, alice, dedicated, "!tw list")); !strings.Contains(list, "EVE goes offline") {
+		t.Errorf("the linked puppet's tripwire is not the account's: %q", list)
 	}
 
 	// A worker's question, answered from the bridge with "2".

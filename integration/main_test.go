@@ -231,6 +231,22 @@ func (j *jarvis) replyTo(eventID id.EventID) func(*event.Event) bool {
 	}
 }
 
+// ask has p say text in room and returns Jarvis's reply to it, failing t
+// when p cannot send it or no reply comes within waitReply.
+func (j *jarvis) ask(t testing.TB, p *tesths.Person, room id.RoomID, text string) *event.Event {
+	t.Helper()
+	ctx := context.Background()
+	sent, err := p.Say(ctx, room, text)
+	if err != nil {
+		t.Fatalf("%s says %q: %v", p.UserID, text, err)
+	}
+	reply, err := p.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatalf("no reply to %q: %v", text, err)
+	}
+	return reply
+}
+
 // openStore opens a store on the database Jarvis runs on, a second writer
 // there as any core service is; it is closed when t ends.
 func (j *jarvis) openStore(t testing.TB) *store.Store {
