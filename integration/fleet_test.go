@@ -40,12 +40,7 @@ func TestFleetWatch(t *testing.T) {
 	}
 	heartbeat("C-1")
 
-	asked, _ := alice.Say(ctx, room, "what's the fleet doing?")
-	answer, err := alice.WaitFor(ctx, waitReply, j.replyTo(asked))
-	if err != nil {
-		t.Fatalf("no answer to the fleet question: %v", err)
-	}
-	if body := tesths.Body(answer); !strings.Contains(body, "EVE") || !strings.Contains(body, "online") || !strings.Contains(body, "0.97") {
+	if body := tesths.Body(j.ask(t, alice, room, "what's the fleet doing?")); !strings.Contains(body, "EVE") || !strings.Contains(body, "online") || !strings.Contains(body, "0.97") {
 		t.Errorf("the fleet answer says %q", body)
 	}
 
@@ -60,10 +55,8 @@ func TestFleetWatch(t *testing.T) {
 	if _, err := alice.WaitFor(ctx, 15*time.Second, from("EVE is offline")); err != nil {
 		t.Fatalf("no offline notice after the third: %v", err)
 	}
-	asked, _ = alice.Say(ctx, room, "is EVE ok?")
-	answer, err = alice.WaitFor(ctx, waitReply, j.replyTo(asked))
-	if err != nil || !strings.Contains(tesths.Body(answer), "offline") {
-		t.Fatalf("'is EVE ok?' got %q (%v)", tesths.Body(answer), err)
+	if body := tesths.Body(j.ask(t, alice, room, "is EVE ok?")); !strings.Contains(body, "offline") {
+		t.Fatalf("'is EVE ok?' got %q", body)
 	}
 
 	heartbeat("C-2")

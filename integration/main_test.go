@@ -18,6 +18,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -73,7 +74,7 @@ type jarvis struct {
 	t       testing.TB
 	UserID  id.UserID
 	Alias   string
-	DBPath  string
+	Store   store.Config // the database it runs on
 	cfgPath string
 	cmd     *exec.Cmd
 	logs    *syncBuffer
@@ -102,8 +103,8 @@ type options struct {
 	admins  []id.UserID
 	allowed []string
 	extra   string
-	// store is the store section's engine and URI; empty means SQLite in
-	// the test's directory (DBPath).
+	// store is the store section's engine and URI; empty means a fresh
+	// SQLite file.
 	store store.Config
 	// plaintext turns end-to-end encryption off: Jarvis's room is created
 	// unencrypted.
@@ -130,7 +131,6 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		t:       t,
 		UserID:  server.UserID(localpart),
 		Alias:   "#" + tesths.RandomName("room") + ":localhost",
-		DBPath:  filepath.Join(dir, "jarvis.db"),
 		cfgPath: filepath.Join(dir, "config.yaml"),
 	}
 	if opts.allowed == nil {
@@ -152,10 +152,11 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		b.WriteString("    enabled: false\n")
 	}
 	if opts.store.Type != "" {
-		j.DBPath = ""
+		j.Store = opts.store
 		fmt.Fprintf(&b, "store:\n  type: %s\n  uri: %q\n", opts.store.Type, opts.store.URI)
 	} else {
-		fmt.Fprintf(&b, "store:\n  uri: %s\n", j.DBPath)
+		j.Store = testdb.NewConfig(t, store.SQLite)
+		fmt.Fprintf(&b, "store:\n  uri: %s\n", j.Store.URI)
 	}
 	b.WriteString("logging:\n  level: debug\n  format: json\n")
 	b.WriteString(opts.extra)
@@ -242,6 +243,29 @@ func (j *jarvis) replyTo(eventID id.EventID) func(*event.Event) bool {
 	}
 }
 
+// ask has p say text in room and returns Jarvis's reply to it, failing t
+// when p cannot send it or no reply comes within waitReply.
+func (j *jarvis) ask(t testing.TB, p *tesths.Person, room id.RoomID, text string) *event.Event {
+	t.Helper()
+	ctx := context.Background()
+	sent, err := p.Say(ctx, room, text)
+	if err != nil {
+		t.Fatalf("%s says %q: %v", p.UserID, text, err)
+	}
+	reply, err := p.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatalf("no reply to %q: %v", text, err)
+	}
+	return reply
+}
+
+// openStore opens a store on the database Jarvis runs on, a second writer
+// there as any core service is; it is closed when t ends.
+func (j *jarvis) openStore(t testing.TB) *store.Store {
+	t.Helper()
+	return testdb.OpenConfig(t, j.Store)
+}
+
 // newPerson registers a person who syncs until the test ends.
 func newPerson(t testing.TB, prefix string) *tesths.Person {
 	t.Helper()
@@ -257,7 +281,7 @@ func newPerson(t testing.TB, prefix string) *tesths.Person {
 // database, as an operator starting `jarvis run` twice would.
 func (j *jarvis) Twin(t testing.TB) *jarvis {
 	t.Helper()
-	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, DBPath: j.DBPath, cfgPath: j.cfgPath}
+	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, Store: j.Store, cfgPath: j.cfgPath}
 	twin.Start()
 	t.Cleanup(func() {
 		twin.Stop()

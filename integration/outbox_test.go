@@ -7,13 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestHomeserverOutage stops the homeserver for 10 s while notices queue
@@ -24,17 +22,10 @@ func TestHomeserverOutage(t *testing.T) {
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
 	room := j.joinRoom(t, alice)
-	first, _ := alice.Say(ctx, room, "!ping")
-	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(first)); err != nil {
-		t.Fatal(err)
-	}
+	j.ask(t, alice, room, "!ping")
 
 	// A second writer on Jarvis's own database, as any core service is.
-	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := j.openStore(t)
 
 	if err := hs.Stop(); err != nil {
 		t.Fatal(err)
@@ -63,10 +54,7 @@ func TestHomeserverOutage(t *testing.T) {
 			t.Fatalf("notice %d never arrived after the outage: %v\n%s", i, err, j.logs.String())
 		}
 	}
-	after, _ := alice.Say(ctx, room, "!ping")
-	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(after)); err != nil {
-		t.Fatalf("no answer after the outage: %v", err)
-	}
+	j.ask(t, alice, room, "!ping") // answered after the outage
 	for i := range queued {
 		want := fmt.Sprintf("#%d", i)
 		n := len(alice.Events(func(evt *event.Event) bool {

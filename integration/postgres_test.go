@@ -2,11 +2,9 @@ package integration
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 	"time"
 
-	_ "github.com/lib/pq" // the PostgreSQL driver
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -23,22 +21,17 @@ import (
 // exactly one sent outbox row, and every sent row was seen once.
 func TestPostgresFailover(t *testing.T) {
 	ctx := context.Background()
-	uri := testdb.Postgres(t)
+	cfg := testdb.EmptyConfig(t, store.Postgres)
 	alice := newPerson(t, "alice")
 	holder, room := failover(t, alice, options{
 		admins: []id.UserID{alice.UserID},
 		extra:  "workspace:\n  lease_ttl: 3s\n",
-		store:  store.Config{Type: store.Postgres, URI: uri},
+		store:  cfg,
 	})
 
 	// Let the outbox settle, then compare what was sent with what was seen.
 	time.Sleep(time.Second)
-	db, err := sql.Open("postgres", uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.QueryContext(ctx, `SELECT key, event_id FROM outbox WHERE sent_at > 0 AND room_id = $1 AND kind = 'message'`, string(room))
+	rows, err := holder.openStore(t).DB.Query(ctx, `SELECT key, event_id FROM outbox WHERE sent_at > 0 AND room_id = $1 AND kind = 'message'`, string(room))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestRateLimited floods one room on a homeserver that rate-limits: one
@@ -47,20 +45,10 @@ func TestRateLimited(t *testing.T) {
 	if err := alice.WaitEncrypted(ctx, room, waitReply); err != nil {
 		t.Fatal(err)
 	}
-	ping, err := alice.Say(ctx, room, "!ping")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(ping)); err != nil {
-		t.Fatalf("no answer on the rate-limited homeserver: %v", err)
-	}
+	j.ask(t, alice, room, "!ping")
 
 	j.Stop()
-	st, err := store.Open(ctx, store.Config{Type: store.SQLite, URI: j.DBPath}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := j.openStore(t)
 	keys := make([]string, flood)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("flood:%02d", i)

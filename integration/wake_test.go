@@ -22,7 +22,7 @@ import (
 func TestWakeRouter(t *testing.T) {
 	ctx := context.Background()
 	w := newWakeSetup(t)
-	alice, j, room, api, card, ask := w.alice, w.j, w.room, w.api, w.card, w.ask
+	alice, j, room, api, card := w.alice, w.j, w.room, w.api, w.card
 
 	frame := func(title string) func(*event.Event) bool {
 		return func(evt *event.Event) bool {
@@ -64,7 +64,7 @@ func TestWakeRouter(t *testing.T) {
 	// After a restart, a new failure is news; what was said is not.
 	j.Stop()
 	j.Start()
-	ask("!ping")
+	j.ask(t, alice, room, "!ping")
 	journalCIFailure("eve-C-284-002")
 	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
 		return ciFailed(evt) && strings.Contains(tesths.Body(evt), "runs/eve-C-284-002")
@@ -87,8 +87,6 @@ type wakeSetup struct {
 	room  id.RoomID
 	api   cardAPI
 	card  string
-	// ask has alice say text in the room and returns Jarvis's reply.
-	ask func(text string) *event.Event
 }
 
 func newWakeSetup(t testing.TB) wakeSetup {
@@ -102,20 +100,8 @@ func newWakeSetup(t testing.TB) wakeSetup {
 	api := cardAPI{t: t, base: "http://" + listen, tokens: j.issueTokens(t, "EVE")}
 	api.waitUp()
 
-	ask := func(text string) *event.Event {
-		t.Helper()
-		sent, err := alice.Say(ctx, room, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-		if err != nil {
-			t.Fatalf("no reply to %q: %v", text, err)
-		}
-		return reply
-	}
-	ask(`!card draft Ship the exporter --accept "it exports every column" --priority P2`)
-	question := ask("!card publish")
+	j.ask(t, alice, room, `!card draft Ship the exporter --accept "it exports every column" --priority P2`)
+	question := j.ask(t, alice, room, "!card publish")
 	if _, err := alice.SendReaction(ctx, room, question.ID, "✅"); err != nil {
 		t.Fatal(err)
 	}
@@ -129,5 +115,5 @@ func newWakeSetup(t testing.TB) wakeSetup {
 	if len(list.Cards) != 1 || list.Cards[0].RatifiedBy != alice.UserID.String() {
 		t.Fatalf("published cards = %+v", list.Cards)
 	}
-	return wakeSetup{alice: alice, j: j, room: room, api: api, card: list.Cards[0].ID, ask: ask}
+	return wakeSetup{alice: alice, j: j, room: room, api: api, card: list.Cards[0].ID}
 }
