@@ -100,6 +100,8 @@ var rows = []row{
 	{"heartbeat ingest over HTTP, 64 clients, SQLite (`BenchmarkHeartbeatIngest`)",
 		"≥ 5,000/s, p99 ≤ 20 ms", heartbeats("BenchmarkHeartbeatIngest/sqlite3", true)},
 	{"the same on PostgreSQL", "—", heartbeats("BenchmarkHeartbeatIngest/postgres", false)},
+	{"the token check every API request makes, credential cached (`BenchmarkAuthenticate`)",
+		"stated, beside the heartbeat's CPU per request", micro("BenchmarkAuthenticate")},
 	{"card sets of 5 over HTTP, 16 clients, SQLite (`BenchmarkPublishCardSets`)",
 		"≥ 1,000 sets/s", cardSets("BenchmarkPublishCardSets/sqlite3", 1000)},
 	{"the same on PostgreSQL", "—", cardSets("BenchmarkPublishCardSets/postgres", 0)},
@@ -161,6 +163,16 @@ func perOp(name string, maxMS float64) func(map[string]result) string {
 			out += fmt.Sprintf(", %.0f ms CPU", cpu/1e6)
 		}
 		return out + verdict(ms <= maxMS, maxMS > 0)
+	}
+}
+
+func micro(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("**%.1f µs** per operation, %.0f allocations (%d operations)", r.metrics["ns/op"]/1e3, r.metrics["allocs/op"], r.n)
 	}
 }
 
