@@ -12,6 +12,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestHomeserverOutage stops the homeserver for 10 s while notices queue
@@ -64,17 +65,22 @@ func TestHomeserverOutage(t *testing.T) {
 			t.Errorf("notice %d arrived %d times, want once", i, n)
 		}
 	}
-	// The person may see the last message a moment before Jarvis records
-	// it as sent.
-	deadline := time.Now().Add(5 * time.Second)
+	waitOutboxEmpty(t, st, 5*time.Second)
+}
+
+// waitOutboxEmpty waits until Jarvis has recorded every notice as sent:
+// the person may see the last message a moment before Jarvis records it.
+func waitOutboxEmpty(t *testing.T, st *store.Store, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
-		depth, err := st.Outbox().Depth(ctx)
+		depth, err := st.Outbox().Depth(context.Background())
 		if err == nil && depth == 0 {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("outbox depth after recovery = %d (%v), want 0", depth, err)
-			break
+			t.Errorf("outbox depth = %d (%v), want 0", depth, err)
+			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

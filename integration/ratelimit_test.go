@@ -74,18 +74,9 @@ func TestRateLimited(t *testing.T) {
 			t.Fatalf("notice %d never arrived: %v\n%s", i, err, j.logs.String())
 		}
 	}
-	// The person may see the last message a moment before Jarvis records
-	// it as sent.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		depth, err := st.Outbox().Depth(ctx)
-		if err == nil && depth == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("outbox depth = %d (%v), want 0", depth, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	waitOutboxEmpty(t, st, 10*time.Second)
+	if t.Failed() {
+		t.FailNow()
 	}
 
 	// Exactly once, coalesced: every notice is in one event, and the
