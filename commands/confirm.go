@@ -40,6 +40,13 @@ type ConfirmKind struct {
 	// be sent ("arm" / "dismiss"); "yes" and "no" by default. Both always
 	// count, with the other words of yesWords and noWords.
 	YesWord, NoWord string
+	// Admin kinds are confirmed only by an admin writing from their own
+	// Matrix account, checked again at the tap: a puppet linked to the
+	// admin answering the admin's question does nothing.
+	Admin bool
+	// Native kinds are confirmed only from the requester's own Matrix
+	// account, never through a bridge.
+	Native bool
 }
 
 // RegisterConfirm adds a kind of confirmation. A kind registered twice
@@ -117,6 +124,16 @@ func (p *Processor) answerConfirm(e *Event, key, answer string) {
 			Body: "This has expired; say it again and I'll ask anew.", TargetEvent: e.EventID})
 		return
 	case err != nil:
+		return
+	}
+	if kind.Admin && !e.Admin() {
+		e.Send(core.Notice{Key: fmt.Sprintf("refused:%s", e.EventID), RoomID: e.RoomID, Kind: core.NoticeMessage,
+			Body: "Only an admin, from their own Matrix account and not through a bridge, can answer this. Nothing was done.", TargetEvent: e.EventID})
+		return
+	}
+	if kind.Native && e.Puppet != "" {
+		e.Send(core.Notice{Key: fmt.Sprintf("refused:%s", e.EventID), RoomID: e.RoomID, Kind: core.NoticeMessage,
+			Body: "Answer this from your Matrix account, not through a bridge. Nothing was done.", TargetEvent: e.EventID})
 		return
 	}
 	resolution := core.Dismissed

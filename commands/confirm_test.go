@@ -13,6 +13,12 @@ import (
 // would once the notice was sent, and returns the notices it caused.
 func (h *harness) answer(t *testing.T, key, sender, answer string) []core.OutboxEntry {
 	t.Helper()
+	return h.answerAs(t, key, Message{Sender: sender, Network: "matrix"}, answer)
+}
+
+// answerAs is answer from a sender described by msg (a puppet, a relay).
+func (h *harness) answerAs(t *testing.T, key string, from Message, answer string) []core.OutboxEntry {
+	t.Helper()
 	ctx := context.Background()
 	o := h.store.Outbox()
 	if n, err := o.Get(ctx, key); err != nil {
@@ -25,7 +31,8 @@ func (h *harness) answer(t *testing.T, key, sender, answer string) []core.Outbox
 	before, _ := o.Waiting(ctx, 1000)
 	h.seq++
 	evt := "$answer" + strings.Repeat("y", h.seq)
-	h.proc.HandleAnswer(ctx, Message{RoomID: "!room:x", EventID: evt, Sender: sender, Body: answer, Sent: h.clock.Now()}, "$sent-"+key)
+	from.RoomID, from.EventID, from.Body, from.Sent = "!room:x", evt, answer, h.clock.Now()
+	h.proc.HandleAnswer(ctx, from, "$sent-"+key)
 	after, _ := o.Waiting(ctx, 1000)
 	return after[len(before):]
 }

@@ -71,7 +71,8 @@ func (p *Processor) AddFeatures(f Features) {
 	}
 	if f.Identities != nil {
 		p.identities = f.Identities
-		p.Register(cmdRatify, cmdLink)
+		p.Register(cmdRatify, cmdLink, cmdUnlink)
+		p.RegisterConfirm(confirmUnlinkKind)
 	}
 	if f.Fleet != nil {
 		p.fleet = f.Fleet

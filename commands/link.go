@@ -2,12 +2,14 @@ package commands
 
 import (
 	"crypto/rand"
+	"encoding/base32"
 	"errors"
 	"fmt"
-	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
@@ -21,54 +23,141 @@ var cmdRatify = &Handler{
 	Func: ratify,
 }
 
-// cmdLink ties a bridged puppet to its person's Matrix account: `!link`
-// from one gives a one-time code, `!link CODE` from the other confirms it.
+// Link codes: how long one stays valid, and how many wrong tries lock a
+// code (it is deleted) or an account (for linkCodeTTL).
+const maxLinkTries = 5
+
+// cmdLink ties a bridged puppet to its person's Matrix account: `!link
+// @other` in a direct room gives a code only the named account may use,
+// `!link CODE` from that account confirms it.
 var cmdLink = &Handler{
 	Name: "link",
-	Args: "[code]",
-	Help: "Link your bridged account to your Matrix account, so your tripwires and decisions follow you.",
+	Args: "@other-account | code",
+	Help: "Link your bridged account to your Matrix account, so your tripwires and decisions follow you. Ask in a direct room with me.",
 	Func: link,
 }
 
-func link(e *Event) {
-	ids := e.Proc.identities
-	from := e.Sender
-	if e.Puppet != "" {
-		from = e.Puppet
+// cmdUnlink undoes a link, from the Matrix account, after a ✅.
+var cmdUnlink = &Handler{
+	Name: "unlink",
+	Args: "@bridged-account",
+	Help: "Undo the link of a bridged account to your Matrix account.",
+	Func: unlink,
+}
+
+const confirmUnlink = "unlink"
+
+var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: linkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
+	err := e.Proc.identities.DeleteLink(e.Ctx, p.Payload, p.Requester)
+	if errors.Is(err, core.ErrNotFound) {
+		return fmt.Sprintf("%s was no longer linked to you.", p.Payload)
 	}
-	if len(e.Args) == 0 {
-		code, err := newLinkCode()
-		if err != nil {
-			e.Fail(err)
-			return
-		}
-		err = ids.AddLinkCode(e.Ctx, core.LinkCode{Code: code, From: from, Network: e.Network, ExpiresAt: e.Proc.deps.Clock.Now().Add(linkCodeTTL)})
-		if err != nil {
-			e.Fail(err)
-			return
-		}
-		other := "your bridged account (Telegram, WhatsApp, Signal, Discord)"
-		if e.Puppet != "" {
-			other = "your Matrix account"
-		}
-		e.Reply("Your link code is %s. Send `%slink %s` from %s within %d minutes.", code, e.Proc.Prefix(), code, other, int(linkCodeTTL.Minutes()))
+	if err != nil {
+		e.Fail(err)
+		return ""
+	}
+	return fmt.Sprintf("Unlinked: %s no longer acts as %s.", p.Payload, p.Requester)
+}}
+
+func link(e *Event) {
+	if len(e.Args) != 1 {
+		e.Reply("In a direct room with me, name your other account: from a bridged account `%slink @you:example.org`, from Matrix `%slink @telegram_123:example.org`. "+
+			"I'll give you a code to send from that account.", e.Proc.Prefix(), e.Proc.Prefix())
 		return
 	}
-	c, err := ids.TakeLinkCode(e.Ctx, e.Args[0])
+	if strings.HasPrefix(e.Args[0], "@") {
+		askLink(e, e.Args[0])
+		return
+	}
+	redeemLink(e, strings.ToUpper(e.Args[0]))
+}
+
+// from is who wrote: the puppet itself, not the account it is linked to.
+func (e *Event) from() string {
+	if e.Puppet != "" {
+		return e.Puppet
+	}
+	return e.Sender
+}
+
+func askLink(e *Event, other string) {
+	ids, from := e.Proc.identities, e.from()
+	if !strings.Contains(other, ":") || other == from {
+		e.Reply("`%s` is not another account: name it in full, like `@you:example.org`.", other)
+		return
+	}
+	room, err := ids.DirectRoom(e.Ctx, from)
+	if err != nil && !errors.Is(err, core.ErrNotFound) {
+		e.Fail(err)
+		return
+	}
+	if room != e.RoomID {
+		e.Reply("I only give link codes in private: ask me in a direct room with me, not here.")
+		return
+	}
+	puppet := from
+	if e.Puppet == "" {
+		puppet = other
+	}
+	if account, err := ids.LinkedAccount(e.Ctx, puppet); err == nil {
+		e.Reply("%s is already linked to %s; that Matrix account must `%sunlink %s` first.", puppet, account, e.Proc.Prefix(), puppet)
+		return
+	} else if !errors.Is(err, core.ErrNotFound) {
+		e.Fail(err)
+		return
+	}
+	code, err := newLinkCode()
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	err = ids.AddLinkCode(e.Ctx, core.LinkCode{Code: code, From: from, Network: e.Network, Redeemer: other,
+		ExpiresAt: e.Proc.deps.Clock.Now().Add(linkCodeTTL)})
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Your link code is %s. Send `%slink %s` from %s within %d minutes; it works for that account only, once.",
+		code, e.Proc.Prefix(), code, other, int(linkCodeTTL.Minutes()))
+}
+
+func redeemLink(e *Event, code string) {
+	ids, from, now := e.Proc.identities, e.from(), e.Proc.deps.Clock.Now()
+	failures, err := ids.LinkFailures(e.Ctx, from, now.Add(-linkCodeTTL))
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if failures >= maxLinkTries {
+		e.Reply("Too many wrong link codes from this account: try again in %d minutes.", int(linkCodeTTL.Minutes()))
+		return
+	}
+	c, err := ids.GetLinkCode(e.Ctx, code)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
-		e.Reply("That link code is unknown or already used. Send `%slink` to get a new one.", e.Proc.Prefix())
+		if err := ids.AddLinkFailure(e.Ctx, from, now); err != nil {
+			e.Fail(err)
+			return
+		}
+		e.Reply("That link code is unknown or already used. Ask for a new one with `%slink @your-other-account` in a direct room.", e.Proc.Prefix())
 		return
 	case err != nil:
 		e.Fail(err)
 		return
-	case e.Proc.deps.Clock.Now().After(c.ExpiresAt):
-		e.Reply("That link code has expired. Send `%slink` to get a new one.", e.Proc.Prefix())
+	case now.After(c.ExpiresAt):
+		if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
+			e.Fail(err)
+			return
+		}
+		e.Reply("That link code has expired. Ask for a new one with `%slink @your-other-account` in a direct room.", e.Proc.Prefix())
+		return
+	case c.Redeemer != from:
+		wrongLinkCode(e, code, from, now)
 		return
 	}
 	// One side must be a bridged puppet, the other a native account.
 	puppet, account, network := c.From, from, c.Network
-	bridgedFirst, bridgedNow := c.Network != "matrix", e.Puppet != ""
+	bridgedFirst, bridgedNow := c.Network != bridge.NetworkMatrix, e.Puppet != ""
 	if bridgedNow {
 		puppet, account, network = from, c.From, e.Network
 	}
@@ -76,20 +165,73 @@ func link(e *Event) {
 		e.Reply("A link ties one bridged account to one Matrix account: send the code from the other kind of account.")
 		return
 	}
-	if err := ids.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: account, Network: network, LinkedAt: e.Proc.deps.Clock.Now()}); err != nil {
+	if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
 		e.Fail(err)
 		return
 	}
-	e.Reply("Linked: %s on %s is %s. Tripwires, tokens and decisions now follow you across both.", puppet, network, account)
+	err = ids.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: account, Network: network, LinkedAt: now})
+	if errors.Is(err, core.ErrDuplicate) {
+		e.Reply("%s is already linked to another account; that Matrix account must `%sunlink %s` first. Nothing changed.", puppet, e.Proc.Prefix(), puppet)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s.", puppet, network, account, account)
 }
 
-// newLinkCode returns a short code that is easy to type on a phone.
-func newLinkCode() (string, error) {
-	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+// wrongLinkCode counts a code sent by an account it is not for, against
+// both; the code is deleted after maxLinkTries.
+func wrongLinkCode(e *Event, code, from string, now time.Time) {
+	ids := e.Proc.identities
+	if err := ids.AddLinkFailure(e.Ctx, from, now); err != nil {
+		e.Fail(err)
+		return
+	}
+	tries, err := ids.MissLinkCode(e.Ctx, code)
 	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if tries >= maxLinkTries {
+		if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
+			e.Fail(err)
+			return
+		}
+	}
+	e.Reply("That link code is not for this account. Nothing was linked.")
+}
+
+func unlink(e *Event) {
+	if e.Puppet != "" {
+		e.Reply("Unlink from your Matrix account, not through a bridge.")
+		return
+	}
+	if len(e.Args) != 1 || !strings.HasPrefix(e.Args[0], "@") {
+		e.Reply("Say which bridged account: `%sunlink @telegram_123:example.org`.", e.Proc.Prefix())
+		return
+	}
+	puppet := e.Args[0]
+	account, err := e.Proc.identities.LinkedAccount(e.Ctx, puppet)
+	if errors.Is(err, core.ErrNotFound) || (err == nil && account != e.Sender) {
+		e.Reply("%s is not linked to you.", puppet)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s? React ✅ to confirm, ❌ to keep it.", puppet, e.Sender))
+}
+
+// newLinkCode returns 8 base32 characters, 40 bits from crypto/rand.
+func newLinkCode() (string, error) {
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%06d", n.Int64()), nil
+	return base32.StdEncoding.EncodeToString(b), nil
 }
 
 func ratify(e *Event) {

@@ -8,34 +8,38 @@ import (
 	"time"
 )
 
+var linkCode = regexp.MustCompile(`code is ([A-Z2-7]{8})\b`)
+
 func TestLinkPuppetToAccount(t *testing.T) {
-	code := regexp.MustCompile(`code is (\d{6})`)
 	tests := []struct {
 		name          string
 		askPuppet     string // who asks: a puppet, or "" for the native account
+		other         string // the account named as the one to redeem
 		confirmPuppet string
 		advance       time.Duration
 		want          string
 		linked        bool
 	}{
-		{name: "puppet asks, account confirms", askPuppet: "@telegram_1:x", want: "Linked: @telegram_1:x on telegram is @alice:x", linked: true},
-		{name: "account asks, puppet confirms", confirmPuppet: "@telegram_1:x", want: "Linked: @telegram_1:x on telegram is @alice:x", linked: true},
-		{name: "expired code", askPuppet: "@telegram_1:x", advance: 11 * time.Minute, want: "expired"},
-		{name: "two native accounts", want: "one bridged account to one Matrix account"},
-		{name: "two puppets", askPuppet: "@telegram_1:x", confirmPuppet: "@telegram_2:x", want: "one bridged account to one Matrix account"},
+		{name: "puppet asks, account confirms", askPuppet: "@telegram_1:x", other: "@alice:x", want: "Linked: @telegram_1:x on telegram is @alice:x", linked: true},
+		{name: "account asks, puppet confirms", other: "@telegram_1:x", confirmPuppet: "@telegram_1:x", want: "Linked: @telegram_1:x on telegram is @alice:x", linked: true},
+		{name: "expired code", askPuppet: "@telegram_1:x", other: "@alice:x", advance: 11 * time.Minute, want: "expired"},
+		{name: "two native accounts", other: "@alice:x", want: "not another account"},
+		{name: "two puppets", askPuppet: "@telegram_1:x", other: "@telegram_2:x", confirmPuppet: "@telegram_2:x", want: "one bridged account to one Matrix account"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.proc.AddFeatures(Features{Identities: h.store})
+			h := newLinkHarness(t)
 			ctx := context.Background()
-			asked := h.sayFrom(t, tt.askPuppet, "!link")
-			m := code.FindStringSubmatch(strings.Join(asked, " "))
+			asked := h.sayIn(t, h.direct(t, tt.askPuppet), tt.askPuppet, "!link "+tt.other)
+			m := linkCode.FindStringSubmatch(strings.Join(asked, " "))
 			if m == nil {
-				t.Fatalf("no code in %q", asked)
+				if !strings.Contains(strings.Join(asked, " "), tt.want) {
+					t.Fatalf("asking replied %q, want %q", asked, tt.want)
+				}
+				return
 			}
 			h.clock.Advance(tt.advance)
-			got := h.sayFrom(t, tt.confirmPuppet, "!link "+m[1])
+			got := h.sayFrom(t, tt.confirmPuppet, "!link "+strings.ToLower(m[1]))
 			if len(got) != 1 || !strings.Contains(got[0], tt.want) {
 				t.Fatalf("confirming replied %q, want %q", got, tt.want)
 			}
@@ -43,20 +47,171 @@ func TestLinkPuppetToAccount(t *testing.T) {
 			if tt.linked != (err == nil && account == "@alice:x") {
 				t.Errorf("link stored = %q (%v), want linked=%v", account, err, tt.linked)
 			}
-			if again := h.sayFrom(t, tt.confirmPuppet, "!link "+m[1]); len(again) != 1 || !strings.Contains(again[0], "unknown or already used") {
-				t.Errorf("a code used twice got %q", again)
+			if tt.linked {
+				if again := h.sayFrom(t, tt.confirmPuppet, "!link "+m[1]); len(again) != 1 || !strings.Contains(again[0], "unknown or already used") {
+					t.Errorf("a code used twice got %q", again)
+				}
 			}
 		})
 	}
 }
 
-// sayFrom sends as Alice, either from Matrix or from the given puppet.
+// TestLinkAttacks makes each attack on linking and checks it fails and
+// links nothing.
+func TestLinkAttacks(t *testing.T) {
+	ctx := context.Background()
+	// ask has the puppet ask, in its direct room, for a code Alice redeems.
+	ask := func(t *testing.T, h *harness) string {
+		t.Helper()
+		m := linkCode.FindStringSubmatch(strings.Join(h.sayIn(t, h.direct(t, "@telegram_1:x"), "@telegram_1:x", "!link @alice:x"), " "))
+		if m == nil {
+			t.Fatal("no link code")
+		}
+		return m[1]
+	}
+	linked := func(t *testing.T, h *harness, puppet string) string {
+		t.Helper()
+		account, _ := h.store.LinkedAccount(ctx, puppet)
+		return account
+	}
+
+	t.Run("a code is never shown in a shared room", func(t *testing.T) {
+		h := newLinkHarness(t)
+		h.direct(t, "@telegram_1:x")
+		got := h.sayFrom(t, "@telegram_1:x", "!link @alice:x")
+		if len(got) != 1 || !strings.Contains(got[0], "direct room") || linkCode.MatchString(got[0]) {
+			t.Fatalf("asking in a shared room replied %q", got)
+		}
+	})
+	t.Run("a stranger's puppet cannot redeem a code meant for someone else", func(t *testing.T) {
+		h := newLinkHarness(t)
+		code := ask(t, h)
+		got := h.handle(t, h.msg("!room:x", "@telegram_666:x", "@telegram_666:x", "!link "+code))
+		if len(got) != 1 || !strings.Contains(got[0], "not for this account") {
+			t.Fatalf("the stranger got %q", got)
+		}
+		if a, b := linked(t, h, "@telegram_666:x"), linked(t, h, "@telegram_1:x"); a != "" || b != "" {
+			t.Fatalf("the stranger's try linked %q / %q", a, b)
+		}
+		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "Linked") {
+			t.Errorf("the rightful account then got %q", got)
+		}
+	})
+	t.Run("a native stranger cannot redeem it either", func(t *testing.T) {
+		h := newLinkHarness(t)
+		code := ask(t, h)
+		got := h.handle(t, h.msg("!room:x", "@mallory:x", "", "!link "+code))
+		if len(got) != 1 || !strings.Contains(got[0], "not for this account") || linked(t, h, "@telegram_1:x") != "" {
+			t.Fatalf("mallory got %q and the puppet is linked to %q", got, linked(t, h, "@telegram_1:x"))
+		}
+	})
+	t.Run("a code locks after 5 wrong tries", func(t *testing.T) {
+		h := newLinkHarness(t)
+		code := ask(t, h)
+		for i := range 5 {
+			stranger := "@telegram_66" + string(rune('0'+i)) + ":x"
+			h.handle(t, h.msg("!room:x", stranger, stranger, "!link "+code))
+		}
+		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "unknown") || linked(t, h, "@telegram_1:x") != "" {
+			t.Fatalf("after 5 wrong tries the right account got %q", got)
+		}
+	})
+	t.Run("an account locks after 5 wrong codes", func(t *testing.T) {
+		h := newLinkHarness(t)
+		code := ask(t, h)
+		for range 5 {
+			if got := h.sayFrom(t, "", "!link AAAAAAAA"); len(got) != 1 || !strings.Contains(got[0], "unknown") {
+				t.Fatalf("a wrong code got %q", got)
+			}
+		}
+		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "Too many") || linked(t, h, "@telegram_1:x") != "" {
+			t.Fatalf("the locked account's right code got %q", got)
+		}
+		h.clock.Advance(linkCodeTTL + time.Minute)
+		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "expired") {
+			t.Errorf("once unlocked, the old code got %q", got)
+		}
+	})
+	t.Run("an existing link is never overwritten", func(t *testing.T) {
+		h := newLinkHarness(t)
+		h.sayFrom(t, "", "!link "+ask(t, h))
+		h.direct(t, "@telegram_1:x")
+		bobDM := "!dm-bob:x"
+		if err := h.store.Outbox().SetDirectRoom(ctx, "@bob:x", bobDM); err != nil {
+			t.Fatal(err)
+		}
+		got := h.handle(t, h.msg(bobDM, "@bob:x", "", "!link @telegram_1:x"))
+		if len(got) != 1 || !strings.Contains(got[0], "already linked") || linkCode.MatchString(got[0]) {
+			t.Fatalf("bob asking for a linked puppet got %q", got)
+		}
+		if a := linked(t, h, "@telegram_1:x"); a != "@alice:x" {
+			t.Errorf("the puppet is now linked to %q", a)
+		}
+	})
+	t.Run("unlink only from the Matrix account", func(t *testing.T) {
+		h := newLinkHarness(t)
+		h.sayFrom(t, "", "!link "+ask(t, h))
+		linkedPuppet := h.msg("!room:x", "@alice:x", "@telegram_1:x", "!unlink @telegram_1:x")
+		if got := h.handle(t, linkedPuppet); len(got) != 1 || !strings.Contains(got[0], "not through a bridge") {
+			t.Fatalf("the puppet's unlink got %q", got)
+		}
+		h.sayAs(t, "$unlink", "@alice:x", "!unlink @telegram_1:x")
+		tap := linkedPuppet
+		caused := h.answerAs(t, "confirm:unlink:$unlink", tap, YesReaction)
+		if len(caused) != 1 || !strings.Contains(caused[0].Body, "Nothing was done") || linked(t, h, "@telegram_1:x") != "@alice:x" {
+			t.Fatalf("the puppet's ✅ caused %+v", caused)
+		}
+		h.answer(t, "confirm:unlink:$unlink", "@alice:x", YesReaction)
+		if a := linked(t, h, "@telegram_1:x"); a != "" {
+			t.Errorf("after Alice's ✅ the puppet is still linked to %q", a)
+		}
+	})
+}
+
+func newLinkHarness(t *testing.T) *harness {
+	h := newHarness(t)
+	h.proc.AddFeatures(Features{Identities: h.store})
+	return h
+}
+
+// direct records a direct room between Jarvis and the user (Alice, or
+// her puppet) and returns it.
+func (h *harness) direct(t *testing.T, puppet string) string {
+	t.Helper()
+	user := "@alice:x"
+	if puppet != "" {
+		user = puppet
+	}
+	room := "!dm-" + strings.Trim(user, "@:x") + ":x"
+	if err := h.store.Outbox().SetDirectRoom(context.Background(), user, room); err != nil {
+		t.Fatal(err)
+	}
+	return room
+}
+
+// msg is a message in room from sender, through puppet if set.
+func (h *harness) msg(room, sender, puppet, body string) Message {
+	h.seq++
+	msg := Message{RoomID: room, EventID: "$l" + strings.Repeat("z", h.seq), Sender: sender, Network: "matrix", Body: body, Sent: h.clock.Now()}
+	if puppet != "" {
+		msg.Puppet, msg.Network = puppet, "telegram"
+	}
+	return msg
+}
+
+// sayIn sends as Alice in room, either from Matrix or from the given
+// puppet (not linked yet: the puppet is its own sender).
+func (h *harness) sayIn(t *testing.T, room, puppet, body string) []string {
+	t.Helper()
+	sender := "@alice:x"
+	if puppet != "" {
+		sender = puppet
+	}
+	return h.handle(t, h.msg(room, sender, puppet, body))
+}
+
+// sayFrom sends as Alice in the shared room, from Matrix or the puppet.
 func (h *harness) sayFrom(t *testing.T, puppet, body string) []string {
 	t.Helper()
-	h.seq++
-	msg := Message{RoomID: "!room:x", EventID: "$l" + strings.Repeat("z", h.seq), Sender: "@alice:x", Network: "matrix", Body: body, Sent: h.clock.Now()}
-	if puppet != "" {
-		msg.Sender, msg.Puppet, msg.Network = puppet, puppet, "telegram"
-	}
-	return h.handle(t, msg)
+	return h.sayIn(t, "!room:x", puppet, body)
 }

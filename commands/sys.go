@@ -103,10 +103,10 @@ func sectionVerbs(sections []StatusSection) []*Handler {
 }
 
 var (
-	confirmSysClear = ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, OnConfirm: func(e *Event, pending core.Pending) string {
+	confirmSysClear = ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, Admin: true, OnConfirm: func(e *Event, pending core.Pending) string {
 		return sysClear(e, pending.RoomID)
 	}}
-	confirmSysRestart = ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, OnConfirm: func(e *Event, pending core.Pending) string {
+	confirmSysRestart = ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, Admin: true, OnConfirm: func(e *Event, pending core.Pending) string {
 		sys := e.Proc.sys
 		if err := sys.State.SetState(e.Ctx, StateRestartRoom, pending.RoomID); err != nil {
 			e.Fail(err)

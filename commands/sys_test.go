@@ -109,3 +109,36 @@ func TestSysClearAndRestartAskFirst(t *testing.T) {
 		t.Errorf("restart room kept = %q", room)
 	}
 }
+
+// TestSysConfirmOnlyFromNativeAdmin: the admin's own puppet, linked to the
+// admin, answers the admin's `!sys restart` and `!sys clear` prompts with
+// ✅ and "yes": refused, nothing runs, and the prompt stays open for the
+// admin's Matrix account.
+func TestSysConfirmOnlyFromNativeAdmin(t *testing.T) {
+	restarts, clears := 0, 0
+	h := newHarness(t)
+	sys := &System{State: h.store, Restart: func() { restarts++ },
+		Clearers: []func(context.Context, string) (string, error){
+			func(context.Context, string) (string, error) { clears++; return "nothing", nil },
+		}}
+	h.proc.AddFeatures(Features{System: sys})
+	linkedPuppet := Message{Sender: "@admin:x", Puppet: "@telegram_9:x", Network: "telegram", Trust: core.TrustExternal}
+
+	h.sayAs(t, "$restart", "@admin:x", "!sys restart")
+	h.sayAs(t, "$clear", "@admin:x", "!sys clear")
+	for _, answer := range []string{YesReaction, "yes"} {
+		for _, key := range []string{"confirm:sys-restart:$restart", "confirm:sys-clear:$clear"} {
+			caused := h.answerAs(t, key, linkedPuppet, answer)
+			if len(caused) != 1 || !strings.Contains(caused[0].Body, "Nothing was done") {
+				t.Errorf("the linked puppet's %q on %s caused %+v, want one refusal", answer, key, caused)
+			}
+		}
+	}
+	if restarts != 0 || clears != 0 {
+		t.Fatalf("after the puppet's answers: restarts %d, clears %d, want none", restarts, clears)
+	}
+	h.answer(t, "confirm:sys-restart:$restart", "@admin:x", YesReaction)
+	if restarts != 1 {
+		t.Errorf("restarts after the admin's own ✅ = %d, want 1", restarts)
+	}
+}

@@ -51,11 +51,16 @@ type IdentityLink struct {
 }
 
 // LinkCode is a one-time code that proves the same person holds two
-// accounts: asked from one, confirmed from the other.
+// accounts: asked from one, shown only there, typed from the other.
 type LinkCode struct {
-	Code      string
-	From      string
-	Network   string
+	Code string
+	// From is who asked: the puppet or the Matrix account.
+	From    string
+	Network string
+	// Redeemer is the one account that may use the code.
+	Redeemer string
+	// Tries counts wrong tries on the code.
+	Tries     int
 	ExpiresAt time.Time
 }
 
@@ -65,7 +70,21 @@ type IdentityStore interface {
 	// ErrNotFound.
 	LinkedAccount(ctx context.Context, puppet string) (string, error)
 	AddLinkCode(ctx context.Context, c LinkCode) error
+	// GetLinkCode returns a code, or ErrNotFound.
+	GetLinkCode(ctx context.Context, code string) (LinkCode, error)
 	// TakeLinkCode returns and deletes a code, or ErrNotFound.
 	TakeLinkCode(ctx context.Context, code string) (LinkCode, error)
+	// MissLinkCode counts a wrong try on a code, returning the tries.
+	MissLinkCode(ctx context.Context, code string) (int, error)
+	// AddLinkFailure records a wrong code sent from an account, and
+	// LinkFailures counts those sent after since.
+	AddLinkFailure(ctx context.Context, account string, at time.Time) error
+	LinkFailures(ctx context.Context, account string, since time.Time) (int, error)
+	// PutLink records a link; ErrDuplicate if the puppet is linked.
 	PutLink(ctx context.Context, l IdentityLink) error
+	// DeleteLink removes a puppet's link to account, or ErrNotFound.
+	DeleteLink(ctx context.Context, puppet, account string) error
+	// DirectRoom returns the direct room Jarvis shares with a user, or
+	// ErrNotFound.
+	DirectRoom(ctx context.Context, userID string) (string, error)
 }

@@ -81,12 +81,61 @@ func TestBridgedPeople(t *testing.T) {
 		t.Errorf("a puppet's admin verb got %q", body)
 	}
 
-	code := regexp.MustCompile(`code is (\d{6})`).FindStringSubmatch(tesths.Body(say(puppet, "!link")))
+	// Linking. A code asked for in the shared room is refused there.
+	if body := tesths.Body(say(puppet, "!link "+alice.UserID.String())); !strings.Contains(body, "direct room") || strings.Contains(body, "code is") {
+		t.Fatalf("asking for a link code in a shared room got %q", body)
+	}
+	// In the puppet's direct room with Jarvis it is given, bound to Alice.
+	dm, err := puppet.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{j.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIn(t, puppet, dm.RoomID, func(evt *event.Event) bool {
+		return evt.Type == event.StateMember && evt.GetStateKey() == j.UserID.String() && evt.Content.AsMember().Membership == event.MembershipJoin
+	})
+	asked, err := puppet.SendText(ctx, dm.RoomID, "!link "+alice.UserID.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := regexp.MustCompile(`code is ([A-Z2-7]{8})\b`).FindStringSubmatch(tesths.Body(waitIn(t, puppet, dm.RoomID, j.replyTo(asked.EventID))))
 	if code == nil {
-		t.Fatal("no link code")
+		t.Fatal("no link code in the direct room")
+	}
+	// A stranger's puppet in the bridged group tries the code: refused.
+	stranger, err := bridgeAS.Puppet(ctx, hs, tesths.RandomName("telegram_"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: stranger.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stranger.JoinRoomByID(ctx, room); err != nil {
+		t.Fatal(err)
+	}
+	waitJoined(t, alice, room, stranger.UserID)
+	if body := tesths.Body(say(stranger, "!link "+code[1])); !strings.Contains(body, "not for this account") {
+		t.Fatalf("a stranger redeeming the code got %q", body)
+	}
+	if body := tesths.Body(say(stranger, "!sys status")); !strings.Contains(body, "admins only") {
+		t.Errorf("after the stolen code the stranger's admin verb got %q", body)
 	}
 	if linked := tesths.Body(j.ask(t, alice, room, "!link "+code[1])); !strings.Contains(linked, "Linked: "+puppet.UserID.String()) {
 		t.Fatalf("linking: %q", linked)
+	}
+	// The linked puppet answering the admin's !sys restart prompt is
+	// refused, and the prompt stays open for the admin.
+	sent, _ = alice.Say(ctx, room, "!sys restart")
+	prompt, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := replyTo(t, puppet, room, prompt.ID, "yes")
+	if refused, err := alice.WaitFor(ctx, waitReply, j.replyTo(answer)); err != nil || !strings.Contains(tesths.Body(refused), "Nothing was done") {
+		t.Fatalf("the linked puppet's yes to the restart: %v", err)
+	}
+	dismiss := replyTo(t, alice.Client, room, prompt.ID, "no")
+	if edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, prompt.ID)); err != nil || !strings.Contains(newBody(edit), "Dismissed") {
+		t.Fatalf("the admin's no after the refused yes (%s): %v", dismiss, err)
 	}
 	if body := tesths.Body(say(puppet, "!sys logs")); !strings.Contains(body, "not through a bridge") {
 		t.Errorf("the linked admin's puppet got %q for an admin verb", body)
@@ -182,14 +231,39 @@ func TestBridgedPeople(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// replyTo sends text as a Matrix reply to target.
-func replyTo(t *testing.T, cli *mautrix.Client, room id.RoomID, target id.EventID, text string) {
+// replyTo sends text as a Matrix reply to target and returns its ID.
+func replyTo(t *testing.T, cli *mautrix.Client, room id.RoomID, target id.EventID, text string) id.EventID {
 	t.Helper()
 	content := &event.MessageEventContent{MsgType: event.MsgText, Body: text,
 		RelatesTo: &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}}
-	if _, err := cli.SendMessageEvent(context.Background(), room, event.EventMessage, content); err != nil {
+	resp, err := cli.SendMessageEvent(context.Background(), room, event.EventMessage, content)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return resp.EventID
+}
+
+// waitIn reads room's latest events as cli, which does not sync, until
+// one matches.
+func waitIn(t *testing.T, cli *mautrix.Client, room id.RoomID, match func(*event.Event) bool) *event.Event {
+	t.Helper()
+	deadline := time.Now().Add(waitReply)
+	for time.Now().Before(deadline) {
+		resp, err := cli.Messages(context.Background(), room, "", "", mautrix.DirectionBackward, nil, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, evt := range resp.Chunk {
+			evt.RoomID = room
+			_ = evt.Content.ParseRaw(evt.Type)
+			if match(evt) {
+				return evt
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("nothing matching in %s within %s", room, waitReply)
+	return nil
 }
 
 // waitJoined waits until the person sees user join the room.

@@ -72,24 +72,53 @@ func TestSmallTables(t *testing.T) {
 		}
 	})
 
-	t.Run("link codes are taken once and links upserted", func(t *testing.T) {
-		if err := s.AddLinkCode(ctx, core.LinkCode{Code: "123456", From: "@telegram_1:x", Network: "telegram", ExpiresAt: at}); err != nil {
+	t.Run("link codes are bound, counted, taken once; links never overwritten", func(t *testing.T) {
+		if err := s.AddLinkCode(ctx, core.LinkCode{Code: "ABCDEFGH", From: "@telegram_1:x", Network: "telegram", Redeemer: "@a:x", ExpiresAt: at}); err != nil {
 			t.Fatal(err)
 		}
-		c, err := s.TakeLinkCode(ctx, "123456")
-		if err != nil || c.From != "@telegram_1:x" || !c.ExpiresAt.Equal(at) {
+		for want := 1; want <= 2; want++ {
+			if tries, err := s.MissLinkCode(ctx, "ABCDEFGH"); err != nil || tries != want {
+				t.Fatalf("miss %d: %d %v", want, tries, err)
+			}
+		}
+		if c, err := s.GetLinkCode(ctx, "ABCDEFGH"); err != nil || c.Redeemer != "@a:x" || c.Tries != 2 {
+			t.Fatalf("get: %+v %v", c, err)
+		}
+		c, err := s.TakeLinkCode(ctx, "ABCDEFGH")
+		if err != nil || c.From != "@telegram_1:x" || c.Redeemer != "@a:x" || !c.ExpiresAt.Equal(at) {
 			t.Fatalf("take: %+v %v", c, err)
 		}
-		if _, err := s.TakeLinkCode(ctx, "123456"); !errors.Is(err, core.ErrNotFound) {
+		if _, err := s.TakeLinkCode(ctx, "ABCDEFGH"); !errors.Is(err, core.ErrNotFound) {
 			t.Errorf("take twice: %v", err)
 		}
-		for _, account := range []string{"@a:x", "@b:x"} {
-			if err := s.PutLink(ctx, core.IdentityLink{Puppet: "@telegram_1:x", Account: account, Network: "telegram", LinkedAt: at}); err != nil {
+		if _, err := s.MissLinkCode(ctx, "ABCDEFGH"); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("miss on a taken code: %v", err)
+		}
+		for i := range 3 {
+			if err := s.AddLinkFailure(ctx, "@m:x", at.Add(time.Duration(i)*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if got, err := s.LinkedAccount(ctx, "@telegram_1:x"); err != nil || got != "@b:x" {
-			t.Errorf("linked account %q %v, want @b:x", got, err)
+		if n, err := s.LinkFailures(ctx, "@m:x", at); err != nil || n != 2 {
+			t.Errorf("failures after the first: %d %v, want 2", n, err)
+		}
+		if err := s.PutLink(ctx, core.IdentityLink{Puppet: "@telegram_1:x", Account: "@a:x", Network: "telegram", LinkedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutLink(ctx, core.IdentityLink{Puppet: "@telegram_1:x", Account: "@b:x", Network: "telegram", LinkedAt: at}); !errors.Is(err, core.ErrDuplicate) {
+			t.Errorf("relinking: %v, want ErrDuplicate", err)
+		}
+		if got, err := s.LinkedAccount(ctx, "@telegram_1:x"); err != nil || got != "@a:x" {
+			t.Errorf("linked account %q %v, want @a:x", got, err)
+		}
+		if err := s.DeleteLink(ctx, "@telegram_1:x", "@b:x"); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("unlinking from another account: %v", err)
+		}
+		if err := s.DeleteLink(ctx, "@telegram_1:x", "@a:x"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.LinkedAccount(ctx, "@telegram_1:x"); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("after unlinking: %v", err)
 		}
 	})
 
