@@ -124,7 +124,7 @@ func TestBridgedPeople(t *testing.T) {
 	}
 	// The linked puppet answering the admin's !sys restart prompt is
 	// refused, and the prompt stays open for the admin.
-	sent, _ = alice.Say(ctx, room, "!sys restart")
+	sent, _ := alice.Say(ctx, room, "!sys restart")
 	prompt, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
 	if err != nil {
 		t.Fatal(err)
