@@ -28,17 +28,6 @@ func readable(match func(*event.Event) bool) func(*event.Event) bool {
 	return func(evt *event.Event) bool { return tesths.Encrypted(evt) && match(evt) }
 }
 
-// joinEncrypted joins the dedicated room and waits until the person knows
-// it is encrypted, so that what they say next is encrypted.
-func (j *jarvis) joinEncrypted(t *testing.T, p *tesths.Person) id.RoomID {
-	t.Helper()
-	room := j.joinRoom(t, p)
-	if err := p.WaitEncrypted(context.Background(), room, 20*time.Second); err != nil {
-		t.Fatalf("the dedicated room is not encrypted: %v", err)
-	}
-	return room
-}
-
 // sentEncrypted checks that the person's own message went out encrypted.
 func sentEncrypted(t *testing.T, p *tesths.Person, eventID id.EventID) {
 	t.Helper()
@@ -60,11 +49,11 @@ func TestEncryptedRoom(t *testing.T) {
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
 		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n  agent_token: %s\n", port, breakerAgentToken)})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
 		t.Fatal(err)
 	}
-	j.joinEncrypted(t, bob)
+	j.joinRoom(t, bob)
 
 	sent, err := alice.Say(ctx, room, "!ping")
 	if err != nil {
@@ -181,7 +170,7 @@ func TestEncryptionAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)
@@ -219,7 +208,7 @@ func TestNewDeviceReadsJarvis(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)
@@ -259,7 +248,7 @@ func TestUndecryptableMessage(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)
@@ -308,7 +297,7 @@ func TestEncryptedDirectRoom(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)
@@ -345,7 +334,7 @@ func TestLostOutcomeInEncryptedRoom(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +380,7 @@ func TestInvitedToEncryptedRoom(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	j.joinEncrypted(t, alice)
+	j.joinRoom(t, alice)
 	stateKey := ""
 	created, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{
 		Preset:   "private_chat",
@@ -425,7 +414,7 @@ func TestInvitedToEncryptedRoom(t *testing.T) {
 func TestWrongPickleKey(t *testing.T) {
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	j.joinEncrypted(t, alice)
+	j.joinRoom(t, alice)
 	j.Stop()
 	cfg, err := os.ReadFile(j.cfgPath)
 	if err != nil {
@@ -456,7 +445,7 @@ func TestSendBeforeSyncKnowsTheRoom(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -74,6 +75,7 @@ type jarvis struct {
 	UserID  id.UserID
 	Alias   string
 	DBPath  string
+	Store   store.Config // the database it runs on
 	cfgPath string
 	cmd     *exec.Cmd
 	logs    *syncBuffer
@@ -139,8 +141,10 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		fmt.Fprintf(&b, "    - %q\n", a)
 	}
 	b.WriteString("  encryption:\n    pickle_key: integration-pickle-key\n")
+	j.Store = store.Config{Type: store.SQLite, URI: j.DBPath}
 	if opts.store.Type != "" {
 		j.DBPath = ""
+		j.Store = opts.store
 		fmt.Fprintf(&b, "store:\n  type: %s\n  uri: %q\n", opts.store.Type, opts.store.URI)
 	} else {
 		fmt.Fprintf(&b, "store:\n  uri: %s\n", j.DBPath)
@@ -199,9 +203,32 @@ func (j *jarvis) Stop() {
 	}
 }
 
-// joinRoom waits until the person is in Jarvis's dedicated room and
-// returns the room ID.
+// joinRoom joins the person to Jarvis's dedicated room and returns the
+// room ID once the room is ready to talk in: the person knows it is
+// encrypted, and has read Jarvis's encrypted answer to a !ping.
 func (j *jarvis) joinRoom(t testing.TB, p *tesths.Person) id.RoomID {
+	t.Helper()
+	room := j.enter(t, p)
+	if _, err := p.Greet(context.Background(), room, j.UserID, "!ping", waitReply); err != nil {
+		t.Fatalf("the dedicated room is not ready: %v\n%s", err, j.logs.String())
+	}
+	return room
+}
+
+// joinStranger joins someone Jarvis does not answer to the dedicated room
+// and waits until they know it is encrypted.
+func (j *jarvis) joinStranger(t testing.TB, p *tesths.Person) id.RoomID {
+	t.Helper()
+	room := j.enter(t, p)
+	if err := p.WaitEncrypted(context.Background(), room, waitReply); err != nil {
+		t.Fatalf("the dedicated room is not encrypted: %v", err)
+	}
+	return room
+}
+
+// enter waits until the person is in Jarvis's dedicated room and returns
+// the room ID.
+func (j *jarvis) enter(t testing.TB, p *tesths.Person) id.RoomID {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(20 * time.Second)
@@ -230,6 +257,34 @@ func (j *jarvis) replyTo(eventID id.EventID) func(*event.Event) bool {
 	}
 }
 
+// ask has p say text in room and returns Jarvis's reply to it, failing t
+// when p cannot send it or no reply comes within waitReply.
+func (j *jarvis) ask(t testing.TB, p *tesths.Person, room id.RoomID, text string) *event.Event {
+	t.Helper()
+	ctx := context.Background()
+	sent, err := p.Say(ctx, room, text)
+	if err != nil {
+		t.Fatalf("%s says %q: %v", p.UserID, text, err)
+	}
+	reply, err := p.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatalf("no reply to %q: %v", text, err)
+	}
+	return reply
+}
+
+// openStore opens a store on the database Jarvis runs on, a second writer
+// there as any core service is; it is closed when t ends.
+func (j *jarvis) openStore(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), j.Store, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("open %s store: %v", j.Store.Type, err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // newPerson registers a person who syncs until the test ends.
 func newPerson(t testing.TB, prefix string) *tesths.Person {
 	t.Helper()
@@ -245,7 +300,7 @@ func newPerson(t testing.TB, prefix string) *tesths.Person {
 // database, as an operator starting `jarvis run` twice would.
 func (j *jarvis) Twin(t testing.TB) *jarvis {
 	t.Helper()
-	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, DBPath: j.DBPath, cfgPath: j.cfgPath}
+	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, DBPath: j.DBPath, Store: j.Store, cfgPath: j.cfgPath}
 	twin.Start()
 	t.Cleanup(func() {
 		twin.Stop()
