@@ -216,12 +216,12 @@ func (j *jarvis) joinRoom(t testing.TB, p *tesths.Person) id.RoomID {
 }
 
 // joinStranger joins someone Jarvis does not answer to the dedicated room
-// and waits until they know it is encrypted.
+// and waits until they know it is encrypted and Jarvis is in it.
 func (j *jarvis) joinStranger(t testing.TB, p *tesths.Person) id.RoomID {
 	t.Helper()
 	room := j.enter(t, p)
-	if err := p.WaitEncrypted(context.Background(), room, waitReply); err != nil {
-		t.Fatalf("the dedicated room is not encrypted: %v", err)
+	if err := p.WaitReady(context.Background(), room, j.UserID, waitReply); err != nil {
+		t.Fatalf("the dedicated room is not ready: %v", err)
 	}
 	return room
 }

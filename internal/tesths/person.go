@@ -159,7 +159,7 @@ func (p *Person) WaitEncrypted(ctx context.Context, roomID id.RoomID, timeout ti
 // says there is encrypted, and it can read what peer says. It returns
 // the reply.
 func (p *Person) Greet(ctx context.Context, roomID id.RoomID, peer id.UserID, text string, timeout time.Duration) (*event.Event, error) {
-	if err := p.WaitEncrypted(ctx, roomID, timeout); err != nil {
+	if err := p.WaitReady(ctx, roomID, peer, timeout); err != nil {
 		return nil, err
 	}
 	sent, err := p.Say(ctx, roomID, text)
@@ -202,6 +202,24 @@ func (p *Person) FromServer(ctx context.Context, roomID id.RoomID, sender id.Use
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// WaitReady waits until the person knows that a room is encrypted and
+// that peer is in it, so that what it says there next is encrypted for
+// peer's devices too. A client that speaks before it knows a member
+// shares its session without them, and they cannot read it.
+func (p *Person) WaitReady(ctx context.Context, roomID id.RoomID, peer id.UserID, timeout time.Duration) error {
+	if err := p.WaitEncrypted(ctx, roomID, timeout); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for !p.StateStore.IsInRoom(ctx, roomID, peer) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not learn within %s that %s is in %s", p.UserID, timeout, peer, roomID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }
 
 // OnEvent runs fn for every event seen from now on, in the sync loop.
