@@ -50,7 +50,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	defer conn.Close()
 	body := jsonBody(heartbeatBase, nil)
 	fmt.Fprintf(conn, "POST /api/agents/heartbeat HTTP/1.1\r\nHost: jarvis\r\nAuthorization: Bearer %s\r\n"+
-		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", fleetToken, len(body))
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", fx.tokens.agent["EVE"], len(body))
 	answered := make(chan string, 1)
 	go func() { answered <- readAnswer(conn) }()
 	drip := time.NewTicker(time.Second)
@@ -135,7 +135,7 @@ func TestHeaderSizeLimit(t *testing.T) {
 	fx := newAttackFixture(t, func(c *api.Config) { c.MaxHeaderBytes = 4096 })
 	req, _ := http.NewRequest(http.MethodPost, "http://"+api.ServeLoopback(t, fx.server)+"/api/agents/heartbeat",
 		strings.NewReader(jsonBody(heartbeatBase, nil)))
-	req.Header.Set("Authorization", "Bearer "+fleetToken)
+	req.Header.Set("Authorization", "Bearer "+fx.tokens.agent["EVE"])
 	req.Header.Set("X-Padding", strings.Repeat("x", 64<<10))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -7,26 +7,43 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // DefaultBreakerEvents is how many events GET /api/breaker/{agent}/events
 // lists without a limit.
 const DefaultBreakerEvents = 20
 
-// RegisterBreaker adds the circuit breaker routes. All need the agent
-// token: the agent's turn loop reads its breaker, the supervisor opens it,
-// reports observations and verifies half-open trials.
-func RegisterBreaker(s *Server, svc *breaker.Service) {
-	h := &breakerAPI{svc: svc}
-	s.HandleAgent("GET /api/breaker/{agent}", http.HandlerFunc(h.getStatus))
-	s.HandleAgent("POST /api/breaker/{agent}/open", http.HandlerFunc(h.postOpen))
-	s.HandleAgent("POST /api/breaker/{agent}/observations", http.HandlerFunc(h.postObservation))
-	s.HandleAgent("POST /api/breaker/{agent}/verify", http.HandlerFunc(h.postVerify))
-	s.HandleAgent("GET /api/breaker/{agent}/events", http.HandlerFunc(h.getEvents))
+// RegisterBreaker adds the circuit breaker routes. The agent's turn loop
+// reads its breaker with any credential; only a supervisor credential opens
+// it, reports observations and verifies half-open trials, so that no agent
+// can close its own breaker. names, when not nil, gives an agent's name as
+// the fleet spells it, so that a breaker opened for "eve" holds the agent
+// configured as EVE.
+func RegisterBreaker(s *Server, svc *breaker.Service, names AgentNames) {
+	h := &breakerAPI{svc: svc, names: names}
+	s.HandleRole("GET /api/breaker/{agent}", http.HandlerFunc(h.getStatus))
+	s.HandleRole("POST /api/breaker/{agent}/open", http.HandlerFunc(h.postOpen), credential.Supervisor)
+	s.HandleRole("POST /api/breaker/{agent}/observations", http.HandlerFunc(h.postObservation), credential.Supervisor)
+	s.HandleRole("POST /api/breaker/{agent}/verify", http.HandlerFunc(h.postVerify), credential.Supervisor)
+	s.HandleRole("GET /api/breaker/{agent}/events", http.HandlerFunc(h.getEvents))
 }
 
 type breakerAPI struct {
-	svc *breaker.Service
+	svc   *breaker.Service
+	names AgentNames
+}
+
+// AgentNames gives the configured spelling of an agent's name, or the name
+// as given when no agent is configured so.
+type AgentNames func(name string) string
+
+// agent is the request's {agent}, spelled as the fleet spells it.
+func (h *breakerAPI) agent(r *http.Request) string {
+	if h.names == nil {
+		return r.PathValue("agent")
+	}
+	return h.names(r.PathValue("agent"))
 }
 
 type breakerEventJSON struct {
@@ -103,7 +120,7 @@ func toBreakerStatusJSON(st breaker.Status) breakerStatusJSON {
 // getStatus answers the agent's turn loop: "open" (halted) with the event,
 // "half-open" with the event under trial, or "closed".
 func (h *breakerAPI) getStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := h.svc.Status(r.Context(), r.PathValue("agent"))
+	st, err := h.svc.Status(r.Context(), h.agent(r))
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -130,7 +147,7 @@ func (h *breakerAPI) postOpen(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	ev, err := h.svc.Open(r.Context(), r.PathValue("agent"), req.input())
+	ev, err := h.svc.Open(r.Context(), h.agent(r), req.input())
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -151,7 +168,7 @@ func (h *breakerAPI) postObservation(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	agent := r.PathValue("agent")
+	agent := h.agent(r)
 	ev, opened, err := h.svc.Observe(r.Context(), agent, breaker.Observation{Urgency: req.Urgency, OpenInput: req.input()})
 	if err != nil {
 		WriteError(w, r, err)
@@ -188,7 +205,7 @@ func (h *breakerAPI) postVerify(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("ok", "is required: true closes the breaker, false opens it again"))
 		return
 	}
-	st, err := h.svc.Verify(r.Context(), r.PathValue("agent"), *req.OK, req.Note, req.By)
+	st, err := h.svc.Verify(r.Context(), h.agent(r), *req.OK, req.Note, req.By)
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -208,7 +225,7 @@ func (h *breakerAPI) getEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	agent := r.PathValue("agent")
+	agent := h.agent(r)
 	evs, err := h.svc.Events(r.Context(), agent, limit)
 	if err != nil {
 		WriteError(w, r, err)

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -19,14 +20,13 @@ import (
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
-const breakerToken = "breaker-agent-token-0123456789"
-
 // breakerAPIFixture is the API with the breaker routes on a real SQLite
 // store and a manual clock.
 type breakerAPIFixture struct {
 	server *api.Server
 	svc    *breaker.Service
 	store  *store.Store
+	tokens *apiTokens
 }
 
 func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
@@ -39,18 +39,28 @@ func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
 	clock := coretest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	svc := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: clock,
 		Room: "!ops:test", Admins: []string{"@alice:test"}})
-	server := api.New(api.Config{AgentToken: breakerToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
-	api.RegisterBreaker(server, svc)
-	return &breakerAPIFixture{server: server, svc: svc, store: st}
+	tokens := issueTokens(t, st, "ani")
+	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
+	api.RegisterBreaker(server, svc, nil)
+	return &breakerAPIFixture{server: server, svc: svc, store: st, tokens: tokens}
 }
 
-// call sends a request, with the agent token unless auth is false, and
-// returns the status and the decoded JSON body.
+// call sends a request, with the supervisor's token unless auth is false,
+// and returns the status and the decoded JSON body.
 func (fx *breakerAPIFixture) call(t *testing.T, method, path, body string, auth bool) (int, map[string]any) {
 	t.Helper()
+	if !auth {
+		return fx.callWith(t, "", method, path, body)
+	}
+	return fx.callWith(t, fx.tokens.supervisor, method, path, body)
+}
+
+// callWith sends a request bearing token (none when "").
+func (fx *breakerAPIFixture) callWith(t *testing.T, token, method, path, body string) (int, map[string]any) {
+	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if auth {
-		req.Header.Set("Authorization", "Bearer "+breakerToken)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	rec := httptest.NewRecorder()
 	fx.server.Handler().ServeHTTP(rec, req)
@@ -263,4 +273,62 @@ func TestBreakerAPI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBreakerAPIOnlyTheSupervisorActs: an agent cannot open, observe or
+// verify a breaker, its own half-open one included, and an orchestrator
+// cannot either; each gets 403 naming the supervisor role and changes
+// nothing. Any valid credential reads the breaker.
+func TestBreakerAPIOnlyTheSupervisorActs(t *testing.T) {
+	fx := newBreakerAPIFixture(t)
+	ctx := context.Background()
+	ev, err := fx.svc.Open(ctx, "ani", breaker.OpenInput{Severity: breaker.SeveritySafety, Reason: "drift", By: "aster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.svc.Resume(ctx, ev.ID, "@alice:test"); err != nil {
+		t.Fatal(err)
+	}
+	before := breakerRows(t, fx)
+	for _, tt := range []struct{ name, token, path, body string }{
+		{"the agent verifies its own trial", fx.tokens.agent["ani"], "/api/breaker/ani/verify", `{"ok": true}`},
+		{"the agent opens another's breaker", fx.tokens.agent["ani"], "/api/breaker/eve/open", breakerOpenBody},
+		{"the agent reports an observation", fx.tokens.agent["ani"], "/api/breaker/eve/observations", `{"urgency":"critical","severity":"safety","reason":"x"}`},
+		{"the orchestrator opens a breaker", fx.tokens.orchestrator, "/api/breaker/eve/open", breakerOpenBody},
+		{"the orchestrator verifies", fx.tokens.orchestrator, "/api/breaker/ani/verify", `{"ok": true}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := fx.callWith(t, tt.token, "POST", tt.path, tt.body)
+			roles, _ := body["needs_role"].([]any)
+			if code != http.StatusForbidden || len(roles) != 1 || roles[0] != "supervisor" {
+				t.Fatalf("%d %v, want 403 naming the supervisor role", code, body)
+			}
+			if after := breakerRows(t, fx); after != before {
+				t.Errorf("rows %s after the refusal, %s before", after, before)
+			}
+		})
+	}
+	if code, body := fx.callWith(t, fx.tokens.agent["ani"], "GET", "/api/breaker/ani", ""); code != 200 || body["state"] != "half-open" {
+		t.Errorf("the agent reading its breaker: %d %v, want 200 half-open", code, body)
+	}
+}
+
+// breakerRows counts the breaker tables' rows and names the state, to
+// show that a refused request changed nothing.
+func breakerRows(t *testing.T, fx *breakerAPIFixture) string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	for _, q := range []string{"SELECT COUNT(*) FROM breaker_event", "SELECT COUNT(*) FROM breaker_audit", "SELECT COUNT(*) FROM outbox"} {
+		var n int
+		if err := fx.store.DB.QueryRow(ctx, q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		out = append(out, fmt.Sprint(n))
+	}
+	st, err := fx.svc.Status(ctx, "ani")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(append(out, string(st.State)), "/")
 }

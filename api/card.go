@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // IdempotencyKeyHeader carries the client's idempotency key when it
@@ -17,19 +18,32 @@ const IdempotencyKeyHeader = "Idempotency-Key"
 
 // RegisterCards adds the backlog routes: publishing card sets, reading
 // cards, moving them through their states, amendments and questions
-// (needs-decision). All need the agent token.
-func RegisterCards(s *Server, cards *card.Service) {
-	h := &cardsAPI{cards: cards}
-	s.HandleAgent("POST /api/cardsets", http.HandlerFunc(h.postCardSet))
-	s.HandleAgent("GET /api/cards", http.HandlerFunc(h.listCards))
-	s.HandleAgent("GET /api/cards/{id}", http.HandlerFunc(h.getCard))
-	s.HandleAgent("POST /api/cards/{id}/state", http.HandlerFunc(h.postState))
-	s.HandleAgent("POST /api/cards/{id}/amendments", http.HandlerFunc(h.postAmendment))
-	s.HandleAgent("POST /api/cards/{id}/needs-decision", http.HandlerFunc(h.postNeedsDecision))
+// (needs-decision). An orchestrator credential publishes sets and amends
+// cards; an agent credential moves cards and asks questions, refused with
+// 423 while the agent's breaker is open; any credential reads.
+func RegisterCards(s *Server, cards *card.Service, breakers BreakerStates) {
+	h := &cardsAPI{cards: cards, breakers: breakers}
+	s.HandleRole("POST /api/cardsets", http.HandlerFunc(h.postCardSet), credential.Orchestrator)
+	s.HandleRole("GET /api/cards", http.HandlerFunc(h.listCards))
+	s.HandleRole("GET /api/cards/{id}", http.HandlerFunc(h.getCard))
+	s.HandleRole("POST /api/cards/{id}/state", http.HandlerFunc(h.postState), credential.Agent)
+	s.HandleRole("POST /api/cards/{id}/amendments", http.HandlerFunc(h.postAmendment), credential.Orchestrator)
+	s.HandleRole("POST /api/cards/{id}/needs-decision", http.HandlerFunc(h.postNeedsDecision), credential.Agent)
 }
 
 type cardsAPI struct {
-	cards *card.Service
+	cards    *card.Service
+	breakers BreakerStates
+}
+
+// unlessHalted refuses a worker's request while its breaker is open.
+func (h *cardsAPI) unlessHalted(w http.ResponseWriter, r *http.Request) bool {
+	p, _ := PrincipalOf(r.Context())
+	if err := checkNotHalted(r.Context(), h.breakers, p.Agent); err != nil {
+		WriteError(w, r, err)
+		return false
+	}
+	return true
 }
 
 type cardRequest struct {
@@ -134,16 +148,18 @@ type cardJSON struct {
 	RatifiedRevision int      `json:"ratified_revision,omitempty"`
 	State            string   `json:"state"`
 	StateNote        string   `json:"state_note,omitempty"`
-	Revision         int      `json:"revision"`
-	CreatedAt        string   `json:"created_at"`
-	UpdatedAt        string   `json:"updated_at"`
+	// Worker is the agent working the card, if one claimed it.
+	Worker    string `json:"worker,omitempty"`
+	Revision  int    `json:"revision"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
 }
 
 func toCardJSON(c card.Card) cardJSON {
 	return cardJSON{ID: c.ID, SetID: c.SetID, Ref: c.Ref, Goal: c.Spec.Goal, Acceptance: nonNilStrings(c.Spec.Acceptance),
 		Priority: string(c.Priority), SpecPriority: string(c.Spec.Priority), DependsOn: nonNilStrings(c.Spec.DependsOn),
 		Budget: c.Spec.Budget, Author: c.Author, RatifiedBy: c.RatifiedBy, RatifiedRevision: c.RatifiedRevision,
-		State: string(c.State), StateNote: c.StateNote, Revision: c.Revision, CreatedAt: apiTime(c.CreatedAt),
+		State: string(c.State), StateNote: c.StateNote, Worker: c.Worker, Revision: c.Revision, CreatedAt: apiTime(c.CreatedAt),
 		UpdatedAt: apiTime(c.UpdatedAt)}
 }
 
@@ -272,7 +288,11 @@ func (h *cardsAPI) postState(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("state", "is required"))
 		return
 	}
-	card, err := h.cards.SetState(r.Context(), r.PathValue("id"), card.State(req.State), req.Note)
+	if !h.unlessHalted(w, r) {
+		return
+	}
+	p, _ := PrincipalOf(r.Context())
+	card, err := h.cards.SetStateAs(r.Context(), p.Agent, r.PathValue("id"), card.State(req.State), req.Note)
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -324,6 +344,9 @@ func (h *cardsAPI) postNeedsDecision(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
+	if !h.unlessHalted(w, r) {
+		return
+	}
 	in := card.DecisionInput{Question: req.Question, Options: req.Options, Checkpoint: card.Checkpoint(req.Checkpoint),
 		DefaultOption: req.DefaultOption}
 	if req.Deadline != "" {
@@ -334,7 +357,8 @@ func (h *cardsAPI) postNeedsDecision(w http.ResponseWriter, r *http.Request) {
 		}
 		in.Deadline = deadline
 	}
-	d, err := h.cards.RaiseDecision(r.Context(), r.PathValue("id"), in)
+	p, _ := PrincipalOf(r.Context())
+	d, err := h.cards.RaiseDecisionAs(r.Context(), p.Agent, r.PathValue("id"), in)
 	if err != nil {
 		WriteError(w, r, err)
 		return

@@ -77,7 +77,7 @@ func benchmarkPublishCardSets(b *testing.B, engine string) {
 					return
 				}
 				req, _ := http.NewRequest("POST", url, bytes.NewReader(body(i)))
-				req.Header.Set("Authorization", "Bearer "+cardsToken)
+				req.Header.Set("Authorization", "Bearer "+fx.tokens.orchestrator)
 				req.Header.Set(api.IdempotencyKeyHeader, fmt.Sprintf("bench-%d", i))
 				resp, err := client.Do(req)
 				if err != nil {

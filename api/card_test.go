@@ -13,19 +13,21 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
-const cardsToken = "cards-agent-token-0123456789"
-
-// cardsAPIFixture is the API with the card routes on a real SQLite store.
+// cardsAPIFixture is the API with the card routes on a real SQLite store,
+// the agent "worker" working the cards.
 type cardsAPIFixture struct {
-	server *api.Server
-	cards  *card.Service
-	store  *store.Store
+	server   *api.Server
+	cards    *card.Service
+	breakers *breaker.Service
+	store    *store.Store
+	tokens   *apiTokens
 }
 
 func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg card.Config) *cardsAPIFixture {
@@ -39,16 +41,35 @@ func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg car
 	st := openAPIStore(t, engine)
 	cards := card.NewService(cfg, card.Deps{Store: st.Cards(), Tx: st, Outbox: st.Outbox(), Clock: clock,
 		Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}})
-	server := api.New(api.Config{AgentToken: cardsToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
-	api.RegisterCards(server, cards)
-	return &cardsAPIFixture{server: server, cards: cards, store: st}
+	breakers := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(),
+		Clock: clock, Room: "!jarvis:example.org"})
+	tokens := issueTokens(t, st, "worker", "other")
+	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
+	api.RegisterCards(server, cards, breakers)
+	return &cardsAPIFixture{server: server, cards: cards, breakers: breakers, store: st, tokens: tokens}
 }
 
-// send makes a request with the agent token and the given headers.
+// tokenFor is the token of whoever makes a request: the worker moves cards
+// and asks questions, the orchestrator publishes, amends and reads.
+func (fx *cardsAPIFixture) tokenFor(method, path string) string {
+	if method == "POST" && (strings.HasSuffix(path, "/state") || strings.HasSuffix(path, "/needs-decision")) {
+		return fx.tokens.agent["worker"]
+	}
+	return fx.tokens.orchestrator
+}
+
+// send makes a request with the token of whoever makes it (tokenFor) and
+// the given headers.
 func (fx *cardsAPIFixture) send(t *testing.T, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
+	return fx.sendAs(t, fx.tokenFor(method, path), method, path, body, header)
+}
+
+// sendAs makes a request bearing token.
+func (fx *cardsAPIFixture) sendAs(t *testing.T, token, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+cardsToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -323,4 +344,115 @@ func wantField(field string) func(t *testing.T, body map[string]any) {
 			t.Errorf("field %v, want %s: %v", body["field"], field, body["error"])
 		}
 	}
+}
+
+// TestCardsAPIHaltedAgent: while the worker's breaker is open its claim,
+// its other state changes and its questions are refused with 423 naming
+// the breaker event, and change nothing; once it is resumed the claim goes
+// through.
+func TestCardsAPIHaltedAgent(t *testing.T) {
+	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
+	ctx := context.Background()
+	schema := fx.publishTwoCards(t, "halt-1")
+	ev, err := fx.breakers.Open(ctx, "worker", breaker.OpenInput{Severity: breaker.SeveritySafety, Reason: "drift", By: "aster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, path, body string }{
+		{"claim", "/api/cards/" + schema + "/state", `{"state": "claimed"}`},
+		{"cancel", "/api/cards/" + schema + "/state", `{"state": "cancelled"}`},
+		{"ask", "/api/cards/" + schema + "/needs-decision", `{"question": "Which?", "options": ["a", "b"], "checkpoint": {"branch": "b", "note": "n"}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := fx.call(t, "POST", tt.path, tt.body)
+			if code != http.StatusLocked || body["breaker_event"] != ev.ID || !strings.Contains(body["error"].(string), ev.ID) {
+				t.Fatalf("%d %v, want 423 naming %s", code, body, ev.ID)
+			}
+			state, err := fx.cards.StateOf(ctx, schema)
+			if err != nil || state != card.Published {
+				t.Errorf("card %s is %s (%v) after the refusal, want published", schema, state, err)
+			}
+		})
+	}
+	if _, err := fx.breakers.Reset(ctx, ev.ID, "@admin:example.org"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := fx.call(t, "POST", "/api/cards/"+schema+"/state", `{"state": "claimed"}`); code != 200 || body["state"] != "claimed" {
+		t.Errorf("claim after the reset: %d %v", code, body)
+	}
+}
+
+// TestCardsAPIRoles: a worker cannot publish or amend, an orchestrator
+// cannot move a card; each gets 403 naming the role needed.
+func TestCardsAPIRoles(t *testing.T) {
+	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
+	for _, tt := range []struct{ name, token, path, body, role string }{
+		{"a worker publishes", fx.tokens.agent["worker"], "/api/cardsets", twoCards, "orchestrator"},
+		{"a worker amends", fx.tokens.agent["worker"], "/api/cards/card_x/amendments", `{"kind": "clarification", "text": "x"}`, "orchestrator"},
+		{"an orchestrator claims", fx.tokens.orchestrator, "/api/cards/card_x/state", `{"state": "claimed"}`, "agent"},
+		{"a supervisor asks", fx.tokens.supervisor, "/api/cards/card_x/needs-decision", `{"question": "q"}`, "agent"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := fx.sendAs(t, tt.token, "POST", tt.path, tt.body, map[string]string{api.IdempotencyKeyHeader: "roles"})
+			var body map[string]any
+			_ = json.Unmarshal(rec.Body.Bytes(), &body)
+			roles, _ := body["needs_role"].([]any)
+			if rec.Code != http.StatusForbidden || len(roles) != 1 || roles[0] != tt.role {
+				t.Fatalf("%d %v, want 403 naming %s", rec.Code, body, tt.role)
+			}
+		})
+	}
+	var n int
+	if err := fx.store.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM card_set").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d sets stored by refused requests (%v)", n, err)
+	}
+}
+
+// TestCardsAPIWorkerOwnsItsCard: once the worker claims a card, another
+// agent can neither move it nor ask about it (403, nothing changes); when
+// the worker releases it, any agent may claim it.
+func TestCardsAPIWorkerOwnsItsCard(t *testing.T) {
+	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
+	ctx := context.Background()
+	schema := fx.publishTwoCards(t, "own-1")
+	if code, body := fx.call(t, "POST", "/api/cards/"+schema+"/state", `{"state": "claimed"}`); code != 200 || body["worker"] != "worker" {
+		t.Fatalf("the worker's claim: %d %v, want 200 with worker set", code, body)
+	}
+	other := fx.tokens.agent["other"]
+	for _, tt := range []struct{ name, path, body string }{
+		{"finish it", "/api/cards/" + schema + "/state", `{"state": "in_progress"}`},
+		{"release it", "/api/cards/" + schema + "/state", `{"state": "published"}`},
+		{"ask about it", "/api/cards/" + schema + "/needs-decision", `{"question": "Which?", "options": ["a", "b"], "checkpoint": {"branch": "b", "note": "n"}}`},
+	} {
+		t.Run("another agent tries to "+tt.name, func(t *testing.T) {
+			rec := fx.sendAs(t, other, "POST", tt.path, tt.body, nil)
+			if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "worked by worker") {
+				t.Fatalf("%d %s, want 403 saying the card is worked by worker", rec.Code, rec.Body.String())
+			}
+			got, err := fx.cards.Get(ctx, schema)
+			if err != nil || got.State != card.Claimed || got.Worker != "worker" || len(got.Decisions) != 0 {
+				t.Errorf("card after the refusal: %s by %q, %d questions (%v)", got.State, got.Worker, len(got.Decisions), err)
+			}
+		})
+	}
+	if code, body := fx.call(t, "POST", "/api/cards/"+schema+"/state", `{"state": "published"}`); code != 200 || body["worker"] != nil {
+		t.Fatalf("the worker releases it: %d %v", code, body)
+	}
+	if rec := fx.sendAs(t, other, "POST", "/api/cards/"+schema+"/state", `{"state": "claimed"}`, nil); rec.Code != 200 {
+		t.Errorf("another agent claims the released card: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// publishTwoCards publishes twoCards as the orchestrator under key and
+// returns the id of the first card (schema).
+func (fx *cardsAPIFixture) publishTwoCards(t *testing.T, key string) string {
+	t.Helper()
+	set := fx.send(t, "POST", "/api/cardsets", twoCards, map[string]string{api.IdempotencyKeyHeader: key})
+	var published struct {
+		Cards []struct{ ID string } `json:"cards"`
+	}
+	if err := json.Unmarshal(set.Body.Bytes(), &published); err != nil || set.Code != 200 {
+		t.Fatalf("publish: %d %s", set.Code, set.Body.String())
+	}
+	return published.Cards[0].ID
 }

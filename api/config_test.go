@@ -45,7 +45,7 @@ func TestExampleAPIConfig(t *testing.T) {
 		cfg.RateLimit.Credential.PerSecond <= 0 || cfg.RateLimit.Address.Burst <= 0 {
 		t.Errorf("the example leaves a limit unset: %+v", cfg)
 	}
-	cfg.Listen, cfg.AgentToken = "127.0.0.1:0", fleetToken
+	cfg.Listen = "127.0.0.1:0"
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("the example's api section does not validate: %v", err)
 	}

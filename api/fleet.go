@@ -1,32 +1,51 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 // RegisterFleet adds the Agent Reporting Protocol routes: heartbeat,
 // journal, attestations (also at the seed's /api/vault/seal/attest),
-// attestation subjects and the terminal snapshot. All need the agent token.
-func RegisterFleet(s *Server, fleet *fleet.Service) {
-	h := &fleetAPI{server: s, fleet: fleet}
-	s.HandleAgent("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat))
-	s.HandleAgent("POST /api/agents/journal", http.HandlerFunc(h.postJournal))
-	s.HandleAgent("GET /api/agents/journal", http.HandlerFunc(h.getJournal))
-	s.HandleAgent("POST /api/attestations", http.HandlerFunc(h.postAttestation))
-	s.HandleAgent("POST /api/vault/seal/attest", http.HandlerFunc(h.postAttestation))
-	s.HandleAgent("POST /api/attestations/subjects", http.HandlerFunc(h.postSubject))
-	s.HandleAgent("GET /api/attestations/subjects", http.HandlerFunc(h.getOpenSubjects))
-	s.HandleAgent("GET /api/attestations/subjects/{id}", http.HandlerFunc(h.getSubject))
-	s.HandleAgent("GET /api/terminal/snapshot", http.HandlerFunc(h.getSnapshot))
+// attestation subjects and the terminal snapshot. An agent credential
+// reports for its own agent only (heartbeats, journal entries,
+// attestations); an orchestrator or supervisor credential opens
+// attestation subjects; any credential reads. While an agent's breaker is
+// open its journal entries are refused with 423 and its heartbeats taken,
+// each answer saying the breaker's state.
+func RegisterFleet(s *Server, fleet *fleet.Service, breakers BreakerStates) {
+	h := &fleetAPI{fleet: fleet, breakers: breakers}
+	s.HandleRole("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat), credential.Agent)
+	s.HandleRole("POST /api/agents/journal", http.HandlerFunc(h.postJournal), credential.Agent)
+	s.HandleRole("GET /api/agents/journal", http.HandlerFunc(h.getJournal))
+	s.HandleRole("POST /api/attestations", http.HandlerFunc(h.postAttestation), credential.Agent)
+	s.HandleRole("POST /api/vault/seal/attest", http.HandlerFunc(h.postAttestation), credential.Agent)
+	s.HandleRole("POST /api/attestations/subjects", http.HandlerFunc(h.postSubject), credential.Orchestrator, credential.Supervisor)
+	s.HandleRole("GET /api/attestations/subjects", http.HandlerFunc(h.getOpenSubjects))
+	s.HandleRole("GET /api/attestations/subjects/{id}", http.HandlerFunc(h.getSubject))
+	s.HandleRole("GET /api/terminal/snapshot", http.HandlerFunc(h.getSnapshot))
 }
 
 type fleetAPI struct {
-	server *Server
-	fleet  *fleet.Service
+	fleet    *fleet.Service
+	breakers BreakerStates
+}
+
+// actAs checks that agent is a configured agent (400 naming the field when
+// it is not) and that the request's credential reports for it (403), and
+// returns the agent's name as configured.
+func (h *fleetAPI) actAs(ctx context.Context, agent string) (string, error) {
+	a, err := h.fleet.LookupAgent("agent", agent)
+	if err != nil {
+		return "", err
+	}
+	return a.Name, actAs(ctx, agent)
 }
 
 // apiTime formats a time the way the protocol shows it: RFC 3339 in UTC.
@@ -66,6 +85,9 @@ type heartbeatResponse struct {
 	OK             bool   `json:"ok"`
 	ReceivedAt     string `json:"received_at"`
 	NextExpectedBy string `json:"next_expected_by"`
+	// BreakerState is the agent's breaker: closed, open (halted: do not
+	// run) or half-open.
+	BreakerState breaker.State `json:"breaker_state"`
 }
 
 func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
@@ -83,6 +105,11 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("mii", "is required"))
 		return
 	}
+	agent, err := h.actAs(r.Context(), req.Agent)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
 	receipt, err := h.fleet.RecordHeartbeat(r.Context(), fleet.Heartbeat{
 		Agent: req.Agent, Cycle: req.Cycle, Timestamp: ts, MII: *req.MII, Mode: req.Mode, Notes: req.Notes,
 	})
@@ -90,9 +117,17 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, heartbeatResponse{
-		OK: true, ReceivedAt: apiTime(receipt.ReceivedAt), NextExpectedBy: apiTime(receipt.NextExpectedBy),
-	})
+	resp := heartbeatResponse{OK: true, ReceivedAt: apiTime(receipt.ReceivedAt), NextExpectedBy: apiTime(receipt.NextExpectedBy),
+		BreakerState: breaker.Closed}
+	if h.breakers != nil {
+		st, err := h.breakers.Status(r.Context(), agent)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		resp.BreakerState = st.State
+	}
+	WriteJSON(w, http.StatusOK, resp)
 }
 
 type evidenceJSON struct {
@@ -143,6 +178,15 @@ func (h *fleetAPI) postJournal(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("signal_weight", "is required"))
 		return
 	}
+	agent, err := h.actAs(r.Context(), req.Agent)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if err := checkNotHalted(r.Context(), h.breakers, agent); err != nil {
+		WriteError(w, r, err)
+		return
+	}
 	entry := fleet.AgentJournalEntry{
 		Agent: req.Agent, Cycle: req.Cycle, EntryID: req.EntryID, Title: req.Title, Content: req.Content,
 		ContentSignature: req.ContentSignature, SignalWeight: *req.SignalWeight, Timestamp: ts,
@@ -189,6 +233,8 @@ type attestationRequest struct {
 	Rationale string `json:"rationale"`
 	Signature string `json:"signature"`
 	Posture   string `json:"posture"`
+	// Timestamp is the RFC 3339 time the signature covers, as signed.
+	Timestamp string `json:"timestamp"`
 }
 
 // subjectID reads the subject id from seal_id (the seed's name) or
@@ -217,10 +263,21 @@ func (h *fleetAPI) postAttestation(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
+	if _, err := h.actAs(r.Context(), req.Agent); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if req.Timestamp != "" {
+		if _, err := parseAPITime("timestamp", req.Timestamp); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+	}
+	p, _ := PrincipalOf(r.Context())
 	a, err := h.fleet.Attest(r.Context(), fleet.Attestation{
 		SubjectID: id, Agent: req.Agent, Verdict: req.Verdict, Rationale: req.Rationale,
-		Signature: req.Signature, Posture: req.Posture,
-	}, []byte(h.server.AgentToken()))
+		Signature: req.Signature, Posture: req.Posture, Timestamp: req.Timestamp,
+	}, p.SigningKey)
 	if err != nil {
 		WriteError(w, r, err)
 		return

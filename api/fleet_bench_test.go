@@ -71,7 +71,7 @@ func benchmarkHeartbeatIngest(b *testing.B, engine string) {
 				body := fmt.Sprintf(`{"agent":"AGENT-%03d","cycle":"C-%d","timestamp":"2026-04-17T00:00:00Z","mii":0.97,"mode_self_report":"green","notes":"bench"}`,
 					i%agentCount, i/agentCount)
 				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+fleetToken)
+				req.Header.Set("Authorization", "Bearer "+fx.tokens.agent[fmt.Sprintf("AGENT-%03d", i%agentCount)])
 				req.Header.Set("Content-Type", "application/json")
 				t0 := time.Now()
 				resp, err := client.Do(req)

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -16,20 +17,23 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
-const fleetToken = "agent-service-token-0123456789"
-
 // fleetAPIFixture is the API with the fleet routes on a real SQLite store
-// and a manual clock.
+// and a manual clock, with a token for every agent and role.
 type fleetAPIFixture struct {
-	server *api.Server
-	fleet  *fleet.Service
-	store  *store.Store
-	clock  *coretest.Clock
+	server   *api.Server
+	fleet    *fleet.Service
+	breakers *breaker.Service
+	store    *store.Store
+	clock    *coretest.Clock
+	tokens   *apiTokens
 }
 
 func newFleetAPIFixture(t testing.TB) *fleetAPIFixture {
@@ -57,19 +61,43 @@ func newFleetAPIFixtureOn(t testing.TB, engine string, cfg api.Config, clock cor
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)
 	}
-	cfg.AgentToken = fleetToken
-	server := api.New(cfg, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
-	api.RegisterFleet(server, fleet)
+	breakers := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(),
+		Clock: clock, Room: "!fleet:test"})
+	names := make([]string, len(agents))
+	for i, a := range agents {
+		names[i] = a.Name
+	}
+	tokens := issueTokens(t, st, names...)
+	server := api.New(cfg, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
+	api.RegisterFleet(server, fleet, breakers)
 	manual, _ := clock.(*coretest.Clock)
-	return &fleetAPIFixture{server: server, fleet: fleet, store: st, clock: manual}
+	return &fleetAPIFixture{server: server, fleet: fleet, breakers: breakers, store: st, clock: manual, tokens: tokens}
 }
 
-// call sends a request with the agent token (unless token says otherwise)
-// and returns the status and decoded JSON body.
+// tokenFor is the token of whoever sends body to path: the orchestrator
+// opens subjects; an agent sends the rest, the one the body names or else
+// EVE.
+func (fx *fleetAPIFixture) tokenFor(path, body string) string {
+	if strings.HasPrefix(path, "/api/attestations/subjects") {
+		return fx.tokens.orchestrator
+	}
+	var named struct {
+		Agent string `json:"agent"`
+	}
+	_ = json.Unmarshal([]byte(body), &named)
+	if token, ok := fx.tokens.agent[named.Agent]; ok {
+		return token
+	}
+	return fx.tokens.agent["EVE"]
+}
+
+// call sends a request with the token of whoever sends it (tokenFor),
+// unless token gives the Authorization header, and returns the status and
+// decoded JSON body.
 func (fx *fleetAPIFixture) call(t *testing.T, method, path, body string, token ...string) (int, map[string]any) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	auth := "Bearer " + fleetToken
+	auth := "Bearer " + fx.tokenFor(path, body)
 	if len(token) > 0 {
 		auth = token[0]
 	}
@@ -114,7 +142,9 @@ var heartbeatBase = map[string]any{
 	"agent": "EVE", "cycle": "C-284", "timestamp": "2026-04-17T00:00:00Z", "mii": 0.97, "mode_self_report": "green", "notes": "all quiet",
 }
 
-func TestFleetAPIRequiresTheAgentToken(t *testing.T) {
+func TestFleetAPIRequiresAValidToken(t *testing.T) {
+	fx := newFleetAPIFixture(t)
+	eve := fx.tokens.agent["EVE"]
 	routes := []struct{ method, path, body string }{
 		{"POST", "/api/agents/heartbeat", jsonBody(heartbeatBase, nil)},
 		{"POST", "/api/agents/journal", `{}`},
@@ -128,12 +158,11 @@ func TestFleetAPIRequiresTheAgentToken(t *testing.T) {
 	}
 	auths := []struct{ name, header string }{
 		{"no header", ""},
-		{"wrong token", "Bearer agent-service-token-0123456788"},
-		{"token prefix", "Bearer agent-service-token"},
-		{"token without Bearer", fleetToken},
-		{"basic auth", "Basic " + fleetToken},
+		{"wrong token", "Bearer " + eve[:len(eve)-1] + "x"},
+		{"token prefix", "Bearer " + eve[:20]},
+		{"token without Bearer", eve},
+		{"basic auth", "Basic " + eve},
 	}
-	fx := newFleetAPIFixture(t)
 	for _, r := range routes {
 		for _, a := range auths {
 			t.Run(r.method+" "+r.path+" "+a.name, func(t *testing.T) {
@@ -191,7 +220,8 @@ func TestHeartbeatAPI(t *testing.T) {
 				}
 				return
 			}
-			want := map[string]any{"ok": true, "received_at": "2026-04-17T00:00:01Z", "next_expected_by": "2026-04-18T00:00:01Z"}
+			want := map[string]any{"ok": true, "received_at": "2026-04-17T00:00:01Z", "next_expected_by": "2026-04-18T00:00:01Z",
+				"breaker_state": "closed"}
 			if !maps.Equal(body, want) {
 				t.Errorf("response = %v, want exactly %v", body, want)
 			}
@@ -281,12 +311,21 @@ func TestJournalAPI(t *testing.T) {
 	}
 }
 
-const subjectHash = "sha256:5eal"
+const (
+	subjectHash = "sha256:5eal"
+	// attestedAt is the time every test attestation says it was signed.
+	attestedAt = "2026-04-17T00:00:00Z"
+)
 
-func attestationBody(agent, verdict, rationale, posture string, edits map[string]any) string {
+// sign signs an attestation as the bearer of token does.
+func sign(token, agent, subject, verdict, rationale string) string {
+	return credential.SignAttestation(credential.SigningKey(token), agent, subject, subjectHash, verdict, attestedAt, rationale)
+}
+
+func (fx *fleetAPIFixture) attestationBody(agent, verdict, rationale, posture string, edits map[string]any) string {
 	base := map[string]any{
-		"seal_id": "seal-C-284-001", "agent": agent, "verdict": verdict, "rationale": rationale,
-		"signature": fleet.AttestationSignature([]byte(fleetToken), subjectHash, verdict, rationale),
+		"seal_id": "seal-C-284-001", "agent": agent, "verdict": verdict, "rationale": rationale, "timestamp": attestedAt,
+		"signature": sign(fx.tokens.agent[agent], agent, "seal-C-284-001", verdict, rationale),
 	}
 	if posture != "" {
 		base["posture"] = posture
@@ -296,8 +335,8 @@ func attestationBody(agent, verdict, rationale, posture string, edits map[string
 
 func TestAttestationAPI(t *testing.T) {
 	fx := newFleetAPIFixture(t)
-	good := attestationBody("EVE", "pass", "Reserve math checks out.", "", nil)
-	sig := fleet.AttestationSignature([]byte(fleetToken), subjectHash, "pass", "Reserve math checks out.")
+	good := fx.attestationBody("EVE", "pass", "Reserve math checks out.", "", nil)
+	sig := sign(fx.tokens.agent["EVE"], "EVE", "seal-C-284-001", "pass", "Reserve math checks out.")
 	flipped := []byte(sig)
 	if flipped[0] == '0' {
 		flipped[0] = '1'
@@ -317,16 +356,16 @@ func TestAttestationAPI(t *testing.T) {
 		{name: "opening it with another hash conflicts", path: "/api/attestations/subjects", body: `{"subject_id":"seal-C-284-001","subject_hash":"sha256:other"}`, wantCode: http.StatusConflict},
 		{name: "valid attestation", path: "/api/attestations", body: good, wantCode: http.StatusOK},
 		{name: "at the seed's path with subject_id", path: "/api/vault/seal/attest",
-			body: attestationBody("ZEUS", "reject", "No.", "", map[string]any{"seal_id": nil, "subject_id": "seal-C-284-001"}), wantCode: http.StatusOK},
-		{name: "a flipped byte in the signature", path: "/api/attestations", body: attestationBody("EVE", "flag", "x", "", map[string]any{"signature": string(flipped)}), wantCode: http.StatusUnauthorized},
-		{name: "posture required from AUREA", path: "/api/attestations", body: attestationBody("AUREA", "pass", "ok", "", nil), wantCode: http.StatusBadRequest, wantField: "posture"},
-		{name: "posture from AUREA", path: "/api/attestations", body: attestationBody("AUREA", "pass", "ok", "stressed", nil), wantCode: http.StatusOK},
-		{name: "posture forbidden for EVE", path: "/api/attestations", body: attestationBody("EVE", "flag", "x", "confident", nil), wantCode: http.StatusBadRequest, wantField: "posture"},
-		{name: "seal_id and subject_id disagree", path: "/api/attestations", body: attestationBody("EVE", "flag", "x", "", map[string]any{"subject_id": "seal-other"}), wantCode: http.StatusBadRequest, wantField: "subject_id"},
-		{name: "unknown field", path: "/api/attestations", body: attestationBody("EVE", "flag", "x", "", map[string]any{"seal_hash": subjectHash}), wantCode: http.StatusBadRequest, wantField: "seal_hash"},
-		{name: "unknown subject", path: "/api/attestations", body: attestationBody("EVE", "flag", "x", "", map[string]any{"seal_id": "seal-none"}), wantCode: http.StatusNotFound},
-		{name: "EVE changes her mind in the window", advance: 4 * time.Minute, path: "/api/attestations", body: attestationBody("EVE", "flag", "Second look.", "", nil), wantCode: http.StatusOK},
-		{name: "after the window", advance: time.Minute, path: "/api/attestations", body: attestationBody("EVE", "reject", "Too late.", "", nil), wantCode: http.StatusGone},
+			body: fx.attestationBody("ZEUS", "reject", "No.", "", map[string]any{"seal_id": nil, "subject_id": "seal-C-284-001"}), wantCode: http.StatusOK},
+		{name: "a flipped byte in the signature", path: "/api/attestations", body: fx.attestationBody("EVE", "flag", "x", "", map[string]any{"signature": string(flipped)}), wantCode: http.StatusUnauthorized},
+		{name: "posture required from AUREA", path: "/api/attestations", body: fx.attestationBody("AUREA", "pass", "ok", "", nil), wantCode: http.StatusBadRequest, wantField: "posture"},
+		{name: "posture from AUREA", path: "/api/attestations", body: fx.attestationBody("AUREA", "pass", "ok", "stressed", nil), wantCode: http.StatusOK},
+		{name: "posture forbidden for EVE", path: "/api/attestations", body: fx.attestationBody("EVE", "flag", "x", "confident", nil), wantCode: http.StatusBadRequest, wantField: "posture"},
+		{name: "seal_id and subject_id disagree", path: "/api/attestations", body: fx.attestationBody("EVE", "flag", "x", "", map[string]any{"subject_id": "seal-other"}), wantCode: http.StatusBadRequest, wantField: "subject_id"},
+		{name: "unknown field", path: "/api/attestations", body: fx.attestationBody("EVE", "flag", "x", "", map[string]any{"seal_hash": subjectHash}), wantCode: http.StatusBadRequest, wantField: "seal_hash"},
+		{name: "unknown subject", path: "/api/attestations", body: fx.attestationBody("EVE", "flag", "x", "", map[string]any{"seal_id": "seal-none"}), wantCode: http.StatusNotFound},
+		{name: "EVE changes her mind in the window", advance: 4 * time.Minute, path: "/api/attestations", body: fx.attestationBody("EVE", "flag", "Second look.", "", nil), wantCode: http.StatusOK},
+		{name: "after the window", advance: time.Minute, path: "/api/attestations", body: fx.attestationBody("EVE", "reject", "Too late.", "", nil), wantCode: http.StatusGone},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
@@ -353,19 +392,34 @@ func TestAttestationAPI(t *testing.T) {
 
 func TestAttestationAPIAfterTokenRotation(t *testing.T) {
 	fx := newFleetAPIFixture(t)
+	ctx := context.Background()
 	if code, body := fx.call(t, "POST", "/api/attestations/subjects", `{"subject_id":"seal-C-284-001","subject_hash":"`+subjectHash+`","agents":["EVE"]}`); code != http.StatusCreated {
 		t.Fatalf("open subject: %d %v", code, body)
 	}
-	const rotated = "rotated-agent-token-abcdefghij"
-	fx.server.SetAgentToken(rotated)
-	oldSigned := attestationBody("EVE", "pass", "ok", "", nil)
-	if code, _ := fx.call(t, "POST", "/api/attestations", oldSigned); code != http.StatusUnauthorized {
+	old := fx.tokens.agent["EVE"]
+	rotated, next, err := fx.tokens.creds.Issue(ctx, credential.Agent, "EVE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := fx.tokens.creds.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if c.Agent == "EVE" && c.ID != next.ID {
+			if err := fx.tokens.creds.Revoke(ctx, c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	oldSigned := fx.attestationBody("EVE", "pass", "ok", "", nil)
+	if code, _ := fx.call(t, "POST", "/api/attestations", oldSigned, "Bearer "+old); code != http.StatusUnauthorized {
 		t.Errorf("old bearer token: status %d, want 401", code)
 	}
 	if code, _ := fx.call(t, "POST", "/api/attestations", oldSigned, "Bearer "+rotated); code != http.StatusUnauthorized {
 		t.Errorf("new bearer token, signature with the old one: status %d, want 401", code)
 	}
-	newSigned := attestationBody("EVE", "pass", "ok", "", map[string]any{"signature": fleet.AttestationSignature([]byte(rotated), subjectHash, "pass", "ok")})
+	newSigned := fx.attestationBody("EVE", "pass", "ok", "", map[string]any{"signature": sign(rotated, "EVE", "seal-C-284-001", "pass", "ok")})
 	if code, body := fx.call(t, "POST", "/api/attestations", newSigned, "Bearer "+rotated); code != http.StatusOK {
 		t.Errorf("new token and signature: status %d %v, want 200", code, body)
 	}
@@ -432,7 +486,7 @@ func TestSnapshotAPIPendingAttestations(t *testing.T) {
 		fmt.Sprint(body["agents"]) != "[EVE ZEUS]" {
 		t.Fatalf("open subject: %d %v, want it to await the quorum EVE and ZEUS", code, body)
 	}
-	if code, body := fx.call(t, "POST", "/api/attestations", attestationBody("ZEUS", "pass", "ok", "", nil)); code != http.StatusOK {
+	if code, body := fx.call(t, "POST", "/api/attestations", fx.attestationBody("ZEUS", "pass", "ok", "", nil)); code != http.StatusOK {
 		t.Fatalf("attest: %d %v", code, body)
 	}
 	_, open := fx.call(t, "GET", "/api/attestations/subjects?agent=EVE", "")
@@ -447,5 +501,159 @@ func TestSnapshotAPIPendingAttestations(t *testing.T) {
 	}
 	if want := map[string]any{"EVE": 1.0, "ZEUS": 0.0, "AUREA": 0.0}; !maps.Equal(pending, want) {
 		t.Errorf("attestations_pending = %v, want %v", pending, want)
+	}
+}
+
+// TestFleetAPIAgentsReportForThemselves: EVE's token cannot send a
+// heartbeat, a journal entry or an attestation as ZEUS; each gets 403
+// naming the agent the token is for, and nothing is stored. The
+// orchestrator's token cannot report for any agent.
+func TestFleetAPIAgentsReportForThemselves(t *testing.T) {
+	fx := newFleetAPIFixture(t)
+	if code, body := fx.call(t, "POST", "/api/attestations/subjects", `{"subject_id":"seal-C-284-001","subject_hash":"`+subjectHash+`"}`); code != http.StatusCreated {
+		t.Fatalf("open subject: %d %v", code, body)
+	}
+	eve := "Bearer " + fx.tokens.agent["EVE"]
+	for _, tt := range []struct{ name, path, body, auth, tokenAgent string }{
+		{"heartbeat as ZEUS", "/api/agents/heartbeat", jsonBody(heartbeatBase, map[string]any{"agent": "ZEUS"}), eve, "EVE"},
+		{"journal as ZEUS", "/api/agents/journal", jsonBody(journalBase, map[string]any{"agent": "ZEUS"}), eve, "EVE"},
+		{"attestation as ZEUS, signed with EVE's key", "/api/attestations",
+			fx.attestationBody("ZEUS", "pass", "ok", "", map[string]any{"signature": sign(fx.tokens.agent["EVE"], "ZEUS", "seal-C-284-001", "pass", "ok")}), eve, "EVE"},
+		{"heartbeat with the orchestrator's token", "/api/agents/heartbeat", jsonBody(heartbeatBase, nil), "Bearer " + fx.tokens.orchestrator, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := fx.call(t, "POST", tt.path, tt.body, tt.auth)
+			roles, _ := body["needs_role"].([]any)
+			if code != http.StatusForbidden || len(roles) != 1 || roles[0] != "agent" || body["token_agent"] != nilIfEmpty(tt.tokenAgent) {
+				t.Fatalf("%d %v, want 403 needing an agent token (token_agent %q)", code, body, tt.tokenAgent)
+			}
+			if tt.tokenAgent != "" && !strings.Contains(body["error"].(string), "reports for agent EVE only") {
+				t.Errorf("error %q does not say the token is EVE's", body["error"])
+			}
+		})
+	}
+	for _, table := range []string{"agent_heartbeat", "agent_journal", "attestation", "attestation_signature"} {
+		if n := fx.count(t, table); n != 0 {
+			t.Errorf("%s has %d rows after the refused requests, want 0", table, n)
+		}
+	}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// TestAttestationAPIReplayAndRetarget: a signature accepted once is
+// refused again, also spelled with the prefix or in capitals, and a
+// signature made for one subject does not verify on another; none of them
+// changes the stored attestations.
+func TestAttestationAPIReplayAndRetarget(t *testing.T) {
+	fx := newFleetAPIFixture(t)
+	for _, id := range []string{"seal-C-284-001", "seal-C-284-002"} {
+		if code, body := fx.call(t, "POST", "/api/attestations/subjects", `{"subject_id":"`+id+`","subject_hash":"`+subjectHash+`"}`); code != http.StatusCreated {
+			t.Fatalf("open subject: %d %v", code, body)
+		}
+	}
+	first := fx.attestationBody("EVE", "pass", "ok", "", nil)
+	if code, body := fx.call(t, "POST", "/api/attestations", first); code != http.StatusOK {
+		t.Fatalf("first attestation: %d %v", code, body)
+	}
+	sig := sign(fx.tokens.agent["EVE"], "EVE", "seal-C-284-001", "pass", "ok")
+	for _, tt := range []struct {
+		name string
+		body string
+		code int
+	}{
+		{"the same request again", first, http.StatusConflict},
+		{"the signature with its prefix", fx.attestationBody("EVE", "pass", "ok", "", map[string]any{"signature": "hmac-sha256:" + sig}), http.StatusConflict},
+		{"the signature in capitals", fx.attestationBody("EVE", "pass", "ok", "", map[string]any{"signature": strings.ToUpper(sig)}), http.StatusConflict},
+		{"the signature on another subject", fx.attestationBody("EVE", "pass", "ok", "", map[string]any{"seal_id": "seal-C-284-002"}), http.StatusUnauthorized},
+		{"another timestamp under the old signature", fx.attestationBody("EVE", "pass", "ok", "", map[string]any{"timestamp": "2026-04-17T00:00:30Z"}), http.StatusUnauthorized},
+		{"no timestamp", fx.attestationBody("EVE", "pass", "ok", "", map[string]any{"timestamp": nil}), http.StatusBadRequest},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := fx.call(t, "POST", "/api/attestations", tt.body)
+			if code != tt.code {
+				t.Fatalf("%d %v, want %d", code, body, tt.code)
+			}
+			if n, m := fx.count(t, "attestation"), fx.count(t, "attestation_signature"); n != 1 || m != 1 {
+				t.Errorf("%d attestations and %d signatures after the refusal, want 1 and 1", n, m)
+			}
+		})
+	}
+}
+
+// TestAttestationAPITestVector posts an attestation signed by hand: the
+// token, the fields and the expected signature below were computed with
+// openssl, independently of Jarvis:
+//
+//	key=$(printf '%s' 'jarvis attestation key v1' | openssl dgst -sha256 -hmac "$TOKEN")
+//	printf 'jarvis-attestation-v1\nEVE\nseal-C-284-001\nsha256:5eal\npass\n2026-04-17T00:00:00Z\nReserve math checks out.' |
+//	    openssl dgst -sha256 -mac HMAC -macopt hexkey:$key
+func TestAttestationAPITestVector(t *testing.T) {
+	const (
+		token      = "jat_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+		tokenHash  = "78dba1801228424d3c229c2a25fb90aee20ff06badad621d68eadda55dd32599"
+		signingKey = "9e7ed5323ce31d37aa0d98cec916308e1a4cd7cd9b2db4a5f379db55b9054de5"
+		signature  = "3e1b6af8e58b2aaf3f60d77fe11ced1bf33a4878c7f37911cc0026f4ef609689"
+	)
+	fx := newFleetAPIFixture(t)
+	key, _ := hex.DecodeString(signingKey)
+	if got := hex.EncodeToString(credential.SigningKey(token)); got != signingKey {
+		t.Errorf("SigningKey = %s, want %s", got, signingKey)
+	}
+	cred := credential.Credential{ID: "cred_vector", Role: credential.Agent, Agent: "EVE", CreatedAt: time.Unix(0, 0)}
+	if err := fx.store.Credentials().InsertCredential(context.Background(), cred, tokenHash, key); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := fx.call(t, "POST", "/api/attestations/subjects", `{"subject_id":"seal-C-284-001","subject_hash":"sha256:5eal"}`); code != http.StatusCreated {
+		t.Fatalf("open subject: %d %v", code, body)
+	}
+	body := `{"seal_id": "seal-C-284-001", "agent": "EVE", "verdict": "pass", "rationale": "Reserve math checks out.",
+		"timestamp": "2026-04-17T00:00:00Z", "signature": "` + signature + `"}`
+	if code, resp := fx.call(t, "POST", "/api/attestations", body, "Bearer "+token); code != http.StatusOK {
+		t.Fatalf("the test vector: %d %v, want 200", code, resp)
+	}
+}
+
+// TestFleetAPIHaltedAgent: while EVE's breaker is open her heartbeats are
+// taken and say so (breaker_state open), and her journal entries are
+// refused with 423 naming the breaker event.
+func TestFleetAPIHaltedAgent(t *testing.T) {
+	fx := newFleetAPIFixture(t)
+	ev, err := fx.breakers.Open(context.Background(), "EVE", breaker.OpenInput{Severity: breaker.SeveritySafety, Reason: "drift", By: "aster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := fx.call(t, "POST", "/api/agents/heartbeat", jsonBody(heartbeatBase, nil)); code != http.StatusOK || body["breaker_state"] != "open" {
+		t.Errorf("heartbeat while halted: %d %v, want 200 with breaker_state open", code, body)
+	}
+	code, body := fx.call(t, "POST", "/api/agents/journal", jsonBody(journalBase, nil))
+	if code != http.StatusLocked || body["breaker_event"] != ev.ID {
+		t.Errorf("journal while halted: %d %v, want 423 naming %s", code, body, ev.ID)
+	}
+	if n := fx.count(t, "agent_journal"); n != 0 {
+		t.Errorf("%d journal rows, want 0", n)
+	}
+}
+
+// TestFleetAPIHaltedUnderAnySpelling: the supervisor opens the breaker of
+// "eve"; it holds the agent configured as EVE, whose journal entry is
+// refused and whose heartbeat says so.
+func TestFleetAPIHaltedUnderAnySpelling(t *testing.T) {
+	fx := newFleetAPIFixture(t)
+	api.RegisterBreaker(fx.server, fx.breakers, fx.fleet.AgentName)
+	code, opened := fx.call(t, "POST", "/api/breaker/eve/open", `{"severity": "safety", "reason": "drift"}`, "Bearer "+fx.tokens.supervisor)
+	if code != http.StatusCreated {
+		t.Fatalf("open: %d %v", code, opened)
+	}
+	if code, body := fx.call(t, "POST", "/api/agents/journal", jsonBody(journalBase, nil)); code != http.StatusLocked {
+		t.Errorf("EVE's journal while eve is halted: %d %v, want 423", code, body)
+	}
+	if code, body := fx.call(t, "POST", "/api/agents/heartbeat", jsonBody(heartbeatBase, map[string]any{"agent": "eve"})); code != http.StatusOK || body["breaker_state"] != "open" {
+		t.Errorf("heartbeat as eve: %d %v, want breaker_state open", code, body)
 	}
 }

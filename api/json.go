@@ -35,7 +35,7 @@ var statusOf = []struct {
 	{core.ErrBudgetExceeded, http.StatusTooManyRequests},
 	{core.ErrRateLimited, http.StatusTooManyRequests},
 	{core.ErrLeaseHeld, http.StatusServiceUnavailable},
-	{core.ErrBreakerOpen, http.StatusConflict},
+	{core.ErrBreakerOpen, http.StatusLocked},
 }
 
 // StatusOf returns the HTTP status for an error.
@@ -56,7 +56,9 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // WriteError answers with the status the error maps to and a JSON body
-// {"error": "...", "field": "..."} naming the field at fault when known.
+// {"error": "...", "field": "..."} naming the field at fault when known, the
+// role needed (needs_role, token_agent) when a credential was refused, and
+// the breaker event (breaker_event) when a halted agent was.
 // Internal errors are logged and not shown.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	code := StatusOf(err)
@@ -64,6 +66,17 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *core.FieldError
 	if errors.As(err, &fe) {
 		body["field"] = fe.Field
+	}
+	var re *RoleError
+	if errors.As(err, &re) {
+		body["needs_role"] = re.Needs
+		if re.TokenAgent != "" {
+			body["token_agent"] = re.TokenAgent
+		}
+	}
+	var he *HaltedError
+	if errors.As(err, &he) {
+		body["agent"], body["breaker_event"] = he.Agent, he.EventID
 	}
 	if code == http.StatusInternalServerError {
 		zerolog.Ctx(r.Context()).Err(err).Msg("Failed to handle request")

@@ -12,7 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // ServeLoopback serves s on a loopback port until the test ends and
@@ -41,14 +43,14 @@ func ServeLoopback(t *testing.T, s *Server) string {
 // from its address's, so that trying tokens gets no fresh bucket.
 func TestRateLimit(t *testing.T) {
 	const token = "agent-token-0123456789"
-	s := New(Config{Listen: "127.0.0.1:0", AgentToken: token, RateLimit: RateLimitConfig{
+	s := New(Config{Listen: "127.0.0.1:0", RateLimit: RateLimitConfig{
 		Credential: Rate{PerSecond: 0.5, Burst: 3},
 		Address:    Rate{PerSecond: 0.25, Burst: 2},
-	}}, zerolog.Nop(), func(context.Context) (Health, error) { return Health{}, nil })
+	}}, zerolog.Nop(), func(context.Context) (Health, error) { return Health{}, nil }, tokenAuth{token: agentEVE})
 	clock := coretest.NewClock(time.Date(2026, 4, 17, 0, 0, 0, 0, time.UTC))
 	s.clock = clock
 	var handled atomic.Int32
-	s.HandleAgent("POST /api/echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.HandleRole("POST /api/echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		handled.Add(1)
 		WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
 	}))
@@ -134,3 +136,16 @@ func TestAddressKey(t *testing.T) {
 		}
 	}
 }
+
+// tokenAuth is an Authenticator of fixed tokens, for the server's own tests.
+type tokenAuth map[string]credential.Principal
+
+func (a tokenAuth) Authenticate(_ context.Context, token string) (credential.Principal, error) {
+	if p, ok := a[token]; ok {
+		return p, nil
+	}
+	return credential.Principal{}, core.ErrUnauthorized
+}
+
+// agentEVE is an agent credential for EVE.
+var agentEVE = credential.Principal{Credential: credential.Credential{ID: "cred_eve", Role: credential.Agent, Agent: "EVE"}}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -30,8 +29,6 @@ import (
 type Config struct {
 	// Listen is host:port; empty turns the API off.
 	Listen string
-	// AgentToken is the bearer token agents present.
-	AgentToken string
 	// ReadTimeout bounds reading one request, headers and body.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds handling a request and writing the answer.
@@ -78,9 +75,6 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return core.Invalid("api.listen", "must be host:port: %v", err)
-	}
-	if len(c.AgentToken) < 16 {
-		return core.Invalid("api.agent_token", "must be at least 16 characters when the API is on")
 	}
 	for _, d := range []struct {
 		key string
@@ -155,19 +149,19 @@ type Server struct {
 	clock   core.Clock
 	mux     *http.ServeMux
 	health  HealthFunc
-	token   atomic.Pointer[string]
+	auth    Authenticator
 	limits  limits
 	srv     *http.Server
 	metrics *http.Server // nil unless api.metrics_listen is set
 }
 
 // New builds the server with /healthz and /metrics; the owners of other
-// routes add them with Handle or HandleAgent before Run.
-func New(cfg Config, log zerolog.Logger, health HealthFunc) *Server {
+// routes add them with Handle or HandleRole before Run. auth checks the
+// bearer tokens of the routes HandleRole registers.
+func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) *Server {
 	s := &Server{cfg: cfg, log: log.With().Str("component", "api").Logger(), clock: core.SystemClock{},
-		mux: http.NewServeMux(), health: health}
+		mux: http.NewServeMux(), health: health, auth: auth}
 	s.limits = limits{credential: newLimiter(cfg.RateLimit.Credential), address: newLimiter(cfg.RateLimit.Address)}
-	s.SetAgentToken(cfg.AgentToken)
 	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
 	var metricsHandler http.Handler = promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
 	if cfg.MetricsToken != "" {
@@ -195,9 +189,6 @@ func (s *Server) httpServer(addr string, h http.Handler) *http.Server {
 		WriteTimeout: s.cfg.WriteTimeout, IdleTimeout: s.cfg.IdleTimeout, MaxHeaderBytes: s.cfg.MaxHeaderBytes}
 }
 
-// SetAgentToken replaces the agents' bearer token (config reload).
-func (s *Server) SetAgentToken(token string) { s.token.Store(&token) }
-
 // Handler returns the server's routes behind its rate limits, for tests
 // with httptest.
 func (s *Server) Handler() http.Handler { return s.srv.Handler }
@@ -214,36 +205,19 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 	}))
 }
 
-// HandleAgent registers a route that needs the agent bearer token.
-func (s *Server) HandleAgent(pattern string, h http.Handler) {
-	s.Handle(pattern, s.requireAgent(h))
-}
-
-func (s *Server) requireAgent(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.AgentAuthorized(r) {
-			WriteError(w, r, core.ErrUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// AgentAuthorized reports whether the request carries the agent token,
-// compared in constant time.
-func (s *Server) AgentAuthorized(r *http.Request) bool {
-	_, ok := s.credential(r)
-	return ok
-}
-
 // credential names the valid credential the request carries, if any. It
-// is the one check behind the agent routes, the details of /healthz and
-// the rate-limit bucket a request draws from.
+// is the one check behind the details of /healthz and the rate-limit
+// bucket a request draws from; the routes of HandleRole check roles too.
 func (s *Server) credential(r *http.Request) (string, bool) {
-	if bearerIs(r, *s.token.Load()) {
-		return "agent", true
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" || s.auth == nil {
+		return "", false
 	}
-	return "", false
+	p, err := s.auth.Authenticate(r.Context(), token)
+	if err != nil {
+		return "", false
+	}
+	return p.ID, true
 }
 
 // bearerIs reports whether the request carries "Authorization: Bearer
@@ -265,9 +239,6 @@ func requireBearer(token, realm string, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-
-// AgentToken returns the current agent token (for HMAC checks).
-func (s *Server) AgentToken() string { return *s.token.Load() }
 
 // getHealth answers anyone with the status alone, and a caller with a
 // valid credential with the details (who Jarvis is, where, how its sync

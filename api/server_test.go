@@ -15,11 +15,33 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
+// fakeAuth knows tokens by their plaintext.
+type fakeAuth map[string]credential.Principal
+
+func (f fakeAuth) Authenticate(_ context.Context, token string) (credential.Principal, error) {
+	p, ok := f[token]
+	if !ok {
+		return p, core.ErrUnauthorized
+	}
+	return p, nil
+}
+
+// testAuth holds the echo route's tokens: an agent's and a supervisor's.
+var testAuth = fakeAuth{
+	"agent-token-0123456789":      {Credential: credential.Credential{ID: "cred_a", Role: credential.Agent, Agent: "EVE"}},
+	"supervisor-token-0123456789": {Credential: credential.Credential{ID: "cred_s", Role: credential.Supervisor}},
+}
+
 func newTestServer(health HealthFunc) *Server {
-	s := New(Config{Listen: "127.0.0.1:0", AgentToken: "agent-token-0123456789"}, zerolog.Nop(), health)
-	s.HandleAgent("POST /api/echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	auth := fakeAuth{}
+	for k, v := range testAuth {
+		auth[k] = v
+	}
+	s := New(Config{Listen: "127.0.0.1:0"}, zerolog.Nop(), health, auth)
+	s.HandleRole("POST /api/echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Say string `json:"say"`
 		}
@@ -28,7 +50,7 @@ func newTestServer(health HealthFunc) *Server {
 			return
 		}
 		WriteJSON(w, http.StatusOK, body)
-	}))
+	}), credential.Agent)
 	return s
 }
 
@@ -145,6 +167,7 @@ func TestAgentRoutes(t *testing.T) {
 	}{
 		{name: "no token", body: `{"say":"hi"}`, code: 401},
 		{name: "wrong token", token: "agent-token-0123456788", body: `{"say":"hi"}`, code: 401},
+		{name: "another role", token: "supervisor-token-0123456789", body: `{"say":"hi"}`, code: 403},
 		{name: "good", token: "agent-token-0123456789", body: `{"say":"hi"}`, code: 200},
 		{name: "unknown field", token: "agent-token-0123456789", body: `{"say":"hi","shout":1}`, code: 400, field: "shout"},
 		{name: "wrong type", token: "agent-token-0123456789", body: `{"say":3}`, code: 400, field: "say"},
@@ -164,12 +187,25 @@ func TestAgentRoutes(t *testing.T) {
 			}
 		})
 	}
-	s.SetAgentToken("rotated-token-0123456789")
+	auth := s.auth.(fakeAuth)
+	auth["rotated-token-0123456789"] = auth["agent-token-0123456789"]
+	delete(auth, "agent-token-0123456789")
 	if code, _ := do(s, "POST", "/api/echo", "agent-token-0123456789", `{"say":"hi"}`); code != 401 {
 		t.Errorf("the old token still works after rotation: %d", code)
 	}
 	if code, _ := do(s, "POST", "/api/echo", "rotated-token-0123456789", `{"say":"hi"}`); code != 200 {
 		t.Errorf("the rotated token is refused: %d", code)
+	}
+}
+
+// TestRoleRefusalNamesTheRole: a valid credential of the wrong role gets
+// 403 with the role the route needs.
+func TestRoleRefusalNamesTheRole(t *testing.T) {
+	s := newTestServer(nil)
+	code, body := do(s, "POST", "/api/echo", "supervisor-token-0123456789", `{"say":"hi"}`)
+	roles, _ := body["needs_role"].([]any)
+	if code != 403 || len(roles) != 1 || roles[0] != "agent" || !strings.Contains(body["error"].(string), "needs an agent token") {
+		t.Errorf("supervisor token on an agent route = %d %v, want 403 naming the agent role", code, body)
 	}
 }
 
@@ -184,6 +220,8 @@ func TestStatusOf(t *testing.T) {
 		{core.ErrGone, 410},
 		{core.ErrUnprocessable, 422},
 		{core.ErrRateLimited, 429},
+		{core.ErrForbidden, 403},
+		{core.ErrBreakerOpen, 423},
 		{errors.New("disk"), 500},
 	} {
 		if got := StatusOf(tt.err); got != tt.code {
@@ -196,8 +234,8 @@ func TestStatusOf(t *testing.T) {
 // request carrying it; not even the agent token opens it.
 func TestMetricsToken(t *testing.T) {
 	const metricsToken = "metrics-token-0123456789"
-	s := New(Config{Listen: "127.0.0.1:0", AgentToken: "agent-token-0123456789", MetricsToken: metricsToken}, zerolog.Nop(),
-		func(context.Context) (Health, error) { return Health{}, nil })
+	s := New(Config{Listen: "127.0.0.1:0", MetricsToken: metricsToken}, zerolog.Nop(),
+		func(context.Context) (Health, error) { return Health{}, nil }, tokenAuth{"agent-token-0123456789": agentEVE})
 	for _, tt := range []struct {
 		name, token string
 		code        int
@@ -226,8 +264,8 @@ func TestMetricsToken(t *testing.T) {
 // TestMetricsListen: with api.metrics_listen set, /metrics is served there
 // over real HTTP, and no longer on the API's listener.
 func TestMetricsListen(t *testing.T) {
-	s := New(Config{Listen: "127.0.0.1:0", AgentToken: "agent-token-0123456789", MetricsListen: "127.0.0.1:0"}, zerolog.Nop(),
-		func(context.Context) (Health, error) { return Health{}, nil })
+	s := New(Config{Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0"}, zerolog.Nop(),
+		func(context.Context) (Health, error) { return Health{}, nil }, nil)
 	var lns [2]net.Listener
 	for i := range lns {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -26,6 +28,35 @@ func openAPIStore(t testing.TB, engine string) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// apiTokens are credentials issued on a test store: one per agent, a
+// supervisor's and an orchestrator's.
+type apiTokens struct {
+	creds        *credential.Service
+	agent        map[string]string
+	supervisor   string
+	orchestrator string
+}
+
+// issueTokens issues the tokens of agents and of the two other roles on st.
+func issueTokens(t testing.TB, st *store.Store, agents ...string) *apiTokens {
+	t.Helper()
+	tk := &apiTokens{creds: credential.NewService(credential.Deps{Store: st.Credentials(), Clock: core.SystemClock{}}),
+		agent: map[string]string{}}
+	issue := func(role credential.Role, agent string) string {
+		token, _, err := tk.creds.Issue(context.Background(), role, agent)
+		if err != nil {
+			t.Fatalf("issue %s token %s: %v", role, agent, err)
+		}
+		return token
+	}
+	for _, a := range agents {
+		tk.agent[a] = issue(credential.Agent, a)
+	}
+	tk.supervisor = issue(credential.Supervisor, "")
+	tk.orchestrator = issue(credential.Orchestrator, "")
+	return tk
 }
 
 // onEachEngine runs a benchmark once on SQLite and once on PostgreSQL.

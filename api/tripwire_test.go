@@ -21,8 +21,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
-const tripwireAgentToken = "agent-service-token-0123456789"
-
 // tripwireAPIFixture is the API with the tripwire routes on a real SQLite
 // store, a manual clock and a GI source whose value the test sets.
 type tripwireAPIFixture struct {
@@ -33,6 +31,9 @@ type tripwireAPIFixture struct {
 	gi      float64
 	alice   string // alice's personal token
 	bob     string // bob's
+	// agentToken is a valid agent credential, which the tripwire routes do
+	// not take.
+	agentToken string
 }
 
 func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
@@ -56,7 +57,9 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 	fx.svc = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
 		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,
 	})
-	server := api.New(api.Config{AgentToken: tripwireAgentToken}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil })
+	tokens := issueTokens(t, st, "EVE")
+	fx.agentToken = tokens.agent["EVE"]
+	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
 	api.RegisterTripwires(server, fx.svc)
 	fx.handler = server.Handler()
 	if fx.alice, _, err = fx.svc.CreateToken(ctx, "@alice:example.org", "dashboard"); err != nil {
@@ -161,7 +164,7 @@ func TestTripwireAPIAuthentication(t *testing.T) {
 		token string
 	}{
 		{"no token", ""},
-		{"the agent token", tripwireAgentToken},
+		{"an agent token", fx.agentToken},
 		{"a made-up token", "jtw_notarealtoken"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -186,8 +186,20 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		return "", err
 	}
 	target, err := b.targetEvent(ctx, head)
+	if errors.Is(err, core.ErrNotFound) {
+		// The notice it relates to is no longer kept (retention.outbox):
+		// say it without the relation rather than retry for ever and hold
+		// the room's queue behind it.
+		b.log.Warn().Err(err).Str("notice", head.Key).Msg("The notice this one relates to is no longer kept; sending it on its own")
+		err = nil
+	}
 	if err != nil {
 		return "", err
+	}
+	kind := detached(head.Kind, target, head.Target)
+	if kind == "" {
+		// A reaction to a message no longer kept has nothing to go on.
+		return "", nil
 	}
 	if b.Client.Crypto != nil {
 		// Whether the room is encrypted and who is in it come from the
@@ -204,7 +216,7 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		return &event.Content{Parsed: parsed, Raw: map[string]any{noticeField: batch.TxnKey}}
 	}
 	var resp *mautrix.RespSendEvent
-	switch head.Kind {
+	switch kind {
 	case core.NoticeReaction:
 		content := &event.ReactionEventContent{RelatesTo: event.RelatesTo{Type: event.RelAnnotation, EventID: target, Key: head.Body}}
 		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventReaction, marked(content), req)
@@ -228,6 +240,23 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		return "", err
 	}
 	return resp.EventID, nil
+}
+
+// detached is the kind a notice is sent as: its own, unless it relates to
+// a notice (targetKey) whose event is gone (target empty). Then an edit
+// goes as a message of its own, a thread reply or reply as a plain
+// message, and a reaction not at all ("").
+func detached(kind core.NoticeKind, target id.EventID, targetKey string) core.NoticeKind {
+	if target != "" || targetKey == "" {
+		return kind
+	}
+	switch kind {
+	case core.NoticeEdit:
+		return core.NoticeMessage
+	case core.NoticeReaction:
+		return ""
+	}
+	return kind
 }
 
 // targetEvent resolves the event a notice relates to: a Matrix event ID

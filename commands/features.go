@@ -7,6 +7,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
@@ -26,6 +27,8 @@ type Features struct {
 	// Tripwires gives `!tw`, the sentences that propose a tripwire
 	// ("tell me when GI drops below 0.70") and the ✅ that arms one.
 	Tripwires *tripwire.Service
+	// Credentials gives `!sys token`, the HTTP API's tokens (with System).
+	Credentials *credential.Service
 	// Agents lists the configured agent names, for sentences about an
 	// agent.
 	Agents func() []string
@@ -46,7 +49,12 @@ func (p *Processor) AddFeatures(f Features) {
 	if f.System != nil {
 		p.sys = f.System
 		sys := *cmdSys
-		sys.Subcommands = slices.Concat(cmdSys.Subcommands, sectionVerbs(f.System.Sections), []*Handler{cmdSysHelp})
+		var token []*Handler
+		if f.Credentials != nil {
+			p.credentials = f.Credentials
+			token = []*Handler{cmdSysToken}
+		}
+		sys.Subcommands = slices.Concat(cmdSys.Subcommands, sectionVerbs(f.System.Sections), token, []*Handler{cmdSysHelp})
 		p.Register(&sys)
 		p.RegisterConfirm(confirmSysClear, confirmSysRestart)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
@@ -91,12 +92,13 @@ type Processor struct {
 	admins   map[string]bool
 
 	// What the features' commands act on, from AddFeatures.
-	sys        *System
-	cards      *card.Service
-	breakers   *breaker.Service
-	identities core.IdentityStore
-	fleet      FleetReader
-	tripwires  *tripwireCommands
+	sys         *System
+	credentials *credential.Service
+	cards       *card.Service
+	breakers    *breaker.Service
+	identities  core.IdentityStore
+	fleet       FleetReader
+	tripwires   *tripwireCommands
 }
 
 // Intent recognises a sentence that asks for a command, and names the

@@ -815,7 +815,7 @@ func twToken(e *Event) {
 		e.Reply("A token is a password, so I hand it out only in our direct chat on Matrix, never through a bridge. Ask me there with `%stw token`.", prefix)
 		return
 	}
-	direct, err := c.directRoom(e)
+	direct, err := directRoomOf(e)
 	if err != nil {
 		e.Fail(err)
 		return
@@ -847,7 +847,9 @@ func twToken(e *Event) {
 		"Its ID is `%s`: `%stw token revoke %s` turns it off.", plain, plain, tok.ID, prefix, tok.ID)
 }
 
-func (c *tripwireCommands) directRoom(e *Event) (string, error) {
+// directRoomOf finds the direct room Jarvis shares with the sender; "" when
+// there is none.
+func directRoomOf(e *Event) (string, error) {
 	dr, ok := e.Proc.deps.Outbox.(twDirectRooms)
 	if !ok {
 		return "", nil

@@ -18,11 +18,10 @@ import (
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
 )
 
-const breakerAgentToken = "integration-breaker-agent-token"
-
-// agentAPI is Jarvis's HTTP API as the supervisor calls it.
+// agentAPI is Jarvis's HTTP API as the supervisor and the agents call it.
 type agentAPI struct {
-	base string
+	base   string
+	tokens roleTokens
 }
 
 // freeLoopbackPort returns a port on 127.0.0.1 that nothing listens on.
@@ -37,8 +36,16 @@ func freeLoopbackPort(t *testing.T) int {
 	return port
 }
 
-// call sends a request with the agent token and decodes the JSON answer.
+// call sends a request with the token of whoever makes it (the agent the
+// body names for its reports, the supervisor for breaker changes) and
+// decodes the JSON answer.
 func (a agentAPI) call(t *testing.T, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	return a.callWith(t, a.tokens.forRoute(method, path, body), method, path, body)
+}
+
+// callWith sends a request bearing token and decodes the JSON answer.
+func (a agentAPI) callWith(t *testing.T, token, method, path string, body any) (int, map[string]any) {
 	t.Helper()
 	var reader *bytes.Reader
 	if body != nil {
@@ -54,7 +61,7 @@ func (a agentAPI) call(t *testing.T, method, path string, body any) (int, map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+breakerAgentToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -105,13 +112,13 @@ func TestBreakerHaltNotice(t *testing.T) {
 	bob := newPerson(t, "bob")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n  agent_token: %s\n", port, breakerAgentToken)})
+		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
 	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
 		t.Fatal(err)
 	}
 	j.joinRoom(t, bob)
-	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t)}
 	api.waitUp(t, j)
 
 	code, out := api.call(t, http.MethodPost, "/api/breaker/eve/open", map[string]any{

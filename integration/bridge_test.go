@@ -29,9 +29,9 @@ func TestBridgedPeople(t *testing.T) {
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
 		extra: "bridges:\n  relay_bots: [\"" + relayBot.String() + "\"]\n" +
 			"fleet:\n  agents:\n    - name: EVE\n" +
-			"api:\n  listen: " + listen + "\n  agent_token: " + cardAgentToken + "\n"})
+			"api:\n  listen: " + listen + "\n"})
 	dedicated := j.joinRoom(t, alice)
-	api := cardAPI{t: t, base: "http://" + listen}
+	api := cardAPI{t: t, base: "http://" + listen, tokens: j.issueTokens(t, "EVE")}
 	api.waitUp()
 
 	puppetLocal := tesths.RandomName("telegram_")

@@ -18,9 +18,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
 )
 
-// cardAgentToken is the agent token of the card tests' Jarvis.
-const cardAgentToken = "card-test-agent-token"
-
 // cardAPIListen returns a free loopback address for api.listen.
 func cardAPIListen(t *testing.T) string {
 	t.Helper()
@@ -32,16 +29,20 @@ func cardAPIListen(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// cardAPI is a worker agent calling Jarvis's HTTP API.
+// cardAPI is the orchestrator and the worker agents calling Jarvis's HTTP
+// API.
 type cardAPI struct {
-	t    *testing.T
-	base string
+	t      *testing.T
+	base   string
+	tokens roleTokens
 }
 
-// call sends a request with the agent token and decodes the JSON answer
-// into out, failing the test unless the status is want.
+// call sends a request with the token of whoever makes it (roleTokens.forRoute;
+// the agent the body names, for an agent's reports) and decodes the JSON
+// answer into out, failing the test unless the status is want.
 func (a cardAPI) call(method, path string, headers map[string]string, body any, want int, out any) {
 	a.t.Helper()
+	token := a.tokens.forRoute(method, path, body)
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -54,7 +55,7 @@ func (a cardAPI) call(method, path string, headers map[string]string, body any, 
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+cardAgentToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range headers {
 		req.Header.Set(k, v)
@@ -115,9 +116,9 @@ func TestCards(t *testing.T) {
 	alice := newPerson(t, "alice")
 	addr := cardAPIListen(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: fmt.Sprintf("api:\n  listen: %s\n  agent_token: %s\n", addr, cardAgentToken)})
+		extra: fmt.Sprintf("api:\n  listen: %s\nfleet:\n  agents:\n    - name: %s\n", addr, worker)})
 	room := j.joinRoom(t, alice)
-	api := cardAPI{t: t, base: "http://" + addr}
+	api := cardAPI{t: t, base: "http://" + addr, tokens: j.issueTokens(t, worker)}
 	api.waitUp()
 
 	var set struct {

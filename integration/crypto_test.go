@@ -48,7 +48,7 @@ func TestEncryptedRoom(t *testing.T) {
 	bob := newPerson(t, "bob")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n  agent_token: %s\n", port, breakerAgentToken)})
+		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
 	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestEncryptedRoom(t *testing.T) {
 	})
 
 	t.Run("a notice, its edit and a thread reply", func(t *testing.T) {
-		api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+		api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t)}
 		api.waitUp(t, j)
 		code, out := api.call(t, http.MethodPost, "/api/breaker/eve/open", map[string]any{
 			"severity": "safety", "reason": "tried to delete the workspace", "evidence": []string{"rm -rf /srv/workspace"},

@@ -27,10 +27,9 @@ func TestFleetWatch(t *testing.T) {
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\n  agent_token: %s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n    - name: HAL\n      cadence: 1h\n",
-		port, breakerAgentToken)})
+		"api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n    - name: HAL\n      cadence: 1h\n", port)})
 	room := j.joinRoom(t, alice)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE", "HAL")}
 	agents.waitUp(t, j)
 
 	heartbeat := func(agent, cycle string) {

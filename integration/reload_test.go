@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"os"
+	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
-// TestAgentTokenRotatesOnHangup: the operator changes api.agent_token in
-// the file and sends SIGHUP; the old token stops working and the new one
-// works, without a restart.
-func TestAgentTokenRotatesOnHangup(t *testing.T) {
-	const oldToken, newToken = "agent-token-before-rotation", "agent-token-after-rotation"
+// TestTokenRotatesWhileRunning: the operator issues EVE a new token and
+// revokes the old one with the CLI while Jarvis runs; the new token works
+// at once and the old one stops working within seconds, without a restart
+// or a signal.
+func TestTokenRotatesWhileRunning(t *testing.T) {
 	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n  agent_token: %s\nfleet:\n  agents:\n    - name: EVE\n", port, oldToken)})
+	j := newJarvis(t, options{extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: EVE\n", port)})
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	(agentAPI{base: base}).waitUp(t, j)
+	oldToken := j.issueToken(t, "agent", "EVE")
 
 	heartbeat := func(token string) int {
 		t.Helper()
@@ -34,27 +34,39 @@ func TestAgentTokenRotatesOnHangup(t *testing.T) {
 		return resp.StatusCode
 	}
 	if code := heartbeat(oldToken); code != http.StatusOK {
-		t.Fatalf("heartbeat with the configured token: %d", code)
+		t.Fatalf("heartbeat with the issued token: %d", code)
 	}
 
-	cfg, err := os.ReadFile(j.cfgPath)
+	newToken := j.issueToken(t, "agent", "EVE")
+	if code := heartbeat(newToken); code != http.StatusOK {
+		t.Errorf("the new token gets %d, want 200", code)
+	}
+	list, err := exec.Command(jarvisBin, "token", "list", "--config", j.cfgPath).CombinedOutput()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("token list: %v\n%s", err, list)
 	}
-	if err := os.WriteFile(j.cfgPath, []byte(strings.Replace(string(cfg), oldToken, newToken, 1)), 0o600); err != nil {
-		t.Fatal(err)
+	if strings.Contains(string(list), oldToken) || strings.Contains(string(list), newToken) {
+		t.Fatalf("token list shows a secret:\n%s", list)
 	}
-	if err := j.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
+	// The first agent row is the old token (oldest first); revoke it.
+	var oldID string
+	for _, line := range strings.Split(string(list), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[1] == "agent" && f[2] == "EVE" {
+			oldID = f[0]
+			break
+		}
+	}
+	if out, err := exec.Command(jarvisBin, "token", "revoke", "--config", j.cfgPath, oldID).CombinedOutput(); err != nil {
+		t.Fatalf("token revoke %s: %v\n%s", oldID, err, out)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for heartbeat(newToken) != http.StatusOK {
+	for heartbeat(oldToken) != http.StatusUnauthorized {
 		if time.Now().After(deadline) {
-			t.Fatalf("the new token was never accepted\n%s", j.logs.String())
+			t.Fatalf("the revoked token was still accepted 10 s later\n%s", j.logs.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if code := heartbeat(oldToken); code != http.StatusUnauthorized {
-		t.Errorf("the old token still gets %d after the rotation, want 401", code)
+	if code := heartbeat(newToken); code != http.StatusOK {
+		t.Errorf("the new token gets %d after the revocation, want 200", code)
 	}
 }

@@ -61,6 +61,38 @@ func TestSysVerbsForAdminsOnly(t *testing.T) {
 	}
 }
 
+// TestSysStatusShowsRetention: the retention loop prunes once when Jarvis
+// gains the lease, and `!sys status` says so. The pass runs beside the
+// first commands, so the status is asked again until it shows the pass.
+func TestSysStatusShowsRetention(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinRoom(t, alice)
+	var body string
+	for range 20 {
+		sent, err := alice.Say(ctx, room, "!sys status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body = tesths.Body(reply); strings.Contains(body, "retention: last pass") {
+			break
+		}
+	}
+	for _, w := range []string{"retention: last pass", "removed (", "sent messages", "deleted tripwires"} {
+		if !strings.Contains(body, w) {
+			t.Errorf("!sys status lacks %q:\n%s", w, body)
+		}
+	}
+	if strings.Contains(body, "failed:") {
+		t.Errorf("!sys status shows a failed pass:\n%s", body)
+	}
+}
+
 // TestSysClearAndRestart: both verbs wait for the admin's ✅; restart
 // drains the outbox, re-executes Jarvis, and the new process says it is
 // back and answers again.

@@ -23,10 +23,10 @@ func TestWakeRouter(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	listen := cardAPIListen(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "api:\n  listen: " + listen + "\n  agent_token: " + cardAgentToken +
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "api:\n  listen: " + listen +
 		"\nfleet:\n  agents:\n    - name: EVE\n"})
 	room := j.joinRoom(t, alice)
-	api := cardAPI{t: t, base: "http://" + listen}
+	api := cardAPI{t: t, base: "http://" + listen, tokens: j.issueTokens(t, "EVE")}
 	api.waitUp()
 
 	ask := func(text string) *event.Event {

@@ -32,6 +32,9 @@ const (
 		ON CONFLICT (subject_id, agent) DO UPDATE SET
 			verdict = excluded.verdict, rationale = excluded.rationale, signature = excluded.signature,
 			posture = excluded.posture, received_at = excluded.received_at`
+	seenSignatureQuery = `
+		INSERT INTO attestation_signature (signature, subject_id, agent, seen_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (signature) DO NOTHING`
 	attestationsQuery = `
 		SELECT subject_id, agent, verdict, rationale, signature, posture, received_at
 		FROM attestation WHERE subject_id = $1 ORDER BY agent`
@@ -117,11 +120,21 @@ func (q *AttestationQuery) loadAwaited(ctx context.Context, s *fleet.Attestation
 }
 
 // PutAttestation stores an attestation, replacing the agent's earlier one on
-// the same subject.
+// the same subject; a signature stored before is core.ErrDuplicate and
+// stores nothing.
 func (q *AttestationQuery) PutAttestation(ctx context.Context, a fleet.Attestation) error {
-	_, err := q.db.Exec(ctx, putAttestationQuery, a.SubjectID, a.Agent, a.Verdict, a.Rationale, a.Signature, a.Posture,
-		a.ReceivedAt.UnixMilli())
-	return err
+	return doTxn(ctx, q.db, func(ctx context.Context) error {
+		res, err := q.db.Exec(ctx, seenSignatureQuery, a.Signature, a.SubjectID, a.Agent, a.ReceivedAt.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("record signature: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("signature of %s on %q: %w", a.Agent, a.SubjectID, core.ErrDuplicate)
+		}
+		_, err = q.db.Exec(ctx, putAttestationQuery, a.SubjectID, a.Agent, a.Verdict, a.Rationale, a.Signature, a.Posture,
+			a.ReceivedAt.UnixMilli())
+		return err
+	})
 }
 
 // Attestations lists the attestations on a subject, by agent.

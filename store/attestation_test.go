@@ -37,12 +37,17 @@ func TestAttestationSubjects(t *testing.T) {
 
 	put := func(agent, verdict string, at time.Time) {
 		t.Helper()
-		if err := q.PutAttestation(ctx, fleet.Attestation{SubjectID: "seal-1", Agent: agent, Verdict: verdict, Rationale: "r", Signature: "s", ReceivedAt: at}); err != nil {
+		if err := q.PutAttestation(ctx, fleet.Attestation{SubjectID: "seal-1", Agent: agent, Verdict: verdict, Rationale: "r", Signature: "s-" + verdict, ReceivedAt: at}); err != nil {
 			t.Fatalf("PutAttestation() = %v", err)
 		}
 	}
 	put("ZEUS", "pass", t0.Add(time.Minute))
 	put("ZEUS", "reject", t0.Add(2*time.Minute))
+	// A signature stored before is a replay: refused, and nothing changes.
+	replay := fleet.Attestation{SubjectID: "seal-1", Agent: "ZEUS", Verdict: "pass", Rationale: "r", Signature: "s-pass", ReceivedAt: t0.Add(3 * time.Minute)}
+	if err := q.PutAttestation(ctx, replay); !errors.Is(err, core.ErrDuplicate) {
+		t.Errorf("PutAttestation(replay) = %v, want ErrDuplicate", err)
+	}
 	atts, err := q.Attestations(ctx, "seal-1")
 	if err != nil || len(atts) != 1 || atts[0].Verdict != "reject" || !atts[0].ReceivedAt.Equal(t0.Add(2*time.Minute)) {
 		t.Errorf("Attestations() = %+v, %v; want ZEUS's last verdict only", atts, err)

@@ -16,7 +16,7 @@ import (
 
 const (
 	cardColumns = `id, set_id, ref, goal, acceptance, spec_priority, depends_on, budget, author, ratified_by,
-		ratified_revision, priority, state, state_note, revision, created_at, updated_at`
+		ratified_revision, priority, state, state_note, revision, created_at, updated_at, worker`
 	getCardQuery          = `SELECT ` + cardColumns + ` FROM card WHERE id = $1`
 	listCardsQuery        = `SELECT ` + cardColumns + ` FROM card ORDER BY priority, created_at, id LIMIT $1`
 	listCardsByStateQuery = `SELECT ` + cardColumns + ` FROM card WHERE state = $1 ORDER BY priority, created_at, id LIMIT $2`
@@ -24,7 +24,7 @@ const (
 	countCardsQuery       = `SELECT COUNT(*) FROM card WHERE state = $1`
 	updateCardQuery       = `
 		UPDATE card SET priority = $2, ratified_by = $3, ratified_revision = $4, state = $5, state_note = $6,
-		                revision = $7, updated_at = $8
+		                revision = $7, updated_at = $8, worker = $11
 		WHERE id = $1 AND state = $9 AND revision = $10`
 )
 
@@ -98,7 +98,7 @@ func (q *CardQuery) CardStates(ctx context.Context, ids []string) (map[string]ca
 // prev's state and revision.
 func (q *CardQuery) UpdateCard(ctx context.Context, next, prev card.Card) error {
 	res, err := q.db.Exec(ctx, updateCardQuery, next.ID, string(next.Priority), next.RatifiedBy, next.RatifiedRevision,
-		string(next.State), next.StateNote, next.Revision, next.UpdatedAt.UnixMilli(), string(prev.State), prev.Revision)
+		string(next.State), next.StateNote, next.Revision, next.UpdatedAt.UnixMilli(), string(prev.State), prev.Revision, next.Worker)
 	if err != nil {
 		return fmt.Errorf("update card %s: %w", next.ID, err)
 	}
@@ -120,7 +120,7 @@ func scanCard(row dbutil.Scannable) (card.Card, error) {
 	var acceptance, dependsOn, specPriority, priority, state string
 	var createdAt, updatedAt int64
 	err := row.Scan(&c.ID, &c.SetID, &c.Ref, &c.Spec.Goal, &acceptance, &specPriority, &dependsOn, &c.Spec.Budget,
-		&c.Author, &c.RatifiedBy, &c.RatifiedRevision, &priority, &state, &c.StateNote, &c.Revision, &createdAt, &updatedAt)
+		&c.Author, &c.RatifiedBy, &c.RatifiedRevision, &priority, &state, &c.StateNote, &c.Revision, &createdAt, &updatedAt, &c.Worker)
 	if err != nil {
 		return c, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // fillWorkspace writes a little of everything into s: card sets (with
@@ -32,6 +33,10 @@ func fillWorkspace(t *testing.T, s *Store) {
 	}
 	if _, err := s.DB.Exec(ctx, "DELETE FROM outbox WHERE key IN ('n28', 'n29')"); err != nil {
 		t.Fatal(err)
+	}
+	creds := credential.NewService(credential.Deps{Store: s.Credentials(), Clock: core.SystemClock{}})
+	if _, _, err := creds.Issue(ctx, credential.Agent, "EVE"); err != nil {
+		t.Fatalf("issue: %v", err)
 	}
 	past := time.Now().Add(-time.Hour)
 	if _, _, err := s.Leases().Acquire(ctx, "ws1", "jarvis-a", past, past.Add(leaseTTL)); err != nil {
@@ -62,7 +67,7 @@ func TestCopyToPostgres(t *testing.T) {
 			t.Errorf("%s: %d rows in the source, %d in the target", c.Table, c.Source, c.Target)
 		}
 	}
-	for table, least := range map[string]int{"card_set": 5, "card": 15, "outbox": 28, "workspace_lease": 1, "tripwire_rev": 1} {
+	for table, least := range map[string]int{"card_set": 5, "card": 15, "outbox": 28, "workspace_lease": 1, "tripwire_rev": 1, "api_credential": 1} {
 		if byTable[table].Target < least {
 			t.Errorf("%s: %d rows copied, want at least %d", table, byTable[table].Target, least)
 		}

@@ -42,7 +42,7 @@ const (
 			last_error = $7, flap_since = $8, quarantine_reason = $9
 		WHERE id = $1`
 	deleteTripwireQuery = `
-		UPDATE tripwire_state SET rev = $3, status = 'deleted'
+		UPDATE tripwire_state SET rev = $3, status = 'deleted', deleted_at = $4
 		WHERE id = (SELECT id FROM tripwire WHERE scope = $1 AND id = $2) AND status <> 'deleted'`
 	nextTripwireRevQuery        = `UPDATE tripwire_rev SET rev = rev + 1 WHERE id = 1 RETURNING rev`
 	tripwireCountCreationsQuery = `SELECT COUNT(*) FROM tripwire_creation WHERE scope = $1 AND at > $2`
@@ -185,14 +185,15 @@ func (q *TripwireQuery) SaveTripwire(ctx context.Context, r tripwire.Record) err
 }
 
 // DeleteTripwire deletes one of scope's tripwires. Its state row stays,
-// marked deleted, so the evaluator learns of it; its trips stay too.
-func (q *TripwireQuery) DeleteTripwire(ctx context.Context, scope, id string) error {
+// marked deleted at at, so the evaluator learns of it, until the
+// retention pass drops it; its trips stay too.
+func (q *TripwireQuery) DeleteTripwire(ctx context.Context, scope, id string, at time.Time) error {
 	return doTxn(ctx, q.db, func(ctx context.Context) error {
 		rev, err := q.nextRev(ctx)
 		if err != nil {
 			return err
 		}
-		res, err := q.db.Exec(ctx, deleteTripwireQuery, scope, id, rev)
+		res, err := q.db.Exec(ctx, deleteTripwireQuery, scope, id, rev, at.UnixMilli())
 		if err != nil {
 			return err
 		}

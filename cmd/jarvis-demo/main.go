@@ -24,8 +24,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
 )
 
-const agentToken = "demo-agent-token-0123456789"
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -43,6 +41,9 @@ type demo struct {
 	jarvis id.UserID
 	room   id.RoomID
 	api    string
+	// tokens are the API tokens by holder: the agent EVE and the
+	// supervisor, issued with `jarvis token issue`.
+	tokens map[string]string
 	err    error
 }
 
@@ -105,7 +106,6 @@ store:
   uri: %s
 api:
   listen: %s
-  agent_token: %s
 fleet:
   agents:
     - name: EVE
@@ -115,9 +115,19 @@ fleet:
 logging:
   format: json
   level: warn
-`, hs.URL, d.jarvis, alice.UserID, filepath.Join(dir, "jarvis.db"), listen, agentToken)
+`, hs.URL, d.jarvis, alice.UserID, filepath.Join(dir, "jarvis.db"), listen)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
+	}
+	step("Issuing API tokens: one for agent EVE, one for the supervisor (jarvis token issue)")
+	d.tokens = map[string]string{}
+	for holder, args := range map[string][]string{"EVE": {"--role", "agent", "--agent", "EVE"}, "supervisor": {"--role", "supervisor"}} {
+		out, err := exec.CommandContext(ctx, bin, append([]string{"token", "issue", "--config", cfgPath}, args...)...).CombinedOutput()
+		words := strings.Fields(string(out))
+		if err != nil || len(words) == 0 {
+			return fmt.Errorf("jarvis token issue %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		d.tokens[holder] = words[len(words)-1]
 	}
 	jarvis := exec.Command(bin, "run", "--config", cfgPath)
 	logFile, err := os.Create(filepath.Join(dir, "jarvis.log"))
@@ -145,7 +155,7 @@ logging:
 	d.talk("!help")
 
 	step("Agent EVE reports a heartbeat over the API; ZEUS never reports")
-	d.call("POST", "/api/agents/heartbeat", map[string]any{"agent": "EVE", "cycle": "C-284",
+	d.call("EVE", "POST", "/api/agents/heartbeat", map[string]any{"agent": "EVE", "cycle": "C-284",
 		"timestamp": time.Now().UTC().Format(time.RFC3339), "mii": 0.97, "mode_self_report": "green", "notes": "narrative tripwire check: clean"})
 	d.talk("what's the fleet doing?")
 
@@ -154,7 +164,7 @@ logging:
 	d.talk("!tw list")
 
 	step("The supervisor halts agent EVE through its circuit breaker")
-	d.call("POST", "/api/breaker/EVE/open", map[string]any{"severity": "safety", "reason": "tried to run rm -rf outside its sandbox",
+	d.call("supervisor", "POST", "/api/breaker/EVE/open", map[string]any{"severity": "safety", "reason": "tried to run rm -rf outside its sandbox",
 		"evidence": []string{"tool call: rm -rf /srv/shared"}})
 	d.notice("HALTED")
 	d.talk("!breaker status")
@@ -230,8 +240,8 @@ func (d *demo) notice(text string) {
 	say(d.jarvis, tesths.Body(evt))
 }
 
-// call makes an agent's API call.
-func (d *demo) call(method, path string, body any) {
+// call makes an API call with the token of holder (EVE, the supervisor).
+func (d *demo) call(holder, method, path string, body any) {
 	if d.err != nil {
 		return
 	}
@@ -241,14 +251,14 @@ func (d *demo) call(method, path string, body any) {
 		d.err = err
 		return
 	}
-	req.Header.Set("Authorization", "Bearer "+agentToken)
+	req.Header.Set("Authorization", "Bearer "+d.tokens[holder])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		d.err = err
 		return
 	}
 	resp.Body.Close()
-	fmt.Printf("\033[2m   agent: %s %s → %d\033[0m\n", method, path, resp.StatusCode)
+	fmt.Printf("\033[2m   %s: %s %s → %d\033[0m\n", holder, method, path, resp.StatusCode)
 	if resp.StatusCode >= 300 {
 		d.err = fmt.Errorf("%s %s: %d", method, path, resp.StatusCode)
 	}

@@ -21,8 +21,10 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
@@ -44,6 +46,9 @@ const (
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
+	// retentionInterval is how often rows past their retention window are
+	// deleted.
+	retentionInterval = time.Hour
 	// restartDrainTimeout is how long `!sys restart` waits for the outbox
 	// to empty before it restarts anyway.
 	restartDrainTimeout = 15 * time.Second
@@ -81,11 +86,13 @@ type App struct {
 	lease *lease.Lease
 	room  string
 
-	breakers  *breaker.Service
-	cards     *card.Service
-	fleet     *fleet.Service
-	tripwires *tripwire.Service
-	router    *wake.Router
+	breakers    *breaker.Service
+	cards       *card.Service
+	credentials *credential.Service
+	fleet       *fleet.Service
+	tripwires   *tripwire.Service
+	router      *wake.Router
+	retention   *retention.Service
 	// api is nil when api.listen is empty.
 	api *api.Server
 
@@ -94,12 +101,17 @@ type App struct {
 	// re-evaluating loop, wakeKick the wake router's.
 	changedMu sync.Mutex
 	changed   map[string]bool
-	kick      chan struct{}
-	wakeKick  chan struct{}
+	kick      trigger
+	wakeKick  trigger
+	// pruneKick asks for a retention pass, when the lease is gained: a
+	// Jarvis restarted more often than retentionInterval still prunes.
+	pruneKick trigger
 	// restart is `!sys restart`, asked once.
 	restart chan struct{}
 	// lastTick is the evaluator's last pass, for `!sys status`.
 	lastTick atomic.Pointer[tickSummary]
+	// lastRetention is the retention loop's last pass, for `!sys status`.
+	lastRetention atomic.Pointer[retention.Report]
 }
 
 // NewApp loads the configuration, opens the store (upgrading it), logs in
@@ -117,8 +129,9 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 		started:    time.Now(),
 		clock:      core.SystemClock{},
 		changed:    map[string]bool{},
-		kick:       make(chan struct{}, 1),
-		wakeKick:   make(chan struct{}, 1),
+		kick:       newTrigger(),
+		wakeKick:   newTrigger(),
+		pruneKick:  newTrigger(),
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs)
@@ -200,6 +213,7 @@ func (a *App) initServices() error {
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
 		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
+	a.credentials = credential.NewService(credential.Deps{Store: st.Credentials(), Clock: clock, Agents: a.agentNames})
 	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
 		OnChange: func(context.Context) {
@@ -247,6 +261,7 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
+	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock})
 	return nil
 }
 
@@ -290,14 +305,17 @@ func (a *App) initCommands() {
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
-		Tripwires: a.tripwires, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: func() []string {
-			agents := a.fleet.Agents()
-			names := make([]string, len(agents))
-			for i, agent := range agents {
-				names[i] = agent.Name
-			}
-			return names
-		}})
+		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames})
+}
+
+// agentNames lists the fleet's agents by name.
+func (a *App) agentNames() []string {
+	agents := a.fleet.Agents()
+	names := make([]string, len(agents))
+	for i, agent := range agents {
+		names[i] = agent.Name
+	}
+	return names
 }
 
 // initAPI builds the HTTP API with /healthz and every feature's routes,
@@ -306,11 +324,11 @@ func (a *App) initAPI() {
 	if a.cfg.API.Listen == "" {
 		return
 	}
-	a.api = api.New(a.cfg.API, a.log, a.health)
-	api.RegisterBreaker(a.api, a.breakers)
-	api.RegisterFleet(a.api, a.fleet)
+	a.api = api.New(a.cfg.API, a.log, a.health, a.credentials)
+	api.RegisterBreaker(a.api, a.breakers, a.fleet.AgentName)
+	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
-	api.RegisterCards(a.api, a.cards)
+	api.RegisterCards(a.api, a.cards, a.breakers)
 }
 
 // health is the state /healthz shows.
@@ -348,6 +366,7 @@ func (a *App) Run(ctx context.Context) error {
 			a.leaseChanged(ctx, held, epoch)
 			if held {
 				a.askWake()
+				a.pruneKick.ask()
 			}
 		})
 		return nil
@@ -397,6 +416,7 @@ func (a *App) Run(ctx context.Context) error {
 		}))
 		return nil
 	})
+	g.Go(func() error { return a.retentionLoop(ctx) })
 	g.Go(func() error {
 		reloadOnHangup(ctx, a.log, a.configPath, a.reload)
 		return nil
@@ -431,11 +451,9 @@ func (a *App) whileLeader(fn func()) func() {
 }
 
 // reload applies what a reloaded configuration may change without a
-// restart: the agents' token and the fleet's agents.
+// restart: the fleet's agents. (API credentials live in the store: see
+// `jarvis token`.)
 func (a *App) reload(next *Config) {
-	if a.api != nil {
-		a.api.SetAgentToken(next.API.AgentToken)
-	}
 	if err := a.fleet.SetConfig(next.Fleet); err != nil {
 		a.log.Err(err).Msg("Failed to reload the fleet's agents")
 	}
@@ -450,30 +468,38 @@ func (a *App) sourcesChanged(kinds ...string) {
 		a.changed[k] = true
 	}
 	a.changedMu.Unlock()
-	poke(a.kick)
+	a.kick.ask()
 }
 
 // askWake asks the wake router to reconcile soon.
-func (a *App) askWake() { poke(a.wakeKick) }
+func (a *App) askWake() { a.wakeKick.ask() }
 
-// poke wakes the loop reading kick, or leaves it be when it is woken
-// already: asks made while the loop works come to one more round.
-func poke(kick chan struct{}) {
-	select {
-	case kick <- struct{}{}:
-	default:
-	}
+// retentionLoop deletes what is past its retention window every
+// retentionInterval and when the lease is gained, while this Jarvis holds
+// the lease, and keeps each pass's report for `!sys status`.
+func (a *App) retentionLoop(ctx context.Context) error {
+	ticker := time.NewTicker(retentionInterval)
+	defer ticker.Stop()
+	rounds(ctx, a.pruneKick, ticker.C, a.whileLeader(func() {
+		r := a.retention.Pass(ctx)
+		a.lastRetention.Store(&r)
+		if r.Err != nil && ctx.Err() == nil {
+			a.log.Err(r.Err).Int("removed", r.Removed()).Msg("Retention pass failed")
+			return
+		}
+		level := zerolog.DebugLevel
+		if r.Removed() > 0 {
+			level = zerolog.InfoLevel
+		}
+		a.log.WithLevel(level).Interface("report", r).Msg("Retention pass")
+	}))
+	return nil
 }
 
 // reevaluateLoop re-evaluates the tripwires that read the kinds that
 // changed, once per round whatever the number of changes.
 func (a *App) reevaluateLoop(ctx context.Context) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-a.kick:
-		}
+	rounds(ctx, a.kick, nil, func() {
 		a.changedMu.Lock()
 		kinds := make([]string, 0, len(a.changed))
 		for k := range a.changed {
@@ -485,7 +511,8 @@ func (a *App) reevaluateLoop(ctx context.Context) error {
 		if _, err := a.tripwires.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
 		}
-	}
+	})
+	return nil
 }
 
 // wakeLoop reconciles the wake router every wakeInterval and when asked,
@@ -493,18 +520,10 @@ func (a *App) reevaluateLoop(ctx context.Context) error {
 func (a *App) wakeLoop(ctx context.Context) error {
 	ticker := time.NewTicker(wakeInterval)
 	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		case <-a.wakeKick:
-		}
-		if !a.leader() {
-			continue
-		}
+	rounds(ctx, a.wakeKick, ticker.C, a.whileLeader(func() {
 		if _, err := a.router.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Msg("Wake router failed to reconcile")
 		}
-	}
+	}))
+	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -45,6 +46,7 @@ type Config struct {
 	Cards      card.Config
 	Bridges    bridge.Config
 	Chat       ChatConfig
+	Retention  retention.Config
 }
 
 // HomeserverConfig says where the homeserver is.
@@ -111,6 +113,9 @@ func LoadConfig(path string) (*Config, error) {
 			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
+	if v.IsSet("api.agent_token") {
+		return nil, fmt.Errorf("config: %w", errSharedAgentToken)
+	}
 	var cfg Config
 	err = v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.ErrorUnused = true
@@ -126,6 +131,13 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	return &cfg, nil
 }
+
+// errSharedAgentToken refuses a configuration that still sets the one
+// shared agent token of earlier versions.
+var errSharedAgentToken = core.Invalid("api.agent_token",
+	"is gone: every agent and role now has its own token. Remove api.agent_token, then issue tokens with "+
+		"`jarvis token issue --config FILE --role agent --agent NAME` (one per agent), `--role supervisor` and "+
+		"`--role orchestrator`, and give each agent its own (see \"Upgrading a workspace\" in the README)")
 
 // exampleMark, as the line comment of a key or its value in
 // config.example.yaml, says the value only shows what to write: the key
@@ -234,7 +246,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
@@ -80,6 +81,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 			{Name: "signal", Users: "@signal_*"}, {Name: "discord", Users: "@discord_*"}})},
 		{"sources.snapshot.kinds", fmt.Sprint(len(cfg.Sources.Snapshot.Kinds)), "3"},
 		{"sources.url_fetch.max_bytes", fmt.Sprint(cfg.Sources.URLFetch.MaxBytes), "262144"},
+		{"retention", fmt.Sprint(cfg.Retention), fmt.Sprint(retention.Config{Outbox: 720 * time.Hour, Events: 720 * time.Hour,
+			Pending: 168 * time.Hour, Journal: 2160 * time.Hour, Deleted: 720 * time.Hour})},
 		// Values marked "# example" in config.example.yaml are no defaults.
 		{"bot.admins", fmt.Sprint(cfg.Bot.Admins), "[]"},
 		{"bot.access_token", cfg.Bot.AccessToken, ""},
@@ -108,7 +111,6 @@ func TestExampleConfigLoads(t *testing.T) {
 func TestEnvironmentOverrides(t *testing.T) {
 	t.Setenv("JARVIS_BOT_COMMAND_PREFIX", "?")
 	t.Setenv("JARVIS_API_LISTEN", "127.0.0.1:9000")
-	t.Setenv("JARVIS_API_AGENT_TOKEN", "a-long-enough-agent-token")
 	t.Setenv("JARVIS_BOT_ADMINS", "@a:example.org,@b:example.org")
 	t.Setenv("JARVIS_API_RATE_LIMIT_ADDRESS_PER_SECOND", "2.5")
 	cfg, err := LoadConfig(writeConfig(t, minimalConfig))
@@ -212,7 +214,7 @@ func TestSnakeCase(t *testing.T) {
 }
 
 func TestInvalidConfigNamesTheKey(t *testing.T) {
-	const apiOn = "api:\n  listen: 127.0.0.1:9000\n  agent_token: a-long-enough-agent-token\n"
+	const apiOn = "api:\n  listen: 127.0.0.1:9000\n"
 	tests := []struct {
 		name, change, key string
 	}{
@@ -227,8 +229,9 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"unknown store", "store:\n  type: oracle\n", "store.type"},
 		{"bad log level", "logging:\n  level: loud\n", "logging.level"},
 		{"bad log format", "logging:\n  format: xml\n", "logging.format"},
-		{"api without token", "api:\n  listen: 127.0.0.1:9000\n", "api.agent_token"},
-		{"api bad listen", "api:\n  listen: nine\n  agent_token: a-long-enough-agent-token\n", "api.listen"},
+		{"api with the shared agent token", "api:\n  listen: 127.0.0.1:9000\n  agent_token: a-long-enough-agent-token\n", "api.agent_token"},
+		{"api with an empty shared agent token", "api:\n  agent_token: \"\"\n", "api.agent_token"},
+		{"api bad listen", "api:\n  listen: nine\n", "api.listen"},
 		{"api without read timeout", apiOn + "  read_timeout: 0s\n", "api.read_timeout"},
 		{"api without connections", apiOn + "  max_connections: 0\n", "api.max_connections"},
 		{"api tiny header limit", apiOn + "  max_header_bytes: 100\n", "api.max_header_bytes"},
@@ -242,6 +245,11 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad bridge pattern", "bridges:\n  networks: [{name: telegram, users: \"telegram\"}]\n", "bridges.networks[0].users"},
 		{"bad relay bot", "bridges:\n  relay_bots: [\"relaybot\"]\n", "bridges.relay_bots[0]"},
 		{"negative half-open timeout", "breaker:\n  half_open_timeout: -1s\n", "breaker.half_open_timeout"},
+		{"outbox retention too short", "retention:\n  outbox: 30m\n", "retention.outbox"},
+		{"handled events kept too briefly", "retention:\n  events: 12h\n", "retention.events"},
+		{"pending retention zero", "retention:\n  pending: 0s\n", "retention.pending"},
+		{"journal retention negative", "retention:\n  journal: -1h\n", "retention.journal"},
+		{"deleted retention too short", "retention:\n  deleted: 59m\n", "retention.deleted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,4 +376,16 @@ func budgetOf(c card.Config) map[card.Priority]card.BudgetRule {
 		out[card.Priority(strings.ToUpper(k))] = r
 	}
 	return out
+}
+
+// TestSharedAgentTokenRefused: the one shared agent token of earlier
+// versions, in the file or the environment, stops start-up with a message
+// saying how to issue tokens instead.
+func TestSharedAgentTokenRefused(t *testing.T) {
+	t.Setenv("JARVIS_API_AGENT_TOKEN", "a-long-enough-agent-token")
+	_, err := LoadConfig(writeConfig(t, minimalConfig))
+	var fe *core.FieldError
+	if !errors.As(err, &fe) || fe.Field != "api.agent_token" || !strings.Contains(err.Error(), "jarvis token issue") {
+		t.Errorf("LoadConfig = %v, want api.agent_token refused, saying to use `jarvis token issue`", err)
+	}
 }

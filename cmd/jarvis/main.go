@@ -68,6 +68,7 @@ func newRootCommand() *cobra.Command {
 	root.PersistentFlags().StringVarP(&configPath, "config", "c", "config.yaml", "configuration file")
 	root.AddCommand(
 		newCircuitBreakerCommand(&configPath),
+		newTokenCommand(&configPath),
 		newMigrateCommand(),
 		&cobra.Command{
 			Use:   "run",

@@ -21,6 +21,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -113,7 +114,8 @@ type tickSummary struct {
 }
 
 // domainStatus is the `!sys status` part about what Jarvis keeps for
-// people: tripwires by status and the evaluator's last pass, open
+// people: tripwires by status, the evaluator's and the retention loop's
+// last passes, open
 // breakers, cards by state and the decisions waiting.
 func (a *App) domainStatus(ctx context.Context) ([]string, error) {
 	counts, err := a.store.TripwireStatusCounts(ctx)
@@ -129,6 +131,9 @@ func (a *App) domainStatus(ctx context.Context) ([]string, error) {
 			line += ", failed: " + tick.Err.Error()
 		}
 		lines = append(lines, line)
+	}
+	if r := a.lastRetention.Load(); r != nil {
+		lines = append(lines, retentionLine(*r))
 	}
 	all, err := a.breakers.StatusAll(ctx)
 	if err != nil {
@@ -159,6 +164,16 @@ func (a *App) domainStatus(ctx context.Context) ([]string, error) {
 		parts = []string{"none"}
 	}
 	return append(lines, "cards: "+strings.Join(parts, ", ")+fmt.Sprintf("; decisions waiting: %d", byState[string(card.NeedsDecision)])), nil
+}
+
+// retentionLine is the `!sys status` line of the last retention pass.
+func retentionLine(r retention.Report) string {
+	line := fmt.Sprintf("retention: last pass %s, %s removed (%d sent messages, %d handled events, %d confirmations, %d link codes, %d journal entries, %d deleted tripwires)",
+		r.At.UTC().Format(time.RFC3339), core.Plural(r.Removed(), "row", "rows"), r.Notices, r.Events, r.Pending, r.LinkCodes, r.Journal, r.Tripwires)
+	if r.Err != nil {
+		line += ", failed: " + r.Err.Error()
+	}
+	return line
 }
 
 // Bounds of how often the fleet's heartbeats are checked.

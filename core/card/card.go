@@ -251,6 +251,10 @@ type Card struct {
 	// StateNote is what the last move said (a worker's note, the answer
 	// that re-dispatched the card).
 	StateNote string
+	// Worker is the agent that claimed the card and works it; empty while
+	// the card waits in the backlog. Only it may move the card or ask about
+	// it (SetStateAs, RaiseDecisionAs).
+	Worker string
 	// Revision is 1 at publishing and grows by one with every amendment.
 	Revision  int
 	CreatedAt time.Time
@@ -433,6 +437,13 @@ const MaxStateNote = 2000
 // ErrConflict. Cancelling a card that waits on a question withdraws the
 // question and says so in the room.
 func (c *Service) SetState(ctx context.Context, id string, to State, note string) (Card, error) {
+	return c.SetStateAs(ctx, "", id, to, note)
+}
+
+// SetStateAs is SetState by the agent worker: its claim makes it the
+// card's worker, and a card another agent works is refused with
+// ErrForbidden. An empty worker is no particular agent (a person, a test).
+func (c *Service) SetStateAs(ctx context.Context, worker, id string, to State, note string) (Card, error) {
 	note = strings.TrimSpace(note)
 	if len(note) > MaxStateNote {
 		return Card{}, core.Invalid("note", "longer than %d bytes", MaxStateNote)
@@ -443,8 +454,14 @@ func (c *Service) SetState(ctx context.Context, id string, to State, note string
 		if err != nil {
 			return err
 		}
+		if err := checkWorker(card, worker); err != nil {
+			return err
+		}
 		if err := CheckTransition(card.State, to, ByWorker); err != nil {
 			return err
+		}
+		if to == Claimed && worker != "" {
+			card.Worker = worker
 		}
 		if to == Claimed {
 			if err := c.checkDependencies(ctx, card); err != nil {
@@ -466,11 +483,25 @@ func (c *Service) SetState(ctx context.Context, id string, to State, note string
 	return out, nil
 }
 
+// checkWorker refuses, with ErrForbidden, an agent that would move or ask
+// about a card another agent works.
+func checkWorker(card Card, worker string) error {
+	if worker == "" || card.Worker == "" || strings.EqualFold(card.Worker, worker) {
+		return nil
+	}
+	return core.Refuse(core.ErrForbidden, "card %s is worked by %s; only it may move the card or ask about it, not %s",
+		card.ID, card.Worker, worker)
+}
+
 // move writes a card's new state and note; the caller has checked the move.
+// A card back in the backlog (published) has no worker any more.
 func (c *Service) move(ctx context.Context, card Card, to State, note string) (Card, error) {
 	next := card
 	next.State = to
 	next.StateNote = note
+	if to == Published {
+		next.Worker = ""
+	}
 	next.UpdatedAt = c.deps.Clock.Now()
 	if err := c.deps.Store.UpdateCard(ctx, next, card); err != nil {
 		return Card{}, err

@@ -175,6 +175,12 @@ func (in DecisionInput) validate(now time.Time) error {
 // relayed to the room, mentioning the card's ratifier (or the admins), with
 // one reaction per option under it for answering with a tap.
 func (c *Service) RaiseDecision(ctx context.Context, cardID string, in DecisionInput) (Decision, error) {
+	return c.RaiseDecisionAs(ctx, "", cardID, in)
+}
+
+// RaiseDecisionAs is RaiseDecision by the agent worker: a card another
+// agent works is refused with ErrForbidden.
+func (c *Service) RaiseDecisionAs(ctx context.Context, worker, cardID string, in DecisionInput) (Decision, error) {
 	now := c.deps.Clock.Now()
 	if err := in.validate(now); err != nil {
 		return Decision{}, err
@@ -186,6 +192,9 @@ func (c *Service) RaiseDecision(ctx context.Context, cardID string, in DecisionI
 	err := c.write(ctx, func(ctx context.Context) error {
 		card, err := c.deps.Store.Card(ctx, cardID)
 		if err != nil {
+			return err
+		}
+		if err := checkWorker(card, worker); err != nil {
 			return err
 		}
 		if err := CheckTransition(card.State, NeedsDecision, ByQuestion); err != nil {

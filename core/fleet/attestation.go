@@ -3,7 +3,6 @@ package fleet
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // AttestationWindow is how long after a subject opens agents may attest to
@@ -54,10 +54,13 @@ type Attestation struct {
 	// Verdict is pass, flag or reject.
 	Verdict   string
 	Rationale string
-	// Signature is the hex HMAC-SHA256, keyed with the agent token, of the
-	// subject hash, verdict and rationale concatenated; it may carry the
-	// prefix "hmac-sha256:".
+	// Signature is the hex HMAC-SHA256, keyed with the agent's signing key
+	// (see credential.SigningKey), of credential.AttestationMessage over the
+	// agent, the subject id, the subject hash, the verdict and Timestamp; it
+	// may carry the prefix "hmac-sha256:".
 	Signature string
+	// Timestamp is the RFC 3339 time the agent signed, exactly as sent.
+	Timestamp string
 	// Posture is confident, cautionary, stressed or degraded; required from
 	// agents configured so and forbidden for the others.
 	Posture    string
@@ -75,7 +78,8 @@ type AttestationStore interface {
 	// those awaiting agent unless agent is "".
 	OpenSubjects(ctx context.Context, agent string, now time.Time) ([]AttestationSubject, error)
 	// PutAttestation stores an attestation, replacing the agent's earlier
-	// one on the same subject.
+	// one on the same subject; a signature stored before (a replay) is
+	// ErrDuplicate and stores nothing.
 	PutAttestation(ctx context.Context, a Attestation) error
 	// Attestations lists the attestations on a subject.
 	Attestations(ctx context.Context, subjectID string) ([]Attestation, error)
@@ -84,21 +88,13 @@ type AttestationStore interface {
 	PendingAttestations(ctx context.Context, agent string, now time.Time) (int, error)
 }
 
-// AttestationSignature returns the hex HMAC-SHA256, keyed with key, of
-// subjectHash + verdict + rationale.
-func AttestationSignature(key []byte, subjectHash, verdict, rationale string) string {
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(subjectHash + verdict + rationale))
-	return hex.EncodeToString(mac.Sum(nil))
-}
-
 // verifyAttestationSignature checks a signature in constant time.
-func verifyAttestationSignature(key []byte, subjectHash string, a Attestation) bool {
+func verifyAttestationSignature(key []byte, agent, subjectHash string, a Attestation) bool {
 	got, err := hex.DecodeString(strings.TrimPrefix(a.Signature, attestationSignaturePrefix))
-	if err != nil {
+	if err != nil || len(key) == 0 {
 		return false
 	}
-	want, _ := hex.DecodeString(AttestationSignature(key, subjectHash, a.Verdict, a.Rationale))
+	want, _ := hex.DecodeString(credential.SignAttestation(key, agent, a.SubjectID, subjectHash, a.Verdict, a.Timestamp, a.Rationale))
 	return hmac.Equal(got, want)
 }
 
@@ -176,15 +172,18 @@ func (f *Service) OpenSubjects(ctx context.Context, agent string) ([]Attestation
 	return f.deps.Attestations.OpenSubjects(ctx, agent, f.deps.Clock.Now())
 }
 
-// Attest validates and records an attestation, keyed to verify its
-// signature with key (the agent token). An unknown subject is ErrNotFound, a
-// signature that does not verify ErrUnauthorized, and an attestation after
-// the subject's window closed ErrGone; none of them changes anything.
+// Attest validates and records an attestation, verifying its signature
+// with key (the agent's signing key). An unknown subject is ErrNotFound, a
+// signature that does not verify (made for another agent or subject, or
+// with another key) ErrUnauthorized, a signature accepted before (a replay)
+// ErrDuplicate, and an attestation after the subject's window closed
+// ErrGone; none of them changes anything.
 func (f *Service) Attest(ctx context.Context, a Attestation, key []byte) (Attestation, error) {
 	agent, err := f.lookupAgent("agent", a.Agent)
 	if err != nil {
 		return a, err
 	}
+	signedAs := a.Agent // the signature covers the name as sent
 	a.Agent = agent.Name
 	if err := validateAttestation(a, agent); err != nil {
 		return a, err
@@ -193,14 +192,19 @@ func (f *Service) Attest(ctx context.Context, a Attestation, key []byte) (Attest
 	if err != nil {
 		return a, fmt.Errorf("attest %q: %w", a.SubjectID, err)
 	}
-	if !verifyAttestationSignature(key, s.Hash, a) {
+	if !verifyAttestationSignature(key, signedAs, s.Hash, a) {
 		return a, fmt.Errorf("attest %q: signature does not verify: %w", a.SubjectID, core.ErrUnauthorized)
 	}
+	// One signature has one spelling, so that a replay cannot pass as new
+	// with the prefix dropped or the hex in capitals.
+	a.Signature = strings.ToLower(strings.TrimPrefix(a.Signature, attestationSignaturePrefix))
 	a.ReceivedAt = f.deps.Clock.Now()
 	if !a.ReceivedAt.Before(s.ClosesAt) {
 		return a, fmt.Errorf("attest %q: the window closed at %s: %w", a.SubjectID, s.ClosesAt.UTC().Format(time.RFC3339), core.ErrGone)
 	}
-	if err := f.deps.Attestations.PutAttestation(ctx, a); err != nil {
+	if err := f.deps.Attestations.PutAttestation(ctx, a); errors.Is(err, core.ErrDuplicate) {
+		return a, fmt.Errorf("attest %q: %w", a.SubjectID, core.Refuse(core.ErrDuplicate, "this signature was accepted before; sign again with a new timestamp"))
+	} else if err != nil {
 		return a, fmt.Errorf("attest %q: %w", a.SubjectID, err)
 	}
 	return a, nil
@@ -216,6 +220,8 @@ func validateAttestation(a Attestation, agent AgentConfig) error {
 		return core.Invalid("rationale", "must be at most %d characters", MaxRationale)
 	case a.Signature == "":
 		return core.Invalid("signature", "is required")
+	case a.Timestamp == "":
+		return core.Invalid("timestamp", "is required: the RFC 3339 time the signature covers")
 	case agent.Posture == PostureRequired && a.Posture == "":
 		return core.Invalid("posture", "is required from %s", agent.Name)
 	case agent.Posture != PostureRequired && a.Posture != "":

@@ -9,14 +9,19 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
-var attestKey = []byte("agent-service-token-0123456789")
+var attestKey = credential.SigningKey("jat_agent-service-token-0123456789")
 
-// signed returns a with a valid signature over hash.
+// signed returns a, signed now if it has no timestamp, with a valid
+// signature over hash.
 func signed(a fleet.Attestation, hash string) fleet.Attestation {
-	a.Signature = fleet.AttestationSignature(attestKey, hash, a.Verdict, a.Rationale)
+	if a.Timestamp == "" {
+		a.Timestamp = "2026-04-17T00:00:00Z"
+	}
+	a.Signature = credential.SignAttestation(attestKey, a.Agent, a.SubjectID, hash, a.Verdict, a.Timestamp, a.Rationale)
 	return a
 }
 
@@ -48,13 +53,26 @@ func TestAttest(t *testing.T) {
 		{name: "posture from the agent that must give one", att: signed(aurea, hash)},
 		{name: "last second of the window", after: 5*time.Minute - time.Millisecond, att: signed(eve, hash)},
 		{name: "a flipped byte fails", att: func() fleet.Attestation { a := signed(eve, hash); a.Signature = flipByte(a.Signature); return a }(), wantErr: core.ErrUnauthorized},
-		{name: "signed over another rationale", att: func() fleet.Attestation { a := signed(eve, hash); a.Rationale += "!"; return a }(), wantErr: core.ErrUnauthorized},
-		{name: "signed with another token", att: func() fleet.Attestation {
-			a := eve
-			a.Signature = fleet.AttestationSignature([]byte("other"), hash, a.Verdict, a.Rationale)
+		{name: "signed over another verdict", att: func() fleet.Attestation { a := signed(eve, hash); a.Verdict = "reject"; return a }(), wantErr: core.ErrUnauthorized},
+		{name: "signed over another timestamp", att: func() fleet.Attestation { a := signed(eve, hash); a.Timestamp = "2026-04-17T00:00:01Z"; return a }(), wantErr: core.ErrUnauthorized},
+		{name: "signed for another agent", att: func() fleet.Attestation {
+			a := signed(fleet.Attestation{SubjectID: eve.SubjectID, Agent: "AUREA", Verdict: "pass"}, hash)
+			a.Agent = "EVE"
 			return a
 		}(), wantErr: core.ErrUnauthorized},
-		{name: "signature not hex", att: func() fleet.Attestation { a := eve; a.Signature = "zz"; return a }(), wantErr: core.ErrUnauthorized},
+		{name: "signed for another subject", att: func() fleet.Attestation {
+			a := signed(fleet.Attestation{SubjectID: "seal-C-284-002", Agent: "EVE", Verdict: "pass"}, hash)
+			a.SubjectID = eve.SubjectID
+			return a
+		}(), wantErr: core.ErrUnauthorized},
+		{name: "signed with another token", att: func() fleet.Attestation {
+			a := signed(eve, hash)
+			a.Signature = credential.SignAttestation(credential.SigningKey("other"), a.Agent, a.SubjectID, hash, a.Verdict, a.Timestamp, a.Rationale)
+			return a
+		}(), wantErr: core.ErrUnauthorized},
+		{name: "signed over another rationale", att: func() fleet.Attestation { a := signed(eve, hash); a.Rationale += "!"; return a }(), wantErr: core.ErrUnauthorized},
+		{name: "missing timestamp", att: func() fleet.Attestation { a := signed(eve, hash); a.Timestamp = ""; return a }(), wantField: "timestamp"},
+		{name: "signature not hex", att: func() fleet.Attestation { a := signed(eve, hash); a.Signature = "zz"; return a }(), wantErr: core.ErrUnauthorized},
 		{name: "posture missing where required", att: func() fleet.Attestation { a := aurea; a.Posture = ""; return signed(a, hash) }(), wantField: "posture"},
 		{name: "posture where forbidden", att: func() fleet.Attestation { a := eve; a.Posture = "confident"; return signed(a, hash) }(), wantField: "posture"},
 		{name: "unknown posture", att: func() fleet.Attestation { a := aurea; a.Posture = "sleepy"; return signed(a, hash) }(), wantField: "posture"},

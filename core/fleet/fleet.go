@@ -216,6 +216,21 @@ func (f *Service) Agents() []AgentConfig {
 	return append([]AgentConfig(nil), f.roster.Load().agents...)
 }
 
+// AgentName gives a configured agent's name as the configuration spells
+// it, or name as given when no agent is configured so.
+func (f *Service) AgentName(name string) string {
+	if a, err := f.lookupAgent("agent", name); err == nil {
+		return a.Name
+	}
+	return name
+}
+
+// LookupAgent finds a configured agent by name, case-insensitively; an
+// unknown name is an ErrInvalid naming field.
+func (f *Service) LookupAgent(field, name string) (AgentConfig, error) {
+	return f.lookupAgent(field, name)
+}
+
 // lookupAgent finds a configured agent by name, case-insensitively; field
 // names the input the name came from.
 func (f *Service) lookupAgent(field, name string) (AgentConfig, error) {

@@ -48,8 +48,7 @@ func newStatusFixture(t *testing.T) *fleetFixture {
 	if _, _, err := fx.fleet.OpenSubject(ctx, fleet.AttestationSubject{ID: "seal-1", Hash: "sha256:abc", Agents: []string{"EVE", "ZEUS"}}); err != nil {
 		t.Fatalf("open subject: %v", err)
 	}
-	sig := fleet.AttestationSignature([]byte("token"), "sha256:abc", "pass", "fine")
-	if _, err := fx.fleet.Attest(ctx, fleet.Attestation{SubjectID: "seal-1", Agent: "ZEUS", Verdict: "pass", Rationale: "fine", Signature: sig}, []byte("token")); err != nil {
+	if _, err := fx.fleet.Attest(ctx, signed(fleet.Attestation{SubjectID: "seal-1", Agent: "ZEUS", Verdict: "pass", Rationale: "fine"}, "sha256:abc"), attestKey); err != nil {
 		t.Fatalf("attest: %v", err)
 	}
 	fx.clock.Set(fleetT0.Add(3*time.Hour + 30*time.Minute))

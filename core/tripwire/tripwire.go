@@ -251,7 +251,7 @@ type Store interface {
 	// SaveTripwire writes back a tripwire a person changed.
 	SaveTripwire(ctx context.Context, rec Record) error
 	// DeleteTripwire deletes one of scope's tripwires; its trips stay.
-	DeleteTripwire(ctx context.Context, scope, id string) error
+	DeleteTripwire(ctx context.Context, scope, id string, at time.Time) error
 	// CountCreations counts the tripwires scope created since the given
 	// time, deleted ones included.
 	CountCreations(ctx context.Context, scope string, since time.Time) (int, error)
@@ -543,7 +543,7 @@ func (s *Service) Delete(ctx context.Context, scope, id string) error {
 	if err := CheckScope(scope); err != nil {
 		return err
 	}
-	if err := s.deps.Store.DeleteTripwire(ctx, scope, id); err != nil {
+	if err := s.deps.Store.DeleteTripwire(ctx, scope, id, s.deps.Clock.Now()); err != nil {
 		return fmt.Errorf("delete tripwire %q: %w", id, err)
 	}
 	return nil

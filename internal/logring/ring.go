@@ -17,6 +17,7 @@ var secrets = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)("(?:access_token|password|agent_token|token|signature|secret|pickle_key|authorization)"\s*:\s*")[^"]*(")`),
 	regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+()`),
 	regexp.MustCompile(`()\bsy[tg]_[A-Za-z0-9_]+()`),
+	regexp.MustCompile(`()\bjat_[0-9a-f]+()`),
 	regexp.MustCompile(`(?i)((?:access_token|token|password|signature)=)[^&\s"]+()`),
 }
 

@@ -15,6 +15,7 @@ func TestRedact(t *testing.T) {
 		{"password field", `{"password":"hunter22"}`, "hunter22"},
 		{"query parameter", `GET /sync?access_token=abc123&since=s1`, "abc123"},
 		{"signature", `{"signature":"deadbeef"}`, "deadbeef"},
+		{"bare API token", `issued jat_00112233445566778899aabbccddeeff for EVE`, "jat_00112233445566778899aabbccddeeff"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

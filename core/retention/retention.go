@@ -1,0 +1,166 @@
+// Package retention keeps what Jarvis stores from growing for ever: a pass
+// deletes, in small batches, the rows whose purpose has run out (sent
+// notices, handled-event marks, answered confirmations, expired link
+// codes, old agent journal entries, long-deleted tripwires).
+package retention
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Batch is the most rows one delete removes. Each batch is its own short
+// write, so a large backlog never holds the database in one long
+// transaction.
+const Batch = 500
+
+// Config says how long each kind of row is kept.
+type Config struct {
+	// Outbox is how long a sent notice is kept after it was sent.
+	Outbox time.Duration
+	// Events is how long the mark of a handled Matrix event is kept.
+	Events time.Duration
+	// Pending is how long a confirmation is kept after it was answered or
+	// expired.
+	Pending time.Duration
+	// Journal is how long an agent's journal entry is kept after it came.
+	Journal time.Duration
+	// Deleted is how long a deleted tripwire's definition is kept.
+	Deleted time.Duration
+}
+
+// Minimums of the windows. A handled-event mark guards exactly-once
+// handling against a replayed sync, so it is kept at least a day; the
+// others at least an hour, so that nothing Jarvis is still working with
+// goes.
+const (
+	MinEvents = 24 * time.Hour
+	MinWindow = time.Hour
+)
+
+// Validate checks that every window is long enough.
+func (c Config) Validate() error {
+	for _, w := range []struct {
+		key string
+		d   time.Duration
+		min time.Duration
+	}{
+		{"retention.outbox", c.Outbox, MinWindow},
+		{"retention.events", c.Events, MinEvents},
+		{"retention.pending", c.Pending, MinWindow},
+		{"retention.journal", c.Journal, MinWindow},
+		{"retention.deleted", c.Deleted, MinWindow},
+	} {
+		if w.d < w.min {
+			return core.Invalid(w.key, "must be at least %s, got %s", core.ShortDuration(w.min), w.d)
+		}
+	}
+	return nil
+}
+
+// Store deletes rows past their window, at most limit per call, and says
+// how many went.
+type Store interface {
+	// PruneSentNotices deletes notices sent before before, except those a
+	// notice still waiting, or sent since before, relates to (an edit, a
+	// reaction, a thread reply needs the event of its target).
+	PruneSentNotices(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneHandledEvents deletes the marks of events handled before
+	// before and more than window before the newest mark.
+	PruneHandledEvents(ctx context.Context, before time.Time, window time.Duration, limit int) (int, error)
+	// PrunePending deletes confirmations answered, or expired unanswered,
+	// before before.
+	PrunePending(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneLinkCodes deletes link codes that expired before before.
+	PruneLinkCodes(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneAgentJournal deletes journal entries received before before,
+	// except those of each agent's current cycle.
+	PruneAgentJournal(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneDeletedTripwires deletes the definitions of tripwires deleted
+	// before before; their trips stay.
+	PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// Report says what one pass removed: rows of each kind, and the error
+// that stopped it, if one did.
+type Report struct {
+	At        time.Time
+	Notices   int
+	Events    int
+	Pending   int
+	LinkCodes int
+	Journal   int
+	Tripwires int
+	Err       error
+}
+
+// Service runs retention passes.
+type Service struct {
+	cfg  Config
+	deps Deps
+}
+
+// Deps are what the service works with.
+type Deps struct {
+	Store Store
+	Clock core.Clock
+}
+
+// New builds the service.
+func New(cfg Config, deps Deps) *Service {
+	return &Service{cfg: cfg, deps: deps}
+}
+
+// Pass deletes everything past its window, batch by batch, and reports
+// how many rows of each kind went. It stops at the first error or when
+// ctx ends, reporting what it removed until then.
+func (s *Service) Pass(ctx context.Context) Report {
+	now := s.deps.Clock.Now()
+	r := Report{At: now}
+	kinds := []struct {
+		name  string
+		count *int
+		prune func(limit int) (int, error)
+	}{
+		{"sent notices", &r.Notices, func(limit int) (int, error) {
+			return s.deps.Store.PruneSentNotices(ctx, now.Add(-s.cfg.Outbox), limit)
+		}},
+		{"handled events", &r.Events, func(limit int) (int, error) {
+			return s.deps.Store.PruneHandledEvents(ctx, now.Add(-s.cfg.Events), s.cfg.Events, limit)
+		}},
+		{"confirmations", &r.Pending, func(limit int) (int, error) {
+			return s.deps.Store.PrunePending(ctx, now.Add(-s.cfg.Pending), limit)
+		}},
+		{"link codes", &r.LinkCodes, func(limit int) (int, error) {
+			return s.deps.Store.PruneLinkCodes(ctx, now, limit)
+		}},
+		{"agent journal", &r.Journal, func(limit int) (int, error) {
+			return s.deps.Store.PruneAgentJournal(ctx, now.Add(-s.cfg.Journal), limit)
+		}},
+		{"deleted tripwires", &r.Tripwires, func(limit int) (int, error) {
+			return s.deps.Store.PruneDeletedTripwires(ctx, now.Add(-s.cfg.Deleted), limit)
+		}},
+	}
+	for _, k := range kinds {
+		for ctx.Err() == nil {
+			n, err := k.prune(Batch)
+			*k.count += n
+			if err != nil {
+				r.Err = fmt.Errorf("prune %s: %w", k.name, err)
+				return r
+			}
+			if n < Batch {
+				break
+			}
+		}
+	}
+	return r
+}
+
+// Removed is how many rows the pass removed in all.
+func (r Report) Removed() int {
+	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Tripwires
+}

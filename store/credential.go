@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/credential"
+)
+
+const (
+	insertCredentialQuery = `
+		INSERT INTO api_credential (id, role, agent, hash, signing_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)`
+	credentialByHashQuery = `
+		SELECT id, role, agent, created_at, last_used_at, signing_key FROM api_credential WHERE hash = $1`
+	listCredentialsQuery = `
+		SELECT id, role, agent, created_at, last_used_at FROM api_credential ORDER BY created_at, id`
+	deleteCredentialQuery = `DELETE FROM api_credential WHERE id = $1`
+	touchCredentialQuery  = `UPDATE api_credential SET last_used_at = $2 WHERE id = $1 AND last_used_at < $2`
+)
+
+// CredentialQuery keeps the HTTP API's credentials, by token hash.
+type CredentialQuery struct {
+	db *dbutil.Database
+}
+
+var _ credential.Store = (*CredentialQuery)(nil)
+
+// Credentials returns the API credential queries.
+func (s *Store) Credentials() *CredentialQuery { return &CredentialQuery{db: s.DB} }
+
+// InsertCredential stores a credential under its token hash.
+func (q *CredentialQuery) InsertCredential(ctx context.Context, c credential.Credential, hash string, key []byte) error {
+	_, err := q.db.Exec(ctx, insertCredentialQuery, c.ID, string(c.Role), c.Agent, hash, hex.EncodeToString(key),
+		c.CreatedAt.UnixMilli())
+	return err
+}
+
+// CredentialByHash returns the credential of a token hash and its signing
+// key; core.ErrNotFound when there is none.
+func (q *CredentialQuery) CredentialByHash(ctx context.Context, hash string) (credential.Credential, []byte, error) {
+	var keyHex string
+	c, err := scanCredential(q.db.QueryRow(ctx, credentialByHashQuery, hash), &keyHex)
+	if err != nil {
+		return c, nil, notFound(err, "credential")
+	}
+	if keyHex == "" {
+		return c, nil, nil
+	}
+	key, err := hex.DecodeString(keyHex)
+	if err != nil {
+		return c, nil, fmt.Errorf("credential %s: signing key: %w", c.ID, err)
+	}
+	return c, key, nil
+}
+
+// ListCredentials lists every credential, oldest first.
+func (q *CredentialQuery) ListCredentials(ctx context.Context) ([]credential.Credential, error) {
+	rows, err := q.db.Query(ctx, listCredentialsQuery)
+	return dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (credential.Credential, error) {
+		return scanCredential(row)
+	}, err).AsList()
+}
+
+// DeleteCredential deletes a credential; core.ErrNotFound when there is none.
+func (q *CredentialQuery) DeleteCredential(ctx context.Context, id string) error {
+	res, err := q.db.Exec(ctx, deleteCredentialQuery, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("credential %s: %w", id, core.ErrNotFound)
+	}
+	return nil
+}
+
+// TouchCredential records a credential's last use.
+func (q *CredentialQuery) TouchCredential(ctx context.Context, id string, at time.Time) error {
+	_, err := q.db.Exec(ctx, touchCredentialQuery, id, at.UnixMilli())
+	return err
+}
+
+// scanCredential reads a credential row; extra receives the columns after
+// last_used_at.
+func scanCredential(row dbutil.Scannable, extra ...any) (credential.Credential, error) {
+	var c credential.Credential
+	var role string
+	var created, used int64
+	if err := row.Scan(append([]any{&c.ID, &role, &c.Agent, &created, &used}, extra...)...); err != nil {
+		return c, err
+	}
+	c.Role = credential.Role(role)
+	c.CreatedAt = time.UnixMilli(created).UTC()
+	if used > 0 {
+		c.LastUsedAt = time.UnixMilli(used).UTC()
+	}
+	return c, nil
+}

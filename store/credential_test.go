@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/credential"
+)
+
+// TestCredentials: tokens are stored as their hash with the agent's
+// signing key, listed without secrets, touched, and revoked; a revocation
+// made through another store on the same database (the CLI while Jarvis
+// runs) is seen within credential.CacheTTL.
+func TestCredentials(t *testing.T) {
+	ctx := context.Background()
+	cfg := newTestConfig(t)
+	jarvis, cli := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	clock := coretest.NewClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	running := credential.NewService(credential.Deps{Store: jarvis.Credentials(), Clock: clock})
+	admin := credential.NewService(credential.Deps{Store: cli.Credentials(), Clock: clock,
+		Agents: func() []string { return []string{"EVE", "ZEUS"} }})
+
+	token, eve, err := admin.Issue(ctx, credential.Agent, "eve")
+	if err != nil {
+		t.Fatalf("issue: %v", err)
+	}
+	if eve.Agent != "EVE" {
+		t.Errorf("agent %q, want the configured spelling EVE", eve.Agent)
+	}
+	var stored int
+	if err := jarvis.DB.QueryRow(ctx, "SELECT COUNT(*) FROM api_credential WHERE hash = $1 OR signing_key = $1", token).Scan(&stored); err != nil || stored != 0 {
+		t.Errorf("the plaintext token is stored (%d rows, %v)", stored, err)
+	}
+	p, err := running.Authenticate(ctx, token)
+	if err != nil || p.Role != credential.Agent || p.Agent != "EVE" || string(p.SigningKey) != string(credential.SigningKey(token)) {
+		t.Fatalf("Authenticate = %+v, %v; want EVE's agent credential with its signing key", p, err)
+	}
+	list, err := admin.List(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != eve.ID || !list[0].LastUsedAt.Equal(clock.Now()) {
+		t.Errorf("List = %+v, %v; want EVE's token, last used now", list, err)
+	}
+
+	if err := admin.Revoke(ctx, eve.ID); err != nil {
+		t.Fatalf("revoke: %v", err)
+	}
+	clock.Advance(credential.CacheTTL)
+	if _, err := running.Authenticate(ctx, token); !errors.Is(err, core.ErrUnauthorized) {
+		t.Errorf("a token revoked by another process, %s later: %v, want ErrUnauthorized", credential.CacheTTL, err)
+	}
+	if err := admin.Revoke(ctx, eve.ID); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("revoking twice: %v, want ErrNotFound", err)
+	}
+	for _, tt := range []struct {
+		name  string
+		role  credential.Role
+		agent string
+		field string
+	}{
+		{"an unknown role", "admin", "", "role"},
+		{"an agent token without its agent", credential.Agent, "", "agent"},
+		{"an agent not configured", credential.Agent, "MALLORY", "agent"},
+		{"a supervisor token for an agent", credential.Supervisor, "EVE", "agent"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := admin.Issue(ctx, tt.role, tt.agent)
+			var fe *core.FieldError
+			if !errors.As(err, &fe) || fe.Field != tt.field {
+				t.Errorf("Issue = %v, want an error naming %s", err, tt.field)
+			}
+		})
+	}
+	if list, _ := admin.List(ctx); len(list) != 0 {
+		t.Errorf("refused issues stored %+v", list)
+	}
+}

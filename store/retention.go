@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mau.fi/util/dbutil"
+
+	"github.com/jarvis-hmi/jarvis/core/retention"
+)
+
+// Each prune deletes at most $limit rows picked by a subquery, so one
+// statement is one short write however large the backlog.
+const (
+	// A sent notice stays while a notice waiting, or sent within the
+	// window, targets it: an edit, reaction or thread reply needs its
+	// event.
+	pruneSentNoticesQuery = `
+		DELETE FROM outbox WHERE seq IN (
+			SELECT o.seq FROM outbox o
+			WHERE o.sent_at > 0 AND o.sent_at < $1
+			  AND NOT EXISTS (SELECT 1 FROM outbox t WHERE t.target_key = o.key AND (t.sent_at = 0 OR t.sent_at >= $1))
+			ORDER BY o.sent_at LIMIT $2)`
+	pruneHandledEventsQuery = `
+		DELETE FROM handled_event WHERE event_id IN (
+			SELECT event_id FROM handled_event
+			WHERE handled_at < $1 AND handled_at < (SELECT MAX(handled_at) FROM handled_event) - $2
+			LIMIT $3)`
+	prunePendingQuery = `
+		DELETE FROM pending_action WHERE key IN (
+			SELECT key FROM pending_action
+			WHERE (resolved_at > 0 AND resolved_at < $1) OR (resolved_at = 0 AND expires_at < $1)
+			LIMIT $2)`
+	pruneLinkCodesQuery = `
+		DELETE FROM link_code WHERE code IN (SELECT code FROM link_code WHERE expires_at < $1 LIMIT $2)`
+	// An agent's current cycle (that of its latest entry) is what fleet
+	// status and the wake router read: its entries stay whatever their age.
+	pruneAgentJournalQuery = `
+		DELETE FROM agent_journal WHERE (agent, cycle, entry_id) IN (
+			SELECT j.agent, j.cycle, j.entry_id FROM agent_journal j
+			WHERE j.received_at < $1
+			  AND j.cycle NOT IN (
+				SELECT l.cycle FROM agent_journal l WHERE l.agent = j.agent
+				  AND l.received_at = (SELECT MAX(m.received_at) FROM agent_journal m WHERE m.agent = j.agent))
+			LIMIT $2)`
+	deletedTripwiresQuery = `
+		SELECT id FROM tripwire_state WHERE status = 'deleted' AND deleted_at < $1 ORDER BY deleted_at LIMIT $2`
+	pruneTripwireStatesQuery = `DELETE FROM tripwire_state WHERE status = 'deleted' AND id IN (%s)`
+	pruneTripwiresQuery      = `DELETE FROM tripwire WHERE id IN (%s)`
+)
+
+var _ retention.Store = (*Store)(nil)
+
+// prune runs one bounded delete and says how many rows went.
+func (s *Store) prune(ctx context.Context, query string, args ...any) (int, error) {
+	res, err := s.DB.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// PruneSentNotices deletes up to limit notices sent before before that no
+// notice waiting or sent since targets.
+func (s *Store) PruneSentNotices(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, pruneSentNoticesQuery, before.UnixMilli(), limit)
+}
+
+// PruneHandledEvents deletes up to limit marks of events handled before
+// before and more than window before the newest mark, so that a Jarvis
+// that was stopped for longer than window keeps the marks a replay of its
+// last sync response would need.
+func (s *Store) PruneHandledEvents(ctx context.Context, before time.Time, window time.Duration, limit int) (int, error) {
+	return s.prune(ctx, pruneHandledEventsQuery, before.UnixMilli(), window.Milliseconds(), limit)
+}
+
+// PrunePending deletes up to limit confirmations answered, or expired
+// unanswered, before before.
+func (s *Store) PrunePending(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, prunePendingQuery, before.UnixMilli(), limit)
+}
+
+// PruneLinkCodes deletes up to limit link codes that expired before before.
+func (s *Store) PruneLinkCodes(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, pruneLinkCodesQuery, before.UnixMilli(), limit)
+}
+
+// PruneAgentJournal deletes up to limit journal entries received before
+// before, keeping every agent's current cycle.
+func (s *Store) PruneAgentJournal(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, pruneAgentJournalQuery, before.UnixMilli(), limit)
+}
+
+// PruneDeletedTripwires deletes the definitions and state rows of up to
+// limit tripwires deleted before before, in one transaction. Their trips
+// (history, journal, push queue) stay: seed 000 keeps a deleted
+// tripwire's history, and those tables have their own caps.
+func (s *Store) PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error) {
+	var n int
+	err := doTxn(ctx, s.DB, func(ctx context.Context) error {
+		rows, err := s.DB.Query(ctx, deletedTripwiresQuery, before.UnixMilli(), limit)
+		ids, err := dbutil.NewRowIterWithError(rows, dbutil.ScanSingleColumn[string], err).AsList()
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		in, args := bulkIn(1, len(ids)), bulkArgs(ids)
+		if _, err := s.DB.Exec(ctx, fmt.Sprintf(pruneTripwireStatesQuery, in), args...); err != nil {
+			return err
+		}
+		if _, err := s.DB.Exec(ctx, fmt.Sprintf(pruneTripwiresQuery, in), args...); err != nil {
+			return err
+		}
+		n = len(ids)
+		return nil
+	})
+	return n, err
+}
