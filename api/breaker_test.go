@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -31,11 +31,7 @@ type breakerAPIFixture struct {
 
 func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.OpenStore(t, store.SQLite)
 	clock := coretest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	svc := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: clock,
 		Room: "!ops:test", Admins: []string{"@alice:test"}})

@@ -4,13 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
@@ -27,24 +22,9 @@ func BenchmarkPublishCardSets(b *testing.B) { onEachEngine(b, benchmarkPublishCa
 func benchmarkPublishCardSets(b *testing.B, engine string) {
 	const clients, cardsPerSet = 16, 5
 	fx := newCardsAPIFixtureOn(b, engine, core.SystemClock{}, testconfig.Cards())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatalf("listen: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- fx.server.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			b.Errorf("serve: %v", err)
-		}
-	}()
-	url := "http://" + ln.Addr().String() + "/api/cardsets"
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
-	defer client.CloseIdleConnections()
+	srv := serveBench(b, fx.server, clients)
 
-	body := func(i int64) []byte {
+	body := func(i int) []byte {
 		var buf bytes.Buffer
 		buf.WriteString(`{"cards": [`)
 		for j := range cardsPerSet {
@@ -62,40 +42,13 @@ func benchmarkPublishCardSets(b *testing.B, engine string) {
 		return buf.Bytes()
 	}
 
-	var next atomic.Int64
 	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	start := time.Now()
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(b.N) {
-					return
-				}
-				req, _ := http.NewRequest("POST", url, bytes.NewReader(body(i)))
-				req.Header.Set("Authorization", "Bearer "+fx.tokens.orchestrator)
-				req.Header.Set(api.IdempotencyKeyHeader, fmt.Sprintf("bench-%d", i))
-				resp, err := client.Do(req)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					firstErr.CompareAndSwap(nil, fmt.Errorf("set %d: status %d", i, resp.StatusCode))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
+	elapsed := srv.drive(func(_, i int) {
+		header := map[string]string{api.IdempotencyKeyHeader: fmt.Sprintf("bench-%d", i)}
+		if err := srv.post("/api/cardsets", fx.tokens.orchestrator, body(i), header); err != nil {
+			firstErr.CompareAndSwap(nil, fmt.Errorf("set %d: %w", i, err))
+		}
+	})
 	if err, _ := firstErr.Load().(error); err != nil {
 		b.Fatalf("publish: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -38,7 +39,7 @@ func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg card.Config) *cardsA
 // newCardsAPIFixtureOn builds the fixture on a fresh store of engine.
 func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg card.Config) *cardsAPIFixture {
 	t.Helper()
-	st := openAPIStore(t, engine)
+	st := testdb.OpenStore(t, engine)
 	cards := card.NewService(cfg, card.Deps{Store: st.Cards(), Tx: st, Outbox: st.Outbox(), Clock: clock,
 		Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}})
 	breakers := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(),

@@ -1,14 +1,8 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -35,65 +29,24 @@ func benchmarkHeartbeatIngest(b *testing.B, engine string) {
 		agents[i] = fleet.AgentConfig{Name: fmt.Sprintf("AGENT-%03d", i)}
 	}
 	fx := newFleetAPIFixtureOn(b, engine, exampleAPIConfig(b), core.SystemClock{}, agents...)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatalf("listen: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- fx.server.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			b.Errorf("serve: %v", err)
-		}
-	}()
-	url := "http://" + ln.Addr().String() + "/api/agents/heartbeat"
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
-	defer client.CloseIdleConnections()
+	srv := serveBench(b, fx.server, clients)
 
-	var next, refused atomic.Int64
+	var refused atomic.Int64
 	var firstErr atomic.Value
 	latencies := make([][]time.Duration, clients)
-	var wg sync.WaitGroup
-	b.ResetTimer()
 	cpuStart := processCPU()
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(b.N) {
-					return
-				}
-				body := fmt.Sprintf(`{"agent":"AGENT-%03d","cycle":"C-%d","timestamp":"2026-04-17T00:00:00Z","mii":0.97,"mode_self_report":"green","notes":"bench"}`,
-					i%agentCount, i/agentCount)
-				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+fx.tokens.agent[fmt.Sprintf("AGENT-%03d", i%agentCount)])
-				req.Header.Set("Content-Type", "application/json")
-				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if err == nil && resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-				}
-				latencies[c] = append(latencies[c], time.Since(t0))
-				if err != nil {
-					refused.Add(1)
-					firstErr.CompareAndSwap(nil, err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed := srv.drive(func(c, i int) {
+		body := fmt.Sprintf(`{"agent":"AGENT-%03d","cycle":"C-%d","timestamp":"2026-04-17T00:00:00Z","mii":0.97,"mode_self_report":"green","notes":"bench"}`,
+			i%agentCount, i/agentCount)
+		t0 := time.Now()
+		err := srv.post("/api/agents/heartbeat", fx.tokens.agent[fmt.Sprintf("AGENT-%03d", i%agentCount)], []byte(body), map[string]string{"Content-Type": "application/json"})
+		latencies[c] = append(latencies[c], time.Since(t0))
+		if err != nil {
+			refused.Add(1)
+			firstErr.CompareAndSwap(nil, err)
+		}
+	})
 	cpu := processCPU() - cpuStart
-	b.StopTimer()
 
 	if n := refused.Load(); n > 0 {
 		b.Fatalf("%d of %d heartbeats refused; first: %v", n, b.N, firstErr.Load())

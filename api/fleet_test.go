@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -53,7 +54,7 @@ func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...fleet.Agen
 // server configured by cfg with the agent token set.
 func newFleetAPIFixtureOn(t testing.TB, engine string, cfg api.Config, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
-	st := openAPIStore(t, engine)
+	st := testdb.OpenStore(t, engine)
 	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, fleet.Deps{
 		Room: "!fleet:test", Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
 		Outbox: st.Outbox(), Clock: clock,

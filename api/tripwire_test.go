@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -39,11 +39,7 @@ type tripwireAPIFixture struct {
 func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.OpenStore(t, store.SQLite)
 	fx := &tripwireAPIFixture{t: t, clock: coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)), gi: 0.8}
 	reg := core.NewSourceRegistry(
 		core.SourceKind{Kind: "integrity.gi", Value: core.ValueRatio, Resolve: func(context.Context, string) (core.Observation, error) {
@@ -62,6 +58,7 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
 	api.RegisterTripwires(server, fx.svc)
 	fx.handler = server.Handler()
+	var err error
 	if fx.alice, _, err = fx.svc.CreateToken(ctx, "@alice:example.org", "dashboard"); err != nil {
 		t.Fatal(err)
 	}

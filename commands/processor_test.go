@@ -2,15 +2,13 @@ package commands
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -24,11 +22,7 @@ type harness struct {
 
 func newHarness(t *testing.T, handlers ...*Handler) *harness {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "j.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.OpenStore(t, store.SQLite)
 	clock := coretest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	p := NewProcessor(Config{Prefix: "!", Admins: []string{"@admin:x"}},
 		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Notices: st.Outbox(), Pending: st, Excerpts: st, Clock: clock})

@@ -180,17 +180,10 @@ func TestBreakerHaltNotice(t *testing.T) {
 		t.Fatalf("after bob's ▶️ the breaker is %s, want open", state)
 	}
 
-	sent, err := bob.Say(ctx, room, "!breaker status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply, err := bob.WaitFor(ctx, waitReply, j.replyTo(sent))
-	if err != nil {
-		t.Fatalf("no answer to !breaker status: %v", err)
-	}
+	status := tesths.Body(j.ask(t, bob, room, "!breaker status"))
 	for _, want := range []string{"eve halted since", eventID, "tried to delete the workspace"} {
-		if !strings.Contains(tesths.Body(reply), want) {
-			t.Errorf("!breaker status lacks %q:\n%s", want, tesths.Body(reply))
+		if !strings.Contains(status, want) {
+			t.Errorf("!breaker status lacks %q:\n%s", want, status)
 		}
 	}
 
@@ -213,12 +206,7 @@ func TestBreakerHaltNotice(t *testing.T) {
 		t.Fatalf("the halt notice was not edited to closed: %v", err)
 	}
 
-	sent, _ = alice.Say(ctx, room, "!breaker status eve")
-	reply, err = alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := tesths.Body(reply); !strings.Contains(body, "eve runs") || !strings.Contains(body, "verified by supervisor") {
+	if body := tesths.Body(j.ask(t, alice, room, "!breaker status eve")); !strings.Contains(body, "eve runs") || !strings.Contains(body, "verified by supervisor") {
 		t.Errorf("!breaker status eve after the verification:\n%s", body)
 	}
 }

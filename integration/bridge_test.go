@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"database/sql"
 	"regexp"
 	"strings"
 	"testing"
@@ -86,10 +85,8 @@ func TestBridgedPeople(t *testing.T) {
 	if code == nil {
 		t.Fatal("no link code")
 	}
-	sent, _ := alice.Say(ctx, room, "!link "+code[1])
-	linked, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-	if err != nil || !strings.Contains(tesths.Body(linked), "Linked: "+puppet.UserID.String()) {
-		t.Fatalf("linking: %v %q", err, tesths.Body(linked))
+	if linked := tesths.Body(j.ask(t, alice, room, "!link "+code[1])); !strings.Contains(linked, "Linked: "+puppet.UserID.String()) {
+		t.Fatalf("linking: %q", linked)
 	}
 	if body := tesths.Body(say(puppet, "!sys logs")); !strings.Contains(body, "not through a bridge") {
 		t.Errorf("the linked admin's puppet got %q for an admin verb", body)
@@ -99,14 +96,9 @@ func TestBridgedPeople(t *testing.T) {
 	if body := tesths.Body(say(puppet, injection)); !strings.Contains(body, "won't act on it") {
 		t.Errorf("an injection-shaped message got %q", body)
 	}
-	db, err := sql.Open("sqlite3", "file:"+j.DBPath+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var trust string
 	var held bool
-	err = db.QueryRow(`SELECT trust, held FROM excerpt WHERE body = ? AND sender = ?`, injection, alice.UserID.String()).Scan(&trust, &held)
+	err = j.openStore(t).DB.QueryRow(ctx, `SELECT trust, held FROM excerpt WHERE body = $1 AND sender = $2`, injection, alice.UserID.String()).Scan(&trust, &held)
 	if err != nil || trust != "external" || !held {
 		t.Errorf("the injection was stored as trust=%q held=%v (%v), want external and held, under the linked account", trust, held, err)
 	}
@@ -121,9 +113,8 @@ func TestBridgedPeople(t *testing.T) {
 	if armed, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, proposal.ID)); err != nil || !strings.Contains(newBody(armed), "Armed") {
 		t.Fatalf("replying arm did not arm: %v", err)
 	}
-	sent, _ = alice.Say(ctx, dedicated, "!tw list")
-	if list, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent)); err != nil || !strings.Contains(tesths.Body(list), "EVE goes offline") {
-		t.Errorf("the linked puppet's tripwire is not the account's: %v", err)
+	if list := tesths.Body(j.ask(t, alice, dedicated, "!tw list")); !strings.Contains(list, "EVE goes offline") {
+		t.Errorf("the linked puppet's tripwire is not the account's: %q", list)
 	}
 
 	// A worker's question, answered from the bridge with "2".

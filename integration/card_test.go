@@ -221,23 +221,11 @@ func TestCards(t *testing.T) {
 			`!card draft Write the report parser --accept "parses every sample report" --priority P2`,
 			`!card draft Wire the parser into the CLI --accept “the CLI prints parsed reports” --priority P3 --depends d1`,
 		} {
-			sent, err := alice.Say(ctx, room, text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if body := tesths.Body(reply); !strings.HasPrefix(body, "Added d") {
+			if body := tesths.Body(j.ask(t, alice, room, text)); !strings.HasPrefix(body, "Added d") {
 				t.Fatalf("%s\nwas answered: %s", text, body)
 			}
 		}
-		sent, _ := alice.Say(ctx, room, "!card publish")
-		question, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-		if err != nil {
-			t.Fatal(err)
-		}
+		question := j.ask(t, alice, room, "!card publish")
 		if body := tesths.Body(question); !strings.Contains(body, "1. d1 — Write the report parser (P2)") ||
 			!strings.Contains(body, "2. d2 — Wire the parser into the CLI (P3, after d1)") {
 			t.Errorf("the publish question reads:\n%s", body)
@@ -278,20 +266,8 @@ func TestCards(t *testing.T) {
 	})
 
 	t.Run("!sys clear drops the room's drafts", func(t *testing.T) {
-		say := func(text string) *event.Event {
-			t.Helper()
-			sent, err := alice.Say(ctx, room, text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-			if err != nil {
-				t.Fatalf("%s: %v", text, err)
-			}
-			return reply
-		}
-		say(`!card draft Something for later --accept "it is done" --priority P3`)
-		question := say("!sys clear")
+		j.ask(t, alice, room, `!card draft Something for later --accept "it is done" --priority P3`)
+		question := j.ask(t, alice, room, "!sys clear")
 		if _, err := alice.SendReaction(ctx, room, question.ID, "✅"); err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +278,7 @@ func TestCards(t *testing.T) {
 		if body := newBody(edit); !strings.Contains(body, "1 draft card") {
 			t.Errorf("clear said:\n%s", body)
 		}
-		if body := tesths.Body(say("!card show-draft")); !strings.Contains(body, "You have no draft cards") {
+		if body := tesths.Body(j.ask(t, alice, room, "!card show-draft")); !strings.Contains(body, "You have no draft cards") {
 			t.Errorf("after the clear, show-draft says:\n%s", body)
 		}
 	})

@@ -15,40 +15,22 @@ import (
 const waitReply = 20 * time.Second
 
 func TestPingPong(t *testing.T) {
-	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
 	room := j.joinRoom(t, alice)
 
-	sent, err := alice.Say(ctx, room, "!ping")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-	if err != nil {
-		t.Fatalf("no reply to !ping: %v\n%s", err, j.logs.String())
-	}
-	if body := tesths.Body(reply); !strings.HasPrefix(body, "pong") {
+	if body := tesths.Body(j.ask(t, alice, room, "!ping")); !strings.HasPrefix(body, "pong") {
 		t.Errorf("reply to !ping = %q, want it to start with pong", body)
 	}
 
-	sent, _ = alice.Say(ctx, room, "!help")
-	reply, err = alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-	if err != nil {
-		t.Fatal(err)
-	}
+	help := tesths.Body(j.ask(t, alice, room, "!help"))
 	for _, want := range []string{"!ping", "!help"} {
-		if !strings.Contains(tesths.Body(reply), want) {
-			t.Errorf("!help reply lacks %q:\n%s", want, tesths.Body(reply))
+		if !strings.Contains(help, want) {
+			t.Errorf("!help reply lacks %q:\n%s", want, help)
 		}
 	}
 
-	sent, _ = alice.Say(ctx, room, "!frobnicate")
-	reply, err = alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := tesths.Body(reply); !strings.Contains(body, "Unknown command") || !strings.Contains(body, "!help") {
+	if body := tesths.Body(j.ask(t, alice, room, "!frobnicate")); !strings.Contains(body, "Unknown command") || !strings.Contains(body, "!help") {
 		t.Errorf("reply to an unknown command = %q", body)
 	}
 }
@@ -106,10 +88,7 @@ func TestRestartAnswersOnce(t *testing.T) {
 		}
 	}
 	// Give a duplicate every chance to show up before counting.
-	final, _ := alice.Say(ctx, room, "!ping")
-	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(final)); err != nil {
-		t.Fatal(err)
-	}
+	j.ask(t, alice, room, "!ping")
 	events := j.sentOnce(t, alice, room)
 	for _, evt := range sent {
 		if n := answers(events, evt); n != 1 {

@@ -12,14 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // readable matches an event that arrived encrypted and that the person
@@ -303,11 +301,7 @@ func TestEncryptedDirectRoom(t *testing.T) {
 		t.Fatalf("no encrypted pong: %v", err)
 	}
 
-	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := j.openStore(t)
 	if err := st.Outbox().Enqueue(ctx, core.Notice{Key: "direct-test", ToUser: alice.UserID.String(),
 		Kind: core.NoticeMessage, Body: "just for you"}); err != nil {
 		t.Fatal(err)
@@ -335,11 +329,7 @@ func TestLostOutcomeInEncryptedRoom(t *testing.T) {
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
 	room := j.joinRoom(t, alice)
-	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := j.openStore(t)
 	if err := st.Outbox().Enqueue(ctx, core.Notice{Key: "lost-outcome-test", RoomID: room.String(),
 		Kind: core.NoticeMessage, Body: "sent once only"}); err != nil {
 		t.Fatal(err)
@@ -451,11 +441,7 @@ func TestSendBeforeSyncKnowsTheRoom(t *testing.T) {
 		t.Fatalf("no encrypted pong: %v", err)
 	}
 	j.Stop()
-	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: j.DBPath}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := j.openStore(t)
 	if _, err := st.DB.Exec(ctx, `DELETE FROM mx_room_state`); err != nil {
 		t.Fatal(err)
 	}

@@ -45,12 +45,7 @@ func TestFleetWatch(t *testing.T) {
 	heartbeat("HAL", "H-1")
 	heartbeat("EVE", "C-1")
 
-	asked, _ := alice.Say(ctx, room, "what's the fleet doing?")
-	answer, err := alice.WaitFor(ctx, waitReply, j.replyTo(asked))
-	if err != nil {
-		t.Fatalf("no answer to the fleet question: %v", err)
-	}
-	body := tesths.Body(answer)
+	body := tesths.Body(j.ask(t, alice, room, "what's the fleet doing?"))
 	var hal string
 	for _, line := range strings.Split(body, "\n") {
 		if strings.Contains(line, "HAL") {
@@ -72,10 +67,8 @@ func TestFleetWatch(t *testing.T) {
 	if _, err := alice.WaitFor(ctx, 15*time.Second, from("EVE is offline")); err != nil {
 		t.Fatalf("no offline notice after the third: %v", err)
 	}
-	asked, _ = alice.Say(ctx, room, "is EVE ok?")
-	answer, err = alice.WaitFor(ctx, waitReply, j.replyTo(asked))
-	if err != nil || !strings.Contains(tesths.Body(answer), "offline") {
-		t.Fatalf("'is EVE ok?' got %q (%v)", tesths.Body(answer), err)
+	if body := tesths.Body(j.ask(t, alice, room, "is EVE ok?")); !strings.Contains(body, "offline") {
+		t.Fatalf("'is EVE ok?' got %q", body)
 	}
 
 	heartbeat("EVE", "C-2")

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -74,7 +74,6 @@ type jarvis struct {
 	t       testing.TB
 	UserID  id.UserID
 	Alias   string
-	DBPath  string
 	Store   store.Config // the database it runs on
 	cfgPath string
 	cmd     *exec.Cmd
@@ -104,8 +103,8 @@ type options struct {
 	admins  []id.UserID
 	allowed []string
 	extra   string
-	// store is the store section's engine and URI; empty means SQLite in
-	// the test's directory (DBPath).
+	// store is the store section's engine and URI; empty means a fresh
+	// SQLite file.
 	store store.Config
 }
 
@@ -123,7 +122,6 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		t:       t,
 		UserID:  hs.UserID(localpart),
 		Alias:   "#" + tesths.RandomName("room") + ":localhost",
-		DBPath:  filepath.Join(dir, "jarvis.db"),
 		cfgPath: filepath.Join(dir, "config.yaml"),
 	}
 	if opts.allowed == nil {
@@ -141,13 +139,12 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		fmt.Fprintf(&b, "    - %q\n", a)
 	}
 	b.WriteString("  encryption:\n    pickle_key: integration-pickle-key\n")
-	j.Store = store.Config{Type: store.SQLite, URI: j.DBPath}
 	if opts.store.Type != "" {
-		j.DBPath = ""
 		j.Store = opts.store
 		fmt.Fprintf(&b, "store:\n  type: %s\n  uri: %q\n", opts.store.Type, opts.store.URI)
 	} else {
-		fmt.Fprintf(&b, "store:\n  uri: %s\n", j.DBPath)
+		j.Store = testdb.NewConfig(t, store.SQLite)
+		fmt.Fprintf(&b, "store:\n  uri: %s\n", j.Store.URI)
 	}
 	b.WriteString("logging:\n  level: debug\n  format: json\n")
 	b.WriteString(opts.extra)
@@ -277,12 +274,7 @@ func (j *jarvis) ask(t testing.TB, p *tesths.Person, room id.RoomID, text string
 // there as any core service is; it is closed when t ends.
 func (j *jarvis) openStore(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), j.Store, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open %s store: %v", j.Store.Type, err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return testdb.OpenConfig(t, j.Store)
 }
 
 // newPerson registers a person who syncs until the test ends.
@@ -300,7 +292,7 @@ func newPerson(t testing.TB, prefix string) *tesths.Person {
 // database, as an operator starting `jarvis run` twice would.
 func (j *jarvis) Twin(t testing.TB) *jarvis {
 	t.Helper()
-	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, DBPath: j.DBPath, Store: j.Store, cfgPath: j.cfgPath}
+	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, Store: j.Store, cfgPath: j.cfgPath}
 	twin.Start()
 	t.Cleanup(func() {
 		twin.Stop()

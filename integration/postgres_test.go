@@ -17,11 +17,10 @@ import (
 // (counted on the homeserver, encrypted or not) is one sent outbox row,
 // and every sent row is there once.
 func TestPostgresFailover(t *testing.T) {
-	uri := testdb.Postgres(t)
 	alice := newPerson(t, "alice")
 	failover(t, alice, options{
 		admins: []id.UserID{alice.UserID},
 		extra:  "workspace:\n  lease_ttl: 3s\n",
-		store:  store.Config{Type: store.Postgres, URI: uri},
+		store:  testdb.EmptyConfig(t, store.Postgres),
 	})
 }

@@ -38,15 +38,7 @@ func TestSysVerbsForAdminsOnly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sent, err := tt.who.Say(ctx, room, tt.say)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reply, err := tt.who.WaitFor(ctx, waitReply, j.replyTo(sent))
-			if err != nil {
-				t.Fatal(err)
-			}
-			body := tesths.Body(reply)
+			body := tesths.Body(j.ask(t, tt.who, room, tt.say))
 			for _, w := range tt.want {
 				if !strings.Contains(body, w) {
 					t.Errorf("%s: reply lacks %q:\n%s", tt.say, w, body)
@@ -104,14 +96,7 @@ func TestSysClearAndRestart(t *testing.T) {
 
 	ask := func(text string) id.EventID {
 		t.Helper()
-		sent, err := alice.Say(ctx, room, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		question, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-		if err != nil {
-			t.Fatal(err)
-		}
+		question := j.ask(t, alice, room, text)
 		// Jarvis puts ✅ on its own question.
 		if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, question.ID, "✅")); err != nil {
 			t.Fatalf("no ✅ on %q: %v", tesths.Body(question), err)
@@ -137,10 +122,7 @@ func TestSysClearAndRestart(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("Jarvis never said it was back: %v\n%s", err, j.logs.String())
 	}
-	sent, _ := alice.Say(ctx, room, "!ping")
-	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent)); err != nil {
-		t.Fatalf("no answer after the restart: %v", err)
-	}
+	j.ask(t, alice, room, "!ping") // answered after the restart
 	if n := len(alice.Events(func(evt *event.Event) bool {
 		return tesths.MessageFrom(room, j.UserID)(evt) && strings.HasPrefix(tesths.Body(evt), "Back:")
 	})); n != 1 {

@@ -64,23 +64,11 @@ func TestTripwirePushAndJournal(t *testing.T) {
 	j := tripwireJarvis(t, url, alice)
 	room := j.joinRoom(t, alice)
 
-	say := func(text string) string {
-		t.Helper()
-		sent, err := alice.Say(ctx, room, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-		if err != nil {
-			t.Fatalf("no reply to %q: %v", text, err)
-		}
-		return tesths.Body(reply)
-	}
 	for _, arm := range []string{
 		`!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7" --push`,
 		`!tw arm integrity.gi lt 0.70 --label "GI quiet" --because "only for the record"`,
 	} {
-		if body := say(arm); !strings.HasPrefix(body, "Armed — tw_") {
+		if body := tesths.Body(j.ask(t, alice, room, arm)); !strings.HasPrefix(body, "Armed — tw_") {
 			t.Fatalf("%s got %q", arm, body)
 		}
 	}
@@ -111,13 +99,13 @@ func TestTripwirePushAndJournal(t *testing.T) {
 	})
 
 	t.Run("a journal-only trip waits in the journal", func(t *testing.T) {
-		body := say("!tw journal")
+		body := tesths.Body(j.ask(t, alice, room, "!tw journal"))
 		for _, w := range []string{"Since you last looked", "GI quiet", "GI low", "integrity.gi is 0.65"} {
 			if !strings.Contains(body, w) {
 				t.Errorf("the journal lacks %q:\n%s", w, body)
 			}
 		}
-		if body := say("!tw journal"); !strings.Contains(body, "Nothing new since you last looked") {
+		if body := tesths.Body(j.ask(t, alice, room, "!tw journal")); !strings.Contains(body, "Nothing new since you last looked") {
 			t.Errorf("the journal read twice says %q", body)
 		}
 	})
@@ -168,21 +156,9 @@ func TestConversationalArming(t *testing.T) {
 	}
 	j.joinRoom(t, bob)
 
-	ask := func(who *tesths.Person, text string) *event.Event {
-		t.Helper()
-		sent, err := who.Say(ctx, room, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, err := who.WaitFor(ctx, waitReply, j.replyTo(sent))
-		if err != nil {
-			t.Fatalf("no reply to %q: %v", text, err)
-		}
-		return reply
-	}
 	propose := func(text string) *event.Event {
 		t.Helper()
-		q := ask(alice, text)
+		q := j.ask(t, alice, room, text)
 		for _, r := range []string{"✅", "❌"} {
 			if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, q.ID, r)); err != nil {
 				t.Fatalf("no %s on the proposal %q: %v", r, tesths.Body(q), err)
@@ -192,7 +168,7 @@ func TestConversationalArming(t *testing.T) {
 	}
 	listed := func(who *tesths.Person) []string {
 		t.Helper()
-		ids := tripwireIDs.FindAllString(tesths.Body(ask(who, "!tw list")), -1)
+		ids := tripwireIDs.FindAllString(tesths.Body(j.ask(t, who, room, "!tw list")), -1)
 		slices.Sort(ids)
 		return slices.Compact(ids)
 	}

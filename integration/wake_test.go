@@ -29,20 +29,8 @@ func TestWakeRouter(t *testing.T) {
 	api := cardAPI{t: t, base: "http://" + listen, tokens: j.issueTokens(t, "EVE")}
 	api.waitUp()
 
-	ask := func(text string) *event.Event {
-		t.Helper()
-		sent, err := alice.Say(ctx, room, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
-		if err != nil {
-			t.Fatalf("no reply to %q: %v", text, err)
-		}
-		return reply
-	}
-	ask(`!card draft Ship the exporter --accept "it exports every column" --priority P2`)
-	question := ask("!card publish")
+	j.ask(t, alice, room, `!card draft Ship the exporter --accept "it exports every column" --priority P2`)
+	question := j.ask(t, alice, room, "!card publish")
 	if _, err := alice.SendReaction(ctx, room, question.ID, "✅"); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +88,7 @@ func TestWakeRouter(t *testing.T) {
 	// After a restart, a new failure is news; what was said is not.
 	j.Stop()
 	j.Start()
-	ask("!ping")
+	j.ask(t, alice, room, "!ping")
 	journalCIFailure("eve-C-284-002")
 	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
 		return ciFailed(evt) && strings.Contains(tesths.Body(evt), "runs/eve-C-284-002")

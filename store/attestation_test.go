@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 )
 
 func TestAttestationSubjects(t *testing.T) {
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	ctx := context.Background()
 	t0 := time.UnixMilli(1_776_384_000_000)
 	q := s.Attestations()

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 const (
@@ -30,7 +32,7 @@ var (
 // breakerFixture is a breaker service on a real SQLite file, with the
 // event the breaker is on (ev) and the agents OnChange heard of.
 type breakerFixture struct {
-	s       *Store
+	s       *store.Store
 	clock   *coretest.Clock
 	deps    breaker.Deps
 	b       *breaker.Service
@@ -39,7 +41,7 @@ type breakerFixture struct {
 	changed []string
 }
 
-func newBreakerFixture(t *testing.T, s *Store, cfg breaker.Config) *breakerFixture {
+func newBreakerFixture(t *testing.T, s *store.Store, cfg breaker.Config) *breakerFixture {
 	t.Helper()
 	f := &breakerFixture{s: s, clock: coretest.NewClock(breakerStart)}
 	f.deps = breaker.Deps{Store: s.Breakers(), Tx: s, Outbox: s.Outbox(), Clock: f.clock, Room: breakerRoom, Admins: breakerAdmins,
@@ -124,7 +126,7 @@ func breakerHaltNotices(contains ...string) []breakerWantNotice {
 	}
 }
 
-func breakerRows(t *testing.T, s *Store, table string) int {
+func breakerRows(t *testing.T, s *store.Store, table string) int {
 	t.Helper()
 	var n int
 	if err := s.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
@@ -134,7 +136,7 @@ func breakerRows(t *testing.T, s *Store, table string) int {
 }
 
 // breakerNewNotices returns the notices enqueued after the first skip ones.
-func breakerNewNotices(t *testing.T, s *Store, skip int) []core.OutboxEntry {
+func breakerNewNotices(t *testing.T, s *store.Store, skip int) []core.OutboxEntry {
 	t.Helper()
 	all, err := s.Outbox().Waiting(context.Background(), 1000)
 	if err != nil {
@@ -254,7 +256,7 @@ func TestBreakerTransitions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := openTestStore(t)
+			s := testdb.OpenStore(t, testEngine)
 			f := newBreakerFixture(t, s, testconfig.Breaker())
 			for _, step := range tt.setup {
 				if err := breakerSteps[step](ctx, f); err != nil {
@@ -352,7 +354,7 @@ func TestBreakerTransitions(t *testing.T) {
 
 func TestBreakerFenceWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	f := newBreakerFixture(t, s, testconfig.Breaker())
 	fenced := f.deps
 	fenced.Fence = func(context.Context) error { return core.ErrStaleEpoch }
@@ -369,8 +371,8 @@ func TestBreakerFenceWritesNothing(t *testing.T) {
 
 func TestBreakerSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	first := openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	first := testdb.OpenConfig(t, cfg)
 	f := newBreakerFixture(t, first, testconfig.Breaker())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
@@ -382,7 +384,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 	notices := breakerRows(t, first, "outbox")
 	first.Close()
 
-	s := openTestConfig(t, cfg)
+	s := testdb.OpenConfig(t, cfg)
 	g := newBreakerFixture(t, s, testconfig.Breaker())
 	st, err := g.b.Status(ctx, breakerAgent)
 	if err != nil {
@@ -414,7 +416,7 @@ func TestBreakerSurvivesRestart(t *testing.T) {
 
 func TestBreakerHalfOpenTimeout(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	cfg := testconfig.Breaker()
 	cfg.HalfOpenTimeout = 10 * time.Minute
 	f := newBreakerFixture(t, s, cfg)
@@ -478,7 +480,7 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 	}
 
 	t.Run("no timeout configured: sweep does nothing", func(t *testing.T) {
-		s := openTestStore(t)
+		s := testdb.OpenStore(t, testEngine)
 		f := newBreakerFixture(t, s, testconfig.Breaker())
 		ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 		if err != nil {
@@ -499,11 +501,11 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 
 func TestBreakerConcurrentResume(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
+	cfg := testdb.NewConfig(t, testEngine)
 	const instances, taps = 3, 4
 	fixtures := make([]*breakerFixture, instances)
 	for i := range fixtures {
-		fixtures[i] = newBreakerFixture(t, openTestConfig(t, cfg), testconfig.Breaker())
+		fixtures[i] = newBreakerFixture(t, testdb.OpenConfig(t, cfg), testconfig.Breaker())
 	}
 	ev, err := fixtures[0].b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {
@@ -578,7 +580,7 @@ func TestBreakerObservations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := openTestStore(t)
+			s := testdb.OpenStore(t, testEngine)
 			f := newBreakerFixture(t, s, tt.cfg)
 			for _, step := range tt.setup {
 				if err := breakerSteps[step](ctx, f); err != nil {
@@ -610,7 +612,7 @@ func TestBreakerObservations(t *testing.T) {
 
 func TestBreakerLookups(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	f := newBreakerFixture(t, s, testconfig.Breaker())
 	var ids []string
 	for _, agent := range []string{"zed", "ani", "ani"} {
@@ -674,7 +676,7 @@ func TestBreakerLookups(t *testing.T) {
 
 func TestBreakerMoveCompareAndSwap(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	q := s.Breakers()
 	if err := q.AddEvent(ctx, breaker.Event{ID: "brk_1", Agent: breakerAgent, At: breakerStart,
 		Severity: breaker.SeveritySafety, Reason: "r", OpenedBy: "aster"}); err != nil {
@@ -712,7 +714,7 @@ func TestBreakerMoveCompareAndSwap(t *testing.T) {
 // staleBreakers reads every breaker one transition behind, as a
 // transaction on PostgreSQL may when another commits between its read and
 // its write.
-type staleBreakers struct{ *BreakerQuery }
+type staleBreakers struct{ *store.BreakerQuery }
 
 func (q staleBreakers) Get(ctx context.Context, agent string) (breaker.Record, error) {
 	rec, err := q.BreakerQuery.Get(ctx, agent)
@@ -722,7 +724,7 @@ func (q staleBreakers) Get(ctx context.Context, agent string) (breaker.Record, e
 
 func TestBreakerLostRaceWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	f := newBreakerFixture(t, s, testconfig.Breaker())
 	ev, err := f.b.Open(ctx, breakerAgent, breakerHaltInput)
 	if err != nil {

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // testRoom and testAdmin are the room and admin the card service is wired
@@ -21,9 +23,9 @@ const (
 
 // newTestCards returns a card service on a fresh store, with no priority
 // budget unless cfg gives one; wire, when given, changes what it is wired to.
-func newTestCards(t testing.TB, clock core.Clock, cfg card.Config, wire ...func(*card.Deps)) (*card.Service, *Store) {
+func newTestCards(t testing.TB, clock core.Clock, cfg card.Config, wire ...func(*card.Deps)) (*card.Service, *store.Store) {
 	t.Helper()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	deps := card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: clock, Room: testRoom, Admins: []string{testAdmin}}
 	for _, w := range wire {
 		w(&deps)

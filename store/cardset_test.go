@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"bufio"
@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 func TestPublishIdempotency(t *testing.T) {
@@ -335,10 +335,7 @@ func publishUntilKilled(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("%s: %v", crashFromEnv, err)
 	}
-	s, err := Open(context.Background(), Config{Type: os.Getenv(crashTypeEnv), URI: path}, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	s := testdb.OpenConfig(t, store.Config{Type: os.Getenv(crashTypeEnv), URI: path})
 	cards := card.NewService(crashConfig, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 	for i := from; ; i++ {
 		if _, err := cards.Publish(context.Background(), crashSet(i)); err != nil {
@@ -361,7 +358,7 @@ func TestPublishSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}
-	cfg := newTestConfig(t)
+	cfg := testdb.NewConfig(t, testEngine)
 	next := 0 // the first set not reported as published
 	const rounds = 10
 	for round := range rounds {
@@ -416,13 +413,9 @@ func TestPublishSurvivesKill(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	s, err := Open(ctx, cfg, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("reopen after the kills: %v", err)
-	}
-	defer s.Close()
+	s := testdb.OpenConfig(t, cfg)
 	var partial int
-	err = s.DB.QueryRow(ctx, `
+	err := s.DB.QueryRow(ctx, `
 		SELECT COUNT(*) FROM (
 			SELECT s.id FROM card_set s LEFT JOIN card c ON c.set_id = s.id
 			GROUP BY s.id, s.card_count HAVING COUNT(c.id) <> s.card_count
@@ -474,7 +467,7 @@ func TestPublishSurvivesKill(t *testing.T) {
 // a time (SQLite's immediate transactions, PostgreSQL's writer lock).
 func TestPublishBudgetUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
+	cfg := testdb.NewConfig(t, testEngine)
 	cardsCfg := card.Config{Budget: map[string]card.BudgetRule{"P1": {Count: 5, Window: 24 * time.Hour}}}
 	const publishers = 12
 	var wg sync.WaitGroup
@@ -482,7 +475,7 @@ func TestPublishBudgetUnderConcurrency(t *testing.T) {
 	published, refused := 0, 0
 	start := make(chan struct{})
 	for i := range publishers {
-		s := openTestConfig(t, cfg)
+		s := testdb.OpenConfig(t, cfg)
 		cards := card.NewService(cardsCfg, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
 		wg.Add(1)
 		go func() {

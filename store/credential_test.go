@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 )
 
 // TestCredentials: tokens are stored as their hash with the agent's
@@ -17,8 +18,8 @@ import (
 // runs) is seen within credential.CacheTTL.
 func TestCredentials(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	jarvis, cli := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	jarvis, cli := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
 	clock := coretest.NewClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	running := credential.NewService(credential.Deps{Store: jarvis.Credentials(), Clock: clock})
 	admin := credential.NewService(credential.Deps{Store: cli.Credentials(), Clock: clock,

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 )
 
 func TestPutHeartbeatsUpsertsPerCycle(t *testing.T) {
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	ctx := context.Background()
 	t0 := time.UnixMilli(1_776_384_000_000)
 	hb := func(agent, cycle string, received time.Duration, mii float64) fleet.Heartbeat {
@@ -51,7 +52,7 @@ func TestPutHeartbeatsUpsertsPerCycle(t *testing.T) {
 }
 
 func TestPutHeartbeatsInChunks(t *testing.T) {
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	ctx := context.Background()
 	batch := make([]fleet.Heartbeat, 1234)
 	for i := range batch {
@@ -68,7 +69,7 @@ func TestPutHeartbeatsInChunks(t *testing.T) {
 }
 
 func TestAgentStateRoundTrip(t *testing.T) {
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	ctx := context.Background()
 	if _, err := s.Heartbeats().AgentState(ctx, "EVE"); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("AgentState() before any heartbeat = %v, want ErrNotFound", err)

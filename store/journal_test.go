@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 )
 
 func TestAgentJournal(t *testing.T) {
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	ctx := context.Background()
 	t0 := time.UnixMilli(1_776_384_000_000)
 	entry := func(cycle, id string, at time.Time) fleet.AgentJournalEntry {

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 const leaseTTL = 30 * time.Second
@@ -22,7 +24,7 @@ var leaseStart = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newTestLease returns a lease service for holder on s, announcing
 // takeovers in !room; wire, when given, changes what it is wired to.
-func newTestLease(s *Store, holder string, clock core.Clock, wire ...func(*lease.Deps)) *lease.Lease {
+func newTestLease(s *store.Store, holder string, clock core.Clock, wire ...func(*lease.Deps)) *lease.Lease {
 	deps := lease.Deps{Holder: holder, Store: s.Leases(), Tx: s, Outbox: s.Outbox(), Clock: clock, Room: "!room:test"}
 	for _, w := range wire {
 		w(&deps)
@@ -32,12 +34,12 @@ func newTestLease(s *Store, holder string, clock core.Clock, wire ...func(*lease
 
 func TestLeaseTakeover(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
 	clock := coretest.NewClock(leaseStart)
 	a, b := newTestLease(sa, "jarvis-a", clock), newTestLease(sb, "jarvis-b", clock)
 	byName := map[string]*lease.Lease{"a": a, "b": b}
-	storeOf := map[string]*Store{"a": sa, "b": sb}
+	storeOf := map[string]*store.Store{"a": sa, "b": sb}
 
 	steps := []struct {
 		name      string
@@ -132,7 +134,7 @@ func TestLeaseTakeover(t *testing.T) {
 
 func TestLeaseCheckMargin(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	clock := coretest.NewClock(leaseStart)
 	l := newTestLease(s, "jarvis-a", clock)
 	if _, err := l.Acquire(ctx); err != nil {
@@ -171,7 +173,7 @@ func TestLeaseCheckMargin(t *testing.T) {
 
 func TestLeaseFenceRollsBack(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	clock := coretest.NewClock(leaseStart)
 	l := newTestLease(s, "jarvis-a", clock, func(d *lease.Deps) { d.Room = "" })
 	epoch, err := l.Acquire(ctx)
@@ -210,12 +212,12 @@ func TestLeaseFenceRollsBack(t *testing.T) {
 
 func TestLeaseConcurrentAcquire(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
+	cfg := testdb.NewConfig(t, testEngine)
 	clock := coretest.NewClock(leaseStart)
 	const n = 6
 	leases := make([]*lease.Lease, n)
 	for i := range leases {
-		leases[i] = newTestLease(openTestConfig(t, cfg), "jarvis-"+string(rune('a'+i)), clock)
+		leases[i] = newTestLease(testdb.OpenConfig(t, cfg), "jarvis-"+string(rune('a'+i)), clock)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -255,8 +257,8 @@ func (f *leaseTimer) After(d time.Duration) <-chan time.Time {
 
 func TestLeaseRun(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
 	clock := coretest.NewClock(leaseStart)
 	timer := &leaseTimer{waits: make(chan time.Duration), fire: make(chan time.Time)}
 	a := newTestLease(sa, "jarvis-a", clock, func(d *lease.Deps) { d.After = timer.After })
@@ -341,12 +343,12 @@ func TestLeaseRun(t *testing.T) {
 // while the transaction is open, and goes through once it has committed.
 func TestLeaseFenceHoldsUntilCommit(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	sa, sb := openTestConfig(t, cfg), openTestConfig(t, cfg)
+	cfg := testdb.NewConfig(t, testEngine)
+	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
 	// b's one connection gives up on a lock at once.
 	sb.DB.RawDB.SetMaxOpenConns(1)
 	noWait := "PRAGMA busy_timeout = 0"
-	if cfg.Type == Postgres {
+	if cfg.Type == store.Postgres {
 		noWait = "SET lock_timeout = '10ms'"
 	}
 	if _, err := sb.DB.Exec(ctx, noWait); err != nil {

@@ -1,22 +1,23 @@
-package store
+package store_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // fillWorkspace writes a little of everything into s: card sets (with
 // their foreign keys), notices, a lease that has lapsed, and deleted
 // outbox rows so that SQLite's AUTOINCREMENT has run past the largest key.
-func fillWorkspace(t *testing.T, s *Store) {
+func fillWorkspace(t *testing.T, s *store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	cards := card.NewService(crashConfig, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
@@ -48,19 +49,19 @@ func fillWorkspace(t *testing.T, s *Store) {
 // table, the same row counts, sequences past every key SQLite handed out,
 // and a second copy into the now non-empty target is refused.
 func TestCopyToPostgres(t *testing.T) {
-	if testEngine != Postgres {
+	if testEngine != store.Postgres {
 		t.Skip("runs in the PostgreSQL pass")
 	}
 	ctx := context.Background()
-	src := openTestConfig(t, Config{Type: SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")})
+	src := testdb.OpenStore(t, store.SQLite)
 	fillWorkspace(t, src)
-	dst := openTestStore(t)
+	dst := testdb.OpenStore(t, testEngine)
 
 	counts, err := src.CopyTo(ctx, dst, time.Now())
 	if err != nil {
 		t.Fatalf("copy: %v", err)
 	}
-	byTable := map[string]TableCount{}
+	byTable := map[string]store.TableCount{}
 	for _, c := range counts {
 		byTable[c.Table] = c
 		if c.Source != c.Target {
@@ -102,7 +103,7 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Errorf("acquire after copy = %+v %v %v, want epoch 2", rec, ok, err)
 	}
 
-	if _, err := src.CopyTo(ctx, dst, time.Now()); !errors.Is(err, ErrTargetNotEmpty) {
+	if _, err := src.CopyTo(ctx, dst, time.Now()); !errors.Is(err, store.ErrTargetNotEmpty) {
 		t.Errorf("second copy: %v, want ErrTargetNotEmpty", err)
 	}
 }
@@ -110,17 +111,17 @@ func TestCopyToPostgres(t *testing.T) {
 // TestCopyRefusesALiveSource: a Jarvis still holding the source's lease
 // must be stopped first.
 func TestCopyRefusesALiveSource(t *testing.T) {
-	if testEngine != Postgres {
+	if testEngine != store.Postgres {
 		t.Skip("runs in the PostgreSQL pass")
 	}
 	ctx := context.Background()
-	src := openTestConfig(t, Config{Type: SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")})
+	src := testdb.OpenStore(t, store.SQLite)
 	now := time.Now()
 	if _, _, err := src.Leases().Acquire(ctx, "ws1", "jarvis-a", now, now.Add(leaseTTL)); err != nil {
 		t.Fatal(err)
 	}
-	dst := openTestStore(t)
-	if _, err := src.CopyTo(ctx, dst, now); !errors.Is(err, ErrSourceInUse) {
+	dst := testdb.OpenStore(t, testEngine)
+	if _, err := src.CopyTo(ctx, dst, now); !errors.Is(err, store.ErrSourceInUse) {
 		t.Errorf("copy: %v, want ErrSourceInUse", err)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -9,12 +9,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 func TestMigrationsOnFreshFile(t *testing.T) {
 	ctx := context.Background()
-	cfg := newTestConfig(t)
-	s, err := Open(ctx, cfg, zerolog.Nop())
+	cfg := testdb.EmptyConfig(t, testEngine)
+	s, err := store.Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,10 +24,10 @@ func TestMigrationsOnFreshFile(t *testing.T) {
 	if err := s.DB.QueryRow(ctx, "SELECT version FROM version").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if version != len(upgradeTable) {
-		t.Errorf("schema version = %d, want %d", version, len(upgradeTable))
+	if version != store.LatestVersion {
+		t.Errorf("schema version = %d, want %d", version, store.LatestVersion)
 	}
-	if cfg.Type == SQLite {
+	if cfg.Type == store.SQLite {
 		var mode string
 		if err := s.DB.QueryRow(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 			t.Errorf("journal_mode = %q (%v), want wal", mode, err)
@@ -37,7 +39,7 @@ func TestMigrationsOnFreshFile(t *testing.T) {
 	}
 	s.Close()
 	// Opening again runs no upgrade and keeps the data.
-	s, err = Open(ctx, cfg, zerolog.Nop())
+	s, err = store.Open(ctx, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -47,14 +49,14 @@ func TestMigrationsOnFreshFile(t *testing.T) {
 func TestOpenRejectsBadConfig(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		cfg   Config
+		cfg   store.Config
 		field string
 	}{
-		{"unknown engine", Config{Type: "oracle", URI: "x"}, "store.type"},
-		{"no uri", Config{Type: "sqlite3"}, "store.uri"},
+		{"unknown engine", store.Config{Type: "oracle", URI: "x"}, "store.type"},
+		{"no uri", store.Config{Type: "sqlite3"}, "store.uri"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Open(context.Background(), tt.cfg, zerolog.Nop())
+			_, err := store.Open(context.Background(), tt.cfg, zerolog.Nop())
 			var fe *core.FieldError
 			if !errors.As(err, &fe) || fe.Field != tt.field {
 				t.Errorf("Open() = %v, want an error naming %s", err, tt.field)
@@ -65,7 +67,7 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 
 func TestOutboxLifecycle(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	o := s.Outbox()
 	n := core.Notice{Key: "k1", RoomID: "!r:x", Kind: core.NoticeMessage, Body: "hello", Mentions: []string{"@a:x"}}
 	if err := o.Enqueue(ctx, n); err != nil {
@@ -122,7 +124,7 @@ func TestOutboxLifecycle(t *testing.T) {
 // transaction that fails is never sent.
 func TestOutboxEnqueueRollsBackWithTransaction(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	boom := errors.New("the state change failed")
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		if err := s.Outbox().Enqueue(ctx, core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "x"}); err != nil {
@@ -140,7 +142,7 @@ func TestOutboxEnqueueRollsBackWithTransaction(t *testing.T) {
 
 func TestAssignBatchFixesCoalescedNotices(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	o := s.Outbox()
 	for _, key := range []string{"a", "b", "c"} {
 		if err := o.Enqueue(ctx, core.Notice{Key: key, RoomID: "!r", Kind: core.NoticeMessage, Body: key, Coalesce: true}); err != nil {
@@ -165,7 +167,7 @@ func TestAssignBatchFixesCoalescedNotices(t *testing.T) {
 
 func TestMarkHandledOnce(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	first, err := s.MarkHandled(ctx, "$e", time.Now())
 	if err != nil || !first {
 		t.Fatalf("first MarkHandled = %v, %v", first, err)
@@ -179,7 +181,7 @@ func TestMarkHandledOnce(t *testing.T) {
 // transaction is open; the commit must wake it again.
 func TestCommitWakesSender(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	o := s.Outbox()
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		if err := o.Enqueue(ctx, core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "x"}); err != nil {
@@ -203,14 +205,14 @@ func TestCommitWakesSender(t *testing.T) {
 // up; one creates the schema, the others wait for it. (On SQLite, where
 // both processes run on one machine, they still race; not covered here.)
 func TestConcurrentFirstOpen(t *testing.T) {
-	if testEngine != Postgres {
+	if testEngine != store.Postgres {
 		t.Skip("runs in the PostgreSQL pass")
 	}
-	cfg := newTestConfig(t)
+	cfg := testdb.EmptyConfig(t, testEngine)
 	errs := make(chan error, 4)
 	for range cap(errs) {
 		go func() {
-			s, err := Open(context.Background(), cfg, zerolog.Nop())
+			s, err := store.Open(context.Background(), cfg, zerolog.Nop())
 			if err == nil {
 				s.Close()
 			}

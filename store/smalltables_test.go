@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 )
 
 // TestSmallTables exercises the queries of the small tables (excerpts,
@@ -14,7 +15,7 @@ import (
 // pruning subquery with LIMIT, RETURNING, booleans and upserts.
 func TestSmallTables(t *testing.T) {
 	ctx := context.Background()
-	s := openTestStore(t)
+	s := testdb.OpenStore(t, testEngine)
 	at := time.UnixMilli(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
 
 	t.Run("excerpts keep the newest and ratify the held", func(t *testing.T) {

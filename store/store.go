@@ -8,6 +8,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"strings"
 	"sync"
@@ -24,6 +25,16 @@ import (
 var upgrades embed.FS
 
 var upgradeTable = dbutil.BuildUpgradeTable().WithFSPath(upgrades, "upgrades").Finish()
+
+// Upgrades returns the numbered .sql files that Open applies, in order, to
+// bring a database to the latest schema.
+func Upgrades() fs.FS {
+	sub, err := fs.Sub(upgrades, "upgrades")
+	if err != nil {
+		panic(err) // the directory is embedded above
+	}
+	return sub
+}
 
 // Config selects the database.
 type Config struct {

@@ -1,62 +1,30 @@
-package store
+package store_test
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/rs/zerolog"
-
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // testEngine is the engine the current run of the package's tests uses:
 // TestMain runs every test and benchmark once on SQLite, then once more on
-// PostgreSQL when a server is reachable (JARVIS_TEST_POSTGRES).
-var testEngine = SQLite
+// PostgreSQL when JARVIS_TEST_POSTGRES is set.
+var testEngine = store.SQLite
 
 func TestMain(m *testing.M) {
-	fmt.Println("=== store tests on SQLite")
-	code := m.Run()
-	if err := testdb.Available(); err != nil {
-		fmt.Printf("=== store tests on PostgreSQL skipped: %v\n", err)
-		os.Exit(code)
+	code := 0
+	for _, engine := range testdb.Engines() {
+		testEngine = engine
+		fmt.Printf("=== store tests on %s\n", engine)
+		if c := m.Run(); code == 0 {
+			code = c
+		}
 	}
-	testEngine = Postgres
-	fmt.Println("=== store tests on PostgreSQL")
-	if pgCode := m.Run(); code == 0 {
-		code = pgCode
+	if len(testdb.Engines()) == 1 {
+		fmt.Printf("=== store tests on PostgreSQL skipped: %s is not set\n", testdb.EnvPostgres)
 	}
 	os.Exit(code)
-}
-
-// newTestConfig returns the config of a fresh, empty database for t on the
-// engine of this run: a SQLite file in t.TempDir(), or a new database on
-// the PostgreSQL test server. Opening it twice gives two stores on one
-// database, as two Jarvis processes or a restart would.
-func newTestConfig(t testing.TB) Config {
-	t.Helper()
-	if testEngine == Postgres {
-		return Config{Type: Postgres, URI: testdb.Postgres(t)}
-	}
-	return Config{Type: SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}
-}
-
-// openTestConfig opens a store on cfg, closed when t ends.
-func openTestConfig(t testing.TB, cfg Config) *Store {
-	t.Helper()
-	s, err := Open(context.Background(), cfg, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open %s store: %v", cfg.Type, err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// openTestStore opens a fresh store on the engine of this run.
-func openTestStore(t testing.TB) *Store {
-	t.Helper()
-	return openTestConfig(t, newTestConfig(t))
 }

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 )
 
 // BenchmarkTripwireTick measures one evaluator pass over 100,000 armed
@@ -28,7 +29,7 @@ func BenchmarkTripwireTick(b *testing.B) {
 		flipping  = 1_000 // per group; group A fires when group B resets
 	)
 	ctx := context.Background()
-	st := openTestStore(b)
+	st := testdb.OpenStore(b, testEngine)
 	clock := coretest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var flip atomic.Int64
 	var reads atomic.Int64

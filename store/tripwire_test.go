@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // Citizens of the tripwire tests.
@@ -26,7 +28,7 @@ const (
 type twFixture struct {
 	t     *testing.T
 	ctx   context.Context
-	st    *Store
+	st    *store.Store
 	svc   *tripwire.Service
 	clock *coretest.Clock
 
@@ -39,7 +41,7 @@ type twFixture struct {
 func newTWFixture(t *testing.T, cfg tripwire.Config) *twFixture {
 	t.Helper()
 	f := &twFixture{
-		t: t, ctx: context.Background(), st: openTestStore(t),
+		t: t, ctx: context.Background(), st: testdb.OpenStore(t, testEngine),
 		clock:  coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)),
 		values: map[string]any{}, errs: map[string]error{}, reads: map[string]int{},
 	}

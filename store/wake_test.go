@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -7,23 +7,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/wake"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // wakeHarness is a router over a real SQLite store, with conditions the
 // test sets and a clock it moves.
 type wakeHarness struct {
-	store  *Store
+	store  *store.Store
 	router *wake.Router
 	clock  *coretest.Clock
 	conds  []core.WakeCondition
 }
 
-func newWakeHarness(t testing.TB, s *Store) *wakeHarness {
+func newWakeHarness(t testing.TB, s *store.Store) *wakeHarness {
 	h := &wakeHarness{store: s, clock: coretest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))}
 	h.router = wake.NewRouter(wake.Deps{Store: s, Tx: s, Outbox: s.Outbox(), Clock: h.clock, Room: "!room:x",
 		Sources: []wake.Source{{Name: "test", List: func(context.Context) ([]core.WakeCondition, error) {
@@ -92,7 +92,7 @@ func TestRouterHysteresis(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newWakeHarness(t, openTestStore(t))
+			h := newWakeHarness(t, testdb.OpenStore(t, testEngine))
 			for i, st := range tt.steps {
 				h.clock.Advance(st.advance)
 				h.conds = st.conds
@@ -105,24 +105,15 @@ func TestRouterHysteresis(t *testing.T) {
 }
 
 func TestRouterRemembersAcrossRestart(t *testing.T) {
-	ctx := context.Background()
-	cfg := newTestConfig(t)
-	open := func() *Store {
-		s, err := Open(ctx, cfg, zerolog.Nop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	s := open()
+	cfg := testdb.NewConfig(t, testEngine)
+	s := testdb.OpenConfig(t, cfg)
 	h := newWakeHarness(t, s)
 	h.conds = []core.WakeCondition{blocked("c1", "x")}
 	if got := h.reconcile(t); len(got) != 1 {
 		t.Fatalf("first reconcile: %d notices", len(got))
 	}
 	s.Close()
-	s = open()
-	defer s.Close()
+	s = testdb.OpenConfig(t, cfg)
 	h = newWakeHarness(t, s)
 	h.conds = []core.WakeCondition{blocked("c1", "x")}
 	if got := h.reconcile(t); len(got) != 0 {
@@ -131,7 +122,7 @@ func TestRouterRemembersAcrossRestart(t *testing.T) {
 }
 
 func TestRouterConsumesSourceEventsOnce(t *testing.T) {
-	h := newWakeHarness(t, openTestStore(t))
+	h := newWakeHarness(t, testdb.OpenStore(t, testEngine))
 	ci := core.WakeCondition{Key: "ci-failed:c1", Source: "journal", EventID: "eve-C-284-007", Title: "CI failed on a ratified card",
 		Fields: []core.WakeField{{Name: "entry", Value: "eve-C-284-007"}}}
 	h.conds = []core.WakeCondition{ci, ci}
@@ -163,7 +154,7 @@ func TestWakeNoticeKeepsDataInItsFields(t *testing.T) {
 // BenchmarkReconcile measures one wake of the router over 1,000 standing
 // conditions of which one changed: the cost every state change pays.
 func BenchmarkReconcile(b *testing.B) {
-	s := openTestStore(b)
+	s := testdb.OpenStore(b, testEngine)
 	h := newWakeHarness(b, s)
 	for i := range 1000 {
 		h.conds = append(h.conds, blocked(fmt.Sprintf("c%d", i), "waiting"))

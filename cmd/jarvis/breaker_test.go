@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -23,6 +22,7 @@ import (
 // through the breaker service as a running Jarvis would have done it.
 type breakerFixture struct {
 	cfgPath  string
+	dbPath   string
 	st       *store.Store
 	breakers *breaker.Service
 	eventID  string
@@ -31,9 +31,8 @@ type breakerFixture struct {
 func newBreakerFixture(t *testing.T) *breakerFixture {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "jarvis.db")
-	cfgPath := filepath.Join(dir, "config.yaml")
+	storeCfg := testdb.NewConfig(t, store.SQLite)
+	cfgPath := filepath.Join(filepath.Dir(storeCfg.URI), "config.yaml")
 	cfg := fmt.Sprintf(`
 homeserver:
   url: http://127.0.0.1:8008
@@ -46,15 +45,11 @@ bot:
   encryption: {pickle_key: a-test-pickle-key}
 store:
   uri: %s
-`, db)
+`, storeCfg.URI)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, store.Config{Type: "sqlite3", URI: db}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.OpenConfig(t, storeCfg)
 	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: core.SystemClock{},
 		Room: "!room:example.org", Admins: []string{"@admin:example.org"}})
 	ev, err := b.Open(ctx, "eve", breaker.OpenInput{Severity: breaker.SeveritySafety,
@@ -62,7 +57,7 @@ store:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &breakerFixture{cfgPath: cfgPath, st: st, breakers: b, eventID: ev.ID}
+	return &breakerFixture{cfgPath: cfgPath, dbPath: storeCfg.URI, st: st, breakers: b, eventID: ev.ID}
 }
 
 // runCLI runs jarvis with args as main does, and returns what it printed,

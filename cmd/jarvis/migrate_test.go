@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -19,9 +16,10 @@ import (
 // from its SQLite file to a fresh PostgreSQL database, then refuses to
 // copy it again into the same, now non-empty, database.
 func TestMigrateCLI(t *testing.T) {
-	uri := testdb.Postgres(t)
+	target := testdb.EmptyConfig(t, store.Postgres)
+	uri := target.URI
 	fx := newBreakerFixture(t)
-	src := filepath.Join(filepath.Dir(fx.cfgPath), "jarvis.db")
+	src := fx.dbPath
 	fx.st.Close()
 
 	out, errLine, code := runCLI(t, "migrate", "--from", "sqlite:"+src, "--to", "postgres:"+uri)
@@ -35,11 +33,7 @@ func TestMigrateCLI(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{Type: store.Postgres, URI: uri}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := testdb.OpenConfig(t, target)
 	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: core.SystemClock{}})
 	status, err := b.Status(ctx, "eve")
 	if err != nil || status.State != breaker.Open || status.Event == nil || status.Event.ID != fx.eventID {

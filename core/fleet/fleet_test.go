@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -43,11 +41,7 @@ var fleetTestConfig = fleet.Config{Agents: []fleet.AgentConfig{
 
 func newFleetFixture(t testing.TB) *fleetFixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.OpenStore(t, store.SQLite)
 	fx := &fleetFixture{store: st, clock: coretest.NewClock(fleetT0), cfg: fleetTestConfig}
 	fx.fleet = fx.newFleet(t)
 	return fx

@@ -1,99 +1,87 @@
-// Package testdb gives tests a fresh PostgreSQL database on the server that
-// JARVIS_TEST_POSTGRES names, so that store code runs against both engines.
+// Package testdb gives tests a store on a fresh database of either engine:
+// a SQLite file in the test's temporary directory, or a database of its
+// own on the PostgreSQL server that JARVIS_TEST_POSTGRES names.
+//
+// A PostgreSQL test database is a copy of a template that already has the
+// latest schema, so a test does not wait for the upgrades. The template is
+// named after a hash of the upgrade files: the first test process that
+// needs it builds it, under an advisory lock, and later runs (and other
+// worktrees with the same upgrades) reuse it. The next copy is made while
+// a test runs, and a test's database is dropped in the background after
+// it; what a process leaves behind when it exits, the next one drops.
 package testdb
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
-	"net/url"
 	"os"
-	"strings"
-	"sync"
-	"sync/atomic"
+	"path/filepath"
 	"testing"
-	"time"
 
-	_ "github.com/lib/pq" // the PostgreSQL driver
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // EnvPostgres names the environment variable holding the connection string
 // of a PostgreSQL server on which tests may create and drop databases.
+// When it is set, a server that cannot be reached fails the tests that
+// need it; when it is not, they are skipped.
 const EnvPostgres = "JARVIS_TEST_POSTGRES"
 
-var (
-	adminOnce sync.Once
-	admin     *sql.DB
-	adminErr  error
-	counter   atomic.Int64
-)
-
-// server connects to the server EnvPostgres names, once per process.
-func server() (*sql.DB, error) {
-	adminOnce.Do(func() {
-		uri := os.Getenv(EnvPostgres)
-		if uri == "" {
-			adminErr = fmt.Errorf("%s is not set", EnvPostgres)
-			return
-		}
-		db, err := sql.Open("postgres", uri)
-		if err != nil {
-			adminErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := db.PingContext(ctx); err != nil {
-			db.Close()
-			adminErr = fmt.Errorf("no PostgreSQL server at %s: %w", EnvPostgres, err)
-			return
-		}
-		admin = db
-	})
-	return admin, adminErr
+// Engines returns the engines tests run on: SQLite, and PostgreSQL when
+// EnvPostgres is set.
+func Engines() []string {
+	if os.Getenv(EnvPostgres) == "" {
+		return []string{store.SQLite}
+	}
+	return []string{store.SQLite, store.Postgres}
 }
 
-// Available reports whether a PostgreSQL server is reachable, and why not.
-func Available() error {
-	_, err := server()
-	return err
+// OpenStore opens a store on a fresh database of engine with the latest
+// schema; it is closed, and a PostgreSQL database dropped, when tb ends.
+func OpenStore(tb testing.TB, engine string) *store.Store {
+	tb.Helper()
+	return OpenConfig(tb, NewConfig(tb, engine))
 }
 
-// Postgres creates a uniquely named, empty database for t and returns its
-// connection string; the database is dropped when t ends. Without a
-// reachable server t is skipped, saying why.
-func Postgres(t testing.TB) string {
-	t.Helper()
-	db, err := server()
+// OpenConfig opens a store on cfg, closed when tb ends. Opening one config
+// twice gives two stores on one database, as two Jarvis processes or a
+// restart would.
+func OpenConfig(tb testing.TB, cfg store.Config) *store.Store {
+	tb.Helper()
+	st, err := store.Open(context.Background(), cfg, zerolog.Nop())
 	if err != nil {
-		t.Skipf("PostgreSQL tests skipped: %v", err)
+		tb.Fatalf("open %s store: %v", cfg.Type, err)
 	}
-	name := fmt.Sprintf("jarvis_test_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6, counter.Add(1))
-	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-			t.Logf("drop database %s: %v", name, err)
-		}
-	})
-	uri, err := withDatabase(os.Getenv(EnvPostgres), name)
-	if err != nil {
-		t.Fatalf("connection string for %s: %v", name, err)
-	}
-	return uri
+	tb.Cleanup(func() { st.Close() })
+	return st
 }
 
-// withDatabase replaces the database in a connection string, in either the
-// URL or the key=value form.
-func withDatabase(uri, name string) (string, error) {
-	if strings.HasPrefix(uri, "postgres://") || strings.HasPrefix(uri, "postgresql://") {
-		u, err := url.Parse(uri)
-		if err != nil {
-			return "", err
-		}
-		u.Path = "/" + name
-		return u.String(), nil
+// NewConfig returns the config of a fresh database of engine that
+// store.Open finds at the latest schema (a SQLite file gets it on the
+// first open, which is quick). A PostgreSQL database is dropped when tb
+// ends.
+func NewConfig(tb testing.TB, engine string) store.Config {
+	tb.Helper()
+	return newConfig(tb, engine, true)
+}
+
+// EmptyConfig returns the config of a fresh database of engine without any
+// schema, for tests of the upgrades themselves and of what a first start
+// on an empty database does.
+func EmptyConfig(tb testing.TB, engine string) store.Config {
+	tb.Helper()
+	return newConfig(tb, engine, false)
+}
+
+func newConfig(tb testing.TB, engine string, schema bool) store.Config {
+	tb.Helper()
+	switch engine {
+	case store.SQLite:
+		return store.Config{Type: store.SQLite, URI: filepath.Join(tb.TempDir(), "jarvis.db")}
+	case store.Postgres:
+		return store.Config{Type: store.Postgres, URI: postgres(tb, schema)}
 	}
-	return uri + " dbname=" + name, nil
+	tb.Fatalf("no engine %q", engine)
+	return store.Config{}
 }
