@@ -117,6 +117,8 @@ type Bot struct {
 	deps   Deps
 	log    zerolog.Logger
 	Client *mautrix.Client
+	// matrix is Client, as the sender uses it.
+	matrix matrixClient
 
 	syncer *syncer
 	crypto *cryptohelper.CryptoHelper
@@ -139,7 +141,7 @@ func New(hsURL string, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) 
 	// The sender handles retries and 429s itself, from the outbox.
 	cli.DefaultHTTPRetries = 0
 	cli.IgnoreRateLimit = true
-	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, rooms: map[id.RoomID]bridge.Room{}}
+	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, matrix: cli, rooms: map[id.RoomID]bridge.Room{}}
 	// The syncer exists before login: the crypto helper hooks into it.
 	b.syncer = &syncer{DefaultSyncer: mautrix.NewDefaultSyncer(), bot: b}
 	cli.Syncer = b.syncer

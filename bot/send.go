@@ -20,6 +20,14 @@ import (
 // notice it applies to.
 var errTargetPending = errors.New("target not sent yet")
 
+// matrixClient is what the sender asks of Matrix: send an event, read a
+// room's recent events. *mautrix.Client is one; the sender's tests use a
+// fake.
+type matrixClient interface {
+	SendMessageEvent(ctx context.Context, roomID id.RoomID, eventType event.Type, contentJSON any, extra ...mautrix.ReqSendEvent) (*mautrix.RespSendEvent, error)
+	Messages(ctx context.Context, roomID id.RoomID, from, to string, dir mautrix.Direction, filter *mautrix.FilterPart, limit int) (*mautrix.RespMessages, error)
+}
+
 // idleWait is how long the sender sleeps when nothing is due and nothing
 // wakes it.
 const idleWait = 5 * time.Second
@@ -49,6 +57,7 @@ func (b *Bot) sendDue(ctx context.Context) time.Duration {
 	now := b.deps.Clock.Now()
 	batches := core.PlanBatches(waiting, now)
 	sent := 0
+	var retryAt time.Time
 	for _, batch := range batches {
 		if b.deps.Gate != nil {
 			if err := b.deps.Gate(ctx); err != nil {
@@ -56,14 +65,23 @@ func (b *Bot) sendDue(ctx context.Context) time.Duration {
 				return time.Second
 			}
 		}
-		if b.deliver(ctx, batch) {
+		ok, next := b.deliver(ctx, batch)
+		switch {
+		case ok:
 			sent++
+		case !next.IsZero() && (retryAt.IsZero() || next.Before(retryAt)):
+			retryAt = next
 		}
 	}
 	if sent > 0 {
 		return 0
 	}
 	wait := idleWait
+	if !retryAt.IsZero() {
+		// What failed just now has its next attempt fixed after waiting
+		// was read.
+		wait = min(wait, max(0, retryAt.Sub(b.deps.Clock.Now())))
+	}
 	for _, e := range waiting {
 		if d := e.NextAttempt.Sub(now); d > 0 && d < wait {
 			wait = d
@@ -73,18 +91,18 @@ func (b *Bot) sendDue(ctx context.Context) time.Duration {
 }
 
 // deliver sends one batch and records the outcome. It reports whether
-// the batch went out.
-func (b *Bot) deliver(ctx context.Context, batch core.Batch) bool {
+// the batch went out and, when a send failed, when to try again.
+func (b *Bot) deliver(ctx context.Context, batch core.Batch) (sent bool, retryAt time.Time) {
 	log := b.log.With().Str("notice", batch.TxnKey).Int("notices", len(batch.Entries)).Logger()
 	if batch.New {
 		if err := b.deps.Outbox.AssignBatch(ctx, batch); err != nil {
 			log.Err(err).Msg("Failed to fix the batch before sending")
-			return false
+			return false, time.Time{}
 		}
 	}
 	eventID, err := b.sendOnce(ctx, batch)
 	if errors.Is(err, errTargetPending) {
-		return false
+		return false, time.Time{}
 	}
 	now := b.deps.Clock.Now()
 	if err != nil {
@@ -97,18 +115,18 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) bool {
 				next = now.Add(time.Duration(ms) * time.Millisecond)
 			}
 		}
-		log.Warn().Err(err).Time("next_attempt", next).Msg("Failed to send notice")
+		log.Warn().Err(err).Time("next_attempt", next).Dur("retry_in", next.Sub(now)).Msg("Failed to send notice")
 		if err := b.deps.Outbox.MarkFailed(ctx, batch.Keys(), err, next); err != nil {
 			log.Err(err).Msg("Failed to record send failure")
 		}
-		return false
+		return false, next
 	}
 	if err := b.deps.Outbox.MarkSent(ctx, batch.Keys(), eventID.String(), now); err != nil {
 		log.Err(err).Msg("Failed to record sent notice")
-		return false
+		return false, time.Time{}
 	}
 	metrics.NoticesSent.Add(float64(len(batch.Entries)))
-	return true
+	return true, time.Time{}
 }
 
 // noticeField carries the notice's transaction key in the content of
@@ -150,7 +168,7 @@ func (b *Bot) sendOnce(ctx context.Context, batch core.Batch) (id.EventID, error
 // duplicate is better than a lost notice.
 func (b *Bot) findSent(ctx context.Context, roomID id.RoomID, txnKey string) (id.EventID, error) {
 	filter := &mautrix.FilterPart{Senders: []id.UserID{b.Client.UserID}}
-	resp, err := b.Client.Messages(ctx, roomID, "", "", mautrix.DirectionBackward, filter, 100)
+	resp, err := b.matrix.Messages(ctx, roomID, "", "", mautrix.DirectionBackward, filter, 100)
 	if err != nil {
 		return "", err
 	}
@@ -219,11 +237,11 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 	switch kind {
 	case core.NoticeReaction:
 		content := &event.ReactionEventContent{RelatesTo: event.RelatesTo{Type: event.RelAnnotation, EventID: target, Key: head.Body}}
-		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventReaction, marked(content), req)
+		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventReaction, marked(content), req)
 	case core.NoticeEdit:
 		content := render(head.Body, head.Mentions)
 		content.SetEdit(target)
-		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
+		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	case core.NoticeMessage:
 		content := render(batch.Body(), batch.Mentions())
 		switch {
@@ -232,7 +250,7 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		case target != "":
 			content.RelatesTo = &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}
 		}
-		resp, err = b.Client.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
+		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	default:
 		return "", fmt.Errorf("unknown notice kind %q", head.Kind)
 	}

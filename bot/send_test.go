@@ -1,12 +1,246 @@
 package bot
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/store"
 )
+
+const testRoom = "!room:example.org"
+
+// fakeMatrix is the homeserver as the sender sees it: it records every
+// send, answers the first sends with the errors queued in fail, and
+// serves history for the look-up of an earlier attempt.
+type fakeMatrix struct {
+	sends   []fakeSend
+	fail    []error
+	history []*event.Event
+	lookups int
+}
+
+type fakeSend struct {
+	room    id.RoomID
+	txnID   string
+	content *event.Content
+}
+
+func (f *fakeMatrix) SendMessageEvent(_ context.Context, roomID id.RoomID, _ event.Type, contentJSON any, extra ...mautrix.ReqSendEvent) (*mautrix.RespSendEvent, error) {
+	if len(f.fail) > 0 {
+		err := f.fail[0]
+		f.fail = f.fail[1:]
+		return nil, err
+	}
+	f.sends = append(f.sends, fakeSend{room: roomID, txnID: extra[0].TransactionID, content: contentJSON.(*event.Content)})
+	return &mautrix.RespSendEvent{EventID: id.EventID(fmt.Sprintf("$sent%d", len(f.sends)))}, nil
+}
+
+func (f *fakeMatrix) Messages(_ context.Context, _ id.RoomID, _, _ string, _ mautrix.Direction, _ *mautrix.FilterPart, _ int) (*mautrix.RespMessages, error) {
+	f.lookups++
+	return &mautrix.RespMessages{Chunk: f.history}, nil
+}
+
+// newTestSender returns a bot whose sender talks to a fake homeserver and
+// a real outbox in a SQLite file, on a clock that moves only when told.
+func newTestSender(t *testing.T) (*Bot, *fakeMatrix, *store.Outbox, *coretest.Clock) {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cli, err := mautrix.NewClient("https://matrix.example.org", "@jarvis:example.org", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := &fakeMatrix{}
+	clock := coretest.NewClock(time.UnixMilli(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC).UnixMilli()))
+	b := &Bot{deps: Deps{Outbox: st.Outbox(), Clock: clock}, log: zerolog.Nop(), Client: cli, matrix: fake, rooms: map[id.RoomID]bridge.Room{}}
+	return b, fake, st.Outbox(), clock
+}
+
+func enqueue(t *testing.T, outbox *store.Outbox, notices ...core.Notice) {
+	t.Helper()
+	for _, n := range notices {
+		if err := outbox.Enqueue(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func message(key, body string) core.Notice {
+	return core.Notice{Key: key, RoomID: testRoom, Kind: core.NoticeMessage, Body: body, Coalesce: true}
+}
+
+// sentAs checks that every key was recorded as delivered by eventID.
+func sentAs(t *testing.T, outbox *store.Outbox, eventID string, keys ...string) {
+	t.Helper()
+	for _, key := range keys {
+		e, err := outbox.Get(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.EventID != eventID || e.SentAt.IsZero() {
+			t.Errorf("notice %s: event %q, sent at %v; want sent as %s", key, e.EventID, e.SentAt, eventID)
+		}
+	}
+}
+
+// TestSenderCoalescedBatch: three coalescible messages waiting for one
+// room go out as one Matrix event that carries all three texts, under the
+// batch's transaction ID, and every one of them is recorded as sent by it.
+func TestSenderCoalescedBatch(t *testing.T) {
+	ctx := context.Background()
+	b, fake, outbox, _ := newTestSender(t)
+	enqueue(t, outbox, message("n1", "first"), message("n2", "second"), message("n3", "third"))
+
+	if wait := b.sendDue(ctx); wait != 0 {
+		t.Errorf("after a delivery the sender waits %v, want to look again at once", wait)
+	}
+	if len(fake.sends) != 1 {
+		t.Fatalf("%d events sent for three coalescible messages, want 1", len(fake.sends))
+	}
+	sent := fake.sends[0]
+	body := sent.content.Parsed.(*event.MessageEventContent).Body
+	for _, want := range []string{"first", "second", "third"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the coalesced event lacks %q:\n%s", want, body)
+		}
+	}
+	if sent.room != testRoom || sent.txnID != txnID("batch:n1") || sent.content.Raw[noticeField] != "batch:n1" {
+		t.Errorf("sent to %s with txn %s and key %v; want %s, %s, batch:n1", sent.room, sent.txnID, sent.content.Raw[noticeField], testRoom, txnID("batch:n1"))
+	}
+	sentAs(t, outbox, "$sent1", "n1", "n2", "n3")
+
+	if wait := b.sendDue(ctx); wait != idleWait || len(fake.sends) != 1 {
+		t.Errorf("with nothing waiting: %d events sent, wait %v; want 1 and %v", len(fake.sends), wait, idleWait)
+	}
+}
+
+// TestSenderRateLimited: a 429 puts the next attempt exactly where the
+// homeserver's retry_after_ms says, not a moment earlier, and the retry
+// sends the very same batch once.
+func TestSenderRateLimited(t *testing.T) {
+	ctx := context.Background()
+	b, fake, outbox, clock := newTestSender(t)
+	fake.fail = []error{mautrix.RespError{ErrCode: "M_LIMIT_EXCEEDED", Err: "Too many requests", StatusCode: 429,
+		ExtraData: map[string]any{"retry_after_ms": float64(2500)}}}
+	enqueue(t, outbox, message("n1", "first"), message("n2", "second"))
+	asked := clock.Now().Add(2500 * time.Millisecond)
+
+	if wait := b.sendDue(ctx); wait != 2500*time.Millisecond {
+		t.Errorf("after a 429 with retry_after_ms 2500 the sender waits %v", wait)
+	}
+	for _, key := range []string{"n1", "n2"} {
+		e, err := outbox.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.NextAttempt.Equal(asked) || e.BatchKey != "batch:n1" || !strings.Contains(e.LastError, "M_LIMIT_EXCEEDED") {
+			t.Errorf("notice %s: next attempt %v, batch %q, error %q; want %v, batch:n1, M_LIMIT_EXCEEDED", key, e.NextAttempt, e.BatchKey, e.LastError, asked)
+		}
+	}
+
+	clock.Advance(2499 * time.Millisecond)
+	if wait := b.sendDue(ctx); len(fake.sends) != 0 || wait != time.Millisecond {
+		t.Fatalf("1 ms before the time the homeserver asked: %d sends, wait %v; want none and 1ms", len(fake.sends), wait)
+	}
+	clock.Advance(time.Millisecond)
+	b.sendDue(ctx)
+	if len(fake.sends) != 1 || fake.sends[0].txnID != txnID("batch:n1") {
+		t.Fatalf("at the time asked: sends %+v, want the batch once", fake.sends)
+	}
+	sentAs(t, outbox, "$sent1", "n1", "n2")
+}
+
+// TestSenderUnknownOutcome: a notice whose send was started but never
+// recorded (Jarvis died mid-request) is looked for in the room first;
+// found, it is recorded as delivered by that event and not sent again;
+// not found, it is sent once.
+func TestSenderUnknownOutcome(t *testing.T) {
+	tests := []struct {
+		name      string
+		history   []*event.Event
+		wantSends int
+		wantEvent string
+	}{
+		{
+			name: "delivered before",
+			history: []*event.Event{
+				{ID: "$other", Type: event.EventMessage, Content: event.Content{Raw: map[string]any{noticeField: "n0"}}},
+				{ID: "$earlier", Type: event.EventMessage, Content: event.Content{Raw: map[string]any{noticeField: "n1"}}},
+			},
+			wantSends: 0,
+			wantEvent: "$earlier",
+		},
+		{
+			name:      "never delivered",
+			history:   []*event.Event{{ID: "$other", Type: event.EventMessage, Content: event.Content{Raw: map[string]any{noticeField: "n0"}}}},
+			wantSends: 1,
+			wantEvent: "$sent1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			b, fake, outbox, clock := newTestSender(t)
+			fake.history = tt.history
+			enqueue(t, outbox, core.Notice{Key: "n1", RoomID: testRoom, Kind: core.NoticeMessage, Body: "blocked card"})
+			if err := outbox.MarkAttempt(ctx, []string{"n1"}, clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+
+			b.sendDue(ctx)
+			if fake.lookups != 1 || len(fake.sends) != tt.wantSends {
+				t.Errorf("%d look-ups and %d sends, want 1 and %d", fake.lookups, len(fake.sends), tt.wantSends)
+			}
+			sentAs(t, outbox, tt.wantEvent, "n1")
+			b.sendDue(ctx)
+			if len(fake.sends) != tt.wantSends {
+				t.Errorf("%d sends after a second pass, want %d", len(fake.sends), tt.wantSends)
+			}
+		})
+	}
+}
+
+// TestSenderBackOff: a send that fails without a 429 backs off by the
+// outbox's retry delay and keeps the notice waiting.
+func TestSenderBackOff(t *testing.T) {
+	ctx := context.Background()
+	b, fake, outbox, clock := newTestSender(t)
+	fake.fail = []error{errors.New("connection reset")}
+	enqueue(t, outbox, message("n1", "first"))
+
+	if wait := b.sendDue(ctx); wait != core.RetryDelay(1) {
+		t.Errorf("after a failed send the sender waits %v, want %v", wait, core.RetryDelay(1))
+	}
+	e, err := outbox.Get(ctx, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Attempts != 1 || e.EventID != "" || !e.NextAttempt.Equal(clock.Now().Add(core.RetryDelay(1))) {
+		t.Errorf("after a failed send: %d attempts, event %q, next %v", e.Attempts, e.EventID, e.NextAttempt)
+	}
+	clock.Advance(core.RetryDelay(1))
+	b.sendDue(ctx)
+	if len(fake.sends) != 1 {
+		t.Fatalf("%d sends after the back-off, want 1", len(fake.sends))
+	}
+	sentAs(t, outbox, "$sent1", "n1")
+}
 
 // TestDetached: a notice whose target notice was pruned (retention.outbox)
 // still goes out, without the relation, instead of holding its room's

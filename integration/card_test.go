@@ -19,7 +19,7 @@ import (
 )
 
 // cardAPIListen returns a free loopback address for api.listen.
-func cardAPIListen(t *testing.T) string {
+func cardAPIListen(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -32,7 +32,7 @@ func cardAPIListen(t *testing.T) string {
 // cardAPI is the orchestrator and the worker agents calling Jarvis's HTTP
 // API.
 type cardAPI struct {
-	t      *testing.T
+	t      testing.TB
 	base   string
 	tokens roleTokens
 }

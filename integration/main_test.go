@@ -106,6 +106,11 @@ type options struct {
 	// store is the store section's engine and URI; empty means a fresh
 	// SQLite file.
 	store store.Config
+	// plaintext turns end-to-end encryption off: Jarvis's room is created
+	// unencrypted.
+	plaintext bool
+	// hs is the homeserver Jarvis runs on; nil means the package's.
+	hs *tesths.Homeserver
 }
 
 // newJarvis registers a fresh bot user, writes its config and starts it.
@@ -113,14 +118,18 @@ type options struct {
 func newJarvis(t testing.TB, opts options) *jarvis {
 	t.Helper()
 	ctx := context.Background()
+	server := hs
+	if opts.hs != nil {
+		server = opts.hs
+	}
 	localpart := tesths.RandomName("jarvis")
-	if _, err := hs.Register(ctx, localpart, "jarvis-password"); err != nil {
+	if _, err := server.Register(ctx, localpart, "jarvis-password"); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	j := &jarvis{
 		t:       t,
-		UserID:  hs.UserID(localpart),
+		UserID:  server.UserID(localpart),
 		Alias:   "#" + tesths.RandomName("room") + ":localhost",
 		cfgPath: filepath.Join(dir, "config.yaml"),
 	}
@@ -128,7 +137,7 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		opts.allowed = []string{"@*:localhost"}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "homeserver:\n  url: %s\n", hs.URL)
+	fmt.Fprintf(&b, "homeserver:\n  url: %s\n", server.URL)
 	fmt.Fprintf(&b, "bot:\n  user_id: %q\n  password: jarvis-password\n  room: %q\n", j.UserID, j.Alias)
 	b.WriteString("  admins:\n")
 	for _, a := range opts.admins {
@@ -139,6 +148,9 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		fmt.Fprintf(&b, "    - %q\n", a)
 	}
 	b.WriteString("  encryption:\n    pickle_key: integration-pickle-key\n")
+	if opts.plaintext {
+		b.WriteString("    enabled: false\n")
+	}
 	if opts.store.Type != "" {
 		j.Store = opts.store
 		fmt.Fprintf(&b, "store:\n  type: %s\n  uri: %q\n", opts.store.Type, opts.store.URI)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestHomeserverOutage stops the homeserver for at least 10 s, with chat
@@ -115,5 +116,24 @@ func TestHomeserverOutage(t *testing.T) {
 		if n := len(alice.Events(notice(i))); n != 1 {
 			t.Errorf("notice %d read %d times, want once", i, n)
 		}
+	}
+	waitOutboxEmpty(t, st, 5*time.Second)
+}
+
+// waitOutboxEmpty waits until Jarvis has recorded every notice as sent:
+// the person may see the last message a moment before Jarvis records it.
+func waitOutboxEmpty(t *testing.T, st *store.Store, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		depth, err := st.Outbox().Depth(context.Background())
+		if err == nil && depth == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("outbox depth = %d (%v), want 0", depth, err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -146,23 +146,9 @@ func (j *jarvis) noAnswer(t *testing.T, stranger, allowed *tesths.Person, room i
 	t.Helper()
 	ctx := context.Background()
 	st := j.openStore(t)
-	drained := func() {
-		t.Helper()
-		deadline := time.Now().Add(waitReply)
-		for {
-			depth, err := st.Outbox().Depth(ctx)
-			if err == nil && depth == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("outbox depth %d (%v) after %s", depth, err, waitReply)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
 	// What Jarvis said before, the stranger's sync may still bring (a
 	// join shows the room's history); it is no answer.
-	drained()
+	waitOutboxEmpty(t, st, waitReply)
 	earlier, err := allowed.FromServer(ctx, room, j.UserID)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +197,7 @@ func (j *jarvis) noAnswer(t *testing.T, stranger, allowed *tesths.Person, room i
 	}
 
 	known[j.ask(t, allowed, room, "!ping").ID] = true
-	drained()
+	waitOutboxEmpty(t, st, waitReply)
 	last := j.ask(t, allowed, room, "!ping")
 	known[last.ID] = true
 	if _, err := stranger.WaitFor(ctx, waitReply, func(evt *event.Event) bool {

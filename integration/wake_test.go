@@ -21,30 +21,8 @@ import (
 // them again.
 func TestWakeRouter(t *testing.T) {
 	ctx := context.Background()
-	alice := newPerson(t, "alice")
-	listen := cardAPIListen(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "api:\n  listen: " + listen +
-		"\nfleet:\n  agents:\n    - name: EVE\n"})
-	room := j.joinRoom(t, alice)
-	api := cardAPI{t: t, base: "http://" + listen, tokens: j.issueTokens(t, "EVE")}
-	api.waitUp()
-
-	j.ask(t, alice, room, `!card draft Ship the exporter --accept "it exports every column" --priority P2`)
-	question := j.ask(t, alice, room, "!card publish")
-	if _, err := alice.SendReaction(ctx, room, question.ID, "✅"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, question.ID)); err != nil {
-		t.Fatal(err)
-	}
-	var list struct {
-		Cards []apiCard `json:"cards"`
-	}
-	api.call(http.MethodGet, "/api/cards", nil, nil, http.StatusOK, &list)
-	if len(list.Cards) != 1 || list.Cards[0].RatifiedBy != alice.UserID.String() {
-		t.Fatalf("published cards = %+v", list.Cards)
-	}
-	card := list.Cards[0].ID
+	w := newWakeSetup(t)
+	alice, j, room, api, card := w.alice, w.j, w.room, w.api, w.card
 
 	frame := func(title string) func(*event.Event) bool {
 		return func(evt *event.Event) bool {
@@ -54,13 +32,11 @@ func TestWakeRouter(t *testing.T) {
 	for _, state := range []string{"claimed", "in_progress"} {
 		api.call(http.MethodPost, "/api/cards/"+card+"/state", nil, map[string]any{"state": state, "note": "working"}, http.StatusOK, nil)
 	}
-	changed := time.Now()
 	api.call(http.MethodPost, "/api/cards/"+card+"/state", nil, map[string]any{"state": "blocked", "note": "waiting on the vendor's API key"}, http.StatusOK, nil)
 	blocked, err := alice.WaitFor(ctx, waitReply, frame("a card is blocked"))
 	if err != nil {
 		t.Fatalf("no wake notice for the blocked card: %v", err)
 	}
-	t.Logf("state change to notice seen: %s", time.Since(changed).Round(time.Millisecond))
 	body := tesths.Body(blocked)
 	for _, want := range []string{card, "waiting on the vendor's API key", "(from cards)", alice.UserID.String()} {
 		if !strings.Contains(body, want) {
@@ -101,4 +77,43 @@ func TestWakeRouter(t *testing.T) {
 	if n := len(alice.Events(ciFailed)); n != 2 {
 		t.Errorf("%d CI failure notices for two journal entries, want 2", n)
 	}
+}
+
+// wakeSetup is Jarvis with its API on and one card that alice drafted
+// and ratified in the room, ready for its worker to move.
+type wakeSetup struct {
+	alice *tesths.Person
+	j     *jarvis
+	room  id.RoomID
+	api   cardAPI
+	card  string
+}
+
+func newWakeSetup(t testing.TB) wakeSetup {
+	t.Helper()
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	listen := cardAPIListen(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "api:\n  listen: " + listen +
+		"\nfleet:\n  agents:\n    - name: EVE\n"})
+	room := j.joinRoom(t, alice)
+	api := cardAPI{t: t, base: "http://" + listen, tokens: j.issueTokens(t, "EVE")}
+	api.waitUp()
+
+	j.ask(t, alice, room, `!card draft Ship the exporter --accept "it exports every column" --priority P2`)
+	question := j.ask(t, alice, room, "!card publish")
+	if _, err := alice.SendReaction(ctx, room, question.ID, "✅"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, question.ID)); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Cards []apiCard `json:"cards"`
+	}
+	api.call(http.MethodGet, "/api/cards", nil, nil, http.StatusOK, &list)
+	if len(list.Cards) != 1 || list.Cards[0].RatifiedBy != alice.UserID.String() {
+		t.Fatalf("published cards = %+v", list.Cards)
+	}
+	return wakeSetup{alice: alice, j: j, room: room, api: api, card: list.Cards[0].ID}
 }

@@ -11,6 +11,11 @@
 # Environment:
 #   JARVIS_DENDRITE_BIN   where the binaries live (default: the user cache dir)
 #   JARVIS_HS_APPSERVICE  an application service registration file to load
+#   JARVIS_HS_RATE_LIMIT  "THRESHOLD COOLOFF_MS": turn the client API's rate
+#                         limiting on, THRESHOLD requests per device (per
+#                         address before login) within COOLOFF_MS; Dendrite
+#                         v0.13.8 limits /messages, joins, typing, receipts
+#                         and the like, not /send
 set -euo pipefail
 
 VERSION=v0.13.8
@@ -67,6 +72,14 @@ start() {
 		"$dir/dendrite.yaml"
 	if [[ -n $appservice ]]; then
 		sed -i -e "s|^  config_files: \[\]|  config_files: $appservice|" "$dir/dendrite.yaml"
+	fi
+	if [[ -n ${JARVIS_HS_RATE_LIMIT:-} ]]; then
+		local threshold cooloff
+		read -r threshold cooloff <<<"$JARVIS_HS_RATE_LIMIT"
+		[[ $threshold =~ ^[0-9]+$ && $cooloff =~ ^[0-9]+$ ]] || { echo "JARVIS_HS_RATE_LIMIT must be \"THRESHOLD COOLOFF_MS\"" >&2; return 1; }
+		sed -i -e "/^  rate_limiting:/,/^    cooloff_ms:/{s|enabled: false|enabled: true|;s|threshold: .*|threshold: $threshold|;s|cooloff_ms: .*|cooloff_ms: $cooloff|}" \
+			"$dir/dendrite.yaml"
+		grep -A3 "^  rate_limiting:" "$dir/dendrite.yaml" | grep -q "enabled: true" || { echo "could not turn rate limiting on" >&2; return 1; }
 	fi
 	grep -q "registration_shared_secret: \"$secret\"" "$dir/dendrite.yaml" || { echo "could not set the shared secret" >&2; return 1; }
 	grep -q "disable_federation: true" "$dir/dendrite.yaml" || { echo "could not turn federation off" >&2; return 1; }

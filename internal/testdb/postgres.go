@@ -49,6 +49,7 @@ func postgres(tb testing.TB, schema bool) string {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { srv.drops <- name })
+	count(tb)
 	uri, err := withDatabase(srv.uri, name)
 	if err != nil {
 		tb.Fatalf("connection string for %s: %v", name, err)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/id"
@@ -43,6 +44,14 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// RateLimit is the environment for Start that turns the client API's rate
+// limiting on: threshold requests per device within cooloff, after which
+// the homeserver answers 429 with retry_after_ms set to cooloff. The
+// default test homeserver runs without it.
+func RateLimit(threshold int, cooloff time.Duration) string {
+	return fmt.Sprintf("JARVIS_HS_RATE_LIMIT=%d %d", threshold, cooloff.Milliseconds())
 }
 
 // Start builds Dendrite if needed and starts a fresh one with its state in

@@ -1,0 +1,210 @@
+// Command benchtable reads the output of `go test -bench` (as `make bench`
+// writes it) on standard input and prints the README's benchmark table:
+// what | target | measured, with whether each target is met.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	results, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if len(results) == 0 {
+		fmt.Fprintln(os.Stderr, "no benchmark results in the input")
+		os.Exit(1)
+	}
+	fmt.Print(table(results))
+}
+
+// result is one benchmark's line: its iteration count and its metrics by
+// unit ("ns/op", "p95-ms", "hb/s", …).
+type result struct {
+	n       int
+	metrics map[string]float64
+}
+
+// gomaxprocs is the -N suffix go test adds to a benchmark's name.
+var gomaxprocs = regexp.MustCompile(`-\d+$`)
+
+// parse reads benchmark lines. The store package runs its benchmarks once
+// per engine, announcing each on a line of its own ("=== store tests on
+// …"); its results get the engine added to their name ("/sqlite3",
+// "/postgres"), as the api package names its sub-benchmarks.
+func parse(r io.Reader) (map[string]result, error) {
+	results := map[string]result{}
+	suffix := ""
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if engine, ok := strings.CutPrefix(line, "=== store tests on "); ok {
+			engine = strings.ToLower(engine)
+			switch {
+			case strings.Contains(engine, "skipped"):
+			case strings.HasPrefix(engine, "postgres"):
+				suffix = "/postgres"
+			case strings.HasPrefix(engine, "sqlite"):
+				suffix = "/sqlite3"
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "FAIL") {
+			suffix = ""
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") || len(fields)%2 != 0 {
+			continue
+		}
+		n, err := strconv.Atoi(fields[1])
+		if err != nil {
+			continue
+		}
+		res := result{n: n, metrics: map[string]float64{}}
+		for i := 2; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("benchmark line %q: %w", line, err)
+			}
+			res.metrics[fields[i+1]] = v
+		}
+		results[gomaxprocs.ReplaceAllString(fields[0], "")+suffix] = res
+	}
+	return results, sc.Err()
+}
+
+// row is one line of the table: what it measures, the target, and how to
+// read the measurement (empty when the benchmarks it needs did not run).
+type row struct {
+	what, target string
+	measured     func(map[string]result) string
+}
+
+var rows = []row{
+	{"chat round trip `!ping` → `pong`, encrypted rooms, Jarvis vs the echo floor (`BenchmarkRoundTrip/encrypted`)",
+		"Jarvis p95 ≤ 1.25 × echo p95", roundTrip("BenchmarkRoundTrip/encrypted")},
+	{"the same in plaintext rooms (`BenchmarkRoundTrip/plaintext`)",
+		"Jarvis p95 ≤ 1.25 × echo p95", roundTrip("BenchmarkRoundTrip/plaintext")},
+	{"one tripwire evaluator pass, 100,000 tripwires, SQLite (`BenchmarkTripwireTick`)",
+		"≤ 250 ms", perOp("BenchmarkTripwireTick/sqlite3", 250)},
+	{"the same on PostgreSQL", "—", perOp("BenchmarkTripwireTick/postgres", 0)},
+	{"heartbeat ingest over HTTP, 64 clients, SQLite (`BenchmarkHeartbeatIngest`)",
+		"≥ 5,000/s, p99 ≤ 20 ms", heartbeats("BenchmarkHeartbeatIngest/sqlite3", true)},
+	{"the same on PostgreSQL", "—", heartbeats("BenchmarkHeartbeatIngest/postgres", false)},
+	{"the token check every API request makes, credential cached (`BenchmarkAuthenticate`)",
+		"stated, beside the heartbeat's CPU per request", micro("BenchmarkAuthenticate")},
+	{"card sets of 5 over HTTP, 16 clients, SQLite (`BenchmarkPublishCardSets`)",
+		"≥ 1,000 sets/s", cardSets("BenchmarkPublishCardSets/sqlite3", 1000)},
+	{"the same on PostgreSQL", "—", cardSets("BenchmarkPublishCardSets/postgres", 0)},
+	{"wake router: one reconcile over 1,000 conditions, SQLite (`BenchmarkReconcile`)",
+		"stated", perOp("BenchmarkReconcile/sqlite3", 0)},
+	{"the same on PostgreSQL", "stated", perOp("BenchmarkReconcile/postgres", 0)},
+	{"wake router end to end: a card blocked over the API → its notice in the room (`BenchmarkWakeRouter`)",
+		"stated", latency("BenchmarkWakeRouter")},
+}
+
+func table(results map[string]result) string {
+	var b strings.Builder
+	b.WriteString("| what | target | measured |\n| --- | --- | --- |\n")
+	for _, r := range rows {
+		m := r.measured(results)
+		if m == "" {
+			m = "not run"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.what, r.target, m)
+	}
+	return b.String()
+}
+
+// verdict says whether a target was met; no target (0) says nothing.
+func verdict(met bool, hasTarget bool) string {
+	switch {
+	case !hasTarget:
+		return ""
+	case met:
+		return " — meets the target"
+	default:
+		return " — **misses the target**"
+	}
+}
+
+func roundTrip(prefix string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		j, ok1 := rs[prefix+"/jarvis"]
+		e, ok2 := rs[prefix+"/echo-floor"]
+		if !ok1 || !ok2 {
+			return ""
+		}
+		ratio := j.metrics["p95-ms"] / e.metrics["p95-ms"]
+		return fmt.Sprintf("Jarvis p50 %.0f ms, p95 %.0f ms, p99 %.0f ms; echo p50 %.0f ms, p95 %.0f ms, p99 %.0f ms: **%.2f ×** (%d round trips each)%s",
+			j.metrics["p50-ms"], j.metrics["p95-ms"], j.metrics["p99-ms"], e.metrics["p50-ms"], e.metrics["p95-ms"], e.metrics["p99-ms"],
+			ratio, j.n, verdict(ratio <= 1.25, true))
+	}
+}
+
+func perOp(name string, maxMS float64) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		ms := r.metrics["ns/op"] / 1e6
+		out := fmt.Sprintf("**%.1f ms** per operation (%d operations)", ms, r.n)
+		if cpu, ok := r.metrics["cpu-ns/op"]; ok {
+			out += fmt.Sprintf(", %.0f ms CPU", cpu/1e6)
+		}
+		return out + verdict(ms <= maxMS, maxMS > 0)
+	}
+}
+
+func micro(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("**%.1f µs** per operation, %.0f allocations (%d operations)", r.metrics["ns/op"]/1e3, r.metrics["allocs/op"], r.n)
+	}
+}
+
+func heartbeats(name string, target bool) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		rate, p99 := r.metrics["hb/s"], r.metrics["p99-ms"]
+		return fmt.Sprintf("**%.0f/s, p99 %.1f ms** (p50 %.1f ms, %.0f µs CPU per heartbeat; %d heartbeats)%s",
+			rate, p99, r.metrics["p50-ms"], r.metrics["cpu-µs/hb"], r.n, verdict(rate >= 5000 && p99 <= 20, target))
+	}
+}
+
+func cardSets(name string, minRate float64) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		rate := r.metrics["sets/s"]
+		return fmt.Sprintf("**%.0f sets/s** (%d sets)%s", rate, r.n, verdict(rate >= minRate, minRate > 0))
+	}
+}
+
+func latency(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("p50 **%.0f ms**, p95 %.0f ms, p99 %.0f ms (%d notices)", r.metrics["p50-ms"], r.metrics["p95-ms"], r.metrics["p99-ms"], r.n)
+	}
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const sample = `=== store tests on SQLite
+goos: linux
+BenchmarkTripwireTick-2   	      20	 117000000 ns/op	 130000000 cpu-ns/op
+BenchmarkReconcile-2      	    1000	   3100000 ns/op
+PASS
+=== store tests on postgres
+BenchmarkTripwireTick-2   	      20	 656000000 ns/op	 300000000 cpu-ns/op
+ok  	github.com/jarvis-hmi/jarvis/store	90.1s
+BenchmarkHeartbeatIngest/sqlite3-2         	   20000	    110000 ns/op	      4100 hb/s	  5.0 p50-ms	 31.5 p99-ms	  175 cpu-µs/hb
+BenchmarkAuthenticate-2                    	  100000	      2350 ns/op	     320 B/op	       5 allocs/op
+BenchmarkPublishCardSets/sqlite3-2         	    2000	    700000 ns/op	      1400 sets/s
+BenchmarkRoundTrip/encrypted/jarvis-2      	     200	 300000000 ns/op	 210 p50-ms	 400 p95-ms	 500 p99-ms
+BenchmarkRoundTrip/encrypted/echo-floor-2  	     200	 250000000 ns/op	 180 p50-ms	 350 p95-ms	 450 p99-ms
+`
+
+func TestTable(t *testing.T) {
+	results, err := parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := table(results)
+	for _, want := range []string{
+		"| one tripwire evaluator pass, 100,000 tripwires, SQLite (`BenchmarkTripwireTick`) | ≤ 250 ms | **117.0 ms** per operation (20 operations), 130 ms CPU — meets the target |",
+		"| the same on PostgreSQL | — | **656.0 ms** per operation (20 operations), 300 ms CPU |",
+		"**3.1 ms** per operation (1000 operations)",
+		"**4100/s, p99 31.5 ms** (p50 5.0 ms, 175 µs CPU per heartbeat; 20000 heartbeats) — **misses the target**",
+		"**1400 sets/s** (2000 sets) — meets the target",
+		"**2.4 µs** per operation, 5 allocations (100000 operations)",
+		"echo p50 180 ms, p95 350 ms, p99 450 ms: **1.14 ×** (200 round trips each) — meets the target",
+		"| the same in plaintext rooms (`BenchmarkRoundTrip/plaintext`) | Jarvis p95 ≤ 1.25 × echo p95 | not run |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "\n") != len(rows)+2 {
+		t.Errorf("the table has %d lines, want a header, a rule and %d rows:\n%s", strings.Count(got, "\n"), len(rows), got)
+	}
+}
