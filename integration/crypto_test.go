@@ -26,17 +26,6 @@ func readable(match func(*event.Event) bool) func(*event.Event) bool {
 	return func(evt *event.Event) bool { return tesths.Encrypted(evt) && match(evt) }
 }
 
-// joinEncrypted joins the dedicated room and waits until the person knows
-// it is encrypted, so that what they say next is encrypted.
-func (j *jarvis) joinEncrypted(t *testing.T, p *tesths.Person) id.RoomID {
-	t.Helper()
-	room := j.joinRoom(t, p)
-	if err := p.WaitEncrypted(context.Background(), room, 20*time.Second); err != nil {
-		t.Fatalf("the dedicated room is not encrypted: %v", err)
-	}
-	return room
-}
-
 // sentEncrypted checks that the person's own message went out encrypted.
 func sentEncrypted(t *testing.T, p *tesths.Person, eventID id.EventID) {
 	t.Helper()
@@ -58,11 +47,11 @@ func TestEncryptedRoom(t *testing.T) {
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
 		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
 		t.Fatal(err)
 	}
-	j.joinEncrypted(t, bob)
+	j.joinRoom(t, bob)
 
 	sent, err := alice.Say(ctx, room, "!ping")
 	if err != nil {
@@ -179,7 +168,7 @@ func TestEncryptionAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)
@@ -217,7 +206,7 @@ func TestNewDeviceReadsJarvis(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)
@@ -257,7 +246,7 @@ func TestUndecryptableMessage(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)
@@ -306,7 +295,7 @@ func TestEncryptedDirectRoom(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)
@@ -339,7 +328,7 @@ func TestLostOutcomeInEncryptedRoom(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	st := j.openStore(t)
 	if err := st.Outbox().Enqueue(ctx, core.Notice{Key: "lost-outcome-test", RoomID: room.String(),
 		Kind: core.NoticeMessage, Body: "sent once only"}); err != nil {
@@ -381,7 +370,7 @@ func TestInvitedToEncryptedRoom(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	j.joinEncrypted(t, alice)
+	j.joinRoom(t, alice)
 	stateKey := ""
 	created, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{
 		Preset:   "private_chat",
@@ -415,7 +404,7 @@ func TestInvitedToEncryptedRoom(t *testing.T) {
 func TestWrongPickleKey(t *testing.T) {
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	j.joinEncrypted(t, alice)
+	j.joinRoom(t, alice)
 	j.Stop()
 	cfg, err := os.ReadFile(j.cfgPath)
 	if err != nil {
@@ -446,7 +435,7 @@ func TestSendBeforeSyncKnowsTheRoom(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
-	room := j.joinEncrypted(t, alice)
+	room := j.joinRoom(t, alice)
 	sent, _ := alice.Say(ctx, room, "!ping")
 	if _, err := alice.WaitFor(ctx, waitReply, readable(j.replyTo(sent))); err != nil {
 		t.Fatalf("no encrypted pong: %v", err)

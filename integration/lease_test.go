@@ -24,9 +24,10 @@ func TestExactlyOneJarvis(t *testing.T) {
 // failover runs the fencing scenario on a workspace whose Jarvis opts
 // configure (with a 3 s lease): one mute notice from the second process,
 // every command answered once, takeover within the lease time after the
-// holder's SIGKILL. It returns the holder and the room, for checks of
-// the store behind them.
-func failover(t *testing.T, alice *tesths.Person, opts options) (*jarvis, id.RoomID) {
+// holder's SIGKILL; and, counted on the homeserver, every event Jarvis
+// put in the room is one sent outbox row, and every sent row is there
+// once.
+func failover(t *testing.T, alice *tesths.Person, opts options) {
 	t.Helper()
 	ctx := context.Background()
 	const ttl = 3 * time.Second
@@ -77,13 +78,16 @@ func failover(t *testing.T, alice *tesths.Person, opts options) (*jarvis, id.Roo
 		t.Fatal(err)
 	}
 
+	events := holder.sentOnce(t, alice, room)
 	for _, evt := range asked {
+		if n := answers(events, evt); n != 1 {
+			t.Errorf("%s answered %d times in the room, want once", evt, n)
+		}
 		if n := len(alice.Events(holder.replyTo(evt))); n != 1 {
-			t.Errorf("%s answered %d times, want once", evt, n)
+			t.Errorf("%s: %d answers read, want one", evt, n)
 		}
 	}
 	if n := len(alice.Events(fromJarvis("stays mute"))); n != 1 {
 		t.Errorf("%d mute notices, want one", n)
 	}
-	return holder, room
 }

@@ -212,9 +212,32 @@ func (j *jarvis) Stop() {
 	}
 }
 
-// joinRoom waits until the person is in Jarvis's dedicated room and
-// returns the room ID.
+// joinRoom joins the person to Jarvis's dedicated room and returns the
+// room ID once the room is ready to talk in: the person knows it is
+// encrypted, and has read Jarvis's encrypted answer to a !ping.
 func (j *jarvis) joinRoom(t testing.TB, p *tesths.Person) id.RoomID {
+	t.Helper()
+	room := j.enter(t, p)
+	if _, err := p.Greet(context.Background(), room, j.UserID, "!ping", waitReply); err != nil {
+		t.Fatalf("the dedicated room is not ready: %v\n%s", err, j.logs.String())
+	}
+	return room
+}
+
+// joinStranger joins someone Jarvis does not answer to the dedicated room
+// and waits until they know it is encrypted and Jarvis is in it.
+func (j *jarvis) joinStranger(t testing.TB, p *tesths.Person) id.RoomID {
+	t.Helper()
+	room := j.enter(t, p)
+	if err := p.WaitReady(context.Background(), room, j.UserID, waitReply); err != nil {
+		t.Fatalf("the dedicated room is not ready: %v", err)
+	}
+	return room
+}
+
+// enter waits until the person is in Jarvis's dedicated room and returns
+// the room ID.
+func (j *jarvis) enter(t testing.TB, p *tesths.Person) id.RoomID {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(20 * time.Second)

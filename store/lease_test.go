@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lib/pq"
+	"github.com/mattn/go-sqlite3"
+
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/lease"
@@ -331,51 +334,61 @@ func TestLeaseRun(t *testing.T) {
 	})
 }
 
-// TestLeaseFenceHoldsUntilCommit: a takeover that starts while the holder's
-// fenced transaction is open waits for it to commit, so the holder's writes
-// land under its epoch before the next epoch begins (PostgreSQL through the
-// fence's row lock, SQLite through the immediate transaction's write lock).
+// TestLeaseFenceHoldsUntilCommit: a takeover tried while the holder's
+// fenced transaction is open cannot happen before it commits, so the
+// holder's writes land under its epoch before the next epoch begins
+// (PostgreSQL through the fence's row lock, SQLite through the immediate
+// transaction's write lock). The takeover is tried without waiting for
+// locks, so the test needs no time window: it is refused as locked out
+// while the transaction is open, and goes through once it has committed.
 func TestLeaseFenceHoldsUntilCommit(t *testing.T) {
 	ctx := context.Background()
 	cfg := testdb.NewConfig(t, testEngine)
 	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
+	// b's one connection gives up on a lock at once.
+	sb.DB.RawDB.SetMaxOpenConns(1)
+	noWait := "PRAGMA busy_timeout = 0"
+	if cfg.Type == store.Postgres {
+		noWait = "SET lock_timeout = '10ms'"
+	}
+	if _, err := sb.DB.Exec(ctx, noWait); err != nil {
+		t.Fatalf("%s: %v", noWait, err)
+	}
 	leases := sa.Leases()
 	now := leaseStart
 	rec, ok, err := leases.Acquire(ctx, "ws1", "jarvis-a", now, now.Add(leaseTTL))
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
-	took := make(chan lease.Record, 1)
+	// b's clock says a's lease has expired.
+	later := now.Add(2 * leaseTTL)
 	err = sa.InTx(ctx, func(ctx context.Context) error {
 		if err := leases.Fence(ctx, "ws1", "jarvis-a", rec.Epoch, now); err != nil {
 			return err
 		}
-		go func() {
-			// b's clock says a's lease has expired.
-			later := now.Add(2 * leaseTTL)
-			got, ok, err := sb.Leases().Acquire(ctx, "ws1", "jarvis-b", later, later.Add(leaseTTL))
-			if err != nil || !ok {
-				t.Errorf("b's acquire: %v %v", ok, err)
-			}
-			took <- got
-		}()
-		select {
-		case got := <-took:
+		got, ok, err := sb.Leases().Acquire(context.Background(), "ws1", "jarvis-b", later, later.Add(leaseTTL))
+		switch {
+		case err == nil && ok:
 			t.Errorf("b took the lease (epoch %d) while a's fenced transaction was open", got.Epoch)
-		case <-time.After(300 * time.Millisecond):
+		case !lockedOut(err):
+			t.Errorf("b's acquire while a's fenced transaction was open: %v %v, want it locked out", ok, err)
 		}
-		_, err := sa.DB.Exec(ctx, `INSERT INTO bot_state (key, value) VALUES ('fenced', 'a')`)
+		_, err = sa.DB.Exec(ctx, `INSERT INTO bot_state (key, value) VALUES ('fenced', 'a')`)
 		return err
 	})
 	if err != nil {
 		t.Fatalf("fenced transaction: %v", err)
 	}
-	select {
-	case got := <-took:
-		if got.Holder != "jarvis-b" || got.Epoch != rec.Epoch+1 {
-			t.Errorf("after commit: holder %q epoch %d, want jarvis-b epoch %d", got.Holder, got.Epoch, rec.Epoch+1)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("b's acquire never finished after a committed")
+	got, ok, err := sb.Leases().Acquire(ctx, "ws1", "jarvis-b", later, later.Add(leaseTTL))
+	if err != nil || !ok || got.Holder != "jarvis-b" || got.Epoch != rec.Epoch+1 {
+		t.Errorf("after commit: holder %q epoch %d (%v %v), want jarvis-b epoch %d", got.Holder, got.Epoch, ok, err, rec.Epoch+1)
 	}
+}
+
+// lockedOut reports whether err says a statement gave up waiting for a
+// lock: SQLite's busy, PostgreSQL's lock_not_available.
+func lockedOut(err error) bool {
+	var lite sqlite3.Error
+	var pg *pq.Error
+	return errors.As(err, &lite) && lite.Code == sqlite3.ErrBusy || errors.As(err, &pg) && pg.Code == "55P03"
 }

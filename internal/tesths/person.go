@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -152,6 +153,75 @@ func (p *Person) WaitEncrypted(ctx context.Context, roomID id.RoomID, timeout ti
 	return fmt.Errorf("%s did not learn within %s that %s is encrypted", p.UserID, timeout, roomID)
 }
 
+// Greet makes the room ready for a conversation with peer: it waits
+// until the person knows the room is encrypted, says text, and waits
+// until it has read peer's encrypted reply. From then on what the person
+// says there is encrypted, and it can read what peer says. It returns
+// the reply.
+func (p *Person) Greet(ctx context.Context, roomID id.RoomID, peer id.UserID, text string, timeout time.Duration) (*event.Event, error) {
+	if err := p.WaitReady(ctx, roomID, peer, timeout); err != nil {
+		return nil, err
+	}
+	sent, err := p.Say(ctx, roomID, text)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := p.WaitFor(ctx, timeout, func(evt *event.Event) bool {
+		return Encrypted(evt) && MessageFrom(roomID, peer)(evt) && ReplyTo(evt) == sent
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s read no encrypted reply from %s to %q in %s: %w", p.UserID, peer, text, roomID, err)
+	}
+	return reply, nil
+}
+
+// FromServer returns every event the homeserver holds from sender in a
+// room, oldest first, read through its /messages API back to the room's
+// start: messages, edits and reactions as the homeserver stores them,
+// encrypted or not; an event the person could not decrypt is there too.
+// State events are left out.
+func (p *Person) FromServer(ctx context.Context, roomID id.RoomID, sender id.UserID) ([]*event.Event, error) {
+	filter := &mautrix.FilterPart{Senders: []id.UserID{sender}}
+	var out []*event.Event
+	from := ""
+	for {
+		resp, err := p.Messages(ctx, roomID, from, "", mautrix.DirectionBackward, filter, 100)
+		if err != nil {
+			return nil, fmt.Errorf("read %s's events in %s: %w", sender, roomID, err)
+		}
+		for _, evt := range resp.Chunk {
+			if evt.Sender == sender && evt.StateKey == nil {
+				evt.RoomID = roomID
+				out = append(out, evt)
+			}
+		}
+		if resp.End == "" || resp.End == from || len(resp.Chunk) == 0 {
+			break
+		}
+		from = resp.End
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// WaitReady waits until the person knows that a room is encrypted and
+// that peer is in it, so that what it says there next is encrypted for
+// peer's devices too. A client that speaks before it knows a member
+// shares its session without them, and they cannot read it.
+func (p *Person) WaitReady(ctx context.Context, roomID id.RoomID, peer id.UserID, timeout time.Duration) error {
+	if err := p.WaitEncrypted(ctx, roomID, timeout); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for !p.StateStore.IsInRoom(ctx, roomID, peer) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not learn within %s that %s is in %s", p.UserID, timeout, peer, roomID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
 // OnEvent runs fn for every event seen from now on, in the sync loop.
 func (p *Person) OnEvent(fn func(context.Context, *event.Event)) {
 	p.mu.Lock()
@@ -229,6 +299,15 @@ func MessageFrom(roomID id.RoomID, sender id.UserID) func(*event.Event) bool {
 	return func(evt *event.Event) bool {
 		return evt.Type == event.EventMessage && evt.RoomID == roomID && evt.Sender == sender
 	}
+}
+
+// ReplyTo returns the event a message replies to, from its m.relates_to,
+// which an encrypted event carries in the clear; empty if it is no reply.
+func ReplyTo(evt *event.Event) id.EventID {
+	rel, _ := evt.Content.Raw["m.relates_to"].(map[string]any)
+	inReplyTo, _ := rel["m.in_reply_to"].(map[string]any)
+	target, _ := inReplyTo["event_id"].(string)
+	return id.EventID(target)
 }
 
 // Body returns the plain body of a message event.
