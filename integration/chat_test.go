@@ -180,3 +180,54 @@ func TestNoHistoryReplayed(t *testing.T) {
 		t.Errorf("Jarvis sent %d events in the room, want only the one pong", len(said))
 	}
 }
+
+// TestSenderFlood: 50 `!ping` from one person get at most the burst of
+// pongs and one notice; another person is still answered.
+func TestSenderFlood(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	bob := newPerson(t, "bob")
+	const burst = 5
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID, bob.UserID},
+		extra: "chat:\n  sender_limit:\n    per_second: 0.01\n    burst: 5\n"})
+	room := j.joinRoom(t, alice)
+	j.joinRoom(t, bob)
+
+	flood := map[id.EventID]bool{}
+	for range 50 {
+		sent, err := alice.Say(ctx, room, "!ping")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flood[sent] = true
+	}
+	sent, err := bob.Say(ctx, room, "!ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent)); err != nil {
+		t.Fatalf("no pong for another person during the flood: %v\n%s", err, j.logs.String())
+	}
+	// Jarvis reads the room in order and sends in order: by the time
+	// bob's pong arrived, everything it said to the flood had too.
+	var pongs, notices int
+	for _, evt := range alice.Events(func(evt *event.Event) bool {
+		if evt.Type != event.EventMessage || evt.Sender != j.UserID {
+			return false
+		}
+		rel := evt.Content.AsMessage().RelatesTo
+		return rel != nil && flood[rel.GetReplyTo()]
+	}) {
+		switch body := tesths.Body(evt); {
+		case strings.HasPrefix(body, "pong"):
+			pongs++
+		case strings.Contains(body, "You are sending faster than I can answer; I will ignore messages for"):
+			notices++
+		default:
+			t.Errorf("unexpected reply to the flood: %q", body)
+		}
+	}
+	if pongs > burst || notices != 1 {
+		t.Errorf("a flood of 50 got %d pongs and %d notices, want at most %d and 1", pongs, notices, burst)
+	}
+}
