@@ -1,31 +1,17 @@
 package commands
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
-
-	"github.com/jarvis-hmi/jarvis/core/coretest"
-	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestSenderLimit: a flood from one sender is answered up to the burst,
 // then once with how long Jarvis will not listen, then not at all until
 // the bucket is full again; another sender is answered throughout.
 func TestSenderLimit(t *testing.T) {
-	st, err := store.Open(context.Background(), store.Config{Type: "sqlite3", URI: filepath.Join(t.TempDir(), "j.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clock := coretest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	p := NewProcessor(Config{Prefix: "!", SenderLimit: SenderLimit{PerSecond: 0.5, Burst: 3}},
-		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Notices: st.Outbox(), Pending: st, Excerpts: st, Clock: clock})
-	h := &harness{proc: p, store: st, clock: clock}
+	h := newHarnessWith(t, Config{Prefix: "!", SenderLimit: SenderLimit{PerSecond: 0.5, Burst: 3}})
+	clock := h.clock
 
 	var pongs, notices int
 	for range 50 {
