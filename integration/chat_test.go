@@ -192,6 +192,13 @@ func TestSenderFlood(t *testing.T) {
 		extra: "chat:\n  sender_limit:\n    per_second: 0.01\n    burst: 5\n"})
 	room := j.joinRoom(t, alice)
 	j.joinRoom(t, bob)
+	// Alice sees bob come in once the homeserver has both joins.
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return evt.Type == event.StateMember && evt.RoomID == room && evt.GetStateKey() == bob.UserID.String() &&
+			evt.Content.AsMember().Membership == event.MembershipJoin
+	}); err != nil {
+		t.Fatalf("alice never saw bob join: %v", err)
+	}
 
 	flood := map[id.EventID]bool{}
 	for range 50 {
