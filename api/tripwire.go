@@ -71,6 +71,8 @@ func (h *tripwireAPI) post(w http.ResponseWriter, r *http.Request, scope string)
 		WriteError(w, r, err)
 		return
 	}
+	// What arrives over HTTP is an outside payload, whatever it claims.
+	draft.SourceTrust = core.TrustExternal
 	def, err := h.svc.Arm(r.Context(), scope, draft)
 	if err != nil {
 		WriteError(w, r, err)
@@ -106,6 +108,7 @@ func (h *tripwireAPI) patch(w http.ResponseWriter, r *http.Request, scope string
 		WriteError(w, r, err)
 		return
 	}
+	p.RationaleTrust = core.TrustExternal
 	def, err := h.svc.Update(r.Context(), scope, r.PathValue("id"), p)
 	if err != nil {
 		WriteError(w, r, err)

@@ -325,3 +325,22 @@ func TestTripwireAPITemplates(t *testing.T) {
 		t.Errorf("arming a template whose source is not configured = %d, want 404", rec.Code)
 	}
 }
+
+// TestTripwireAPISourceTrust: a body claiming its rationale is native is
+// stored as what it is, an outside payload; so is a rationale patched in.
+func TestTripwireAPISourceTrust(t *testing.T) {
+	fx := newTripwireAPIFixture(t)
+	var created tripwire.Definition
+	body := strings.Replace(giDraft, `"label"`, `"source_trust": "native", "label"`, 1)
+	if rec := fx.do("POST", "/api/tripwires", fx.alice, body, &created); rec.Code != http.StatusCreated {
+		t.Fatalf("POST = %d %s", rec.Code, rec.Body)
+	}
+	if created.SourceTrust != core.TrustExternal {
+		t.Errorf("armed over HTTP claiming native: source_trust = %q, want external", created.SourceTrust)
+	}
+	var patched tripwire.Definition
+	rec := fx.do("PATCH", "/api/tripwires/"+created.ID, fx.alice, `{"rationale": "new", "rationale_trust": "native"}`, &patched)
+	if rec.Code != http.StatusOK || patched.SourceTrust != core.TrustExternal {
+		t.Errorf("PATCH = %d, source_trust %q; want 200 and external", rec.Code, patched.SourceTrust)
+	}
+}

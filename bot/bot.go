@@ -128,6 +128,8 @@ type Bot struct {
 	lastSync time.Time
 	syncErr  string
 	rooms    map[id.RoomID]bridge.Room
+	// joined is when Jarvis joined each room, in milliseconds.
+	joined map[id.RoomID]int64
 }
 
 // New builds the bot for the homeserver at hsURL.
@@ -141,7 +143,8 @@ func New(hsURL string, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) 
 	// The sender handles retries and 429s itself, from the outbox.
 	cli.DefaultHTTPRetries = 0
 	cli.IgnoreRateLimit = true
-	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, matrix: cli, rooms: map[id.RoomID]bridge.Room{}}
+	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, matrix: cli, rooms: map[id.RoomID]bridge.Room{},
+		joined: map[id.RoomID]int64{}}
 	// The syncer exists before login: the crypto helper hooks into it.
 	b.syncer = &syncer{DefaultSyncer: mautrix.NewDefaultSyncer(), bot: b}
 	cli.Syncer = b.syncer

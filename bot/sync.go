@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,12 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 		// The lease was lost: handle nothing, store no token, so the
 		// instance that holds the lease now picks up right here.
 		return errNotLeader
+	}
+	// Nothing said in a room before Jarvis joined it is acted on. Should
+	// the join not be recorded, the response fails whole and its token is
+	// not stored: the next sync brings it again.
+	if err := s.bot.dropHistory(ctx, res); err != nil {
+		return fmt.Errorf("record when Jarvis joined a room: %w", err)
 	}
 	if err := s.DefaultSyncer.ProcessResponse(ctx, res, since); err != nil {
 		return err

@@ -28,6 +28,9 @@ type Config struct {
 	Prefix string
 	// Admins may run admin-only commands.
 	Admins []string
+	// SenderLimit bounds how fast one sender is answered; zero sets no
+	// limit.
+	SenderLimit SenderLimit
 }
 
 // HandledStore remembers which events were acted on.
@@ -90,6 +93,7 @@ type Processor struct {
 	confirms map[string]ConfirmKind
 	intents  []Intent
 	admins   map[string]bool
+	limiter  *senderLimiter
 
 	// What the features' commands act on, from AddFeatures.
 	sys         *System
@@ -118,7 +122,7 @@ func NewProcessor(cfg Config, deps Deps) *Processor {
 		cfg.Prefix = "!"
 	}
 	p := &Processor{cfg: cfg, deps: deps, byName: map[string]*Handler{}, answers: map[string]AnswerFunc{},
-		confirms: map[string]ConfirmKind{}, admins: map[string]bool{}}
+		confirms: map[string]ConfirmKind{}, admins: map[string]bool{}, limiter: newSenderLimiter(cfg.SenderLimit)}
 	for _, a := range cfg.Admins {
 		p.admins[a] = true
 	}
@@ -156,7 +160,7 @@ func (p *Processor) OnAnswer(prefix string, fn AnswerFunc) {
 // Matrix event target. Answers to anything but a notice with a registered
 // prefix are ignored.
 func (p *Processor) HandleAnswer(ctx context.Context, msg Message, target string) {
-	if msg.Relay {
+	if msg.Relay || !p.admit(ctx, msg) {
 		return
 	}
 	key, err := p.deps.Notices.KeyForEvent(ctx, target)
@@ -239,6 +243,9 @@ func (p *Processor) IsAdmin(userID string) bool { return p.admins[userID] }
 // the same transaction as the handler's changes and replies, so a message
 // redelivered after a crash does nothing the second time.
 func (p *Processor) Handle(ctx context.Context, msg Message) {
+	if !p.admit(ctx, msg) {
+		return
+	}
 	body := strings.TrimSpace(msg.Body)
 	if !strings.HasPrefix(body, p.cfg.Prefix) {
 		p.converse(ctx, msg)
@@ -257,6 +264,26 @@ func (p *Processor) Handle(ctx context.Context, msg Message) {
 		return
 	}
 	p.dispatch(ctx, msg, fields, strings.TrimSpace(strings.TrimPrefix(body, p.cfg.Prefix)))
+}
+
+// admit reports whether a message is within its sender's limit. The
+// first one past it is answered once with how long Jarvis will not
+// listen; the rest get nothing until the sender's bucket is full again.
+func (p *Processor) admit(ctx context.Context, msg Message) bool {
+	v, quiet := p.limiter.check(msg.Sender, p.deps.Clock.Now())
+	switch v {
+	case allow:
+		return true
+	case warn:
+		zerolog.Ctx(ctx).Warn().Dur("quiet", quiet).Msg("Sender past the chat rate limit")
+		metrics.MessagesLimited.Inc()
+		p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "limited"}, func(e *Event) {
+			e.Reply("You are sending faster than I can answer; I will ignore messages for %d s.", int(quiet.Seconds()))
+		})
+	default:
+		metrics.MessagesLimited.Inc()
+	}
+	return false
 }
 
 // dispatch resolves the handler and runs it.

@@ -22,9 +22,15 @@ type harness struct {
 
 func newHarness(t *testing.T, handlers ...*Handler) *harness {
 	t.Helper()
+	return newHarnessWith(t, Config{Prefix: "!", Admins: []string{"@admin:x"}}, handlers...)
+}
+
+// newHarnessWith is newHarness on a processor configured by cfg.
+func newHarnessWith(t *testing.T, cfg Config, handlers ...*Handler) *harness {
+	t.Helper()
 	st := testdb.OpenStore(t, store.SQLite)
 	clock := coretest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	p := NewProcessor(Config{Prefix: "!", Admins: []string{"@admin:x"}},
+	p := NewProcessor(cfg,
 		Deps{Tx: st, Outbox: st.Outbox(), Handled: st, Notices: st.Outbox(), Pending: st, Excerpts: st, Clock: clock})
 	p.Register(handlers...)
 	return &harness{proc: p, store: st, clock: clock}

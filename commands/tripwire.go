@@ -127,6 +127,7 @@ func twShow(e *Event) {
 	if d.LastError != "" {
 		fmt.Fprintf(&b, "- Its source could not be read last time: %s\n", core.EscapeMarkdown(d.LastError))
 	}
+	fmt.Fprintf(&b, "- Its reason came from: %s\n", twTrust(d.SourceTrust))
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
 }
@@ -211,6 +212,14 @@ func twTemplates(e *Event) {
 	e.Reply("%s", b.String())
 }
 
+// twTrust says where text came from, for `!tw show`.
+func twTrust(t core.Trust) string {
+	if t == core.TrustExternal {
+		return "outside Matrix (external: through a bridge or an outside payload)"
+	}
+	return "Matrix (native)"
+}
+
 // ---- arming ----
 
 func twArm(e *Event) {
@@ -220,6 +229,7 @@ func twArm(e *Event) {
 		e.Reply("Not armed: %s", problem)
 		return
 	}
+	d.SourceTrust = cmp.Or(e.Trust, core.TrustNative)
 	def, err := c.tw.Arm(e.Ctx, e.Sender, d)
 	if c.refused(e, "Not armed", "", err) {
 		return
@@ -492,7 +502,7 @@ func twPropose(e *Event) {
 		}
 	}
 	var err error
-	if d.Rationale, err = c.rationale(e, sentence); err != nil {
+	if d.Rationale, d.SourceTrust, err = c.rationale(e, sentence); err != nil {
 		e.Fail(err)
 		return
 	}
@@ -561,17 +571,19 @@ func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 // rationale is the conversation that led to a proposal: the sentence,
 // after up to proposalContext of the sender's earlier messages in the room
 // from the last proposalWindow, since their last request to watch
-// something, never held ones; within core.MaxRationaleLength.
-func (c *tripwireCommands) rationale(e *Event, sentence string) (string, error) {
+// something, never held ones; within core.MaxRationaleLength. Its trust
+// is external as soon as the sentence or one message quoted is.
+func (c *tripwireCommands) rationale(e *Event, sentence string) (string, core.Trust, error) {
 	when := e.Sent
 	if when.IsZero() {
 		when = e.Proc.deps.Clock.Now()
 	}
 	var earlier []string
+	var trusts []core.Trust
 	if ex := e.Proc.deps.Excerpts; ex != nil {
 		kept, err := ex.Excerpts(e.Ctx, e.RoomID, e.Sender, core.ExcerptKeep)
 		if err != nil {
-			return "", fmt.Errorf("read the conversation: %w", err)
+			return "", "", fmt.Errorf("read the conversation: %w", err)
 		}
 		// Newest first, back to an earlier request to watch something:
 		// that one had its own proposal.
@@ -584,10 +596,12 @@ func (c *tripwireCommands) rationale(e *Event, sentence string) (string, error) 
 				break scan
 			default:
 				earlier = append([]string{x.Body}, earlier...)
+				trusts = append([]core.Trust{cmp.Or(x.Trust, core.TrustNative)}, trusts...)
 			}
 		}
 	}
 	head := "You said in chat on " + breakerTime(when) + ":"
+	trust := cmp.Or(e.Trust, core.TrustNative)
 	lines := []string{twQuote(sentence, quotedSentence)}
 	budget := tripwire.MaxRationaleLength - utf8.RuneCountInString(head) - 1 - utf8.RuneCountInString(lines[0])
 	for i := len(earlier) - 1; i >= 0; i-- {
@@ -598,8 +612,9 @@ func (c *tripwireCommands) rationale(e *Event, sentence string) (string, error) 
 		}
 		budget -= n
 		lines = append([]string{q}, lines...)
+		trust = core.Derive(trust, trusts[i])
 	}
-	return head + "\n" + strings.Join(lines, "\n"), nil
+	return head + "\n" + strings.Join(lines, "\n"), trust, nil
 }
 
 // confirmProposal arms a proposal on the proposer's ✅, through the same

@@ -605,3 +605,40 @@ func TestProposalExpires(t *testing.T) {
 		})
 	}
 }
+
+// TestTripwireSourceTrust: a tripwire armed through a bridge keeps that
+// its reason is external, and `!tw show` says so; one armed on Matrix is
+// native.
+func TestTripwireSourceTrust(t *testing.T) {
+	th := newTripwireHarness(t, 0)
+	tests := []struct {
+		name  string
+		trust core.Trust
+		want  string
+	}{
+		{name: "armed on Matrix", trust: core.TrustNative, want: "Its reason came from: Matrix (native)"},
+		{name: "armed through a bridge", trust: core.TrustExternal, want: "Its reason came from: outside Matrix (external"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th.seq++
+			evt := "$trust" + strings.Repeat("x", th.seq)
+			armed := th.handle(t, Message{RoomID: "!room:x", EventID: evt, Sender: alice, Trust: tt.trust,
+				Body: `!tw arm GI lt 0.7 --because "the Seal needs it"`, Sent: th.clock.Now()})
+			m := armedID.FindStringSubmatch(strings.Join(armed, "\n"))
+			if m == nil {
+				t.Fatalf("not armed: %q", armed)
+			}
+			def, err := th.tw.Get(context.Background(), alice, m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if def.SourceTrust != tt.trust {
+				t.Errorf("stored source_trust = %q, want %q", def.SourceTrust, tt.trust)
+			}
+			if reply := th.say(t, alice, "!tw show "+m[1])[0]; !strings.Contains(reply, tt.want) {
+				t.Errorf("!tw show lacks %q:\n%s", tt.want, reply)
+			}
+		})
+	}
+}

@@ -163,7 +163,8 @@ func (a *App) initMatrix(ctx context.Context) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
-	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins},
+	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
+		SenderLimit: a.cfg.Chat.SenderLimit},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
 			Excerpts: a.store, Clock: a.clock, Fence: a.fenceHeld})
 	a.bot, err = bot.New(a.cfg.Homeserver.URL, a.cfg.Bot, bot.Deps{

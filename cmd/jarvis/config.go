@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
@@ -70,12 +71,20 @@ type ChatConfig struct {
 	// ProposalTTL is how long a tripwire Jarvis proposes from a sentence
 	// waits for the proposer's ✅ (or reply "arm").
 	ProposalTTL time.Duration
+	// SenderLimit bounds how fast Jarvis answers one sender.
+	SenderLimit commands.SenderLimit
 }
 
 // Validate checks the chat section.
 func (c ChatConfig) Validate() error {
 	if c.ProposalTTL < time.Minute || c.ProposalTTL > 30*24*time.Hour {
 		return core.Invalid("chat.proposal_ttl", "must be between 1m and 720h, got %s", c.ProposalTTL)
+	}
+	if c.SenderLimit.PerSecond <= 0 {
+		return core.Invalid("chat.sender_limit.per_second", "must be positive, got %g", c.SenderLimit.PerSecond)
+	}
+	if c.SenderLimit.Burst < 1 {
+		return core.Invalid("chat.sender_limit.burst", "must be at least 1, got %d", c.SenderLimit.Burst)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@
 package tripwire
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -91,9 +92,12 @@ func (a *Action) UnmarshalJSON(data []byte) error {
 // a condition, and record (and optionally push) a trip when it matches.
 type Definition struct {
 	// ID is "tw_" + creation time + random part; unguessable, never reused.
-	ID              string         `json:"id"`
-	Label           string         `json:"label"`
-	Rationale       string         `json:"rationale"`
+	ID        string `json:"id"`
+	Label     string `json:"label"`
+	Rationale string `json:"rationale"`
+	// SourceTrust is where the rationale came from: external when any of
+	// it was written through a bridge or came from an outside payload.
+	SourceTrust     core.Trust     `json:"source_trust"`
 	Source          core.SourceRef `json:"source"`
 	Condition       Condition      `json:"condition"`
 	Action          Action         `json:"action"`
@@ -147,8 +151,10 @@ func (d Definition) Validate(reg *core.SourceRegistry) error {
 // Draft is what a person or agent asks to arm; left-out action and
 // cooldown take their defaults.
 type Draft struct {
-	Label           string         `json:"label"`
-	Rationale       string         `json:"rationale"`
+	Label     string `json:"label"`
+	Rationale string `json:"rationale"`
+	// SourceTrust is where the rationale came from; native when empty.
+	SourceTrust     core.Trust     `json:"source_trust,omitempty"`
 	Source          core.SourceRef `json:"source"`
 	Condition       Condition      `json:"condition"`
 	Action          *Action        `json:"action,omitempty"`
@@ -159,10 +165,14 @@ type Draft struct {
 // Source and condition cannot change: arm a new tripwire instead, so that
 // history always describes one rule.
 type Patch struct {
-	Label           *string `json:"label,omitempty"`
-	Rationale       *string `json:"rationale,omitempty"`
-	Action          *Action `json:"action,omitempty"`
-	CooldownSeconds *int    `json:"cooldown_seconds,omitempty"`
+	Label     *string `json:"label,omitempty"`
+	Rationale *string `json:"rationale,omitempty"`
+	// RationaleTrust is where a new rationale came from (native when
+	// empty); the tripwire's SourceTrust becomes external once any of its
+	// rationales was.
+	RationaleTrust  core.Trust `json:"rationale_trust,omitempty"`
+	Action          *Action    `json:"action,omitempty"`
+	CooldownSeconds *int       `json:"cooldown_seconds,omitempty"`
 	// Status may be set to armed (enable, or release from quarantine) or
 	// disabled.
 	Status *Status `json:"status,omitempty"`
@@ -379,6 +389,7 @@ func (s *Service) Arm(ctx context.Context, scope string, d Draft) (Definition, e
 		ID:              newID(now),
 		Label:           strings.TrimSpace(d.Label),
 		Rationale:       strings.TrimSpace(d.Rationale),
+		SourceTrust:     cmp.Or(d.SourceTrust, core.TrustNative),
 		Source:          core.SourceRef{Kind: strings.TrimSpace(d.Source.Kind), Param: strings.TrimSpace(d.Source.Param)},
 		Condition:       d.Condition,
 		Action:          DefaultAction,
@@ -463,6 +474,7 @@ func (s *Service) Update(ctx context.Context, scope, id string, p Patch) (Defini
 		}
 		if p.Rationale != nil {
 			rec.Rationale = strings.TrimSpace(*p.Rationale)
+			rec.SourceTrust = core.Derive(cmp.Or(rec.SourceTrust, core.TrustNative), cmp.Or(p.RationaleTrust, core.TrustNative))
 		}
 		if p.Action != nil {
 			rec.Action = *p.Action

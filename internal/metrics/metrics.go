@@ -16,6 +16,12 @@ var (
 		Name: "jarvis_messages_handled_total",
 		Help: "Chat messages read from allowed people.",
 	})
+	// MessagesLimited counts chat messages ignored because their sender
+	// went past chat.sender_limit.
+	MessagesLimited = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jarvis_messages_limited_total",
+		Help: "Chat messages ignored because their sender went past the per-sender limit.",
+	})
 	// Commands counts commands run, by command name.
 	Commands = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jarvis_commands_total",
@@ -50,6 +56,6 @@ var (
 )
 
 func init() {
-	Registry.MustRegister(MessagesHandled, Commands, SendErrors, NoticesSent, SyncLag, HTTPRequests, RateLimited,
+	Registry.MustRegister(MessagesHandled, MessagesLimited, Commands, SendErrors, NoticesSent, SyncLag, HTTPRequests, RateLimited,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
