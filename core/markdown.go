@@ -25,11 +25,14 @@ var markdownEscaper = strings.NewReplacer(
 // list items.
 func EscapeMarkdown(s string) string {
 	s = markdownEscaper.Replace(strings.Join(strings.Fields(visible(s)), " "))
-	// A value that starts a line could open a list item or a heading.
-	if s != "" && strings.ContainsRune("-+=", rune(s[0])) {
+	// A value that starts a line could open a list item, a heading or a
+	// thematic break: "- x", "+ x", "1. x", "2) x", "---", "===".
+	if s != "" && strings.Trim(s, "-= ") == "" {
 		s = `\` + s
-	}
-	if i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }); i > 0 && (s[i] == '.' || s[i] == ')') {
+	} else if strings.HasPrefix(s, "- ") || strings.HasPrefix(s, "+ ") {
+		s = `\` + s
+	} else if i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }); i > 0 &&
+		(s[i] == '.' || s[i] == ')') && (i+1 == len(s) || s[i+1] == ' ') {
 		s = s[:i] + `\` + s[i:]
 	}
 	return s
