@@ -27,9 +27,12 @@ func EscapeMarkdown(s string) string {
 	s = markdownEscaper.Replace(strings.Join(strings.Fields(visible(s)), " "))
 	// A value that starts a line could open a list item, a heading or a
 	// thematic break: "- x", "+ x", "1. x", "2) x", "---", "===".
-	if s != "" && strings.Trim(s, "-= ") == "" {
+	if s == "" {
+		return s
+	}
+	if strings.Trim(s, "-= ") == "" {
 		s = `\` + s
-	} else if strings.HasPrefix(s, "- ") || strings.HasPrefix(s, "+ ") {
+	} else if (s[0] == '-' || s[0] == '+') && (len(s) == 1 || s[1] == ' ') {
 		s = `\` + s
 	} else if i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }); i > 0 &&
 		(s[i] == '.' || s[i] == ')') && (i+1 == len(s) || s[i+1] == ' ') {
@@ -61,7 +64,7 @@ func CodeBlock(text string) string {
 // CodeSpan quotes untrusted text as an inline code span that its content
 // cannot close, folded to one line of at most 300 characters.
 func CodeSpan(s string) string {
-	s = strings.Join(strings.Fields(visible(s)), " ")
+	s = strings.ReplaceAll(strings.Join(strings.Fields(visible(s)), " "), "@room", "@\u2060room")
 	if len(s) > 300 {
 		s = s[:300] + "…"
 	}
