@@ -5,9 +5,22 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/renderer/html"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/format"
+	"maunium.net/go/mautrix/format/mdext"
 	"maunium.net/go/mautrix/id"
+)
+
+// markdown renders notices: mautrix's extensions, raw HTML shown as
+// literal text (mdext.EscapeHTML) and without html.WithUnsafe, so no tag
+// and no javascript: link in a notice's Markdown reaches the HTML, and
+// nothing but Jarvis's own Markdown makes markup.
+var markdown = goldmark.New(
+	format.Extensions,
+	goldmark.WithRendererOptions(html.WithHardWraps()),
+	goldmark.WithExtensions(mdext.EscapeHTML),
 )
 
 // plainParser turns rendered HTML into a plain text that reads well on
@@ -42,17 +55,17 @@ func keepText(text string, _ format.Context) string { return text }
 
 // render turns a notice's Markdown into message content with HTML and a
 // plain-text body, mentioning the given users.
-func render(markdown string, mentions []string) *event.MessageEventContent {
+func render(text string, mentions []string) *event.MessageEventContent {
 	var prefix []string
 	for _, user := range mentions {
-		if !strings.Contains(markdown, user) {
+		if !strings.Contains(text, user) {
 			prefix = append(prefix, fmt.Sprintf("[%s](https://matrix.to/#/%s)", user, user))
 		}
 	}
 	if len(prefix) > 0 {
-		markdown = strings.Join(prefix, " ") + " " + markdown
+		text = strings.Join(prefix, " ") + " " + text
 	}
-	content := format.RenderMarkdown(markdown, true, true)
+	content := format.RenderMarkdownCustom(text, markdown)
 	if content.FormattedBody != "" {
 		content.Body = strings.TrimSpace(plainParser.Parse(content.FormattedBody, format.NewContext(context.Background())))
 	}

@@ -113,7 +113,7 @@ func cardDraft(e *Event) {
 		return
 	}
 	e.Reply("Added **%s** to your draft (%s): %s — %s.\n\n`%scard show-draft` shows the set, `%scard publish` publishes it.",
-		d.Ref, core.Plural(len(drafts)+1, "card", "cards"), d.Goal, draftTraits(d.Spec), prefix, prefix)
+		d.Ref, core.Plural(len(drafts)+1, "card", "cards"), core.EscapeMarkdown(d.Goal), draftTraits(d.Spec), prefix, prefix)
 }
 
 // checkDependencies says what is wrong with dependencies on drafts that
@@ -209,7 +209,7 @@ func cardDrop(e *Event) {
 		e.Fail(err)
 		return
 	}
-	e.Reply("Dropped %s (%s). %s left in your draft.", ref, drafts[i].Goal, core.UpperFirst(core.Plural(len(drafts)-1, "card", "cards")))
+	e.Reply("Dropped %s (%s). %s left in your draft.", ref, core.EscapeMarkdown(drafts[i].Goal), core.UpperFirst(core.Plural(len(drafts)-1, "card", "cards")))
 }
 
 // publish asks the sender to confirm publishing the whole draft set.
@@ -285,7 +285,7 @@ func confirmPublish(e *Event, p core.Pending) string {
 	var b strings.Builder
 	for i, card := range set.Cards {
 		ids[i] = card.ID
-		fmt.Fprintf(&b, "%d. %s (was %s) — %s, %s\n", i+1, card.ID, card.Ref, card.Spec.Goal, card.Priority)
+		fmt.Fprintf(&b, "%d. %s (was %s) — %s, %s\n", i+1, card.ID, card.Ref, core.EscapeMarkdown(card.Spec.Goal), card.Priority)
 	}
 	return fmt.Sprintf("Published: %s\n\nAuthor %s, ratified by %s; the orchestrator takes them from the backlog.\n\n%s",
 		strings.Join(ids, " "), set.Author, set.RatifiedBy, b.String())
@@ -326,7 +326,7 @@ func cardList(e *Event) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s%s, most urgent first:\n\n", core.UpperFirst(core.Plural(len(cards), "card", "cards")), where)
 	for i, card := range cards[:min(len(cards), listCap)] {
-		fmt.Fprintf(&b, "%d. %s — %s (%s, %s)\n", i+1, card.ID, card.Spec.Goal, card.Priority, card.State)
+		fmt.Fprintf(&b, "%d. %s — %s (%s, %s)\n", i+1, card.ID, core.EscapeMarkdown(card.Spec.Goal), card.Priority, card.State)
 	}
 	switch {
 	case len(cards) >= card.DefaultListLimit:
@@ -413,9 +413,9 @@ func cardAnswer(e *Event) {
 	switch {
 	case !done:
 	case res.AlreadyAnswered:
-		e.Reply("Already answered: %d. %s. The first answer stands.", res.Decision.Option, res.Decision.Options[res.Decision.Option-1])
+		e.Reply("Already answered: %d. %s. The first answer stands.", res.Decision.Option, core.EscapeMarkdown(res.Decision.Options[res.Decision.Option-1]))
 	default:
-		e.Reply("Answered card %s: %d. %s. The worker reads it when the card is dispatched again.", d.CardID, option, d.Options[option-1])
+		e.Reply("Answered card %s: %d. %s. The worker reads it when the card is dispatched again.", d.CardID, option, core.EscapeMarkdown(d.Options[option-1]))
 	}
 }
 
@@ -552,7 +552,7 @@ func optionsHint(d card.Decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Answer with an option's number (1 to %d) or its text:\n\n", len(d.Options))
 	for i, o := range d.Options {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, o)
+		fmt.Fprintf(&b, "%d. %s\n", i+1, core.EscapeMarkdown(o))
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -718,9 +718,9 @@ func draftSignature(drafts []card.Draft) (string, error) {
 func renderDrafts(drafts []card.Draft) string {
 	var b strings.Builder
 	for i, d := range drafts {
-		fmt.Fprintf(&b, "%d. %s — %s (%s)\n", i+1, d.Ref, d.Goal, draftTraits(d.Spec))
+		fmt.Fprintf(&b, "%d. %s — %s (%s)\n", i+1, d.Ref, core.EscapeMarkdown(d.Goal), draftTraits(d.Spec))
 		for _, a := range d.Acceptance {
-			fmt.Fprintf(&b, "    - %s\n", a)
+			fmt.Fprintf(&b, "    - %s\n", core.EscapeMarkdown(a))
 		}
 	}
 	return b.String()
@@ -733,7 +733,7 @@ func draftTraits(s card.Spec) string {
 		parts = append(parts, "after "+strings.Join(s.DependsOn, ", "))
 	}
 	if s.Budget != "" {
-		parts = append(parts, "budget "+s.Budget)
+		parts = append(parts, "budget "+core.EscapeMarkdown(s.Budget))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -741,7 +741,7 @@ func draftTraits(s card.Spec) string {
 // renderCard describes a card for `!card show`, one fact a line.
 func renderCard(d card.Detail) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** — %s\n\n", d.ID, d.Spec.Goal)
+	fmt.Fprintf(&b, "**%s** — %s\n\n", d.ID, core.EscapeMarkdown(d.Spec.Goal))
 	priority := string(d.Priority)
 	if d.Priority != d.Spec.Priority {
 		priority += fmt.Sprintf(" (published as %s)", d.Spec.Priority)
@@ -749,38 +749,38 @@ func renderCard(d card.Detail) string {
 	fmt.Fprintf(&b, "Priority: %s\n", priority)
 	state := string(d.State)
 	if d.StateNote != "" {
-		state += " — " + d.StateNote
+		state += " — " + core.EscapeMarkdown(d.StateNote)
 	}
 	fmt.Fprintf(&b, "State: %s\n", state)
 	fmt.Fprintf(&b, "Revision: %d\n", d.Revision)
-	author := "Author: " + d.Author
+	author := "Author: " + core.EscapeMarkdown(d.Author)
 	if d.RatifiedBy != "" {
-		author += fmt.Sprintf(", ratified by %s at revision %d", d.RatifiedBy, d.RatifiedRevision)
+		author += fmt.Sprintf(", ratified by %s at revision %d", core.EscapeMarkdown(d.RatifiedBy), d.RatifiedRevision)
 	}
 	b.WriteString(author + "\n")
 	if len(d.Spec.DependsOn) > 0 {
 		fmt.Fprintf(&b, "Depends on: %s\n", strings.Join(d.Spec.DependsOn, ", "))
 	}
 	if d.Spec.Budget != "" {
-		fmt.Fprintf(&b, "Budget: %s\n", d.Spec.Budget)
+		fmt.Fprintf(&b, "Budget: %s\n", core.EscapeMarkdown(d.Spec.Budget))
 	}
 	b.WriteString("\nAcceptance criteria:\n\n")
 	for i, a := range d.Spec.Acceptance {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, a)
+		fmt.Fprintf(&b, "%d. %s\n", i+1, core.EscapeMarkdown(a))
 	}
 	if len(d.Amendments) > 0 {
 		b.WriteString("\nAmendments:\n\n")
 		for i, a := range d.Amendments {
-			fmt.Fprintf(&b, "%d. revision %d, %s by %s%s: %s\n", i+1, a.Revision, a.Kind, a.Author, viaNetwork(a.Network), amendmentSummary(a, d.Decisions))
+			fmt.Fprintf(&b, "%d. revision %d, %s by %s: %s\n", i+1, a.Revision, a.Kind, core.EscapeMarkdown(a.Author+viaNetwork(a.Network)), amendmentSummary(a, d.Decisions))
 		}
 	}
 	for _, q := range d.Decisions {
 		if q.Status != card.DecisionOpen {
 			continue
 		}
-		fmt.Fprintf(&b, "\nOpen question for %s: %s\n\n", strings.Join(q.Asked, ", "), q.Question)
+		fmt.Fprintf(&b, "\nOpen question for %s: %s\n\n", strings.Join(q.Asked, ", "), core.EscapeMarkdown(q.Question))
 		for i, o := range q.Options {
-			fmt.Fprintf(&b, "%d. %s\n", i+1, o)
+			fmt.Fprintf(&b, "%d. %s\n", i+1, core.EscapeMarkdown(o))
 		}
 	}
 	return strings.TrimSpace(b.String())
@@ -792,14 +792,14 @@ func amendmentSummary(a card.Amendment, questions []card.Decision) string {
 	case card.AmendAnswer:
 		for _, q := range questions {
 			if q.ID == a.DecisionID && a.Option >= 1 && a.Option <= len(q.Options) {
-				return fmt.Sprintf("%s → %d. %s", q.Question, a.Option, q.Options[a.Option-1])
+				return fmt.Sprintf("%s → %d. %s", core.EscapeMarkdown(q.Question), a.Option, core.EscapeMarkdown(q.Options[a.Option-1]))
 			}
 		}
 	case card.AmendPriorityChange:
 		return fmt.Sprintf("to %s — %s", a.Priority, amendmentLine(a.Text))
 	case card.AmendScopeChange:
 		if len(a.Acceptance) > 0 {
-			return fmt.Sprintf("%s (adds: %s)", amendmentLine(a.Text), strings.Join(a.Acceptance, "; "))
+			return fmt.Sprintf("%s (adds: %s)", amendmentLine(a.Text), core.EscapeMarkdown(strings.Join(a.Acceptance, "; ")))
 		}
 	}
 	return amendmentLine(a.Text)
@@ -814,7 +814,7 @@ func viaNetwork(network string) string {
 
 func amendmentLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return core.TruncateAfter(line, 200)
+	return core.EscapeMarkdown(core.TruncateAfter(line, 200))
 }
 
 func cardStateNames() string {

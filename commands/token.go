@@ -72,9 +72,10 @@ func sysTokenIssue(e *Event) {
 	if c.Agent != "" {
 		who += " " + core.EscapeMarkdown(c.Agent)
 	}
-	e.Reply("The %s token, shown this once (I keep only its hash):\n\n`%s`\n\n"+
-		"Its holder sends it with every request to Jarvis's API: `Authorization: Bearer <token>`.\n\n"+
-		"Its ID is `%s`: `%ssys token revoke %s` turns it off.", who, token, c.ID, prefix, c.ID)
+	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, TargetEvent: e.EventID, Secret: true,
+		Body: fmt.Sprintf("The %s token, shown this once (I keep only its hash):\n\n`%s`\n\n"+
+			"Its holder sends it with every request to Jarvis's API: `Authorization: Bearer <token>`.\n\n"+
+			"Its ID is `%s`: `%ssys token revoke %s` turns it off.", who, token, c.ID, prefix, c.ID)})
 }
 
 func sysTokenList(e *Event) {

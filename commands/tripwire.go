@@ -855,11 +855,12 @@ func twToken(e *Event) {
 		e.Fail(err)
 		return
 	}
-	e.Reply("Your personal API token, shown this once (I keep only its hash):\n\n`%s`\n\n"+
-		"It acts on your tripwires only. Send it with every request to Jarvis's API:\n"+
-		"`Authorization: Bearer %s`\n"+
-		"`GET /api/tripwires` lists your tripwires, `POST /api/tripwires` arms one.\n\n"+
-		"Its ID is `%s`: `%stw token revoke %s` turns it off.", plain, plain, tok.ID, prefix, tok.ID)
+	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, TargetEvent: e.EventID, Secret: true,
+		Body: fmt.Sprintf("Your personal API token, shown this once (I keep only its hash):\n\n`%s`\n\n"+
+			"It acts on your tripwires only. Send it with every request to Jarvis's API:\n"+
+			"`Authorization: Bearer %s`\n"+
+			"`GET /api/tripwires` lists your tripwires, `POST /api/tripwires` arms one.\n\n"+
+			"Its ID is `%s`: `%stw token revoke %s` turns it off.", plain, plain, tok.ID, prefix, tok.ID)})
 }
 
 // directRoomOf finds the direct room Jarvis shares with the sender; "" when

@@ -47,7 +47,14 @@ type Notice struct {
 	// coalescible messages of the same room into one Matrix event. Only
 	// notices that are never edited or reacted to may coalesce.
 	Coalesce bool
+	// Secret marks a message that shows a secret once (a token): the
+	// outbox blanks its body as soon as it is sent, keeping the row. The
+	// store records it in the key, as SecretKeyPrefix + Key.
+	Secret bool
 }
+
+// SecretKeyPrefix starts the key of a secret notice in the outbox.
+const SecretKeyPrefix = "secret:"
 
 // Validate checks that a notice can be delivered.
 func (n Notice) Validate() error {
@@ -67,6 +74,9 @@ func (n Notice) Validate() error {
 		}
 		if n.Coalesce {
 			return Invalid("coalesce", "only messages coalesce")
+		}
+		if n.Secret {
+			return Invalid("secret", "only messages carry secrets")
 		}
 	default:
 		return Invalid("kind", "unknown notice kind %q", n.Kind)

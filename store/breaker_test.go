@@ -159,7 +159,7 @@ func TestBreakerTransitions(t *testing.T) {
 		{
 			name: "closed to open", act: "open", wantState: breaker.Open,
 			wantAudit: []breaker.Action{breaker.ActOpen},
-			wantNotices: breakerHaltNotices(`<font data-mx-color="#ff0000">**HALTED**</font>`, "**ani**", "safety",
+			wantNotices: breakerHaltNotices("🛑 **HALTED**", "**ani**", "safety",
 				"tried to delete the commitments ledger", "[1] tool call: rm -rf ledger/commitments", "by aster",
 				"What to do:", "!breaker resume brk_", "@alice:test @bob:test"),
 		},

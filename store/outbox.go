@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"go.mau.fi/util/dbutil"
@@ -25,9 +27,12 @@ const (
 		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
 		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
 		FROM outbox WHERE key = $1`
-	assignBatchQuery   = `UPDATE outbox SET batch_key = $1 WHERE key = $2 AND sent_at = 0`
-	markAttemptQuery   = `UPDATE outbox SET attempt_started = $1 WHERE key = $2`
-	markSentQuery      = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '', attempt_started = 0 WHERE key = $3`
+	assignBatchQuery = `UPDATE outbox SET batch_key = $1 WHERE key = $2 AND sent_at = 0`
+	markAttemptQuery = `UPDATE outbox SET attempt_started = $1 WHERE key = $2`
+	markSentQuery    = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '', attempt_started = 0 WHERE key = $3`
+	// A secret notice's body is blanked once it is sent; secure_delete
+	// (SQLite) zeroes the bytes it leaves behind.
+	blankSecretQuery   = `UPDATE outbox SET body = '' WHERE key = $1 AND sent_at > 0`
 	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, attempt_started = 0 WHERE key = $3`
 	retryNowQuery      = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND next_attempt > 0`
 	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0`
@@ -63,6 +68,9 @@ func (o *Outbox) Enqueue(ctx context.Context, n core.Notice) error {
 	mentions, err := json.Marshal(nonNil(n.Mentions))
 	if err != nil {
 		return err
+	}
+	if n.Secret && !strings.HasPrefix(n.Key, core.SecretKeyPrefix) {
+		n.Key = core.SecretKeyPrefix + n.Key
 	}
 	res, err := o.db.Exec(ctx, enqueueNoticeQuery, n.Key, n.RoomID, n.ToUser, string(n.Kind), n.Body,
 		string(mentions), n.Target, n.TargetEvent, n.Thread, n.Coalesce, time.Now().UnixMilli())
@@ -123,14 +131,29 @@ func (o *Outbox) MarkAttempt(ctx context.Context, keys []string, at time.Time) e
 
 // MarkSent records the event that delivered the given notices.
 func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error {
-	return doTxn(ctx, o.db, func(ctx context.Context) error {
+	secret := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, core.SecretKeyPrefix) })
+	err := doTxn(ctx, o.db, func(ctx context.Context) error {
 		for _, key := range keys {
 			if _, err := o.db.Exec(ctx, markSentQuery, at.UnixMilli(), eventID, key); err != nil {
 				return fmt.Errorf("mark notice %q sent: %w", key, err)
 			}
+			if !strings.HasPrefix(key, core.SecretKeyPrefix) {
+				continue
+			}
+			if _, err := o.db.Exec(ctx, blankSecretQuery, key); err != nil {
+				return fmt.Errorf("blank secret notice %q: %w", key, err)
+			}
 		}
 		return nil
 	})
+	if err != nil || !secret || o.db.Dialect != dbutil.SQLite {
+		return err
+	}
+	// The page images of the old body wait in the write-ahead log until a
+	// checkpoint; move them into the (zeroed) database file now. A busy
+	// checkpoint only delays this to the next automatic one.
+	_, _ = o.db.Exec(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	return nil
 }
 
 // MarkFailed records a failed attempt and when to try again.
@@ -203,6 +226,7 @@ func scanOutboxEntry(row dbutil.Scannable) (core.OutboxEntry, error) {
 		return e, err
 	}
 	e.Kind = core.NoticeKind(kind)
+	e.Secret = strings.HasPrefix(e.Key, core.SecretKeyPrefix)
 	if err := json.Unmarshal([]byte(mentions), &e.Mentions); err != nil {
 		return e, fmt.Errorf("notice %q mentions: %w", e.Key, err)
 	}

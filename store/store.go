@@ -86,6 +86,9 @@ func sqliteDSN(path string) string {
 	q.Set("_txlock", "immediate")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_synchronous", "NORMAL")
+	// Deleted and blanked rows (a token's message in the outbox) are
+	// overwritten with zeros, so no secret lingers in free pages.
+	q.Set("_secure_delete", "on")
 	// Hot paths (the evaluator pass, heartbeat batches) run the same few
 	// statements over and over; keep them prepared per connection.
 	q.Set("_stmt_cache_size", "64")
@@ -109,6 +112,21 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
 	return &Store{DB: db}, nil
+}
+
+// Size says the store's engine ("SQLite" or "PostgreSQL") and how many
+// bytes its database takes, for `!sys status`: never its URI, which may
+// hold credentials.
+func (s *Store) Size(ctx context.Context) (engine string, bytes int64, err error) {
+	query := "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+	engine = "SQLite"
+	if s.DB.Dialect == dbutil.Postgres {
+		query, engine = "SELECT pg_database_size(current_database())", "PostgreSQL"
+	}
+	if err := s.DB.QueryRow(ctx, query).Scan(&bytes); err != nil {
+		return engine, 0, fmt.Errorf("read the database size: %w", err)
+	}
+	return engine, bytes, nil
 }
 
 // upgradeLockKey is the PostgreSQL advisory lock that Jarvis processes

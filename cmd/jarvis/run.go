@@ -245,7 +245,7 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 
 // statusSections are the parts of `!sys status` the wiring knows about.
 func (a *App) statusSections() []commands.StatusSection {
-	cfg, b, lease, outbox := a.cfg, a.bot, a.lease, a.outbox
+	cfg, b, lease, outbox, st := a.cfg, a.bot, a.lease, a.outbox, a.store
 	return []commands.StatusSection{
 		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
 			h := b.Health()
@@ -286,12 +286,12 @@ func (a *App) statusSections() []commands.StatusSection {
 			}
 			return []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}, nil
 		}},
-		{Title: "Database", Lines: func(context.Context) ([]string, error) {
-			info, err := os.Stat(cfg.Store.URI)
+		{Title: "Database", Lines: func(ctx context.Context) ([]string, error) {
+			engine, size, err := st.Size(ctx)
 			if err != nil {
 				return nil, err
 			}
-			return []string{fmt.Sprintf("%s, %.1f MiB", cfg.Store.URI, float64(info.Size())/(1<<20))}, nil
+			return []string{fmt.Sprintf("%s, %.1f MiB", engine, float64(size)/(1<<20))}, nil
 		}},
 	}
 }

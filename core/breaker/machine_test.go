@@ -141,7 +141,7 @@ func TestBreakerNoticeBody(t *testing.T) {
 		{
 			name: "open", ev: ev, state: Open,
 			want: []string{
-				`🛑 <font data-mx-color="#ff0000">**HALTED**</font>: circuit breaker open for agent **ani**`,
+				`🛑 **HALTED**: circuit breaker open for agent **ani**`,
 				`**Reason:** said \<b\>hi\</b\> and \*\*shouted\*\*`,
 				"**Event:** `brk_1a2b3c4d`, opened 2025-03-01 12:00 UTC by aster",
 				"````\n[1] ```\nbreak out\n[2] second\n````",

@@ -25,7 +25,7 @@ func noticeBody(ev Event, rec Record, admins []string, timeout time.Duration, st
 	case rec.State == HalfOpen:
 		fmt.Fprintf(&b, "🟡 **HALF-OPEN**: **%s** is on a trial run after a halt", agent)
 	default:
-		fmt.Fprintf(&b, "🛑 <font data-mx-color=\"#ff0000\">**HALTED**</font>: circuit breaker open for agent **%s**", agent)
+		fmt.Fprintf(&b, "🛑 **HALTED**: circuit breaker open for agent **%s**", agent)
 	}
 	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "- **Severity:** %s\n", ev.Severity)

@@ -210,11 +210,11 @@ func (c *Service) scopeNotice(card Card, a Amendment) core.Notice {
 		b.WriteString(strings.Join(asked, " ") + ": ")
 	}
 	fmt.Fprintf(&b, "the scope of card %s (%s) grew at revision %d and it waits for your ratification before it is dispatched again.\n\n%s\n",
-		card.ID, card.Spec.Goal, a.Revision, a.Text)
+		card.ID, core.EscapeMarkdown(card.Spec.Goal), a.Revision, core.EscapeMarkdown(a.Text))
 	if len(a.Acceptance) > 0 {
 		b.WriteString("\nNew acceptance criteria:\n\n")
 		for _, crit := range a.Acceptance {
-			b.WriteString("- " + crit + "\n")
+			b.WriteString("- " + core.EscapeMarkdown(crit) + "\n")
 		}
 	}
 	return core.Notice{Key: fmt.Sprintf("scope:%s:%d", card.ID, a.Revision), RoomID: c.deps.Room, Kind: core.NoticeMessage,

@@ -462,9 +462,9 @@ func relayBody(card Card, d Decision, outcome string) string {
 	if len(d.Asked) > 0 {
 		b.WriteString(strings.Join(d.Asked, " ") + ": ")
 	}
-	fmt.Fprintf(&b, "a worker needs a decision on card %s — %s\n\n%s\n\n", card.ID, card.Spec.Goal, d.Question)
+	fmt.Fprintf(&b, "a worker needs a decision on card %s — %s\n\n%s\n\n", card.ID, core.EscapeMarkdown(card.Spec.Goal), core.EscapeMarkdown(d.Question))
 	for i, o := range d.Options {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, o)
+		fmt.Fprintf(&b, "%d. %s\n", i+1, core.EscapeMarkdown(o))
 	}
 	b.WriteString("\n")
 	if outcome != "" {
@@ -482,10 +482,10 @@ func relayBody(card Card, d Decision, outcome string) string {
 func outcomeLine(card Card, d Decision) string {
 	switch d.Status {
 	case DecisionAnswered:
-		return fmt.Sprintf("✅ Answered by %s%s after %s: %d. %s", d.AnsweredBy, viaText(d.Network),
-			core.ClockDuration(d.ClosedAt.Sub(d.AskedAt)), d.Option, d.Options[d.Option-1])
+		return fmt.Sprintf("✅ Answered by %s after %s: %d. %s", core.EscapeMarkdown(d.AnsweredBy+viaText(d.Network)),
+			core.ClockDuration(d.ClosedAt.Sub(d.AskedAt)), d.Option, core.EscapeMarkdown(d.Options[d.Option-1]))
 	case DecisionDefaulted:
-		return fmt.Sprintf("⏱ No answer by the deadline; the default applies: %d. %s", d.Option, d.Options[d.Option-1])
+		return fmt.Sprintf("⏱ No answer by the deadline; the default applies: %d. %s", d.Option, core.EscapeMarkdown(d.Options[d.Option-1]))
 	case DecisionExpired:
 		return fmt.Sprintf("⏱ No answer by the deadline; the question expired and card %s is blocked.", card.ID)
 	default:
@@ -496,7 +496,7 @@ func outcomeLine(card Card, d Decision) string {
 // afterDeadline says what happens at the deadline.
 func afterDeadline(d Decision) string {
 	if d.DefaultOption > 0 {
-		return fmt.Sprintf("option %d (%s) applies", d.DefaultOption, d.Options[d.DefaultOption-1])
+		return fmt.Sprintf("option %d (%s) applies", d.DefaultOption, core.EscapeMarkdown(d.Options[d.DefaultOption-1]))
 	}
 	return "the question expires and the card is blocked"
 }
@@ -508,7 +508,7 @@ func reminderBody(card Card, d Decision, now time.Time) string {
 		b.WriteString(strings.Join(d.Asked, " ") + ": ")
 	}
 	fmt.Fprintf(&b, "reminder — the question on card %s is still open: %s\n\nDeadline: %s (in %s), then %s.",
-		card.ID, d.Question, deadlineText(d.Deadline), core.ClockDuration(d.Deadline.Sub(now)), afterDeadline(d))
+		card.ID, core.EscapeMarkdown(d.Question), deadlineText(d.Deadline), core.ClockDuration(d.Deadline.Sub(now)), afterDeadline(d))
 	return b.String()
 }
 
@@ -516,7 +516,7 @@ func reminderBody(card Card, d Decision, now time.Time) string {
 func deadlineBody(card Card, d Decision) string {
 	if d.Status == DecisionDefaulted {
 		return fmt.Sprintf("No answer on card %s by the deadline, so the default applies: %d. %s. The card is back in the queue.",
-			card.ID, d.Option, d.Options[d.Option-1])
+			card.ID, d.Option, core.EscapeMarkdown(d.Options[d.Option-1]))
 	}
 	return fmt.Sprintf("No answer on card %s by the deadline: the question expired and the card is blocked until someone moves it on.", card.ID)
 }

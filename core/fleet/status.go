@@ -199,7 +199,7 @@ func Render(rows []AgentReport) string {
 		b.WriteString(renderFleetRow(r))
 		b.WriteByte('\n')
 		if why := r.NeedsAttention(); why != "" {
-			attention = append(attention, fmt.Sprintf("**%s** (%s)", r.Agent, why))
+			attention = append(attention, fmt.Sprintf("**%s** (%s)", core.EscapeMarkdown(r.Agent), why))
 		}
 	}
 	b.WriteByte('\n')
@@ -215,14 +215,14 @@ var presenceIcon = map[AgentPresence]string{PresenceOnline: "🟢", PresenceLate
 
 func renderFleetRow(r AgentReport) string {
 	if !r.Reported {
-		return fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", r.Agent, core.HumanDuration(r.Cadence))
+		return fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", core.EscapeMarkdown(r.Agent), core.HumanDuration(r.Cadence))
 	}
 	parts := []string{
-		fmt.Sprintf("- %s **%s** %s", presenceIcon[r.Presence], r.Agent, r.Presence),
-		fmt.Sprintf("last heartbeat %s ago (%s)", core.HumanDuration(r.Age), r.Cycle),
+		fmt.Sprintf("- %s **%s** %s", presenceIcon[r.Presence], core.EscapeMarkdown(r.Agent), r.Presence),
+		fmt.Sprintf("last heartbeat %s ago (%s)", core.HumanDuration(r.Age), core.EscapeMarkdown(r.Cycle)),
 		fmt.Sprintf("streak %d", r.Streak),
 		fmt.Sprintf("MII %.2f", r.MII),
-		"mode " + r.Mode,
+		"mode " + core.EscapeMarkdown(r.Mode),
 	}
 	if notes := strings.Join(strings.Fields(r.Notes), " "); notes != "" {
 		parts = append(parts, "“"+core.EscapeMarkdown(notes)+"”")

@@ -172,7 +172,7 @@ func (f *Service) Quorum(ctx context.Context) ([]string, error) {
 // silenceNotice tells the room an agent missed heartbeats (alert) or
 // went offline.
 func silenceNotice(room string, st AgentState, a AgentConfig, announced string, missed int, now time.Time) core.Notice {
-	last := fmt.Sprintf("last heard %s ago (cycle %s), expected every %s", core.HumanDuration(now.Sub(st.LastAt)), st.Cycle, core.HumanDuration(a.Cadence))
+	last := fmt.Sprintf("last heard %s ago (cycle %s), expected every %s", core.HumanDuration(now.Sub(st.LastAt)), core.EscapeMarkdown(st.Cycle), core.HumanDuration(a.Cadence))
 	n := core.Notice{
 		Key:    fmt.Sprintf("fleet:%s:%s:%d", announced, st.Agent, st.Incident),
 		RoomID: room,
@@ -180,9 +180,9 @@ func silenceNotice(room string, st AgentState, a AgentConfig, announced string, 
 	}
 	if announced == announcedOffline {
 		n.Body = fmt.Sprintf("🔴 **%s** is offline: %d heartbeats missed in a row, %s. It is left out of attestation quorum until it reports again.",
-			st.Agent, missed, last)
+			core.EscapeMarkdown(st.Agent), missed, last)
 	} else {
-		n.Body = fmt.Sprintf("⚠️ **%s** has missed %d heartbeats in a row: %s.", st.Agent, missed, last)
+		n.Body = fmt.Sprintf("⚠️ **%s** has missed %d heartbeats in a row: %s.", core.EscapeMarkdown(st.Agent), missed, last)
 	}
 	return n
 }
@@ -191,7 +191,7 @@ func silenceNotice(room string, st AgentState, a AgentConfig, announced string, 
 // reported again.
 func recoveryNotice(room string, st AgentState, hb Heartbeat) core.Notice {
 	var b strings.Builder
-	fmt.Fprintf(&b, "✅ **%s** is back: heartbeat for %s after %s of silence.", st.Agent, hb.Cycle, core.HumanDuration(hb.ReceivedAt.Sub(st.LastAt)))
+	fmt.Fprintf(&b, "✅ **%s** is back: heartbeat for %s after %s of silence.", core.EscapeMarkdown(st.Agent), core.EscapeMarkdown(hb.Cycle), core.HumanDuration(hb.ReceivedAt.Sub(st.LastAt)))
 	if st.Announced == announcedOffline {
 		b.WriteString(" It counts toward attestation quorum again.")
 	}

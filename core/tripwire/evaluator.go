@@ -648,14 +648,14 @@ func (s *Service) fire(rec *Record, c candidate, now time.Time, w *TickWrites, n
 		Timestamp:       now,
 		ObservedValue:   observedValue(c.cc, c.obs),
 		ObservedContext: observedContext(c.cc, c.obs),
-		Summary:         observedText(c.cc, c.obs, false) + " (" + c.cc.text() + ")",
+		Summary:         observedText(c.cc, c.obs, plain) + " (" + c.cc.text() + ")",
 	}
 	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal, Push: rec.Action.Push})
 	if !rec.Action.Push {
 		return notices
 	}
 	body := fmt.Sprintf("🔔 **Tripwire tripped: %s**\n\nObserved: %s\n\nCondition: %s\n\nWhy you armed it: %s\n\n`%s` · trip %d",
-		rec.Label, observedText(c.cc, c.obs, true), c.cc.text(), rec.Rationale, rec.ID, rec.TripSeq)
+		core.EscapeMarkdown(rec.Label), observedText(c.cc, c.obs, boldMarkdown), core.CodeSpan(c.cc.text()), markdownLines(rec.Rationale), rec.ID, rec.TripSeq)
 	return s.notify(notices, rec.Scope, core.Notice{Key: tripNoticeKey(rec.ID, rec.TripSeq), Kind: core.NoticeMessage, Body: body}, true)
 }
 
@@ -673,7 +673,7 @@ func (s *Service) reset(rec *Record, c candidate, now time.Time, notices []core.
 	}
 	rec.TripPushed = false
 	key := tripNoticeKey(rec.ID, rec.TripSeq)
-	body := fmt.Sprintf("✅ Cleared at %s — %s.", now.Format("2006-01-02 15:04 UTC"), observedText(c.cc, c.obs, false))
+	body := fmt.Sprintf("✅ Cleared at %s — %s.", now.Format("2006-01-02 15:04 UTC"), observedText(c.cc, c.obs, markdown))
 	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":cleared", Kind: core.NoticeMessage, Target: key, Thread: true, Body: body}, false)
 }
 
@@ -684,7 +684,7 @@ func (s *Service) quarantine(rec *Record, reason string, notices []core.Notice) 
 	rec.QuarantineReason = reason
 	rec.QuarantineCount++
 	body := fmt.Sprintf("⚠️ **Tripwire quarantined: %s**\n\nJarvis stopped watching `%s` because %s. It stays quiet until you release it (`!tw release %s`).",
-		rec.Label, rec.ID, reason, rec.ID)
+		core.EscapeMarkdown(rec.Label), rec.ID, core.EscapeMarkdown(reason), rec.ID)
 	key := fmt.Sprintf("trip:%s:quarantine:%d", rec.ID, rec.QuarantineCount)
 	return s.notify(notices, rec.Scope, core.Notice{Key: key, Kind: core.NoticeMessage, Body: body}, false)
 }
@@ -718,20 +718,39 @@ func (cc *compiledCondition) text() string {
 	return string(cc.combine) + " of: " + strings.Join(parts, "; ")
 }
 
-// observedText says what each source showed: "integrity.gi is 0.68".
-func observedText(cc *compiledCondition, obs []core.Observation, bold bool) string {
+// observedText says what each source showed: "integrity.gi is 0.68",
+// each part (source names and values, which feeds and fetched pages
+// supply) passed through style: plain for the journal, markdown or
+// boldMarkdown for a notice.
+func observedText(cc *compiledCondition, obs []core.Observation, style func(name, value string) string) string {
 	parts := make([]string, len(cc.leaves))
 	for i, l := range cc.leaves {
 		v := obs[i].Display
 		if v == "" {
 			v = formatValue(obs[i].Value)
 		}
-		if bold {
-			v = "**" + v + "**"
-		}
-		parts[i] = l.source.String() + " is " + v
+		parts[i] = style(l.source.String(), v)
 	}
 	return strings.Join(parts, "; ")
+}
+
+func plain(name, value string) string { return name + " is " + value }
+
+func markdown(name, value string) string {
+	return core.EscapeMarkdown(name) + " is " + core.EscapeMarkdown(value)
+}
+
+func boldMarkdown(name, value string) string {
+	return core.EscapeMarkdown(name) + " is **" + core.EscapeMarkdown(value) + "**"
+}
+
+// markdownLines escapes text of several lines line by line.
+func markdownLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		lines[i] = core.EscapeMarkdown(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func observedValue(cc *compiledCondition, obs []core.Observation) any {
