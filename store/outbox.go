@@ -28,7 +28,7 @@ const (
 	assignBatchQuery   = `UPDATE outbox SET batch_key = $1 WHERE key = $2 AND sent_at = 0`
 	markAttemptQuery   = `UPDATE outbox SET attempt_started = $1 WHERE key = $2`
 	markSentQuery      = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '', attempt_started = 0 WHERE key = $3`
-	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, attempt_started = 0 WHERE key = $3`
+	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2 WHERE key = $3`
 	retryNowQuery      = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND next_attempt > 0`
 	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0`
 	lastSendErrorQuery = `SELECT last_error FROM outbox WHERE last_error <> '' ORDER BY seq DESC LIMIT 1`
@@ -133,7 +133,9 @@ func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at
 	})
 }
 
-// MarkFailed records a failed attempt and when to try again.
+// MarkFailed records a failed attempt and when to try again. The attempt
+// mark stays: a send whose answer never came (a cut connection, a timeout)
+// may have been delivered, so the next try looks in the room first.
 func (o *Outbox) MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error {
 	return doTxn(ctx, o.db, func(ctx context.Context) error {
 		for _, key := range keys {
