@@ -159,6 +159,11 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		fmt.Fprintf(&b, "store:\n  uri: %s\n", j.Store.URI)
 	}
 	b.WriteString("logging:\n  level: debug\n  format: json\n")
+	if !strings.Contains(opts.extra, "chat:") {
+		// Test people type far faster than people do; the sender limit has
+		// tests of its own, which set it.
+		b.WriteString("chat:\n  sender_limit:\n    per_second: 100\n    burst: 100\n")
+	}
 	b.WriteString(opts.extra)
 	if err := os.WriteFile(j.cfgPath, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)

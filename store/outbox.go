@@ -33,7 +33,7 @@ const (
 	// A secret notice's body is blanked once it is sent; secure_delete
 	// (SQLite) zeroes the bytes it leaves behind.
 	blankSecretQuery   = `UPDATE outbox SET body = '' WHERE key = $1 AND sent_at > 0`
-	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, attempt_started = 0 WHERE key = $3`
+	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2 WHERE key = $3`
 	retryNowQuery      = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND next_attempt > 0`
 	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0`
 	lastSendErrorQuery = `SELECT last_error FROM outbox WHERE last_error <> '' ORDER BY seq DESC LIMIT 1`
@@ -156,7 +156,9 @@ func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at
 	return nil
 }
 
-// MarkFailed records a failed attempt and when to try again.
+// MarkFailed records a failed attempt and when to try again. The attempt
+// mark stays: a send whose answer never came (a cut connection, a timeout)
+// may have been delivered, so the next try looks in the room first.
 func (o *Outbox) MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error {
 	return doTxn(ctx, o.db, func(ctx context.Context) error {
 		for _, key := range keys {

@@ -90,12 +90,20 @@ func TestOutboxLifecycle(t *testing.T) {
 		t.Fatalf("Waiting = %+v, %v", waiting, err)
 	}
 	now := time.UnixMilli(time.Now().UnixMilli())
+	if err := o.MarkAttempt(ctx, []string{"k1"}, now); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.MarkFailed(ctx, []string{"k1"}, errors.New("boom"), now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	e, _ := o.Get(ctx, "k1")
 	if e.Attempts != 1 || e.LastError != "boom" || !e.NextAttempt.Equal(now.Add(time.Minute)) {
 		t.Errorf("after failure: attempts=%d error=%q next=%s", e.Attempts, e.LastError, e.NextAttempt)
+	}
+	// The failed send may still have been delivered: its attempt mark stays,
+	// so the next try looks in the room before sending again.
+	if !e.AttemptStarted.Equal(now) {
+		t.Errorf("after failure: attempt started %s, want %s kept", e.AttemptStarted, now)
 	}
 	if msg, _ := o.LastError(ctx); msg != "boom" {
 		t.Errorf("LastError = %q, want boom", msg)
