@@ -63,12 +63,7 @@ func (s *Server) HandleRole(pattern string, h http.Handler, roles ...credential.
 
 func (s *Server) requireRole(roles []credential.Role, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || token == "" || s.auth == nil {
-			unauthorized(w, r, core.ErrUnauthorized)
-			return
-		}
-		p, err := s.auth.Authenticate(r.Context(), token)
+		p, err := s.authenticate(r)
 		if err != nil {
 			unauthorized(w, r, err)
 			return

@@ -33,9 +33,11 @@ type limits struct {
 func (s *Server) limit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind, l, key := "address", s.limits.address, addressKey(r.RemoteAddr)
-		if name, ok := s.credential(r); ok {
-			kind, l, key = "credential", s.limits.credential, name
+		p, err := s.authenticate(r)
+		if err == nil {
+			kind, l, key = "credential", s.limits.credential, p.ID
 		}
+		r = withAuthenticated(r, p, err)
 		if ok, wait := l.take(key, s.clock.Now()); !ok {
 			secs := max(1, int(math.Ceil(wait.Seconds())))
 			metrics.RateLimited.WithLabelValues(kind).Inc()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -149,3 +150,42 @@ func (a tokenAuth) Authenticate(_ context.Context, token string) (credential.Pri
 
 // agentEVE is an agent credential for EVE.
 var agentEVE = credential.Principal{Credential: credential.Credential{ID: "cred_eve", Role: credential.Agent, Agent: "EVE"}}
+
+// countingAuth counts the questions put to an Authenticator.
+type countingAuth struct {
+	Authenticator
+	calls atomic.Int32
+}
+
+func (a *countingAuth) Authenticate(ctx context.Context, token string) (credential.Principal, error) {
+	a.calls.Add(1)
+	return a.Authenticator.Authenticate(ctx, token)
+}
+
+// TestOneAuthenticationPerRequest: the rate limiter and the route's role
+// check share one answer from the authenticator, for a valid token and
+// for a wrong one alike.
+func TestOneAuthenticationPerRequest(t *testing.T) {
+	const token = "agent-token-0123456789"
+	auth := &countingAuth{Authenticator: tokenAuth{token: agentEVE}}
+	s := New(Config{Listen: "127.0.0.1:0", RateLimit: RateLimitConfig{
+		Credential: Rate{PerSecond: 100, Burst: 100},
+		Address:    Rate{PerSecond: 100, Burst: 100},
+	}}, zerolog.Nop(), func(context.Context) (Health, error) { return Health{}, nil }, auth)
+	s.HandleRole("POST /api/echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
+	}))
+	for _, tt := range []struct {
+		token string
+		code  int
+	}{{token, http.StatusOK}, {"wrong-token-0123456789", http.StatusUnauthorized}} {
+		auth.calls.Store(0)
+		req := httptest.NewRequest(http.MethodPost, "/api/echo", strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+tt.token)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		if rec.Code != tt.code || auth.calls.Load() != 1 {
+			t.Errorf("token %q: status %d after %d authentications, want %d after 1", tt.token, rec.Code, auth.calls.Load(), tt.code)
+		}
+	}
+}

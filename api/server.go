@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
@@ -205,19 +206,35 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 	}))
 }
 
-// credential names the valid credential the request carries, if any. It
-// is the one check behind the details of /healthz and the rate-limit
-// bucket a request draws from; the routes of HandleRole check roles too.
-func (s *Server) credential(r *http.Request) (string, bool) {
+// authenticated is the answer the authenticator gave for a request's
+// bearer token, kept in the request's context.
+type authenticated struct {
+	principal credential.Principal
+	err       error
+}
+
+type authenticatedKey struct{}
+
+// authenticate returns who the request's bearer token acts as; a missing
+// or invalid token is core.ErrUnauthorized. It is the one check behind the
+// rate-limit bucket a request draws from, the details of /healthz and the
+// routes of HandleRole, and it asks the authenticator once per request:
+// the rate limiter, which sees every request first, keeps the answer in
+// the request's context for the handlers behind it.
+func (s *Server) authenticate(r *http.Request) (credential.Principal, error) {
+	if a, ok := r.Context().Value(authenticatedKey{}).(authenticated); ok {
+		return a.principal, a.err
+	}
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || token == "" || s.auth == nil {
-		return "", false
+		return credential.Principal{}, core.ErrUnauthorized
 	}
-	p, err := s.auth.Authenticate(r.Context(), token)
-	if err != nil {
-		return "", false
-	}
-	return p.ID, true
+	return s.auth.Authenticate(r.Context(), token)
+}
+
+// withAuthenticated returns r carrying the authenticator's answer.
+func withAuthenticated(r *http.Request, p credential.Principal, err error) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), authenticatedKey{}, authenticated{principal: p, err: err}))
 }
 
 // bearerIs reports whether the request carries "Authorization: Bearer
@@ -245,7 +262,8 @@ func requireBearer(token, realm string, next http.Handler) http.Handler {
 // and outbox fare), which `!sys status` shows in the room.
 func (s *Server) getHealth(w http.ResponseWriter, r *http.Request) {
 	state, err := s.health(r.Context())
-	_, detailed := s.credential(r)
+	_, authErr := s.authenticate(r)
+	detailed := authErr == nil
 	switch {
 	case err != nil && detailed:
 		WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "degraded", "ok": false, "error": err.Error()})
