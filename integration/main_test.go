@@ -76,9 +76,11 @@ type jarvis struct {
 	Alias   string
 	Store   store.Config // the database it runs on
 	cfgPath string
-	cmd     *exec.Cmd
-	logs    *syncBuffer
-	exited  chan struct{}
+	// env is added to the process's environment (JARVIS_… overrides).
+	env    []string
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	exited chan struct{}
 }
 
 type syncBuffer struct {
@@ -182,6 +184,7 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 func (j *jarvis) Start() {
 	j.t.Helper()
 	j.cmd = exec.Command(jarvisBin, "run", "--config", j.cfgPath)
+	j.cmd.Env = append(os.Environ(), j.env...)
 	if j.logs == nil {
 		j.logs = &syncBuffer{}
 	}
@@ -201,6 +204,13 @@ func (j *jarvis) Kill() {
 	_ = j.cmd.Process.Kill()
 	<-j.exited
 }
+
+// Freeze stops the process with SIGSTOP, as a host that hangs would: it
+// keeps its connections and locks and does nothing until Thaw.
+func (j *jarvis) Freeze() { _ = j.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen process.
+func (j *jarvis) Thaw() { _ = j.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Stop ends the process with SIGTERM and waits for it.
 func (j *jarvis) Stop() {
@@ -306,10 +316,11 @@ func newPerson(t testing.TB, prefix string) *tesths.Person {
 }
 
 // Twin starts a second Jarvis process on the same configuration and
-// database, as an operator starting `jarvis run` twice would.
-func (j *jarvis) Twin(t testing.TB) *jarvis {
+// database, as an operator starting `jarvis run` twice would; env is added
+// to its environment (another api.listen, as on a second host).
+func (j *jarvis) Twin(t testing.TB, env ...string) *jarvis {
 	t.Helper()
-	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, Store: j.Store, cfgPath: j.cfgPath}
+	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, Store: j.Store, cfgPath: j.cfgPath, env: env}
 	twin.Start()
 	t.Cleanup(func() {
 		twin.Stop()
