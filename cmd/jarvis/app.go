@@ -328,10 +328,24 @@ func (a *App) initAPI() {
 		return
 	}
 	a.api = api.New(a.cfg.API, a.log, a.health, a.credentials)
+	a.api.RefuseWritesWhen(a.standby)
 	api.RegisterBreaker(a.api, a.breakers, a.fleet.AgentName)
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
+}
+
+// standby refuses the API's writes while this Jarvis does not hold the
+// workspace lease, naming the holder when there is one.
+func (a *App) standby(ctx context.Context) error {
+	if a.leader() {
+		return nil
+	}
+	rec, err := a.lease.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", core.ErrStaleEpoch, err)
+	}
+	return &lease.HeldError{Lease: rec}
 }
 
 // health is the state /healthz shows.
