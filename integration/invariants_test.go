@@ -134,10 +134,21 @@ func (s *scenario) acknowledgedStored() {
 	}
 	var heartbeats, journal, sets, breakers int
 	for _, rec := range s.records {
-		for k := range rec.Heartbeats {
+		for k, ack := range rec.Heartbeats {
+			if ack.Count == 0 {
+				continue
+			}
 			heartbeats++
-			if !exists(`SELECT COUNT(*) FROM agent_heartbeat WHERE agent = $1 AND cycle = $2`, k.Agent, k.Cycle) {
-				t.Errorf("acknowledged heartbeat of %s in cycle %s is not stored", k.Agent, k.Cycle)
+			// The row keeps a cycle's latest heartbeat: the last one
+			// acknowledged, or one sent after it whose answer was lost.
+			var sentAt int64
+			err := s.st.DB.QueryRow(ctx, `SELECT sent_at FROM agent_heartbeat WHERE agent = $1 AND cycle = $2`, k.Agent, k.Cycle).Scan(&sentAt)
+			switch {
+			case err != nil:
+				t.Errorf("acknowledged heartbeat of %s in cycle %s is not stored: %v", k.Agent, k.Cycle, err)
+			case time.UnixMilli(sentAt).Before(ack.Last):
+				t.Errorf("%s's cycle %s holds a heartbeat sent at %s, older than the last acknowledged (%s)",
+					k.Agent, k.Cycle, time.UnixMilli(sentAt).UTC(), ack.Last)
 			}
 		}
 		for _, e := range rec.Journal {
