@@ -41,10 +41,11 @@ const (
 	releaseLeaseQuery = `
 		UPDATE workspace_lease SET expires_at = NOW
 		WHERE workspace_id = $1 AND holder = $2 AND epoch = $3 AND expires_at > NOW`
-	// fenceLeaseQuery reads the row; inside a transaction on PostgreSQL
+	// fenceLeaseQuery reads the row. Inside a transaction on PostgreSQL,
 	// FOR SHARE keeps it locked until the transaction ends (SQLite's
 	// immediate transactions hold the write lock already, and know no FOR
-	// SHARE), so no takeover can slip in before commit.
+	// SHARE), so no takeover can slip in before commit; outside one (the
+	// sender's check) a lock would only cost a write.
 	fenceLeaseQuery = `
 		SELECT 1 FROM workspace_lease
 		WHERE workspace_id = $1 AND holder = $2 AND epoch = $3 AND expires_at > NOW`
@@ -133,7 +134,7 @@ func (q *LeaseQuery) Get(ctx context.Context, workspaceID string) (lease.Record,
 // Fence checks, and inside a transaction keeps, holder's live lease with epoch.
 func (q *LeaseQuery) Fence(ctx context.Context, workspaceID, holder string, epoch int64, now time.Time) error {
 	query, args := q.query(fenceLeaseQuery, now, workspaceID, holder, epoch)
-	if q.db.Dialect == dbutil.Postgres {
+	if q.db.Dialect == dbutil.Postgres && ctx.Value(inTxKey{}) != nil {
 		query += " FOR SHARE"
 	}
 	var one int
