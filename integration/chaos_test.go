@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -131,11 +132,10 @@ func newPlan(seed uint64) plan {
 	for range rng.IntN(2) {
 		faults = append(faults, faults[rng.IntN(len(faults))])
 	}
-	for i, f := range faults {
-		if f == takeover && !slicesContains(faults[:i], standby) {
-			// A takeover needs a standby: the first one starts it.
-			faults[i] = standby
-		}
+	// A takeover needs a standby: one drawn before the first standby
+	// probe swaps places with it.
+	if ti, si := slices.Index(faults, takeover), slices.Index(faults, standby); ti < si {
+		faults[ti], faults[si] = standby, takeover
 	}
 	for _, f := range faults {
 		p.steps = append(p.steps, step{fault: f,
@@ -143,15 +143,6 @@ func newPlan(seed uint64) plan {
 			down:  300*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))})
 	}
 	return p
-}
-
-func slicesContains(faults []fault, f fault) bool {
-	for _, g := range faults {
-		if g == f {
-			return true
-		}
-	}
-	return false
 }
 
 func (p plan) String() string {

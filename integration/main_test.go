@@ -207,7 +207,37 @@ func (j *jarvis) Kill() {
 
 // Freeze stops the process with SIGSTOP, as a host that hangs would: it
 // keeps its connections and locks and does nothing until Thaw.
-func (j *jarvis) Freeze() { _ = j.cmd.Process.Signal(syscall.SIGSTOP) }
+// Freeze returns once every thread of the process has stopped: a signal
+// is delivered a moment after it is sent, and a thread still running
+// then could commit a write.
+func (j *jarvis) Freeze() {
+	j.t.Helper()
+	_ = j.cmd.Process.Signal(syscall.SIGSTOP)
+	deadline := time.Now().Add(5 * time.Second)
+	for !stopped(j.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			j.t.Fatalf("jarvis (pid %d) did not stop within 5 s of SIGSTOP", j.cmd.Process.Pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// stopped tells whether every thread of a process is stopped by a signal
+// (state T in /proc).
+func stopped(pid int) bool {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	for _, path := range stats {
+		stat, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses.
+		if _, rest, _ := strings.Cut(string(stat), ") "); !strings.HasPrefix(rest, "T") {
+			return false
+		}
+	}
+	return len(stats) > 0
+}
 
 // Thaw resumes a frozen process.
 func (j *jarvis) Thaw() { _ = j.cmd.Process.Signal(syscall.SIGCONT) }
