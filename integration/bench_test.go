@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,18 +94,20 @@ func waitEncrypted(b *testing.B, room id.RoomID, people ...*tesths.Person) {
 }
 
 func measureRoundTrips(b *testing.B, p *tesths.Person, room id.RoomID, replyTo func(id.EventID) func(*event.Event) bool) {
-	ctx := context.Background()
 	// One warm-up round trip outside the measurement.
-	warm, err := p.Say(ctx, room, "!ping")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := p.WaitFor(ctx, 20*time.Second, replyTo(warm)); err != nil {
-		b.Fatal(err)
-	}
-	durations := make([]time.Duration, 0, b.N)
+	roundTrips(b, p, room, 1, replyTo)
 	b.ResetTimer()
-	for range b.N {
+	durations := roundTrips(b, p, room, b.N, replyTo)
+	b.StopTimer()
+	reportLatencies(b, "", durations)
+}
+
+// roundTrips has p say !ping in room n times, each after the answer to
+// the last, and returns how long each answer took.
+func roundTrips(b *testing.B, p *tesths.Person, room id.RoomID, n int, replyTo func(id.EventID) func(*event.Event) bool) []time.Duration {
+	ctx := context.Background()
+	durations := make([]time.Duration, 0, n)
+	for range n {
 		start := time.Now()
 		sent, err := p.Say(ctx, room, "!ping")
 		if err != nil {
@@ -116,19 +118,24 @@ func measureRoundTrips(b *testing.B, p *tesths.Person, room id.RoomID, replyTo f
 		}
 		durations = append(durations, time.Since(start))
 	}
-	b.StopTimer()
-	reportLatencies(b, durations)
+	return durations
 }
 
-// reportLatencies reports the median and the tail of durations.
-func reportLatencies(b *testing.B, durations []time.Duration) {
-	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
-	pct := func(q float64) float64 {
-		return float64(durations[min(len(durations)-1, int(q*float64(len(durations))))].Microseconds()) / 1000
+// reportLatencies reports the median and the tail of durations, as
+// p50-ms, p95-ms and p99-ms after prefix.
+func reportLatencies(b *testing.B, prefix string, durations []time.Duration) {
+	for _, q := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p95", 0.95}, {"p99", 0.99}} {
+		b.ReportMetric(float64(quantile(durations, q.q).Microseconds())/1000, prefix+q.name+"-ms")
 	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.95), "p95-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// quantile is the q-quantile of durations (nearest rank), which it sorts.
+func quantile(durations []time.Duration, q float64) time.Duration {
+	slices.Sort(durations)
+	return durations[min(len(durations)-1, int(q*float64(len(durations))))]
 }
 
 // startEcho registers a bare mautrix client, with its own crypto, that
@@ -189,5 +196,5 @@ func BenchmarkWakeRouter(b *testing.B) {
 		durations = append(durations, time.Since(start))
 	}
 	b.StopTimer()
-	reportLatencies(b, durations)
+	reportLatencies(b, "", durations)
 }
