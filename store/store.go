@@ -111,6 +111,9 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
+	if cfg.Type == SQLite {
+		gates.Store(db, &writeGate{})
+	}
 	return &Store{DB: db}, nil
 }
 
@@ -175,7 +178,10 @@ func openDB(cfg Config) (*dbutil.Database, error) {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.DB.Close() }
+func (s *Store) Close() error {
+	gates.Delete(s.DB)
+	return s.DB.Close()
+}
 
 // InTx runs fn in one transaction; store calls made with fn's context join
 // it. After a commit the outbox sender is woken, since a notice enqueued
@@ -193,6 +199,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) er
 const writeLockKey = 0x6a61727669730002 // "jarvis" 2
 
 // doTxn runs fn in one transaction, joining the one in ctx if there is one.
+// On SQLite it first waits for this process's write gate (writeGate).
 //
 // The code above the store was written against SQLite's immediate
 // transactions: one writer at a time, so a transaction that reads and then
@@ -203,6 +210,11 @@ const writeLockKey = 0x6a61727669730002 // "jarvis" 2
 // same one-writer order. Reads outside transactions do not wait for it.
 func doTxn(ctx context.Context, db *dbutil.Database, fn func(ctx context.Context) error) error {
 	if db.Dialect != dbutil.Postgres {
+		ctx, leave, err := enter(ctx, db)
+		if err != nil {
+			return err
+		}
+		defer leave()
 		return db.DoTxn(ctx, nil, fn)
 	}
 	return db.DoTxn(ctx, nil, func(ctx context.Context) error {
