@@ -52,13 +52,16 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 		reply := l.j.replyTo(sent)
 		return func(evt *event.Event) bool { return tesths.Encrypted(evt) && reply(evt) }
 	}
-	roundTrips(b, alice, l.room, 3, replyTo)
+	idle := &roundTripper{name: "idle", person: alice, room: l.room, replyTo: replyTo}
+	loaded := &roundTripper{name: "load", person: alice, room: l.room, replyTo: replyTo}
+	for range 3 {
+		idle.once(b, false)
+	}
 
 	cfg := l.config(8)
 	cfg.Heartbeats, cfg.JournalEvery = workload.Max, 10
 	cfg.CardSets = workload.Max
 	per := max(1, b.N/loadPairs)
-	var idle, loaded []time.Duration
 	var heartbeats, sets int
 	var busy time.Duration
 	measureLoaded := func() {
@@ -76,7 +79,9 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 		} else {
 			profiled <- nil
 		}
-		loaded = append(loaded, roundTrips(b, alice, l.room, per, replyTo)...)
+		for range per {
+			loaded.once(b, true)
+		}
 		if err := <-profiled; err != nil {
 			b.Error(err)
 		}
@@ -94,22 +99,28 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 		if pair%2 == 1 {
 			measureLoaded()
 		}
-		idle = append(idle, roundTrips(b, alice, l.room, per, replyTo)...)
+		for range per {
+			idle.once(b, true)
+		}
 		if pair%2 == 0 {
 			measureLoaded()
 		}
 	}
 	b.StopTimer()
 
-	reportLatencies(b, "idle-", idle)
-	reportLatencies(b, "load-", loaded)
-	ratio := float64(quantile(loaded, 0.95)) / float64(quantile(idle, 0.95))
-	lo, hi := bootstrapRatio(idle, loaded, 0.95, 2000)
+	ratio := reportLatencies(b, "load-", loaded.durations) / reportLatencies(b, "idle-", idle.durations)
+	lo, hi := bootstrapRatio(idle.durations, loaded.durations, 0.95, 2000)
 	b.ReportMetric(ratio, "p95-ratio")
 	b.ReportMetric(lo, "ratio-lo")
 	b.ReportMetric(hi, "ratio-hi")
 	b.ReportMetric(float64(heartbeats)/busy.Seconds(), "hb/s")
 	b.ReportMetric(float64(sets)/busy.Seconds(), "sets/s")
+}
+
+// quantile is the q-quantile of durations (nearest rank), which it sorts.
+func quantile(durations []time.Duration, q float64) time.Duration {
+	slices.Sort(durations)
+	return durations[min(len(durations)-1, int(q*float64(len(durations))))]
 }
 
 // bootstrapRatio is the 95 % percentile-bootstrap confidence interval of

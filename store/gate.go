@@ -3,14 +3,10 @@ package store
 import (
 	"context"
 	"sync"
-
-	"go.mau.fi/util/dbutil"
-
-	"github.com/jarvis-hmi/jarvis/core"
 )
 
 // writeGate lets one write transaction of this process at a time into a
-// SQLite database, urgent ones (core.Urgent) first. Without it, writers
+// SQLite database, urgent ones (core.Urgent) first; Store.tx waits for it. Without it, writers
 // wait in SQLite's busy handler, which sleeps 1, 2, 5, … up to 100 ms
 // between tries: under a stream of heartbeat batches a chat command's
 // transaction kept losing the lock to writers that came after it. With
@@ -20,26 +16,6 @@ type writeGate struct {
 	held   bool
 	urgent []chan struct{}
 	normal []chan struct{}
-}
-
-// gates holds the write gate of each open SQLite database.
-var gates sync.Map // *dbutil.Database → *writeGate
-
-type gateHeldKey struct{}
-
-// enter waits for db's gate, unless db has none or ctx already holds it
-// (a transaction joining the one it runs in), and returns the context to
-// run the transaction with and the func that leaves the gate.
-func enter(ctx context.Context, db *dbutil.Database) (context.Context, func(), error) {
-	v, ok := gates.Load(db)
-	if !ok || ctx.Value(gateHeldKey{}) != nil {
-		return ctx, func() {}, nil
-	}
-	g := v.(*writeGate)
-	if err := g.acquire(ctx, core.IsUrgent(ctx)); err != nil {
-		return ctx, nil, err
-	}
-	return context.WithValue(ctx, gateHeldKey{}, true), g.release, nil
 }
 
 func (g *writeGate) acquire(ctx context.Context, urgent bool) error {

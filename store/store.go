@@ -67,6 +67,14 @@ func (c Config) Validate() error {
 type Store struct {
 	DB *dbutil.Database
 
+	// fence runs first in every write transaction: see SetFence.
+	fence func(ctx context.Context) error
+	// leaseClock: see JudgeLeasesByCallerClock.
+	callerClock bool
+	// gate orders this process's write transactions on SQLite; nil on
+	// PostgreSQL, whose advisory lock does.
+	gate *writeGate
+
 	outboxOnce sync.Once
 	outbox     *Outbox
 }
@@ -111,10 +119,11 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
+	st := &Store{DB: db}
 	if cfg.Type == SQLite {
-		gates.Store(db, &writeGate{})
+		st.gate = &writeGate{}
 	}
-	return &Store{DB: db}, nil
+	return st, nil
 }
 
 // Size says the store's engine ("SQLite" or "PostgreSQL") and how many
@@ -178,19 +187,55 @@ func openDB(cfg Config) (*dbutil.Database, error) {
 }
 
 // Close closes the database.
-func (s *Store) Close() error {
-	gates.Delete(s.DB)
-	return s.DB.Close()
-}
+func (s *Store) Close() error { return s.DB.Close() }
 
 // InTx runs fn in one transaction; store calls made with fn's context join
 // it. After a commit the outbox sender is woken, since a notice enqueued
 // inside the transaction was invisible to it until then.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if err := doTxn(ctx, s.DB, fn); err != nil {
+	if err := s.tx(ctx, fn); err != nil {
 		return err
 	}
 	s.Outbox().wake()
+	return nil
+}
+
+// SetFence makes every write transaction run fence first, inside the
+// transaction: a Jarvis that no longer holds the workspace lease gets the
+// fence's error (core.ErrStaleEpoch) and writes nothing. Contexts marked
+// core.Unfenced skip it, and so do the schema upgrades, which do not run
+// through InTx. Call it once, before the store is used.
+func (s *Store) SetFence(fence func(ctx context.Context) error) { s.fence = fence }
+
+type inTxKey struct{}
+
+// tx runs fn in one transaction, or in the one ctx is in already. The
+// outermost transaction waits for the write gate (on SQLite), runs the
+// fence first and, once it has committed, what core.AfterCommit was given
+// inside it.
+func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if ctx.Value(inTxKey{}) != nil {
+		return fn(ctx)
+	}
+	if s.gate != nil {
+		if err := s.gate.acquire(ctx, core.IsUrgent(ctx)); err != nil {
+			return err
+		}
+		defer s.gate.release()
+	}
+	ctx, afterCommit := core.WithCommitHooks(context.WithValue(ctx, inTxKey{}, true))
+	err := doTxn(ctx, s.DB, func(ctx context.Context) error {
+		if s.fence != nil && !core.IsUnfenced(ctx) {
+			if err := s.fence(ctx); err != nil {
+				return err
+			}
+		}
+		return fn(ctx)
+	})
+	if err != nil {
+		return err
+	}
+	afterCommit()
 	return nil
 }
 
@@ -199,7 +244,6 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) er
 const writeLockKey = 0x6a61727669730002 // "jarvis" 2
 
 // doTxn runs fn in one transaction, joining the one in ctx if there is one.
-// On SQLite it first waits for this process's write gate (writeGate).
 //
 // The code above the store was written against SQLite's immediate
 // transactions: one writer at a time, so a transaction that reads and then
@@ -210,11 +254,6 @@ const writeLockKey = 0x6a61727669730002 // "jarvis" 2
 // same one-writer order. Reads outside transactions do not wait for it.
 func doTxn(ctx context.Context, db *dbutil.Database, fn func(ctx context.Context) error) error {
 	if db.Dialect != dbutil.Postgres {
-		ctx, leave, err := enter(ctx, db)
-		if err != nil {
-			return err
-		}
-		defer leave()
 		return db.DoTxn(ctx, nil, fn)
 	}
 	return db.DoTxn(ctx, nil, func(ctx context.Context) error {
