@@ -20,11 +20,13 @@ type loadSetup struct {
 	// token; Cadence is theirs (1h when zero).
 	Agents  int
 	Cadence time.Duration
-	// Tripwires are seeded before Jarvis starts; their Agents and Server
-	// are filled in.
+	// Tripwires are seeded before Jarvis starts; their Agents, Server and
+	// Owner (the admin) are filled in.
 	Tripwires workload.Tripwires
 	// Store is the database; empty is a fresh SQLite file.
 	Store store.Config
+	// Profiling serves the Go profiles beside /metrics (api.profiling).
+	Profiling bool
 	// Extra is more configuration, as options.extra.
 	Extra string
 }
@@ -58,14 +60,14 @@ func newLoaded(t testing.TB, s loadSetup) *loaded {
 	if l.tokens, err = workload.IssueTokens(ctx, l.st, l.agents); err != nil {
 		t.Fatal(err)
 	}
-	s.Tripwires.Agents, s.Tripwires.Server = l.agents, "localhost"
+	l.admin = newPerson(t, "admin")
+	s.Tripwires.Agents, s.Tripwires.Server, s.Tripwires.Owner = l.agents, "localhost", l.admin.UserID.String()
 	if err := workload.SeedTripwires(ctx, l.st, s.Tripwires); err != nil {
 		t.Fatal(err)
 	}
-	l.admin = newPerson(t, "admin")
 	addr := cardAPIListen(t)
 	l.api = "http://" + addr
-	extra := fmt.Sprintf("api:\n  listen: %s\n", addr)
+	extra := fmt.Sprintf("api:\n  listen: %s\n  profiling: %t\n", addr, s.Profiling)
 	if s.Agents > 0 {
 		extra += workload.FleetYAML(l.agents, s.Cadence)
 	}

@@ -71,6 +71,9 @@ type Store struct {
 	fence func(ctx context.Context) error
 	// leaseClock: see JudgeLeasesByCallerClock.
 	callerClock bool
+	// gate orders this process's write transactions on SQLite; nil on
+	// PostgreSQL, whose advisory lock does.
+	gate *writeGate
 
 	outboxOnce sync.Once
 	outbox     *Outbox
@@ -116,7 +119,11 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
-	return &Store{DB: db}, nil
+	st := &Store{DB: db}
+	if cfg.Type == SQLite {
+		st.gate = &writeGate{}
+	}
+	return st, nil
 }
 
 // Size says the store's engine ("SQLite" or "PostgreSQL") and how many
@@ -203,11 +210,18 @@ func (s *Store) SetFence(fence func(ctx context.Context) error) { s.fence = fenc
 type inTxKey struct{}
 
 // tx runs fn in one transaction, or in the one ctx is in already. The
-// outermost transaction runs the fence first and, once it has committed,
-// what core.AfterCommit was given inside it.
+// outermost transaction waits for the write gate (on SQLite), runs the
+// fence first and, once it has committed, what core.AfterCommit was given
+// inside it.
 func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if ctx.Value(inTxKey{}) != nil {
 		return fn(ctx)
+	}
+	if s.gate != nil {
+		if err := s.gate.acquire(ctx, core.IsUrgent(ctx)); err != nil {
+			return err
+		}
+		defer s.gate.release()
 	}
 	ctx, afterCommit := core.WithCommitHooks(context.WithValue(ctx, inTxKey{}, true))
 	err := doTxn(ctx, s.DB, func(ctx context.Context) error {

@@ -49,6 +49,16 @@ const (
 	// retentionInterval is how often rows past their retention window are
 	// deleted.
 	retentionInterval = time.Hour
+	// changeGap is the least time between two rounds of the loops that
+	// changes ask for: the tripwires' re-evaluation and the wake router.
+	// Under a stream of heartbeats and journal entries they would
+	// otherwise run back to back, each one transaction over every
+	// tripwire that reads the fleet or every agent's current journal, and
+	// keep the store's one writer (and a core) busy while people wait for
+	// their answers. The changes made meanwhile wait for the next round,
+	// so a trip or a wake notice on a change comes within this long, not
+	// at once.
+	changeGap = time.Second
 	// restartDrainTimeout is how long `!sys restart` waits for the outbox
 	// to empty before it restarts anyway.
 	restartDrainTimeout = 15 * time.Second
@@ -523,9 +533,10 @@ func (a *App) retentionLoop(ctx context.Context) {
 }
 
 // reevaluateLoop re-evaluates the tripwires that read the kinds that
-// changed, once per round whatever the number of changes.
+// changed, once per round whatever the number of changes, rounds at least
+// changeGap apart.
 func (a *App) reevaluateLoop(ctx context.Context) {
-	rounds(ctx, a.kick, nil, func() {
+	rounds(ctx, a.kick, nil, spaced(ctx, changeGap, func() {
 		a.changedMu.Lock()
 		kinds := make([]string, 0, len(a.changed))
 		for k := range a.changed {
@@ -537,16 +548,17 @@ func (a *App) reevaluateLoop(ctx context.Context) {
 		if _, err := a.tripwires.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
 		}
-	})
+	}))
 }
 
-// wakeLoop reconciles the wake router every wakeInterval and when asked.
+// wakeLoop reconciles the wake router every wakeInterval and when asked,
+// rounds at least changeGap apart.
 func (a *App) wakeLoop(ctx context.Context) {
 	ticker := time.NewTicker(wakeInterval)
 	defer ticker.Stop()
-	rounds(ctx, a.wakeKick, ticker.C, func() {
+	rounds(ctx, a.wakeKick, ticker.C, spaced(ctx, changeGap, func() {
 		if _, err := a.router.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Msg("Wake router failed to reconcile")
 		}
-	})
+	}))
 }

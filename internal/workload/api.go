@@ -121,7 +121,7 @@ func (a *agent) step(ctx context.Context, rng *rand.Rand) {
 	if w.cfg.JournalEvery == 0 || a.n%w.cfg.JournalEvery != 0 {
 		return
 	}
-	entry := fmt.Sprintf("%s-%s-%06d", a.name, cycle, a.n)
+	entry := fmt.Sprintf("%s-%s-s%d-%06d", a.name, cycle, w.cfg.Seed, a.n)
 	content := fmt.Sprintf("Workload entry %d of %s: %s", a.n, a.name, words(rng, 12))
 	sum := sha256.Sum256([]byte(content))
 	if w.call(ctx, token, http.MethodPost, "/api/agents/journal", "/api/agents/journal", nil, map[string]any{

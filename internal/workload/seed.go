@@ -79,6 +79,10 @@ type Tripwires struct {
 	// never pushed; the others watch for an MII below 0.01, which never
 	// comes. 0 makes none of them fire.
 	TripEvery int
+	// Owner, when set, owns the tripwires that fire instead of a
+	// citizen: a real user, whom Jarvis tells in a direct room when one
+	// of them is quarantined for flapping.
+	Owner string
 }
 
 // mii bounds what the workload's agents report, so that the tripwires
@@ -115,6 +119,9 @@ func SeedTripwires(ctx context.Context, st *store.Store, tw Tripwires) error {
 			}}
 			if tw.TripEvery > 0 && i%tw.TripEvery == 0 {
 				rec.Condition.Threshold = miiTrip
+				if tw.Owner != "" {
+					rec.Scope = tw.Owner
+				}
 			}
 			if err := q.InsertTripwire(ctx, rec); err != nil {
 				return fmt.Errorf("seed tripwire %d: %w", i, err)

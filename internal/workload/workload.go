@@ -39,7 +39,9 @@ func Every(d time.Duration) Pace { return Pace(d) }
 
 // Config is one workload. Zero paces leave a part out.
 type Config struct {
-	// Seed draws everything the clients say and the order they start in.
+	// Seed draws everything the clients say. Journal entry IDs and card
+	// set keys come from it, so two workloads on one Jarvis need two
+	// seeds (one seed again replays the same requests).
 	Seed uint64
 	// API is the base URL of Jarvis's HTTP API, http://host:port.
 	API    string
