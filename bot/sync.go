@@ -15,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
@@ -39,12 +40,16 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 	if err := s.bot.dropHistory(ctx, res); err != nil {
 		return fmt.Errorf("record when Jarvis joined a room: %w", err)
 	}
-	failed := &takeInFailure{}
-	if err := s.DefaultSyncer.ProcessResponse(context.WithValue(ctx, takeInFailureKey{}, failed), res, since); err != nil {
+	// An event not acted on for a reason that may pass fails the response
+	// whole: its token is not stored, and the next sync brings the event
+	// again (the handled-events table keeps the others from being acted on
+	// twice).
+	tracked, notHandled := core.TrackNotHandled(ctx)
+	if err := s.DefaultSyncer.ProcessResponse(tracked, res, since); err != nil {
 		return err
 	}
-	if failed.err != nil {
-		return fmt.Errorf("an event was not taken in: %w", failed.err)
+	if err := notHandled(); err != nil {
+		return fmt.Errorf("an event was not handled: %w", err)
 	}
 	if err := s.bot.deps.State.SetState(ctx, stateNextBatch, res.NextBatch); err != nil {
 		return err
@@ -62,23 +67,6 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 	s.bot.syncErr = ""
 	s.bot.mu.Unlock()
 	return nil
-}
-
-// takeInFailure is, for one sync response, why an event was not taken in
-// for a reason that may pass (the homeserver went away while Jarvis asked
-// it about the room). The response then fails whole and its token is not
-// stored, so the next sync brings the event again; the handled-events
-// table keeps the replay from acting twice on the others.
-type takeInFailure struct{ err error }
-
-type takeInFailureKey struct{}
-
-// notTakenIn records, for the sync response ctx belongs to, that an event
-// was not taken in.
-func notTakenIn(ctx context.Context, err error) {
-	if failed, ok := ctx.Value(takeInFailureKey{}).(*takeInFailure); ok && failed.err == nil {
-		failed.err = err
-	}
 }
 
 // OnFailedSync backs off from 500 ms doubling to 5 s while the homeserver
@@ -252,7 +240,7 @@ func (b *Bot) onMessage(ctx context.Context, evt *event.Event) {
 	msg, err := b.message(ctx, evt, content.Body)
 	if err != nil {
 		zerolog.Ctx(ctx).Err(err).Msg("Failed to tell who sent a message")
-		notTakenIn(ctx, err)
+		core.NotHandled(ctx, err)
 		return
 	}
 	if replyTo := content.RelatesTo.GetReplyTo(); replyTo != "" && !strings.HasPrefix(strings.TrimSpace(msg.Body), b.deps.Processor.Prefix()) {
@@ -277,7 +265,7 @@ func (b *Bot) onReaction(ctx context.Context, evt *event.Event) {
 	msg, err := b.message(ctx, evt, rel.Key)
 	if err != nil {
 		zerolog.Ctx(ctx).Err(err).Msg("Failed to tell who sent a reaction")
-		notTakenIn(ctx, err)
+		core.NotHandled(ctx, err)
 		return
 	}
 	b.deps.Processor.HandleAnswer(ctx, msg, rel.EventID.String())

@@ -316,9 +316,11 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 		return
 	}
 	// The store's fence refused the transaction: nothing is written and
-	// nothing is answered, since another Jarvis is in charge.
+	// nothing is answered, since another Jarvis is in charge; the channel
+	// delivers the event again, to whichever Jarvis holds the lease then.
 	if errors.Is(err, core.ErrStaleEpoch) {
 		log.Warn().Err(err).Str("command", path).Msg("Not handling: this Jarvis no longer holds the workspace lease")
+		core.NotHandled(ctx, err)
 		return
 	}
 	log.Err(err).Str("command", path).Msg("Failed to handle command")
@@ -334,6 +336,7 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	})
 	if err != nil {
 		log.Err(err).Msg("Failed to answer a failed command")
+		core.NotHandled(ctx, err)
 	}
 }
 
