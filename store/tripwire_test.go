@@ -76,7 +76,7 @@ func newTWFixture(t *testing.T, cfg tripwire.Config) *twFixture {
 	)
 	f.svc = tripwire.NewService(cfg, tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: reg, Clock: f.clock,
-		Room: "!jarvis:example.org",
+		History: f.st, Room: "!jarvis:example.org",
 	})
 	return f
 }

@@ -252,7 +252,7 @@ func (a *App) initServices() error {
 		return fail(exitConfig, err)
 	}
 	a.tripwires = tripwire.NewService(a.cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
-		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, Room: room})
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room})
 	a.fleet.RegisterSources(registry)
 	a.cards.RegisterSources(registry)
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
@@ -262,7 +262,7 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
-	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock})
+	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock, History: a.cfg.History})
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // SkipReason says why an evaluated tripwire neither fired nor reset.
@@ -94,6 +95,8 @@ type TickWrites struct {
 	// their state is written, never their definition.
 	Records []Record
 	Trips   []Trip
+	// Readings are the values the pass read, for the sources' history.
+	Readings []history.Reading
 }
 
 type verdict int
@@ -419,7 +422,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 			}
 		}
 		now := msTime(s.deps.Clock.Now())
-		var w TickWrites
+		w := TickWrites{Readings: s.readings(results, now)}
 		candidates := map[string]candidate{}
 		var ids []string
 		for i := range s.view.entries {
@@ -573,6 +576,20 @@ func (s *Service) resolveSources(ctx context.Context, slots []int) passResults {
 	}
 	wg.Wait()
 	return results
+}
+
+// readings are the values a pass read that a history can keep.
+func (s *Service) readings(results passResults, now time.Time) []history.Reading {
+	var out []history.Reading
+	for slot, r := range results {
+		if !r.read || r.err != nil || r.gen != s.view.slots.gens[slot] {
+			continue
+		}
+		if v, ok := history.Keepable(r.obs.Value); ok {
+			out = append(out, history.Reading{Source: s.view.slots.refs[slot], At: now, Value: v})
+		}
+	}
+	return out
 }
 
 // transition fires, resets and quarantines the candidates, adding their

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // Status is where a tripwire stands.
@@ -341,6 +342,9 @@ type Deps struct {
 	Outbox  core.Outbox
 	Sources *core.SourceRegistry
 	Clock   core.Clock
+	// History keeps what the evaluator reads, for backtests; nil keeps
+	// nothing.
+	History history.Store
 	// Room is the dedicated room; notices of the "self" scope go there.
 	Room string
 }
