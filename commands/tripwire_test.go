@@ -44,7 +44,7 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 			Value: core.ValueCategory, Categories: []string{"online", "late", "offline"}, Param: "agent name", ParamType: core.ParamAgent, Resolve: fixed("online")},
 	)
 	th.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock})
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store})
 	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl})
 	return th
 }
@@ -447,6 +447,41 @@ func (th *twHarness) waiting(t *testing.T, key string) []core.OutboxEntry {
 
 // TestProposalReplies: how Jarvis answers a sentence depends on what it
 // asks and on what the room can do.
+// TestProposalStatesBacktest: a proposal and the answers to `!tw arm` say
+// what the rule would have done over the history the evaluator kept,
+// without and with its cooldown; a source nobody watched yet is said to
+// have no history.
+func TestProposalStatesBacktest(t *testing.T) {
+	th := newTripwireHarness(t, 0)
+	if m := armedID.FindStringSubmatch(th.say(t, bob, `!tw arm GI gt 2 --because "keep GI read"`)[0]); m == nil {
+		t.Fatal("not armed")
+	}
+	// GI dips below 0.70 three times within the hour: with the default 1h
+	// cooldown only the first would have been a message.
+	var last time.Time
+	for _, gi := range []float64{0.8, 0.6, 0.8, 0.6, 0.6, 0.8, 0.6, 0.8} {
+		th.clock.Advance(9 * time.Minute)
+		th.tick(t, gi)
+		if gi < 0.7 {
+			last = th.clock.Now()
+		}
+	}
+	replies := th.handle(t, Message{RoomID: "!room:x", EventID: "$s", Sender: alice, Body: "tell me when GI drops below 0.70", Sent: th.clock.Now()})
+	want := "Since " + breakerTime(th.clock.Now().Add(-70*time.Minute)) + " (the history I have, 8 readings) this would have tripped 3 times, last on " +
+		breakerTime(last) + "; with its 1h cooldown you would have had 1 message."
+	if len(replies) != 1 || !strings.Contains(replies[0], want) {
+		t.Errorf("proposal = %q, want it to say %q", replies, want)
+	}
+	armed := th.say(t, alice, `!tw arm GI lt 0.7 --because "x" --push --cooldown 0s`)[0]
+	if want := "this would have tripped 3 times, last on " + breakerTime(last) + "."; !strings.Contains(armed, want) {
+		t.Errorf("!tw arm answer = %q, want it to say %q", armed, want)
+	}
+	armed = th.say(t, alice, `!tw arm vault gt 5 --because "x"`)[0]
+	if want := "I have no readings of `vault.balance` yet"; !strings.Contains(armed, want) {
+		t.Errorf("!tw arm answer = %q, want it to say %q", armed, want)
+	}
+}
+
 func TestProposalReplies(t *testing.T) {
 	tests := []struct {
 		name      string
