@@ -28,13 +28,10 @@ const (
 		SELECT at, num, val FROM source_reading
 		WHERE source_id = $1 AND at < $2 AND NOT bucket ORDER BY at LIMIT $3`
 	deleteFullReadingsQuery = `DELETE FROM source_reading WHERE source_id = $1 AND at >= $2 AND at <= $3 AND NOT bucket`
-	// A bucket split between two batches is merged into the row the first
-	// batch wrote.
-	upsertBucketQuery = `
+	bucketQuery             = `SELECT num, val, min, max FROM source_reading WHERE source_id = $1 AND at = $2 AND bucket`
+	upsertBucketQuery       = `
 		INSERT INTO source_reading (source_id, at, num, val, bucket, min, max) VALUES ($1, $2, $3, $4, true, $5, $6)
-		ON CONFLICT (source_id, at) DO UPDATE SET num = excluded.num, val = excluded.val,
-			min = CASE WHEN source_reading.min IS NULL OR excluded.min < source_reading.min THEN excluded.min ELSE source_reading.min END,
-			max = CASE WHEN source_reading.max IS NULL OR excluded.max > source_reading.max THEN excluded.max ELSE source_reading.max END`
+		ON CONFLICT (source_id, at) DO UPDATE SET num = excluded.num, val = excluded.val, min = excluded.min, max = excluded.max`
 	pruneReadingsQuery = `
 		DELETE FROM source_reading WHERE source_id = $1 AND at IN (
 			SELECT at FROM source_reading WHERE source_id = $1 AND at < $2 ORDER BY at LIMIT $3)`
@@ -149,8 +146,14 @@ func (s *Store) Points(ctx context.Context, src core.SourceRef, from, to time.Ti
 			return nil, fmt.Errorf("history of %s at %d: %w", src, at, err)
 		}
 		p.At = time.UnixMilli(at).UTC()
-		if lo != nil && hi != nil {
-			p.Min, p.Max = *lo, *hi
+		if last, ok := p.Value.(float64); ok && p.Bucket {
+			p.Min, p.Max = last, last
+			if lo != nil {
+				p.Min = *lo
+			}
+			if hi != nil {
+				p.Max = *hi
+			}
 		}
 		points = append(points, p)
 	}
@@ -241,15 +244,57 @@ func (s *Store) downsampleSource(ctx context.Context, id, cut int64, limit int) 
 		if _, err := s.DB.Exec(ctx, deleteFullReadingsQuery, id, b.first, b.last); err != nil {
 			return 0, err
 		}
+		if err := s.mergeBucket(ctx, id, b); err != nil {
+			return 0, err
+		}
 		num, val, err := encodeReading(b.value)
 		if err != nil {
 			return 0, err
 		}
-		if _, err := s.DB.Exec(ctx, upsertBucketQuery, id, b.start, num, val, b.min, b.max); err != nil {
+		// The extremes are kept only where they differ from the last value:
+		// at the default 5-minute tick a bucket holds one reading, and costs
+		// no more than it did.
+		lo, hi := b.min, b.max
+		if last, ok := b.value.(float64); ok {
+			if lo != nil && *lo == last {
+				lo = nil
+			}
+			if hi != nil && *hi == last {
+				hi = nil
+			}
+		}
+		if _, err := s.DB.Exec(ctx, upsertBucketQuery, id, b.start, num, val, lo, hi); err != nil {
 			return 0, err
 		}
 	}
 	return n, nil
+}
+
+// mergeBucket takes into b the bucket already written at its start, if any:
+// readings that came after their bucket was written, or a bucket split
+// between two batches.
+func (s *Store) mergeBucket(ctx context.Context, id int64, b *bucket) error {
+	var num, lo, hi *float64
+	var val *string
+	err := s.DB.QueryRow(ctx, bucketQuery, id, b.start).Scan(&num, &val, &lo, &hi)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	for _, x := range []*float64{num, lo, hi} {
+		if x == nil {
+			continue
+		}
+		if b.min == nil || *x < *b.min {
+			b.min = x
+		}
+		if b.max == nil || *x > *b.max {
+			b.max = x
+		}
+	}
+	return nil
 }
 
 // PruneHistory deletes up to limit readings and buckets from before before.

@@ -15,7 +15,8 @@ CREATE TABLE history_source (
 -- A reading (bucket false): num holds a number, val the JSON of a string or
 -- boolean. Older than two days, the readings of each 5 minutes become one
 -- bucket row (bucket true) at the bucket's start: num or val its last
--- value, min and max its extremes when its values are numbers.
+-- value, min and max its extremes when its values are numbers (NULL where
+-- an extreme is the last value).
 CREATE TABLE source_reading (
 	source_id BIGINT  NOT NULL REFERENCES history_source (id),
 	at        BIGINT  NOT NULL,
