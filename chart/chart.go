@@ -6,6 +6,8 @@ package chart
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"image/color"
 	"math"
@@ -378,4 +380,25 @@ func stateText(v any) string {
 		return strconv.FormatBool(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// Draw draws what a chart request (history.Chart as JSON) asks for, from
+// the history it names, in loc's time zone (UTC when nil), and says in
+// words what the picture shows.
+func Draw(ctx context.Context, h history.Store, request string, loc *time.Location) ([]byte, string, error) {
+	var req history.Chart
+	if err := json.Unmarshal([]byte(request), &req); err != nil {
+		return nil, "", fmt.Errorf("read chart request: %w", err)
+	}
+	points, err := h.Points(ctx, req.Source, req.From, req.To.Add(time.Millisecond))
+	if err != nil {
+		return nil, "", err
+	}
+	c := Chart{Title: req.Title, Source: req.Source.String(), Unit: req.Unit, Points: points, From: req.From, To: req.To,
+		Thresholds: req.Thresholds, Watched: req.Watched, TripAt: req.TripAt, Location: loc}
+	png, err := Render(c)
+	if err != nil {
+		return nil, "", err
+	}
+	return png, c.Describe(), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/chart"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -176,6 +177,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		Clock:     a.clock,
 		Gate:      a.checkLease,
 		Leader:    a.leader,
+		Images:    a.drawChart,
 		DB:        a.store.DB,
 	}, a.log)
 	if err != nil {
@@ -474,6 +476,13 @@ func (a *App) sourcesChanged(kinds ...string) {
 
 // askWake asks the wake router to reconcile soon.
 func (a *App) askWake() { a.wakeKick.ask() }
+
+// drawChart draws the chart an image notice asks for, from the sources'
+// history.
+func (a *App) drawChart(ctx context.Context, request string) (bot.Image, error) {
+	png, words, err := chart.Draw(ctx, a.store, request, time.UTC)
+	return bot.Image{PNG: png, Width: chart.Width, Height: chart.Height, Description: words}, err
+}
 
 // retentionLoop deletes what is past its retention window every
 // retentionInterval and when the lease is gained, while this Jarvis holds

@@ -50,6 +50,26 @@ type Point struct {
 	Max    float64
 }
 
+// Chart asks for a chart of a source's history: what a trip notice's
+// image shows, drawn when the notice is sent, from the history of From–To,
+// which stays as it was.
+type Chart struct {
+	Title  string         `json:"title"`
+	Source core.SourceRef `json:"source"`
+	// Unit says what the values measure ("ratio", "seconds"), or nothing.
+	Unit string    `json:"unit,omitempty"`
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Thresholds are drawn as lines; Watched states are shaded.
+	Thresholds []float64 `json:"thresholds,omitempty"`
+	Watched    []string  `json:"watched,omitempty"`
+	// TripAt marks the trip, when set.
+	TripAt time.Time `json:"trip_at,omitzero"`
+}
+
+// ChartSpan is how much history a trip's chart shows.
+const ChartSpan = 24 * time.Hour
+
 // Store reads a source's history.
 type Store interface {
 	// Points returns the points of src from from up to (not including)

@@ -673,7 +673,38 @@ func (s *Service) fire(rec *Record, c candidate, now time.Time, w *TickWrites, n
 	}
 	body := fmt.Sprintf("🔔 **Tripwire tripped: %s**\n\nObserved: %s\n\nCondition: %s\n\nWhy you armed it: %s\n\n`%s` · trip %d",
 		core.EscapeMarkdown(rec.Label), observedText(c.cc, c.obs, boldMarkdown), core.CodeSpan(c.cc.text()), markdownLines(rec.Rationale), rec.ID, rec.TripSeq)
-	return s.notify(notices, rec.Scope, core.Notice{Key: tripNoticeKey(rec.ID, rec.TripSeq), Kind: core.NoticeMessage, Body: body}, true)
+	key := tripNoticeKey(rec.ID, rec.TripSeq)
+	notices = s.notify(notices, rec.Scope, core.Notice{Key: key, Kind: core.NoticeMessage, Body: body}, true)
+	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":chart", Kind: core.NoticeImage, Target: key, Thread: true,
+		Body: s.tripChart(rec, c.cc, now)}, false)
+}
+
+// tripChart asks for the chart a trip notice carries in its thread: the
+// last history.ChartSpan of the tripwire's first source, its thresholds
+// as lines, the states it watches shaded, the trip marked.
+func (s *Service) tripChart(rec *Record, cc *compiledCondition, now time.Time) string {
+	src := cc.leaves[0].source
+	c := history.Chart{Title: rec.Label, Source: src, From: now.Add(-history.ChartSpan), To: now, TripAt: now}
+	if k, ok := s.deps.Sources.Lookup(src.Kind); ok && k.Value.Numeric() && k.Value != core.ValueNumber {
+		c.Unit = string(k.Value)
+	}
+	for _, l := range cc.leaves {
+		if l.source != src {
+			continue
+		}
+		switch l.op {
+		case OpLT, OpLTE, OpGT, OpGTE:
+			c.Thresholds = append(c.Thresholds, l.num)
+		case OpEQ, OpIn:
+			for _, v := range l.values {
+				if w, ok := v.(string); ok {
+					c.Watched = append(c.Watched, w)
+				}
+			}
+		}
+	}
+	b, _ := json.Marshal(c) // strings, numbers and times always encode
+	return string(b)
 }
 
 // reset re-arms a tripwire whose condition cleared, replying in the thread
