@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -116,11 +118,12 @@ func TestTripwirePushAndJournal(t *testing.T) {
 			if evt.Type != event.EventMessage || evt.Sender != j.UserID || evt.RoomID != trip.RoomID {
 				return false
 			}
-			rel := evt.Content.AsMessage().RelatesTo
-			return rel != nil && rel.Type == event.RelThread && rel.EventID == trip.ID
+			msg := evt.Content.AsMessage()
+			rel := msg.RelatesTo
+			return msg.MsgType != event.MsgImage && rel != nil && rel.Type == event.RelThread && rel.EventID == trip.ID
 		})
 		if err != nil {
-			t.Fatalf("nothing in the trip notice's thread: %v", err)
+			t.Fatalf("nothing but the chart in the trip notice's thread: %v", err)
 		}
 		if body := tesths.Body(cleared); !strings.HasPrefix(body, "✅ Cleared at ") || !strings.Contains(body, "integrity.gi is 0.8") {
 			t.Errorf("the thread says %q", body)
@@ -274,4 +277,69 @@ func TestConversationalArming(t *testing.T) {
 			t.Errorf("!tw list shows %q, want two with %s", got, armed)
 		}
 	})
+}
+
+// TestTripChartImage: a pushed trip on a snapshot source brings, in the
+// trip notice's thread, an m.image of the source's last day whose bytes,
+// downloaded from the media repository and decrypted (the direct room is
+// encrypted), are a PNG of the width and height its info states, with a
+// body that says in words what it shows.
+func TestTripChartImage(t *testing.T) {
+	ctx := context.Background()
+	feed, url := newSnapshotFeed(t, 0.80)
+	alice := newPerson(t, "alice")
+	j := tripwireJarvis(t, url, alice)
+	room := j.joinRoom(t, alice)
+	arm := `!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7" --push`
+	if body := tesths.Body(j.ask(t, alice, room, arm)); !strings.HasPrefix(body, "Armed — tw_") {
+		t.Fatalf("%s got %q", arm, body)
+	}
+	feed.setGI(0.65)
+	trip, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return evt.Type == event.EventMessage && evt.Sender == j.UserID && strings.Contains(tesths.Body(evt), "Tripwire tripped: GI low")
+	})
+	if err != nil {
+		t.Fatalf("no trip notice: %v", err)
+	}
+	img, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		if evt.Type != event.EventMessage || evt.Sender != j.UserID || evt.RoomID != trip.RoomID {
+			return false
+		}
+		msg := evt.Content.AsMessage()
+		return msg.MsgType == event.MsgImage && msg.RelatesTo != nil && msg.RelatesTo.Type == event.RelThread && msg.RelatesTo.EventID == trip.ID
+	})
+	if err != nil {
+		t.Fatalf("no image in the trip notice's thread: %v", err)
+	}
+	msg := img.Content.AsMessage()
+	if msg.File == nil || msg.URL != "" {
+		t.Fatalf("the image in an encrypted room has file %v and url %q, want an encrypted file only", msg.File, msg.URL)
+	}
+	if msg.Info == nil || msg.Info.MimeType != "image/png" || msg.Info.Width != 800 || msg.Info.Height != 400 {
+		t.Fatalf("image info = %+v, want image/png 800 × 400", msg.Info)
+	}
+	for _, w := range []string{"Chart of integrity.gi", "The red line marks the threshold 0.7.", "Tripped at", "at 0.65."} {
+		if !strings.Contains(msg.Body, w) {
+			t.Errorf("the image's body lacks %q: %q", w, msg.Body)
+		}
+	}
+	mxc, err := msg.File.URL.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := alice.DownloadBytes(ctx, mxc)
+	if err != nil {
+		t.Fatalf("download the image: %v", err)
+	}
+	plain := data
+	if err := msg.File.DecryptInPlace(plain); err != nil {
+		t.Fatalf("decrypt the image: %v", err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(plain))
+	if err != nil {
+		t.Fatalf("the decrypted image is no PNG: %v", err)
+	}
+	if cfg.Width != msg.Info.Width || cfg.Height != msg.Info.Height || len(plain) != msg.Info.Size {
+		t.Errorf("the PNG is %d × %d, %d bytes; its info says %d × %d, %d bytes", cfg.Width, cfg.Height, len(plain), msg.Info.Width, msg.Info.Height, msg.Info.Size)
+	}
 }
