@@ -247,21 +247,14 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	case core.NoticeMessage:
 		content := render(batch.Body(), batch.Mentions())
-		switch {
-		case target != "" && head.Thread:
-			content.RelatesTo = (&event.RelatesTo{}).SetThread(target, target)
-		case target != "":
-			content.RelatesTo = &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}
-		}
+		content.RelatesTo = relation(target, head.Thread)
 		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	case core.NoticeImage:
 		content, drawErr := b.image(ctx, roomID, head.Body)
 		if drawErr != nil {
 			return "", drawErr
 		}
-		if target != "" && head.Thread {
-			content.RelatesTo = (&event.RelatesTo{}).SetThread(target, target)
-		}
+		content.RelatesTo = relation(target, head.Thread)
 		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	default:
 		return "", fmt.Errorf("unknown notice kind %q", head.Kind)
@@ -270,6 +263,18 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		return "", err
 	}
 	return resp.EventID, nil
+}
+
+// relation puts a message in target's thread, or makes it a reply to
+// target; none without a target.
+func relation(target id.EventID, thread bool) *event.RelatesTo {
+	switch {
+	case target == "":
+		return nil
+	case thread:
+		return (&event.RelatesTo{}).SetThread(target, target)
+	}
+	return &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}
 }
 
 // Image is a picture to send: a PNG, its size, and what it shows in words.

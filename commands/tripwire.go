@@ -66,6 +66,7 @@ var cmdTripwire = &Handler{
 		{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: twDelete},
 		{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: twPush},
 		{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: twCooldown},
+		{Name: "chart", Args: "<id> [24h|7d|30d]", Help: "A chart of what it watches over the last day (or 7 or 30), its threshold and its last trip.", Func: twChart},
 		{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: twHistory},
 		{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: twJournal},
 		{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: twTemplates},
@@ -132,6 +133,31 @@ func twShow(e *Event) {
 	fmt.Fprintf(&b, "- Its reason came from: %s\n", twTrust(d.SourceTrust))
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
+}
+
+// twChartSpans are the spans `!tw chart` draws.
+var twChartSpans = map[string]time.Duration{"24h": 24 * time.Hour, "1d": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
+
+func twChart(e *Event) {
+	c := e.Proc.tripwires
+	prefix := e.Proc.Prefix()
+	if len(e.Args) == 0 || len(e.Args) > 2 {
+		e.Reply("Which tripwire, over how long? `%stw chart <id> [24h|7d|30d]`", prefix)
+		return
+	}
+	span := 24 * time.Hour
+	if len(e.Args) == 2 {
+		var ok bool
+		if span, ok = twChartSpans[strings.ToLower(e.Args[1])]; !ok {
+			e.Reply("I draw the last 24h, 7d or 30d, not %s.", twCode(e.Args[1]))
+			return
+		}
+	}
+	request, err := c.tw.Chart(e.Ctx, e.Sender, e.Args[0], span)
+	if c.refused(e, "", e.Args[0], err) {
+		return
+	}
+	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeImage, Body: request, TargetEvent: e.EventID})
 }
 
 func twHistory(e *Event) {

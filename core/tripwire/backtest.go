@@ -69,6 +69,26 @@ func (s *Service) Backtest(ctx context.Context, def Definition, span time.Durati
 	}, nil
 }
 
+// Chart asks for a chart of one of scope's tripwires: its first source
+// over the last span, its thresholds or watched states, its last trip
+// marked when it falls within the span.
+func (s *Service) Chart(ctx context.Context, scope, id string, span time.Duration) (string, error) {
+	def, err := s.Get(ctx, scope, id)
+	if err != nil {
+		return "", err
+	}
+	cc, err := compileCondition(def.Source, def.Condition)
+	if err != nil {
+		return "", fmt.Errorf("chart of %q: %w", id, err)
+	}
+	now := msTime(s.deps.Clock.Now())
+	var tripAt time.Time
+	if t := def.LastTrippedAt; t != nil && !t.Before(now.Add(-span)) {
+		tripAt = *t
+	}
+	return s.chart(def.Label, cc, now.Add(-span), now, tripAt), nil
+}
+
 // ReplaySeries replays series of readings, by source, through a tripwire
 // newly armed with the given condition and cooldown.
 func ReplaySeries(src core.SourceRef, c Condition, cooldown time.Duration, q QuarantineConfig, series map[core.SourceRef][]history.Reading) (Replay, error) {

@@ -683,8 +683,15 @@ func (s *Service) fire(rec *Record, c candidate, now time.Time, w *TickWrites, n
 // last history.ChartSpan of the tripwire's first source, its thresholds
 // as lines, the states it watches shaded, the trip marked.
 func (s *Service) tripChart(rec *Record, cc *compiledCondition, now time.Time) string {
+	return s.chart(rec.Label, cc, now.Add(-history.ChartSpan), now, now)
+}
+
+// chart asks for a chart of the first source a condition reads over
+// from–to, with the condition's thresholds and watched states on that
+// source and, when set, a trip marked.
+func (s *Service) chart(title string, cc *compiledCondition, from, to, tripAt time.Time) string {
 	src := cc.leaves[0].source
-	c := history.Chart{Title: rec.Label, Source: src, From: now.Add(-history.ChartSpan), To: now, TripAt: now}
+	c := history.Chart{Title: title, Source: src, From: from, To: to, TripAt: tripAt}
 	if k, ok := s.deps.Sources.Lookup(src.Kind); ok && k.Value.Numeric() && k.Value != core.ValueNumber {
 		c.Unit = string(k.Value)
 	}
