@@ -101,6 +101,8 @@ var rows = []row{
 		"≤ 1.10 ×", historyRatio("BenchmarkTripwireTickHistory/sqlite3")},
 	{"a 7-day backtest over 5-minute readings, from SQLite (`BenchmarkBacktest`)",
 		"≤ 20 ms", perOp("BenchmarkBacktest/sqlite3", 20)},
+	{"drawing a trip's chart, a day of 5-minute readings, as an 800 × 400 PNG (`BenchmarkRender`)",
+		"≤ 50 ms", perOp("BenchmarkRender", 50)},
 	{"heartbeat ingest over HTTP, 64 clients, SQLite (`BenchmarkHeartbeatIngest`)",
 		"≥ 5,000/s, p99 ≤ 20 ms", heartbeats("BenchmarkHeartbeatIngest/sqlite3", true)},
 	{"the same on PostgreSQL", "—", heartbeats("BenchmarkHeartbeatIngest/postgres", false)},
