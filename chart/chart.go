@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
@@ -295,7 +296,7 @@ func (c Chart) Describe() string {
 				lo, hi = min(lo, pt.Min), max(hi, pt.Max)
 			}
 		}
-		fmt.Fprintf(&b, ", %d readings: lowest %s, highest %s, last %s.", len(c.Points), formatNumber(lo), formatNumber(hi),
+		fmt.Fprintf(&b, ", %s: lowest %s, highest %s, last %s.", core.Plural(len(c.Points), "reading", "readings"), formatNumber(lo), formatNumber(hi),
 			formatNumber(c.Points[len(c.Points)-1].Value.(float64)))
 	} else {
 		changes := 0
@@ -304,7 +305,7 @@ func (c Chart) Describe() string {
 				changes++
 			}
 		}
-		fmt.Fprintf(&b, ", %d readings, %d changes of state, last %s.", len(c.Points), changes, stateText(c.Points[len(c.Points)-1].Value))
+		fmt.Fprintf(&b, ", %s, %s of state, last %s.", core.Plural(len(c.Points), "reading", "readings"), core.Plural(changes, "change", "changes"), stateText(c.Points[len(c.Points)-1].Value))
 	}
 	switch {
 	case len(c.Thresholds) == 1:
