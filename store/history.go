@@ -180,7 +180,7 @@ func (s *Store) DownsampleHistory(ctx context.Context, before time.Time, limit i
 			break
 		}
 		var n int
-		err := doTxn(ctx, s.DB, func(ctx context.Context) error {
+		err := s.tx(ctx, func(ctx context.Context) error {
 			n, err = s.downsampleSource(ctx, id, cut, limit-done)
 			return err
 		})

@@ -114,6 +114,9 @@ var rows = []row{
 	{"wake router: one reconcile over 1,000 conditions, SQLite (`BenchmarkReconcile`)",
 		"stated", perOp("BenchmarkReconcile/sqlite3", 0)},
 	{"the same on PostgreSQL", "stated", perOp("BenchmarkReconcile/postgres", 0)},
+	{"the lease's fence in a one-row write transaction, SQLite, with and without it by turns (`BenchmarkFencedWrite`)",
+		"stated", fence("BenchmarkFencedWrite/sqlite3")},
+	{"the same on PostgreSQL", "stated", fence("BenchmarkFencedWrite/postgres")},
 	{"wake router end to end: a card blocked over the API → its notice in the room (`BenchmarkWakeRouter`)",
 		"stated", latency("BenchmarkWakeRouter")},
 }
@@ -184,6 +187,17 @@ func historyRatio(name string) func(map[string]result) string {
 		ratio := r.metrics["ratio"]
 		return fmt.Sprintf("**%.2f ×**: %.0f ms with, %.0f ms without (%d pairs of passes)", ratio,
 			r.metrics["with-ns/pass"]/1e6, r.metrics["without-ns/pass"]/1e6, r.n) + verdict(ratio <= 1.10, true)
+	}
+}
+
+func fence(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("%.0f µs without, %.0f µs with: **%.2f ×** (%d transactions each)",
+			r.metrics["plain-µs/tx"], r.metrics["fenced-µs/tx"], r.metrics["fenced/plain"], r.n)
 	}
 }
 
