@@ -323,23 +323,72 @@ func TestTripChartImage(t *testing.T) {
 			t.Errorf("the image's body lacks %q: %q", w, msg.Body)
 		}
 	}
+	checkChartPNG(t, alice, msg)
+}
+
+// checkChartPNG downloads an encrypted image as p, decrypts it, and checks
+// that it is a PNG of the width, height and size its info states.
+func checkChartPNG(t *testing.T, p *tesths.Person, msg *event.MessageEventContent) {
+	t.Helper()
+	if msg.File == nil || msg.URL != "" || msg.Info == nil {
+		t.Fatalf("the image has file %v, url %q, info %v; want an encrypted file with its info", msg.File, msg.URL, msg.Info)
+	}
 	mxc, err := msg.File.URL.Parse()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := alice.DownloadBytes(ctx, mxc)
+	data, err := p.DownloadBytes(context.Background(), mxc)
 	if err != nil {
-		t.Fatalf("download the image: %v", err)
+		t.Fatalf("%s downloads the image: %v", p.UserID, err)
 	}
 	plain := data
 	if err := msg.File.DecryptInPlace(plain); err != nil {
-		t.Fatalf("decrypt the image: %v", err)
+		t.Fatalf("%s decrypts the image: %v", p.UserID, err)
 	}
 	cfg, err := png.DecodeConfig(bytes.NewReader(plain))
 	if err != nil {
-		t.Fatalf("the decrypted image is no PNG: %v", err)
+		t.Fatalf("the image %s decrypted is no PNG: %v", p.UserID, err)
 	}
 	if cfg.Width != msg.Info.Width || cfg.Height != msg.Info.Height || len(plain) != msg.Info.Size {
 		t.Errorf("the PNG is %d × %d, %d bytes; its info says %d × %d, %d bytes", cfg.Width, cfg.Height, len(plain), msg.Info.Width, msg.Info.Height, msg.Info.Size)
+	}
+}
+
+// TestChartInSharedRoom: `!tw chart` in the encrypted dedicated room
+// answers with an encrypted m.image that both people in the room decrypt
+// to the same PNG.
+func TestChartInSharedRoom(t *testing.T) {
+	ctx := context.Background()
+	_, url := newSnapshotFeed(t, 0.80)
+	alice, bob := newPerson(t, "alice"), newPerson(t, "bob")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID, bob.UserID},
+		extra: fmt.Sprintf("sources:\n  snapshot:\n    url: %s\ntripwires:\n  tick: 1s\n", url)})
+	room := j.joinRoom(t, alice)
+	if got := j.joinRoom(t, bob); got != room {
+		t.Fatalf("bob joined %s, alice %s", got, room)
+	}
+	armed := tesths.Body(j.ask(t, alice, room, `!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7"`))
+	id := tripwireIDs.FindString(armed)
+	if id == "" {
+		t.Fatalf("not armed: %q", armed)
+	}
+	sent, err := alice.Say(ctx, room, "!tw chart "+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isChart := func(evt *event.Event) bool {
+		msg := evt.Content.AsMessage()
+		return evt.Sender == j.UserID && evt.RoomID == room && msg.MsgType == event.MsgImage && msg.RelatesTo.GetReplyTo() == sent
+	}
+	for _, p := range []*tesths.Person{alice, bob} {
+		evt, err := p.WaitFor(ctx, waitReply, isChart)
+		if err != nil {
+			t.Fatalf("%s sees no chart: %v", p.UserID, err)
+		}
+		msg := evt.Content.AsMessage()
+		if !strings.Contains(msg.Body, "Chart of integrity.gi") || !strings.Contains(msg.Body, "threshold 0.7") {
+			t.Errorf("%s reads the chart's body %q", p.UserID, msg.Body)
+		}
+		checkChartPNG(t, p, msg)
 	}
 }
