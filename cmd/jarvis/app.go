@@ -508,7 +508,8 @@ func (a *App) askWake() { a.wakeKick.ask() }
 // drawChart draws the chart an image notice asks for, from the sources'
 // history.
 func (a *App) drawChart(ctx context.Context, request string) (bot.Image, error) {
-	png, words, err := chart.Draw(ctx, a.store, request, time.UTC)
+	loc, _ := a.cfg.History.Location() // checked when the configuration was read
+	png, words, err := chart.Draw(ctx, a.store, request, loc)
 	return bot.Image{PNG: png, Width: chart.Width, Height: chart.Height, Description: words}, err
 }
 

@@ -21,14 +21,29 @@ const (
 type Config struct {
 	// Retention is how long a source's history is kept, buckets included.
 	Retention time.Duration
+	// TimeZone is the IANA name of the time zone charts show times in
+	// ("Europe/Berlin"); UTC when empty.
+	TimeZone string
 }
 
-// Validate checks that history outlives its full resolution.
+// Validate checks that history outlives its full resolution and that the
+// time zone is known.
 func (c Config) Validate() error {
 	if c.Retention < FullResolution {
 		return core.Invalid("history.retention", "must be at least %s, got %s", core.ShortDuration(FullResolution), c.Retention)
 	}
+	if _, err := c.Location(); err != nil {
+		return core.Invalid("history.time_zone", "%v", err)
+	}
 	return nil
+}
+
+// Location is the time zone charts show times in.
+func (c Config) Location() (*time.Location, error) {
+	if c.TimeZone == "" {
+		return time.UTC, nil
+	}
+	return time.LoadLocation(c.TimeZone)
 }
 
 // Reading is one value a source gave at one time: a float64, a string or a
