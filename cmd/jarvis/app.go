@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/chart"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -186,6 +187,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		Clock:     a.clock,
 		Gate:      a.checkLease,
 		Leader:    a.leader,
+		Images:    a.drawChart,
 		DB:        a.store.DB,
 	}, a.log)
 	if err != nil {
@@ -262,7 +264,7 @@ func (a *App) initServices() error {
 		return fail(exitConfig, err)
 	}
 	a.tripwires = tripwire.NewService(a.cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
-		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, Room: room})
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room})
 	a.fleet.RegisterSources(registry)
 	a.cards.RegisterSources(registry)
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
@@ -272,7 +274,7 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
-	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock})
+	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock, History: a.cfg.History})
 	return nil
 }
 
@@ -510,6 +512,14 @@ func (a *App) sourcesChanged(kinds ...string) {
 
 // askWake asks the wake router to reconcile soon.
 func (a *App) askWake() { a.wakeKick.ask() }
+
+// drawChart draws the chart an image notice asks for, from the sources'
+// history.
+func (a *App) drawChart(ctx context.Context, request string) (bot.Image, error) {
+	loc, _ := a.cfg.History.Location() // checked when the configuration was read
+	png, words, err := chart.Draw(ctx, a.store, request, loc)
+	return bot.Image{PNG: png, Width: chart.Width, Height: chart.Height, Description: words}, err
+}
 
 // retentionLoop deletes what is past its retention window every
 // retentionInterval and when asked (the lease was gained), and keeps each
