@@ -74,7 +74,7 @@ type Message struct {
 	// nothing. RelayedName is whom it names.
 	Relay       bool
 	RelayedName string
-	// Trust is the trust of the text: external for anything bridged.
+	// Trust is the trust of the text: native, linked, bridged or relay.
 	Trust core.Trust
 	// Room is what the room lets people do (reactions or not).
 	Room bridge.Room
@@ -199,7 +199,7 @@ func (p *Processor) converse(ctx context.Context, msg Message) {
 		return
 	}
 	p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
-		held := msg.Trust != core.TrustNative && core.LooksLikeInstruction(msg.Body)
+		held := !msg.Trust.AtLeast(core.TrustNative) && core.LooksLikeInstruction(msg.Body)
 		var id int64
 		if p.deps.Excerpts != nil {
 			var err error
