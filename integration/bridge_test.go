@@ -42,39 +42,11 @@ func TestBridgedPeople(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The bridged chat: bridge info and room features that forbid reactions.
-	created, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{
-		Name: "Telegram chat", Preset: "private_chat",
-		Invite: []id.UserID{j.UserID, puppet.UserID, relayBot},
-		InitialState: []*event.Event{
-			{Type: event.StateBridge, StateKey: ptr(""), Content: event.Content{Raw: map[string]any{
-				"bridgebot": relayBot.String(), "protocol": map[string]any{"id": "telegram", "displayname": "Telegram"},
-				"channel": map[string]any{"id": "chat-1"}}}},
-			{Type: event.StateBeeperRoomFeatures, StateKey: ptr(""), Content: event.Content{Raw: map[string]any{"reaction": -2}}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	room := created.RoomID
-	for _, cli := range []*mautrix.Client{puppet, bot} {
-		if _, err := cli.JoinRoomByID(ctx, room); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitJoined(t, alice, room, j.UserID)
+	room := bridgedChat(t, alice, j, puppet, bot)
 
 	say := func(cli *mautrix.Client, text string) *event.Event {
 		t.Helper()
-		resp, err := cli.SendText(ctx, room, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(resp.EventID))
-		if err != nil {
-			t.Fatalf("no reply to %q: %v", text, err)
-		}
-		return reply
+		return j.sayThrough(t, alice, cli, room, text)
 	}
 
 	if body := tesths.Body(say(puppet, "!sys status")); !strings.Contains(body, "admins only") {
@@ -148,8 +120,8 @@ func TestBridgedPeople(t *testing.T) {
 	var trust string
 	var held bool
 	err = j.openStore(t).DB.QueryRow(ctx, `SELECT trust, held FROM excerpt WHERE body = $1 AND sender = $2`, injection, alice.UserID.String()).Scan(&trust, &held)
-	if err != nil || trust != "external" || !held {
-		t.Errorf("the injection was stored as trust=%q held=%v (%v), want external and held, under the linked account", trust, held, err)
+	if err != nil || trust != "linked" || !held {
+		t.Errorf("the injection was stored as trust=%q held=%v (%v), want linked and held, under the linked account", trust, held, err)
 	}
 
 	// Reactions cannot cross this bridge: the puppet arms a proposal by

@@ -242,7 +242,7 @@ func (c *Service) RaiseDecisionAs(ctx context.Context, worker, cardID string, in
 // expired question is ErrExpired, a withdrawn one ErrGone, an option out
 // of range ErrInvalid, and a person who was not asked (nor an admin)
 // ErrForbidden.
-func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, who, network string) (AnswerResult, error) {
+func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, who, network string, trust core.Trust) (AnswerResult, error) {
 	if strings.TrimSpace(who) == "" {
 		return AnswerResult{}, core.Invalid("who", "is required")
 	}
@@ -270,7 +270,7 @@ func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, wh
 			return core.Refuse(core.ErrForbidden, "question %s is for %s", d.ID, strings.Join(d.Asked, ", "))
 		}
 		d.Status, d.Option, d.AnsweredBy, d.Network = DecisionAnswered, option, who, network
-		out, err = c.close(ctx, d)
+		out, err = c.close(ctx, d, core.Derive(trust))
 		return err
 	})
 	if err != nil {
@@ -299,8 +299,10 @@ func (c *Service) findDecision(ctx context.Context, ref string) (Decision, error
 }
 
 // close records the outcome set on d (answered or defaulted), writes the
-// answer amendment, re-publishes the card and edits the relay message.
-func (c *Service) close(ctx context.Context, d Decision) (AnswerResult, error) {
+// answer amendment with the trust of whoever chose (external for the
+// asking agent's default), re-publishes the card and edits the relay
+// message.
+func (c *Service) close(ctx context.Context, d Decision, trust core.Trust) (AnswerResult, error) {
 	now := c.deps.Clock.Now()
 	d.ClosedAt = now
 	if err := c.deps.Store.UpdateDecision(ctx, d); err != nil {
@@ -315,7 +317,7 @@ func (c *Service) close(ctx context.Context, d Decision) (AnswerResult, error) {
 	}
 	a := Amendment{CardID: card.ID, Revision: card.Revision + 1, Kind: AmendAnswer, Text: answerText(d),
 		DecisionID: d.ID, Option: d.Option, Elapsed: now.Sub(d.AskedAt), Author: d.AnsweredBy,
-		Network: d.Network, CreatedAt: now}
+		Network: d.Network, SourceTrust: trust, CreatedAt: now}
 	if d.Status == DecisionDefaulted {
 		a.Author = MainAgent
 	}
@@ -424,7 +426,7 @@ func (c *Service) sweepOne(ctx context.Context, id string) (DecisionStatus, erro
 	}
 	if d.DefaultOption > 0 {
 		d.Status, d.Option = DecisionDefaulted, d.DefaultOption
-		if _, err := c.close(ctx, d); err != nil {
+		if _, err := c.close(ctx, d, core.TrustExternal); err != nil {
 			return "", err
 		}
 	} else {
