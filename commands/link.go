@@ -5,6 +5,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -178,7 +179,36 @@ func redeemLink(e *Event, code string) {
 		e.Fail(err)
 		return
 	}
-	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s.", puppet, network, account, account)
+	moved, err := adopt(e, puppet, account, now)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s. %s", puppet, network, account, account, moved)
+}
+
+// adopt gives a puppet's tripwires, tokens and open confirmations to the
+// account it was just linked to, in the link's transaction, and says what
+// moved.
+func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
+	var moved []string
+	if c := e.Proc.tripwires; c != nil {
+		tripwires, tokens, err := c.tw.Adopt(e.Ctx, puppet, account)
+		if err != nil {
+			return "", err
+		}
+		moved = append(moved, core.Plural(tripwires, "tripwire", "tripwires"), core.Plural(tokens, "token", "tokens"))
+	}
+	questions, err := e.Proc.deps.Pending.MovePending(e.Ctx, puppet, account, now)
+	if err != nil {
+		return "", err
+	}
+	moved = append(moved, core.Plural(questions, "open question", "open questions"))
+	moved = slices.DeleteFunc(moved, func(s string) bool { return strings.HasPrefix(s, "0 ") })
+	if len(moved) == 0 {
+		return fmt.Sprintf("%s had nothing to move.", puppet), nil
+	}
+	return fmt.Sprintf("Moved %s from %s to %s.", strings.Join(moved, ", "), puppet, account), nil
 }
 
 // wrongLinkCode counts a code sent by an account it is not for, against

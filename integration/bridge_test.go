@@ -53,6 +53,17 @@ func TestBridgedPeople(t *testing.T) {
 		t.Errorf("a puppet's admin verb got %q", body)
 	}
 
+	// Before linking, the puppet arms a tripwire and asks for another (a
+	// proposal waiting for its answer): both are its own.
+	if body := tesths.Body(say(puppet, `!tw arm agent.status eq offline --param EVE --because "EVE carries the nightly run"`)); !strings.Contains(body, "Armed") {
+		t.Fatalf("the puppet's !tw arm got %q", body)
+	}
+	// Reactions cannot cross this bridge: the proposal asks for a reply.
+	proposal := say(puppet, "let me know if EVE goes offline")
+	if body := tesths.Body(proposal); !strings.Contains(body, "reply `arm`") && !strings.Contains(body, "reply arm") {
+		t.Errorf("the proposal in a room without reactions says %q", body)
+	}
+
 	// Linking. A code asked for in the shared room is refused there.
 	if body := tesths.Body(say(puppet, "!link "+alice.UserID.String())); !strings.Contains(body, "direct room") || strings.Contains(body, "code is") {
 		t.Fatalf("asking for a link code in a shared room got %q", body)
@@ -91,8 +102,12 @@ func TestBridgedPeople(t *testing.T) {
 	if body := tesths.Body(say(stranger, "!sys status")); !strings.Contains(body, "admins only") {
 		t.Errorf("after the stolen code the stranger's admin verb got %q", body)
 	}
-	if linked := tesths.Body(j.ask(t, alice, room, "!link "+code[1])); !strings.Contains(linked, "Linked: "+puppet.UserID.String()) {
+	linked := tesths.Body(j.ask(t, alice, room, "!link "+code[1]))
+	if !strings.Contains(linked, "Linked: "+puppet.UserID.String()) {
 		t.Fatalf("linking: %q", linked)
+	}
+	if moved := "Moved 1 tripwire, 1 open question from " + puppet.UserID.String() + " to " + alice.UserID.String(); !strings.Contains(linked, moved) {
+		t.Errorf("linking says %q, want %q", linked, moved)
 	}
 	// The linked puppet answering the admin's !sys restart prompt is
 	// refused, and the prompt stays open for the admin.
@@ -124,18 +139,14 @@ func TestBridgedPeople(t *testing.T) {
 		t.Errorf("the injection was stored as trust=%q held=%v (%v), want linked and held, under the linked account", trust, held, err)
 	}
 
-	// Reactions cannot cross this bridge: the puppet arms a proposal by
-	// replying "arm", and the tripwire is the linked account's.
-	proposal := say(puppet, "let me know if EVE goes offline")
-	if body := tesths.Body(proposal); !strings.Contains(body, "reply `arm`") && !strings.Contains(body, "reply arm") {
-		t.Errorf("the proposal in a room without reactions says %q", body)
-	}
+	// The puppet arms the proposal it made before linking by replying
+	// "arm"; it and the tripwire armed before are the linked account's.
 	replyTo(t, puppet, room, proposal.ID, "arm")
 	if armed, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, proposal.ID)); err != nil || !strings.Contains(newBody(armed), "Armed") {
 		t.Fatalf("replying arm did not arm: %v", err)
 	}
-	if list := tesths.Body(j.ask(t, alice, dedicated, "!tw list")); !strings.Contains(list, "EVE goes offline") {
-		t.Errorf("the linked puppet's tripwire is not the account's: %q", list)
+	if list := tesths.Body(j.ask(t, alice, dedicated, "!tw list")); !strings.Contains(list, "EVE goes offline") || !strings.Contains(list, "tripwires** (2)") && !strings.Contains(list, "tripwires (2)") {
+		t.Errorf("the puppet's tripwires are not the account's: %q", list)
 	}
 
 	// A worker's question, answered from the bridge with "2".
