@@ -14,9 +14,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-// linkCodeTTL is how long a link code stays valid.
-const linkCodeTTL = 10 * time.Minute
-
 var cmdRatify = &Handler{
 	Name: "ratify",
 	Args: "<n>",
@@ -24,8 +21,8 @@ var cmdRatify = &Handler{
 	Func: ratify,
 }
 
-// Link codes: how long one stays valid, and how many wrong tries lock a
-// code (it is deleted) or an account (for linkCodeTTL).
+// maxLinkTries is how many wrong tries lock a code (it is deleted) or an
+// account (for core.LinkCodeTTL).
 const maxLinkTries = 5
 
 // cmdLink ties a bridged puppet to its person's Matrix account: `!link
@@ -48,7 +45,7 @@ var cmdUnlink = &Handler{
 
 const confirmUnlink = "unlink"
 
-var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: linkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
+var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
 	err := e.Proc.identities.DeleteLink(e.Ctx, p.Payload, p.Requester)
 	if errors.Is(err, core.ErrNotFound) {
 		return fmt.Sprintf("%s was no longer linked to you.", p.Payload)
@@ -113,24 +110,24 @@ func askLink(e *Event, other string) {
 		return
 	}
 	err = ids.AddLinkCode(e.Ctx, core.LinkCode{Code: code, From: from, Network: e.Network, Redeemer: other,
-		ExpiresAt: e.Proc.deps.Clock.Now().Add(linkCodeTTL)})
+		ExpiresAt: e.Proc.deps.Clock.Now().Add(core.LinkCodeTTL)})
 	if err != nil {
 		e.Fail(err)
 		return
 	}
 	e.Reply("Your link code is %s. Send `%slink %s` from %s within %d minutes; it works for that account only, once.",
-		code, e.Proc.Prefix(), code, other, int(linkCodeTTL.Minutes()))
+		code, e.Proc.Prefix(), code, other, int(core.LinkCodeTTL.Minutes()))
 }
 
 func redeemLink(e *Event, code string) {
 	ids, from, now := e.Proc.identities, e.from(), e.Proc.deps.Clock.Now()
-	failures, err := ids.LinkFailures(e.Ctx, from, now.Add(-linkCodeTTL))
+	failures, err := ids.LinkFailures(e.Ctx, from, now.Add(-core.LinkCodeTTL))
 	if err != nil {
 		e.Fail(err)
 		return
 	}
 	if failures >= maxLinkTries {
-		e.Reply("Too many wrong link codes from this account: try again in %d minutes.", int(linkCodeTTL.Minutes()))
+		e.Reply("Too many wrong link codes from this account: try again in %d minutes.", int(core.LinkCodeTTL.Minutes()))
 		return
 	}
 	c, err := ids.GetLinkCode(e.Ctx, code)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
 )
 
 var linkCode = regexp.MustCompile(`code is ([A-Z2-7]{8})\b`)
@@ -127,7 +129,7 @@ func TestLinkAttacks(t *testing.T) {
 		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "Too many") || linked(t, h, "@telegram_1:x") != "" {
 			t.Fatalf("the locked account's right code got %q", got)
 		}
-		h.clock.Advance(linkCodeTTL + time.Minute)
+		h.clock.Advance(core.LinkCodeTTL + time.Minute)
 		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "expired") {
 			t.Errorf("once unlocked, the old code got %q", got)
 		}

@@ -104,6 +104,10 @@ type IdentityLink struct {
 	LinkedAt time.Time
 }
 
+// LinkCodeTTL is how long a link code stays valid, and how long a wrong
+// code sent from an account counts against it.
+const LinkCodeTTL = 10 * time.Minute
+
 // LinkCode is a one-time code that proves the same person holds two
 // accounts: asked from one, shown only there, typed from the other.
 type LinkCode struct {
