@@ -288,3 +288,47 @@ func TestLinkMovesWhatThePuppetOwns(t *testing.T) {
 		t.Errorf("alice has %d tripwires after confirming the moved proposal, want 3", len(mine))
 	}
 }
+
+// TestLinkByConfirmation: a puppet with no direct room with Jarvis asks
+// in a shared room; the named account is asked in its own direct room and
+// links with ✅, which the puppet itself cannot give; without a direct
+// room on either side nothing is asked.
+func TestLinkByConfirmation(t *testing.T) {
+	const puppet, alice = "@telegram_1:x", "@alice:x"
+	ctx := context.Background()
+	t.Run("no direct room on either side", func(t *testing.T) {
+		h := newLinkHarness(t)
+		got := h.sayFrom(t, puppet, "!link "+alice)
+		if len(got) != 1 || !strings.Contains(got[0], "no direct room with you on either account") {
+			t.Fatalf("got %q", got)
+		}
+	})
+	h := newLinkHarness(t)
+	dm := h.direct(t, "")
+	ask := Message{RoomID: "!room:x", EventID: "$ask", Sender: puppet, Puppet: puppet, Network: "telegram", Body: "!link " + alice, Sent: h.clock.Now()}
+	if got := h.handle(t, ask); len(got) != 1 || !strings.Contains(got[0], "I asked "+alice+" to confirm in their direct room") {
+		t.Fatalf("the puppet's ask got %q", got)
+	}
+	key := "confirm:" + confirmLink + ":$ask"
+	question, err := h.store.Outbox().Get(ctx, key)
+	if err != nil || question.RoomID != dm || !strings.Contains(question.Body, puppet+" on telegram asks to be linked") {
+		t.Fatalf("the question %+v (%v) is not in Alice's direct room", question, err)
+	}
+	if caused := h.answerAs(t, key, Message{Sender: puppet, Puppet: puppet, Network: "telegram"}, YesReaction); len(caused) != 0 {
+		t.Errorf("the puppet's own ✅ was answered: %+v", caused)
+	}
+	if caused := h.answerAs(t, key, Message{Sender: alice, Puppet: "@telegram_2:x", Network: "telegram"}, YesReaction); len(caused) != 1 ||
+		!strings.Contains(caused[0].Body, "not through a bridge") {
+		t.Errorf("a ✅ through a bridge got %+v", caused)
+	}
+	if account, _ := h.store.LinkedAccount(ctx, puppet); account != "" {
+		t.Fatalf("linked to %q before Alice confirmed", account)
+	}
+	caused := h.answer(t, key, alice, YesReaction)
+	if len(caused) != 1 || !strings.Contains(caused[0].Body, "Linked: "+puppet+" on telegram is "+alice) {
+		t.Fatalf("Alice's ✅ caused %+v", caused)
+	}
+	if account, err := h.store.LinkedAccount(ctx, puppet); err != nil || account != alice {
+		t.Errorf("linked to %q (%v), want %s", account, err, alice)
+	}
+}

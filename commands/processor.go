@@ -111,6 +111,8 @@ type Processor struct {
 	cards       *card.Service
 	breakers    *breaker.Service
 	identities  core.IdentityStore
+	bridges     bridge.Config
+	searchUsers func(ctx context.Context, term string) ([]bridge.User, error)
 	fleet       FleetReader
 	tripwires   *tripwireCommands
 }

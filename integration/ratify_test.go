@@ -142,3 +142,92 @@ func TestBridgedCardsWaitForRatification(t *testing.T) {
 		t.Errorf("after ratifying and claiming: %s, ratified by %q, trust %s", after.State, after.RatifiedBy, after.SourceTrust)
 	}
 }
+
+// directRoom has p open a direct room with Jarvis and waits until Jarvis
+// answers there, so Jarvis knows it as p's direct room.
+func (j *jarvis) directRoom(t *testing.T, p *tesths.Person) id.RoomID {
+	t.Helper()
+	ctx := context.Background()
+	created, err := p.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{j.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJoined(t, p, created.RoomID, j.UserID)
+	if body := tesths.Body(j.ask(t, p, created.RoomID, "!ping")); !strings.Contains(body, "pong") {
+		t.Fatalf("no pong in the direct room: %q", body)
+	}
+	return created.RoomID
+}
+
+// TestLinkWithoutACode: a puppet with no direct room with Jarvis asks to
+// be linked in a bridged group; Alice confirms with ✅ in her own direct
+// room. From Matrix, `!link telegram:<handle>` finds, through the
+// homeserver's user directory, the one puppet in a room with Jarvis that a
+// display name names, and refuses an unknown or ambiguous handle.
+func TestLinkWithoutACode(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	j.joinRoom(t, alice)
+	dm := j.directRoom(t, alice)
+	names := map[string]string{"asker": "", "carol": tesths.RandomName("carol_"), "dup1": tesths.RandomName("dup_")}
+	names["dup2"] = names["dup1"]
+	puppets := map[string]*mautrix.Client{}
+	for who, name := range names {
+		p, err := bridgeAS.Puppet(ctx, hs, tesths.RandomName("telegram_"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != "" {
+			if err := p.SetDisplayName(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		puppets[who] = p
+	}
+	asker := puppets["asker"]
+	room := bridgedChat(t, alice, j, asker, puppets["carol"], puppets["dup1"], puppets["dup2"])
+	for _, p := range puppets {
+		waitJoined(t, alice, room, p.UserID)
+	}
+
+	reply := tesths.Body(j.sayThrough(t, alice, asker, room, "!link "+alice.UserID.String()))
+	if !strings.Contains(reply, "I asked "+alice.UserID.String()+" to confirm in their direct room") || strings.Contains(reply, "code is") {
+		t.Fatalf("asking from a puppet without a direct room got %q", reply)
+	}
+	question, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(dm, j.UserID)(evt) && strings.Contains(tesths.Body(evt), asker.UserID.String()+" on telegram asks to be linked")
+	})
+	if err != nil {
+		t.Fatalf("no question in Alice's direct room: %v", err)
+	}
+	if _, err := alice.SendReaction(ctx, dm, question.ID, "✅"); err != nil {
+		t.Fatal(err)
+	}
+	edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, question.ID))
+	if err != nil || !strings.Contains(newBody(edit), "Linked: "+asker.UserID.String()+" on telegram is "+alice.UserID.String()) {
+		t.Fatalf("Alice's ✅ did not link: %v", err)
+	}
+	if account, err := j.openStore(t).LinkedAccount(ctx, asker.UserID.String()); err != nil || account != alice.UserID.String() {
+		t.Errorf("the link stored is %q (%v)", account, err)
+	}
+
+	tests := []struct {
+		name, say, want string
+	}{
+		{"a handle naming one puppet", "!link telegram:@" + names["carol"], "Your link code is"},
+		{"an unknown handle", "!link telegram:" + tesths.RandomName("nobody_"), "I know no telegram account"},
+		{"an ambiguous handle", "!link telegram:" + names["dup1"], "names 2 telegram accounts"},
+		{"an unknown network", "!link myspace:" + names["carol"], "I know no bridged network myspace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if body := tesths.Body(j.ask(t, alice, dm, tt.say)); !strings.Contains(body, tt.want) {
+				t.Errorf("%s got %q, want %q", tt.say, body, tt.want)
+			}
+		})
+	}
+	if body := tesths.Body(j.ask(t, alice, dm, "!link telegram:"+names["carol"])); !strings.Contains(body, "from "+puppets["carol"].UserID.String()) {
+		t.Errorf("the code is not bound to carol's puppet: %q", body)
+	}
+}
