@@ -658,3 +658,25 @@ func TestFleetAPIHaltedUnderAnySpelling(t *testing.T) {
 		t.Errorf("heartbeat as eve: %d %v, want breaker_state open", code, body)
 	}
 }
+
+// TestAgentWritesFenced: an agent's heartbeat and journal entry that reach
+// a Jarvis whose lease was lost on the way are refused by the store's
+// fence: 503, so the agent sends them again to the holder, and nothing is
+// stored.
+func TestAgentWritesFenced(t *testing.T) {
+	fx := newFleetAPIFixture(t)
+	fx.store.SetFence(func(context.Context) error { return core.ErrStaleEpoch })
+	for _, tt := range []struct{ path, body, table string }{
+		{"/api/agents/heartbeat", jsonBody(heartbeatBase, nil), "agent_heartbeat"},
+		{"/api/agents/journal", jsonBody(journalBase, nil), "agent_journal"},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			if code, body := fx.call(t, "POST", tt.path, tt.body); code != http.StatusServiceUnavailable {
+				t.Errorf("status %d %v, want 503", code, body)
+			}
+			if n := fx.count(t, tt.table); n != 0 {
+				t.Errorf("%d rows in %s, want none", n, tt.table)
+			}
+		})
+	}
+}

@@ -6,15 +6,22 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/lease"
 )
 
 // MaxBodyBytes is the largest request body the API reads.
 const MaxBodyBytes = 64 << 10
+
+// StandbyRetryAfter is the Retry-After of a write refused because this
+// Jarvis does not hold the workspace lease.
+const StandbyRetryAfter = 5 * time.Second
 
 // statusOf maps core's sentinel errors to HTTP status codes, in one table.
 var statusOf = []struct {
@@ -28,7 +35,7 @@ var statusOf = []struct {
 	{core.ErrConflict, http.StatusConflict},
 	{core.ErrDuplicate, http.StatusConflict},
 	{core.ErrIllegalTransition, http.StatusConflict},
-	{core.ErrStaleEpoch, http.StatusConflict},
+	{core.ErrStaleEpoch, http.StatusServiceUnavailable},
 	{core.ErrGone, http.StatusGone},
 	{core.ErrExpired, http.StatusGone},
 	{core.ErrUnprocessable, http.StatusUnprocessableEntity},
@@ -77,6 +84,16 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *HaltedError
 	if errors.As(err, &he) {
 		body["agent"], body["breaker_event"] = he.Agent, he.EventID
+	}
+	if errors.Is(err, core.ErrLeaseHeld) || errors.Is(err, core.ErrStaleEpoch) {
+		// A standby, or a Jarvis that just lost the lease: the holder takes
+		// the request, and this one may after a takeover.
+		w.Header().Set("Retry-After", strconv.Itoa(int(StandbyRetryAfter/time.Second)))
+		body["error"] = "this Jarvis does not hold the workspace lease: send writes to the one that does"
+		var held *lease.HeldError
+		if errors.As(err, &held) && authenticatedIn(r) {
+			body["holder"], body["epoch"] = held.Lease.Holder, held.Lease.Epoch
+		}
 	}
 	if code == http.StatusInternalServerError {
 		zerolog.Ctx(r.Context()).Err(err).Msg("Failed to handle request")

@@ -154,6 +154,8 @@ type Server struct {
 	limits  limits
 	srv     *http.Server
 	metrics *http.Server // nil unless api.metrics_listen is set
+	// standby: see RefuseWritesWhen.
+	standby func(ctx context.Context) error
 }
 
 // New builds the server with /healthz and /metrics; the owners of other
@@ -194,16 +196,43 @@ func (s *Server) httpServer(addr string, h http.Handler) *http.Server {
 // with httptest.
 func (s *Server) Handler() http.Handler { return s.srv.Handler }
 
+// RefuseWritesWhen makes every request that may write (any method but GET
+// and HEAD) ask standby first. Jarvis wires it to "another Jarvis holds
+// the workspace lease" (a *lease.HeldError): such a request is answered
+// 503 with Retry-After and, to a caller whose token is valid, the holder,
+// so that the agent or a load balancer sends it there; reads are served.
+// Call it before Run.
+func (s *Server) RefuseWritesWhen(standby func(ctx context.Context) error) { s.standby = standby }
+
 // Handle registers an unauthenticated route; pattern is a ServeMux pattern
 // such as "GET /healthz".
 func (s *Server) Handle(pattern string, h http.Handler) {
 	route := pattern
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-		ctx := s.log.With().Str("route", route).Logger().WithContext(r.Context())
-		h.ServeHTTP(rec, r.WithContext(ctx))
+		r = r.WithContext(s.log.With().Str("route", route).Logger().WithContext(r.Context()))
+		if err := s.writable(r); err != nil {
+			WriteError(rec, r, err)
+		} else {
+			h.ServeHTTP(rec, r)
+		}
 		metrics.HTTPRequests.WithLabelValues(route, strconv.Itoa(rec.code)).Inc()
 	}))
+}
+
+// writable asks RefuseWritesWhen's standby about a request that may write.
+func (s *Server) writable(r *http.Request) error {
+	if s.standby == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return nil
+	}
+	return s.standby(r.Context())
+}
+
+// authenticatedIn reports whether the request's bearer token was found
+// valid (by the rate limiter, which sees every request first).
+func authenticatedIn(r *http.Request) bool {
+	a, ok := r.Context().Value(authenticatedKey{}).(authenticated)
+	return ok && a.err == nil
 }
 
 // authenticated is the answer the authenticator gave for a request's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/core/lease"
 )
 
 // fakeAuth knows tokens by their plaintext.
@@ -304,5 +306,63 @@ func TestMetricsListen(t *testing.T) {
 	}
 	if code, _ := get(lns[0], "/healthz"); code != 200 {
 		t.Errorf("/healthz on the API listener = %d, want 200", code)
+	}
+}
+
+// TestStandbyRefusesWrites: while another Jarvis holds the workspace
+// lease, a request that may write is answered 503 with Retry-After, and
+// a caller with a valid token learns the holder; reads are served. A
+// write the store's fence refused on the way (the lease lost meanwhile)
+// gets the same answer.
+func TestStandbyRefusesWrites(t *testing.T) {
+	holding := lease.Record{WorkspaceID: "ws", Holder: "host-b/42/abc", Epoch: 7}
+	var standby bool
+	s := newTestServer(func(context.Context) (Health, error) { return Health{Status: "ok", OK: true}, nil })
+	s.RefuseWritesWhen(func(context.Context) error {
+		if standby {
+			return &lease.HeldError{Lease: holding}
+		}
+		return nil
+	})
+	s.HandleRole("POST /api/fenced", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, r, fmt.Errorf("write: %w", core.ErrStaleEpoch))
+	}), credential.Agent)
+	tests := []struct {
+		name, method, path, token string
+		standby                   bool
+		code                      int
+		wantHolder                bool
+	}{
+		{name: "the holder takes the write", method: "POST", path: "/api/echo", token: "agent-token-0123456789", code: 200},
+		{name: "a standby refuses it and names the holder", standby: true, method: "POST", path: "/api/echo",
+			token: "agent-token-0123456789", code: 503, wantHolder: true},
+		{name: "but not to a caller without a token", standby: true, method: "POST", path: "/api/echo", code: 503},
+		{name: "a standby serves reads", standby: true, method: "GET", path: "/healthz", code: 200},
+		{name: "a write fenced on the way", method: "POST", path: "/api/fenced", token: "agent-token-0123456789", code: 503},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			standby = tt.standby
+			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(`{"say":"hi"}`))
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			var body map[string]any
+			_ = json.Unmarshal(rec.Body.Bytes(), &body)
+			if rec.Code != tt.code {
+				t.Fatalf("status %d (%v), want %d", rec.Code, body, tt.code)
+			}
+			if retry := rec.Header().Get("Retry-After"); (tt.code == 503) != (retry == "5") {
+				t.Errorf("Retry-After %q with status %d", retry, rec.Code)
+			}
+			if got := body["holder"] == holding.Holder; got != tt.wantHolder {
+				t.Errorf("holder named: %v (%v), want %v", got, body, tt.wantHolder)
+			}
+			if tt.code == 503 && strings.Contains(rec.Body.String(), "host-b") != tt.wantHolder {
+				t.Errorf("the body %s names the holder to a caller without a valid token", rec.Body.String())
+			}
+		})
 	}
 }

@@ -54,9 +54,6 @@ type Deps struct {
 	// Excerpts keeps what people say outside commands, tagged with trust.
 	Excerpts core.ExcerptStore
 	Clock    core.Clock
-	// Fence, when set, is called inside every chat-driven transaction; an
-	// error (a stale lease epoch) rolls the whole change back unanswered.
-	Fence func(ctx context.Context) error
 }
 
 // Message is one chat message from an allowed person.
@@ -315,11 +312,6 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	path := evt.Command
 	err := p.deps.Tx.InTx(ctx, func(ctx context.Context) (err error) {
 		evt.Ctx = ctx
-		if p.deps.Fence != nil {
-			if err := p.deps.Fence(ctx); err != nil {
-				return errFenced{err}
-			}
-		}
 		first, err := p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
 		if err != nil || !first {
 			return err
@@ -335,7 +327,9 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	if err == nil {
 		return
 	}
-	if errors.As(err, new(errFenced)) {
+	// The store's fence refused the transaction: nothing is written and
+	// nothing is answered, since another Jarvis is in charge.
+	if errors.Is(err, core.ErrStaleEpoch) {
 		log.Warn().Err(err).Str("command", path).Msg("Not handling: this Jarvis no longer holds the workspace lease")
 		return
 	}
@@ -392,7 +386,3 @@ func (p *Processor) resolve(fields []string) (*Handler, string, []string) {
 	}
 	return h, path, args
 }
-
-// errFenced is a transaction refused by the lease fence: nothing is
-// written and nothing is answered, since another Jarvis is in charge.
-type errFenced struct{ error }

@@ -28,7 +28,8 @@ type System struct {
 	// pending confirmations are always cleared.
 	Clearers []func(ctx context.Context, roomID string) (string, error)
 	// Restart asks the process to drain the outbox, release the lease and
-	// start again; it returns at once.
+	// start again; it returns at once. It is called once the transaction
+	// that records the confirmation has committed.
 	Restart func()
 	// State keeps the note that a restart was asked, so the new process
 	// can say it is back.
@@ -112,7 +113,10 @@ var (
 			e.Fail(err)
 			return ""
 		}
-		sys.Restart()
+		// Restarting drains the outbox and ends the process: it must not
+		// begin before the confirmation and this reply are committed, or the
+		// same ✅ would be handled again after the restart.
+		core.AfterCommit(e.Ctx, sys.Restart)
 		return fmt.Sprintf("Restarting, as %s asked: sending what is queued, then starting again. I'll say when I'm back.", e.Sender)
 	}}
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,15 @@ func TestSysVerbs(t *testing.T) {
 func TestSysClearAndRestartAskFirst(t *testing.T) {
 	restarts := 0
 	h := newHarness(t)
-	sys := &System{State: h.store, Restart: func() { restarts++ },
+	// What another connection sees when the restart begins: it drains the
+	// outbox and ends the process, so the confirmation must be committed.
+	var roomAtRestart string
+	var repliesAtRestart []core.OutboxEntry
+	sys := &System{State: h.store, Restart: func() {
+		restarts++
+		roomAtRestart, _ = h.store.State(context.Background(), StateRestartRoom)
+		repliesAtRestart, _ = h.store.Outbox().Waiting(context.Background(), 100)
+	},
 		Clearers: []func(context.Context, string) (string, error){
 			func(context.Context, string) (string, error) { return "1 draft card set", nil },
 		}}
@@ -107,6 +116,12 @@ func TestSysClearAndRestartAskFirst(t *testing.T) {
 	}
 	if room, _ := h.store.State(ctx, StateRestartRoom); room != "!room:x" {
 		t.Errorf("restart room kept = %q", room)
+	}
+	if roomAtRestart != "!room:x" {
+		t.Errorf("when the restart began, the restart room read %q: the confirmation was not committed", roomAtRestart)
+	}
+	if !slices.ContainsFunc(repliesAtRestart, func(e core.OutboxEntry) bool { return strings.HasPrefix(e.Body, "Restarting, as @admin:x asked") }) {
+		t.Errorf("when the restart began, the outbox held no reply to the ✅ (%d notices)", len(repliesAtRestart))
 	}
 }
 

@@ -2,7 +2,12 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestExactlyOneJarvis is the PRD's fencing criterion: a second Jarvis on
@@ -90,4 +96,136 @@ func failover(t *testing.T, alice *tesths.Person, opts options) {
 	if n := len(alice.Events(fromJarvis("stays mute"))); n != 1 {
 		t.Errorf("%d mute notices, want one", n)
 	}
+}
+
+// TestStandbyWritesNothing: a standby on the same database writes nothing
+// but its one mute notice while it does not hold the lease, though a
+// tripwire is armed whose condition turns true while it watches. The
+// holder is paused (SIGSTOP, its lease still live) so that whatever
+// changes in the store while the standby runs is the standby's; every
+// table of the schema but bot_state (Matrix login state) is compared row
+// by row. Resumed, the holder trips the tripwire: it was armed to trip.
+func TestStandbyWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	feed, url := newSnapshotFeed(t, 0.80)
+	alice := newPerson(t, "alice")
+	holder := newJarvis(t, options{admins: []id.UserID{alice.UserID},
+		extra: fmt.Sprintf("sources:\n  snapshot:\n    url: %s\ntripwires:\n  tick: 1s\nworkspace:\n  lease_ttl: 60s\n", url)})
+	room := holder.joinRoom(t, alice)
+	if body := tesths.Body(holder.ask(t, alice, room, `!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7" --push`)); !strings.HasPrefix(body, "Armed — tw_") {
+		t.Fatalf("arming got %q", body)
+	}
+	st := holder.openStore(t)
+	waitOutboxEmpty(t, st, waitReply)
+
+	if err := holder.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.cmd.Process.Signal(syscall.SIGCONT) })
+	before := storeContents(t, st)
+	standby := holder.Twin(t)
+	deadline := time.Now().Add(waitReply)
+	for !strings.Contains(standby.logs.String(), "staying mute") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby never said it stays mute:\n%s", standby.logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	feed.setGI(0.65)
+	// The tripwires tick every second: a standby that evaluated them would
+	// have tripped this one several times over by now.
+	time.Sleep(4 * time.Second)
+	after := storeContents(t, st)
+
+	for table, rows := range after {
+		if table == "outbox" {
+			rows = slices.DeleteFunc(rows, func(row string) bool { return strings.Contains(row, "lease:mute:") })
+		}
+		if added, removed := diffRows(before[table], rows); len(added)+len(removed) > 0 {
+			t.Errorf("%s changed while the standby did not hold the lease:\nadded %q\nremoved %q", table, added, removed)
+		}
+	}
+	if n := len(after["outbox"]) - len(before["outbox"]); n != 1 {
+		t.Errorf("%d notices queued while the holder was paused, want the one mute notice", n)
+	}
+
+	if err := holder.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return evt.Type == event.EventMessage && evt.Sender == holder.UserID && strings.Contains(tesths.Body(evt), "Tripwire tripped: GI low")
+	}); err != nil {
+		t.Fatalf("the resumed holder did not trip the tripwire: %v", err)
+	}
+}
+
+var createTable = regexp.MustCompile(`CREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)`)
+
+// storeContents reads every table the store's schema creates, but
+// bot_state, as one string per row.
+func storeContents(t *testing.T, st *store.Store) map[string][]string {
+	t.Helper()
+	ctx := context.Background()
+	tables := map[string][]string{}
+	err := fs.WalkDir(store.Upgrades(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		sql, err := fs.ReadFile(store.Upgrades(), path)
+		if err != nil {
+			return err
+		}
+		for _, m := range createTable.FindAllStringSubmatch(string(sql), -1) {
+			if m[1] != "bot_state" {
+				tables[m[1]] = nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for table := range tables {
+		rows, err := st.DB.RawDB.QueryContext(ctx, "SELECT * FROM "+table)
+		if err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			values := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range values {
+				ptrs[i] = &values[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatalf("read %s: %v", table, err)
+			}
+			tables[table] = append(tables[table], fmt.Sprintf("%v", values))
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+	}
+	return tables
+}
+
+// diffRows returns the rows only in after and only in before.
+func diffRows(before, after []string) (added, removed []string) {
+	count := map[string]int{}
+	for _, r := range before {
+		count[r]++
+	}
+	for _, r := range after {
+		if count[r] > 0 {
+			count[r]--
+			continue
+		}
+		added = append(added, r)
+	}
+	for r, n := range count {
+		for range n {
+			removed = append(removed, r)
+		}
+	}
+	return added, removed
 }

@@ -87,7 +87,9 @@ func TestSysStatusShowsRetention(t *testing.T) {
 
 // TestSysClearAndRestart: both verbs wait for the admin's ✅; restart
 // drains the outbox, re-executes Jarvis, and the new process says it is
-// back and answers again.
+// back and answers again. The restart begins only once the ✅ is recorded
+// as handled, so the new process does not take the same ✅ again: one
+// restart, one answer to it, one "Back".
 func TestSysClearAndRestart(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
@@ -127,6 +129,14 @@ func TestSysClearAndRestart(t *testing.T) {
 		return tesths.MessageFrom(room, j.UserID)(evt) && strings.HasPrefix(tesths.Body(evt), "Back:")
 	})); n != 1 {
 		t.Errorf("said it was back %d times", n)
+	}
+	if n := len(alice.Events(func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.HasPrefix(newBody(evt), "Restarting, as")
+	})); n != 1 {
+		t.Errorf("answered the restart's ✅ %d times, want once", n)
+	}
+	if n := strings.Count(j.logs.String(), "Restart asked"); n != 1 {
+		t.Errorf("restarted %d times, want once", n)
 	}
 }
 

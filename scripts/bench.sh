@@ -22,6 +22,7 @@ bench() {
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 bench ./store/ BenchmarkTripwireTick 20x
 bench ./store/ BenchmarkReconcile 2000x
+bench ./store/ BenchmarkFencedWrite 5000x
 bench ./core/credential/ BenchmarkAuthenticate 100000x
 bench ./api/ BenchmarkHeartbeatIngest 20000x
 bench ./api/ BenchmarkPublishCardSets 2000x

@@ -49,17 +49,19 @@ const (
 // AttestationQuery reads and writes attestation subjects and attestations.
 type AttestationQuery struct {
 	db *dbutil.Database
+	// st runs its write transactions, fenced by the lease.
+	st *Store
 }
 
 var _ fleet.AttestationStore = (*AttestationQuery)(nil)
 
 // Attestations returns the attestation queries.
-func (s *Store) Attestations() *AttestationQuery { return &AttestationQuery{db: s.DB} }
+func (s *Store) Attestations() *AttestationQuery { return &AttestationQuery{db: s.DB, st: s} }
 
 // CreateSubject writes a new subject with the agents it awaits; an id
 // already used is core.ErrDuplicate.
 func (q *AttestationQuery) CreateSubject(ctx context.Context, s fleet.AttestationSubject) error {
-	return doTxn(ctx, q.db, func(ctx context.Context) error {
+	return q.st.tx(ctx, func(ctx context.Context) error {
 		res, err := q.db.Exec(ctx, createSubjectQuery, s.ID, s.Hash, s.Title, s.OpenedAt.UnixMilli(), s.ClosesAt.UnixMilli())
 		if err != nil {
 			return fmt.Errorf("create subject %q: %w", s.ID, err)
@@ -123,7 +125,7 @@ func (q *AttestationQuery) loadAwaited(ctx context.Context, s *fleet.Attestation
 // the same subject; a signature stored before is core.ErrDuplicate and
 // stores nothing.
 func (q *AttestationQuery) PutAttestation(ctx context.Context, a fleet.Attestation) error {
-	return doTxn(ctx, q.db, func(ctx context.Context) error {
+	return q.st.tx(ctx, func(ctx context.Context) error {
 		res, err := q.db.Exec(ctx, seenSignatureQuery, a.Signature, a.SubjectID, a.Agent, a.ReceivedAt.UnixMilli())
 		if err != nil {
 			return fmt.Errorf("record signature: %w", err)

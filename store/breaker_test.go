@@ -356,9 +356,7 @@ func TestBreakerFenceWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := testdb.OpenStore(t, testEngine)
 	f := newBreakerFixture(t, s, testconfig.Breaker())
-	fenced := f.deps
-	fenced.Fence = func(context.Context) error { return core.ErrStaleEpoch }
-	f.b = breaker.NewService(testconfig.Breaker(), fenced)
+	s.SetFence(func(context.Context) error { return core.ErrStaleEpoch })
 	if _, err := f.b.Open(ctx, breakerAgent, breakerHaltInput); !errors.Is(err, core.ErrStaleEpoch) {
 		t.Fatalf("open behind a stale lease: %v, want ErrStaleEpoch", err)
 	}

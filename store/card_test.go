@@ -214,9 +214,8 @@ func TestUpdateCardRefusesStaleWrite(t *testing.T) {
 
 func TestFenceStopsWrites(t *testing.T) {
 	ctx := context.Background()
-	cards, s := newTestCards(t, core.SystemClock{}, card.Config{}, func(d *card.Deps) {
-		d.Fence = func(context.Context) error { return core.ErrStaleEpoch }
-	})
+	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
+	s.SetFence(func(context.Context) error { return core.ErrStaleEpoch })
 	_, err := cards.Publish(ctx, card.SetInput{Key: "fenced", Author: card.MainAgent,
 		Cards: []card.Input{{Spec: spec("Anything", card.P2)}}})
 	if !errors.Is(err, core.ErrStaleEpoch) {

@@ -392,3 +392,123 @@ func lockedOut(err error) bool {
 	var pg *pq.Error
 	return errors.As(err, &lite) && lite.Code == sqlite3.ErrBusy || errors.As(err, &pg) && pg.Code == "55P03"
 }
+
+// TestLeaseFenceInTx: with the lease wired as the store's fence, every
+// write transaction checks the epoch inside it. While the holder's
+// transaction is open no takeover gets through; once another Jarvis has
+// taken over, the old holder's sender check, which reads the row, stops
+// although its memory says it still holds, and a transaction it starts
+// under its epoch, and an enqueue outside any transaction, write nothing.
+func TestLeaseFenceInTx(t *testing.T) {
+	ctx := context.Background()
+	cfg := testdb.NewConfig(t, testEngine)
+	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
+	sb.DB.RawDB.SetMaxOpenConns(1)
+	noWait := "PRAGMA busy_timeout = 0"
+	if cfg.Type == store.Postgres {
+		noWait = "SET lock_timeout = '10ms'"
+	}
+	if _, err := sb.DB.Exec(ctx, noWait); err != nil {
+		t.Fatalf("%s: %v", noWait, err)
+	}
+	clock := coretest.NewClock(leaseStart)
+	a := newTestLease(sa, "jarvis-a", clock)
+	sa.SetFence(a.FenceHeld)
+	if _, err := a.Acquire(ctx); err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	// b's clock runs a whole lease ahead: to b, a's lease has expired.
+	ahead := coretest.NewClock(leaseStart.Add(2 * leaseTTL))
+	b := newTestLease(sb, "jarvis-b", ahead)
+
+	write := func(ctx context.Context, value string) error {
+		_, err := sa.DB.Exec(ctx, `INSERT INTO bot_state (key, value) VALUES ($1, $1)`, value)
+		return err
+	}
+	steps := []struct {
+		name    string
+		do      func() error
+		wantErr error
+		// wantRows are the bot_state rows a wrote, wantNotices the outbox.
+		wantRows, wantNotices int
+	}{
+		{name: "the holder writes", do: func() error {
+			return sa.InTx(ctx, func(ctx context.Context) error { return write(ctx, "held") })
+		}, wantRows: 1, wantNotices: 1},
+		{name: "no takeover while the holder's transaction is open", do: func() error {
+			return sa.InTx(ctx, func(ctx context.Context) error {
+				if _, err := b.Acquire(context.Background()); !lockedOut(err) {
+					t.Errorf("b's acquire while a's transaction was open: %v, want it locked out", err)
+				}
+				return write(ctx, "open")
+			})
+		}, wantRows: 2, wantNotices: 1},
+		{name: "b takes over once it has committed", do: func() error {
+			_, err := b.Acquire(ctx)
+			return err
+		}, wantRows: 2, wantNotices: 2},
+		// a's memory still says it holds the lease with most of it left.
+		{name: "a's sender stops on reading the row", do: func() error { return a.Check(ctx) },
+			wantErr: core.ErrStaleEpoch, wantRows: 2, wantNotices: 2},
+		{name: "a transaction under the old epoch writes nothing", do: func() error {
+			return sa.InTx(ctx, func(ctx context.Context) error { return write(ctx, "stale") })
+		}, wantErr: core.ErrStaleEpoch, wantRows: 2, wantNotices: 2},
+		{name: "nor does an enqueue outside a transaction", do: func() error {
+			return sa.Outbox().Enqueue(ctx, core.Notice{Key: "stale", RoomID: "!room:test", Kind: core.NoticeMessage, Body: "hi"})
+		}, wantErr: core.ErrStaleEpoch, wantRows: 2, wantNotices: 2},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			if err := st.do(); !errors.Is(err, st.wantErr) {
+				t.Fatalf("error %v, want %v", err, st.wantErr)
+			}
+			if n := breakerRows(t, sa, "bot_state WHERE key IN ('held', 'open', 'stale')"); n != st.wantRows {
+				t.Errorf("%d rows written, want %d", n, st.wantRows)
+			}
+			if n := breakerRows(t, sa, "outbox"); n != st.wantNotices {
+				t.Errorf("%d notices, want %d", n, st.wantNotices)
+			}
+		})
+	}
+}
+
+// TestLeaseClockSkew: on PostgreSQL, where Jarvis processes on several
+// hosts share the lease, a standby whose clock runs ahead of the holder's
+// by more than the lease's length cannot take over a live lease, because
+// the database's clock judges expiry. The same skew judged by the hosts'
+// clocks (as SQLite does, where it cannot happen) does take it over.
+func TestLeaseClockSkew(t *testing.T) {
+	if testEngine != store.Postgres {
+		t.Skip("the hosts of a SQLite store share one clock")
+	}
+	tests := []struct {
+		name         string
+		open         func(testing.TB, store.Config) *store.Store
+		wantTakeover bool
+	}{
+		{name: "the database's clock keeps the lease", open: testdb.OpenDBClock},
+		{name: "the hosts' clocks would hand it over", open: testdb.OpenConfig, wantTakeover: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := testdb.NewConfig(t, testEngine)
+			now := time.Now()
+			a := newTestLease(tt.open(t, cfg), "jarvis-a", coretest.NewClock(now))
+			b := newTestLease(tt.open(t, cfg), "jarvis-b", coretest.NewClock(now.Add(leaseTTL+time.Minute)))
+			if _, err := a.Acquire(ctx); err != nil {
+				t.Fatalf("a acquires: %v", err)
+			}
+			_, err := b.Acquire(ctx)
+			if took := err == nil; took != tt.wantTakeover {
+				t.Fatalf("b took the lease over: %v (%v), want %v", took, err, tt.wantTakeover)
+			}
+			if !tt.wantTakeover && !errors.Is(err, core.ErrLeaseHeld) {
+				t.Errorf("b's acquire: %v, want ErrLeaseHeld", err)
+			}
+			if err := a.Check(ctx); (err == nil) == tt.wantTakeover {
+				t.Errorf("a's check after b's try: %v", err)
+			}
+		})
+	}
+}

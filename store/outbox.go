@@ -47,6 +47,8 @@ const (
 // Outbox is the durable queue of notices.
 type Outbox struct {
 	db *dbutil.Database
+	// st runs its write transactions, fenced by the lease.
+	st *Store
 	// Wake is signalled (without blocking) after every enqueue, so the
 	// sender need not poll.
 	Wake chan struct{}
@@ -56,7 +58,7 @@ var _ core.Outbox = (*Outbox)(nil)
 
 // Outbox returns the store's outbox.
 func (s *Store) Outbox() *Outbox {
-	s.outboxOnce.Do(func() { s.outbox = &Outbox{db: s.DB, Wake: make(chan struct{}, 1)} })
+	s.outboxOnce.Do(func() { s.outbox = &Outbox{db: s.DB, st: s, Wake: make(chan struct{}, 1)} })
 	return s.outbox
 }
 
@@ -72,13 +74,21 @@ func (o *Outbox) Enqueue(ctx context.Context, n core.Notice) error {
 	if n.Secret && !strings.HasPrefix(n.Key, core.SecretKeyPrefix) {
 		n.Key = core.SecretKeyPrefix + n.Key
 	}
-	res, err := o.db.Exec(ctx, enqueueNoticeQuery, n.Key, n.RoomID, n.ToUser, string(n.Kind), n.Body,
-		string(mentions), n.Target, n.TargetEvent, n.Thread, n.Coalesce, time.Now().UnixMilli())
+	// Alone, the insert is a write transaction of its own, fenced like
+	// every other.
+	err = o.st.tx(ctx, func(ctx context.Context) error {
+		res, err := o.db.Exec(ctx, enqueueNoticeQuery, n.Key, n.RoomID, n.ToUser, string(n.Kind), n.Body,
+			string(mentions), n.Target, n.TargetEvent, n.Thread, n.Coalesce, time.Now().UnixMilli())
+		if err != nil {
+			return err
+		}
+		if rows, _ := res.RowsAffected(); rows == 0 {
+			return core.ErrDuplicate
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("enqueue notice %q: %w", n.Key, err)
-	}
-	if rows, _ := res.RowsAffected(); rows == 0 {
-		return fmt.Errorf("enqueue notice %q: %w", n.Key, core.ErrDuplicate)
 	}
 	o.wake()
 	return nil
@@ -106,7 +116,7 @@ func (o *Outbox) Get(ctx context.Context, key string) (core.OutboxEntry, error) 
 // AssignBatch fixes the batch key of coalesced notices before their first
 // attempt, so a retry after a crash sends exactly the same message.
 func (o *Outbox) AssignBatch(ctx context.Context, b core.Batch) error {
-	return doTxn(ctx, o.db, func(ctx context.Context) error {
+	return o.st.tx(ctx, func(ctx context.Context) error {
 		for _, key := range b.Keys() {
 			if _, err := o.db.Exec(ctx, assignBatchQuery, b.TxnKey, key); err != nil {
 				return fmt.Errorf("assign batch %q: %w", b.TxnKey, err)
@@ -119,7 +129,7 @@ func (o *Outbox) AssignBatch(ctx context.Context, b core.Batch) error {
 // MarkAttempt records that a send is starting, so that after a crash the
 // sender knows the outcome is unknown.
 func (o *Outbox) MarkAttempt(ctx context.Context, keys []string, at time.Time) error {
-	return doTxn(ctx, o.db, func(ctx context.Context) error {
+	return o.st.tx(ctx, func(ctx context.Context) error {
 		for _, key := range keys {
 			if _, err := o.db.Exec(ctx, markAttemptQuery, at.UnixMilli(), key); err != nil {
 				return fmt.Errorf("mark notice %q attempted: %w", key, err)
@@ -132,7 +142,7 @@ func (o *Outbox) MarkAttempt(ctx context.Context, keys []string, at time.Time) e
 // MarkSent records the event that delivered the given notices.
 func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error {
 	secret := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, core.SecretKeyPrefix) })
-	err := doTxn(ctx, o.db, func(ctx context.Context) error {
+	err := o.st.tx(ctx, func(ctx context.Context) error {
 		for _, key := range keys {
 			if _, err := o.db.Exec(ctx, markSentQuery, at.UnixMilli(), eventID, key); err != nil {
 				return fmt.Errorf("mark notice %q sent: %w", key, err)
@@ -160,7 +170,7 @@ func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at
 // mark stays: a send whose answer never came (a cut connection, a timeout)
 // may have been delivered, so the next try looks in the room first.
 func (o *Outbox) MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error {
-	return doTxn(ctx, o.db, func(ctx context.Context) error {
+	return o.st.tx(ctx, func(ctx context.Context) error {
 		for _, key := range keys {
 			if _, err := o.db.Exec(ctx, markFailedQuery, next.UnixMilli(), cause.Error(), key); err != nil {
 				return fmt.Errorf("mark notice %q failed: %w", key, err)

@@ -108,7 +108,7 @@ func (s *Store) PruneAgentJournal(ctx context.Context, before time.Time, limit i
 // tripwire's history, and those tables have their own caps.
 func (s *Store) PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int
-	err := doTxn(ctx, s.DB, func(ctx context.Context) error {
+	err := s.tx(ctx, func(ctx context.Context) error {
 		rows, err := s.DB.Query(ctx, deletedTripwiresQuery, before.UnixMilli(), limit)
 		ids, err := dbutil.NewRowIterWithError(rows, dbutil.ScanSingleColumn[string], err).AsList()
 		if err != nil || len(ids) == 0 {

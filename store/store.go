@@ -67,6 +67,11 @@ func (c Config) Validate() error {
 type Store struct {
 	DB *dbutil.Database
 
+	// fence runs first in every write transaction: see SetFence.
+	fence func(ctx context.Context) error
+	// leaseClock: see JudgeLeasesByCallerClock.
+	callerClock bool
+
 	outboxOnce sync.Once
 	outbox     *Outbox
 }
@@ -181,10 +186,42 @@ func (s *Store) Close() error { return s.DB.Close() }
 // it. After a commit the outbox sender is woken, since a notice enqueued
 // inside the transaction was invisible to it until then.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if err := doTxn(ctx, s.DB, fn); err != nil {
+	if err := s.tx(ctx, fn); err != nil {
 		return err
 	}
 	s.Outbox().wake()
+	return nil
+}
+
+// SetFence makes every write transaction run fence first, inside the
+// transaction: a Jarvis that no longer holds the workspace lease gets the
+// fence's error (core.ErrStaleEpoch) and writes nothing. Contexts marked
+// core.Unfenced skip it, and so do the schema upgrades, which do not run
+// through InTx. Call it once, before the store is used.
+func (s *Store) SetFence(fence func(ctx context.Context) error) { s.fence = fence }
+
+type inTxKey struct{}
+
+// tx runs fn in one transaction, or in the one ctx is in already. The
+// outermost transaction runs the fence first and, once it has committed,
+// what core.AfterCommit was given inside it.
+func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if ctx.Value(inTxKey{}) != nil {
+		return fn(ctx)
+	}
+	ctx, afterCommit := core.WithCommitHooks(context.WithValue(ctx, inTxKey{}, true))
+	err := doTxn(ctx, s.DB, func(ctx context.Context) error {
+		if s.fence != nil && !core.IsUnfenced(ctx) {
+			if err := s.fence(ctx); err != nil {
+				return err
+			}
+		}
+		return fn(ctx)
+	})
+	if err != nil {
+		return err
+	}
+	afterCommit()
 	return nil
 }
 

@@ -108,12 +108,14 @@ const bulkParams = 8000
 // TripwireQuery keeps tripwires, their trips and the evaluator's state.
 type TripwireQuery struct {
 	db *dbutil.Database
+	// st runs its write transactions, fenced by the lease.
+	st *Store
 }
 
 var _ tripwire.Store = (*TripwireQuery)(nil)
 
 // Tripwires returns the tripwire queries.
-func (s *Store) Tripwires() *TripwireQuery { return &TripwireQuery{db: s.DB} }
+func (s *Store) Tripwires() *TripwireQuery { return &TripwireQuery{db: s.DB, st: s} }
 
 // InsertTripwire writes a new tripwire.
 func (q *TripwireQuery) InsertTripwire(ctx context.Context, r tripwire.Record) error {
@@ -121,7 +123,7 @@ func (q *TripwireQuery) InsertTripwire(ctx context.Context, r tripwire.Record) e
 	if err != nil {
 		return fmt.Errorf("tripwire %q condition: %w", r.ID, err)
 	}
-	return doTxn(ctx, q.db, func(ctx context.Context) error {
+	return q.st.tx(ctx, func(ctx context.Context) error {
 		rev, err := q.nextRev(ctx)
 		if err != nil {
 			return err
@@ -196,7 +198,7 @@ func (q *TripwireQuery) ListTripwires(ctx context.Context, scope string) ([]trip
 // SaveTripwire writes back what a person may change: settings, status and
 // the evaluator state a re-arm clears.
 func (q *TripwireQuery) SaveTripwire(ctx context.Context, r tripwire.Record) error {
-	return doTxn(ctx, q.db, func(ctx context.Context) error {
+	return q.st.tx(ctx, func(ctx context.Context) error {
 		res, err := q.db.Exec(ctx, saveTripwireQuery, r.Scope, r.ID, r.Label, r.Rationale, r.Action.Journal,
 			r.Action.Push, r.UpdatedAt.UnixMilli(), string(r.SourceTrust))
 		if err != nil {
@@ -222,7 +224,7 @@ func (q *TripwireQuery) SaveTripwire(ctx context.Context, r tripwire.Record) err
 // marked deleted at at, so the evaluator learns of it, until the
 // retention pass drops it; its trips stay too.
 func (q *TripwireQuery) DeleteTripwire(ctx context.Context, scope, id string, at time.Time) error {
-	return doTxn(ctx, q.db, func(ctx context.Context) error {
+	return q.st.tx(ctx, func(ctx context.Context) error {
 		rev, err := q.nextRev(ctx)
 		if err != nil {
 			return err
@@ -298,7 +300,7 @@ func (q *TripwireQuery) SetJournalCursor(ctx context.Context, scope string, seq 
 // TakePush removes and returns scope's push queue, oldest first.
 func (q *TripwireQuery) TakePush(ctx context.Context, scope string) ([]tripwire.TripEvent, error) {
 	var events []tripwire.TripEvent
-	err := doTxn(ctx, q.db, func(ctx context.Context) error {
+	err := q.st.tx(ctx, func(ctx context.Context) error {
 		rows, err := q.db.Query(ctx, tripPushQueueQuery, scope)
 		entries, err := dbutil.NewRowIterWithError(rows, scanTripJournalEntry, err).AsList()
 		if err != nil || len(entries) == 0 {
@@ -411,7 +413,7 @@ func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) er
 	if len(w.Observed) == 0 && len(w.Records) == 0 && len(w.Trips) == 0 {
 		return nil
 	}
-	return doTxn(ctx, q.db, func(ctx context.Context) error {
+	return q.st.tx(ctx, func(ctx context.Context) error {
 		rev, err := q.nextRev(ctx)
 		if err != nil {
 			return err

@@ -166,7 +166,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
 		SenderLimit: a.cfg.Chat.SenderLimit},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
-			Excerpts: a.store, Clock: a.clock, Fence: a.fenceHeld})
+			Excerpts: a.store, Clock: a.clock})
 	a.bot, err = bot.New(a.cfg.Homeserver.URL, a.cfg.Bot, bot.Deps{
 		State:     a.store,
 		Outbox:    a.outbox,
@@ -191,20 +191,22 @@ func (a *App) initMatrix(ctx context.Context) error {
 	a.lease = lease.New(a.cfg.Workspace.Lease(), lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
 		Outbox: a.outbox, Clock: a.clock, Room: a.room,
 		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") }})
+	// Every write transaction checks, inside it, that this Jarvis still
+	// holds the lease under the epoch it knows: one fence for chat, the
+	// API, the loops and the outbox.
+	a.store.SetFence(a.lease.FenceHeld)
 	return nil
 }
 
-// leader says whether this Jarvis holds the workspace lease. It,
-// checkLease and fenceHeld reach the lease for the bot and the processor,
-// which are built before it (its notices go to the room the bot finds at
-// login); nothing calls them before Run.
+// leader says whether this Jarvis holds the workspace lease. It and
+// checkLease reach the lease for the bot, which is built before it (its
+// notices go to the room the bot finds at login); nothing calls them
+// before Run.
 func (a *App) leader() bool { _, held := a.lease.Holding(); return held }
 
-// checkLease holds a send back unless this Jarvis holds the lease.
+// checkLease holds a send back unless this Jarvis holds the lease: the
+// sender asks before every batch, and it reads the lease row.
 func (a *App) checkLease(ctx context.Context) error { return a.lease.Check(ctx) }
-
-// fenceHeld fences a write with the epoch of the lease this Jarvis holds.
-func (a *App) fenceHeld(ctx context.Context) error { return a.lease.FenceHeld(ctx) }
 
 // initServices builds the core services on the store, in the dedicated
 // room, their writes fenced by the workspace lease, and the source
@@ -212,11 +214,11 @@ func (a *App) fenceHeld(ctx context.Context) error { return a.lease.FenceHeld(ct
 func (a *App) initServices() error {
 	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
-		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
+		Room: room, Admins: admins,
 		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
 	a.credentials = credential.NewService(credential.Deps{Store: st.Credentials(), Clock: clock, Agents: a.agentNames})
 	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
-		Room: room, Admins: admins, Fence: a.lease.FenceHeld,
+		Room: room, Admins: admins,
 		OnChange: func(context.Context) {
 			a.sourcesChanged(card.SourceKinds...)
 			a.askWake()
@@ -345,10 +347,24 @@ func (a *App) initAPI() {
 		return
 	}
 	a.api = api.New(a.cfg.API, a.log, a.health, a.credentials)
+	a.api.RefuseWritesWhen(a.standby)
 	api.RegisterBreaker(a.api, a.breakers, a.fleet.AgentName)
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
+}
+
+// standby refuses the API's writes while this Jarvis does not hold the
+// workspace lease, naming the holder when there is one.
+func (a *App) standby(ctx context.Context) error {
+	if a.leader() {
+		return nil
+	}
+	rec, err := a.lease.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", core.ErrStaleEpoch, err)
+	}
+	return &lease.HeldError{Lease: rec}
 }
 
 // health is the state /healthz shows.
@@ -382,61 +398,22 @@ func (a *App) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error {
+		var stop func()
 		_ = a.lease.Run(ctx, func(held bool, epoch int64) {
-			a.leaseChanged(ctx, held, epoch)
+			if stop != nil {
+				stop()
+				stop = nil
+			}
 			if held {
-				a.askWake()
-				a.pruneKick.ask()
+				stop = a.lead(ctx)
 			}
+			a.leaseChanged(ctx, held, epoch)
 		})
+		if stop != nil {
+			stop()
+		}
 		return nil
 	})
-	// The tripwire loops log, with the detail, why a source could not be
-	// read; its owner is told the reason alone.
-	twCtx := a.log.With().Str("component", "tripwires").Logger().WithContext(ctx)
-	g.Go(func() error {
-		var started time.Time
-		a.tripwires.Run(twCtx, func(r tripwire.TickReport, err error) {
-			now := time.Now()
-			if !started.IsZero() {
-				a.lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
-			}
-			started = now
-			if err != nil {
-				a.log.Err(err).Msg("Tripwire evaluator pass failed")
-				return
-			}
-			a.log.Debug().Interface("report", r).Msg("Tripwire evaluator pass")
-		})
-		return nil
-	})
-	g.Go(func() error { return a.reevaluateLoop(twCtx) })
-	g.Go(func() error { return a.wakeLoop(ctx) })
-	g.Go(func() error {
-		every(ctx, breakerSweepInterval, a.whileLeader(func() {
-			if _, err := a.breakers.Sweep(ctx); err != nil {
-				a.log.Err(err).Msg("Failed to sweep breakers")
-			}
-		}))
-		return nil
-	})
-	g.Go(func() error {
-		every(ctx, cardSweepInterval, a.whileLeader(func() {
-			if _, err := a.cards.Sweep(ctx); err != nil {
-				a.log.Err(err).Msg("Failed to sweep card questions")
-			}
-		}))
-		return nil
-	})
-	g.Go(func() error {
-		every(ctx, fleetSweepInterval(a.cfg.Fleet), a.whileLeader(func() {
-			if err := a.fleet.Sweep(ctx); err != nil {
-				a.log.Err(err).Msg("Failed to sweep the fleet")
-			}
-		}))
-		return nil
-	})
-	g.Go(func() error { return a.retentionLoop(ctx) })
 	g.Go(func() error {
 		reloadOnHangup(ctx, a.log, a.configPath, a.reload)
 		return nil
@@ -460,13 +437,64 @@ func (a *App) Close() error {
 	return a.store.Close()
 }
 
-// whileLeader returns fn guarded so that it runs only while this Jarvis
-// holds the workspace lease.
-func (a *App) whileLeader(fn func()) func() {
+// lead starts the loops that write on their own (the tripwire evaluator
+// and re-evaluation, the wake router, the breaker, card and fleet sweeps,
+// retention), for as long as this Jarvis holds the workspace lease: Run
+// calls it when the lease is gained, and the stop it returns, which
+// cancels them and waits until every one has ended, when it is lost. A
+// standby runs none of them. (The store's fence refuses what one of them
+// might still write between the loss and the stop.)
+func (a *App) lead(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var loops sync.WaitGroup
+	// The tripwire loops log, with the detail, why a source could not be
+	// read; its owner is told the reason alone.
+	twCtx := a.log.With().Str("component", "tripwires").Logger().WithContext(ctx)
+	loops.Go(func() {
+		var started time.Time
+		a.tripwires.Run(twCtx, func(r tripwire.TickReport, err error) {
+			now := time.Now()
+			if !started.IsZero() {
+				a.lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
+			}
+			started = now
+			if err != nil {
+				a.log.Err(err).Msg("Tripwire evaluator pass failed")
+				return
+			}
+			a.log.Debug().Interface("report", r).Msg("Tripwire evaluator pass")
+		})
+	})
+	loops.Go(func() { a.reevaluateLoop(twCtx) })
+	// Gaining the lease asks for a wake round and a retention pass at once.
+	a.askWake()
+	a.pruneKick.ask()
+	loops.Go(func() { a.wakeLoop(ctx) })
+	loops.Go(func() { a.retentionLoop(ctx) })
+	loops.Go(func() {
+		every(ctx, breakerSweepInterval, func() {
+			if _, err := a.breakers.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to sweep breakers")
+			}
+		})
+	})
+	loops.Go(func() {
+		every(ctx, cardSweepInterval, func() {
+			if _, err := a.cards.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to sweep card questions")
+			}
+		})
+	})
+	loops.Go(func() {
+		every(ctx, fleetSweepInterval(a.cfg.Fleet), func() {
+			if err := a.fleet.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to sweep the fleet")
+			}
+		})
+	})
 	return func() {
-		if a.leader() {
-			fn()
-		}
+		cancel()
+		loops.Wait()
 	}
 }
 
@@ -495,12 +523,12 @@ func (a *App) sourcesChanged(kinds ...string) {
 func (a *App) askWake() { a.wakeKick.ask() }
 
 // retentionLoop deletes what is past its retention window every
-// retentionInterval and when the lease is gained, while this Jarvis holds
-// the lease, and keeps each pass's report for `!sys status`.
-func (a *App) retentionLoop(ctx context.Context) error {
+// retentionInterval and when asked (the lease was gained), and keeps each
+// pass's report for `!sys status`.
+func (a *App) retentionLoop(ctx context.Context) {
 	ticker := time.NewTicker(retentionInterval)
 	defer ticker.Stop()
-	rounds(ctx, a.pruneKick, ticker.C, a.whileLeader(func() {
+	rounds(ctx, a.pruneKick, ticker.C, func() {
 		r := a.retention.Pass(ctx)
 		a.lastRetention.Store(&r)
 		if r.Err != nil && ctx.Err() == nil {
@@ -512,13 +540,12 @@ func (a *App) retentionLoop(ctx context.Context) error {
 			level = zerolog.InfoLevel
 		}
 		a.log.WithLevel(level).Interface("report", r).Msg("Retention pass")
-	}))
-	return nil
+	})
 }
 
 // reevaluateLoop re-evaluates the tripwires that read the kinds that
 // changed, once per round whatever the number of changes.
-func (a *App) reevaluateLoop(ctx context.Context) error {
+func (a *App) reevaluateLoop(ctx context.Context) {
 	rounds(ctx, a.kick, nil, func() {
 		a.changedMu.Lock()
 		kinds := make([]string, 0, len(a.changed))
@@ -532,18 +559,15 @@ func (a *App) reevaluateLoop(ctx context.Context) error {
 			a.log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
 		}
 	})
-	return nil
 }
 
-// wakeLoop reconciles the wake router every wakeInterval and when asked,
-// while this Jarvis holds the lease.
-func (a *App) wakeLoop(ctx context.Context) error {
+// wakeLoop reconciles the wake router every wakeInterval and when asked.
+func (a *App) wakeLoop(ctx context.Context) {
 	ticker := time.NewTicker(wakeInterval)
 	defer ticker.Stop()
-	rounds(ctx, a.wakeKick, ticker.C, a.whileLeader(func() {
+	rounds(ctx, a.wakeKick, ticker.C, func() {
 		if _, err := a.router.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Msg("Wake router failed to reconcile")
 		}
-	}))
-	return nil
+	})
 }

@@ -232,7 +232,7 @@ func (c *breakerCLI) reset(ctx context.Context, w io.Writer, agent, eventID stri
 	}
 	deps := c.deps
 	deps.Room = notice.RoomID
-	deps.Fence = func(ctx context.Context) error { return c.noLiveLease(ctx, eventID) }
+	c.st.SetFence(func(ctx context.Context) error { return c.noLiveLease(ctx, eventID) })
 	c.breakers = breaker.NewService(c.cfg, deps)
 	host, err := os.Hostname()
 	if err != nil || host == "" {

@@ -71,7 +71,8 @@ func (a *App) leaseChanged(ctx context.Context, held bool, epoch int64) {
 		return
 	}
 	a.log.Warn().Str("holder", current.Holder).Int64("epoch", current.Epoch).Msg("Another Jarvis holds the workspace lease; staying mute")
-	err = a.outbox.Enqueue(ctx, core.Notice{
+	// The one write a standby makes: the holder's sender delivers it.
+	err = a.outbox.Enqueue(core.Unfenced(ctx), core.Notice{
 		Key:    "lease:mute:" + a.lease.Holder(),
 		RoomID: a.room,
 		Kind:   core.NoticeMessage,

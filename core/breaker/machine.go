@@ -392,9 +392,6 @@ type Deps struct {
 	Room string
 	// Admins are mentioned in every halt notice.
 	Admins []string
-	// Fence, when set, runs inside every write transaction before anything
-	// is written; an error aborts the write (the workspace lease).
-	Fence func(ctx context.Context) error
 	// OnChange, when set, hears the agent whose breaker changed state, after
 	// the change is committed (to re-evaluate breaker.state tripwires).
 	OnChange func(agent string)
@@ -413,17 +410,12 @@ func NewService(cfg Config, deps Deps) *Service {
 	return &Service{cfg: cfg, deps: deps}
 }
 
-// write runs fn in a transaction behind the fence. fn returns the agent
+// write runs fn in a transaction. fn returns the agent
 // whose breaker changed state, if any, and OnChange hears of it after the
 // commit.
 func (b *Service) write(ctx context.Context, fn func(ctx context.Context) (changed string, err error)) error {
 	var changed string
 	err := b.deps.Tx.InTx(ctx, func(ctx context.Context) error {
-		if b.deps.Fence != nil {
-			if err := b.deps.Fence(ctx); err != nil {
-				return err
-			}
-		}
 		var err error
 		changed, err = fn(ctx)
 		return err

@@ -149,7 +149,7 @@ func (c *Service) Amend(ctx context.Context, cardID string, in AmendmentInput) (
 		return AmendResult{}, errNoRoom
 	}
 	var out AmendResult
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		card, err := c.deps.Store.Card(ctx, cardID)
 		if err != nil {
 			return err
@@ -235,7 +235,7 @@ func (c *Service) SignOff(ctx context.Context, cardID, reviewer string, revision
 		return SignOff{}, core.Invalid("reviewer", "is required")
 	}
 	var out SignOff
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		card, err := c.deps.Store.Card(ctx, cardID)
 		if err != nil {
 			return err

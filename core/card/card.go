@@ -335,10 +335,6 @@ type Deps struct {
 	// Admins are asked when a card has no ratifier, and may always answer
 	// and ratify.
 	Admins []string
-	// Fence, when set, runs inside every write transaction before anything
-	// is written; an error aborts the write. The lead wires it to the
-	// workspace lease so that a Jarvis that lost the lease writes nothing.
-	Fence func(ctx context.Context) error
 	// OnChange, when set, hears that cards moved or appeared, once the
 	// change is committed. The lead wires it to tripwire.Service.Reevaluate
 	// with SourceKinds, so that tripwires on cards trip at once.
@@ -352,18 +348,6 @@ var errNoRoom = errors.New("the card service has no room for questions and ratif
 // NewService returns the card service. cfg must have passed Validate.
 func NewService(cfg Config, deps Deps) *Service {
 	return &Service{deps: deps, budget: cfg.rules()}
-}
-
-// write runs fn in a transaction, behind the fence when there is one.
-func (c *Service) write(ctx context.Context, fn func(ctx context.Context) error) error {
-	return c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
-		if c.deps.Fence != nil {
-			if err := c.deps.Fence(ctx); err != nil {
-				return err
-			}
-		}
-		return fn(ctx)
-	})
 }
 
 // changed tells OnChange that cards moved or appeared.
@@ -453,7 +437,7 @@ func (c *Service) SetStateAs(ctx context.Context, worker, id string, to State, n
 		return Card{}, core.Invalid("note", "longer than %d bytes", MaxStateNote)
 	}
 	var out Card
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		card, err := c.deps.Store.Card(ctx, id)
 		if err != nil {
 			return err
@@ -546,7 +530,7 @@ func (c *Service) Ratify(ctx context.Context, id, who string, trust core.Trust) 
 			core.Refuse(core.ErrForbidden, "ratification comes from a Matrix account or one linked to it, not from %s trust", trust))
 	}
 	var out Card
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		card, err := c.deps.Store.Card(ctx, id)
 		if err != nil {
 			return err

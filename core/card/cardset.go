@@ -107,7 +107,7 @@ type SetStore interface {
 // it is ErrUnprocessable.
 func (c *Service) Publish(ctx context.Context, in SetInput) (PublishedSet, error) {
 	var out PublishedSet
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = c.publish(ctx, in)
 		return err
@@ -422,7 +422,7 @@ func (c *Service) AddDraft(ctx context.Context, person string, spec Spec, trust 
 		return Draft{}, err
 	}
 	var out Draft
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		drafts, err := c.deps.Store.Drafts(ctx, person)
 		if err != nil {
 			return err
@@ -460,7 +460,7 @@ func (c *Service) Drafts(ctx context.Context, person string) ([]Draft, error) {
 
 // DropDraft removes one of a person's draft cards by its ref.
 func (c *Service) DropDraft(ctx context.Context, person, ref string) error {
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		return c.deps.Store.DropDraft(ctx, person, ref)
 	})
 	if err != nil {
@@ -473,7 +473,7 @@ func (c *Service) DropDraft(ctx context.Context, person, ref string) error {
 // there were.
 func (c *Service) ClearDrafts(ctx context.Context, person string) (int, error) {
 	var n int
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		var err error
 		n, err = c.deps.Store.ClearDrafts(ctx, person)
 		return err
@@ -502,7 +502,7 @@ func DraftTrust(drafts []Draft, trust core.Trust) core.Trust {
 // draft is ErrInvalid.
 func (c *Service) PublishDraft(ctx context.Context, person string, trust core.Trust) (PublishedSet, error) {
 	var out PublishedSet
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		drafts, err := c.deps.Store.Drafts(ctx, person)
 		if err != nil {
 			return err

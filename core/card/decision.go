@@ -189,7 +189,7 @@ func (c *Service) RaiseDecisionAs(ctx context.Context, worker, cardID string, in
 		return Decision{}, errNoRoom
 	}
 	var out Decision
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		card, err := c.deps.Store.Card(ctx, cardID)
 		if err != nil {
 			return err
@@ -247,7 +247,7 @@ func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, wh
 		return AnswerResult{}, core.Invalid("who", "is required")
 	}
 	var out AnswerResult
-	err := c.write(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		d, err := c.findDecision(ctx, ref)
 		if err != nil {
 			return err
@@ -372,7 +372,7 @@ func (c *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	}
 	for _, d := range due {
 		var status DecisionStatus
-		err = c.write(ctx, func(ctx context.Context) error {
+		err = c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 			var err error
 			status, err = c.sweepOne(ctx, d.ID)
 			return err

@@ -86,7 +86,10 @@ func (f *Service) AppendJournal(ctx context.Context, e AgentJournalEntry) (Agent
 		return e, err
 	}
 	e.ReceivedAt = f.deps.Clock.Now()
-	if err := f.deps.Journal.AppendJournal(ctx, e); err != nil {
+	// One statement, but a write transaction all the same: the store fences
+	// those with the workspace lease.
+	err = f.deps.Tx.InTx(ctx, func(ctx context.Context) error { return f.deps.Journal.AppendJournal(ctx, e) })
+	if err != nil {
 		return e, fmt.Errorf("append journal entry %q of %s for %s: %w", e.EntryID, e.Agent, e.Cycle, err)
 	}
 	f.changed()

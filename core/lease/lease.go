@@ -48,6 +48,11 @@ type Record struct {
 
 // Store keeps the workspace lease. Every method is a single
 // compare-and-swap, so two instances racing for the lease cannot both win.
+//
+// now is the caller's clock. A store shared by several hosts judges time
+// by its own clock instead, so that a host whose clock is off cannot take
+// over a live lease; it then reads expires only as a length, expires
+// minus now.
 type Store interface {
 	// Acquire gives the lease to holder until expires when there is no
 	// lease, when the lease expired at now, or when holder holds it already.
@@ -136,7 +141,8 @@ func (l *Lease) Holder() string { return l.deps.Holder }
 func (l *Lease) Acquire(ctx context.Context) (int64, error) {
 	now := l.deps.Clock.Now()
 	var rec Record
-	err := l.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+	// Taking the lease is the one write a Jarvis makes without holding it.
+	err := l.deps.Tx.InTx(core.Unfenced(ctx), func(ctx context.Context) error {
 		prev, err := l.deps.Store.Get(ctx, l.cfg.WorkspaceID)
 		if err != nil && !errors.Is(err, core.ErrNotFound) {
 			return err
@@ -167,8 +173,11 @@ func (l *Lease) Acquire(ctx context.Context) (int64, error) {
 		}
 		return 0, fmt.Errorf("acquire workspace lease %q: %w", l.cfg.WorkspaceID, err)
 	}
+	// The expiry is remembered by this host's clock, from before the lease
+	// was written, never later than the store's own: the store may judge by
+	// another clock (see Store).
 	l.mu.Lock()
-	l.held, l.epoch, l.expires = true, rec.Epoch, rec.ExpiresAt
+	l.held, l.epoch, l.expires = true, rec.Epoch, time.UnixMilli(now.Add(l.cfg.TTL).UnixMilli())
 	l.mu.Unlock()
 	return rec.Epoch, nil
 }
@@ -242,22 +251,24 @@ func (l *Lease) Release(ctx context.Context) error {
 	return nil
 }
 
-// Check returns nil when this Jarvis may send: it holds the lease and at
-// least a third of the lease time is left before the expiry it last wrote.
-// It reads no database; Run renews every third of the lease time, so the
-// margin is only eaten into when renewals fail, and a send that Check
-// allows finishes well before anyone else could take the lease over.
+// Check returns nil when this Jarvis may send: it holds the lease, at
+// least a third of the lease time is left before the expiry it last wrote,
+// and the lease row, read once, still names it with its epoch and has not
+// expired by the store's clock. Run renews every third of the lease time,
+// so the margin is only eaten into when renewals fail, and a send that
+// Check allows finishes well before anyone else could take the lease over.
 // Otherwise it returns ErrStaleEpoch.
-func (l *Lease) Check(context.Context) error {
+func (l *Lease) Check(ctx context.Context) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.held {
+	held, epoch, left := l.held, l.epoch, l.expires.Sub(l.deps.Clock.Now())
+	l.mu.Unlock()
+	switch {
+	case !held:
 		return fmt.Errorf("workspace lease %q not held: %w", l.cfg.WorkspaceID, core.ErrStaleEpoch)
+	case left < l.cfg.TTL/3:
+		return fmt.Errorf("workspace lease %q (epoch %d) not renewed, %s left: %w", l.cfg.WorkspaceID, epoch, left, core.ErrStaleEpoch)
 	}
-	if left := l.expires.Sub(l.deps.Clock.Now()); left < l.cfg.TTL/3 {
-		return fmt.Errorf("workspace lease %q (epoch %d) not renewed, %s left: %w", l.cfg.WorkspaceID, l.epoch, left, core.ErrStaleEpoch)
-	}
-	return nil
+	return l.Fence(ctx, epoch)
 }
 
 // Holding returns the epoch of the lease this Jarvis holds, and whether it

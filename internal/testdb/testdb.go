@@ -46,8 +46,18 @@ func OpenStore(tb testing.TB, engine string) *store.Store {
 
 // OpenConfig opens a store on cfg, closed when tb ends. Opening one config
 // twice gives two stores on one database, as two Jarvis processes or a
-// restart would.
+// restart would. The store judges the lease by the clock its callers
+// pass, which tests set by hand, on both engines.
 func OpenConfig(tb testing.TB, cfg store.Config) *store.Store {
+	tb.Helper()
+	st := OpenDBClock(tb, cfg)
+	st.JudgeLeasesByCallerClock()
+	return st
+}
+
+// OpenDBClock opens a store on cfg as Jarvis does, judging the lease by
+// the database's clock on PostgreSQL; it is closed when tb ends.
+func OpenDBClock(tb testing.TB, cfg store.Config) *store.Store {
 	tb.Helper()
 	st, err := store.Open(context.Background(), cfg, zerolog.Nop())
 	if err != nil {

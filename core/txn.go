@@ -1,0 +1,62 @@
+package core
+
+import (
+	"context"
+	"sync"
+)
+
+type unfencedKey struct{}
+
+// Unfenced marks ctx for a write that goes through without holding the
+// workspace lease: the lease's own acquisition, and the one notice a
+// standby leaves saying that it stays mute. A Transactor that fences its
+// write transactions with the lease skips the fence for them.
+func Unfenced(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unfencedKey{}, true)
+}
+
+// IsUnfenced reports whether ctx was marked by Unfenced.
+func IsUnfenced(ctx context.Context) bool {
+	unfenced, _ := ctx.Value(unfencedKey{}).(bool)
+	return unfenced
+}
+
+type commitHooksKey struct{}
+
+// commitHooks are the functions waiting for one transaction to commit.
+type commitHooks struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+// WithCommitHooks returns a context that collects what AfterCommit is
+// given, and run, which calls it in order. A Transactor gives fn this
+// context and calls run once the transaction has committed, and never
+// when it rolled back.
+func WithCommitHooks(ctx context.Context) (hooked context.Context, run func()) {
+	hooks := &commitHooks{}
+	return context.WithValue(ctx, commitHooksKey{}, hooks), func() {
+		hooks.mu.Lock()
+		fns := hooks.fns
+		hooks.fns = nil
+		hooks.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
+	}
+}
+
+// AfterCommit runs fn once the transaction ctx belongs to has committed,
+// and not at all if it rolls back: for effects outside the database that
+// must follow what the transaction records (a restart after its
+// confirmation is stored). Outside a transaction fn runs at once.
+func AfterCommit(ctx context.Context, fn func()) {
+	hooks, ok := ctx.Value(commitHooksKey{}).(*commitHooks)
+	if !ok {
+		fn()
+		return
+	}
+	hooks.mu.Lock()
+	hooks.fns = append(hooks.fns, fn)
+	hooks.mu.Unlock()
+}
