@@ -268,8 +268,8 @@ func redeemLink(e *Event, code string) {
 	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s. %s", puppet, network, account, account, moved)
 }
 
-// adopt gives a puppet's tripwires, tokens and open confirmations to the
-// account it was just linked to, in the link's transaction, and says what
+// adopt gives a puppet's tripwires, tokens, open confirmations and the
+// open card questions it is asked to the account it was just linked to, in the link's transaction, and says what
 // moved.
 func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 	var moved []string
@@ -283,6 +283,13 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 	questions, err := e.Proc.deps.Pending.MovePending(e.Ctx, puppet, account, now)
 	if err != nil {
 		return "", err
+	}
+	if c := e.Proc.cards; c != nil {
+		asked, err := c.Adopt(e.Ctx, puppet, account)
+		if err != nil {
+			return "", err
+		}
+		questions += asked
 	}
 	moved = append(moved, core.Plural(questions, "open question", "open questions"))
 	moved = slices.DeleteFunc(moved, func(s string) bool { return strings.HasPrefix(s, "0 ") })

@@ -302,6 +302,35 @@ func TestCancelWithdrawsQuestion(t *testing.T) {
 	}
 }
 
+// TestAdoptQuestions: a question asked of a puppet is asked of the Matrix
+// account it is linked to afterwards, which may then answer it; the
+// puppet is no longer asked, and answered questions stay as they were.
+func TestAdoptQuestions(t *testing.T) {
+	ctx := context.Background()
+	const puppet, bob = "@telegram_7:example.org", "@bob:example.org"
+	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{})
+	open, err := cards.RaiseDecision(ctx, heldCard(t, cards, "open", puppet).ID, question())
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, err := cards.RaiseDecision(ctx, heldCard(t, cards, "answered", puppet).ID, question())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cards.AnswerDecision(ctx, answered.ID, 1, puppet, "telegram", core.TrustBridged); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := cards.Adopt(ctx, puppet, bob); err != nil || n != 1 {
+		t.Fatalf("Adopt = %d, %v; want the 1 open question", n, err)
+	}
+	if _, err := cards.AnswerDecision(ctx, open.ID, 2, puppet, "telegram", core.TrustBridged); !errors.Is(err, core.ErrForbidden) {
+		t.Errorf("the puppet answering after the move: %v, want ErrForbidden", err)
+	}
+	if res, err := cards.AnswerDecision(ctx, open.ID, 2, bob, "matrix", core.TrustNative); err != nil || res.Decision.AnsweredBy != bob {
+		t.Errorf("the account answering after the move: %+v, %v", res.Decision, err)
+	}
+}
+
 func TestCardSources(t *testing.T) {
 	ctx := context.Background()
 	changes := 0

@@ -109,6 +109,24 @@ type DecisionStore interface {
 	DueDecisions(ctx context.Context, now time.Time, limit int) ([]Decision, error)
 	// OpenDecisions returns every open question.
 	OpenDecisions(ctx context.Context) ([]Decision, error)
+	// MoveAsked makes to one of the people asked, instead of from, in
+	// every open question from is asked, and says how many.
+	MoveAsked(ctx context.Context, from, to string) (int, error)
+}
+
+// Adopt gives the open questions a bridged puppet is asked to the Matrix
+// account it was just linked to, and says how many.
+func (c *Service) Adopt(ctx context.Context, from, to string) (int, error) {
+	var n int
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		n, err = c.deps.Store.MoveAsked(ctx, from, to)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("move the questions asked of %s to %s: %w", from, to, err)
+	}
+	return n, nil
 }
 
 // AnswerResult is what answering did. AlreadyAnswered is true when the
