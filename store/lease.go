@@ -35,6 +35,9 @@ const (
 		RETURNING workspace_id, holder, epoch, acquired_at, expires_at`
 	getLeaseQuery = `
 		SELECT workspace_id, holder, epoch, acquired_at, expires_at FROM workspace_lease WHERE workspace_id = $1`
+	getLiveLeaseQuery = `
+		SELECT workspace_id, holder, epoch, acquired_at, expires_at FROM workspace_lease
+		WHERE workspace_id = $1 AND expires_at > NOW`
 	renewLeaseQuery = `
 		UPDATE workspace_lease SET expires_at = NOW + CAST($4 AS BIGINT)
 		WHERE workspace_id = $1 AND holder = $2 AND epoch = $3 AND expires_at > NOW`
@@ -129,6 +132,14 @@ func (q *LeaseQuery) Release(ctx context.Context, workspaceID, holder string, ep
 func (q *LeaseQuery) Get(ctx context.Context, workspaceID string) (lease.Record, error) {
 	rec, err := scanLease(q.db.QueryRow(ctx, getLeaseQuery, workspaceID))
 	return rec, notFound(err, "lease of workspace "+workspaceID)
+}
+
+// Live returns the lease of a workspace if it has not expired, by the
+// clock that judges leases, or ErrNotFound.
+func (q *LeaseQuery) Live(ctx context.Context, workspaceID string, now time.Time) (lease.Record, error) {
+	query, args := q.query(getLiveLeaseQuery, now, workspaceID)
+	rec, err := scanLease(q.db.QueryRow(ctx, query, args...))
+	return rec, notFound(err, "live lease of workspace "+workspaceID)
 }
 
 // Fence checks, and inside a transaction keeps, holder's live lease with epoch.

@@ -476,7 +476,8 @@ func TestLeaseFenceInTx(t *testing.T) {
 // hosts share the lease, a standby whose clock runs ahead of the holder's
 // by more than the lease's length cannot take over a live lease, because
 // the database's clock judges expiry. The same skew judged by the hosts'
-// clocks (as SQLite does, where it cannot happen) does take it over.
+// clocks (as SQLite does, where it cannot happen) does take it over. The
+// standby asking whether a lease is live gets the same answer.
 func TestLeaseClockSkew(t *testing.T) {
 	if testEngine != store.Postgres {
 		t.Skip("the hosts of a SQLite store share one clock")
@@ -499,7 +500,13 @@ func TestLeaseClockSkew(t *testing.T) {
 			if _, err := a.Acquire(ctx); err != nil {
 				t.Fatalf("a acquires: %v", err)
 			}
-			_, err := b.Acquire(ctx)
+			// What `jarvis circuit-breaker reset` asks before it acts
+			// without the lease: is a Jarvis holding it now?
+			rec, err := b.Live(ctx)
+			if live := err == nil && rec.Holder == "jarvis-a"; live == tt.wantTakeover {
+				t.Errorf("b sees a live lease: %+v, %v; want live %v", rec, err, !tt.wantTakeover)
+			}
+			_, err = b.Acquire(ctx)
 			if took := err == nil; took != tt.wantTakeover {
 				t.Fatalf("b took the lease over: %v (%v), want %v", took, err, tt.wantTakeover)
 			}

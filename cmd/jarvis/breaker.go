@@ -255,15 +255,14 @@ func (c *breakerCLI) reset(ctx context.Context, w io.Writer, agent, eventID stri
 // the reset's transaction it also keeps a Jarvis from taking the lease
 // before the reset commits.
 func (c *breakerCLI) noLiveLease(ctx context.Context, eventID string) error {
-	rec, err := c.lease.Current(ctx)
+	// The store judges the expiry by the clock that judges leases (the
+	// database's on PostgreSQL), not this host's.
+	rec, err := c.lease.Live(ctx)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fail(exitStore, err)
-	}
-	if !rec.ExpiresAt.After(c.deps.Clock.Now()) {
-		return nil
 	}
 	event := eventID
 	if event == "" {

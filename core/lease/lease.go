@@ -69,6 +69,9 @@ type Store interface {
 	Release(ctx context.Context, workspaceID, holder string, epoch int64, now time.Time) error
 	// Get returns the lease, or ErrNotFound when none was ever taken.
 	Get(ctx context.Context, workspaceID string) (Record, error)
+	// Live returns the lease if it has not expired at now (judged by the
+	// store's clock when it keeps one), or ErrNotFound.
+	Live(ctx context.Context, workspaceID string, now time.Time) (Record, error)
 	// Fence returns ErrStaleEpoch unless holder holds the lease with epoch
 	// and it is live at now. Inside a transaction it also keeps the lease
 	// from changing hands until the transaction ends.
@@ -309,6 +312,16 @@ func (l *Lease) FenceHeld(ctx context.Context) error {
 // Current returns the lease as stored, whoever holds it.
 func (l *Lease) Current(ctx context.Context) (Record, error) {
 	rec, err := l.deps.Store.Get(ctx, l.cfg.WorkspaceID)
+	if err != nil {
+		return rec, fmt.Errorf("workspace lease %q: %w", l.cfg.WorkspaceID, err)
+	}
+	return rec, nil
+}
+
+// Live returns the lease as stored if it has not expired, whoever holds
+// it, or ErrNotFound.
+func (l *Lease) Live(ctx context.Context) (Record, error) {
+	rec, err := l.deps.Store.Live(ctx, l.cfg.WorkspaceID, l.deps.Clock.Now())
 	if err != nil {
 		return rec, fmt.Errorf("workspace lease %q: %w", l.cfg.WorkspaceID, err)
 	}
