@@ -272,14 +272,21 @@ func TestLinkMovesWhatThePuppetOwns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var trips []string
+	// A pushed trip is a message and its chart in the message's thread.
+	var trips, charts []string
 	for _, n := range waiting {
-		if strings.HasPrefix(n.Key, "trip:") {
+		switch {
+		case strings.HasPrefix(n.Key, "trip:") && n.Kind == core.NoticeImage:
+			charts = append(charts, n.ToUser)
+		case strings.HasPrefix(n.Key, "trip:"):
 			trips = append(trips, n.ToUser)
 		}
 	}
 	if len(trips) != 1 || trips[0] != alice {
 		t.Errorf("the moved tripwire's trip went to %q, want one to %s", trips, alice)
+	}
+	if len(charts) != 1 || charts[0] != alice {
+		t.Errorf("the moved tripwire's chart went to %q, want one to %s", charts, alice)
 	}
 	if caused := th.answer(t, "confirm:"+confirmTripwire+":$propose", alice, YesReaction); len(caused) == 0 {
 		t.Error("alice's ✅ on the puppet's moved proposal did nothing")
