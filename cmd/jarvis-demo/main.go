@@ -15,10 +15,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
+	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -42,9 +44,13 @@ type demo struct {
 	jarvis id.UserID
 	room   id.RoomID
 	api    string
-	// tokens are the API tokens by holder: the agent EVE and the
-	// supervisor, issued with `jarvis token issue`.
+	// tokens are the API tokens by holder: the agents EVE and ZEUS and
+	// the supervisor, issued with `jarvis token issue`.
 	tokens map[string]string
+	// hs and bridge make Alice's Telegram account: a puppet of a test
+	// application service, as a mautrix bridge makes it.
+	hs     *tesths.Homeserver
+	bridge *tesths.Appservice
 	err    error
 }
 
@@ -55,8 +61,13 @@ func run(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 
-	step("Starting the homeserver (Dendrite on 127.0.0.1)")
-	hs, err := tesths.Start(filepath.Join(dir, "homeserver"))
+	step("Starting the homeserver (Dendrite on 127.0.0.1), with a Telegram bridge's application service")
+	bridge, err := tesths.NewAppservice(filepath.Join(dir, "appservice"), "telegram_")
+	if err != nil {
+		return err
+	}
+	defer bridge.Close()
+	hs, err := tesths.Start(filepath.Join(dir, "homeserver"), bridge.Env())
 	if err != nil {
 		return err
 	}
@@ -77,7 +88,7 @@ func run(ctx context.Context) error {
 	if _, err := hs.Register(ctx, "jarvis", "jarvis-password"); err != nil {
 		return err
 	}
-	d := &demo{ctx: ctx, alice: alice, jarvis: hs.UserID("jarvis")}
+	d := &demo{ctx: ctx, alice: alice, jarvis: hs.UserID("jarvis"), hs: hs, bridge: bridge}
 
 	step("Building and starting Jarvis")
 	bin := filepath.Join(dir, "jarvis")
@@ -214,6 +225,9 @@ logging:
 		}
 	}
 
+	step("Alice on Telegram, through the bridge: her puppet arms a tripwire, then links to her Matrix account with a code shown only in its direct room with Jarvis")
+	d.link()
+
 	step("Done: every line went through the real homeserver and Jarvis's durable outbox.")
 	return d.err
 }
@@ -293,6 +307,88 @@ func (d *demo) answer(question, option string) {
 		return
 	}
 	say(d.jarvis, "(edits its message) "+edit.Content.AsMessage().NewContent.Body)
+}
+
+// link has Alice's Telegram puppet open a direct room with Jarvis, arm a
+// tripwire there and ask for a link code bound to her Matrix account,
+// which she then redeems from Matrix: what the puppet owned moves to her.
+func (d *demo) link() {
+	if d.err != nil {
+		return
+	}
+	puppet, err := d.bridge.Puppet(d.ctx, d.hs, "telegram_alice")
+	if err != nil {
+		d.err = err
+		return
+	}
+	dm, err := puppet.CreateRoom(d.ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{d.jarvis}})
+	if err != nil {
+		d.err = err
+		return
+	}
+	d.waitIn(puppet, dm.RoomID, func(evt *event.Event) bool {
+		return evt.Type == event.StateMember && evt.GetStateKey() == d.jarvis.String() && evt.Content.AsMember().Membership == event.MembershipJoin
+	})
+	d.puppetSays(puppet, dm.RoomID, `!tw arm agent.status eq offline --param ZEUS --because "ZEUS runs the backups"`)
+	asked := d.puppetSays(puppet, dm.RoomID, "!link "+d.alice.UserID.String())
+	if d.err != nil {
+		return
+	}
+	code := regexp.MustCompile(`code is ([A-Z2-7]{8})\b`).FindStringSubmatch(asked)
+	if code == nil {
+		d.err = fmt.Errorf("no link code in %q", asked)
+		return
+	}
+	d.talk("!link " + code[1])
+}
+
+// puppetSays sends text as puppet in room and prints it and Jarvis's
+// answer, which it returns.
+func (d *demo) puppetSays(puppet *mautrix.Client, room id.RoomID, text string) string {
+	if d.err != nil {
+		return ""
+	}
+	say(puppet.UserID, text)
+	sent, err := puppet.SendText(d.ctx, room, text)
+	if err != nil {
+		d.err = err
+		return ""
+	}
+	reply := d.waitIn(puppet, room, func(evt *event.Event) bool {
+		msg := evt.Content.AsMessage()
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && msg.RelatesTo.GetReplyTo() == sent.EventID
+	})
+	if reply == nil {
+		return ""
+	}
+	say(d.jarvis, tesths.Body(reply))
+	return tesths.Body(reply)
+}
+
+// waitIn reads room's latest events as cli, which does not sync (a
+// bridge's puppet), until one matches.
+func (d *demo) waitIn(cli *mautrix.Client, room id.RoomID, match func(*event.Event) bool) *event.Event {
+	if d.err != nil {
+		return nil
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := cli.Messages(d.ctx, room, "", "", mautrix.DirectionBackward, nil, 50)
+		if err != nil {
+			d.err = err
+			return nil
+		}
+		for _, evt := range resp.Chunk {
+			evt.RoomID = room
+			_ = evt.Content.ParseRaw(evt.Type)
+			if match(evt) {
+				return evt
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	d.err = fmt.Errorf("nothing expected from Jarvis in %s within 20s", room)
+	return nil
 }
 
 // notice waits for a message of Jarvis's own containing text and prints it.
