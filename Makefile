@@ -7,7 +7,7 @@ export CGO_ENABLED := 1
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: build test unit integration bench demo homeserver vet clean
+.PHONY: build test unit integration bench soak demo homeserver vet clean
 
 build: ## Build ./jarvis
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o jarvis ./cmd/jarvis
@@ -37,6 +37,10 @@ test: vet homeserver ## Every test: vet, unit, integration
 
 bench: homeserver ## Every benchmark a fixed number of times, then the README's table (figures depend on machine load)
 	scripts/bench.sh
+
+SOAK_DURATION ?= 20m
+soak: homeserver ## The mixed workload for SOAK_DURATION (20m); Jarvis's memory, goroutines, files and database must not grow
+	JARVIS_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags $(TAGS) -count=1 -run '^TestSoak$$' -v -timeout 3h ./integration/
 
 demo: homeserver ## Homeserver, Jarvis and a scripted person talking to it
 	$(GO) run -tags $(TAGS) ./cmd/jarvis-demo

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ type Config struct {
 	MetricsListen string
 	// MetricsToken, when set, is the bearer token /metrics asks for.
 	MetricsToken string
+	// Profiling serves Go's profiles (/debug/pprof/) beside /metrics, on
+	// its listener and behind its token.
+	Profiling bool
 }
 
 // RateLimitConfig sets the token buckets of the callers: one per valid
@@ -166,16 +170,26 @@ func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) 
 		mux: http.NewServeMux(), health: health, auth: auth}
 	s.limits = limits{credential: newLimiter(cfg.RateLimit.Credential), address: newLimiter(cfg.RateLimit.Address)}
 	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
-	var metricsHandler http.Handler = promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
-	if cfg.MetricsToken != "" {
-		metricsHandler = requireBearer(cfg.MetricsToken, "jarvis metrics", metricsHandler)
+	observe := map[string]http.Handler{"GET /metrics": promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})}
+	if cfg.Profiling {
+		observe["GET /debug/pprof/"] = http.HandlerFunc(pprof.Index)
+		observe["GET /debug/pprof/profile"] = http.HandlerFunc(pprof.Profile)
+		observe["GET /debug/pprof/trace"] = http.HandlerFunc(pprof.Trace)
 	}
-	if cfg.MetricsListen == "" {
-		s.Handle("GET /metrics", metricsHandler)
-	} else {
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", metricsHandler)
-		s.metrics = s.httpServer(cfg.MetricsListen, s.limit(mux))
+	var own *http.ServeMux // metrics_listen's
+	if cfg.MetricsListen != "" {
+		own = http.NewServeMux()
+		s.metrics = s.httpServer(cfg.MetricsListen, s.limit(own))
+	}
+	for pattern, h := range observe {
+		if cfg.MetricsToken != "" {
+			h = requireBearer(cfg.MetricsToken, "jarvis metrics", h)
+		}
+		if own != nil {
+			own.Handle(pattern, h)
+		} else {
+			s.Handle(pattern, h)
+		}
 	}
 	s.srv = s.httpServer(cfg.Listen, s.limit(s.mux))
 	return s

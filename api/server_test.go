@@ -263,6 +263,39 @@ func TestMetricsToken(t *testing.T) {
 	}
 }
 
+// TestProfiling: the Go profiles are served only with api.profiling on,
+// and then behind the metrics token as /metrics is.
+func TestProfiling(t *testing.T) {
+	const metricsToken = "metrics-token-0123456789"
+	for _, tt := range []struct {
+		name      string
+		profiling bool
+		token     string
+		code      int
+	}{
+		{name: "off", token: metricsToken, code: 404},
+		{name: "on, no token", profiling: true, code: 401},
+		{name: "on, the metrics token", profiling: true, token: metricsToken, code: 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(Config{Listen: "127.0.0.1:0", MetricsToken: metricsToken, Profiling: tt.profiling}, zerolog.Nop(),
+				func(context.Context) (Health, error) { return Health{}, nil }, nil)
+			req := httptest.NewRequest("GET", "/debug/pprof/goroutine?debug=1", nil)
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			if rec.Code != tt.code {
+				t.Fatalf("/debug/pprof/goroutine = %d, want %d", rec.Code, tt.code)
+			}
+			if has := strings.Contains(rec.Body.String(), "goroutine profile:"); has != (tt.code == 200) {
+				t.Errorf("the goroutine profile is shown: %v", has)
+			}
+		})
+	}
+}
+
 // TestMetricsListen: with api.metrics_listen set, /metrics is served there
 // over real HTTP, and no longer on the API's listener.
 func TestMetricsListen(t *testing.T) {

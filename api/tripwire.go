@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -20,6 +21,7 @@ func RegisterTripwires(s *Server, svc *tripwire.Service) {
 	h := &tripwireAPI{svc: svc}
 	for pattern, fn := range map[string]citizenHandler{
 		"POST /api/tripwires":                h.post,
+		"POST /api/tripwires/backtest":       h.backtest,
 		"GET /api/tripwires":                 h.list,
 		"GET /api/tripwires/journal":         h.journal,
 		"GET /api/tripwires/templates":       h.templates,
@@ -79,6 +81,46 @@ func (h *tripwireAPI) post(w http.ResponseWriter, r *http.Request, scope string)
 		return
 	}
 	WriteJSON(w, http.StatusCreated, def)
+}
+
+// backtestReply is what POST /api/tripwires/backtest answers: what the
+// tripwire in the body would have done over the last span_seconds of its
+// sources' history, each trip ignoring the cooldown, and the trips its
+// cooldown would have let through (the messages, with push on).
+type backtestReply struct {
+	SpanSeconds     int64       `json:"span_seconds"`
+	CooldownSeconds int64       `json:"cooldown_seconds"`
+	From            *time.Time  `json:"from"`
+	To              *time.Time  `json:"to"`
+	Readings        int         `json:"readings"`
+	Trips           []time.Time `json:"trips"`
+	CooledTrips     []time.Time `json:"cooled_trips"`
+	QuarantinedAt   *time.Time  `json:"quarantined_at"`
+}
+
+func (h *tripwireAPI) backtest(w http.ResponseWriter, r *http.Request, scope string) {
+	var draft tripwire.Draft
+	if err := DecodeJSON(w, r, &draft); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	bt, err := h.svc.BacktestDraft(r.Context(), scope, draft, tripwire.BacktestSpan)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	orNil := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		return &t
+	}
+	WriteJSON(w, http.StatusOK, backtestReply{
+		SpanSeconds: int64(bt.Span / time.Second), CooldownSeconds: int64(bt.Cooldown / time.Second),
+		From: orNil(bt.Plain.From), To: orNil(bt.Plain.To), Readings: bt.Plain.Passes,
+		Trips: append([]time.Time{}, bt.Plain.Trips...), CooledTrips: append([]time.Time{}, bt.Cooled.Trips...),
+		QuarantinedAt: orNil(bt.Cooled.QuarantinedAt),
+	})
 }
 
 func (h *tripwireAPI) list(w http.ResponseWriter, r *http.Request, scope string) {

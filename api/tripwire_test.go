@@ -51,7 +51,7 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 			}},
 	)
 	fx.svc = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
-		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock,
+		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock, History: st,
 	})
 	tokens := issueTokens(t, st, "EVE")
 	fx.agentToken = tokens.agent["EVE"]
@@ -302,6 +302,55 @@ func TestTripwireAPIHistoryAndJournal(t *testing.T) {
 				t.Errorf("?%s = %d %v, want 400 naming %s", tt.query, rec.Code, got, tt.field)
 			}
 		})
+	}
+}
+
+// TestTripwireAPIBacktest: POST /api/tripwires/backtest answers what the
+// tripwire in its body would have done over the history the evaluator
+// kept, arms nothing, and refuses a bad body or a missing token as POST
+// /api/tripwires does.
+func TestTripwireAPIBacktest(t *testing.T) {
+	fx := newTripwireAPIFixture(t)
+	// A tripwire of bob's keeps GI read; GI dips twice, 10 minutes apart.
+	if rec := fx.do("POST", "/api/tripwires", fx.bob, strings.Replace(giDraft, "0.7", "0.1", 1), nil); rec.Code != http.StatusCreated {
+		t.Fatalf("POST = %d %s", rec.Code, rec.Body)
+	}
+	var dips []time.Time
+	for _, gi := range []float64{0.8, 0.6, 0.8, 0.6} {
+		fx.clock.Advance(10 * time.Minute)
+		fx.gi = gi
+		if gi < 0.7 {
+			dips = append(dips, fx.clock.Now())
+		}
+		if _, err := fx.svc.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got struct {
+		SpanSeconds     int64       `json:"span_seconds"`
+		CooldownSeconds int64       `json:"cooldown_seconds"`
+		Readings        int         `json:"readings"`
+		Trips           []time.Time `json:"trips"`
+		CooledTrips     []time.Time `json:"cooled_trips"`
+		QuarantinedAt   *time.Time  `json:"quarantined_at"`
+	}
+	rec := fx.do("POST", "/api/tripwires/backtest", fx.alice, giDraft, &got)
+	if rec.Code != http.StatusOK || got.SpanSeconds != 7*24*3600 || got.CooldownSeconds != 3600 || got.Readings != 4 ||
+		len(got.Trips) != 2 || !got.Trips[0].Equal(dips[0]) || !got.Trips[1].Equal(dips[1]) ||
+		len(got.CooledTrips) != 1 || !got.CooledTrips[0].Equal(dips[0]) || got.QuarantinedAt != nil {
+		t.Errorf("backtest = %d %s, want trips at %v, the second within the 1h cooldown", rec.Code, rec.Body, dips)
+	}
+	var list struct{ Tripwires []any }
+	fx.do("GET", "/api/tripwires", fx.alice, "", &list)
+	if len(list.Tripwires) != 0 {
+		t.Errorf("a backtest armed %d tripwires", len(list.Tripwires))
+	}
+	var bad map[string]any
+	if rec := fx.do("POST", "/api/tripwires/backtest", fx.alice, `{"label": "x", "rationale": "r", "source": {"kind": "weather"}, "condition": {"op": "changed"}}`, &bad); rec.Code != http.StatusBadRequest || bad["field"] != "source.kind" {
+		t.Errorf("backtest of an unknown source = %d %v, want 400 naming source.kind", rec.Code, bad)
+	}
+	if rec := fx.do("POST", "/api/tripwires/backtest", fx.agentToken, giDraft, nil); rec.Code != http.StatusUnauthorized {
+		t.Errorf("backtest with an agent token = %d, want 401", rec.Code)
 	}
 }
 

@@ -106,6 +106,8 @@ type Deps struct {
 	// Leader, when set, tells whether this Jarvis holds the workspace
 	// lease. Jarvis syncs, and so acts on messages, only while it does.
 	Leader func() bool
+	// Images draws what an image notice's body asks for (a chart).
+	Images func(ctx context.Context, body string) (Image, error)
 	// DB is Jarvis's database; with encryption on, the crypto store and
 	// the room state store keep their own tables in it.
 	DB *dbutil.Database

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto/attachment"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -26,6 +28,7 @@ var errTargetPending = errors.New("target not sent yet")
 type matrixClient interface {
 	SendMessageEvent(ctx context.Context, roomID id.RoomID, eventType event.Type, contentJSON any, extra ...mautrix.ReqSendEvent) (*mautrix.RespSendEvent, error)
 	Messages(ctx context.Context, roomID id.RoomID, from, to string, dir mautrix.Direction, filter *mautrix.FilterPart, limit int) (*mautrix.RespMessages, error)
+	UploadBytes(ctx context.Context, data []byte, contentType string) (*mautrix.RespMediaUpload, error)
 }
 
 // idleWait is how long the sender sleeps when nothing is due and nothing
@@ -244,12 +247,14 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	case core.NoticeMessage:
 		content := render(batch.Body(), batch.Mentions())
-		switch {
-		case target != "" && head.Thread:
-			content.RelatesTo = (&event.RelatesTo{}).SetThread(target, target)
-		case target != "":
-			content.RelatesTo = &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}
+		content.RelatesTo = relation(target, head.Thread)
+		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
+	case core.NoticeImage:
+		content, drawErr := b.image(ctx, roomID, head.Body)
+		if drawErr != nil {
+			return "", drawErr
 		}
+		content.RelatesTo = relation(target, head.Thread)
 		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	default:
 		return "", fmt.Errorf("unknown notice kind %q", head.Kind)
@@ -258,6 +263,65 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		return "", err
 	}
 	return resp.EventID, nil
+}
+
+// relation puts a message in target's thread, or makes it a reply to
+// target; none without a target.
+func relation(target id.EventID, thread bool) *event.RelatesTo {
+	switch {
+	case target == "":
+		return nil
+	case thread:
+		return (&event.RelatesTo{}).SetThread(target, target)
+	}
+	return &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}
+}
+
+// Image is a picture to send: a PNG, its size, and what it shows in words.
+type Image struct {
+	PNG           []byte
+	Width, Height int
+	Description   string
+}
+
+// image draws an image notice and uploads it through the homeserver's
+// media repository, encrypted (m.image with file) in an encrypted room.
+// Drawn again on a retry, it comes out the same, and the retry's
+// transaction id keeps the message from going twice; an upload whose
+// message was never sent stays unused in the media repository.
+func (b *Bot) image(ctx context.Context, roomID id.RoomID, body string) (*event.MessageEventContent, error) {
+	if b.deps.Images == nil {
+		return nil, errors.New("no image renderer")
+	}
+	img, err := b.deps.Images(ctx, body)
+	if err != nil {
+		return nil, fmt.Errorf("draw image: %w", err)
+	}
+	content := &event.MessageEventContent{MsgType: event.MsgImage, Body: img.Description, FileName: "chart.png",
+		Info: &event.FileInfo{MimeType: "image/png", Size: len(img.PNG), Width: img.Width, Height: img.Height}}
+	encrypted := false
+	if b.Client.Crypto != nil {
+		if encrypted, err = b.Client.StateStore.IsEncrypted(ctx, roomID); err != nil {
+			return nil, fmt.Errorf("is the room encrypted: %w", err)
+		}
+	}
+	data, mime := img.PNG, "image/png"
+	var file *attachment.EncryptedFile
+	if encrypted {
+		file = attachment.NewEncryptedFile()
+		data, mime = slices.Clone(img.PNG), "application/octet-stream"
+		file.EncryptInPlace(data)
+	}
+	up, err := b.matrix.UploadBytes(ctx, data, mime)
+	if err != nil {
+		return nil, fmt.Errorf("upload image: %w", err)
+	}
+	if file != nil {
+		content.File = &event.EncryptedFileInfo{EncryptedFile: *file, URL: up.ContentURI.CUString()}
+	} else {
+		content.URL = up.ContentURI.CUString()
+	}
+	return content, nil
 }
 
 // detached is the kind a notice is sent as: its own, unless it relates to

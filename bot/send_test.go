@@ -26,6 +26,7 @@ const testRoom = "!room:example.org"
 // send, answers the first sends with the errors queued in fail, and
 // serves history for the look-up of an earlier attempt.
 type fakeMatrix struct {
+	uploads [][]byte
 	sends   []fakeSend
 	fail    []error
 	history []*event.Event
@@ -51,6 +52,11 @@ func (f *fakeMatrix) SendMessageEvent(_ context.Context, roomID id.RoomID, _ eve
 func (f *fakeMatrix) Messages(_ context.Context, _ id.RoomID, _, _ string, _ mautrix.Direction, _ *mautrix.FilterPart, _ int) (*mautrix.RespMessages, error) {
 	f.lookups++
 	return &mautrix.RespMessages{Chunk: f.history}, nil
+}
+
+func (f *fakeMatrix) UploadBytes(_ context.Context, data []byte, _ string) (*mautrix.RespMediaUpload, error) {
+	f.uploads = append(f.uploads, data)
+	return &mautrix.RespMediaUpload{ContentURI: id.ContentURI{Homeserver: "example.org", FileID: fmt.Sprintf("media%d", len(f.uploads))}}, nil
 }
 
 // newTestSender returns a bot whose sender talks to a fake homeserver and
@@ -97,6 +103,43 @@ func sentAs(t *testing.T, outbox *store.Outbox, eventID string, keys ...string) 
 			t.Errorf("notice %s: event %q, sent at %v; want sent as %s", key, e.EventID, e.SentAt, eventID)
 		}
 	}
+}
+
+// TestSenderImage: an image notice is drawn when it is sent, uploaded, and
+// sent as m.image with its size and description in its target's thread; a
+// retry after a failed send draws and uploads it again under the same
+// transaction id.
+func TestSenderImage(t *testing.T) {
+	ctx := context.Background()
+	b, fake, outbox, _ := newTestSender(t)
+	drawn := 0
+	b.deps.Images = func(_ context.Context, body string) (Image, error) {
+		drawn++
+		return Image{PNG: []byte("png of " + body), Width: 800, Height: 400, Description: "Chart of " + body}, nil
+	}
+	enqueue(t, outbox, core.Notice{Key: "trip", RoomID: testRoom, Kind: core.NoticeMessage, Body: "tripped"},
+		core.Notice{Key: "trip:chart", RoomID: testRoom, Kind: core.NoticeImage, Body: "gi", Target: "trip", Thread: true})
+	b.sendDue(ctx)
+	fake.fail = []error{errors.New("connection reset")}
+	b.sendDue(ctx)
+	if len(fake.sends) != 1 {
+		t.Fatalf("%d events sent, want the trip notice alone before the retry", len(fake.sends))
+	}
+	b.deps.Clock.(*coretest.Clock).Advance(time.Minute)
+	b.sendDue(ctx)
+	if len(fake.sends) != 2 || drawn != 2 || len(fake.uploads) != 2 {
+		t.Fatalf("%d events sent, %d drawn, %d uploads; want the image sent on the retry, drawn and uploaded twice", len(fake.sends), drawn, len(fake.uploads))
+	}
+	sent := fake.sends[1]
+	img := sent.content.Parsed.(*event.MessageEventContent)
+	if img.MsgType != event.MsgImage || img.Body != "Chart of gi" || img.URL != "mxc://example.org/media2" || img.File != nil ||
+		img.Info.MimeType != "image/png" || img.Info.Size != len("png of gi") || img.Info.Width != 800 || img.Info.Height != 400 {
+		t.Errorf("image content = %+v (info %+v)", img, img.Info)
+	}
+	if img.RelatesTo == nil || img.RelatesTo.Type != event.RelThread || img.RelatesTo.EventID != "$sent1" || sent.txnID != txnID("trip:chart") {
+		t.Errorf("image relates to %+v with txn %s, want the thread of $sent1 and txn %s", img.RelatesTo, sent.txnID, txnID("trip:chart"))
+	}
+	sentAs(t, outbox, "$sent2", "trip:chart")
 }
 
 // TestSenderCoalescedBatch: three coalescible messages waiting for one

@@ -294,6 +294,8 @@ func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, 
 // event handled in it. A handler that panics or fails is answered, and
 // its changes are rolled back.
 func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*Event)) {
+	// Someone is waiting for the answer: go before the agents' reports.
+	ctx = core.Urgent(ctx)
 	log := zerolog.Ctx(ctx)
 	path := evt.Command
 	err := p.deps.Tx.InTx(ctx, func(ctx context.Context) (err error) {

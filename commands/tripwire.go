@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rs/zerolog"
+
 	"github.com/jarvis-hmi/jarvis/commands/intent"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -64,6 +66,7 @@ var cmdTripwire = &Handler{
 		{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: twDelete},
 		{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: twPush},
 		{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: twCooldown},
+		{Name: "chart", Args: "<id> [24h|7d|30d]", Help: "A chart of what it watches over the last day (or 7 or 30), its threshold and its last trip.", Func: twChart},
 		{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: twHistory},
 		{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: twJournal},
 		{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: twTemplates},
@@ -130,6 +133,31 @@ func twShow(e *Event) {
 	fmt.Fprintf(&b, "- Its reason came from: %s\n", twTrust(d.SourceTrust))
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
+}
+
+// twChartSpans are the spans `!tw chart` draws.
+var twChartSpans = map[string]time.Duration{"24h": 24 * time.Hour, "1d": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
+
+func twChart(e *Event) {
+	c := e.Proc.tripwires
+	prefix := e.Proc.Prefix()
+	if len(e.Args) == 0 || len(e.Args) > 2 {
+		e.Reply("Which tripwire, over how long? `%stw chart <id> [24h|7d|30d]`", prefix)
+		return
+	}
+	span := 24 * time.Hour
+	if len(e.Args) == 2 {
+		var ok bool
+		if span, ok = twChartSpans[strings.ToLower(e.Args[1])]; !ok {
+			e.Reply("I draw the last 24h, 7d or 30d, not %s.", twCode(e.Args[1]))
+			return
+		}
+	}
+	request, err := c.tw.Chart(e.Ctx, e.Sender, e.Args[0], span)
+	if c.refused(e, "", e.Args[0], err) {
+		return
+	}
+	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeImage, Body: request, TargetEvent: e.EventID})
 }
 
 func twHistory(e *Event) {
@@ -234,7 +262,15 @@ func twArm(e *Event) {
 	if c.refused(e, "Not armed", "", err) {
 		return
 	}
-	e.Reply("%s", twArmed(e.Proc.Prefix(), def))
+	e.Reply("%s", twArmed(e.Proc.Prefix(), def)+twBacktestSuffix(c.backtest(e, def)))
+}
+
+// twBacktestSuffix puts a backtest on a line of its own after a reply.
+func twBacktestSuffix(bt string) string {
+	if bt == "" {
+		return ""
+	}
+	return "\n" + bt
 }
 
 func twTemplate(e *Event) {
@@ -526,6 +562,11 @@ func twPropose(e *Event) {
 // twCheckProposal validates a draft the way TripwireService.Arm does, so
 // that nothing is proposed that a ✅ could not arm.
 func twCheckProposal(d tripwire.Draft, reg *core.SourceRegistry) error {
+	return twProposed(d).Validate(reg)
+}
+
+// twProposed is the tripwire a ✅ on a proposal would arm.
+func twProposed(d tripwire.Draft) tripwire.Definition {
 	def := tripwire.Definition{Label: d.Label, Rationale: d.Rationale, Source: d.Source, Condition: d.Condition,
 		Action: tripwire.DefaultAction, CooldownSeconds: tripwire.DefaultCooldownSeconds}
 	if d.Action != nil {
@@ -534,7 +575,55 @@ func twCheckProposal(d tripwire.Draft, reg *core.SourceRegistry) error {
 	if d.CooldownSeconds != nil {
 		def.CooldownSeconds = *d.CooldownSeconds
 	}
-	return def.Validate(reg)
+	return def
+}
+
+// backtest says what a tripwire would have done over the last
+// tripwire.BacktestSpan of its sources' history, as one line; empty when
+// the history could not be read (the reply goes out without it).
+func (c *tripwireCommands) backtest(e *Event, def tripwire.Definition) string {
+	bt, err := c.tw.Backtest(e.Ctx, def, tripwire.BacktestSpan)
+	if err != nil {
+		zerolog.Ctx(e.Ctx).Err(err).Str("tripwire", def.ID).Msg("Failed to backtest a tripwire")
+		return ""
+	}
+	return twBacktestText(bt, def)
+}
+
+// twBacktestText renders a backtest: "Over the last 7 days this would have
+// tripped 14 times, last on …; with its 1h cooldown you would have had 9
+// messages."
+func twBacktestText(bt tripwire.Backtest, def tripwire.Definition) string {
+	plain, cooled := bt.Plain, bt.Cooled
+	if plain.Passes == 0 {
+		return fmt.Sprintf("I have no readings of %s yet, so I can't say how often this would have tripped.", twCode(def.Source.String()))
+	}
+	span := "Over the last " + twDuration(int(bt.Span/time.Second))
+	if covered := plain.To.Sub(plain.From); covered < bt.Span-time.Hour {
+		span = fmt.Sprintf("Since %s (the history I have, %s)", breakerTime(plain.From), core.Plural(plain.Passes, "reading", "readings"))
+	}
+	if len(plain.Trips) == 0 {
+		text := span + " this would not have tripped."
+		if !plain.QuarantinedAt.IsZero() {
+			text += fmt.Sprintf(" It would have been quarantined on %s: its sources gave values it cannot compare.", breakerTime(plain.QuarantinedAt))
+		}
+		return text
+	}
+	text := fmt.Sprintf("%s this would have tripped %s, last on %s", span, core.Plural(len(plain.Trips), "time", "times"),
+		breakerTime(plain.Trips[len(plain.Trips)-1]))
+	noun := "trip in your journal"
+	if def.Action.Push {
+		noun = "message"
+	}
+	if bt.Cooldown > 0 {
+		text += fmt.Sprintf("; with its %s cooldown you would have had %s", twDuration(int(bt.Cooldown/time.Second)),
+			core.Plural(len(cooled.Trips), noun, noun+"s"))
+	}
+	text += "."
+	if !cooled.QuarantinedAt.IsZero() {
+		text += fmt.Sprintf(" It would have been quarantined on %s.", breakerTime(cooled.QuarantinedAt))
+	}
+	return text
 }
 
 // twProposalText says what Jarvis will watch, in words and as the exact
@@ -554,6 +643,9 @@ func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 	fmt.Fprintf(&b, "- Label: %s\n", core.EscapeMarkdown(d.Label))
 	fmt.Fprintf(&b, "- When it trips: %s\n", twAction(e.Proc.Prefix(), action))
 	fmt.Fprintf(&b, "- Cooldown: %s between trips\n", twDuration(cooldown))
+	if bt := e.Proc.tripwires.backtest(e, twProposed(d)); bt != "" {
+		fmt.Fprintf(&b, "\n%s\n", bt)
+	}
 	if w.Note != "" {
 		fmt.Fprintf(&b, "\n%s\n", core.EscapeMarkdown(w.Note))
 	}
@@ -629,7 +721,7 @@ func (c *tripwireCommands) confirmProposal(e *Event, p core.Pending) string {
 	}
 	def, err := c.tw.Arm(e.Ctx, p.Requester, d)
 	if err == nil {
-		return twArmed(prefix, def)
+		return twArmed(prefix, def) + twBacktestSuffix(c.backtest(e, def))
 	}
 	if why, ok := twRefusal(err); ok {
 		return fmt.Sprintf("Not armed: %s. Nothing changed; say it again later and I'll propose it anew.", why)

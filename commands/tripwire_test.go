@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/history"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
@@ -44,7 +46,7 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 			Value: core.ValueCategory, Categories: []string{"online", "late", "offline"}, Param: "agent name", ParamType: core.ParamAgent, Resolve: fixed("online")},
 	)
 	th.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock})
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store})
 	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl})
 	return th
 }
@@ -447,6 +449,82 @@ func (th *twHarness) waiting(t *testing.T, key string) []core.OutboxEntry {
 
 // TestProposalReplies: how Jarvis answers a sentence depends on what it
 // asks and on what the room can do.
+// TestProposalStatesBacktest: a proposal and the answers to `!tw arm` say
+// what the rule would have done over the history the evaluator kept,
+// without and with its cooldown; a source nobody watched yet is said to
+// have no history.
+func TestProposalStatesBacktest(t *testing.T) {
+	th := newTripwireHarness(t, 0)
+	if m := armedID.FindStringSubmatch(th.say(t, bob, `!tw arm GI gt 2 --because "keep GI read"`)[0]); m == nil {
+		t.Fatal("not armed")
+	}
+	// GI dips below 0.70 three times within the hour: with the default 1h
+	// cooldown only the first would have been a message.
+	var last time.Time
+	for _, gi := range []float64{0.8, 0.6, 0.8, 0.6, 0.6, 0.8, 0.6, 0.8} {
+		th.clock.Advance(9 * time.Minute)
+		th.tick(t, gi)
+		if gi < 0.7 {
+			last = th.clock.Now()
+		}
+	}
+	replies := th.handle(t, Message{RoomID: "!room:x", EventID: "$s", Sender: alice, Body: "tell me when GI drops below 0.70", Sent: th.clock.Now()})
+	want := "Since " + breakerTime(th.clock.Now().Add(-70*time.Minute)) + " (the history I have, 8 readings) this would have tripped 3 times, last on " +
+		breakerTime(last) + "; with its 1h cooldown you would have had 1 message."
+	if len(replies) != 1 || !strings.Contains(replies[0], want) {
+		t.Errorf("proposal = %q, want it to say %q", replies, want)
+	}
+	armed := th.say(t, alice, `!tw arm GI lt 0.7 --because "x" --push --cooldown 0s`)[0]
+	if want := "this would have tripped 3 times, last on " + breakerTime(last) + "."; !strings.Contains(armed, want) {
+		t.Errorf("!tw arm answer = %q, want it to say %q", armed, want)
+	}
+	armed = th.say(t, alice, `!tw arm vault gt 5 --because "x"`)[0]
+	if want := "I have no readings of `vault.balance` yet"; !strings.Contains(armed, want) {
+		t.Errorf("!tw arm answer = %q, want it to say %q", armed, want)
+	}
+}
+
+// TestTripwireChart: `!tw chart` answers with an image notice asking for
+// the tripwire's source over the span asked for, with its threshold and
+// its last trip; a wrong span or someone else's tripwire gets words.
+func TestTripwireChart(t *testing.T) {
+	th := newTripwireHarness(t, 0)
+	m := armedID.FindStringSubmatch(th.say(t, alice, `!tw arm GI lt 0.7 --because "the Seal needs it"`)[0])
+	if m == nil {
+		t.Fatal("not armed")
+	}
+	th.tick(t, 0.6)
+	tripped := th.clock.Now()
+	th.clock.Advance(time.Hour)
+	replies := th.say(t, alice, "!tw chart "+m[1]+" 7d")
+	var req history.Chart
+	if len(replies) != 1 || json.Unmarshal([]byte(replies[0]), &req) != nil {
+		t.Fatalf("!tw chart = %q, want one chart request", replies)
+	}
+	want := history.Chart{Title: "GI below 0.7", Source: core.SourceRef{Kind: "integrity.gi"}, Unit: "ratio",
+		From: th.clock.Now().Add(-7 * 24 * time.Hour), To: th.clock.Now(), Thresholds: []float64{0.7}, TripAt: tripped}
+	if req.Source != want.Source || req.Unit != want.Unit || !req.From.Equal(want.From) || !req.To.Equal(want.To) ||
+		!slices.Equal(req.Thresholds, want.Thresholds) || !req.TripAt.Equal(want.TripAt) {
+		t.Errorf("chart request = %+v, want %+v", req, want)
+	}
+	waiting, err := th.store.Outbox().Waiting(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := waiting[len(waiting)-1]; last.Kind != core.NoticeImage || last.RoomID != "!room:x" {
+		t.Errorf("the chart went as %s to %q, want an image in the room", last.Kind, last.RoomID)
+	}
+	for _, tt := range []struct{ who, say, want string }{
+		{alice, "!tw chart " + m[1] + " 2w", "I draw the last 24h, 7d or 30d, not `2w`."},
+		{bob, "!tw chart " + m[1], "You have no tripwire `" + m[1] + "`."},
+		{alice, "!tw chart", "Which tripwire, over how long?"},
+	} {
+		if got := th.say(t, tt.who, tt.say); len(got) != 1 || !strings.Contains(got[0], tt.want) {
+			t.Errorf("%s: %q, want %q", tt.say, got, tt.want)
+		}
+	}
+}
+
 func TestProposalReplies(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -16,6 +16,10 @@ const (
 	NoticeEdit NoticeKind = "edit"
 	// NoticeReaction puts Body (an emoji) as a reaction on Target.
 	NoticeReaction NoticeKind = "reaction"
+	// NoticeImage is an image drawn when it is sent: Body says what to
+	// draw (a chart of a source's history), and the sender renders it,
+	// uploads it and sends it as m.image, in Target's thread when set.
+	NoticeImage NoticeKind = "image"
 )
 
 // Notice is one thing Jarvis says. Every notice is written to the durable
@@ -30,7 +34,8 @@ type Notice struct {
 	RoomID string
 	ToUser string
 	Kind   NoticeKind
-	// Body is Markdown for messages and edits, an emoji for reactions.
+	// Body is Markdown for messages and edits, an emoji for reactions,
+	// what to draw for images.
 	Body string
 	// Mentions are user IDs the message pings (m.mentions).
 	Mentions []string
@@ -68,6 +73,10 @@ func (n Notice) Validate() error {
 	}
 	switch n.Kind {
 	case NoticeMessage:
+	case NoticeImage:
+		if n.Coalesce || n.Secret {
+			return Invalid("kind", "an image neither coalesces nor carries a secret")
+		}
 	case NoticeEdit, NoticeReaction:
 		if n.Target == "" && n.TargetEvent == "" {
 			return Invalid("target", "an %s needs a target", n.Kind)

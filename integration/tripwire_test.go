@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -116,11 +118,12 @@ func TestTripwirePushAndJournal(t *testing.T) {
 			if evt.Type != event.EventMessage || evt.Sender != j.UserID || evt.RoomID != trip.RoomID {
 				return false
 			}
-			rel := evt.Content.AsMessage().RelatesTo
-			return rel != nil && rel.Type == event.RelThread && rel.EventID == trip.ID
+			msg := evt.Content.AsMessage()
+			rel := msg.RelatesTo
+			return msg.MsgType != event.MsgImage && rel != nil && rel.Type == event.RelThread && rel.EventID == trip.ID
 		})
 		if err != nil {
-			t.Fatalf("nothing in the trip notice's thread: %v", err)
+			t.Fatalf("nothing but the chart in the trip notice's thread: %v", err)
 		}
 		if body := tesths.Body(cleared); !strings.HasPrefix(body, "✅ Cleared at ") || !strings.Contains(body, "integrity.gi is 0.8") {
 			t.Errorf("the thread says %q", body)
@@ -274,4 +277,118 @@ func TestConversationalArming(t *testing.T) {
 			t.Errorf("!tw list shows %q, want two with %s", got, armed)
 		}
 	})
+}
+
+// TestTripChartImage: a pushed trip on a snapshot source brings, in the
+// trip notice's thread, an m.image of the source's last day whose bytes,
+// downloaded from the media repository and decrypted (the direct room is
+// encrypted), are a PNG of the width and height its info states, with a
+// body that says in words what it shows.
+func TestTripChartImage(t *testing.T) {
+	ctx := context.Background()
+	feed, url := newSnapshotFeed(t, 0.80)
+	alice := newPerson(t, "alice")
+	j := tripwireJarvis(t, url, alice)
+	room := j.joinRoom(t, alice)
+	arm := `!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7" --push`
+	if body := tesths.Body(j.ask(t, alice, room, arm)); !strings.HasPrefix(body, "Armed — tw_") {
+		t.Fatalf("%s got %q", arm, body)
+	}
+	feed.setGI(0.65)
+	trip, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return evt.Type == event.EventMessage && evt.Sender == j.UserID && strings.Contains(tesths.Body(evt), "Tripwire tripped: GI low")
+	})
+	if err != nil {
+		t.Fatalf("no trip notice: %v", err)
+	}
+	img, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		if evt.Type != event.EventMessage || evt.Sender != j.UserID || evt.RoomID != trip.RoomID {
+			return false
+		}
+		msg := evt.Content.AsMessage()
+		return msg.MsgType == event.MsgImage && msg.RelatesTo != nil && msg.RelatesTo.Type == event.RelThread && msg.RelatesTo.EventID == trip.ID
+	})
+	if err != nil {
+		t.Fatalf("no image in the trip notice's thread: %v", err)
+	}
+	msg := img.Content.AsMessage()
+	if msg.File == nil || msg.URL != "" {
+		t.Fatalf("the image in an encrypted room has file %v and url %q, want an encrypted file only", msg.File, msg.URL)
+	}
+	if msg.Info == nil || msg.Info.MimeType != "image/png" || msg.Info.Width != 800 || msg.Info.Height != 400 {
+		t.Fatalf("image info = %+v, want image/png 800 × 400", msg.Info)
+	}
+	for _, w := range []string{"Chart of integrity.gi", "The red line marks the threshold 0.7.", "Tripped at", "at 0.65."} {
+		if !strings.Contains(msg.Body, w) {
+			t.Errorf("the image's body lacks %q: %q", w, msg.Body)
+		}
+	}
+	checkChartPNG(t, alice, msg)
+}
+
+// checkChartPNG downloads an encrypted image as p, decrypts it, and checks
+// that it is a PNG of the width, height and size its info states.
+func checkChartPNG(t *testing.T, p *tesths.Person, msg *event.MessageEventContent) {
+	t.Helper()
+	if msg.File == nil || msg.URL != "" || msg.Info == nil {
+		t.Fatalf("the image has file %v, url %q, info %v; want an encrypted file with its info", msg.File, msg.URL, msg.Info)
+	}
+	mxc, err := msg.File.URL.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.DownloadBytes(context.Background(), mxc)
+	if err != nil {
+		t.Fatalf("%s downloads the image: %v", p.UserID, err)
+	}
+	plain := data
+	if err := msg.File.DecryptInPlace(plain); err != nil {
+		t.Fatalf("%s decrypts the image: %v", p.UserID, err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(plain))
+	if err != nil {
+		t.Fatalf("the image %s decrypted is no PNG: %v", p.UserID, err)
+	}
+	if cfg.Width != msg.Info.Width || cfg.Height != msg.Info.Height || len(plain) != msg.Info.Size {
+		t.Errorf("the PNG is %d × %d, %d bytes; its info says %d × %d, %d bytes", cfg.Width, cfg.Height, len(plain), msg.Info.Width, msg.Info.Height, msg.Info.Size)
+	}
+}
+
+// TestChartInSharedRoom: `!tw chart` in the encrypted dedicated room
+// answers with an encrypted m.image that both people in the room decrypt
+// to the same PNG.
+func TestChartInSharedRoom(t *testing.T) {
+	ctx := context.Background()
+	_, url := newSnapshotFeed(t, 0.80)
+	alice, bob := newPerson(t, "alice"), newPerson(t, "bob")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID, bob.UserID},
+		extra: fmt.Sprintf("sources:\n  snapshot:\n    url: %s\ntripwires:\n  tick: 1s\n", url)})
+	room := j.joinRoom(t, alice)
+	if got := j.joinRoom(t, bob); got != room {
+		t.Fatalf("bob joined %s, alice %s", got, room)
+	}
+	armed := tesths.Body(j.ask(t, alice, room, `!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7"`))
+	id := tripwireIDs.FindString(armed)
+	if id == "" {
+		t.Fatalf("not armed: %q", armed)
+	}
+	sent, err := alice.Say(ctx, room, "!tw chart "+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isChart := func(evt *event.Event) bool {
+		msg := evt.Content.AsMessage()
+		return evt.Sender == j.UserID && evt.RoomID == room && msg.MsgType == event.MsgImage && msg.RelatesTo.GetReplyTo() == sent
+	}
+	for _, p := range []*tesths.Person{alice, bob} {
+		evt, err := p.WaitFor(ctx, waitReply, isChart)
+		if err != nil {
+			t.Fatalf("%s sees no chart: %v", p.UserID, err)
+		}
+		msg := evt.Content.AsMessage()
+		if !strings.Contains(msg.Body, "Chart of integrity.gi") || !strings.Contains(msg.Body, "threshold 0.7") {
+			t.Errorf("%s reads the chart's body %q", p.UserID, msg.Body)
+		}
+		checkChartPNG(t, p, msg)
+	}
 }

@@ -21,12 +21,16 @@ bench() {
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 bench ./store/ BenchmarkTripwireTick 20x
+bench ./store/ BenchmarkTripwireTickHistory 10x
+bench ./store/ BenchmarkBacktest 200x
+bench ./chart/ BenchmarkRender 200x
 bench ./store/ BenchmarkReconcile 2000x
 bench ./store/ BenchmarkFencedWrite 5000x
 bench ./core/credential/ BenchmarkAuthenticate 100000x
 bench ./api/ BenchmarkHeartbeatIngest 20000x
 bench ./api/ BenchmarkPublishCardSets 2000x
 bench ./integration/ BenchmarkRoundTrip 200x
+bench ./integration/ BenchmarkRoundTripUnderLoad 100x
 bench ./integration/ BenchmarkWakeRouter 100x
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 

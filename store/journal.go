@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.mau.fi/util/dbutil"
@@ -20,6 +21,12 @@ const (
 	journalEntriesQuery = `
 		SELECT agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at
 		FROM agent_journal WHERE agent = $1 AND cycle = $2 ORDER BY received_at, entry_id`
+	// The evidence column holds the JSON that AppendJournal writes, in
+	// which each piece's type is written as "type":"…"; the pattern finds
+	// the entries that may carry one type, and scanning checks.
+	journalEvidenceQuery = `
+		SELECT agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at
+		FROM agent_journal WHERE agent = $1 AND cycle = $2 AND evidence LIKE $3 ORDER BY received_at, entry_id`
 	journalCountQuery  = `SELECT COUNT(*) FROM agent_journal WHERE agent = $1 AND cycle = $2`
 	latestJournalQuery = `
 		SELECT cycle, received_at FROM agent_journal WHERE agent = $1
@@ -72,6 +79,24 @@ func (q *AgentJournalQuery) AppendJournal(ctx context.Context, e fleet.AgentJour
 func (q *AgentJournalQuery) JournalEntries(ctx context.Context, agent, cycle string) ([]fleet.AgentJournalEntry, error) {
 	rows, err := q.db.Query(ctx, journalEntriesQuery, agent, cycle)
 	return dbutil.NewRowIterWithError(rows, scanJournalEntry, err).AsList()
+}
+
+// JournalEntriesWithEvidence lists an agent's entries of a cycle that carry
+// evidence of evidenceType, in arrival order.
+func (q *AgentJournalQuery) JournalEntriesWithEvidence(ctx context.Context, agent, cycle, evidenceType string) ([]fleet.AgentJournalEntry, error) {
+	quoted, err := json.Marshal(evidenceType)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.db.Query(ctx, journalEvidenceQuery, agent, cycle, `%"type":`+string(quoted)+`%`)
+	entries, err := dbutil.NewRowIterWithError(rows, scanJournalEntry, err).AsList()
+	if err != nil {
+		return nil, err
+	}
+	// LIKE reads _ and % in the type as wildcards: keep exact matches.
+	return slices.DeleteFunc(entries, func(e fleet.AgentJournalEntry) bool {
+		return !slices.ContainsFunc(e.Evidence, func(ev fleet.JournalEvidence) bool { return ev.Type == evidenceType })
+	}), nil
 }
 
 // JournalCount counts an agent's entries of a cycle.

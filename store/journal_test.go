@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -53,5 +54,41 @@ func TestAgentJournal(t *testing.T) {
 	cycle, at, err := s.AgentJournal().LatestJournal(ctx, "EVE")
 	if err != nil || cycle != "C-285" || !at.Equal(t0.Add(4*time.Minute)) {
 		t.Errorf("LatestJournal() = %s, %v, %v; want C-285 at +4m", cycle, at, err)
+	}
+
+}
+
+// TestJournalEntriesWithEvidence: only the entries carrying evidence of the
+// type are listed, in arrival order; a type that differs only where LIKE
+// reads a wildcard ("c_" against "ci") matches nothing.
+func TestJournalEntriesWithEvidence(t *testing.T) {
+	s := testdb.OpenStore(t, testEngine)
+	ctx := context.Background()
+	t0 := time.UnixMilli(1_776_384_000_000)
+	for i, ev := range [][]fleet.JournalEvidence{
+		{{Type: "metric", Key: "x", Value: float64(1)}},
+		{{Type: "metric", Key: "x"}, {Type: "ci", Key: "card-1", Value: "failed", URL: "https://ci.example.org/1"}},
+		nil,
+		{{Type: "ci", Key: "card-2", Value: "passed"}},
+	} {
+		id := string(rune('a' + i))
+		e := fleet.AgentJournalEntry{Agent: "EVE", Cycle: "C-1", EntryID: id, Title: id, Content: "body " + id,
+			ContentSignature: fleet.ContentSignature("body " + id), Timestamp: t0, ReceivedAt: t0.Add(time.Duration(i) * time.Second), Evidence: ev}
+		if err := s.AgentJournal().AppendJournal(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		kind string
+		want []string
+	}{{"ci", []string{"b", "d"}}, {"metric", []string{"a", "b"}}, {"c_", nil}, {"attestation", nil}} {
+		entries, err := s.AgentJournal().JournalEntriesWithEvidence(ctx, "EVE", "C-1", tt.kind)
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.EntryID)
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("JournalEntriesWithEvidence(%q) = %v, %v; want %v", tt.kind, got, err, tt.want)
+		}
 	}
 }

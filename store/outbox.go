@@ -116,7 +116,7 @@ func (o *Outbox) Get(ctx context.Context, key string) (core.OutboxEntry, error) 
 // AssignBatch fixes the batch key of coalesced notices before their first
 // attempt, so a retry after a crash sends exactly the same message.
 func (o *Outbox) AssignBatch(ctx context.Context, b core.Batch) error {
-	return o.st.tx(ctx, func(ctx context.Context) error {
+	return o.st.tx(core.Urgent(ctx), func(ctx context.Context) error {
 		for _, key := range b.Keys() {
 			if _, err := o.db.Exec(ctx, assignBatchQuery, b.TxnKey, key); err != nil {
 				return fmt.Errorf("assign batch %q: %w", b.TxnKey, err)
@@ -129,7 +129,7 @@ func (o *Outbox) AssignBatch(ctx context.Context, b core.Batch) error {
 // MarkAttempt records that a send is starting, so that after a crash the
 // sender knows the outcome is unknown.
 func (o *Outbox) MarkAttempt(ctx context.Context, keys []string, at time.Time) error {
-	return o.st.tx(ctx, func(ctx context.Context) error {
+	return o.st.tx(core.Urgent(ctx), func(ctx context.Context) error {
 		for _, key := range keys {
 			if _, err := o.db.Exec(ctx, markAttemptQuery, at.UnixMilli(), key); err != nil {
 				return fmt.Errorf("mark notice %q attempted: %w", key, err)
@@ -142,7 +142,7 @@ func (o *Outbox) MarkAttempt(ctx context.Context, keys []string, at time.Time) e
 // MarkSent records the event that delivered the given notices.
 func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error {
 	secret := slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, core.SecretKeyPrefix) })
-	err := o.st.tx(ctx, func(ctx context.Context) error {
+	err := o.st.tx(core.Urgent(ctx), func(ctx context.Context) error {
 		for _, key := range keys {
 			if _, err := o.db.Exec(ctx, markSentQuery, at.UnixMilli(), eventID, key); err != nil {
 				return fmt.Errorf("mark notice %q sent: %w", key, err)
@@ -170,7 +170,7 @@ func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at
 // mark stays: a send whose answer never came (a cut connection, a timeout)
 // may have been delivered, so the next try looks in the room first.
 func (o *Outbox) MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error {
-	return o.st.tx(ctx, func(ctx context.Context) error {
+	return o.st.tx(core.Urgent(ctx), func(ctx context.Context) error {
 		for _, key := range keys {
 			if _, err := o.db.Exec(ctx, markFailedQuery, next.UnixMilli(), cause.Error(), key); err != nil {
 				return fmt.Errorf("mark notice %q failed: %w", key, err)

@@ -9,7 +9,9 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/history"
 	"github.com/jarvis-hmi/jarvis/core/retention"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
@@ -17,6 +19,8 @@ import (
 // another's window fails the test.
 var retentionWindows = retention.Config{Outbox: 72 * time.Hour, Events: 48 * time.Hour, Pending: 24 * time.Hour,
 	Journal: 96 * time.Hour, Deleted: 120 * time.Hour}
+
+var historyWindow = history.Config{Retention: 200 * time.Hour}
 
 // TestRetentionWindows writes, for every kind the retention pass prunes, a
 // row a millisecond inside its window and one a millisecond outside, and
@@ -114,16 +118,32 @@ func TestRetentionWindows(t *testing.T) {
 		must(s.AgentJournal().AppendJournal(ctx, e))
 	}
 
+	// Source history: the first pass read GI long ago; two more readings
+	// come just inside history.retention and an hour ago. The first goes,
+	// the second becomes a bucket, the third stays as read.
+	for _, at := range []time.Time{inside(historyWindow.Retention), now.Add(-time.Hour)} {
+		must(s.Tripwires().ApplyTick(ctx, tripwire.TickWrites{Readings: []history.Reading{{Source: core.SourceRef{Kind: "integrity.gi"}, At: at, Value: 0.5}}}))
+	}
+
 	f.clock.Set(now)
-	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.clock}).Pass(ctx)
+	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.clock, History: historyWindow}).Pass(ctx)
 	if r.Err != nil {
 		t.Fatalf("Pass() error = %v", r.Err)
 	}
-	want := retention.Report{At: now, Notices: 1, Events: 1, Pending: 2, LinkCodes: 1, Journal: 1, Tripwires: 1}
+	want := retention.Report{At: now, Notices: 1, Events: 1, Pending: 2, LinkCodes: 1, Journal: 1, Tripwires: 1, Downsampled: 2, History: 1}
 	if r != want {
 		t.Errorf("Pass() = %+v, want %+v", r, want)
 	}
 
+	t.Run("source history", func(t *testing.T) {
+		points, err := s.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(points) != 2 || !points[0].Bucket || points[1].Bucket || !points[1].At.Equal(now.Add(-time.Hour)) {
+			t.Errorf("history of integrity.gi = %+v, want a bucket, then the reading of an hour ago", points)
+		}
+	})
 	t.Run("sent notices", func(t *testing.T) {
 		for key, wantKept := range map[string]bool{"old": false, "new": true, "root": true, "reply": true, "waited": true, "edit": true} {
 			_, err := out.Get(ctx, key)

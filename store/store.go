@@ -91,6 +91,9 @@ type Store struct {
 	fence func(ctx context.Context) error
 	// leaseClock: see JudgeLeasesByCallerClock.
 	callerClock bool
+	// gate orders this process's write transactions on SQLite; nil on
+	// PostgreSQL, whose transactions run side by side (see doTxn).
+	gate *writeGate
 
 	outboxOnce sync.Once
 	outbox     *Outbox
@@ -136,7 +139,11 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
-	return &Store{DB: db}, nil
+	st := &Store{DB: db}
+	if cfg.Type == SQLite {
+		st.gate = &writeGate{}
+	}
+	return st, nil
 }
 
 // Size says the store's engine ("SQLite" or "PostgreSQL") and how many
@@ -227,8 +234,9 @@ func (s *Store) SetFence(fence func(ctx context.Context) error) { s.fence = fenc
 type inTxKey struct{}
 
 // tx runs fn in one transaction, or in the one ctx is in already. The
-// outermost transaction runs the fence first and, once it has committed,
-// what core.AfterCommit was given inside it.
+// outermost transaction waits for the write gate (on SQLite), runs the
+// fence first and, once it has committed, what core.AfterCommit was given
+// inside it.
 //
 // On PostgreSQL the outermost transaction is run again, from the start,
 // when the database refused it as a serialization failure or a deadlock
@@ -240,6 +248,12 @@ type inTxKey struct{}
 func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if ctx.Value(inTxKey{}) != nil {
 		return fn(ctx)
+	}
+	if s.gate != nil {
+		if err := s.gate.acquire(ctx, core.IsUrgent(ctx)); err != nil {
+			return err
+		}
+		defer s.gate.release()
 	}
 	ctx = context.WithValue(ctx, inTxKey{}, true)
 	for attempt := 1; ; attempt++ {

@@ -377,13 +377,16 @@ func (q *TripwireQuery) RecentTrips(ctx context.Context, ids []string, since tim
 // ApplyTick writes an evaluator pass's outcome under one new revision and
 // trims history, journal and push queue to their caps.
 func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) error {
-	if len(w.Observed) == 0 && len(w.Records) == 0 && len(w.Trips) == 0 {
+	if len(w.Observed) == 0 && len(w.Records) == 0 && len(w.Trips) == 0 && len(w.Readings) == 0 {
 		return nil
 	}
 	return q.st.tx(ctx, func(ctx context.Context) error {
-		rev, err := q.nextRev(ctx)
-		if err != nil {
-			return err
+		var rev int64
+		if len(w.Observed) > 0 || len(w.Records) > 0 {
+			var err error
+			if rev, err = q.nextRev(ctx); err != nil {
+				return err
+			}
 		}
 		for _, u := range w.Observed {
 			if _, err := q.db.Exec(ctx, tripwireObservedQuery, u.ID, rev, u.LastObserved, u.ErrorStreak, u.LastError); err != nil {
@@ -400,6 +403,9 @@ func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) er
 		}
 		if err := q.writeTrips(ctx, w.Trips); err != nil {
 			return fmt.Errorf("write trips: %w", err)
+		}
+		if err := writeReadings(ctx, q.db, w.Readings); err != nil {
+			return fmt.Errorf("write source history: %w", err)
 		}
 		return nil
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // BenchmarkTripwireTick measures one evaluator pass over 100,000 armed
@@ -22,11 +23,82 @@ import (
 // 1,000 trips, 2,000 state changes and 1,000 notices. Sources are read once
 // per (kind, param): 101 reads per pass.
 func BenchmarkTripwireTick(b *testing.B) {
+	tick, reads := newTickBench(b, true)
+	// Warm up: the first pass loads and compiles every tripwire and records
+	// the first observation of each changed condition.
+	start := time.Now()
+	tick()
+	b.Logf("first pass, loading and compiling %d tripwires: %v", benchTripwires, time.Since(start))
+	tick()
+	reads.Store(0)
+	passes := 0
+	var last tripwire.TickReport
+	cpu0 := cpuTime()
+	for b.Loop() {
+		last = tick()
+		passes++
+	}
+	// The machine is shared; CPU time per pass is the steadier figure.
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(passes), "cpu-ns/op")
+	if last.Fired != benchFlipping || last.Reset != benchFlipping || last.Evaluated != benchTripwires {
+		b.Fatalf("last pass: %+v, want %d fired, %d reset of %d", last, benchFlipping, benchFlipping, benchTripwires)
+	}
+	if got := reads.Load(); got != int64(passes*(benchParams+1)) {
+		b.Fatalf("%d source reads in %d passes, want %d per pass", got, passes, benchParams+1)
+	}
+}
+
+// BenchmarkTripwireTickHistory measures what keeping the sources' history
+// costs the pass of BenchmarkTripwireTick: two such workspaces, one that
+// keeps the 101 readings of each pass and one whose store drops them, pass
+// by pass in turn, so that a load that changes during the run weighs on
+// both. It reports the ratio of their times.
+func BenchmarkTripwireTickHistory(b *testing.B) {
+	with, _ := newTickBench(b, true)
+	without, _ := newTickBench(b, false)
+	for range 2 {
+		with()
+		without()
+	}
+	var tWith, tWithout time.Duration
+	for b.Loop() {
+		start := time.Now()
+		with()
+		mid := time.Now()
+		without()
+		tWith, tWithout = tWith+mid.Sub(start), tWithout+time.Since(mid)
+	}
+	b.ReportMetric(float64(tWith.Nanoseconds())/float64(b.N), "with-ns/pass")
+	b.ReportMetric(float64(tWithout.Nanoseconds())/float64(b.N), "without-ns/pass")
+	b.ReportMetric(float64(tWith)/float64(tWithout), "ratio")
+}
+
+// withoutHistory is the tripwire store with the pass's readings dropped.
+type withoutHistory struct{ *store.TripwireQuery }
+
+func (q withoutHistory) ApplyTick(ctx context.Context, w tripwire.TickWrites) error {
+	w.Readings = nil
+	return q.TripwireQuery.ApplyTick(ctx, w)
+}
+
+// The workspace of the tick benchmarks.
+const (
+	benchTripwires = 100_000
+	benchScopes    = 10_000
+	benchParams    = 100
+	benchFlipping  = 1_000 // per group; group A fires when group B resets
+)
+
+// newTickBench arms the tripwires of BenchmarkTripwireTick on a store of
+// its own and returns a pass (moving the clock and flipping the flip
+// source first) and the count of source reads; keepHistory false drops
+// the readings each pass would keep.
+func newTickBench(b *testing.B, keepHistory bool) (func() tripwire.TickReport, *atomic.Int64) {
 	const (
-		tripwires = 100_000
-		scopes    = 10_000
-		params    = 100
-		flipping  = 1_000 // per group; group A fires when group B resets
+		tripwires = benchTripwires
+		scopes    = benchScopes
+		params    = benchParams
+		flipping  = benchFlipping
 	)
 	ctx := context.Background()
 	st := testdb.OpenStore(b, testEngine)
@@ -44,7 +116,10 @@ func BenchmarkTripwireTick(b *testing.B) {
 			return core.Observation{Value: float64(n)}, nil
 		}},
 	)
-	q := st.Tripwires()
+	var q tripwire.Store = st.Tripwires()
+	if !keepHistory {
+		q = withoutHistory{st.Tripwires()}
+	}
 	now := clock.Now()
 	err := st.InTx(ctx, func(ctx context.Context) error {
 		for i := range tripwires {
@@ -97,28 +172,7 @@ func BenchmarkTripwireTick(b *testing.B) {
 		}
 		return r
 	}
-	// Warm up: the first pass loads and compiles every tripwire and records
-	// the first observation of each changed condition.
-	start := time.Now()
-	tick()
-	b.Logf("first pass, loading and compiling %d tripwires: %v", tripwires, time.Since(start))
-	tick()
-	reads.Store(0)
-	passes := 0
-	var last tripwire.TickReport
-	cpu0 := cpuTime()
-	for b.Loop() {
-		last = tick()
-		passes++
-	}
-	// The machine is shared; CPU time per pass is the steadier figure.
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(passes), "cpu-ns/op")
-	if last.Fired != flipping || last.Reset != flipping || last.Evaluated != tripwires {
-		b.Fatalf("last pass: %+v, want %d fired, %d reset of %d", last, flipping, flipping, tripwires)
-	}
-	if got := reads.Load(); got != int64(passes*(params+1)) {
-		b.Fatalf("%d source reads in %d passes, want %d per pass", got, passes, params+1)
-	}
+	return tick, &reads
 }
 
 // cpuTime is the CPU time the process has used, user and system.

@@ -76,7 +76,7 @@ func newTWFixture(t *testing.T, cfg tripwire.Config) *twFixture {
 	)
 	f.svc = tripwire.NewService(cfg, tripwire.Deps{
 		Store: f.st.Tripwires(), Tokens: f.st.TripwireTokens(), Tx: f.st, Outbox: f.st.Outbox(), Sources: reg, Clock: f.clock,
-		Room: "!jarvis:example.org",
+		History: f.st, Room: "!jarvis:example.org",
 	})
 	return f
 }
@@ -167,8 +167,8 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 		t.Errorf("after trip: status %s, last_tripped_at %v; want tripped at %v", got.Status, got.LastTrippedAt, f.clock.Now())
 	}
 	notices := f.notices()
-	if len(notices) != 1 {
-		t.Fatalf("outbox has %d notices, want 1 trip notice", len(notices))
+	if len(notices) != 2 {
+		t.Fatalf("outbox has %d notices, want the trip notice and its chart", len(notices))
 	}
 	n := notices[0]
 	wantKey := "trip:" + def.ID + ":1"
@@ -179,6 +179,12 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 		if !strings.Contains(n.Body, want) {
 			t.Errorf("trip notice body %q does not say %q", n.Body, want)
 		}
+	}
+	chart := notices[1]
+	wantChart := fmt.Sprintf(`{"title":"GI below yellow band","source":{"kind":"integrity.gi"},"unit":"ratio","from":%q,"to":%q,"thresholds":[0.7],"trip_at":%q}`,
+		f.clock.Now().Add(-24*time.Hour).Format(time.RFC3339), f.clock.Now().Format(time.RFC3339), f.clock.Now().Format(time.RFC3339))
+	if chart.Kind != core.NoticeImage || chart.Target != wantKey || !chart.Thread || chart.ToUser != twAlice || chart.Body != wantChart {
+		t.Errorf("chart notice = %+v, want an image in the trip notice's thread drawing %s", chart.Notice, wantChart)
 	}
 	events := f.history(twAlice, def.ID)
 	if len(events) != 1 || events[0].Trip != 1 || events[0].ObservedValue != 0.64 || events[0].ObservedContext["seen"] != "integrity.gi" {
@@ -195,10 +201,10 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 		t.Errorf("after reset: status %s, last_reset_at %v; want armed, reset now", got.Status, got.LastResetAt)
 	}
 	notices = f.notices()
-	if len(notices) != 2 {
-		t.Fatalf("outbox has %d notices, want the trip and its clearing", len(notices))
+	if len(notices) != 3 {
+		t.Fatalf("outbox has %d notices, want the trip, its chart and its clearing", len(notices))
 	}
-	c := notices[1]
+	c := notices[2]
 	if c.Kind != core.NoticeMessage || c.Target != wantKey || !c.Thread || c.ToUser != twAlice || !strings.Contains(c.Body, "Cleared at 2026-01-01 09:10 UTC") {
 		t.Errorf("clearing notice = %+v; want a threaded reply to %s saying when it cleared", c, wantKey)
 	}
@@ -511,8 +517,8 @@ func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
 	if r.Evaluated != 1 || r.Fired != 1 || f.reads["integrity.gi"] != 0 {
 		t.Errorf("Reevaluate(agent.status) = %+v, GI read %d times; want only the EVE tripwire", r, f.reads["integrity.gi"])
 	}
-	if n := f.notices(); len(n) != 1 || n[0].Key != "trip:"+eve.ID+":1" {
-		t.Errorf("notices %+v, want EVE's trip notice", n)
+	if n := f.notices(); len(n) != 2 || n[0].Key != "trip:"+eve.ID+":1" || n[1].Key != "trip:"+eve.ID+":1:chart" {
+		t.Errorf("notices %+v, want EVE's trip notice and its chart", n)
 	}
 }
 
@@ -563,8 +569,8 @@ func TestTripwireSelfScopeNotifiesTheRoom(t *testing.T) {
 	f.set("integrity.gi", 0.5)
 	f.tick()
 	n := f.notices()
-	if len(n) != 1 || n[0].RoomID != "!jarvis:example.org" || n[0].ToUser != "" {
-		t.Errorf("notices %+v, want one to the dedicated room", n)
+	if len(n) != 2 || n[0].RoomID != "!jarvis:example.org" || n[0].ToUser != "" || n[1].RoomID != "!jarvis:example.org" {
+		t.Errorf("notices %+v, want the trip and its chart in the dedicated room", n)
 	}
 }
 

@@ -112,6 +112,8 @@ fleet:
       cadence: 24h
     - name: ZEUS
       cadence: 24h
+tripwires:
+  tick: 2s
 logging:
   format: json
   level: warn
@@ -163,11 +165,19 @@ logging:
 	d.confirm("let me know if EVE goes offline")
 	d.talk("!tw list")
 
+	step("Alice arms a tripwire on EVE's circuit breaker; the answer says what it would have done over the history Jarvis keeps")
+	d.talk(`!tw arm breaker.state[EVE] eq open --label "EVE halted" --because "I review every halt" --push`)
+	time.Sleep(5 * time.Second) // a few evaluator passes, two seconds apart, read EVE's status
+	step("Alice asks about EVE running late: the proposal replays the readings of EVE's status kept so far")
+	d.talk("let me know if EVE is late")
+
 	step("The supervisor halts agent EVE through its circuit breaker")
 	d.call("supervisor", "POST", "/api/breaker/EVE/open", map[string]any{"severity": "safety", "reason": "tried to run rm -rf outside its sandbox",
 		"evidence": []string{"tool call: rm -rf /srv/shared"}})
 	d.notice("HALTED")
 	d.talk("!breaker status")
+	d.notice("Tripwire tripped: EVE halted")
+	d.image()
 
 	step("Alice turns a conversation into a backlog card, published atomically")
 	d.talk(`!card draft Add CSV export --accept "every column is exported" --priority P2`)
@@ -238,6 +248,30 @@ func (d *demo) notice(text string) {
 		return
 	}
 	say(d.jarvis, tesths.Body(evt))
+}
+
+// image waits for an image of Jarvis's own (a trip's chart) and prints
+// what it is and what its body says.
+func (d *demo) image() {
+	if d.err != nil {
+		return
+	}
+	evt, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && evt.Content.AsMessage().MsgType == event.MsgImage
+	})
+	if err != nil {
+		d.err = fmt.Errorf("no chart: %w", err)
+		return
+	}
+	msg := evt.Content.AsMessage()
+	kind := "an image"
+	if msg.Info != nil {
+		kind = fmt.Sprintf("%s, %d × %d, %d bytes", msg.Info.MimeType, msg.Info.Width, msg.Info.Height, msg.Info.Size)
+	}
+	if msg.File != nil {
+		kind += ", encrypted"
+	}
+	say(d.jarvis, fmt.Sprintf("(%s in the trip's thread) %s", kind, msg.Body))
 }
 
 // call makes an API call with the token of holder (EVE, the supervisor).

@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/chart"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -49,6 +50,16 @@ const (
 	// retentionInterval is how often rows past their retention window are
 	// deleted.
 	retentionInterval = time.Hour
+	// changeGap is the least time between two rounds of the loops that
+	// changes ask for: the tripwires' re-evaluation and the wake router.
+	// Under a stream of heartbeats and journal entries they would
+	// otherwise run back to back, each one transaction over every
+	// tripwire that reads the fleet or every agent's current journal, and
+	// keep the store's one writer (and a core) busy while people wait for
+	// their answers. The changes made meanwhile wait for the next round,
+	// so a trip or a wake notice on a change comes within this long, not
+	// at once.
+	changeGap = time.Second
 	// restartDrainTimeout is how long `!sys restart` waits for the outbox
 	// to empty before it restarts anyway.
 	restartDrainTimeout = 15 * time.Second
@@ -176,6 +187,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		Clock:     a.clock,
 		Gate:      a.checkLease,
 		Leader:    a.leader,
+		Images:    a.drawChart,
 		DB:        a.store.DB,
 	}, a.log)
 	if err != nil {
@@ -226,10 +238,8 @@ func (a *App) initServices() error {
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Outbox: outbox, Clock: clock, Room: room,
-		OnChange: func() {
-			a.sourcesChanged(fleet.SourceKinds...)
-			a.askWake()
-		}})
+		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
+		OnJournal: a.askWake})
 	if err != nil {
 		return fail(exitConfig, err)
 	}
@@ -254,7 +264,7 @@ func (a *App) initServices() error {
 		return fail(exitConfig, err)
 	}
 	a.tripwires = tripwire.NewService(a.cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
-		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, Room: room})
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room})
 	a.fleet.RegisterSources(registry)
 	a.cards.RegisterSources(registry)
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
@@ -264,7 +274,7 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
-	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock})
+	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock, History: a.cfg.History})
 	return nil
 }
 
@@ -503,6 +513,14 @@ func (a *App) sourcesChanged(kinds ...string) {
 // askWake asks the wake router to reconcile soon.
 func (a *App) askWake() { a.wakeKick.ask() }
 
+// drawChart draws the chart an image notice asks for, from the sources'
+// history.
+func (a *App) drawChart(ctx context.Context, request string) (bot.Image, error) {
+	loc, _ := a.cfg.History.Location() // checked when the configuration was read
+	png, words, err := chart.Draw(ctx, a.store, request, loc)
+	return bot.Image{PNG: png, Width: chart.Width, Height: chart.Height, Description: words}, err
+}
+
 // retentionLoop deletes what is past its retention window every
 // retentionInterval and when asked (the lease was gained), and keeps each
 // pass's report for `!sys status`.
@@ -525,9 +543,10 @@ func (a *App) retentionLoop(ctx context.Context) {
 }
 
 // reevaluateLoop re-evaluates the tripwires that read the kinds that
-// changed, once per round whatever the number of changes.
+// changed, once per round whatever the number of changes, rounds at least
+// changeGap apart.
 func (a *App) reevaluateLoop(ctx context.Context) {
-	rounds(ctx, a.kick, nil, func() {
+	rounds(ctx, a.kick, nil, spaced(ctx, changeGap, func() {
 		a.changedMu.Lock()
 		kinds := make([]string, 0, len(a.changed))
 		for k := range a.changed {
@@ -539,16 +558,17 @@ func (a *App) reevaluateLoop(ctx context.Context) {
 		if _, err := a.tripwires.Reevaluate(ctx, kinds...); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Strs("kinds", kinds).Msg("Failed to re-evaluate tripwires")
 		}
-	})
+	}))
 }
 
-// wakeLoop reconciles the wake router every wakeInterval and when asked.
+// wakeLoop reconciles the wake router every wakeInterval and when asked,
+// rounds at least changeGap apart.
 func (a *App) wakeLoop(ctx context.Context) {
 	ticker := time.NewTicker(wakeInterval)
 	defer ticker.Stop()
-	rounds(ctx, a.wakeKick, ticker.C, func() {
+	rounds(ctx, a.wakeKick, ticker.C, spaced(ctx, changeGap, func() {
 		if _, err := a.router.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			a.log.Err(err).Msg("Wake router failed to reconcile")
 		}
-	})
+	}))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/history"
 	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -48,6 +49,7 @@ type Config struct {
 	Bridges    bridge.Config
 	Chat       ChatConfig
 	Retention  retention.Config
+	History    history.Config
 }
 
 // HomeserverConfig says where the homeserver is.
@@ -255,7 +257,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

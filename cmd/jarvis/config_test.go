@@ -256,6 +256,8 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"pending retention zero", "retention:\n  pending: 0s\n", "retention.pending"},
 		{"journal retention negative", "retention:\n  journal: -1h\n", "retention.journal"},
 		{"deleted retention too short", "retention:\n  deleted: 59m\n", "retention.deleted"},
+		{"history kept for less than its full resolution", "history:\n  retention: 47h\n", "history.retention"},
+		{"an unknown chart time zone", "history:\n  time_zone: Mars/Olympus\n", "history.time_zone"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // history.time_zone names a zone even where the host has no zoneinfo
 
 	"github.com/spf13/cobra"
 )

@@ -34,3 +34,15 @@ func rounds(ctx context.Context, t trigger, tick <-chan time.Time, fn func()) {
 		fn()
 	}
 }
+
+// spaced runs fn and then waits gap (or until ctx ends), so that rounds of
+// fn run at least gap apart however often they are asked for.
+func spaced(ctx context.Context, gap time.Duration, fn func()) func() {
+	return func() {
+		fn()
+		select {
+		case <-ctx.Done():
+		case <-time.After(gap):
+		}
+	}
+}

@@ -59,6 +59,9 @@ type AgentJournalStore interface {
 	AppendJournal(ctx context.Context, e AgentJournalEntry) error
 	// JournalEntries lists the agent's entries of a cycle in arrival order.
 	JournalEntries(ctx context.Context, agent, cycle string) ([]AgentJournalEntry, error)
+	// JournalEntriesWithEvidence lists, in arrival order, the agent's
+	// entries of a cycle that carry evidence of evidenceType.
+	JournalEntriesWithEvidence(ctx context.Context, agent, cycle, evidenceType string) ([]AgentJournalEntry, error)
 	// JournalCount counts the agent's entries of a cycle.
 	JournalCount(ctx context.Context, agent, cycle string) (int, error)
 	// LatestJournal returns the cycle and arrival time of the agent's most
@@ -93,6 +96,9 @@ func (f *Service) AppendJournal(ctx context.Context, e AgentJournalEntry) (Agent
 		return e, fmt.Errorf("append journal entry %q of %s for %s: %w", e.EntryID, e.Agent, e.Cycle, err)
 	}
 	f.changed()
+	if f.deps.OnJournal != nil {
+		f.deps.OnJournal()
+	}
 	return e, nil
 }
 
@@ -109,9 +115,11 @@ func (f *Service) Journal(ctx context.Context, agent, cycle string) ([]AgentJour
 	return f.deps.Journal.JournalEntries(ctx, a.Name, cycle)
 }
 
-// CurrentJournal returns the entries of the agent's latest cycle, or none
-// when the agent has journaled nothing yet.
-func (f *Service) CurrentJournal(ctx context.Context, agent string) ([]AgentJournalEntry, error) {
+// CurrentEvidence returns the entries of the agent's latest cycle that
+// carry evidence of evidenceType, or none when the agent has journaled
+// nothing yet. The wake router reads it on every journal entry, so it
+// reads only those entries, not the whole cycle.
+func (f *Service) CurrentEvidence(ctx context.Context, agent, evidenceType string) ([]AgentJournalEntry, error) {
 	cycle, _, err := f.deps.Journal.LatestJournal(ctx, agent)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, nil
@@ -119,7 +127,7 @@ func (f *Service) CurrentJournal(ctx context.Context, agent string) ([]AgentJour
 	if err != nil {
 		return nil, err
 	}
-	return f.deps.Journal.JournalEntries(ctx, agent, cycle)
+	return f.deps.Journal.JournalEntriesWithEvidence(ctx, agent, cycle, evidenceType)
 }
 
 func validateJournalEntry(e AgentJournalEntry) error {

@@ -1,7 +1,9 @@
 // Package retention keeps what Jarvis stores from growing for ever: a pass
 // deletes, in small batches, the rows whose purpose has run out (sent
 // notices, handled-event marks, answered confirmations, expired link
-// codes, old agent journal entries, long-deleted tripwires).
+// codes, old agent journal entries, long-deleted tripwires), and ages the
+// sources' history: readings past history.FullResolution become buckets,
+// buckets past the history's retention go.
 package retention
 
 import (
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // Batch is the most rows one delete removes. Each batch is its own short
@@ -82,6 +85,11 @@ type Store interface {
 	// PruneDeletedTripwires deletes the definitions of tripwires deleted
 	// before before; their trips stay.
 	PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error)
+	// DownsampleHistory turns up to limit source readings taken before
+	// before into buckets, and says how many readings went.
+	DownsampleHistory(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneHistory deletes source readings and buckets from before before.
+	PruneHistory(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // Report says what one pass removed: rows of each kind, and the error
@@ -94,7 +102,11 @@ type Report struct {
 	LinkCodes int
 	Journal   int
 	Tripwires int
-	Err       error
+	// Downsampled readings became buckets; History readings and buckets
+	// went.
+	Downsampled int
+	History     int
+	Err         error
 }
 
 // Service runs retention passes.
@@ -107,6 +119,8 @@ type Service struct {
 type Deps struct {
 	Store Store
 	Clock core.Clock
+	// History says how long the sources' history is kept.
+	History history.Config
 }
 
 // New builds the service.
@@ -143,6 +157,12 @@ func (s *Service) Pass(ctx context.Context) Report {
 		{"deleted tripwires", &r.Tripwires, func(limit int) (int, error) {
 			return s.deps.Store.PruneDeletedTripwires(ctx, now.Add(-s.cfg.Deleted), limit)
 		}},
+		{"source history buckets", &r.Downsampled, func(limit int) (int, error) {
+			return s.deps.Store.DownsampleHistory(ctx, now.Add(-history.FullResolution), limit)
+		}},
+		{"source history", &r.History, func(limit int) (int, error) {
+			return s.deps.Store.PruneHistory(ctx, now.Add(-s.deps.History.Retention), limit)
+		}},
 	}
 	for _, k := range kinds {
 		for ctx.Err() == nil {
@@ -162,5 +182,5 @@ func (s *Service) Pass(ctx context.Context) Report {
 
 // Removed is how many rows the pass removed in all.
 func (r Report) Removed() int {
-	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Tripwires
+	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Tripwires + r.Downsampled + r.History
 }

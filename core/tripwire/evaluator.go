@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // SkipReason says why an evaluated tripwire neither fired nor reset.
@@ -94,6 +95,8 @@ type TickWrites struct {
 	// their state is written, never their definition.
 	Records []Record
 	Trips   []Trip
+	// Readings are the values the pass read, for the sources' history.
+	Readings []history.Reading
 }
 
 type verdict int
@@ -419,7 +422,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 			}
 		}
 		now := msTime(s.deps.Clock.Now())
-		var w TickWrites
+		w := TickWrites{Readings: s.readings(results, now)}
 		candidates := map[string]candidate{}
 		var ids []string
 		for i := range s.view.entries {
@@ -575,6 +578,20 @@ func (s *Service) resolveSources(ctx context.Context, slots []int) passResults {
 	return results
 }
 
+// readings are the values a pass read that a history can keep.
+func (s *Service) readings(results passResults, now time.Time) []history.Reading {
+	var out []history.Reading
+	for slot, r := range results {
+		if !r.read || r.err != nil || r.gen != s.view.slots.gens[slot] {
+			continue
+		}
+		if v, ok := history.Keepable(r.obs.Value); ok {
+			out = append(out, history.Reading{Source: s.view.slots.refs[slot], At: now, Value: v})
+		}
+	}
+	return out
+}
+
 // transition fires, resets and quarantines the candidates, adding their
 // state, trips and notices to the pass's writes.
 func (s *Service) transition(ctx context.Context, ids []string, candidates map[string]candidate, now time.Time, w *TickWrites, report *TickReport) ([]core.Notice, error) {
@@ -656,7 +673,45 @@ func (s *Service) fire(rec *Record, c candidate, now time.Time, w *TickWrites, n
 	}
 	body := fmt.Sprintf("🔔 **Tripwire tripped: %s**\n\nObserved: %s\n\nCondition: %s\n\nWhy you armed it: %s\n\n`%s` · trip %d",
 		core.EscapeMarkdown(rec.Label), observedText(c.cc, c.obs, boldMarkdown), core.CodeSpan(c.cc.text()), markdownLines(rec.Rationale), rec.ID, rec.TripSeq)
-	return s.notify(notices, rec.Scope, core.Notice{Key: tripNoticeKey(rec.ID, rec.TripSeq), Kind: core.NoticeMessage, Body: body}, true)
+	key := tripNoticeKey(rec.ID, rec.TripSeq)
+	notices = s.notify(notices, rec.Scope, core.Notice{Key: key, Kind: core.NoticeMessage, Body: body}, true)
+	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":chart", Kind: core.NoticeImage, Target: key, Thread: true,
+		Body: s.tripChart(rec, c.cc, now)}, false)
+}
+
+// tripChart asks for the chart a trip notice carries in its thread: the
+// last history.ChartSpan of the tripwire's first source, its thresholds
+// as lines, the states it watches shaded, the trip marked.
+func (s *Service) tripChart(rec *Record, cc *compiledCondition, now time.Time) string {
+	return s.chart(rec.Label, cc, now.Add(-history.ChartSpan), now, now)
+}
+
+// chart asks for a chart of the first source a condition reads over
+// from–to, with the condition's thresholds and watched states on that
+// source and, when set, a trip marked.
+func (s *Service) chart(title string, cc *compiledCondition, from, to, tripAt time.Time) string {
+	src := cc.leaves[0].source
+	c := history.Chart{Title: title, Source: src, From: from, To: to, TripAt: tripAt}
+	if k, ok := s.deps.Sources.Lookup(src.Kind); ok && k.Value.Numeric() && k.Value != core.ValueNumber {
+		c.Unit = string(k.Value)
+	}
+	for _, l := range cc.leaves {
+		if l.source != src {
+			continue
+		}
+		switch l.op {
+		case OpLT, OpLTE, OpGT, OpGTE:
+			c.Thresholds = append(c.Thresholds, l.num)
+		case OpEQ, OpIn:
+			for _, v := range l.values {
+				if w, ok := v.(string); ok {
+					c.Watched = append(c.Watched, w)
+				}
+			}
+		}
+	}
+	b, _ := json.Marshal(c) // strings, numbers and times always encode
+	return string(b)
 }
 
 // reset re-arms a tripwire whose condition cleared, replying in the thread

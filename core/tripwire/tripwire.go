@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // Status is where a tripwire stands.
@@ -341,6 +342,9 @@ type Deps struct {
 	Outbox  core.Outbox
 	Sources *core.SourceRegistry
 	Clock   core.Clock
+	// History keeps what the evaluator reads, for backtests; nil keeps
+	// nothing.
+	History history.Store
 	// Room is the dedicated room; notices of the "self" scope go there.
 	Room string
 }
@@ -385,32 +389,12 @@ func (s *Service) Arm(ctx context.Context, scope string, d Draft) (Definition, e
 		return Definition{}, err
 	}
 	now := msTime(s.deps.Clock.Now())
-	rec := Record{Scope: scope, Definition: Definition{
-		ID:              newID(now),
-		Label:           strings.TrimSpace(d.Label),
-		Rationale:       strings.TrimSpace(d.Rationale),
-		SourceTrust:     cmp.Or(d.SourceTrust, core.TrustNative),
-		Source:          core.SourceRef{Kind: strings.TrimSpace(d.Source.Kind), Param: strings.TrimSpace(d.Source.Param)},
-		Condition:       d.Condition,
-		Action:          DefaultAction,
-		CooldownSeconds: DefaultCooldownSeconds,
-		Status:          Armed,
-		CreatedAt:       now,
-		UpdatedAt:       now,
-	}}
-	if d.Action != nil {
-		rec.Action = *d.Action
-	}
-	if d.CooldownSeconds != nil {
-		rec.CooldownSeconds = *d.CooldownSeconds
-	}
-	if err := rec.Validate(s.deps.Sources); err != nil {
+	def, err := s.define(d, now)
+	if err != nil {
 		return Definition{}, err
 	}
-	if _, err := compileCondition(rec.Source, rec.Condition); err != nil {
-		return Definition{}, core.Invalid("condition", "%v", err)
-	}
-	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+	rec := Record{Scope: scope, Definition: def}
+	err = s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		n, err := s.deps.Store.CountCreations(ctx, scope, now.Add(-CreationWindow))
 		if err != nil {
 			return err
@@ -427,6 +411,50 @@ func (s *Service) Arm(ctx context.Context, scope string, d Draft) (Definition, e
 		return Definition{}, fmt.Errorf("arm tripwire %q: %w", rec.Label, err)
 	}
 	return rec.Definition, nil
+}
+
+// define makes the armed tripwire a draft describes, with the defaults
+// for what it leaves out, and validates it.
+func (s *Service) define(d Draft, now time.Time) (Definition, error) {
+	def := Definition{
+		ID:              newID(now),
+		Label:           strings.TrimSpace(d.Label),
+		Rationale:       strings.TrimSpace(d.Rationale),
+		SourceTrust:     cmp.Or(d.SourceTrust, core.TrustNative),
+		Source:          core.SourceRef{Kind: strings.TrimSpace(d.Source.Kind), Param: strings.TrimSpace(d.Source.Param)},
+		Condition:       d.Condition,
+		Action:          DefaultAction,
+		CooldownSeconds: DefaultCooldownSeconds,
+		Status:          Armed,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+	}
+	if d.Action != nil {
+		def.Action = *d.Action
+	}
+	if d.CooldownSeconds != nil {
+		def.CooldownSeconds = *d.CooldownSeconds
+	}
+	if err := def.Validate(s.deps.Sources); err != nil {
+		return Definition{}, err
+	}
+	if _, err := compileCondition(def.Source, def.Condition); err != nil {
+		return Definition{}, core.Invalid("condition", "%v", err)
+	}
+	return def, nil
+}
+
+// BacktestDraft says what the tripwire a draft describes would have done
+// over the last span, arming nothing.
+func (s *Service) BacktestDraft(ctx context.Context, scope string, d Draft, span time.Duration) (Backtest, error) {
+	if err := CheckScope(scope); err != nil {
+		return Backtest{}, err
+	}
+	def, err := s.define(d, msTime(s.deps.Clock.Now()))
+	if err != nil {
+		return Backtest{}, err
+	}
+	return s.Backtest(ctx, def, span)
 }
 
 // Get returns one of scope's tripwires.

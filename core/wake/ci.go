@@ -25,7 +25,7 @@ const (
 func CIFailureConditions(ctx context.Context, fleet *fleet.Service, cards *card.Service) ([]core.WakeCondition, error) {
 	var out []core.WakeCondition
 	for _, a := range fleet.Agents() {
-		entries, err := fleet.CurrentJournal(ctx, a.Name)
+		entries, err := fleet.CurrentEvidence(ctx, a.Name, EvidenceCI)
 		if err != nil {
 			return nil, err
 		}

@@ -94,9 +94,17 @@ var rows = []row{
 		"Jarvis p95 ≤ 1.25 × echo p95", roundTrip("BenchmarkRoundTrip/encrypted")},
 	{"the same in plaintext rooms (`BenchmarkRoundTrip/plaintext`)",
 		"Jarvis p95 ≤ 1.25 × echo p95", roundTrip("BenchmarkRoundTrip/plaintext")},
+	{"AC-NS-8: chat round trip in the encrypted room, idle and under full load, alternating blocks (`BenchmarkRoundTripUnderLoad`)",
+		"p95 under load ≤ 1.2 × p95 idle", underLoad("BenchmarkRoundTripUnderLoad")},
 	{"one tripwire evaluator pass, 100,000 tripwires, SQLite (`BenchmarkTripwireTick`)",
 		"≤ 250 ms", perOp("BenchmarkTripwireTick/sqlite3", 250)},
 	{"the same on PostgreSQL", "—", perOp("BenchmarkTripwireTick/postgres", 0)},
+	{"what keeping the sources' history adds to that pass, the two side by side (`BenchmarkTripwireTickHistory`)",
+		"≤ 1.10 ×", historyRatio("BenchmarkTripwireTickHistory/sqlite3")},
+	{"a 7-day backtest over 5-minute readings, from SQLite (`BenchmarkBacktest`)",
+		"≤ 20 ms", perOp("BenchmarkBacktest/sqlite3", 20)},
+	{"drawing a trip's chart, a day of 5-minute readings, as an 800 × 400 PNG (`BenchmarkRender`)",
+		"≤ 50 ms", perOp("BenchmarkRender", 50)},
 	{"heartbeat ingest over HTTP, 64 clients, SQLite (`BenchmarkHeartbeatIngest`)",
 		"≥ 5,000/s, p99 ≤ 20 ms", heartbeats("BenchmarkHeartbeatIngest/sqlite3", true)},
 	{"the same on PostgreSQL", "—", heartbeats("BenchmarkHeartbeatIngest/postgres", false)},
@@ -156,6 +164,19 @@ func roundTrip(name string) func(map[string]result) string {
 	}
 }
 
+func underLoad(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		m := r.metrics
+		return fmt.Sprintf("idle p50 %.0f ms, p95 %.0f ms, p99 %.0f ms; load p50 %.0f ms, p95 %.0f ms, p99 %.0f ms: **%.2f ×** (95 %% CI %.2f–%.2f; %d round trips each; the load ran at %.0f heartbeats/s and %.0f card sets/s)%s",
+			m["idle-p50-ms"], m["idle-p95-ms"], m["idle-p99-ms"], m["load-p50-ms"], m["load-p95-ms"], m["load-p99-ms"],
+			m["p95-ratio"], m["ratio-lo"], m["ratio-hi"], r.n, m["hb/s"], m["sets/s"], verdict(m["p95-ratio"] <= 1.2, true))
+	}
+}
+
 func perOp(name string, maxMS float64) func(map[string]result) string {
 	return func(rs map[string]result) string {
 		r, ok := rs[name]
@@ -168,6 +189,19 @@ func perOp(name string, maxMS float64) func(map[string]result) string {
 			out += fmt.Sprintf(", %.0f ms CPU", cpu/1e6)
 		}
 		return out + verdict(ms <= maxMS, maxMS > 0)
+	}
+}
+
+// historyRatio reads the pass with and without history and their ratio.
+func historyRatio(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		ratio := r.metrics["ratio"]
+		return fmt.Sprintf("**%.2f ×**: %.0f ms with, %.0f ms without (%d pairs of passes)", ratio,
+			r.metrics["with-ns/pass"]/1e6, r.metrics["without-ns/pass"]/1e6, r.n) + verdict(ratio <= 1.10, true)
 	}
 }
 

@@ -1,0 +1,166 @@
+package integration
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/workload"
+)
+
+// loadPairs is how many idle blocks and load blocks
+// BenchmarkRoundTripUnderLoad alternates; the ratio's confidence interval
+// comes from resampling their round trips.
+const loadPairs = 5
+
+// BenchmarkRoundTripUnderLoad measures AC-NS-8: the chat round trip
+// (!ping → pong in the encrypted dedicated room) while Jarvis is idle and
+// while it is under full load, side by side in one run. Full load is 64
+// agents heartbeating as fast as they are answered (each journaling every
+// tenth time), 100,000 armed tripwires on the agents' MII, re-evaluated
+// whenever the fleet changes (one in 1,000 trips and resets), and card
+// sets of one to three cards published back to back. The b.N round trips
+// of each condition are split over loadPairs idle blocks and loadPairs
+// load blocks, alternating (idle first in even pairs, load first in odd
+// ones), so that drift of the machine's own load hits both; the load
+// starts 2 s before its block and Jarvis gets 2 s after it to drain.
+//
+// It reports each condition's p50/p95/p99, the ratio of the p95s and a
+// 95 % bootstrap confidence interval of that ratio (2,000 resamples of
+// each condition's round trips), and what the load achieved.
+//
+// With JARVIS_BENCH_PROFILE set to a directory, Jarvis serves its profiles
+// and a 10 s CPU profile of the first load block is written there
+// (load.pprof), for `go tool pprof`.
+func BenchmarkRoundTripUnderLoad(b *testing.B) {
+	profileDir := os.Getenv("JARVIS_BENCH_PROFILE")
+	l := newLoaded(b, loadSetup{Agents: 64, Profiling: profileDir != "",
+		Tripwires: workload.Tripwires{Count: 100_000, Scopes: 10_000, TripEvery: 1000}})
+	alice := l.admin
+	waitEncrypted(b, l.room, alice)
+	replyTo := func(sent id.EventID) func(*event.Event) bool {
+		reply := l.j.replyTo(sent)
+		return func(evt *event.Event) bool { return tesths.Encrypted(evt) && reply(evt) }
+	}
+	idle := &roundTripper{name: "idle", person: alice, room: l.room, replyTo: replyTo}
+	loaded := &roundTripper{name: "load", person: alice, room: l.room, replyTo: replyTo}
+	for range 3 {
+		idle.once(b, false)
+	}
+
+	cfg := l.config(8)
+	cfg.Heartbeats, cfg.JournalEvery = workload.Max, 10
+	cfg.CardSets = workload.Max
+	per := max(1, b.N/loadPairs)
+	var heartbeats, sets int
+	var busy time.Duration
+	measureLoaded := func() {
+		cfg.Seed++
+		w, err := workload.Start(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		profiled := make(chan error, 1)
+		if profileDir != "" {
+			path := filepath.Join(profileDir, "load.pprof")
+			go func() { profiled <- cpuProfile(l.api, path, 10*time.Second) }()
+			profileDir = ""
+		} else {
+			profiled <- nil
+		}
+		for range per {
+			loaded.once(b, true)
+		}
+		if err := <-profiled; err != nil {
+			b.Error(err)
+		}
+		rec := w.Stop()
+		if len(rec.Failed) > 0 || len(rec.Refused) > 0 {
+			b.Fatalf("the load was not all taken: refused %v, failed %v", rec.Refused, rec.Failed)
+		}
+		heartbeats += rec.HeartbeatCount()
+		sets += len(rec.CardSets)
+		busy += rec.Elapsed
+		time.Sleep(2 * time.Second)
+	}
+	b.ResetTimer()
+	for pair := range loadPairs {
+		if pair%2 == 1 {
+			measureLoaded()
+		}
+		for range per {
+			idle.once(b, true)
+		}
+		if pair%2 == 0 {
+			measureLoaded()
+		}
+	}
+	b.StopTimer()
+
+	ratio := reportLatencies(b, "load-", loaded.durations) / reportLatencies(b, "idle-", idle.durations)
+	lo, hi := bootstrapRatio(idle.durations, loaded.durations, 0.95, 2000)
+	b.ReportMetric(ratio, "p95-ratio")
+	b.ReportMetric(lo, "ratio-lo")
+	b.ReportMetric(hi, "ratio-hi")
+	b.ReportMetric(float64(heartbeats)/busy.Seconds(), "hb/s")
+	b.ReportMetric(float64(sets)/busy.Seconds(), "sets/s")
+}
+
+// quantile is the q-quantile of durations (nearest rank), which it sorts.
+func quantile(durations []time.Duration, q float64) time.Duration {
+	slices.Sort(durations)
+	return durations[min(len(durations)-1, int(q*float64(len(durations))))]
+}
+
+// bootstrapRatio is the 95 % percentile-bootstrap confidence interval of
+// quantile q of loaded over quantile q of idle: each resample draws both
+// sets again with replacement, from a fixed seed.
+func bootstrapRatio(idle, loaded []time.Duration, q float64, resamples int) (lo, hi float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	draw := func(from []time.Duration) time.Duration {
+		s := make([]time.Duration, len(from))
+		for i := range s {
+			s[i] = from[rng.IntN(len(from))]
+		}
+		return quantile(s, q)
+	}
+	ratios := make([]float64, resamples)
+	for i := range ratios {
+		ratios[i] = float64(draw(loaded)) / float64(draw(idle))
+	}
+	slices.Sort(ratios)
+	return ratios[int(0.025*float64(resamples))], ratios[min(resamples-1, int(0.975*float64(resamples)))]
+}
+
+// cpuProfile fetches a CPU profile of d from the Jarvis whose API is at
+// base and writes it to path.
+func cpuProfile(base, path string, d time.Duration) error {
+	resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds())))
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,185 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/workload"
+)
+
+// soakSeries are what TestSoak samples, in the order it prints them.
+var soakSeries = []string{"RSS (MiB)", "goroutines", "open files", "database (MiB)"}
+
+// TestSoak runs the mixed workload against the real binary for
+// JARVIS_SOAK_DURATION (make soak sets it; the test is skipped without
+// it) and samples Jarvis every 10 s (every twelfth of the duration when
+// that is shorter): its resident memory and open files (from /proc), its
+// goroutines (go_goroutines on /metrics), and the size of its database
+// (the SQLite file and its write-ahead log). The first quarter is
+// warm-up; after it, the median of the last three samples of each series
+// must be within 10 % of the median of the first three. It prints each
+// series as a sparkline with its figures.
+//
+// The workload is a busy workspace rather than the benchmark's flood: 64
+// agents heartbeating every 2 s (a new cycle every 100, a journal entry
+// every 20), a card set every 5 s, a breaker opened, resumed and verified
+// every minute, two people chatting every 5 s, and 100,000 armed
+// tripwires of which one in 1,000 flaps.
+func TestSoak(t *testing.T) {
+	env := os.Getenv("JARVIS_SOAK_DURATION")
+	if env == "" {
+		t.Skip("JARVIS_SOAK_DURATION is not set (make soak sets it)")
+	}
+	duration, err := time.ParseDuration(env)
+	if err != nil {
+		t.Fatalf("JARVIS_SOAK_DURATION: %v", err)
+	}
+	every := min(10*time.Second, duration/12)
+	l := newLoaded(t, loadSetup{Agents: 64, Cadence: time.Minute,
+		Tripwires: workload.Tripwires{Count: 100_000, Scopes: 10_000, TripEvery: 1000}})
+	bob := newPerson(t, "bob")
+	if _, err := l.admin.InviteUser(context.Background(), l.room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	l.j.joinRoom(t, bob)
+	cfg := l.config(20)
+	cfg.Heartbeats, cfg.CycleEvery, cfg.JournalEvery = workload.Every(2*time.Second), 100, 20
+	cfg.CardSets = workload.Every(5 * time.Second)
+	cfg.Breakers = workload.Every(time.Minute)
+	cfg.People, cfg.Chat = []*tesths.Person{l.admin, bob}, workload.Every(5*time.Second)
+	w, err := workload.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := l.j.cmd.Process.Pid
+	var samples [][]float64
+	start := time.Now()
+	for time.Since(start) < duration {
+		time.Sleep(every)
+		s, err := soakSample(pid, l.api, l.j.Store.URI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, s)
+	}
+	rec := w.Stop()
+	t.Logf("%s of load: %d heartbeats, %d journal entries, %d card sets, %d breakers, %d of %d messages answered; refused %v, failed %v",
+		rec.Elapsed.Round(time.Second), rec.HeartbeatCount(), len(rec.Journal), len(rec.CardSets), len(rec.Breakers),
+		rec.Answered(), len(rec.Chat), rec.Refused, rec.Failed)
+
+	warm := len(samples) / 4
+	if len(samples)-warm < 6 {
+		t.Fatalf("%d samples after a warm-up of %d: too few to compare", len(samples)-warm, warm)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d samples every %s over %s; the first %d are warm-up (|)\n", len(samples), every, duration, warm)
+	for i, name := range soakSeries {
+		series := make([]float64, len(samples))
+		for j, s := range samples {
+			series[j] = s[i]
+		}
+		first, last := median(series[warm:warm+3]), median(series[len(series)-3:])
+		growth := last/first - 1
+		fmt.Fprintf(&b, "%-15s %s  %8.1f → %8.1f (%+.1f %%)\n", name, sparkline(series, warm), first, last, 100*growth)
+		if growth > 0.10 {
+			t.Errorf("%s grew by %.1f %% after warm-up (%.1f → %.1f)", name, 100*growth, first, last)
+		}
+	}
+	t.Logf("soak:\n%s", b.String())
+	if len(rec.Failed) > 0 {
+		t.Errorf("requests without an answer: %v", rec.Failed)
+	}
+}
+
+// soakSample reads one sample of every series of soakSeries.
+func soakSample(pid int, api, dbPath string) ([]float64, error) {
+	rss, err := procStatusKB(pid, "VmRSS")
+	if err != nil {
+		return nil, err
+	}
+	goroutines, err := metricValue(api, "go_goroutines")
+	if err != nil {
+		return nil, err
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return nil, err
+	}
+	var size int64
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(dbPath + suffix); err == nil {
+			size += fi.Size()
+		}
+	}
+	return []float64{rss / 1024, goroutines, float64(len(fds)), float64(size) / (1 << 20)}, nil
+}
+
+// procStatusKB reads a "kB" field of /proc/PID/status.
+func procStatusKB(pid int, field string) (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			return strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// metricValue reads an unlabelled metric from /metrics.
+func metricValue(api, name string) (float64, error) {
+	resp, err := http.Get(api + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s on /metrics", name)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// sparkline draws series in eight levels between its minimum and maximum,
+// with a bar after the warm-up's samples.
+func sparkline(series []float64, warm int) string {
+	const levels = "▁▂▃▄▅▆▇█"
+	bars := []rune(levels)
+	lo, hi := slices.Min(series), slices.Max(series)
+	var b strings.Builder
+	for i, v := range series {
+		if i == warm {
+			b.WriteRune('|')
+		}
+		level := 0
+		if hi > lo {
+			level = int(math.Round((v - lo) / (hi - lo) * float64(len(bars)-1)))
+		}
+		b.WriteRune(bars[level])
+	}
+	return b.String()
+}
