@@ -183,3 +183,61 @@ func TestOutboxKeyTakenOnce(t *testing.T) {
 		t.Errorf("%d enqueues succeeded and %d notices stored, want 1 and 1", stored, n)
 	}
 }
+
+// TestSerializationFailureRerun: two PostgreSQL transactions that read a
+// value and then both write it collide; the store runs the refused one
+// again, and each transaction's commit hook runs once, after its commit.
+func TestSerializationFailureRerun(t *testing.T) {
+	if testEngine != store.Postgres {
+		t.Skip("SQLite runs one writer at a time: nothing collides")
+	}
+	ctx := context.Background()
+	stores := raceOn(t)[:2]
+	if err := stores[0].SetState(ctx, "counter", "0"); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	runs, hooks := 0, map[int]int{}
+	read := sync.WaitGroup{}
+	read.Add(len(stores))
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			first := true
+			err := s.InTx(ctx, func(ctx context.Context) error {
+				mu.Lock()
+				runs++
+				mu.Unlock()
+				v, err := s.State(ctx, "counter")
+				if err != nil {
+					return err
+				}
+				if first {
+					// Both read before either writes.
+					first = false
+					read.Done()
+					read.Wait()
+				}
+				core.AfterCommit(ctx, func() {
+					mu.Lock()
+					hooks[i]++
+					mu.Unlock()
+				})
+				return s.SetState(ctx, "counter", v+"+1")
+			})
+			if err != nil {
+				t.Errorf("transaction %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := stores[0].State(ctx, "counter")
+	if err != nil || got != "0+1+1" {
+		t.Errorf("counter %q (%v), want 0+1+1: the rerun must see the first one's write", got, err)
+	}
+	if runs != 3 || hooks[0] != 1 || hooks[1] != 1 {
+		t.Errorf("%d runs, hooks ran %v times; want 3 runs and each hook once", runs, hooks)
+	}
+}
