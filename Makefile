@@ -7,7 +7,7 @@ export CGO_ENABLED := 1
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: build test unit integration bench soak demo homeserver vet clean
+.PHONY: build test unit integration chaos bench soak demo homeserver vet clean
 
 build: ## Build ./jarvis
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o jarvis ./cmd/jarvis
@@ -31,6 +31,14 @@ unit: ## Unit tests (no homeserver)
 
 integration: homeserver ## Integration tests against a real Dendrite (started by the tests)
 	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./integration/
+
+# The fault matrix: N scenarios from SEED (a seed of the current time when
+# empty); a failed scenario's seed and plan are printed, and
+# `make chaos SEED=<seed> N=1` replays it.
+SEED ?=
+N    ?= 20
+chaos: homeserver ## The fault matrix, long: make chaos SEED=… N=…
+	JARVIS_CHAOS_SEED=$(SEED) JARVIS_CHAOS_N=$(N) $(GO) test -tags $(TAGS) -count=1 -timeout 0 -run '^TestFaultMatrix$$' ./integration/
 
 test: vet homeserver ## Every test: vet, unit, integration
 	$(GO) test -tags $(TAGS) -count=1 -timeout 25m ./...

@@ -93,7 +93,8 @@ func (h *cardsAPI) postCardSet(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	in := card.SetInput{Key: key, Author: req.Author}
+	// An agent's text is external, whoever it names as ratifier.
+	in := card.SetInput{Key: key, Author: req.Author, SourceTrust: core.TrustExternal}
 	if in.Author == "" {
 		in.Author = card.MainAgent
 	}
@@ -146,8 +147,10 @@ type cardJSON struct {
 	Author           string   `json:"author"`
 	RatifiedBy       string   `json:"ratified_by,omitempty"`
 	RatifiedRevision int      `json:"ratified_revision,omitempty"`
-	State            string   `json:"state"`
-	StateNote        string   `json:"state_note,omitempty"`
+	// SourceTrust is where the card's text came from (core.Trust).
+	SourceTrust string `json:"source_trust"`
+	State       string `json:"state"`
+	StateNote   string `json:"state_note,omitempty"`
 	// Worker is the agent working the card, if one claimed it.
 	Worker    string `json:"worker,omitempty"`
 	Revision  int    `json:"revision"`
@@ -159,7 +162,7 @@ func toCardJSON(c card.Card) cardJSON {
 	return cardJSON{ID: c.ID, SetID: c.SetID, Ref: c.Ref, Goal: c.Spec.Goal, Acceptance: nonNilStrings(c.Spec.Acceptance),
 		Priority: string(c.Priority), SpecPriority: string(c.Spec.Priority), DependsOn: nonNilStrings(c.Spec.DependsOn),
 		Budget: c.Spec.Budget, Author: c.Author, RatifiedBy: c.RatifiedBy, RatifiedRevision: c.RatifiedRevision,
-		State: string(c.State), StateNote: c.StateNote, Worker: c.Worker, Revision: c.Revision, CreatedAt: apiTime(c.CreatedAt),
+		SourceTrust: string(c.SourceTrust), State: string(c.State), StateNote: c.StateNote, Worker: c.Worker, Revision: c.Revision, CreatedAt: apiTime(c.CreatedAt),
 		UpdatedAt: apiTime(c.UpdatedAt)}
 }
 
@@ -174,13 +177,14 @@ type amendmentJSON struct {
 	ElapsedSeconds int64    `json:"elapsed_seconds,omitempty"`
 	Author         string   `json:"author"`
 	Network        string   `json:"network,omitempty"`
+	SourceTrust    string   `json:"source_trust"`
 	CreatedAt      string   `json:"created_at"`
 }
 
 func toAmendmentJSON(a card.Amendment) amendmentJSON {
 	return amendmentJSON{Revision: a.Revision, Kind: string(a.Kind), Text: a.Text, Priority: string(a.Priority),
 		Acceptance: a.Acceptance, DecisionID: a.DecisionID, Option: a.Option, ElapsedSeconds: int64(a.Elapsed.Seconds()),
-		Author: a.Author, Network: a.Network, CreatedAt: apiTime(a.CreatedAt)}
+		Author: a.Author, Network: a.Network, SourceTrust: string(a.SourceTrust), CreatedAt: apiTime(a.CreatedAt)}
 }
 
 type signOffJSON struct {
@@ -321,7 +325,7 @@ func (h *cardsAPI) postAmendment(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := h.cards.Amend(r.Context(), r.PathValue("id"), card.AmendmentInput{Kind: card.AmendmentKind(req.Kind),
 		Text: req.Text, Priority: card.Priority(req.Priority), Acceptance: req.Acceptance, Author: req.Author,
-		BaseRevision: req.BaseRevision})
+		BaseRevision: req.BaseRevision, SourceTrust: core.TrustExternal})
 	if err != nil {
 		writeCardError(w, r, err)
 		return

@@ -293,6 +293,9 @@ func TestCardsAPIWorkerFlow(t *testing.T) {
 				if body["amendment"].(map[string]any)["revision"] != 2.0 || body["card"].(map[string]any)["revision"] != 2.0 {
 					t.Errorf("amendment %v", body)
 				}
+				if body["amendment"].(map[string]any)["source_trust"] != "external" || body["card"].(map[string]any)["source_trust"] != "external" {
+					t.Errorf("an agent's amendment and card are not external: %v", body)
+				}
 			},
 		},
 		{
@@ -320,7 +323,7 @@ func TestCardsAPIWorkerFlow(t *testing.T) {
 	// the worker then sees the answer amendment and the card back in the
 	// queue.
 	clock.Advance(90 * time.Minute)
-	if _, err := fx.cards.AnswerDecision(context.Background(), schema, 2, "@admin:example.org", "telegram"); err != nil {
+	if _, err := fx.cards.AnswerDecision(context.Background(), schema, 2, "@admin:example.org", "telegram", core.TrustLinked); err != nil {
 		t.Fatalf("answer: %v", err)
 	}
 	code, body := fx.call(t, "GET", "/api/cards/"+schema, "")
@@ -329,7 +332,7 @@ func TestCardsAPIWorkerFlow(t *testing.T) {
 	}
 	answer := body["amendments"].([]any)[1].(map[string]any)
 	if answer["kind"] != "answer" || answer["option"] != 2.0 || answer["network"] != "telegram" ||
-		answer["author"] != "@admin:example.org" || answer["elapsed_seconds"] != 5400.0 {
+		answer["author"] != "@admin:example.org" || answer["elapsed_seconds"] != 5400.0 || answer["source_trust"] != "linked" {
 		t.Errorf("answer amendment %v", answer)
 	}
 	if text, _ := answer["text"].(string); !strings.Contains(text, "Answer: 2. decimal(12,2)") || !strings.Contains(text, "card/schema") {

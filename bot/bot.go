@@ -132,6 +132,13 @@ type Bot struct {
 	rooms    map[id.RoomID]bridge.Room
 	// joined is when Jarvis joined each room, in milliseconds.
 	joined map[id.RoomID]int64
+
+	// The sender loop alone uses these. unsettled is, by batch, when a
+	// look in the room first missed an earlier attempt of a send whose
+	// outcome was lost; refused holds the batches whose last send the
+	// homeserver answered with an error, which made no event.
+	unsettled map[string]time.Time
+	refused   map[string]bool
 }
 
 // New builds the bot for the homeserver at hsURL.

@@ -22,6 +22,22 @@ import (
 // notice it applies to.
 var errTargetPending = errors.New("target not sent yet")
 
+// outcomeSettle is how long a send whose outcome was lost stays unknown:
+// it is sent again only when two looks in the room this far apart both
+// miss it. A homeserver may list an event in /messages a while after it
+// took it: Dendrite indexes events for /messages asynchronously, and after
+// a crash it indexes what it had persisted only once it is back, so a
+// look right after the restart misses a send it took as it died.
+const outcomeSettle = 5 * time.Second
+
+// unsettledError means that a look in the room missed an earlier attempt
+// of the batch, and the next look is due at lookAgain.
+type unsettledError struct{ lookAgain time.Time }
+
+func (e *unsettledError) Error() string {
+	return "an earlier attempt is not in the room yet; looking again at " + e.lookAgain.UTC().Format(time.RFC3339)
+}
+
 // matrixClient is what the sender asks of Matrix: send an event, read a
 // room's recent events. *mautrix.Client is one; the sender's tests use a
 // fake.
@@ -107,9 +123,24 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) (sent bool, retryAt
 	if errors.Is(err, errTargetPending) {
 		return false, time.Time{}
 	}
+	if unsettled := (*unsettledError)(nil); errors.As(err, &unsettled) {
+		log.Info().Time("look_again", unsettled.lookAgain).Msg("An earlier attempt is not in the room; looking again before sending")
+		if err := b.deps.Outbox.MarkFailed(ctx, batch.Keys(), err, unsettled.lookAgain); err != nil {
+			log.Err(err).Msg("Failed to record when to look again")
+		}
+		return false, unsettled.lookAgain
+	}
 	now := b.deps.Clock.Now()
 	if err != nil {
 		metrics.SendErrors.Inc()
+		if answered(err) {
+			if b.refused == nil {
+				b.refused = map[string]bool{}
+			}
+			b.refused[batch.TxnKey] = true
+		} else {
+			delete(b.refused, batch.TxnKey)
+		}
 		head := batch.Entries[0]
 		next := now.Add(core.RetryDelay(head.Attempts + 1))
 		var respErr mautrix.RespError
@@ -128,6 +159,8 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) (sent bool, retryAt
 		log.Err(err).Msg("Failed to record sent notice")
 		return false, time.Time{}
 	}
+	delete(b.refused, batch.TxnKey)
+	delete(b.unsettled, batch.TxnKey)
 	metrics.NoticesSent.Add(float64(len(batch.Entries)))
 	return true, time.Time{}
 }
@@ -140,7 +173,8 @@ const noticeField = "com.jarvis.notice"
 // never recorded (Jarvis died mid-request), already delivered it: then it
 // returns that event. The homeserver's transaction IDs cover most such
 // cases, but not a request cut off while the homeserver was still
-// handling it.
+// handling it, nor one it took as it crashed. The batch is sent again
+// only when two looks outcomeSettle apart miss it.
 func (b *Bot) sendOnce(ctx context.Context, batch core.Batch) (id.EventID, error) {
 	head := batch.Entries[0]
 	if !head.AttemptStarted.IsZero() {
@@ -156,11 +190,36 @@ func (b *Bot) sendOnce(ctx context.Context, batch core.Batch) (id.EventID, error
 			b.log.Info().Str("notice", batch.TxnKey).Str("event_id", found.String()).Msg("An earlier attempt was delivered; not sending again")
 			return found, nil
 		}
+		if b.refused[batch.TxnKey] {
+			return b.send(ctx, batch)
+		}
+		now := b.deps.Clock.Now()
+		first, looked := b.unsettled[batch.TxnKey]
+		if !looked {
+			if b.unsettled == nil {
+				b.unsettled = map[string]time.Time{}
+			}
+			b.unsettled[batch.TxnKey], first = now, now
+		}
+		if now.Sub(first) < outcomeSettle {
+			return "", &unsettledError{lookAgain: first.Add(outcomeSettle)}
+		}
 	}
 	if err := b.deps.Outbox.MarkAttempt(ctx, batch.Keys(), b.deps.Clock.Now()); err != nil {
 		return "", err
 	}
 	return b.send(ctx, batch)
+}
+
+// answered tells whether the homeserver answered a failed send with an
+// error: then it made no event. A request cut off has no answer.
+func answered(err error) bool {
+	var respErr mautrix.RespError
+	if errors.As(err, &respErr) {
+		return true
+	}
+	var httpErr mautrix.HTTPError
+	return errors.As(err, &httpErr) && httpErr.Response != nil
 }
 
 // findSent looks through Jarvis's recent events in the room for one that

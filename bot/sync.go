@@ -15,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
@@ -39,8 +40,16 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 	if err := s.bot.dropHistory(ctx, res); err != nil {
 		return fmt.Errorf("record when Jarvis joined a room: %w", err)
 	}
-	if err := s.DefaultSyncer.ProcessResponse(ctx, res, since); err != nil {
+	// An event not acted on for a reason that may pass fails the response
+	// whole: its token is not stored, and the next sync brings the event
+	// again (the handled-events table keeps the others from being acted on
+	// twice).
+	tracked, notHandled := core.TrackNotHandled(ctx)
+	if err := s.DefaultSyncer.ProcessResponse(tracked, res, since); err != nil {
 		return err
+	}
+	if err := notHandled(); err != nil {
+		return fmt.Errorf("an event was not handled: %w", err)
 	}
 	if err := s.bot.deps.State.SetState(ctx, stateNextBatch, res.NextBatch); err != nil {
 		return err
@@ -231,6 +240,7 @@ func (b *Bot) onMessage(ctx context.Context, evt *event.Event) {
 	msg, err := b.message(ctx, evt, content.Body)
 	if err != nil {
 		zerolog.Ctx(ctx).Err(err).Msg("Failed to tell who sent a message")
+		core.NotHandled(ctx, err)
 		return
 	}
 	if replyTo := content.RelatesTo.GetReplyTo(); replyTo != "" && !strings.HasPrefix(strings.TrimSpace(msg.Body), b.deps.Processor.Prefix()) {
@@ -255,6 +265,7 @@ func (b *Bot) onReaction(ctx context.Context, evt *event.Event) {
 	msg, err := b.message(ctx, evt, rel.Key)
 	if err != nil {
 		zerolog.Ctx(ctx).Err(err).Msg("Failed to tell who sent a reaction")
+		core.NotHandled(ctx, err)
 		return
 	}
 	b.deps.Processor.HandleAnswer(ctx, msg, rel.EventID.String())

@@ -32,14 +32,19 @@ type Sender struct {
 	RelayedName string
 }
 
-// Trust is the trust of what the sender writes: native only for a
-// Matrix user writing for themselves; whatever crossed a bridge, linked
-// or not, is external.
+// Trust is the trust of what the sender writes: native for a Matrix
+// user writing for themselves, linked for a puppet linked to a Matrix
+// account, bridged for a puppet linked to nobody, relay for a relay bot.
 func (s Sender) Trust() core.Trust {
-	if s.Network == NetworkMatrix && !s.Relay {
+	switch {
+	case s.Relay:
+		return core.TrustRelay
+	case s.Puppet == "":
 		return core.TrustNative
+	case s.UserID != s.Puppet:
+		return core.TrustLinked
 	}
-	return core.TrustExternal
+	return core.TrustBridged
 }
 
 // Policy decides who may talk to Jarvis and who they are.

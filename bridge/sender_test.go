@@ -72,13 +72,13 @@ func TestIdentify(t *testing.T) {
 	}{
 		{name: "native", user: "@alice:x", want: Sender{UserID: "@alice:x", Network: "matrix"}, trust: core.TrustNative},
 		{name: "unlinked puppet is its own citizen", user: "@telegram_1:x",
-			want: Sender{UserID: "@telegram_1:x", Puppet: "@telegram_1:x", Network: "telegram"}, trust: core.TrustExternal},
+			want: Sender{UserID: "@telegram_1:x", Puppet: "@telegram_1:x", Network: "telegram"}, trust: core.TrustBridged},
 		{name: "linked puppet is the person", user: "@telegram_2:x",
-			want: Sender{UserID: "@alice:x", Puppet: "@telegram_2:x", Network: "telegram"}, trust: core.TrustExternal},
+			want: Sender{UserID: "@alice:x", Puppet: "@telegram_2:x", Network: "telegram"}, trust: core.TrustLinked},
 		{name: "whatsapp puppet", user: "@whatsapp_4915:x",
-			want: Sender{UserID: "@whatsapp_4915:x", Puppet: "@whatsapp_4915:x", Network: "whatsapp"}, trust: core.TrustExternal},
+			want: Sender{UserID: "@whatsapp_4915:x", Puppet: "@whatsapp_4915:x", Network: "whatsapp"}, trust: core.TrustBridged},
 		{name: "relay bot names the sender", user: "@telegrambot:x", body: "**Bob**: !tw list", room: Room{Network: "telegram"},
-			want: Sender{UserID: "@telegrambot:x", Network: "telegram", Relay: true, RelayedName: "Bob"}, trust: core.TrustExternal},
+			want: Sender{UserID: "@telegrambot:x", Network: "telegram", Relay: true, RelayedName: "Bob"}, trust: core.TrustRelay},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -102,7 +103,7 @@ func cardDraft(e *Event) {
 		e.Reply("`--depends`: %s", unknown)
 		return
 	}
-	d, err := c.AddDraft(e.Ctx, e.Sender, spec)
+	d, err := c.AddDraft(e.Ctx, e.Sender, spec, e.Trust)
 	var fe *core.FieldError
 	if errors.As(err, &fe) {
 		e.Reply("`%s`: %s.", flagOf(fe.Field), fe.Reason)
@@ -229,13 +230,17 @@ func cardPublish(e *Event) {
 		e.Fail(err)
 		return
 	}
-	what := "these " + core.Plural(len(drafts), "card", "cards") + " to the backlog, all or none,"
+	what := "these " + core.Plural(len(drafts), "card", "cards")
 	if len(drafts) == 1 {
-		what = "this card to the backlog"
+		what = "this card"
+	}
+	how := fmt.Sprintf("to the backlog with author %s and ratified by %s", card.MainAgent, e.Sender)
+	if !card.DraftTrust(drafts, e.Trust).AtLeast(core.TrustLinked) {
+		how = fmt.Sprintf("with author %s, to wait for a Matrix account to ratify them (they come from a bridged account linked to nobody)", card.MainAgent)
 	}
 	e.AskConfirm(confirmCardSet, sig, fmt.Sprintf(
-		"Publish %s with author %s and ratified by %s?\n\n%s\nReact ✅ to publish, ❌ to keep drafting.",
-		what, card.MainAgent, e.Sender, renderDrafts(drafts)))
+		"Publish %s %s, all or none?\n\n%s\nReact ✅ to publish, ❌ to keep drafting.",
+		what, how, renderDrafts(drafts)))
 }
 
 // confirmPublish publishes the draft set the sender confirmed, unless it
@@ -273,7 +278,9 @@ func confirmPublish(e *Event, p core.Pending) string {
 				d.Ref, msg, d.Ref, prefix, d.Ref)
 		}
 	}
-	set, err := c.PublishDraft(e.Ctx, p.Requester)
+	// The trust is the tap's: a draft confirmed from a puppet linked to
+	// nobody waits for a Matrix account, whoever asked.
+	set, err := c.PublishDraft(e.Ctx, p.Requester, e.Trust)
 	if why, ok := refusal(err); ok {
 		return "Nothing published: " + why + ". Your draft is unchanged."
 	}
@@ -286,6 +293,11 @@ func confirmPublish(e *Event, p core.Pending) string {
 	for i, card := range set.Cards {
 		ids[i] = card.ID
 		fmt.Fprintf(&b, "%d. %s (was %s) — %s, %s\n", i+1, card.ID, card.Ref, core.EscapeMarkdown(card.Spec.Goal), card.Priority)
+	}
+	if set.RatifiedBy == "" {
+		return fmt.Sprintf("Published, waiting for ratification: %s\n\nTheir text came from %s, so they are not on the backlog: "+
+			"a Matrix account (or one linked to it) that may ratify them must say `%scard ratify <card-id>` for each.\n\n%s",
+			strings.Join(ids, " "), set.Cards[0].SourceTrust.Describe(), prefix, b.String())
 	}
 	return fmt.Sprintf("Published: %s\n\nAuthor %s, ratified by %s; the orchestrator takes them from the backlog.\n\n%s",
 		strings.Join(ids, " "), set.Author, set.RatifiedBy, b.String())
@@ -363,12 +375,14 @@ func cardRatify(e *Event) {
 		e.Reply("Which card? `%scard ratify <card-id>`.", e.Proc.Prefix())
 		return
 	}
-	card, err := c.Ratify(e.Ctx, e.Args[0], e.Sender)
+	card, err := c.Ratify(e.Ctx, e.Args[0], e.Sender, e.Trust)
 	switch {
+	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
+		e.Reply("Ratify from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
 	case errors.Is(err, core.ErrNotFound):
 		e.Reply("There is no card `%s`; `%scard list awaiting_ratification` shows the cards waiting for you.", e.Args[0], e.Proc.Prefix())
 	case errors.Is(err, core.ErrIllegalTransition):
-		e.Reply("Card %s does not wait for ratification; only a card whose scope grew does (`%scard list awaiting_ratification`).",
+		e.Reply("Card %s does not wait for ratification; only a card whose scope grew or that came from a bridge does (`%scard list awaiting_ratification`).",
 			e.Args[0], e.Proc.Prefix())
 	case errors.Is(err, core.ErrForbidden):
 		e.Reply("Only the card's ratifier or an admin can ratify card %s.", e.Args[0])
@@ -463,7 +477,7 @@ func onDecisionAnswer(e *Event, key, answer string) {
 // is false when it replied with a refusal or failed.
 func applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...any)) (card.AnswerResult, bool) {
 	c := e.Proc.cards
-	res, err := c.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network)
+	res, err := c.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network, e.Trust)
 	switch {
 	case errors.Is(err, core.ErrForbidden):
 		reply("Only %s (or an admin) can answer this question.", strings.Join(d.Asked, ", "))
@@ -758,6 +772,7 @@ func renderCard(d card.Detail) string {
 		author += fmt.Sprintf(", ratified by %s at revision %d", core.EscapeMarkdown(d.RatifiedBy), d.RatifiedRevision)
 	}
 	b.WriteString(author + "\n")
+	fmt.Fprintf(&b, "Its text came from: %s\n", d.SourceTrust.Describe())
 	if len(d.Spec.DependsOn) > 0 {
 		fmt.Fprintf(&b, "Depends on: %s\n", strings.Join(d.Spec.DependsOn, ", "))
 	}
@@ -771,7 +786,8 @@ func renderCard(d card.Detail) string {
 	if len(d.Amendments) > 0 {
 		b.WriteString("\nAmendments:\n\n")
 		for i, a := range d.Amendments {
-			fmt.Fprintf(&b, "%d. revision %d, %s by %s: %s\n", i+1, a.Revision, a.Kind, core.EscapeMarkdown(a.Author+viaNetwork(a.Network)), amendmentSummary(a, d.Decisions))
+			fmt.Fprintf(&b, "%d. revision %d, %s by %s (%s): %s\n", i+1, a.Revision, a.Kind, core.EscapeMarkdown(a.Author+viaNetwork(a.Network)),
+				cmp.Or(a.SourceTrust, core.TrustNative), amendmentSummary(a, d.Decisions))
 		}
 	}
 	for _, q := range d.Decisions {

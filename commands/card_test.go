@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -329,7 +330,7 @@ func TestCardListShowRatify(t *testing.T) {
 		{"list an unknown state", ratifier, "!card list finished", []string{"`finished` is not a card state", "needs_decision"}},
 		{"show", ratifier, "!card show " + grown.ID, []string{"Export reports", "Priority: P2", "State: awaiting_ratification",
 			"Revision: 3", "ratified by @alice:x at revision 1", "1. it is done",
-			"1. revision 2, clarification by mos: CSV, not Excel", "2. revision 3, scope_change by mos: Also PDF (adds: PDF export works)"}},
+			"1. revision 2, clarification by mos (native): CSV, not Excel", "2. revision 3, scope_change by mos (native): Also PDF (adds: PDF export works)"}},
 		{"show an unknown card", ratifier, "!card show card_nope", []string{"There is no card `card_nope`"}},
 		{"ratify by someone else", stranger, "!card ratify " + grown.ID, []string{"Only the card's ratifier or an admin"}},
 		{"ratify by the ratifier", ratifier, "!card ratify " + grown.ID, []string{"Ratified card " + grown.ID + " at revision 3", "never a merge"}},
@@ -388,7 +389,7 @@ func TestDecisionAnswers(t *testing.T) {
 		{name: "other emoji are just reactions", sender: ratifier, answer: "👍"},
 		{name: "a later answer changes nothing and says nothing", sender: ratifier, answer: "1️⃣", option: 2,
 			before: func(t *testing.T, h *harness, cards *card.Service, d card.Decision) {
-				if _, err := cards.AnswerDecision(context.Background(), d.ID, 2, ratifier, "matrix"); err != nil {
+				if _, err := cards.AnswerDecision(context.Background(), d.ID, 2, ratifier, "matrix", core.TrustNative); err != nil {
 					t.Fatal(err)
 				}
 			}},
@@ -512,4 +513,79 @@ func TestDraftsClearer(t *testing.T) {
 		})
 	}
 	wantText(t, "show-draft", onlyReply(t, h.say(t, ratifier, "!card show-draft")), "You have no draft cards")
+}
+
+// TestCardFromABridge: cards a puppet linked to nobody drafts and
+// publishes wait for ratification, and the edit says a Matrix account
+// must ratify them; another such puppet, a relay and a puppet confirming a
+// Matrix person's question cannot put them on the backlog; the admin's
+// Matrix account can, and a puppet linked to the admin can too.
+func TestCardFromABridge(t *testing.T) {
+	const puppet, otherPuppet = "@telegram_1:x", "@telegram_2:x"
+	bridged := func(sender string) Message {
+		return Message{RoomID: "!room:x", Sender: sender, Puppet: sender, Network: "telegram"}
+	}
+	h, cards := newCardHarness(t, card.Config{})
+	say := func(from Message, eventID, body string) []string {
+		t.Helper()
+		from.EventID, from.Body, from.Sent = eventID, body, h.clock.Now()
+		return h.handle(t, from)
+	}
+	say(bridged(puppet), "$d1", `!card draft Rotate the keys --accept "old keys refused" --priority P2`)
+	say(bridged(puppet), "$d2", `!card draft Tell the team --accept "they know" --priority P3 --depends d1`)
+	question := onlyReply(t, say(bridged(puppet), "$publish", "!card publish"))
+	wantText(t, "question", question, "Publish these 2 cards with author main-agent, to wait for a Matrix account to ratify them")
+	caused := h.answerAs(t, "confirm:cardset:$publish", bridged(puppet), YesReaction)
+	if len(caused) != 1 {
+		t.Fatalf("after ✅: %+v, want one edit", caused)
+	}
+	wantText(t, "edit", caused[0].Body, "Published, waiting for ratification", "a bridged account linked to nobody (bridged)",
+		"`!card ratify <card-id>`")
+	if n := len(published(t, cards)); n != 0 {
+		t.Fatalf("%d cards on the backlog after a bridged publish, want 0", n)
+	}
+	waiting, err := cards.List(context.Background(), card.Filter{State: card.AwaitingRatification})
+	if err != nil || len(waiting) != 2 {
+		t.Fatalf("awaiting ratification: %d cards, %v; want 2", len(waiting), err)
+	}
+	id := waiting[0].ID
+	wantText(t, "show", onlyReply(t, say(bridged(puppet), "$show", "!card show "+id)),
+		"State: awaiting_ratification", "Its text came from: a bridged account linked to nobody (bridged)")
+
+	refusals := []struct {
+		name string
+		from Message
+		want string
+	}{
+		{"the publishing puppet", bridged(puppet), "Ratify from your Matrix account (or a bridged account linked to it)"},
+		{"a second bridged person", bridged(otherPuppet), "Ratify from your Matrix account (or a bridged account linked to it)"},
+		{"a relay naming the admin", Message{RoomID: "!room:x", Sender: "@telegrambot:x", Network: "telegram", Relay: true, RelayedName: "admin"},
+			"can't act on messages relayed"},
+		{"a Matrix account that is not the admin", Message{RoomID: "!room:x", Sender: stranger, Network: "matrix"}, "Only the card's ratifier or an admin"},
+	}
+	for i, r := range refusals {
+		t.Run(r.name, func(t *testing.T) {
+			wantText(t, "reply", onlyReply(t, say(r.from, "$refused"+strconv.Itoa(i), "!card ratify "+id)), r.want)
+			if st, _ := cards.StateOf(context.Background(), id); st != card.AwaitingRatification {
+				t.Fatalf("card is %s after the refusal", st)
+			}
+		})
+	}
+	linkedAdmin := Message{RoomID: "!room:x", Sender: cardAdmin, Puppet: "@telegram_9:x", Network: "telegram"}
+	wantText(t, "linked admin", onlyReply(t, say(linkedAdmin, "$linked", "!card ratify "+waiting[1].ID)), "Ratified card "+waiting[1].ID)
+	wantText(t, "admin", onlyReply(t, say(Message{RoomID: "!room:x", Sender: cardAdmin, Network: "matrix"}, "$admin", "!card ratify "+id)),
+		"Ratified card "+id)
+	if n := len(published(t, cards)); n != 2 {
+		t.Fatalf("%d cards on the backlog after ratifying, want 2", n)
+	}
+}
+
+// published lists the cards on the backlog, those a worker may claim.
+func published(t *testing.T, cards *card.Service) []card.Card {
+	t.Helper()
+	list, err := cards.List(context.Background(), card.Filter{State: card.Published})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
 }

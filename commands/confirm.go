@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
@@ -63,6 +64,13 @@ func (p *Processor) RegisterConfirm(kinds ...ConfirmKind) {
 // AskConfirm posts text as a reply to the event with ✅ and ❌ already on
 // it, and records what to do when the sender taps ✅ (or replies "yes").
 func (e *Event) AskConfirm(kind, payload, text string) {
+	e.askConfirmOf(kind, e.Sender, e.RoomID, e.Room, payload, text)
+}
+
+// askConfirmOf asks requester, in room (which can do what r says), to
+// confirm; the question answers the event only when it is in the event's
+// room.
+func (e *Event) askConfirmOf(kind, requester, room string, r bridge.Room, payload, text string) {
 	k, ok := e.Proc.confirms[kind]
 	if !ok {
 		e.Fail(fmt.Errorf("confirmation kind %q is not registered", kind))
@@ -71,7 +79,7 @@ func (e *Event) AskConfirm(kind, payload, text string) {
 	key := fmt.Sprintf("confirm:%s:%s", kind, e.EventID)
 	now := e.Proc.deps.Clock.Now()
 	err := e.Proc.deps.Pending.AddPending(e.Ctx, core.Pending{
-		Key: key, Kind: kind, RoomID: e.RoomID, Requester: e.Sender, Payload: payload,
+		Key: key, Kind: kind, RoomID: room, Requester: requester, Payload: payload,
 		CreatedAt: now, ExpiresAt: now.Add(k.TTL),
 	})
 	if err != nil {
@@ -79,19 +87,23 @@ func (e *Event) AskConfirm(kind, payload, text string) {
 		return
 	}
 	yes, no := cmp.Or(k.YesWord, "yes"), cmp.Or(k.NoWord, "no")
-	if !e.Room.CanReact(YesReaction) {
+	if !r.CanReact(YesReaction) {
 		text += fmt.Sprintf("\n\nReactions don't reach me from here: reply `%s` or `%s` to this message.", yes, no)
 	}
-	e.Send(core.Notice{Key: key, RoomID: e.RoomID, Kind: core.NoticeMessage, Body: text, TargetEvent: e.EventID})
-	if !e.Room.CanReact(YesReaction) {
+	var target string
+	if room == e.RoomID {
+		target = e.EventID
+	}
+	e.Send(core.Notice{Key: key, RoomID: room, Kind: core.NoticeMessage, Body: text, TargetEvent: target})
+	if !r.CanReact(YesReaction) {
 		return
 	}
-	e.Send(core.Notice{Key: key + ":yes", RoomID: e.RoomID, Kind: core.NoticeReaction, Body: YesReaction, Target: key})
+	e.Send(core.Notice{Key: key + ":yes", RoomID: room, Kind: core.NoticeReaction, Body: YesReaction, Target: key})
 	// Where one reaction per person is all the network allows, a second
 	// seeded emoji would only invite a mis-tap: ✅ alone, and a reply
 	// "no" dismisses.
-	if e.Room.ReactionCount != 1 && e.Room.CanReact(NoReaction) {
-		e.Send(core.Notice{Key: key + ":no", RoomID: e.RoomID, Kind: core.NoticeReaction, Body: NoReaction, Target: key})
+	if r.ReactionCount != 1 && r.CanReact(NoReaction) {
+		e.Send(core.Notice{Key: key + ":no", RoomID: room, Kind: core.NoticeReaction, Body: NoReaction, Target: key})
 	}
 }
 

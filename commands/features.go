@@ -1,9 +1,11 @@
 package commands
 
 import (
+	"context"
 	"slices"
 	"time"
 
+	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
@@ -22,6 +24,10 @@ type Features struct {
 	Breakers *breaker.Service
 	// Identities gives `!link` and `!ratify`.
 	Identities core.IdentityStore
+	// Bridges and SearchUsers let `!link network:handle` find the puppet a
+	// handle names, through the homeserver's user directory.
+	Bridges     bridge.Config
+	SearchUsers func(ctx context.Context, term string) ([]bridge.User, error)
 	// Fleet gives `!fleet` and the questions people ask about the fleet.
 	Fleet FleetReader
 	// Tripwires gives `!tw`, the sentences that propose a tripwire
@@ -71,8 +77,9 @@ func (p *Processor) AddFeatures(f Features) {
 	}
 	if f.Identities != nil {
 		p.identities = f.Identities
+		p.bridges, p.searchUsers = f.Bridges, f.SearchUsers
 		p.Register(cmdRatify, cmdLink, cmdUnlink)
-		p.RegisterConfirm(confirmUnlinkKind)
+		p.RegisterConfirm(confirmUnlinkKind, confirmLinkKind)
 	}
 	if f.Fleet != nil {
 		p.fleet = f.Fleet

@@ -5,6 +5,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,9 +14,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-// linkCodeTTL is how long a link code stays valid.
-const linkCodeTTL = 10 * time.Minute
-
 var cmdRatify = &Handler{
 	Name: "ratify",
 	Args: "<n>",
@@ -23,8 +21,8 @@ var cmdRatify = &Handler{
 	Func: ratify,
 }
 
-// Link codes: how long one stays valid, and how many wrong tries lock a
-// code (it is deleted) or an account (for linkCodeTTL).
+// maxLinkTries is how many wrong tries lock a code (it is deleted) or an
+// account (for core.LinkCodeTTL).
 const maxLinkTries = 5
 
 // cmdLink ties a bridged puppet to its person's Matrix account: `!link
@@ -32,7 +30,7 @@ const maxLinkTries = 5
 // `!link CODE` from that account confirms it.
 var cmdLink = &Handler{
 	Name: "link",
-	Args: "@other-account | code",
+	Args: "@other-account | network:handle | code",
 	Help: "Link your bridged account to your Matrix account, so your tripwires and decisions follow you. Ask in a direct room with me.",
 	Func: link,
 }
@@ -45,9 +43,33 @@ var cmdUnlink = &Handler{
 	Func: unlink,
 }
 
-const confirmUnlink = "unlink"
+// The confirmation kinds of linking: undoing a link, and linking a
+// puppet that has no direct room with Jarvis, confirmed by the account.
+const (
+	confirmUnlink = "unlink"
+	confirmLink   = "link"
+)
 
-var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: linkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
+var confirmLinkKind = ConfirmKind{Kind: confirmLink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
+	puppet, network, _ := strings.Cut(p.Payload, " ")
+	now := e.Proc.deps.Clock.Now()
+	err := e.Proc.identities.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: p.Requester, Network: network, LinkedAt: now})
+	if errors.Is(err, core.ErrDuplicate) {
+		return fmt.Sprintf("Not linked: %s was linked to another account meanwhile.", puppet)
+	}
+	if err != nil {
+		e.Fail(err)
+		return ""
+	}
+	moved, err := adopt(e, puppet, p.Requester, now)
+	if err != nil {
+		e.Fail(err)
+		return ""
+	}
+	return fmt.Sprintf("Linked: %s on %s is %s. %s", puppet, network, p.Requester, moved)
+}}
+
+var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
 	err := e.Proc.identities.DeleteLink(e.Ctx, p.Payload, p.Requester)
 	if errors.Is(err, core.ErrNotFound) {
 		return fmt.Sprintf("%s was no longer linked to you.", p.Payload)
@@ -67,6 +89,10 @@ func link(e *Event) {
 	}
 	if strings.HasPrefix(e.Args[0], "@") {
 		askLink(e, e.Args[0])
+		return
+	}
+	if network, handle, ok := strings.Cut(e.Args[0], ":"); ok {
+		linkHandle(e, network, handle)
 		return
 	}
 	redeemLink(e, strings.ToUpper(e.Args[0]))
@@ -91,7 +117,10 @@ func askLink(e *Event, other string) {
 		e.Fail(err)
 		return
 	}
-	if room != e.RoomID {
+	// A puppet with no direct room with Jarvis has nowhere private to see
+	// a code: the Matrix account confirms with ✅ in its own instead.
+	byConfirmation := room == "" && e.Puppet != ""
+	if room != e.RoomID && !byConfirmation {
 		e.Reply("I only give link codes in private: ask me in a direct room with me, not here.")
 		return
 	}
@@ -106,30 +135,83 @@ func askLink(e *Event, other string) {
 		e.Fail(err)
 		return
 	}
+	if byConfirmation {
+		askLinkConfirmation(e, from, other)
+		return
+	}
 	code, err := newLinkCode()
 	if err != nil {
 		e.Fail(err)
 		return
 	}
 	err = ids.AddLinkCode(e.Ctx, core.LinkCode{Code: code, From: from, Network: e.Network, Redeemer: other,
-		ExpiresAt: e.Proc.deps.Clock.Now().Add(linkCodeTTL)})
+		ExpiresAt: e.Proc.deps.Clock.Now().Add(core.LinkCodeTTL)})
 	if err != nil {
 		e.Fail(err)
 		return
 	}
 	e.Reply("Your link code is %s. Send `%slink %s` from %s within %d minutes; it works for that account only, once.",
-		code, e.Proc.Prefix(), code, other, int(linkCodeTTL.Minutes()))
+		code, e.Proc.Prefix(), code, other, int(core.LinkCodeTTL.Minutes()))
+}
+
+// askLinkConfirmation asks account, in its direct room with Jarvis, to
+// confirm with ✅ that the puppet asking is theirs.
+func askLinkConfirmation(e *Event, puppet, account string) {
+	room, err := e.Proc.identities.DirectRoom(e.Ctx, account)
+	if errors.Is(err, core.ErrNotFound) {
+		e.Reply("I have no direct room with you on either account to link them in private. Open one with me from %s (or from here) and ask there.", account)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.askConfirmOf(confirmLink, account, room, bridge.Room{}, puppet+" "+e.Network, fmt.Sprintf(
+		"%s on %s asks to be linked to your account, so that what it does acts as you. Is it yours? React ✅ to link it, ❌ if it is not.",
+		puppet, e.Network))
+	e.Reply("I asked %s to confirm in their direct room with me; nothing is linked until they do.", account)
+}
+
+// linkHandle resolves network:handle, from Matrix, to the one puppet it
+// names, and asks for a code bound to it.
+func linkHandle(e *Event, network, handle string) {
+	if e.Puppet != "" || e.Relay {
+		e.Reply("Name your Matrix account instead: `%slink @you:example.org`.", e.Proc.Prefix())
+		return
+	}
+	if e.Proc.searchUsers == nil {
+		e.Reply("I cannot look up handles here; name the bridged account in full: `%slink @telegram_123:example.org`.", e.Proc.Prefix())
+		return
+	}
+	users, err := e.Proc.searchUsers(e.Ctx, strings.TrimPrefix(handle, "@"))
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	puppets, known := e.Proc.bridges.Puppets(network, handle, users)
+	switch {
+	case !known:
+		e.Reply("I know no bridged network `%s`.", network)
+	case len(puppets) == 0:
+		e.Reply("I know no %s account `%s`: it must have written where I am, or name it in full (`%slink @%s_123:example.org`).",
+			network, handle, e.Proc.Prefix(), network)
+	case len(puppets) > 1:
+		e.Reply("`%s` names %d %s accounts: %s. Name the one you mean in full: `%slink %s`.",
+			handle, len(puppets), network, strings.Join(puppets, ", "), e.Proc.Prefix(), puppets[0])
+	default:
+		askLink(e, puppets[0])
+	}
 }
 
 func redeemLink(e *Event, code string) {
 	ids, from, now := e.Proc.identities, e.from(), e.Proc.deps.Clock.Now()
-	failures, err := ids.LinkFailures(e.Ctx, from, now.Add(-linkCodeTTL))
+	failures, err := ids.LinkFailures(e.Ctx, from, now.Add(-core.LinkCodeTTL))
 	if err != nil {
 		e.Fail(err)
 		return
 	}
 	if failures >= maxLinkTries {
-		e.Reply("Too many wrong link codes from this account: try again in %d minutes.", int(linkCodeTTL.Minutes()))
+		e.Reply("Too many wrong link codes from this account: try again in %d minutes.", int(core.LinkCodeTTL.Minutes()))
 		return
 	}
 	c, err := ids.GetLinkCode(e.Ctx, code)
@@ -178,7 +260,43 @@ func redeemLink(e *Event, code string) {
 		e.Fail(err)
 		return
 	}
-	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s.", puppet, network, account, account)
+	moved, err := adopt(e, puppet, account, now)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s. %s", puppet, network, account, account, moved)
+}
+
+// adopt gives a puppet's tripwires, tokens, open confirmations and the
+// open card questions it is asked to the account it was just linked to, in the link's transaction, and says what
+// moved.
+func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
+	var moved []string
+	if c := e.Proc.tripwires; c != nil {
+		tripwires, tokens, err := c.tw.Adopt(e.Ctx, puppet, account)
+		if err != nil {
+			return "", err
+		}
+		moved = append(moved, core.Plural(tripwires, "tripwire", "tripwires"), core.Plural(tokens, "token", "tokens"))
+	}
+	questions, err := e.Proc.deps.Pending.MovePending(e.Ctx, puppet, account, now)
+	if err != nil {
+		return "", err
+	}
+	if c := e.Proc.cards; c != nil {
+		asked, err := c.Adopt(e.Ctx, puppet, account)
+		if err != nil {
+			return "", err
+		}
+		questions += asked
+	}
+	moved = append(moved, core.Plural(questions, "open question", "open questions"))
+	moved = slices.DeleteFunc(moved, func(s string) bool { return strings.HasPrefix(s, "0 ") })
+	if len(moved) == 0 {
+		return fmt.Sprintf("%s had nothing to move.", puppet), nil
+	}
+	return fmt.Sprintf("Moved %s from %s to %s.", strings.Join(moved, ", "), puppet, account), nil
 }
 
 // wrongLinkCode counts a code sent by an account it is not for, against

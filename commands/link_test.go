@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
 )
 
 var linkCode = regexp.MustCompile(`code is ([A-Z2-7]{8})\b`)
@@ -127,7 +129,7 @@ func TestLinkAttacks(t *testing.T) {
 		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "Too many") || linked(t, h, "@telegram_1:x") != "" {
 			t.Fatalf("the locked account's right code got %q", got)
 		}
-		h.clock.Advance(linkCodeTTL + time.Minute)
+		h.clock.Advance(core.LinkCodeTTL + time.Minute)
 		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "expired") {
 			t.Errorf("once unlocked, the old code got %q", got)
 		}
@@ -214,4 +216,126 @@ func (h *harness) sayIn(t *testing.T, room, puppet, body string) []string {
 func (h *harness) sayFrom(t *testing.T, puppet, body string) []string {
 	t.Helper()
 	return h.sayIn(t, "!room:x", puppet, body)
+}
+
+// TestLinkMovesWhatThePuppetOwns: linking gives the puppet's tripwires,
+// personal token and open confirmation to the Matrix account in one go,
+// and the reply says what moved; afterwards a moved tripwire trips to the
+// account, the token acts for it, and the account answers the moved
+// proposal.
+func TestLinkMovesWhatThePuppetOwns(t *testing.T) {
+	const puppet, alice = "@telegram_5:x", "@alice:x"
+	ctx := context.Background()
+	th := newTripwireHarness(t, time.Hour)
+	th.proc.AddFeatures(Features{Identities: th.store})
+	fromPuppet := func(eventID, body string) []string {
+		t.Helper()
+		return th.handle(t, Message{RoomID: "!room:x", EventID: eventID, Sender: puppet, Puppet: puppet, Network: "telegram",
+			Body: body, Sent: th.clock.Now()})
+	}
+	fromPuppet("$arm1", `!tw arm GI lt 0.7 --because "the Seal needs it" --push`)
+	fromPuppet("$arm2", `!tw arm vault lt 5 --because "we pay from it"`)
+	if armed, _ := th.tw.List(ctx, puppet); len(armed) != 2 {
+		t.Fatalf("the puppet armed %d tripwires, want 2", len(armed))
+	}
+	token, _, err := th.tw.CreateToken(ctx, puppet, "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if proposal := fromPuppet("$propose", "tell me when GI drops below 0.5"); len(proposal) != 1 {
+		t.Fatalf("the proposal got %q", proposal)
+	}
+	th.tick(t, 0.8) // the evaluator has the puppet's tripwires in view
+
+	asked := th.sayIn(t, th.direct(t, puppet), puppet, "!link "+alice)
+	code := linkCode.FindStringSubmatch(strings.Join(asked, " "))
+	if code == nil {
+		t.Fatalf("no code: %q", asked)
+	}
+	linked := th.sayFrom(t, "", "!link "+code[1])
+	want := "Moved 2 tripwires, 1 token, 1 open question from " + puppet + " to " + alice + "."
+	if len(linked) != 1 || !strings.Contains(linked[0], want) {
+		t.Fatalf("linking replied %q, want %q", linked, want)
+	}
+	if left, _ := th.tw.List(ctx, puppet); len(left) != 0 {
+		t.Errorf("%d tripwires left with the puppet", len(left))
+	}
+	if mine, _ := th.tw.List(ctx, alice); len(mine) != 2 {
+		t.Errorf("alice has %d tripwires after linking, want 2", len(mine))
+	}
+	if citizen, err := th.tw.CitizenForToken(ctx, token); err != nil || citizen != alice {
+		t.Errorf("the puppet's token acts for %q (%v), want %s", citizen, err, alice)
+	}
+
+	th.tick(t, 0.65)
+	waiting, err := th.store.Outbox().Waiting(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A pushed trip is a message and its chart in the message's thread.
+	var trips, charts []string
+	for _, n := range waiting {
+		switch {
+		case strings.HasPrefix(n.Key, "trip:") && n.Kind == core.NoticeImage:
+			charts = append(charts, n.ToUser)
+		case strings.HasPrefix(n.Key, "trip:"):
+			trips = append(trips, n.ToUser)
+		}
+	}
+	if len(trips) != 1 || trips[0] != alice {
+		t.Errorf("the moved tripwire's trip went to %q, want one to %s", trips, alice)
+	}
+	if len(charts) != 1 || charts[0] != alice {
+		t.Errorf("the moved tripwire's chart went to %q, want one to %s", charts, alice)
+	}
+	if caused := th.answer(t, "confirm:"+confirmTripwire+":$propose", alice, YesReaction); len(caused) == 0 {
+		t.Error("alice's ✅ on the puppet's moved proposal did nothing")
+	}
+	if mine, _ := th.tw.List(ctx, alice); len(mine) != 3 {
+		t.Errorf("alice has %d tripwires after confirming the moved proposal, want 3", len(mine))
+	}
+}
+
+// TestLinkByConfirmation: a puppet with no direct room with Jarvis asks
+// in a shared room; the named account is asked in its own direct room and
+// links with ✅, which the puppet itself cannot give; without a direct
+// room on either side nothing is asked.
+func TestLinkByConfirmation(t *testing.T) {
+	const puppet, alice = "@telegram_1:x", "@alice:x"
+	ctx := context.Background()
+	t.Run("no direct room on either side", func(t *testing.T) {
+		h := newLinkHarness(t)
+		got := h.sayFrom(t, puppet, "!link "+alice)
+		if len(got) != 1 || !strings.Contains(got[0], "no direct room with you on either account") {
+			t.Fatalf("got %q", got)
+		}
+	})
+	h := newLinkHarness(t)
+	dm := h.direct(t, "")
+	ask := Message{RoomID: "!room:x", EventID: "$ask", Sender: puppet, Puppet: puppet, Network: "telegram", Body: "!link " + alice, Sent: h.clock.Now()}
+	if got := h.handle(t, ask); len(got) != 1 || !strings.Contains(got[0], "I asked "+alice+" to confirm in their direct room") {
+		t.Fatalf("the puppet's ask got %q", got)
+	}
+	key := "confirm:" + confirmLink + ":$ask"
+	question, err := h.store.Outbox().Get(ctx, key)
+	if err != nil || question.RoomID != dm || !strings.Contains(question.Body, puppet+" on telegram asks to be linked") {
+		t.Fatalf("the question %+v (%v) is not in Alice's direct room", question, err)
+	}
+	if caused := h.answerAs(t, key, Message{Sender: puppet, Puppet: puppet, Network: "telegram"}, YesReaction); len(caused) != 0 {
+		t.Errorf("the puppet's own ✅ was answered: %+v", caused)
+	}
+	if caused := h.answerAs(t, key, Message{Sender: alice, Puppet: "@telegram_2:x", Network: "telegram"}, YesReaction); len(caused) != 1 ||
+		!strings.Contains(caused[0].Body, "not through a bridge") {
+		t.Errorf("a ✅ through a bridge got %+v", caused)
+	}
+	if account, _ := h.store.LinkedAccount(ctx, puppet); account != "" {
+		t.Fatalf("linked to %q before Alice confirmed", account)
+	}
+	caused := h.answer(t, key, alice, YesReaction)
+	if len(caused) != 1 || !strings.Contains(caused[0].Body, "Linked: "+puppet+" on telegram is "+alice) {
+		t.Fatalf("Alice's ✅ caused %+v", caused)
+	}
+	if account, err := h.store.LinkedAccount(ctx, puppet); err != nil || account != alice {
+		t.Errorf("linked to %q (%v), want %s", account, err, alice)
+	}
 }

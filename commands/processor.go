@@ -71,13 +71,23 @@ type Message struct {
 	// nothing. RelayedName is whom it names.
 	Relay       bool
 	RelayedName string
-	// Trust is the trust of the text: external for anything bridged.
+	// Trust is the trust of the text: native, linked, bridged or relay;
+	// when empty, the processor derives it from the fields above.
 	Trust core.Trust
 	// Room is what the room lets people do (reactions or not).
 	Room bridge.Room
 	Body string
 	// Sent is the homeserver's timestamp of the message.
 	Sent time.Time
+}
+
+// withTrust fills in a message's trust from who sent it when the channel
+// left it empty.
+func (m Message) withTrust() Message {
+	if m.Trust == "" {
+		m.Trust = bridge.Sender{UserID: m.Sender, Puppet: m.Puppet, Network: m.Network, Relay: m.Relay}.Trust()
+	}
+	return m
 }
 
 // Processor dispatches chat messages to the command table.
@@ -98,6 +108,8 @@ type Processor struct {
 	cards       *card.Service
 	breakers    *breaker.Service
 	identities  core.IdentityStore
+	bridges     bridge.Config
+	searchUsers func(ctx context.Context, term string) ([]bridge.User, error)
 	fleet       FleetReader
 	tripwires   *tripwireCommands
 }
@@ -157,6 +169,7 @@ func (p *Processor) OnAnswer(prefix string, fn AnswerFunc) {
 // Matrix event target. Answers to anything but a notice with a registered
 // prefix are ignored.
 func (p *Processor) HandleAnswer(ctx context.Context, msg Message, target string) {
+	msg = msg.withTrust()
 	if msg.Relay || !p.admit(ctx, msg) {
 		return
 	}
@@ -196,7 +209,7 @@ func (p *Processor) converse(ctx context.Context, msg Message) {
 		return
 	}
 	p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
-		held := msg.Trust != core.TrustNative && core.LooksLikeInstruction(msg.Body)
+		held := !msg.Trust.AtLeast(core.TrustNative) && core.LooksLikeInstruction(msg.Body)
 		var id int64
 		if p.deps.Excerpts != nil {
 			var err error
@@ -240,6 +253,7 @@ func (p *Processor) IsAdmin(userID string) bool { return p.admins[userID] }
 // the same transaction as the handler's changes and replies, so a message
 // redelivered after a crash does nothing the second time.
 func (p *Processor) Handle(ctx context.Context, msg Message) {
+	msg = msg.withTrust()
 	if !p.admit(ctx, msg) {
 		return
 	}
@@ -318,9 +332,11 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 		return
 	}
 	// The store's fence refused the transaction: nothing is written and
-	// nothing is answered, since another Jarvis is in charge.
+	// nothing is answered, since another Jarvis is in charge; the channel
+	// delivers the event again, to whichever Jarvis holds the lease then.
 	if errors.Is(err, core.ErrStaleEpoch) {
 		log.Warn().Err(err).Str("command", path).Msg("Not handling: this Jarvis no longer holds the workspace lease")
+		core.NotHandled(ctx, err)
 		return
 	}
 	log.Err(err).Str("command", path).Msg("Failed to handle command")
@@ -336,6 +352,7 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	})
 	if err != nil {
 		log.Err(err).Msg("Failed to answer a failed command")
+		core.NotHandled(ctx, err)
 	}
 }
 

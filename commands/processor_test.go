@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +212,34 @@ func TestAdminFlagReachesSubcommands(t *testing.T) {
 	}
 	if replies := h.say(t, "@admin:x", "!sys status"); len(replies) != 1 || replies[0] != "all good" {
 		t.Errorf("admin !sys status got %q", replies)
+	}
+}
+
+// TestNotHandledWithoutTheLease: a command this Jarvis may not act on
+// because the store's fence refuses it (another Jarvis took the lease)
+// writes and answers nothing, and the delivery it came in learns that it
+// was not handled, so that the event is delivered again rather than
+// passed over; once the fence lets it through, it is answered once.
+func TestNotHandledWithoutTheLease(t *testing.T) {
+	h := newHarness(t)
+	held := false
+	h.store.SetFence(func(context.Context) error {
+		if !held {
+			return core.ErrStaleEpoch
+		}
+		return nil
+	})
+	msg := Message{RoomID: "!room:x", EventID: "$ping", Sender: "@alice:x", Body: "!ping", Sent: h.clock.Now()}
+	ctx, notHandled := core.TrackNotHandled(context.Background())
+	h.proc.Handle(ctx, msg)
+	if err := notHandled(); !errors.Is(err, core.ErrStaleEpoch) {
+		t.Errorf("the delivery learnt %v, want %v", err, core.ErrStaleEpoch)
+	}
+	if got := h.handle(t, msg); len(got) != 0 {
+		t.Errorf("replies without the lease: %q", got)
+	}
+	held = true
+	if got := h.handle(t, msg); len(got) != 1 {
+		t.Errorf("replies once the lease is held: %q, want one", got)
 	}
 }

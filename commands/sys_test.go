@@ -137,7 +137,7 @@ func TestSysConfirmOnlyFromNativeAdmin(t *testing.T) {
 			func(context.Context, string) (string, error) { clears++; return "nothing", nil },
 		}}
 	h.proc.AddFeatures(Features{System: sys})
-	linkedPuppet := Message{Sender: "@admin:x", Puppet: "@telegram_9:x", Network: "telegram", Trust: core.TrustExternal}
+	linkedPuppet := Message{Sender: "@admin:x", Puppet: "@telegram_9:x", Network: "telegram", Trust: core.TrustLinked}
 
 	h.sayAs(t, "$restart", "@admin:x", "!sys restart")
 	h.sayAs(t, "$clear", "@admin:x", "!sys clear")

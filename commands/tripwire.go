@@ -130,7 +130,7 @@ func twShow(e *Event) {
 	if d.LastError != "" {
 		fmt.Fprintf(&b, "- Its source could not be read last time: %s\n", core.EscapeMarkdown(d.LastError))
 	}
-	fmt.Fprintf(&b, "- Its reason came from: %s\n", twTrust(d.SourceTrust))
+	fmt.Fprintf(&b, "- Its reason came from: %s\n", d.SourceTrust.Describe())
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
 }
@@ -238,14 +238,6 @@ func twTemplates(e *Event) {
 	}
 	fmt.Fprintf(&b, "\n`%stw template <N> [param]` arms one, e.g. `%stw template 1`.", prefix, prefix)
 	e.Reply("%s", b.String())
-}
-
-// twTrust says where text came from, for `!tw show`.
-func twTrust(t core.Trust) string {
-	if t == core.TrustExternal {
-		return "outside Matrix (external: through a bridge or an outside payload)"
-	}
-	return "Matrix (native)"
 }
 
 // ---- arming ----
@@ -664,7 +656,7 @@ func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 // after up to proposalContext of the sender's earlier messages in the room
 // from the last proposalWindow, since their last request to watch
 // something, never held ones; within core.MaxRationaleLength. Its trust
-// is external as soon as the sentence or one message quoted is.
+// is the weakest of the sentence's and those of the messages quoted.
 func (c *tripwireCommands) rationale(e *Event, sentence string) (string, core.Trust, error) {
 	when := e.Sent
 	if when.IsZero() {

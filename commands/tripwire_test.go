@@ -684,9 +684,9 @@ func TestProposalExpires(t *testing.T) {
 	}
 }
 
-// TestTripwireSourceTrust: a tripwire armed through a bridge keeps that
-// its reason is external, and `!tw show` says so; one armed on Matrix is
-// native.
+// TestTripwireSourceTrust: a tripwire keeps where its reason came from
+// (Matrix, a linked or an unlinked puppet, or external for rows written
+// before trust had levels), and `!tw show` says it.
 func TestTripwireSourceTrust(t *testing.T) {
 	th := newTripwireHarness(t, 0)
 	tests := []struct {
@@ -695,7 +695,9 @@ func TestTripwireSourceTrust(t *testing.T) {
 		want  string
 	}{
 		{name: "armed on Matrix", trust: core.TrustNative, want: "Its reason came from: Matrix (native)"},
-		{name: "armed through a bridge", trust: core.TrustExternal, want: "Its reason came from: outside Matrix (external"},
+		{name: "armed through a linked puppet", trust: core.TrustLinked, want: "Its reason came from: a bridged account linked to a Matrix account (linked)"},
+		{name: "armed through an unlinked puppet", trust: core.TrustBridged, want: "Its reason came from: a bridged account linked to nobody (bridged)"},
+		{name: "stored before trust had levels", trust: core.TrustExternal, want: "Its reason came from: outside Matrix (external"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,27 +7,81 @@ import (
 	"time"
 )
 
-// Trust says where content came from. Content from bridged senders and
-// from external payloads is external, and so is anything derived from it.
+// Trust says where content came from, from the most trusted to the
+// least: native, linked, bridged, relay, external. Anything made from
+// parts of several trusts has the weakest of them (Derive).
 type Trust string
 
 const (
-	// TrustNative is content a person wrote on Matrix, or a linked account.
+	// TrustNative is content a person wrote on Matrix, from their own
+	// account.
 	TrustNative Trust = "native"
-	// TrustExternal is content from a bridged network or an outside
-	// payload (webhook body, RSS item, journal content).
+	// TrustLinked is content a person wrote through a bridge, from a
+	// puppet linked to their Matrix account.
+	TrustLinked Trust = "linked"
+	// TrustBridged is content from a bridged puppet linked to nobody: the
+	// bridge vouches for the network account, nobody for the person.
+	TrustBridged Trust = "bridged"
+	// TrustRelay is content a bridge's relay bot posted in someone's
+	// name, which it does not prove.
+	TrustRelay Trust = "relay"
+	// TrustExternal is content from an outside payload (an HTTP body, an
+	// RSS item, an agent's journal). Values written before there were
+	// five levels say external for anything that crossed a bridge too.
 	TrustExternal Trust = "external"
 )
 
-// Derive is the trust of something made from parts of these trusts:
-// external as soon as one part is.
-func Derive(parts ...Trust) Trust {
-	for _, t := range parts {
-		if t != TrustNative {
-			return TrustExternal
+// Trusts lists the trust levels from the most trusted to the least.
+var Trusts = []Trust{TrustNative, TrustLinked, TrustBridged, TrustRelay, TrustExternal}
+
+// rank orders the levels: native highest. An empty trust is native (rows
+// and drafts that never said); an unknown one is the weakest.
+func (t Trust) rank() int {
+	if t == "" {
+		return len(Trusts)
+	}
+	for i, level := range Trusts {
+		if t == level {
+			return len(Trusts) - i
 		}
 	}
-	return TrustNative
+	return 0
+}
+
+// AtLeast reports whether t is as trusted as min or more.
+func (t Trust) AtLeast(min Trust) bool { return t.rank() >= min.rank() }
+
+// Valid reports whether t is one of the five levels.
+func (t Trust) Valid() bool { return t.rank() > 0 && t != "" }
+
+// Derive is the trust of something made from parts of these trusts: the
+// weakest of them, native when there are none.
+func Derive(parts ...Trust) Trust {
+	out := TrustNative
+	for _, t := range parts {
+		if t.rank() < out.rank() {
+			out = t
+		}
+	}
+	if !out.Valid() {
+		return TrustExternal
+	}
+	return out
+}
+
+// Describe says where content of this trust came from, for views.
+func (t Trust) Describe() string {
+	switch t {
+	case TrustNative, "":
+		return "Matrix (native)"
+	case TrustLinked:
+		return "a bridged account linked to a Matrix account (linked)"
+	case TrustBridged:
+		return "a bridged account linked to nobody (bridged)"
+	case TrustRelay:
+		return "a bridge's relay bot, in someone's name (relay)"
+	}
+	return "outside Matrix (external: an outside payload, or a bridge before trust had levels)"
 }
 
 // standingInstruction matches text shaped like an instruction meant to
@@ -49,6 +103,10 @@ type IdentityLink struct {
 	Network  string
 	LinkedAt time.Time
 }
+
+// LinkCodeTTL is how long a link code stays valid, and how long a wrong
+// code sent from an account counts against it.
+const LinkCodeTTL = 10 * time.Minute
 
 // LinkCode is a one-time code that proves the same person holds two
 // accounts: asked from one, shown only there, typed from the other.

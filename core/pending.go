@@ -39,6 +39,10 @@ type PendingStore interface {
 	// ResolvePending marks it resolved unless it already was; it returns
 	// false when someone resolved it first.
 	ResolvePending(ctx context.Context, key, resolution string, at time.Time) (bool, error)
+	// MovePending gives the unresolved, unexpired pending actions that
+	// from asked for to to (a puppet's, to the account it was linked to),
+	// and says how many.
+	MovePending(ctx context.Context, from, to string, at time.Time) (int, error)
 	// ClearPending drops the unresolved pending actions of a room and
 	// says how many of each kind were dropped.
 	ClearPending(ctx context.Context, roomID string, at time.Time) (map[string]int, error)

@@ -42,43 +42,26 @@ func TestBridgedPeople(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The bridged chat: bridge info and room features that forbid reactions.
-	created, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{
-		Name: "Telegram chat", Preset: "private_chat",
-		Invite: []id.UserID{j.UserID, puppet.UserID, relayBot},
-		InitialState: []*event.Event{
-			{Type: event.StateBridge, StateKey: ptr(""), Content: event.Content{Raw: map[string]any{
-				"bridgebot": relayBot.String(), "protocol": map[string]any{"id": "telegram", "displayname": "Telegram"},
-				"channel": map[string]any{"id": "chat-1"}}}},
-			{Type: event.StateBeeperRoomFeatures, StateKey: ptr(""), Content: event.Content{Raw: map[string]any{"reaction": -2}}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	room := created.RoomID
-	for _, cli := range []*mautrix.Client{puppet, bot} {
-		if _, err := cli.JoinRoomByID(ctx, room); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitJoined(t, alice, room, j.UserID)
+	room := bridgedChat(t, alice, j, puppet, bot)
 
 	say := func(cli *mautrix.Client, text string) *event.Event {
 		t.Helper()
-		resp, err := cli.SendText(ctx, room, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, err := alice.WaitFor(ctx, waitReply, j.replyTo(resp.EventID))
-		if err != nil {
-			t.Fatalf("no reply to %q: %v", text, err)
-		}
-		return reply
+		return j.sayThrough(t, alice, cli, room, text)
 	}
 
 	if body := tesths.Body(say(puppet, "!sys status")); !strings.Contains(body, "admins only") {
 		t.Errorf("a puppet's admin verb got %q", body)
+	}
+
+	// Before linking, the puppet arms a tripwire and asks for another (a
+	// proposal waiting for its answer): both are its own.
+	if body := tesths.Body(say(puppet, `!tw arm agent.status eq offline --param EVE --because "EVE carries the nightly run"`)); !strings.Contains(body, "Armed") {
+		t.Fatalf("the puppet's !tw arm got %q", body)
+	}
+	// Reactions cannot cross this bridge: the proposal asks for a reply.
+	proposal := say(puppet, "let me know if EVE goes offline")
+	if body := tesths.Body(proposal); !strings.Contains(body, "reply `arm`") && !strings.Contains(body, "reply arm") {
+		t.Errorf("the proposal in a room without reactions says %q", body)
 	}
 
 	// Linking. A code asked for in the shared room is refused there.
@@ -119,8 +102,12 @@ func TestBridgedPeople(t *testing.T) {
 	if body := tesths.Body(say(stranger, "!sys status")); !strings.Contains(body, "admins only") {
 		t.Errorf("after the stolen code the stranger's admin verb got %q", body)
 	}
-	if linked := tesths.Body(j.ask(t, alice, room, "!link "+code[1])); !strings.Contains(linked, "Linked: "+puppet.UserID.String()) {
+	linked := tesths.Body(j.ask(t, alice, room, "!link "+code[1]))
+	if !strings.Contains(linked, "Linked: "+puppet.UserID.String()) {
 		t.Fatalf("linking: %q", linked)
+	}
+	if moved := "Moved 1 tripwire, 1 open question from " + puppet.UserID.String() + " to " + alice.UserID.String(); !strings.Contains(linked, moved) {
+		t.Errorf("linking says %q, want %q", linked, moved)
 	}
 	// The linked puppet answering the admin's !sys restart prompt is
 	// refused, and the prompt stays open for the admin.
@@ -148,22 +135,18 @@ func TestBridgedPeople(t *testing.T) {
 	var trust string
 	var held bool
 	err = j.openStore(t).DB.QueryRow(ctx, `SELECT trust, held FROM excerpt WHERE body = $1 AND sender = $2`, injection, alice.UserID.String()).Scan(&trust, &held)
-	if err != nil || trust != "external" || !held {
-		t.Errorf("the injection was stored as trust=%q held=%v (%v), want external and held, under the linked account", trust, held, err)
+	if err != nil || trust != "linked" || !held {
+		t.Errorf("the injection was stored as trust=%q held=%v (%v), want linked and held, under the linked account", trust, held, err)
 	}
 
-	// Reactions cannot cross this bridge: the puppet arms a proposal by
-	// replying "arm", and the tripwire is the linked account's.
-	proposal := say(puppet, "let me know if EVE goes offline")
-	if body := tesths.Body(proposal); !strings.Contains(body, "reply `arm`") && !strings.Contains(body, "reply arm") {
-		t.Errorf("the proposal in a room without reactions says %q", body)
-	}
+	// The puppet arms the proposal it made before linking by replying
+	// "arm"; it and the tripwire armed before are the linked account's.
 	replyTo(t, puppet, room, proposal.ID, "arm")
 	if armed, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, proposal.ID)); err != nil || !strings.Contains(newBody(armed), "Armed") {
 		t.Fatalf("replying arm did not arm: %v", err)
 	}
-	if list := tesths.Body(j.ask(t, alice, dedicated, "!tw list")); !strings.Contains(list, "EVE goes offline") {
-		t.Errorf("the linked puppet's tripwire is not the account's: %q", list)
+	if list := tesths.Body(j.ask(t, alice, dedicated, "!tw list")); !strings.Contains(list, "EVE goes offline") || !strings.Contains(list, "tripwires** (2)") && !strings.Contains(list, "tripwires (2)") {
+		t.Errorf("the puppet's tripwires are not the account's: %q", list)
 	}
 
 	// A worker's question, answered from the bridge with "2".

@@ -91,14 +91,15 @@ func (a cardAPI) waitUp() {
 }
 
 type apiCard struct {
-	ID         string `json:"id"`
-	Ref        string `json:"ref"`
-	Goal       string `json:"goal"`
-	Author     string `json:"author"`
-	RatifiedBy string `json:"ratified_by"`
-	State      string `json:"state"`
-	Revision   int    `json:"revision"`
-	Amendments []struct {
+	ID          string `json:"id"`
+	Ref         string `json:"ref"`
+	Goal        string `json:"goal"`
+	Author      string `json:"author"`
+	RatifiedBy  string `json:"ratified_by"`
+	SourceTrust string `json:"source_trust"`
+	State       string `json:"state"`
+	Revision    int    `json:"revision"`
+	Amendments  []struct {
 		Kind    string `json:"kind"`
 		Option  int    `json:"option"`
 		Author  string `json:"author"`

@@ -76,9 +76,11 @@ type jarvis struct {
 	Alias   string
 	Store   store.Config // the database it runs on
 	cfgPath string
-	cmd     *exec.Cmd
-	logs    *syncBuffer
-	exited  chan struct{}
+	// env is added to the process's environment (JARVIS_… overrides).
+	env    []string
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	exited chan struct{}
 }
 
 type syncBuffer struct {
@@ -182,6 +184,7 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 func (j *jarvis) Start() {
 	j.t.Helper()
 	j.cmd = exec.Command(jarvisBin, "run", "--config", j.cfgPath)
+	j.cmd.Env = append(os.Environ(), j.env...)
 	if j.logs == nil {
 		j.logs = &syncBuffer{}
 	}
@@ -201,6 +204,43 @@ func (j *jarvis) Kill() {
 	_ = j.cmd.Process.Kill()
 	<-j.exited
 }
+
+// Freeze stops the process with SIGSTOP, as a host that hangs would: it
+// keeps its connections and locks and does nothing until Thaw.
+// Freeze returns once every thread of the process has stopped: a signal
+// is delivered a moment after it is sent, and a thread still running
+// then could commit a write.
+func (j *jarvis) Freeze() {
+	j.t.Helper()
+	_ = j.cmd.Process.Signal(syscall.SIGSTOP)
+	deadline := time.Now().Add(5 * time.Second)
+	for !stopped(j.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			j.t.Fatalf("jarvis (pid %d) did not stop within 5 s of SIGSTOP", j.cmd.Process.Pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// stopped tells whether every thread of a process is stopped by a signal
+// (state T in /proc).
+func stopped(pid int) bool {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	for _, path := range stats {
+		stat, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses.
+		if _, rest, _ := strings.Cut(string(stat), ") "); !strings.HasPrefix(rest, "T") {
+			return false
+		}
+	}
+	return len(stats) > 0
+}
+
+// Thaw resumes a frozen process.
+func (j *jarvis) Thaw() { _ = j.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Stop ends the process with SIGTERM and waits for it.
 func (j *jarvis) Stop() {
@@ -306,10 +346,11 @@ func newPerson(t testing.TB, prefix string) *tesths.Person {
 }
 
 // Twin starts a second Jarvis process on the same configuration and
-// database, as an operator starting `jarvis run` twice would.
-func (j *jarvis) Twin(t testing.TB) *jarvis {
+// database, as an operator starting `jarvis run` twice would; env is added
+// to its environment (another api.listen, as on a second host).
+func (j *jarvis) Twin(t testing.TB, env ...string) *jarvis {
 	t.Helper()
-	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, Store: j.Store, cfgPath: j.cfgPath}
+	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, Store: j.Store, cfgPath: j.cfgPath, env: env}
 	twin.Start()
 	t.Cleanup(func() {
 		twin.Stop()

@@ -7,17 +7,18 @@ import (
 
 	"go.mau.fi/util/dbutil"
 
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
 const (
 	insertAmendmentQuery = `
 		INSERT INTO card_amendment (card_id, revision, kind, text, priority, acceptance, decision_id, option_no,
-		                            elapsed_ms, author, network, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+		                            elapsed_ms, author, network, created_at, source_trust)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 	amendmentsQuery = `
 		SELECT card_id, revision, kind, text, priority, acceptance, decision_id, option_no, elapsed_ms, author,
-		       network, created_at
+		       network, created_at, source_trust
 		FROM card_amendment WHERE card_id = $1 ORDER BY revision`
 	putSignOffQuery = `
 		INSERT INTO card_signoff (card_id, reviewer, signed_revision, signed_at) VALUES ($1, $2, $3, $4)
@@ -38,7 +39,7 @@ var _ card.AmendmentStore = (*AmendmentQuery)(nil)
 func (q *AmendmentQuery) InsertAmendment(ctx context.Context, a card.Amendment) error {
 	_, err := q.db.Exec(ctx, insertAmendmentQuery, a.CardID, a.Revision, string(a.Kind), a.Text, string(a.Priority),
 		jsonStrings(a.Acceptance), a.DecisionID, a.Option, a.Elapsed.Milliseconds(), a.Author, a.Network,
-		a.CreatedAt.UnixMilli())
+		a.CreatedAt.UnixMilli(), string(a.SourceTrust))
 	if err != nil {
 		return fmt.Errorf("insert amendment %d of card %s: %w", a.Revision, a.CardID, err)
 	}
@@ -68,10 +69,10 @@ func (q *AmendmentQuery) SignOffs(ctx context.Context, cardID string) ([]card.Si
 
 func scanAmendment(row dbutil.Scannable) (card.Amendment, error) {
 	var a card.Amendment
-	var kind, priority, acceptance string
+	var kind, priority, acceptance, trust string
 	var elapsed, createdAt int64
 	err := row.Scan(&a.CardID, &a.Revision, &kind, &a.Text, &priority, &acceptance, &a.DecisionID, &a.Option,
-		&elapsed, &a.Author, &a.Network, &createdAt)
+		&elapsed, &a.Author, &a.Network, &createdAt, &trust)
 	if err != nil {
 		return a, err
 	}
@@ -82,6 +83,7 @@ func scanAmendment(row dbutil.Scannable) (card.Amendment, error) {
 		a.Acceptance = nil
 	}
 	a.Kind = card.AmendmentKind(kind)
+	a.SourceTrust = core.Trust(trust)
 	a.Priority = card.Priority(priority)
 	a.Elapsed = time.Duration(elapsed) * time.Millisecond
 	a.CreatedAt = time.UnixMilli(createdAt)

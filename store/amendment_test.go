@@ -145,17 +145,17 @@ func TestScopeChangeNeedsRatification(t *testing.T) {
 		},
 		{
 			name:    "another person cannot ratify",
-			do:      func() error { _, err := cards.Ratify(ctx, c.ID, bob); return err },
+			do:      func() error { _, err := cards.Ratify(ctx, c.ID, bob, core.TrustNative); return err },
 			wantErr: core.ErrForbidden, wantState: card.AwaitingRatification,
 		},
 		{
 			name:      "the ratifier ratifies",
-			do:        func() error { _, err := cards.Ratify(ctx, c.ID, alice); return err },
+			do:        func() error { _, err := cards.Ratify(ctx, c.ID, alice, core.TrustNative); return err },
 			wantState: card.Published,
 		},
 		{
 			name:    "ratifying twice is refused",
-			do:      func() error { _, err := cards.Ratify(ctx, c.ID, alice); return err },
+			do:      func() error { _, err := cards.Ratify(ctx, c.ID, alice, core.TrustNative); return err },
 			wantErr: core.ErrIllegalTransition, wantState: card.Published,
 		},
 	}

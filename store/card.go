@@ -16,7 +16,7 @@ import (
 
 const (
 	cardColumns = `id, set_id, ref, goal, acceptance, spec_priority, depends_on, budget, author, ratified_by,
-		ratified_revision, priority, state, state_note, revision, created_at, updated_at, worker`
+		ratified_revision, priority, state, state_note, revision, created_at, updated_at, worker, source_trust`
 	getCardQuery          = `SELECT ` + cardColumns + ` FROM card WHERE id = $1`
 	listCardsQuery        = `SELECT ` + cardColumns + ` FROM card ORDER BY priority, created_at, id LIMIT $1`
 	listCardsByStateQuery = `SELECT ` + cardColumns + ` FROM card WHERE state = $1 ORDER BY priority, created_at, id LIMIT $2`
@@ -117,10 +117,10 @@ func (q *CardQuery) CountCards(ctx context.Context, state card.State) (int, erro
 
 func scanCard(row dbutil.Scannable) (card.Card, error) {
 	var c card.Card
-	var acceptance, dependsOn, specPriority, priority, state string
+	var acceptance, dependsOn, specPriority, priority, state, trust string
 	var createdAt, updatedAt int64
 	err := row.Scan(&c.ID, &c.SetID, &c.Ref, &c.Spec.Goal, &acceptance, &specPriority, &dependsOn, &c.Spec.Budget,
-		&c.Author, &c.RatifiedBy, &c.RatifiedRevision, &priority, &state, &c.StateNote, &c.Revision, &createdAt, &updatedAt, &c.Worker)
+		&c.Author, &c.RatifiedBy, &c.RatifiedRevision, &priority, &state, &c.StateNote, &c.Revision, &createdAt, &updatedAt, &c.Worker, &trust)
 	if err != nil {
 		return c, err
 	}
@@ -133,6 +133,7 @@ func scanCard(row dbutil.Scannable) (card.Card, error) {
 	c.Spec.Priority = card.Priority(specPriority)
 	c.Priority = card.Priority(priority)
 	c.State = card.State(state)
+	c.SourceTrust = core.Trust(trust)
 	c.CreatedAt = time.UnixMilli(createdAt)
 	c.UpdatedAt = time.UnixMilli(updatedAt)
 	return c, nil

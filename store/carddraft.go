@@ -13,10 +13,11 @@ import (
 
 const (
 	addDraftQuery = `
-		INSERT INTO card_draft (person, ref, draft_id, seq, goal, acceptance, priority, depends_on, budget, added_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+		INSERT INTO card_draft (person, ref, draft_id, seq, goal, acceptance, priority, depends_on, budget, added_at,
+		                        source_trust)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 	draftsQuery = `
-		SELECT ref, draft_id, seq, goal, acceptance, priority, depends_on, budget, added_at
+		SELECT ref, draft_id, seq, goal, acceptance, priority, depends_on, budget, added_at, source_trust
 		FROM card_draft WHERE person = $1 ORDER BY seq`
 	dropDraftQuery   = `DELETE FROM card_draft WHERE person = $1 AND ref = $2`
 	clearDraftsQuery = `DELETE FROM card_draft WHERE person = $1`
@@ -32,7 +33,7 @@ var _ card.DraftStore = (*CardDraftQuery)(nil)
 // AddDraft writes a draft card of a person.
 func (q *CardDraftQuery) AddDraft(ctx context.Context, person string, d card.Draft) error {
 	_, err := q.db.Exec(ctx, addDraftQuery, person, d.Ref, d.DraftID, d.Seq, d.Goal, jsonStrings(d.Acceptance),
-		string(d.Priority), jsonStrings(d.DependsOn), d.Budget, d.AddedAt.UnixMilli())
+		string(d.Priority), jsonStrings(d.DependsOn), d.Budget, d.AddedAt.UnixMilli(), string(d.SourceTrust))
 	if err != nil {
 		return fmt.Errorf("add draft %s of %s: %w", d.Ref, person, err)
 	}
@@ -69,9 +70,9 @@ func (q *CardDraftQuery) ClearDrafts(ctx context.Context, person string) (int, e
 
 func scanDraft(row dbutil.Scannable) (card.Draft, error) {
 	var d card.Draft
-	var acceptance, priority, dependsOn string
+	var acceptance, priority, dependsOn, trust string
 	var addedAt int64
-	err := row.Scan(&d.Ref, &d.DraftID, &d.Seq, &d.Goal, &acceptance, &priority, &dependsOn, &d.Budget, &addedAt)
+	err := row.Scan(&d.Ref, &d.DraftID, &d.Seq, &d.Goal, &acceptance, &priority, &dependsOn, &d.Budget, &addedAt, &trust)
 	if err != nil {
 		return d, err
 	}
@@ -82,6 +83,7 @@ func scanDraft(row dbutil.Scannable) (card.Draft, error) {
 		return d, fmt.Errorf("draft %s depends_on: %w", d.Ref, err)
 	}
 	d.Priority = card.Priority(priority)
+	d.SourceTrust = core.Trust(trust)
 	d.AddedAt = time.UnixMilli(addedAt)
 	return d, nil
 }

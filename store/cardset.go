@@ -18,8 +18,8 @@ const (
 		ON CONFLICT (idem_key) DO NOTHING`
 	insertCardQuery = `
 		INSERT INTO card (set_id, id, position, ref, goal, acceptance, spec_priority, depends_on, budget, author,
-		                  ratified_by, ratified_revision, priority, state, state_note, revision, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
+		                  ratified_by, ratified_revision, priority, state, state_note, revision, created_at, updated_at, source_trust)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
 	cardSetByKeyQuery = `
 		SELECT id, idem_key, fingerprint, author, ratified_by, card_count, published_at
 		FROM card_set WHERE idem_key = $1`
@@ -29,7 +29,7 @@ const (
 // massInsertCards writes all the cards of a set in one statement; the set
 // id is the static parameter.
 var massInsertCards = dbutil.NewMassInsertBuilder[cardRow, [1]any](insertCardQuery,
-	"($1, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)")
+	"($1, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)")
 
 // cardRow is a card with its position in its set, as inserted.
 type cardRow struct {
@@ -38,11 +38,11 @@ type cardRow struct {
 }
 
 // GetMassInsertValues returns the row's values after the set id.
-func (r cardRow) GetMassInsertValues() [17]any {
+func (r cardRow) GetMassInsertValues() [18]any {
 	c := r.Card
-	return [17]any{c.ID, r.position, c.Ref, c.Spec.Goal, jsonStrings(c.Spec.Acceptance), string(c.Spec.Priority),
+	return [18]any{c.ID, r.position, c.Ref, c.Spec.Goal, jsonStrings(c.Spec.Acceptance), string(c.Spec.Priority),
 		jsonStrings(c.Spec.DependsOn), c.Spec.Budget, c.Author, c.RatifiedBy, c.RatifiedRevision, string(c.Priority),
-		string(c.State), c.StateNote, c.Revision, c.CreatedAt.UnixMilli(), c.UpdatedAt.UnixMilli()}
+		string(c.State), c.StateNote, c.Revision, c.CreatedAt.UnixMilli(), c.UpdatedAt.UnixMilli(), string(c.SourceTrust)}
 }
 
 // CardSetQuery writes card sets and reads them back by idempotency key.

@@ -230,26 +230,95 @@ func TestPublishBudgetWindow(t *testing.T) {
 	}
 }
 
+// TestDraftTrust: drafts keep where their text came from; a set with any
+// text below linked trust is published waiting for ratification, not on
+// the backlog, ratified by nobody; ratification from a puppet linked to
+// nobody or a relay is refused and changes nothing, from a Matrix admin it
+// puts the cards on the backlog; the trust survives the store.
+func TestDraftTrust(t *testing.T) {
+	ctx := context.Background()
+	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{})
+	const puppet, linked = "@telegram_7:example.org", "@carol:example.org"
+	tests := []struct {
+		name          string
+		who           string
+		drafted, tap  core.Trust
+		wantState     card.State
+		wantRatifier  string
+		wantCardTrust core.Trust
+	}{
+		{name: "native drafts, native tap", who: linked, drafted: core.TrustNative, tap: core.TrustNative,
+			wantState: card.Published, wantRatifier: linked, wantCardTrust: core.TrustNative},
+		{name: "linked drafts go to the backlog", who: linked, drafted: core.TrustLinked, tap: core.TrustLinked,
+			wantState: card.Published, wantRatifier: linked, wantCardTrust: core.TrustLinked},
+		{name: "bridged drafts wait", who: puppet, drafted: core.TrustBridged, tap: core.TrustBridged,
+			wantState: card.AwaitingRatification, wantCardTrust: core.TrustBridged},
+		{name: "native drafts confirmed through a relay wait", who: linked, drafted: core.TrustNative, tap: core.TrustRelay,
+			wantState: card.AwaitingRatification, wantCardTrust: core.TrustRelay},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := cards.AddDraft(ctx, tt.who, spec("Ship "+tt.name, card.P3), tt.drafted); err != nil {
+				t.Fatal(err)
+			}
+			drafts, err := cards.Drafts(ctx, tt.who)
+			if err != nil || len(drafts) != 1 || drafts[0].SourceTrust != tt.drafted {
+				t.Fatalf("Drafts = %+v, %v; want one draft of trust %s", drafts, err, tt.drafted)
+			}
+			set, err := cards.PublishDraft(ctx, tt.who, tt.tap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cards.Get(ctx, set.Cards[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != tt.wantState || got.RatifiedBy != tt.wantRatifier || got.SourceTrust != tt.wantCardTrust {
+				t.Errorf("stored card: %s, ratified by %q, trust %s; want %s, %q, %s",
+					got.State, got.RatifiedBy, got.SourceTrust, tt.wantState, tt.wantRatifier, tt.wantCardTrust)
+			}
+			if tt.wantState != card.AwaitingRatification {
+				return
+			}
+			for _, trust := range []core.Trust{core.TrustBridged, core.TrustRelay, core.TrustExternal} {
+				if _, err := cards.Ratify(ctx, got.ID, testAdmin, trust); !errors.Is(err, core.ErrForbidden) {
+					t.Errorf("ratified by the admin at trust %s: %v, want ErrForbidden", trust, err)
+				}
+			}
+			if _, err := cards.Ratify(ctx, got.ID, puppet, core.TrustNative); !errors.Is(err, core.ErrForbidden) {
+				t.Errorf("ratified by a non-admin: %v, want ErrForbidden", err)
+			}
+			if st, _ := cards.StateOf(ctx, got.ID); st != card.AwaitingRatification {
+				t.Fatalf("after refused ratifications the card is %s", st)
+			}
+			ratified, err := cards.Ratify(ctx, got.ID, testAdmin, core.TrustNative)
+			if err != nil || ratified.State != card.Published || ratified.RatifiedBy != testAdmin {
+				t.Errorf("native admin's ratification = %s by %s, %v; want published by the admin", ratified.State, ratified.RatifiedBy, err)
+			}
+		})
+	}
+}
+
 func TestDrafts(t *testing.T) {
 	ctx := context.Background()
 	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
 	const alice = "@alice:example.org"
-	d1, err := cards.AddDraft(ctx, alice, spec("Collect requirements", card.P2))
+	d1, err := cards.AddDraft(ctx, alice, spec("Collect requirements", card.P2), core.TrustNative)
 	if err != nil {
 		t.Fatalf("add d1: %v", err)
 	}
-	d2, err := cards.AddDraft(ctx, alice, spec("Build the thing", card.P2, "d1"))
+	d2, err := cards.AddDraft(ctx, alice, spec("Build the thing", card.P2, "d1"), core.TrustNative)
 	if err != nil {
 		t.Fatalf("add d2: %v", err)
 	}
-	d3, err := cards.AddDraft(ctx, alice, spec("A mistake", card.P3))
+	d3, err := cards.AddDraft(ctx, alice, spec("A mistake", card.P3), core.TrustNative)
 	if err != nil {
 		t.Fatalf("add d3: %v", err)
 	}
 	if d1.Ref != "d1" || d2.Ref != "d2" || d3.Ref != "d3" || d1.DraftID != d3.DraftID {
 		t.Fatalf("refs %s %s %s in drafts %s/%s; want d1 d2 d3 in one draft", d1.Ref, d2.Ref, d3.Ref, d1.DraftID, d3.DraftID)
 	}
-	if _, err := cards.AddDraft(ctx, alice, card.Spec{Goal: "no criteria", Priority: card.P2}); !errors.Is(err, core.ErrInvalid) {
+	if _, err := cards.AddDraft(ctx, alice, card.Spec{Goal: "no criteria", Priority: card.P2}, core.TrustNative); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("AddDraft without criteria = %v, want ErrInvalid", err)
 	}
 	if err := cards.DropDraft(ctx, alice, "d3"); err != nil {
@@ -267,7 +336,7 @@ func TestDrafts(t *testing.T) {
 		t.Fatalf("Drafts = %+v, %v; want d1 and d2", drafts, err)
 	}
 
-	set, err := cards.PublishDraft(ctx, alice)
+	set, err := cards.PublishDraft(ctx, alice, core.TrustNative)
 	if err != nil {
 		t.Fatalf("PublishDraft: %v", err)
 	}
@@ -285,7 +354,7 @@ func TestDrafts(t *testing.T) {
 	if drafts, _ := cards.Drafts(ctx, alice); len(drafts) != 0 {
 		t.Errorf("%d drafts left after publishing", len(drafts))
 	}
-	if _, err := cards.PublishDraft(ctx, alice); !errors.Is(err, core.ErrInvalid) {
+	if _, err := cards.PublishDraft(ctx, alice, core.TrustNative); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("PublishDraft of an empty draft = %v, want ErrInvalid", err)
 	}
 	if stored, err := s.Cards().CardSetByKey(ctx, "draft:"+d1.DraftID); err != nil || stored.Size != 2 {
@@ -293,7 +362,7 @@ func TestDrafts(t *testing.T) {
 	}
 
 	// A new draft starts a new draft id and counts from d1 again.
-	n1, _ := cards.AddDraft(ctx, alice, spec("Next thing", card.P2))
+	n1, _ := cards.AddDraft(ctx, alice, spec("Next thing", card.P2), core.TrustNative)
 	if n1.Ref != "d1" || n1.DraftID == d1.DraftID {
 		t.Errorf("new draft: ref %s in %s, want d1 in a new draft", n1.Ref, n1.DraftID)
 	}

@@ -26,18 +26,23 @@ const (
 // CredentialQuery keeps the HTTP API's credentials, by token hash.
 type CredentialQuery struct {
 	db *dbutil.Database
+	// st runs its write transactions, fenced by the lease: a standby's API
+	// authenticates requests too, and must not record their use.
+	st *Store
 }
 
 var _ credential.Store = (*CredentialQuery)(nil)
 
 // Credentials returns the API credential queries.
-func (s *Store) Credentials() *CredentialQuery { return &CredentialQuery{db: s.DB} }
+func (s *Store) Credentials() *CredentialQuery { return &CredentialQuery{db: s.DB, st: s} }
 
 // InsertCredential stores a credential under its token hash.
 func (q *CredentialQuery) InsertCredential(ctx context.Context, c credential.Credential, hash string, key []byte) error {
-	_, err := q.db.Exec(ctx, insertCredentialQuery, c.ID, string(c.Role), c.Agent, hash, hex.EncodeToString(key),
-		c.CreatedAt.UnixMilli())
-	return err
+	return q.st.tx(ctx, func(ctx context.Context) error {
+		_, err := q.db.Exec(ctx, insertCredentialQuery, c.ID, string(c.Role), c.Agent, hash, hex.EncodeToString(key),
+			c.CreatedAt.UnixMilli())
+		return err
+	})
 }
 
 // CredentialByHash returns the credential of a token hash and its signing
@@ -68,20 +73,24 @@ func (q *CredentialQuery) ListCredentials(ctx context.Context) ([]credential.Cre
 
 // DeleteCredential deletes a credential; core.ErrNotFound when there is none.
 func (q *CredentialQuery) DeleteCredential(ctx context.Context, id string) error {
-	res, err := q.db.Exec(ctx, deleteCredentialQuery, id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("credential %s: %w", id, core.ErrNotFound)
-	}
-	return nil
+	return q.st.tx(ctx, func(ctx context.Context) error {
+		res, err := q.db.Exec(ctx, deleteCredentialQuery, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("credential %s: %w", id, core.ErrNotFound)
+		}
+		return nil
+	})
 }
 
 // TouchCredential records a credential's last use.
 func (q *CredentialQuery) TouchCredential(ctx context.Context, id string, at time.Time) error {
-	_, err := q.db.Exec(ctx, touchCredentialQuery, id, at.UnixMilli())
-	return err
+	return q.st.tx(ctx, func(ctx context.Context) error {
+		_, err := q.db.Exec(ctx, touchCredentialQuery, id, at.UnixMilli())
+		return err
+	})
 }
 
 // scanCredential reads a credential row; extra receives the columns after

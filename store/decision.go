@@ -32,6 +32,8 @@ const (
 		WHERE status = 'open' AND deadline > 0 AND (deadline <= $1 OR (reminded_at = 0 AND remind_at <= $1))
 		ORDER BY deadline LIMIT $2`
 	openDecisionsQuery = `SELECT ` + decisionColumns + ` FROM card_decision WHERE status = 'open' ORDER BY asked_at`
+	// asked is a JSON list of user IDs, which hold no quote or backslash.
+	moveAskedQuery = `UPDATE card_decision SET asked = REPLACE(asked, $1, $2) WHERE status = 'open' AND asked LIKE $3`
 )
 
 // DecisionQuery keeps workers' questions.
@@ -98,6 +100,17 @@ func (q *DecisionQuery) DueDecisions(ctx context.Context, now time.Time, limit i
 }
 
 // OpenDecisions returns every open question, oldest first.
+// MoveAsked asks to, instead of from, the open questions from is asked.
+func (q *DecisionQuery) MoveAsked(ctx context.Context, from, to string) (int, error) {
+	quoted := `"` + from + `"`
+	res, err := q.db.Exec(ctx, moveAskedQuery, quoted, `"`+to+`"`, "%"+quoted+"%")
+	if err != nil {
+		return 0, fmt.Errorf("move the questions asked of %s: %w", from, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
 func (q *DecisionQuery) OpenDecisions(ctx context.Context) ([]card.Decision, error) {
 	rows, err := q.db.Query(ctx, openDecisionsQuery)
 	return dbutil.NewRowIterWithError(rows, scanDecision, err).AsList()

@@ -156,7 +156,7 @@ func TestAnswerDecision(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			res, err := cards.AnswerDecision(ctx, st.ref, st.option, st.who, st.network)
+			res, err := cards.AnswerDecision(ctx, st.ref, st.option, st.who, st.network, core.TrustNative)
 			if !errors.Is(err, st.wantErr) {
 				t.Fatalf("AnswerDecision = %v, want %v", err, st.wantErr)
 			}
@@ -271,7 +271,7 @@ func TestDecisionDeadline(t *testing.T) {
 			if got.State != tt.wantState || got.Decisions[0].Status != tt.wantStatus {
 				t.Errorf("card %s, question %s; want %s, %s", got.State, got.Decisions[0].Status, tt.wantState, tt.wantStatus)
 			}
-			late, err := cards.AnswerDecision(ctx, d.ID, 2, alice, "matrix")
+			late, err := cards.AnswerDecision(ctx, d.ID, 2, alice, "matrix", core.TrustNative)
 			if !errors.Is(err, tt.wantLateErr) {
 				t.Fatalf("late answer = %v, want %v", err, tt.wantLateErr)
 			}
@@ -297,8 +297,37 @@ func TestCancelWithdrawsQuestion(t *testing.T) {
 	if err != nil || !strings.Contains(edit.Body, "Withdrawn: card "+c.ID+" was cancelled") {
 		t.Errorf("relay edit (%v):\n%s", err, edit.Body)
 	}
-	if _, err := cards.AnswerDecision(ctx, d.ID, 1, alice, "matrix"); !errors.Is(err, core.ErrGone) {
+	if _, err := cards.AnswerDecision(ctx, d.ID, 1, alice, "matrix", core.TrustNative); !errors.Is(err, core.ErrGone) {
 		t.Errorf("answer to a withdrawn question = %v, want ErrGone", err)
+	}
+}
+
+// TestAdoptQuestions: a question asked of a puppet is asked of the Matrix
+// account it is linked to afterwards, which may then answer it; the
+// puppet is no longer asked, and answered questions stay as they were.
+func TestAdoptQuestions(t *testing.T) {
+	ctx := context.Background()
+	const puppet, bob = "@telegram_7:example.org", "@bob:example.org"
+	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{})
+	open, err := cards.RaiseDecision(ctx, heldCard(t, cards, "open", puppet).ID, question())
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, err := cards.RaiseDecision(ctx, heldCard(t, cards, "answered", puppet).ID, question())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cards.AnswerDecision(ctx, answered.ID, 1, puppet, "telegram", core.TrustBridged); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := cards.Adopt(ctx, puppet, bob); err != nil || n != 1 {
+		t.Fatalf("Adopt = %d, %v; want the 1 open question", n, err)
+	}
+	if _, err := cards.AnswerDecision(ctx, open.ID, 2, puppet, "telegram", core.TrustBridged); !errors.Is(err, core.ErrForbidden) {
+		t.Errorf("the puppet answering after the move: %v, want ErrForbidden", err)
+	}
+	if res, err := cards.AnswerDecision(ctx, open.ID, 2, bob, "matrix", core.TrustNative); err != nil || res.Decision.AnsweredBy != bob {
+		t.Errorf("the account answering after the move: %+v, %v", res.Decision, err)
 	}
 }
 
@@ -359,10 +388,10 @@ func TestCardSources(t *testing.T) {
 	if k, _ := reg.Lookup(card.SourceCardState); k.CheckParam("not-a-card") == nil {
 		t.Errorf("card.state accepts a param that is no card id")
 	}
-	if _, err := cards.AnswerDecision(ctx, asked.ID, 1, alice, "matrix"); err != nil {
+	if _, err := cards.AnswerDecision(ctx, asked.ID, 1, alice, "matrix", core.TrustNative); err != nil {
 		t.Fatalf("answer: %v", err)
 	}
-	if _, err := cards.AnswerDecision(ctx, asked.ID, 2, alice, "matrix"); err != nil {
+	if _, err := cards.AnswerDecision(ctx, asked.ID, 2, alice, "matrix", core.TrustNative); err != nil {
 		t.Fatalf("second answer: %v", err)
 	}
 	if changes != 9 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -425,6 +426,11 @@ func TestLeaseFenceInTx(t *testing.T) {
 		_, err := sa.DB.Exec(ctx, `INSERT INTO bot_state (key, value) VALUES ($1, $1)`, value)
 		return err
 	}
+	// A token a's API authenticates with, whose use it records.
+	cred := credential.Credential{ID: "cred_fence", Role: credential.Supervisor, CreatedAt: leaseStart}
+	if err := sa.Credentials().InsertCredential(ctx, cred, "fence-hash", nil); err != nil {
+		t.Fatal(err)
+	}
 	steps := []struct {
 		name    string
 		do      func() error
@@ -455,6 +461,13 @@ func TestLeaseFenceInTx(t *testing.T) {
 		}, wantErr: core.ErrStaleEpoch, wantRows: 2, wantNotices: 2},
 		{name: "nor does an enqueue outside a transaction", do: func() error {
 			return sa.Outbox().Enqueue(ctx, core.Notice{Key: "stale", RoomID: "!room:test", Kind: core.NoticeMessage, Body: "hi"})
+		}, wantErr: core.ErrStaleEpoch, wantRows: 2, wantNotices: 2},
+		{name: "nor does recording a token's use", do: func() error {
+			touched := sa.Credentials().TouchCredential(ctx, cred.ID, leaseStart.Add(time.Minute))
+			if got, _, err := sa.Credentials().CredentialByHash(ctx, "fence-hash"); err != nil || !got.LastUsedAt.IsZero() {
+				t.Errorf("the token's last use reads %s (%v), want none", got.LastUsedAt, err)
+			}
+			return touched
 		}, wantErr: core.ErrStaleEpoch, wantRows: 2, wantNotices: 2},
 	}
 	for _, st := range steps {

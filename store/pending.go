@@ -23,6 +23,8 @@ const (
 		UPDATE pending_action SET resolved_at = $1, resolution = 'cleared'
 		WHERE room_id = $2 AND resolved_at = 0 AND expires_at > $1
 		RETURNING kind`
+	movePendingQuery = `
+		UPDATE pending_action SET requester = $3 WHERE requester = $2 AND resolved_at = 0 AND expires_at > $1`
 )
 
 var _ core.PendingStore = (*Store)(nil)
@@ -61,6 +63,17 @@ func (s *Store) ResolvePending(ctx context.Context, key, resolution string, at t
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// MovePending gives the unresolved, unexpired pending actions from asked
+// for to to.
+func (s *Store) MovePending(ctx context.Context, from, to string, at time.Time) (int, error) {
+	res, err := s.DB.Exec(ctx, movePendingQuery, at.UnixMilli(), from, to)
+	if err != nil {
+		return 0, fmt.Errorf("move the pending actions of %s: %w", from, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // ClearPending drops the unresolved, unexpired pending actions of a room.

@@ -7,6 +7,7 @@ import (
 
 	"go.mau.fi/util/dbutil"
 
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 )
 
@@ -34,6 +35,8 @@ const (
 			LIMIT $2)`
 	pruneLinkCodesQuery = `
 		DELETE FROM link_code WHERE code IN (SELECT code FROM link_code WHERE expires_at < $1 LIMIT $2)`
+	pruneLinkFailuresQuery = `
+		DELETE FROM link_failure WHERE (account, at) IN (SELECT account, at FROM link_failure WHERE at < $1 LIMIT $2)`
 	// An agent's current cycle (that of its latest entry) is what fleet
 	// status and the wake router read: its entries stay whatever their age.
 	pruneAgentJournalQuery = `
@@ -82,9 +85,15 @@ func (s *Store) PrunePending(ctx context.Context, before time.Time, limit int) (
 	return s.prune(ctx, prunePendingQuery, before.UnixMilli(), limit)
 }
 
-// PruneLinkCodes deletes up to limit link codes that expired before before.
+// PruneLinkCodes deletes up to limit link codes that expired before
+// before, then wrong codes sent before before minus core.LinkCodeTTL.
 func (s *Store) PruneLinkCodes(ctx context.Context, before time.Time, limit int) (int, error) {
-	return s.prune(ctx, pruneLinkCodesQuery, before.UnixMilli(), limit)
+	codes, err := s.prune(ctx, pruneLinkCodesQuery, before.UnixMilli(), limit)
+	if err != nil || codes == limit {
+		return codes, err
+	}
+	failures, err := s.prune(ctx, pruneLinkFailuresQuery, before.Add(-core.LinkCodeTTL).UnixMilli(), limit-codes)
+	return codes + failures, err
 }
 
 // PruneAgentJournal deletes up to limit journal entries received before

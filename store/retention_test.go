@@ -102,6 +102,10 @@ func TestRetentionWindows(t *testing.T) {
 	// Link codes: one expired a moment ago, one expires in a moment.
 	must(s.AddLinkCode(ctx, core.LinkCode{Code: "expired", From: "@telegram_1:x", Network: "telegram", ExpiresAt: now.Add(-time.Millisecond)}))
 	must(s.AddLinkCode(ctx, core.LinkCode{Code: "valid", From: "@telegram_2:x", Network: "telegram", ExpiresAt: now.Add(time.Millisecond)}))
+	// Wrong codes an account sent: one too old to count towards a lock,
+	// one that still counts.
+	must(s.AddLinkFailure(ctx, "@telegram_3:x", now.Add(-core.LinkCodeTTL-time.Millisecond)))
+	must(s.AddLinkFailure(ctx, "@telegram_3:x", now.Add(-core.LinkCodeTTL+time.Millisecond)))
 
 	// Agent journals: EVE has an old cycle and a current one; ADA's only
 	// cycle is far older than the window but is its current one.
@@ -130,7 +134,7 @@ func TestRetentionWindows(t *testing.T) {
 	if r.Err != nil {
 		t.Fatalf("Pass() error = %v", r.Err)
 	}
-	want := retention.Report{At: now, Notices: 1, Events: 1, Pending: 2, LinkCodes: 1, Journal: 1, Tripwires: 1, Downsampled: 2, History: 1}
+	want := retention.Report{At: now, Notices: 1, Events: 1, Pending: 2, LinkCodes: 2, Journal: 1, Tripwires: 1, Downsampled: 2, History: 1}
 	if r != want {
 		t.Errorf("Pass() = %+v, want %+v", r, want)
 	}
@@ -176,6 +180,9 @@ func TestRetentionWindows(t *testing.T) {
 		}
 		if _, err := s.TakeLinkCode(ctx, "valid"); err != nil {
 			t.Errorf("valid code: TakeLinkCode() error = %v", err)
+		}
+		if n, err := s.LinkFailures(ctx, "@telegram_3:x", time.Time{}); err != nil || n != 1 {
+			t.Errorf("wrong codes left: %d (%v), want the 1 that still counts", n, err)
 		}
 	})
 	t.Run("agent journal", func(t *testing.T) {

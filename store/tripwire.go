@@ -45,7 +45,10 @@ const (
 	deleteTripwireQuery = `
 		UPDATE tripwire_state SET rev = $3, status = 'deleted', deleted_at = $4
 		WHERE id = (SELECT id FROM tripwire WHERE scope = $1 AND id = $2) AND status <> 'deleted'`
-	nextTripwireRevQuery        = `UPDATE tripwire_rev SET rev = rev + 1 WHERE id = 1 RETURNING rev`
+	nextTripwireRevQuery = `UPDATE tripwire_rev SET rev = rev + 1 WHERE id = 1 RETURNING rev`
+	countScopeQuery      = `
+		SELECT COUNT(*) FROM tripwire t JOIN tripwire_state s ON s.id = t.id WHERE t.scope = $1 AND s.status <> 'deleted'`
+	reviseScopeQuery            = `UPDATE tripwire_state SET rev = $2 WHERE id IN (SELECT id FROM tripwire WHERE scope = $1)`
 	tripwireCountCreationsQuery = `SELECT COUNT(*) FROM tripwire_creation WHERE scope = $1 AND at > $2`
 	tripwireInsertCreationQuery = `INSERT INTO tripwire_creation (scope, at) VALUES ($1, $2)`
 	tripwirePruneCreationsQuery = `DELETE FROM tripwire_creation WHERE scope = $1 AND at <= $2`
@@ -138,6 +141,36 @@ func (q *TripwireQuery) InsertTripwire(ctx context.Context, r tripwire.Record) e
 		}
 		return nil
 	})
+}
+
+// moveScopeQueries give a scope's tripwires and trips to another.
+var moveScopeQueries = []string{
+	`UPDATE tripwire SET scope = $2 WHERE scope = $1`,
+	`UPDATE tripwire_history SET scope = $2 WHERE scope = $1`,
+	`UPDATE tripwire_journal SET scope = $2 WHERE scope = $1`,
+	`UPDATE tripwire_push SET scope = $2 WHERE scope = $1`,
+}
+
+// MoveScope gives scope from's tripwires and their trips to scope to,
+// under a new revision.
+func (q *TripwireQuery) MoveScope(ctx context.Context, from, to string) (int, error) {
+	var n int
+	if err := q.db.QueryRow(ctx, countScopeQuery, from).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the tripwires of %s: %w", from, err)
+	}
+	rev, err := q.nextRev(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := q.db.Exec(ctx, reviseScopeQuery, from, rev); err != nil {
+		return 0, fmt.Errorf("revise the tripwires of %s: %w", from, err)
+	}
+	for _, query := range moveScopeQueries {
+		if _, err := q.db.Exec(ctx, query, from, to); err != nil {
+			return 0, fmt.Errorf("move the tripwires of %s: %w", from, err)
+		}
+	}
+	return n, nil
 }
 
 // nextRev takes the next revision; the counter row also serializes

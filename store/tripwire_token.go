@@ -15,6 +15,7 @@ const (
 	deleteTripwireTokenQuery = `DELETE FROM tripwire_token WHERE citizen = $1 AND id = $2`
 	tripwireTokenOwnerQuery  = `SELECT citizen FROM tripwire_token WHERE hash = $1`
 	listTripwireTokensQuery  = `SELECT id, citizen, label, created_at FROM tripwire_token WHERE citizen = $1 ORDER BY created_at, id`
+	moveTripwireTokensQuery  = `UPDATE tripwire_token SET citizen = $2 WHERE citizen = $1`
 )
 
 // TripwireTokenQuery keeps citizens' personal API tokens, by hash.
@@ -31,6 +32,16 @@ func (s *Store) TripwireTokens() *TripwireTokenQuery { return &TripwireTokenQuer
 func (q *TripwireTokenQuery) InsertToken(ctx context.Context, tok tripwire.Token, hash string) error {
 	_, err := q.db.Exec(ctx, insertTripwireTokenQuery, tok.ID, tok.Citizen, hash, tok.Label, tok.CreatedAt.UnixMilli())
 	return err
+}
+
+// MoveTokens gives every token of from to to.
+func (q *TripwireTokenQuery) MoveTokens(ctx context.Context, from, to string) (int, error) {
+	res, err := q.db.Exec(ctx, moveTripwireTokensQuery, from, to)
+	if err != nil {
+		return 0, fmt.Errorf("move the tokens of %s: %w", from, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // DeleteToken deletes one of citizen's tokens.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -121,9 +122,10 @@ logging:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	step("Issuing API tokens: one for agent EVE, one for the supervisor (jarvis token issue)")
+	step("Issuing API tokens: agents EVE and ZEUS, and the supervisor (jarvis token issue)")
 	d.tokens = map[string]string{}
-	for holder, args := range map[string][]string{"EVE": {"--role", "agent", "--agent", "EVE"}, "supervisor": {"--role", "supervisor"}} {
+	for holder, args := range map[string][]string{"EVE": {"--role", "agent", "--agent", "EVE"}, "ZEUS": {"--role", "agent", "--agent", "ZEUS"},
+		"supervisor": {"--role", "supervisor"}} {
 		out, err := exec.CommandContext(ctx, bin, append([]string{"token", "issue", "--config", cfgPath}, args...)...).CombinedOutput()
 		words := strings.Fields(string(out))
 		if err != nil || len(words) == 0 {
@@ -158,7 +160,7 @@ logging:
 
 	step("Agent EVE reports a heartbeat over the API; ZEUS never reports")
 	d.call("EVE", "POST", "/api/agents/heartbeat", map[string]any{"agent": "EVE", "cycle": "C-284",
-		"timestamp": time.Now().UTC().Format(time.RFC3339), "mii": 0.97, "mode_self_report": "green", "notes": "narrative tripwire check: clean"})
+		"timestamp": time.Now().UTC().Format(time.RFC3339), "mii": 0.97, "mode_self_report": "green", "notes": "narrative tripwire check: clean"}, nil)
 	d.talk("what's the fleet doing?")
 
 	step("Alice asks, in her own words, to be told when EVE goes offline; one tap arms it")
@@ -173,7 +175,7 @@ logging:
 
 	step("The supervisor halts agent EVE through its circuit breaker")
 	d.call("supervisor", "POST", "/api/breaker/EVE/open", map[string]any{"severity": "safety", "reason": "tried to run rm -rf outside its sandbox",
-		"evidence": []string{"tool call: rm -rf /srv/shared"}})
+		"evidence": []string{"tool call: rm -rf /srv/shared"}}, nil)
 	d.notice("HALTED")
 	d.talk("!breaker status")
 	d.notice("Tripwire tripped: EVE halted")
@@ -182,6 +184,35 @@ logging:
 	step("Alice turns a conversation into a backlog card, published atomically")
 	d.talk(`!card draft Add CSV export --accept "every column is exported" --priority P2`)
 	d.confirm("!card publish")
+
+	step("Worker ZEUS claims the card and needs a decision; Alice answers with one tap, and ZEUS reads her answer")
+	var backlog struct {
+		Cards []struct {
+			ID string `json:"id"`
+		} `json:"cards"`
+	}
+	d.call("ZEUS", "GET", "/api/cards?state=published", nil, &backlog)
+	if d.err == nil && len(backlog.Cards) == 0 {
+		d.err = fmt.Errorf("no published card for ZEUS to claim")
+	}
+	if d.err == nil {
+		card := backlog.Cards[0].ID
+		d.call("ZEUS", "POST", "/api/cards/"+card+"/state", map[string]string{"state": "claimed"}, nil)
+		d.call("ZEUS", "POST", "/api/cards/"+card+"/needs-decision", map[string]any{
+			"question": "Which separator should the CSV export use?", "options": []string{"Comma", "Semicolon"},
+			"checkpoint": map[string]string{"branch": "feat/csv-export", "note": "the exporter writes every column"}}, nil)
+		d.answer("Which separator should the CSV export use?", "2️⃣")
+		var read struct {
+			Amendments []struct {
+				Kind string `json:"kind"`
+				Text string `json:"text"`
+			} `json:"amendments"`
+		}
+		d.call("ZEUS", "GET", "/api/cards/"+card, nil, &read)
+		if n := len(read.Amendments); d.err == nil && n > 0 {
+			fmt.Printf("\033[2m   ZEUS reads the card's last amendment (%s): %s\033[0m\n", read.Amendments[n-1].Kind, strings.Join(strings.Fields(read.Amendments[n-1].Text), " "))
+		}
+	}
 
 	step("Done: every line went through the real homeserver and Jarvis's durable outbox.")
 	return d.err
@@ -235,6 +266,35 @@ func (d *demo) confirm(line string) {
 	say(d.jarvis, "(edits its message) "+edit.Content.AsMessage().NewContent.Body)
 }
 
+// answer waits for Jarvis's relay of a worker's question, taps option
+// as Alice, and prints what Jarvis edits the relay into.
+func (d *demo) answer(question, option string) {
+	if d.err != nil {
+		return
+	}
+	relay, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && strings.Contains(tesths.Body(evt), question)
+	})
+	if err != nil {
+		d.err = fmt.Errorf("the question never reached the room: %w", err)
+		return
+	}
+	say(d.jarvis, tesths.Body(relay))
+	say(d.alice.UserID, "(reacts "+option+")")
+	if _, err := d.alice.SendReaction(d.ctx, d.room, relay.ID, option); err != nil {
+		d.err = err
+		return
+	}
+	edit, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && evt.Content.AsMessage().RelatesTo.GetReplaceID() == relay.ID
+	})
+	if err != nil {
+		d.err = fmt.Errorf("jarvis did not take the answer: %w", err)
+		return
+	}
+	say(d.jarvis, "(edits its message) "+edit.Content.AsMessage().NewContent.Body)
+}
+
 // notice waits for a message of Jarvis's own containing text and prints it.
 func (d *demo) notice(text string) {
 	if d.err != nil {
@@ -274,13 +334,18 @@ func (d *demo) image() {
 	say(d.jarvis, fmt.Sprintf("(%s in the trip's thread) %s", kind, msg.Body))
 }
 
-// call makes an API call with the token of holder (EVE, the supervisor).
-func (d *demo) call(holder, method, path string, body any) {
+// call makes an API call with the token of holder (an agent, the
+// supervisor) and decodes the JSON answer into out when out is not nil.
+func (d *demo) call(holder, method, path string, body, out any) {
 	if d.err != nil {
 		return
 	}
-	data, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(d.ctx, method, d.api+path, bytes.NewReader(data))
+	var reqBody io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		reqBody = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(d.ctx, method, d.api+path, reqBody)
 	if err != nil {
 		d.err = err
 		return
@@ -291,10 +356,17 @@ func (d *demo) call(holder, method, path string, body any) {
 		d.err = err
 		return
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	fmt.Printf("\033[2m   %s: %s %s → %d\033[0m\n", holder, method, path, resp.StatusCode)
 	if resp.StatusCode >= 300 {
-		d.err = fmt.Errorf("%s %s: %d", method, path, resp.StatusCode)
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		d.err = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, msg)
+		return
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			d.err = fmt.Errorf("%s %s: %w", method, path, err)
+		}
 	}
 }
 

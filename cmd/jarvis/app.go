@@ -318,7 +318,26 @@ func (a *App) initCommands() {
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
+		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames})
+}
+
+// searchUsers asks the homeserver's user directory for users whose ID or
+// display name holds term, for `!link network:handle`.
+func (a *App) searchUsers(ctx context.Context, term string) ([]bridge.User, error) {
+	resp, err := a.bot.Client.SearchUserDirectory(ctx, term, 50)
+	if err != nil {
+		return nil, fmt.Errorf("search the user directory: %w", err)
+	}
+	users := make([]bridge.User, len(resp.Results))
+	for i, u := range resp.Results {
+		users[i] = bridge.User{UserID: u.UserID.String(), DisplayName: u.DisplayName}
+		// The directory's results name it display_name, profiles displayname.
+		if name, ok := u.Extra["display_name"].(string); ok && users[i].DisplayName == "" {
+			users[i].DisplayName = name
+		}
+	}
+	return users, nil
 }
 
 // agentNames lists the fleet's agents by name.

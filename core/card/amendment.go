@@ -54,9 +54,12 @@ type Amendment struct {
 	Elapsed    time.Duration
 	// Author made the amendment; Network is where a person's answer came
 	// from ("matrix", "telegram", …).
-	Author    string
-	Network   string
-	CreatedAt time.Time
+	Author  string
+	Network string
+	// SourceTrust is where the text came from: external for an agent's
+	// amendment, the answering account's trust for an answer.
+	SourceTrust core.Trust
+	CreatedAt   time.Time
 }
 
 // AmendmentInput is an amendment a worker or tool submits.
@@ -69,6 +72,8 @@ type AmendmentInput struct {
 	// BaseRevision, when not 0, is the revision the amendment was written
 	// against; if the card has moved on since, it is refused (ErrConflict).
 	BaseRevision int
+	// SourceTrust is where the text came from; native when empty.
+	SourceTrust core.Trust
 }
 
 // SignOff is a reviewer's sign-off, pinned to the revision they reviewed.
@@ -158,7 +163,8 @@ func (c *Service) Amend(ctx context.Context, cardID string, in AmendmentInput) (
 		}
 		now := c.deps.Clock.Now()
 		a := Amendment{CardID: card.ID, Revision: card.Revision + 1, Kind: in.Kind, Text: strings.TrimSpace(in.Text),
-			Priority: in.Priority, Acceptance: slices.Clone(in.Acceptance), Author: in.Author, CreatedAt: now}
+			Priority: in.Priority, Acceptance: slices.Clone(in.Acceptance), Author: in.Author,
+			SourceTrust: core.Derive(in.SourceTrust), CreatedAt: now}
 		next := card
 		next.Revision = a.Revision
 		next.UpdatedAt = now

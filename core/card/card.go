@@ -247,7 +247,11 @@ type Card struct {
 	// authorises dispatch only, never a merge (J-R11).
 	RatifiedBy       string
 	RatifiedRevision int
-	State            State
+	// SourceTrust is where the card's text came from: the weakest trust
+	// of its drafts and of the account that published them, external for
+	// a set an agent published over the API.
+	SourceTrust core.Trust
+	State       State
 	// StateNote is what the last move said (a worker's note, the answer
 	// that re-dispatched the card).
 	StateNote string
@@ -511,13 +515,19 @@ func (c *Service) checkDependencies(ctx context.Context, card Card) error {
 	return nil
 }
 
-// Ratify publishes again a card waiting for ratification after a
-// scope-expanding amendment. who must be the card's ratifier or an admin
-// (anyone when neither exists); they become its ratifier at the current
-// revision.
-func (c *Service) Ratify(ctx context.Context, id, who string) (Card, error) {
+// Ratify publishes a card waiting for ratification: after a
+// scope-expanding amendment, or published from a bridged account. who must
+// be the card's ratifier or an admin (anyone when neither exists), writing
+// from Matrix or from a linked account (trust at least linked: never a
+// relay or a puppet linked to nobody); they become its ratifier at the
+// current revision.
+func (c *Service) Ratify(ctx context.Context, id, who string, trust core.Trust) (Card, error) {
 	if strings.TrimSpace(who) == "" {
 		return Card{}, core.Invalid("who", "is required")
+	}
+	if !trust.AtLeast(core.TrustLinked) {
+		return Card{}, fmt.Errorf("ratify card %q: %w", id,
+			core.Refuse(core.ErrForbidden, "ratification comes from a Matrix account or one linked to it, not from %s trust", trust))
 	}
 	var out Card
 	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {

@@ -55,6 +55,12 @@ type SetInput struct {
 	Author     string
 	RatifiedBy string
 	Cards      []Input
+	// SourceTrust is where the cards' text came from; native when empty.
+	SourceTrust core.Trust
+
+	// awaiting publishes the cards waiting for ratification, not on the
+	// backlog: PublishDraft sets it for text below linked trust.
+	awaiting bool
 }
 
 // Set is a published set of cards.
@@ -183,8 +189,12 @@ func (c *Service) resolve(ctx context.Context, in SetInput, set Set) ([]Card, er
 	cards := make([]Card, len(in.Cards))
 	for i, ci := range in.Cards {
 		cards[i] = Card{ID: c.ids.next(iDPrefix, set.PublishedAt), SetID: set.ID, Ref: ci.Ref, Priority: ci.Priority,
-			Author: set.Author, RatifiedBy: set.RatifiedBy, State: Published, Revision: 1,
-			CreatedAt: set.PublishedAt, UpdatedAt: set.PublishedAt}
+			Author: set.Author, RatifiedBy: set.RatifiedBy, SourceTrust: core.Derive(in.SourceTrust), State: Published,
+			Revision: 1, CreatedAt: set.PublishedAt, UpdatedAt: set.PublishedAt}
+		if in.awaiting {
+			cards[i].State = AwaitingRatification
+			cards[i].StateNote = fmt.Sprintf("its text has %s trust; waiting for a Matrix account to ratify it", cards[i].SourceTrust)
+		}
 		if set.RatifiedBy != "" {
 			cards[i].RatifiedRevision = 1
 		}
@@ -383,7 +393,9 @@ type Draft struct {
 	// is "d" followed by it, and other drafts may depend on that ref.
 	Seq int
 	Input
-	AddedAt time.Time
+	// SourceTrust is where the draft's text came from.
+	SourceTrust core.Trust
+	AddedAt     time.Time
 }
 
 // DraftStore keeps each person's draft cards.
@@ -399,9 +411,10 @@ type DraftStore interface {
 }
 
 // AddDraft adds a card to a person's draft set and returns it with its ref
-// ("d1", "d2", …). Dependencies may name earlier drafts by ref, or
-// published cards by id; they are checked at publishing.
-func (c *Service) AddDraft(ctx context.Context, person string, spec Spec) (Draft, error) {
+// ("d1", "d2", …), keeping where its text came from. Dependencies may name
+// earlier drafts by ref, or published cards by id; they are checked at
+// publishing.
+func (c *Service) AddDraft(ctx context.Context, person string, spec Spec, trust core.Trust) (Draft, error) {
 	if strings.TrimSpace(person) == "" {
 		return Draft{}, core.Invalid("person", "is required")
 	}
@@ -418,7 +431,7 @@ func (c *Service) AddDraft(ctx context.Context, person string, spec Spec) (Draft
 			return core.Invalid("card", "a draft holds at most %d cards", MaxPerSet)
 		}
 		now := c.deps.Clock.Now()
-		out = Draft{DraftID: c.ids.next("draft_", now), Seq: 1, AddedAt: now}
+		out = Draft{DraftID: c.ids.next("draft_", now), Seq: 1, SourceTrust: core.Derive(trust), AddedAt: now}
 		for _, d := range drafts {
 			out.DraftID = d.DraftID
 			out.Seq = max(out.Seq, d.Seq+1)
@@ -471,10 +484,23 @@ func (c *Service) ClearDrafts(ctx context.Context, person string) (int, error) {
 	return n, nil
 }
 
+// DraftTrust is the trust of drafts published by an account writing at
+// trust: the weakest of it and the drafts'.
+func DraftTrust(drafts []Draft, trust core.Trust) core.Trust {
+	for _, d := range drafts {
+		trust = core.Derive(trust, d.SourceTrust)
+	}
+	return core.Derive(trust)
+}
+
 // PublishDraft publishes a person's draft cards as one set, authored by
-// MainAgent and ratified by the person, and clears the draft, in one
-// transaction. An empty draft is ErrInvalid.
-func (c *Service) PublishDraft(ctx context.Context, person string) (PublishedSet, error) {
+// MainAgent, and clears the draft, in one transaction. trust is that of
+// the account confirming the publication. When it and every draft's text
+// are at least linked, the person ratifies the set and it goes to the
+// backlog; otherwise (a bridged account linked to nobody, a relay) the
+// cards wait for ratification from a Matrix account (Ratify). An empty
+// draft is ErrInvalid.
+func (c *Service) PublishDraft(ctx context.Context, person string, trust core.Trust) (PublishedSet, error) {
 	var out PublishedSet
 	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		drafts, err := c.deps.Store.Drafts(ctx, person)
@@ -484,9 +510,12 @@ func (c *Service) PublishDraft(ctx context.Context, person string) (PublishedSet
 		if len(drafts) == 0 {
 			return core.Invalid("draft", "%s has no draft cards", person)
 		}
-		in := SetInput{Key: "draft:" + drafts[0].DraftID, Author: MainAgent, RatifiedBy: person}
+		in := SetInput{Key: "draft:" + drafts[0].DraftID, Author: MainAgent, RatifiedBy: person, SourceTrust: DraftTrust(drafts, trust)}
 		for _, d := range drafts {
 			in.Cards = append(in.Cards, d.Input)
+		}
+		if !in.SourceTrust.AtLeast(core.TrustLinked) {
+			in.RatifiedBy, in.awaiting = "", true
 		}
 		if out, err = c.publish(ctx, in); err != nil {
 			return err

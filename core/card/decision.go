@@ -109,6 +109,24 @@ type DecisionStore interface {
 	DueDecisions(ctx context.Context, now time.Time, limit int) ([]Decision, error)
 	// OpenDecisions returns every open question.
 	OpenDecisions(ctx context.Context) ([]Decision, error)
+	// MoveAsked makes to one of the people asked, instead of from, in
+	// every open question from is asked, and says how many.
+	MoveAsked(ctx context.Context, from, to string) (int, error)
+}
+
+// Adopt gives the open questions a bridged puppet is asked to the Matrix
+// account it was just linked to, and says how many.
+func (c *Service) Adopt(ctx context.Context, from, to string) (int, error) {
+	var n int
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		n, err = c.deps.Store.MoveAsked(ctx, from, to)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("move the questions asked of %s to %s: %w", from, to, err)
+	}
+	return n, nil
 }
 
 // AnswerResult is what answering did. AlreadyAnswered is true when the
@@ -242,7 +260,7 @@ func (c *Service) RaiseDecisionAs(ctx context.Context, worker, cardID string, in
 // expired question is ErrExpired, a withdrawn one ErrGone, an option out
 // of range ErrInvalid, and a person who was not asked (nor an admin)
 // ErrForbidden.
-func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, who, network string) (AnswerResult, error) {
+func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, who, network string, trust core.Trust) (AnswerResult, error) {
 	if strings.TrimSpace(who) == "" {
 		return AnswerResult{}, core.Invalid("who", "is required")
 	}
@@ -270,7 +288,7 @@ func (c *Service) AnswerDecision(ctx context.Context, ref string, option int, wh
 			return core.Refuse(core.ErrForbidden, "question %s is for %s", d.ID, strings.Join(d.Asked, ", "))
 		}
 		d.Status, d.Option, d.AnsweredBy, d.Network = DecisionAnswered, option, who, network
-		out, err = c.close(ctx, d)
+		out, err = c.close(ctx, d, core.Derive(trust))
 		return err
 	})
 	if err != nil {
@@ -299,8 +317,10 @@ func (c *Service) findDecision(ctx context.Context, ref string) (Decision, error
 }
 
 // close records the outcome set on d (answered or defaulted), writes the
-// answer amendment, re-publishes the card and edits the relay message.
-func (c *Service) close(ctx context.Context, d Decision) (AnswerResult, error) {
+// answer amendment with the trust of whoever chose (external for the
+// asking agent's default), re-publishes the card and edits the relay
+// message.
+func (c *Service) close(ctx context.Context, d Decision, trust core.Trust) (AnswerResult, error) {
 	now := c.deps.Clock.Now()
 	d.ClosedAt = now
 	if err := c.deps.Store.UpdateDecision(ctx, d); err != nil {
@@ -315,7 +335,7 @@ func (c *Service) close(ctx context.Context, d Decision) (AnswerResult, error) {
 	}
 	a := Amendment{CardID: card.ID, Revision: card.Revision + 1, Kind: AmendAnswer, Text: answerText(d),
 		DecisionID: d.ID, Option: d.Option, Elapsed: now.Sub(d.AskedAt), Author: d.AnsweredBy,
-		Network: d.Network, CreatedAt: now}
+		Network: d.Network, SourceTrust: trust, CreatedAt: now}
 	if d.Status == DecisionDefaulted {
 		a.Author = MainAgent
 	}
@@ -424,7 +444,7 @@ func (c *Service) sweepOne(ctx context.Context, id string) (DecisionStatus, erro
 	}
 	if d.DefaultOption > 0 {
 		d.Status, d.Option = DecisionDefaulted, d.DefaultOption
-		if _, err := c.close(ctx, d); err != nil {
+		if _, err := c.close(ctx, d, core.TrustExternal); err != nil {
 			return "", err
 		}
 	} else {

@@ -77,7 +77,9 @@ type Store interface {
 	// PrunePending deletes confirmations answered, or expired unanswered,
 	// before before.
 	PrunePending(ctx context.Context, before time.Time, limit int) (int, error)
-	// PruneLinkCodes deletes link codes that expired before before.
+	// PruneLinkCodes deletes link codes that expired before before, and
+	// the wrong codes sent from accounts before before minus
+	// core.LinkCodeTTL, which no longer count towards a lock.
 	PruneLinkCodes(ctx context.Context, before time.Time, limit int) (int, error)
 	// PruneAgentJournal deletes journal entries received before before,
 	// except those of each agent's current cycle.

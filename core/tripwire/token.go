@@ -36,6 +36,31 @@ type TokenStore interface {
 	TokenCitizen(ctx context.Context, hash string) (string, error)
 	// ListTokens lists citizen's tokens, oldest first.
 	ListTokens(ctx context.Context, citizen string) ([]Token, error)
+	// MoveTokens gives every token of citizen from to citizen to and says
+	// how many.
+	MoveTokens(ctx context.Context, from, to string) (int, error)
+}
+
+// Adopt gives everything of citizen from (a bridged puppet) to citizen to
+// (the Matrix account it was just linked to), in one transaction: its
+// tripwires with their trips, and its personal tokens, which from then on
+// act for to. It says how many tripwires and tokens moved.
+func (s *Service) Adopt(ctx context.Context, from, to string) (tripwires, tokens int, err error) {
+	if err := CheckScope(to); err != nil {
+		return 0, 0, err
+	}
+	err = s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		if tripwires, err = s.deps.Store.MoveScope(ctx, from, to); err != nil {
+			return err
+		}
+		tokens, err = s.deps.Tokens.MoveTokens(ctx, from, to)
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("move the tripwires and tokens of %s to %s: %w", from, to, err)
+	}
+	return tripwires, tokens, nil
 }
 
 // CreateToken makes a personal API token for citizen and returns its

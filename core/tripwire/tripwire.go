@@ -255,6 +255,11 @@ type JournalPage struct {
 type Store interface {
 	// InsertTripwire writes a new tripwire.
 	InsertTripwire(ctx context.Context, rec Record) error
+	// MoveScope gives every tripwire of scope from, with its trips in
+	// history, journal and push queue, to scope to, under a new revision
+	// (so the evaluator takes it in, as any write), and says how many of
+	// them were not deleted.
+	MoveScope(ctx context.Context, from, to string) (int, error)
 	// Tripwire returns one of scope's tripwires; another scope's is ErrNotFound.
 	Tripwire(ctx context.Context, scope, id string) (Record, error)
 	// ListTripwires lists scope's tripwires, oldest first.

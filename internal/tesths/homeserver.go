@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"maunium.net/go/mautrix"
@@ -91,6 +93,42 @@ func (h *Homeserver) run(env []string, args ...string) error {
 
 // Stop stops the homeserver; its state stays in Dir for Restart.
 func (h *Homeserver) Stop() error { return h.run(nil, "stop", h.Dir) }
+
+// Kill ends the homeserver with SIGKILL, as a crash would, and waits
+// until it is gone; its state stays in Dir for Restart.
+func (h *Homeserver) Kill() error {
+	raw, err := os.ReadFile(filepath.Join(h.Dir, "pid"))
+	if err != nil {
+		return fmt.Errorf("the homeserver is not running: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return fmt.Errorf("homeserver pid file: %w", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill the homeserver: %w", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the homeserver (pid %d) outlived SIGKILL by 10 s", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return os.Remove(filepath.Join(h.Dir, "pid"))
+}
+
+// alive tells whether a process runs: a zombie, dead but not yet reaped by
+// whoever inherited it, does not.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// The state follows the command name, which is in parentheses.
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
 
 // Restart starts the stopped homeserver again on the same port.
 func (h *Homeserver) Restart() error { return h.run(nil, "restart", h.Dir) }

@@ -1,0 +1,75 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+// TestSyncRetriesWhatItCouldNotTakeIn: when Jarvis cannot ask the
+// homeserver who may do what in the room of a message (the homeserver went
+// away after the sync response came), the response fails whole and its
+// token is not stored, so the next sync brings the message again; before,
+// the message was dropped and the command never answered.
+func TestSyncRetriesWhatItCouldNotTakeIn(t *testing.T) {
+	ctx := context.Background()
+	b, _, _, _ := newTestSender(t)
+	st, err := store.Open(ctx, store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	cli, err := mautrix.NewClient(gone.URL, "@jarvis:example.org", "token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := bridge.NewPolicy([]string{"@*:example.org"}, bridge.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Client, b.cfg.UserID, b.deps.Policy, b.deps.State = cli, "@jarvis:example.org", policy, st
+	b.joined = map[id.RoomID]int64{}
+	s := &syncer{DefaultSyncer: mautrix.NewDefaultSyncer(), bot: b}
+	s.OnEventType(event.EventMessage, b.onMessage)
+
+	room := id.RoomID(testRoom)
+	join := syncEvent(t, event.StateMember, "@jarvis:example.org", 1000, map[string]any{"membership": "join"})
+	join.StateKey = new(string)
+	*join.StateKey = "@jarvis:example.org"
+	ping := syncEvent(t, event.EventMessage, "@alice:example.org", 2000, map[string]any{"msgtype": "m.text", "body": "!ping"})
+	res := &mautrix.RespSync{NextBatch: "s2"}
+	res.Rooms.Join = map[id.RoomID]*mautrix.SyncJoinedRoom{room: {Timeline: mautrix.SyncTimeline{
+		SyncEventsList: mautrix.SyncEventsList{Events: []*event.Event{join, ping}}}}}
+
+	if err := s.ProcessResponse(ctx, res, "s1"); err == nil {
+		t.Fatal("the response was taken in although the message's room could not be read")
+	}
+	if token, err := b.deps.State.State(ctx, stateNextBatch); err != nil || token != "" {
+		t.Errorf("sync token %q (%v) stored, want none: the message would not come again", token, err)
+	}
+}
+
+// syncEvent is an event as a sync response brings it, its content still
+// to be parsed.
+func syncEvent(t *testing.T, typ event.Type, sender id.UserID, ts int64, content map[string]any) *event.Event {
+	t.Helper()
+	raw, err := json.Marshal(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &event.Event{ID: id.EventID("$" + typ.Type), Type: typ, Sender: sender, Timestamp: ts,
+		Content: event.Content{VeryRaw: raw}}
+}
