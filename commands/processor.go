@@ -313,7 +313,9 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	log := zerolog.Ctx(ctx)
 	path := evt.Command
 	err := p.deps.Tx.InTx(ctx, func(ctx context.Context) (err error) {
-		evt.Ctx = ctx
+		// The store may run this again after a serialization failure:
+		// start each run with no replies sent.
+		evt.Ctx, evt.replies, evt.err = ctx, 0, nil
 		first, err := p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
 		if err != nil || !first {
 			return err

@@ -532,8 +532,9 @@ func TestPublishSurvivesKill(t *testing.T) {
 
 // TestPublishBudgetUnderConcurrency: sets published at once from several
 // connections never overdraw a budget. The budget check reads the ledger
-// before writing, so each engine must run publishing transactions one at
-// a time (SQLite's immediate transactions, PostgreSQL's writer lock).
+// before writing: SQLite's immediate transactions run one at a time,
+// PostgreSQL's serializable ones refuse (and the store reruns) all but one
+// of those that read the ledger before another's charge committed.
 func TestPublishBudgetUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
 	cfg := testdb.NewConfig(t, testEngine)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lib/pq"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -390,7 +390,7 @@ func TestLeaseFenceHoldsUntilCommit(t *testing.T) {
 // lock: SQLite's busy, PostgreSQL's lock_not_available.
 func lockedOut(err error) bool {
 	var lite sqlite3.Error
-	var pg *pq.Error
+	var pg *pgconn.PgError
 	return errors.As(err, &lite) && lite.Code == sqlite3.ErrBusy || errors.As(err, &pg) && pg.Code == "55P03"
 }
 

@@ -54,6 +54,10 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 	}{
 		{"unknown engine", store.Config{Type: "oracle", URI: "x"}, "store.type"},
 		{"no uri", store.Config{Type: "sqlite3"}, "store.uri"},
+		{"negative pool", store.Config{Type: "postgres", URI: "x", MaxOpenConns: -1}, "store.max_open_conns"},
+		{"negative idle", store.Config{Type: "postgres", URI: "x", MaxIdleConns: -1}, "store.max_idle_conns"},
+		{"more idle than open", store.Config{Type: "postgres", URI: "x", MaxOpenConns: 4, MaxIdleConns: 8}, "store.max_idle_conns"},
+		{"negative lifetime", store.Config{Type: "postgres", URI: "x", ConnMaxLifetime: -time.Minute}, "store.conn_max_lifetime"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := store.Open(context.Background(), tt.cfg, zerolog.Nop())

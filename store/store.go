@@ -9,12 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
-	_ "github.com/lib/pq"           // the PostgreSQL driver, registered as "postgres"
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver, registered as "pgx"
+	_ "github.com/mattn/go-sqlite3"    // the SQLite driver
 	"github.com/rs/zerolog"
 	"go.mau.fi/util/dbutil"
 
@@ -44,6 +47,15 @@ type Config struct {
 	// (postgres://user:password@host:port/db?sslmode=disable, or the
 	// key=value form).
 	URI string
+	// MaxOpenConns caps the connections to PostgreSQL this Jarvis holds
+	// at once; 0 sets no cap.
+	MaxOpenConns int
+	// MaxIdleConns is how many of them stay open while unused; 0 keeps
+	// database/sql's default, 2.
+	MaxIdleConns int
+	// ConnMaxLifetime is how long one is used before it is replaced; 0
+	// keeps it as long as it works.
+	ConnMaxLifetime time.Duration
 }
 
 // The engines Config.Type names.
@@ -59,6 +71,14 @@ func (c Config) Validate() error {
 		return core.Invalid("store.type", "must be sqlite3 or postgres, not %q", c.Type)
 	case strings.TrimSpace(c.URI) == "":
 		return core.Invalid("store.uri", "is required")
+	case c.MaxOpenConns < 0:
+		return core.Invalid("store.max_open_conns", "must not be negative (0 sets no cap)")
+	case c.MaxIdleConns < 0:
+		return core.Invalid("store.max_idle_conns", "must not be negative")
+	case c.MaxOpenConns > 0 && c.MaxIdleConns > c.MaxOpenConns:
+		return core.Invalid("store.max_idle_conns", "must not exceed store.max_open_conns (%d)", c.MaxOpenConns)
+	case c.ConnMaxLifetime < 0:
+		return core.Invalid("store.conn_max_lifetime", "must not be negative (0 keeps a connection as long as it works)")
 	}
 	return nil
 }
@@ -72,7 +92,7 @@ type Store struct {
 	// leaseClock: see JudgeLeasesByCallerClock.
 	callerClock bool
 	// gate orders this process's write transactions on SQLite; nil on
-	// PostgreSQL, whose advisory lock does.
+	// PostgreSQL, whose transactions run side by side (see doTxn).
 	gate *writeGate
 
 	outboxOnce sync.Once
@@ -165,15 +185,19 @@ func upgrade(ctx context.Context, db *dbutil.Database) error {
 	return db.Upgrade(ctx)
 }
 
-// openDB opens the engine cfg names with a pool sized for it.
+// openDB opens the engine cfg names with a pool sized for it. PostgreSQL
+// goes through pgx, which keeps every statement prepared per connection.
 func openDB(cfg Config) (*dbutil.Database, error) {
 	if cfg.Type == Postgres {
-		db, err := dbutil.NewWithDialect(cfg.URI, "postgres")
+		db, err := dbutil.NewWithDialect(cfg.URI, "pgx")
 		if err != nil {
 			return nil, err
 		}
-		db.RawDB.SetMaxOpenConns(16)
-		db.RawDB.SetMaxIdleConns(4)
+		db.RawDB.SetMaxOpenConns(cfg.MaxOpenConns)
+		if cfg.MaxIdleConns > 0 {
+			db.RawDB.SetMaxIdleConns(cfg.MaxIdleConns)
+		}
+		db.RawDB.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 		return db, nil
 	}
 	db, err := dbutil.NewWithDialect(sqliteDSN(cfg.URI), "sqlite3")
@@ -213,6 +237,14 @@ type inTxKey struct{}
 // outermost transaction waits for the write gate (on SQLite), runs the
 // fence first and, once it has committed, what core.AfterCommit was given
 // inside it.
+//
+// On PostgreSQL the outermost transaction is run again, from the start,
+// when the database refused it as a serialization failure or a deadlock
+// (see doTxn): up to maxTxAttempts times, after a pause of random length
+// that grows with each attempt so that the transactions that collided do
+// not collide again. fn must therefore change nothing but the database
+// (and what it returns to its caller); a run that failed leaves its
+// commit hooks unrun, and only the one that committed runs them.
 func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if ctx.Value(inTxKey{}) != nil {
 		return fn(ctx)
@@ -223,45 +255,72 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 		}
 		defer s.gate.release()
 	}
-	ctx, afterCommit := core.WithCommitHooks(context.WithValue(ctx, inTxKey{}, true))
-	err := doTxn(ctx, s.DB, func(ctx context.Context) error {
-		if s.fence != nil && !core.IsUnfenced(ctx) {
-			if err := s.fence(ctx); err != nil {
-				return err
+	ctx = context.WithValue(ctx, inTxKey{}, true)
+	for attempt := 1; ; attempt++ {
+		hooked, afterCommit := core.WithCommitHooks(ctx)
+		err := doTxn(hooked, s.DB, func(ctx context.Context) error {
+			if s.fence != nil && !core.IsUnfenced(ctx) {
+				if err := s.fence(ctx); err != nil {
+					return err
+				}
 			}
+			return fn(ctx)
+		})
+		if err == nil {
+			afterCommit()
+			return nil
 		}
-		return fn(ctx)
-	})
-	if err != nil {
-		return err
+		if attempt == maxTxAttempts || !retryable(err) {
+			return err
+		}
+		pause := time.NewTimer(rand.N(txRetryPause << min(attempt, 6)))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return err
+		case <-pause.C:
+		}
 	}
-	afterCommit()
-	return nil
 }
 
-// writeLockKey is the PostgreSQL advisory lock every write transaction
-// takes first.
-const writeLockKey = 0x6a61727669730002 // "jarvis" 2
+// maxTxAttempts is how often tx runs a transaction that PostgreSQL keeps
+// refusing as a serialization failure; txRetryPause is the longest pause
+// before the second attempt, doubled for each further one up to 64 times
+// it.
+const (
+	maxTxAttempts = 20
+	txRetryPause  = time.Millisecond
+)
+
+// retryable reports whether err is PostgreSQL refusing a transaction that
+// would, if run again, succeed or fail on its own merits:
+// serialization_failure or deadlock_detected.
+func retryable(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
+}
 
 // doTxn runs fn in one transaction, joining the one in ctx if there is one.
 //
-// The code above the store was written against SQLite's immediate
-// transactions: one writer at a time, so a transaction that reads and then
-// writes (the budget check before the charge, the tripwire caps and rate
-// limit before the insert) sees no other writer in between. PostgreSQL's
-// read committed transactions run concurrently; a transaction-scoped
-// advisory lock taken first gives every Jarvis process on the database the
-// same one-writer order. Reads outside transactions do not wait for it.
+// The code above the store reads and then writes in many places, and
+// relies on nothing changing in between: the priority budget counted
+// before a card set is charged, the breaker's compare-and-swap, a card's
+// state before its transition, a pending confirmation or a link code
+// before it is taken, the tripwire caps and rate limit before an insert.
+// SQLite's immediate transactions run one writer at a time, which makes
+// all of them exact. On PostgreSQL the transactions are SERIALIZABLE:
+// the database itself makes every one behave as if it had run alone,
+// and refuses one of two that would contradict each other (tx runs it
+// again), while transactions that touch different rows run side by side.
+// Locking each row a check reads (SELECT … FOR UPDATE) would do the same
+// for the checks there are today, but every new check would have to
+// remember its lock, and a forgotten one fails only under load; under
+// SERIALIZABLE a check is exact because it is inside a transaction.
 func doTxn(ctx context.Context, db *dbutil.Database, fn func(ctx context.Context) error) error {
 	if db.Dialect != dbutil.Postgres {
 		return db.DoTxn(ctx, nil, fn)
 	}
-	return db.DoTxn(ctx, nil, func(ctx context.Context) error {
-		if _, err := db.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writeLockKey)); err != nil {
-			return fmt.Errorf("take the write lock: %w", err)
-		}
-		return fn(ctx)
-	})
+	return db.DoTxn(ctx, &dbutil.TxnOptions{Isolation: sql.LevelSerializable}, fn)
 }
 
 // notFound turns sql.ErrNoRows into core.ErrNotFound.

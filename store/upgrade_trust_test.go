@@ -37,7 +37,11 @@ func TestUpgradeFillsCardTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := dbutil.NewWithDialect(uri, cfg.Type)
+	driver := cfg.Type
+	if driver == store.Postgres {
+		driver = "pgx" // the driver store.Open uses
+	}
+	db, err := dbutil.NewWithDialect(uri, driver)
 	if err != nil {
 		t.Fatal(err)
 	}

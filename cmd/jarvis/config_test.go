@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"bot.device_name", cfg.Bot.DeviceName, "Jarvis"},
 		{"store.type", cfg.Store.Type, "sqlite3"},
 		{"store.uri", cfg.Store.URI, "jarvis.db"},
+		{"store.max_open_conns", strconv.Itoa(cfg.Store.MaxOpenConns), "16"},
+		{"store.max_idle_conns", strconv.Itoa(cfg.Store.MaxIdleConns), "4"},
+		{"store.conn_max_lifetime", cfg.Store.ConnMaxLifetime.String(), "30m0s"},
 		{"logging.level", cfg.Logging.Level, "info"},
 		{"logging.format", cfg.Logging.Format, "auto"},
 		{"workspace.id", cfg.Workspace.ID, "default"},
@@ -227,6 +231,8 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"encryption without pickle key", "bot:\n  encryption: {pickle_key: \"\"}\n", "bot.encryption.pickle_key"},
 		{"prefix with space", "bot:\n  command_prefix: \"! \"\n", "bot.command_prefix"},
 		{"unknown store", "store:\n  type: oracle\n", "store.type"},
+		{"more idle connections than open", "store:\n  max_open_conns: 2\n  max_idle_conns: 3\n", "store.max_idle_conns"},
+		{"negative connection lifetime", "store:\n  conn_max_lifetime: -1m\n", "store.conn_max_lifetime"},
 		{"bad log level", "logging:\n  level: loud\n", "logging.level"},
 		{"bad log format", "logging:\n  format: xml\n", "logging.format"},
 		{"api with the shared agent token", "api:\n  listen: 127.0.0.1:9000\n  agent_token: a-long-enough-agent-token\n", "api.agent_token"},

@@ -78,6 +78,9 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 	var res ReconcileResult
 	now := r.deps.Clock.Now()
 	err := r.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		// A run the store repeats after a serialization failure counts
+		// afresh.
+		res = ReconcileResult{}
 		// The sources are read inside the transaction: a list read before
 		// another reconcile committed would clear what that one just said,
 		// and the next would say it again.

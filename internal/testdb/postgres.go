@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/lib/pq" // the PostgreSQL driver
+	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver, registered as "pgx"
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/store"
@@ -110,7 +110,7 @@ func dial(uri string) (*server, error) {
 	if uri == "" {
 		return nil, errUnset
 	}
-	db, err := sql.Open("postgres", uri)
+	db, err := sql.Open("pgx", uri)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvPostgres, err)
 	}

@@ -90,7 +90,8 @@ func newConfig(tb testing.TB, engine string, schema bool) store.Config {
 	case store.SQLite:
 		return store.Config{Type: store.SQLite, URI: filepath.Join(tb.TempDir(), "jarvis.db")}
 	case store.Postgres:
-		return store.Config{Type: store.Postgres, URI: postgres(tb, schema)}
+		// The pool config.example.yaml sets.
+		return store.Config{Type: store.Postgres, URI: postgres(tb, schema), MaxOpenConns: 16, MaxIdleConns: 4}
 	}
 	tb.Fatalf("no engine %q", engine)
 	return store.Config{}
