@@ -35,7 +35,7 @@ integration: homeserver ## Integration tests against a real Dendrite (started by
 # The fault matrix: N scenarios from SEED (a seed of the current time when
 # empty); a failed scenario's seed and plan are printed, and
 # `make chaos SEED=<seed> N=1` replays it.
-SEED ?=
+SEED ?= $(shell date +%s%N | tail -c 7)
 N    ?= 20
 chaos: homeserver ## The fault matrix, long: make chaos SEED=… N=…
 	JARVIS_CHAOS_SEED=$(SEED) JARVIS_CHAOS_N=$(N) $(GO) test -tags $(TAGS) -count=1 -timeout 0 -run '^TestFaultMatrix$$' ./integration/

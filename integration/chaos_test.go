@@ -24,12 +24,16 @@ import (
 )
 
 // The fault matrix's knobs: `make chaos SEED=… N=…` sets them. Without
-// them TestFaultMatrix runs chaosShortRun scenarios from a seed of the
-// current time, which it logs.
+// them TestFaultMatrix runs the short run of `make test`: chaosShortRun
+// scenarios from chaosShortSeed, one on PostgreSQL and one on SQLite,
+// whose plans have every fault of their engine. The short run's seed is
+// fixed so that a red `make test` replays as it failed; `make chaos`
+// explores other seeds.
 const (
-	envChaosSeed  = "JARVIS_CHAOS_SEED"
-	envChaosN     = "JARVIS_CHAOS_N"
-	chaosShortRun = 2
+	envChaosSeed   = "JARVIS_CHAOS_SEED"
+	envChaosN      = "JARVIS_CHAOS_N"
+	chaosShortSeed = 305
+	chaosShortRun  = 2
 	// chaosTTL is the lease the scenarios run with: a takeover takes about
 	// this long, and a frozen holder keeps its lease for as long.
 	chaosTTL = 3 * time.Second
@@ -62,7 +66,7 @@ func TestFaultMatrix(t *testing.T) {
 
 func chaosParams(t *testing.T) (seed uint64, n int) {
 	t.Helper()
-	seed, n = uint64(time.Now().UnixNano()%1_000_000), chaosShortRun
+	seed, n = chaosShortSeed, chaosShortRun
 	if s := os.Getenv(envChaosSeed); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
