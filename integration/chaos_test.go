@@ -17,6 +17,7 @@ import (
 
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
 	"github.com/jarvis-hmi/jarvis/internal/workload"
@@ -334,7 +335,7 @@ func (s *scenario) holder() *node {
 	for {
 		if rec, err := s.st.Leases().Get(context.Background(), "default"); err == nil && time.Now().Before(rec.ExpiresAt) {
 			for _, n := range s.nodes {
-				if n.running() && strings.Contains(rec.Holder, fmt.Sprintf("/%d/", n.cmd.Process.Pid)) {
+				if n.holds(rec) {
 					return n
 				}
 			}
@@ -344,6 +345,22 @@ func (s *scenario) holder() *node {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// holds says whether the lease rec names this running process.
+func (n *node) holds(rec lease.Record) bool {
+	return n.running() && strings.Contains(rec.Holder, fmt.Sprintf("/%d/", n.cmd.Process.Pid))
+}
+
+// roles returns the holder and the other process, the standby.
+func (s *scenario) roles() (holder, standby *node) {
+	holder = s.holder()
+	for _, n := range s.nodes {
+		if n != holder {
+			standby = n
+		}
+	}
+	return holder, standby
 }
 
 // route points the agents' proxy at the holder's API.

@@ -254,16 +254,16 @@ func (s *scenario) probeStandby() {
 		n.jarvis = s.nodes[0].Twin(t, "JARVIS_API_LISTEN="+n.api)
 		s.nodes = append(s.nodes, n)
 	}
-	holder := s.holder()
-	var standby *node
-	for _, n := range s.nodes {
-		if n != holder {
-			standby = n
-		}
-	}
 	began := time.Now()
+	// Who holds the lease is read again once all is quiet: a fault just
+	// before the probe can still be handing it over while it waits.
+	holder, standby := s.roles()
 	standby.waitMute(t)
 	waitOutboxEmpty(t, s.st, waitReply)
+	if h, _ := s.roles(); h != holder {
+		holder, standby = s.roles()
+		standby.waitMute(t)
+	}
 	quiet := time.Since(began)
 
 	// The holder renews every third of the lease; freeze it right after a
@@ -274,6 +274,9 @@ func (s *scenario) probeStandby() {
 		rec, err := s.st.Leases().Get(ctx, "default")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !holder.holds(rec) {
+			t.Fatalf("the lease went from the holder (pid %d) to %s while the probe waited for quiet", holder.cmd.Process.Pid, rec.Holder)
 		}
 		window = time.Until(rec.ExpiresAt) - time.Second
 		if window >= chaosTTL/2 {
