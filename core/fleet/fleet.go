@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // DefaultCadence is how often an agent is expected to heartbeat when its
@@ -148,6 +149,11 @@ type HeartbeatStore interface {
 	PutHeartbeats(ctx context.Context, hbs []Heartbeat) (first []bool, err error)
 }
 
+// HistoryWriter adds readings to the sources' history.
+type HistoryWriter interface {
+	AddReadings(ctx context.Context, readings []history.Reading) error
+}
+
 // Deps are what the fleet service works with.
 type Deps struct {
 	Tx           core.Transactor
@@ -156,6 +162,11 @@ type Deps struct {
 	Attestations AttestationStore
 	Outbox       core.Outbox
 	Clock        core.Clock
+	// History, when set, keeps each heartbeat's agent.mii and the
+	// agent.status it starts or ends (online, late, offline), in the
+	// transaction that records it, for `!fleet chart` whether or not a
+	// tripwire reads them.
+	History HistoryWriter
 	// Room is the dedicated room that missed-heartbeat alerts and recovery
 	// notices go to.
 	Room string
@@ -348,12 +359,30 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 		for i, agent := range agents {
 			updated[i] = states[agent]
 		}
-		return f.deps.Heartbeats.PutAgentStates(ctx, updated...)
+		if err := f.deps.Heartbeats.PutAgentStates(ctx, updated...); err != nil {
+			return err
+		}
+		readings := make([]history.Reading, 0, 2*len(rows))
+		for _, hb := range rows {
+			readings = append(readings,
+				history.Reading{Source: core.SourceRef{Kind: SourceAgentMII, Param: hb.Agent}, At: hb.ReceivedAt, Value: hb.MII},
+				history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: hb.Agent}, At: hb.ReceivedAt, Value: string(PresenceOnline)})
+		}
+		return f.addReadings(ctx, readings...)
 	})
 	if err == nil {
 		f.changed()
 	}
 	return err
+}
+
+// addReadings keeps readings of the fleet's sources, when a history is
+// kept.
+func (f *Service) addReadings(ctx context.Context, readings ...history.Reading) error {
+	if f.deps.History == nil {
+		return nil
+	}
+	return f.deps.History.AddReadings(ctx, readings)
 }
 
 func (f *Service) changed() {
