@@ -162,10 +162,10 @@ type Deps struct {
 	Attestations AttestationStore
 	Outbox       core.Outbox
 	Clock        core.Clock
-	// History, when set, keeps each heartbeat's agent.mii and the
-	// agent.status it starts or ends (online, late, offline), in the
-	// transaction that records it, for `!fleet chart` whether or not a
-	// tripwire reads them.
+	// History, when set, keeps each heartbeat's agent.mii and each change
+	// of agent.status (online after a silence or at first, late, offline),
+	// in the transaction that records it, for `!fleet chart` whether or not
+	// a tripwire reads them.
 	History HistoryWriter
 	// Room is the dedicated room that missed-heartbeat alerts and recovery
 	// notices go to.
@@ -343,11 +343,16 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 		for _, st := range stored {
 			states[st.Agent] = st
 		}
+		readings := make([]history.Reading, 0, len(rows))
 		for _, b := range beats {
 			key := beatKey{b.hb.Agent, b.hb.Cycle}
 			st, ok := states[b.hb.Agent]
 			if !ok {
 				st = AgentState{Agent: b.hb.Agent}
+			}
+			if !ok || st.Announced != "" {
+				// The agent's first heartbeat, or its first after a silence.
+				readings = append(readings, history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: b.hb.Agent}, At: b.hb.ReceivedAt, Value: string(PresenceOnline)})
 			}
 			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
 				return err
@@ -362,11 +367,8 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 		if err := f.deps.Heartbeats.PutAgentStates(ctx, updated...); err != nil {
 			return err
 		}
-		readings := make([]history.Reading, 0, 2*len(rows))
 		for _, hb := range rows {
-			readings = append(readings,
-				history.Reading{Source: core.SourceRef{Kind: SourceAgentMII, Param: hb.Agent}, At: hb.ReceivedAt, Value: hb.MII},
-				history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: hb.Agent}, At: hb.ReceivedAt, Value: string(PresenceOnline)})
+			readings = append(readings, history.Reading{Source: core.SourceRef{Kind: SourceAgentMII, Param: hb.Agent}, At: hb.ReceivedAt, Value: hb.MII})
 		}
 		return f.addReadings(ctx, readings...)
 	})
