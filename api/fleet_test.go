@@ -57,7 +57,7 @@ func newFleetAPIFixtureOn(t testing.TB, engine string, cfg api.Config, clock cor
 	st := testdb.OpenStore(t, engine)
 	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, fleet.Deps{
 		Room: "!fleet:test", Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
-		Outbox: st.Outbox(), Clock: clock,
+		Outbox: st.Outbox(), Clock: clock, History: st,
 	})
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)

@@ -25,6 +25,7 @@ func (b *Bot) roomInfo(ctx context.Context, roomID id.RoomID) (bridge.Room, erro
 		return bridge.Room{}, err
 	}
 	info = parseRoomInfo(state)
+	info.NoImages = b.deps.Policy.NoImages(info.Network)
 	b.mu.Lock()
 	b.rooms[roomID] = info
 	b.mu.Unlock()

@@ -347,7 +347,8 @@ type Image struct {
 // media repository, encrypted (m.image with file) in an encrypted room.
 // Drawn again on a retry, it comes out the same, and the retry's
 // transaction id keeps the message from going twice; an upload whose
-// message was never sent stays unused in the media repository.
+// message was never sent stays unused in the media repository. A room
+// whose bridge drops images gets the image's words as a message instead.
 func (b *Bot) image(ctx context.Context, roomID id.RoomID, body string) (*event.MessageEventContent, error) {
 	if b.deps.Images == nil {
 		return nil, errors.New("no image renderer")
@@ -355,6 +356,13 @@ func (b *Bot) image(ctx context.Context, roomID id.RoomID, body string) (*event.
 	img, err := b.deps.Images(ctx, body)
 	if err != nil {
 		return nil, fmt.Errorf("draw image: %w", err)
+	}
+	room, err := b.roomInfo(ctx, roomID)
+	if err != nil {
+		return nil, fmt.Errorf("read the room's state: %w", err)
+	}
+	if room.NoImages {
+		return render(core.EscapeMarkdown(img.Description), nil), nil
 	}
 	content := &event.MessageEventContent{MsgType: event.MsgImage, Body: img.Description, FileName: "chart.png",
 		Info: &event.FileInfo{MimeType: "image/png", Size: len(img.PNG), Width: img.Width, Height: img.Height}}

@@ -112,6 +112,7 @@ func sentAs(t *testing.T, outbox *store.Outbox, eventID string, keys ...string) 
 func TestSenderImage(t *testing.T) {
 	ctx := context.Background()
 	b, fake, outbox, _ := newTestSender(t)
+	b.rooms[testRoom] = bridge.Room{}
 	drawn := 0
 	b.deps.Images = func(_ context.Context, body string) (Image, error) {
 		drawn++
@@ -144,6 +145,42 @@ func TestSenderImage(t *testing.T) {
 		t.Errorf("image relates to %+v with txn %s, want the thread of $sent1 and txn %s", img.RelatesTo, sent.txnID, txnID("trip:chart"))
 	}
 	sentAs(t, outbox, "$sent2", "trip:chart")
+}
+
+// TestSenderImageWordsOnly: in a room whose bridge drops images (a
+// network configured with no_images), a chart goes as its words in the
+// trip notice's thread, and nothing is uploaded.
+func TestSenderImageWordsOnly(t *testing.T) {
+	ctx := context.Background()
+	b, fake, outbox, _ := newTestSender(t)
+	policy, err := bridge.NewPolicy(nil, bridge.Config{Networks: []bridge.Network{
+		{Name: "telegram", Users: "@telegram_*", NoImages: true}, {Name: "signal", Users: "@signal_*"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.deps.Policy = policy
+	b.rooms[testRoom] = bridge.Room{Network: "telegram", NoImages: policy.NoImages("telegram")}
+	b.deps.Images = func(_ context.Context, body string) (Image, error) {
+		return Image{PNG: []byte("png"), Width: 800, Height: 400, Description: "Chart of " + body + " from 09:00 to 09:00 UTC. The red line marks the threshold 0.7."}, nil
+	}
+	enqueue(t, outbox, core.Notice{Key: "trip", RoomID: testRoom, Kind: core.NoticeMessage, Body: "tripped"},
+		core.Notice{Key: "trip:chart", RoomID: testRoom, Kind: core.NoticeImage, Body: "integrity.gi", Target: "trip", Thread: true})
+	b.sendDue(ctx)
+	b.sendDue(ctx)
+	if len(fake.sends) != 2 || len(fake.uploads) != 0 {
+		t.Fatalf("%d events sent, %d uploads; want the notice and the chart's words, nothing uploaded", len(fake.sends), len(fake.uploads))
+	}
+	words := fake.sends[1].content.Parsed.(*event.MessageEventContent)
+	want := "Chart of integrity.gi from 09:00 to 09:00 UTC. The red line marks the threshold 0.7."
+	if words.MsgType == event.MsgImage || words.Body != want || words.URL != "" {
+		t.Errorf("the chart went as %s %q (url %q), want the words %q", words.MsgType, words.Body, words.URL, want)
+	}
+	if words.RelatesTo == nil || words.RelatesTo.Type != event.RelThread || words.RelatesTo.EventID != "$sent1" {
+		t.Errorf("the words relate to %+v, want the thread of $sent1", words.RelatesTo)
+	}
+	if policy.NoImages("signal") || policy.NoImages("matrix") {
+		t.Error("a network not configured with no_images drops images")
+	}
 }
 
 // TestSenderCoalescedBatch: three coalescible messages waiting for one

@@ -22,6 +22,9 @@ type Network struct {
 	Name string
 	// Users is an MXID glob of its puppets, e.g. "@telegram_*".
 	Users string
+	// NoImages says the bridge drops images: its rooms get a chart's
+	// words instead of the picture.
+	NoImages bool
 }
 
 // Validate checks the config.

@@ -15,6 +15,9 @@ type Room struct {
 	ReactionCount int
 	// AllowedReactions, when set, is the only emoji the network accepts.
 	AllowedReactions []string
+	// NoImages says images do not reach the other side: a chart goes as
+	// its words.
+	NoImages bool
 }
 
 // CanReact reports whether people in the room can answer with this emoji.

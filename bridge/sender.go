@@ -86,6 +86,16 @@ func (p *Policy) Allowed(userID string) bool {
 // "Alice: hello" or "**Alice**: hello".
 var relayPrefix = regexp.MustCompile(`^\**([^:*\n]{1,64})\**:\s`)
 
+// NoImages reports whether the bridge of network drops images.
+func (p *Policy) NoImages(network string) bool {
+	for _, n := range p.cfg.Networks {
+		if n.Name == network {
+			return n.NoImages
+		}
+	}
+	return false
+}
+
 // Identify classifies a sender: its network from the configured puppet
 // patterns (or, failing those, the room's bridge), the account it is
 // linked to, and whether it is a relay bot speaking for someone.

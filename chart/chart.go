@@ -52,6 +52,24 @@ type Chart struct {
 	TripAt time.Time
 	// Location is the time zone of the axis (UTC when nil).
 	Location *time.Location
+	// Series, when set, are drawn side by side instead of Points, each
+	// as a line with its Watched spans shaded (a fleet's agents).
+	Series []Series
+}
+
+// Series is one line of a chart of several: numbers over time, and the
+// states of a second source whose Watched spans are shaded in the line's
+// colour (an agent's MII, and when it was offline).
+type Series struct {
+	Name   string
+	Points []history.Point
+	Shade  []history.Point
+}
+
+// seriesColors tell a chart's series apart, in turn.
+var seriesColors = []color.NRGBA{
+	{R: 0x1f, G: 0x6f, B: 0xb4, A: 0xff}, {R: 0xe6, G: 0x7e, B: 0x22, A: 0xff}, {R: 0x2e, G: 0x8b, B: 0x57, A: 0xff},
+	{R: 0x8e, G: 0x44, B: 0xad, A: 0xff}, {R: 0x7f, G: 0x8c, B: 0x8d, A: 0xff}, {R: 0xc0, G: 0x39, B: 0x2b, A: 0xff},
 }
 
 var (
@@ -76,9 +94,12 @@ func Render(c Chart) ([]byte, error) {
 	p.X.Tick.Marker = timeTicks{loc: loc, span: c.To.Sub(c.From)}
 	p.Add(plotter.NewGrid())
 	var err error
-	if c.numeric() {
+	switch {
+	case len(c.Series) > 0:
+		err = c.drawSeries(p)
+	case c.numeric():
 		err = c.drawNumbers(p)
-	} else {
+	default:
 		err = c.drawStates(p)
 	}
 	if err != nil {
@@ -179,6 +200,64 @@ func (c Chart) drawNumbers(p *plot.Plot) error {
 	return nil
 }
 
+// drawSeries draws each series as a line in its colour, the spans its
+// Shade source showed a Watched state shaded in a paler one.
+func (c Chart) drawSeries(p *plot.Plot) error {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		for _, pt := range s.Points {
+			if v, ok := pt.Value.(float64); ok {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	pad := max((hi-lo)*0.1, 0.05)
+	// Room above the values for the legend.
+	p.Y.Min, p.Y.Max = lo-pad, hi+3*pad
+	for i, s := range c.Series {
+		col := seriesColors[i%len(seriesColors)]
+		pale := col
+		pale.A = 0x30
+		spans := watchedSpans(s.Shade, c.Watched, c.To)
+		for _, span := range spans {
+			if _, err := shadeSpan(p, span, pale); err != nil {
+				return err
+			}
+		}
+		// The line breaks where a shaded span begins between two
+		// readings: nothing was heard there to draw.
+		var lines []plotter.XYs
+		var prev time.Time
+		for _, pt := range s.Points {
+			v, ok := pt.Value.(float64)
+			if !ok {
+				continue
+			}
+			if len(lines) == 0 || slices.ContainsFunc(spans, func(sp [2]time.Time) bool { return sp[0].After(prev) && !sp[0].After(pt.At) }) {
+				lines = append(lines, nil)
+			}
+			lines[len(lines)-1] = append(lines[len(lines)-1], plotter.XY{X: unix(pt.At), Y: v})
+			prev = pt.At
+		}
+		for j, xys := range lines {
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return err
+			}
+			l.Color, l.Width = col, vg.Points(2)
+			p.Add(l)
+			if j == 0 {
+				p.Legend.Add(s.Name, l)
+			}
+		}
+	}
+	p.Legend.Top = true
+	return nil
+}
+
 // drawStates draws a source of states as steps between one row per state,
 // the watched states shaded over the time the source showed them.
 func (c Chart) drawStates(p *plot.Plot) error {
@@ -195,14 +274,11 @@ func (c Chart) drawStates(p *plot.Plot) error {
 		ticks[i] = plot.Tick{Value: float64(i), Label: s}
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	for i, span := range c.watchedSpans() {
-		shade, err := plotter.NewPolygon(plotter.XYs{
-			{X: unix(span[0]), Y: p.Y.Min}, {X: unix(span[1]), Y: p.Y.Min}, {X: unix(span[1]), Y: p.Y.Max}, {X: unix(span[0]), Y: p.Y.Max}})
+	for i, span := range watchedSpans(c.Points, c.Watched, c.To) {
+		shade, err := shadeSpan(p, span, shadeColor)
 		if err != nil {
 			return err
 		}
-		shade.Color, shade.LineStyle.Width = shadeColor, 0
-		p.Add(shade)
 		if i == 0 {
 			p.Legend.Add(strings.Join(c.Watched, " or "), shade)
 		}
@@ -229,17 +305,29 @@ func (c Chart) drawStates(p *plot.Plot) error {
 	return nil
 }
 
-// watchedSpans are the stretches of time the source showed a watched
-// state, each from the reading that began it to the next reading that
-// did not.
-func (c Chart) watchedSpans() [][2]time.Time {
+// shadeSpan shades the plot's full height over span.
+func shadeSpan(p *plot.Plot, span [2]time.Time, col color.Color) (*plotter.Polygon, error) {
+	shade, err := plotter.NewPolygon(plotter.XYs{
+		{X: unix(span[0]), Y: p.Y.Min}, {X: unix(span[1]), Y: p.Y.Min}, {X: unix(span[1]), Y: p.Y.Max}, {X: unix(span[0]), Y: p.Y.Max}})
+	if err != nil {
+		return nil, err
+	}
+	shade.Color, shade.LineStyle.Width = col, 0
+	p.Add(shade)
+	return shade, nil
+}
+
+// watchedSpans are the stretches of time points showed a watched state,
+// each from the reading that began it to the next reading that did not
+// (or to).
+func watchedSpans(points []history.Point, watched []string, to time.Time) [][2]time.Time {
 	var spans [][2]time.Time
 	open := false
-	for _, pt := range c.Points {
-		watched := slices.Contains(c.Watched, stateText(pt.Value))
+	for _, pt := range points {
+		watched := slices.Contains(watched, stateText(pt.Value))
 		switch {
 		case watched && !open:
-			spans, open = append(spans, [2]time.Time{pt.At, c.To}), true
+			spans, open = append(spans, [2]time.Time{pt.At, to}), true
 		case !watched && open:
 			spans[len(spans)-1][1], open = pt.At, false
 		}
@@ -285,6 +373,11 @@ func (c Chart) Describe() string {
 	var b strings.Builder
 	layout := "Jan 2 15:04"
 	fmt.Fprintf(&b, "Chart of %s from %s to %s %s", c.Source, c.From.In(loc).Format(layout), c.To.In(loc).Format(layout), zoneName(loc, c.To))
+	if len(c.Series) > 0 {
+		b.WriteString(".")
+		c.describeSeries(&b)
+		return b.String()
+	}
 	if len(c.Points) == 0 {
 		b.WriteString(": no readings in that time.")
 	} else if c.numeric() {
@@ -324,6 +417,29 @@ func (c Chart) Describe() string {
 		fmt.Fprintf(&b, " Tripped at %s at %s.", c.TripAt.In(loc).Format("15:04"), stateText(pt.Value))
 	}
 	return b.String()
+}
+
+// describeSeries says, per series, its lowest, highest and last value and
+// how often its Shade source entered a watched state.
+func (c Chart) describeSeries(b *strings.Builder) {
+	for _, s := range c.Series {
+		fmt.Fprintf(b, " %s: ", s.Name)
+		lo, hi, last, n := math.Inf(1), math.Inf(-1), 0.0, 0
+		for _, pt := range s.Points {
+			if v, ok := pt.Value.(float64); ok {
+				lo, hi, last, n = min(lo, v), max(hi, v), v, n+1
+			}
+		}
+		if n == 0 {
+			b.WriteString("no readings")
+		} else {
+			fmt.Fprintf(b, "%s, lowest %s, highest %s, last %s", core.Plural(n, "reading", "readings"), formatNumber(lo), formatNumber(hi), formatNumber(last))
+		}
+		if spans := watchedSpans(s.Shade, c.Watched, c.To); len(spans) > 0 {
+			fmt.Fprintf(b, "; %s %s (shaded)", strings.Join(c.Watched, " or "), core.Plural(len(spans), "time", "times"))
+		}
+		b.WriteString(".")
+	}
 }
 
 func unix(t time.Time) float64 { return float64(t.Unix()) + float64(t.Nanosecond())/1e9 }
@@ -391,12 +507,27 @@ func Draw(ctx context.Context, h history.Store, request string, loc *time.Locati
 	if err := json.Unmarshal([]byte(request), &req); err != nil {
 		return nil, "", fmt.Errorf("read chart request: %w", err)
 	}
-	points, err := h.Points(ctx, req.Source, req.From, req.To.Add(time.Millisecond))
-	if err != nil {
-		return nil, "", err
-	}
-	c := Chart{Title: req.Title, Source: req.Source.String(), Unit: req.Unit, Points: points, From: req.From, To: req.To,
+	to := req.To.Add(time.Millisecond)
+	c := Chart{Title: req.Title, Source: req.Source.String(), Unit: req.Unit, From: req.From, To: req.To,
 		Thresholds: req.Thresholds, Watched: req.Watched, TripAt: req.TripAt, Location: loc}
+	var err error
+	if len(req.Series) == 0 {
+		if c.Points, err = h.Points(ctx, req.Source, req.From, to); err != nil {
+			return nil, "", err
+		}
+	}
+	for _, s := range req.Series {
+		series := Series{Name: s.Name}
+		if series.Points, err = h.Points(ctx, s.Values, req.From, to); err != nil {
+			return nil, "", err
+		}
+		if s.Shade.Kind != "" {
+			if series.Shade, err = h.Points(ctx, s.Shade, req.From, to); err != nil {
+				return nil, "", err
+			}
+		}
+		c.Series = append(c.Series, series)
+	}
 	png, err := Render(c)
 	if err != nil {
 		return nil, "", err

@@ -43,6 +43,20 @@ func agentStatus() []history.Point {
 	return pts
 }
 
+// mii is a day of an agent's MII every 15 minutes around base, with no
+// heartbeats from the quarter-hour from to the one before to.
+func mii(base float64, from, to int) []history.Point {
+	var pts []history.Point
+	for i := range 96 {
+		if i >= from && i < to {
+			continue
+		}
+		v := base + 0.04*math.Sin(float64(i)/8)
+		pts = append(pts, history.Point{At: end.Add(-24*time.Hour + time.Duration(i)*15*time.Minute), Value: math.Round(v*1000) / 1000})
+	}
+	return pts
+}
+
 func charts() map[string]Chart {
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	week := func() []history.Point {
@@ -64,6 +78,8 @@ func charts() map[string]Chart {
 			Watched: []string{"offline"}, TripAt: end.Add(-24*time.Hour + 44*15*time.Minute), Location: berlin},
 		"vault-week": {Title: "Vault above 45", Source: "vault.balance", Points: week(), From: end.Add(-7 * 24 * time.Hour), To: end,
 			Thresholds: []float64{45}},
+		"fleet-mii": {Title: "MII per agent", Source: "agent.mii", Unit: "ratio", From: end.Add(-24 * time.Hour), To: end, Watched: []string{"offline"},
+			Series: []Series{{Name: "EVE", Points: mii(0.9, 44, 60), Shade: agentStatus()}, {Name: "WALL-E", Points: mii(0.8, 0, 0)}, {Name: "HAL"}}},
 		"empty": {Title: "Nothing read yet", Source: "vault.balance", From: end.Add(-24 * time.Hour), To: end, Thresholds: []float64{45}},
 	}
 }
@@ -105,6 +121,8 @@ func TestDescribe(t *testing.T) {
 		{"agent-offline", []string{"from Nov 30 15:00 to Dec 1 15:00 CET", "96 readings, 3 changes of state, last online",
 			"Shaded: when it was offline.", "Tripped at 02:00 at offline."}},
 		{"empty", []string{"no readings in that time.", "threshold 45."}},
+		{"fleet-mii", []string{"Chart of agent.mii from Nov 30 14:00 to Dec 1 14:00 UTC.", "EVE: 80 readings, lowest 0.86, highest 0.94, last 0.",
+			"; offline 1 time (shaded).", "WALL-E: 96 readings", "HAL: no readings."}},
 	} {
 		got := c[tt.name].Describe()
 		for _, w := range tt.want {

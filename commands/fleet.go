@@ -2,10 +2,14 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // FleetReader is what `!fleet` reads: heartbeat records only, never a
@@ -23,6 +27,9 @@ var cmdFleet = &Handler{
 	Args:    "[agent]",
 	Help:    "What the fleet is doing, from the agents' heartbeats: one line per agent, then what needs attention.",
 	Func:    fleetAnswer,
+	Subcommands: []*Handler{
+		{Name: "chart", Args: "[agent]", Help: "A chart of each agent's MII over the last day, the times it was offline shaded.", Func: fleetChart},
+	},
 }
 
 func fleetAnswer(e *Event) {
@@ -42,6 +49,42 @@ func fleetAnswer(e *Event) {
 		}
 	}
 	e.Reply("I know no agent called %q. `%sfleet` lists them.", e.Args[0], e.Proc.Prefix())
+}
+
+// fleetChart is `!fleet chart [agent]`: an image notice asking for every
+// configured agent's MII (or one agent's) over the last history.ChartSpan,
+// its offline spans shaded.
+func fleetChart(e *Event) {
+	agents := e.Proc.fleet.Agents()
+	if len(e.Args) > 1 {
+		e.Reply("Which agent? `%sfleet chart [agent]`", e.Proc.Prefix())
+		return
+	}
+	if len(e.Args) == 1 {
+		i := slices.IndexFunc(agents, func(a fleet.AgentConfig) bool { return strings.EqualFold(a.Name, e.Args[0]) })
+		if i < 0 {
+			e.Reply("I know no agent called %q. `%sfleet` lists them.", e.Args[0], e.Proc.Prefix())
+			return
+		}
+		agents = agents[i : i+1]
+	}
+	if len(agents) == 0 {
+		e.Reply("No agents are configured, so there is nothing to chart.")
+		return
+	}
+	now := e.Proc.deps.Clock.Now()
+	req := history.Chart{Title: "MII per agent", Source: core.SourceRef{Kind: fleet.SourceAgentMII}, Unit: "ratio",
+		From: now.Add(-history.ChartSpan), To: now, Watched: []string{string(fleet.PresenceOffline)}}
+	for _, a := range agents {
+		req.Series = append(req.Series, history.Series{Name: a.Name,
+			Values: core.SourceRef{Kind: fleet.SourceAgentMII, Param: a.Name}, Shade: core.SourceRef{Kind: fleet.SourceAgentStatus, Param: a.Name}})
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeImage, Body: string(body), TargetEvent: e.EventID})
 }
 
 var (

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/commands/intent"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
@@ -133,13 +134,13 @@ func twShow(e *Event) {
 	fmt.Fprintf(&b, "- Its reason came from: %s\n", d.SourceTrust.Describe())
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
+	twSendChart(e, d.ID, history.ChartSpan)
 }
 
 // twChartSpans are the spans `!tw chart` draws.
 var twChartSpans = map[string]time.Duration{"24h": 24 * time.Hour, "1d": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
 
 func twChart(e *Event) {
-	c := e.Proc.tripwires
 	prefix := e.Proc.Prefix()
 	if len(e.Args) == 0 || len(e.Args) > 2 {
 		e.Reply("Which tripwire, over how long? `%stw chart <id> [24h|7d|30d]`", prefix)
@@ -153,8 +154,15 @@ func twChart(e *Event) {
 			return
 		}
 	}
-	request, err := c.tw.Chart(e.Ctx, e.Sender, e.Args[0], span)
-	if c.refused(e, "", e.Args[0], err) {
+	twSendChart(e, e.Args[0], span)
+}
+
+// twSendChart sends, in reply to e, the chart of the tripwire id over the
+// last span, as an image the sender draws.
+func twSendChart(e *Event, id string, span time.Duration) {
+	c := e.Proc.tripwires
+	request, err := c.tw.Chart(e.Ctx, e.Sender, id, span)
+	if c.refused(e, "", id, err) {
 		return
 	}
 	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeImage, Body: request, TargetEvent: e.EventID})

@@ -114,6 +114,7 @@ func TestTripwireCommands(t *testing.T) {
 		want   []string
 		forbid []string
 		save   string
+		chart  bool // a chart request follows the reply
 	}{
 		{name: "arm without a reason says how to give one", say: `!tw arm integrity.gi lt 0.70 --label "GI low"`,
 			want: []string{"Not armed", "--because", "`!tw arm integrity.gi lt 0.70"}},
@@ -141,7 +142,7 @@ func TestTripwireCommands(t *testing.T) {
 		{name: "list", say: "!tw list", want: []string{"**Your tripwires** (2)", "`{gi}` **GI low**: `integrity.gi < 0.7` (armed, push)",
 			"`{eve}` **agent.status\\[EVE\\] = offline**: `agent.status[EVE] = offline` (armed)"}},
 		{name: "show", say: "!tw show {gi}", want: []string{"**GI low** `{gi}`", "Watching: `integrity.gi < 0.7`", "Status: armed, watching",
-			"Cooldown: 6h between trips", "Last tripped: never", "Why you armed it:", "the Seal needs GI above 0.7"}},
+			"Cooldown: 6h between trips", "Last tripped: never", "Why you armed it:", "the Seal needs GI above 0.7"}, chart: true},
 		{name: "show needs an ID", say: "!tw show", want: []string{"Which tripwire? `!tw show <id>`"}},
 		{name: "push off", say: "!tw push {gi} off", want: []string{"Push is off for `{gi}` (GI low)", "quietly in your journal"}},
 		{name: "push on", say: "!tw push {gi} on", want: []string{"Push is on for `{gi}`", "I message you directly"}},
@@ -157,7 +158,7 @@ func TestTripwireCommands(t *testing.T) {
 		{name: "the journal was marked read", say: "!tw journal", want: []string{"Nothing new since you last looked"}},
 		{name: "another person's journal is empty", who: bob, say: "!tw journal", want: []string{"Nothing new"}},
 		{name: "history after the trip", say: "!tw history {gi}", want: []string{"**Trips of GI low** `{gi}`", "2026-11-30 09:01 UTC: integrity.gi is 0.65"}},
-		{name: "show after the trip", say: "!tw show {gi}", want: []string{"Status: tripped", "Last tripped: 2026-11-30 09:01 UTC; last cleared: never"}},
+		{name: "show after the trip", say: "!tw show {gi}", want: []string{"Status: tripped", "Last tripped: 2026-11-30 09:01 UTC; last cleared: never"}, chart: true},
 		{name: "disable", say: "!tw disable {gi}", want: []string{"Disabled `{gi}` (GI low): I stop watching it.", "`!tw enable {gi}`"}},
 		{name: "disable twice", say: "!tw disable {gi}", want: []string{"already disabled"}},
 		{name: "a disabled tripwire does not trip", before: func(t *testing.T) { th.tick(t, 0.9); th.tick(t, 0.5) }, say: "!tw journal",
@@ -193,6 +194,16 @@ func TestTripwireCommands(t *testing.T) {
 				who = alice
 			}
 			replies := th.say(t, who, fill(s.say))
+			if s.chart {
+				var req history.Chart
+				if len(replies) != 2 || json.Unmarshal([]byte(replies[1]), &req) != nil {
+					t.Fatalf("%s got %q, want a reply and a chart request", s.say, replies)
+				}
+				if req.Source.Kind != "integrity.gi" || req.To.Sub(req.From) != 24*time.Hour || !slices.Equal(req.Thresholds, []float64{0.7}) {
+					t.Errorf("%s asks for the chart %+v, want integrity.gi over 24h with its threshold 0.7", s.say, req)
+				}
+				replies = replies[:1]
+			}
 			if len(replies) != 1 {
 				t.Fatalf("%s got %d replies, want one: %q", s.say, len(replies), replies)
 			}

@@ -39,6 +39,13 @@ const (
 
 var _ history.Store = (*Store)(nil)
 
+// AddReadings adds readings to the history (in the caller's transaction,
+// if any); a second reading of a source in the same millisecond is
+// dropped.
+func (s *Store) AddReadings(ctx context.Context, readings []history.Reading) error {
+	return writeReadings(ctx, s.DB, readings)
+}
+
 // historySourceIDs returns the ids of the given sources, adding those the
 // history does not know yet.
 func historySourceIDs(ctx context.Context, db *dbutil.Database, readings []history.Reading) (map[core.SourceRef]int64, error) {

@@ -237,7 +237,7 @@ func (a *App) initServices() error {
 		}})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
-		Attestations: st.Attestations(), Outbox: outbox, Clock: clock, Room: room,
+		Attestations: st.Attestations(), Outbox: outbox, Clock: clock, Room: room, History: st,
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {

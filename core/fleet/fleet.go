@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // DefaultCadence is how often an agent is expected to heartbeat when its
@@ -148,6 +149,11 @@ type HeartbeatStore interface {
 	PutHeartbeats(ctx context.Context, hbs []Heartbeat) (first []bool, err error)
 }
 
+// HistoryWriter adds readings to the sources' history.
+type HistoryWriter interface {
+	AddReadings(ctx context.Context, readings []history.Reading) error
+}
+
 // Deps are what the fleet service works with.
 type Deps struct {
 	Tx           core.Transactor
@@ -156,6 +162,11 @@ type Deps struct {
 	Attestations AttestationStore
 	Outbox       core.Outbox
 	Clock        core.Clock
+	// History, when set, keeps each heartbeat's agent.mii and each change
+	// of agent.status (online after a silence or at first, late, offline),
+	// in the transaction that records it, for `!fleet chart` whether or not
+	// a tripwire reads them.
+	History HistoryWriter
 	// Room is the dedicated room that missed-heartbeat alerts and recovery
 	// notices go to.
 	Room string
@@ -332,11 +343,16 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 		for _, st := range stored {
 			states[st.Agent] = st
 		}
+		readings := make([]history.Reading, 0, len(rows))
 		for _, b := range beats {
 			key := beatKey{b.hb.Agent, b.hb.Cycle}
 			st, ok := states[b.hb.Agent]
 			if !ok {
 				st = AgentState{Agent: b.hb.Agent}
+			}
+			if !ok || st.Announced != "" {
+				// The agent's first heartbeat, or its first after a silence.
+				readings = append(readings, history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: b.hb.Agent}, At: b.hb.ReceivedAt, Value: string(PresenceOnline)})
 			}
 			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
 				return err
@@ -348,12 +364,27 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 		for i, agent := range agents {
 			updated[i] = states[agent]
 		}
-		return f.deps.Heartbeats.PutAgentStates(ctx, updated...)
+		if err := f.deps.Heartbeats.PutAgentStates(ctx, updated...); err != nil {
+			return err
+		}
+		for _, hb := range rows {
+			readings = append(readings, history.Reading{Source: core.SourceRef{Kind: SourceAgentMII, Param: hb.Agent}, At: hb.ReceivedAt, Value: hb.MII})
+		}
+		return f.addReadings(ctx, readings...)
 	})
 	if err == nil {
 		f.changed()
 	}
 	return err
+}
+
+// addReadings keeps readings of the fleet's sources, when a history is
+// kept.
+func (f *Service) addReadings(ctx context.Context, readings ...history.Reading) error {
+	if f.deps.History == nil {
+		return nil
+	}
+	return f.deps.History.AddReadings(ctx, readings)
 }
 
 func (f *Service) changed() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/history"
 )
 
 // AgentPresence is what the fleet watcher makes of an agent's heartbeats.
@@ -128,7 +129,14 @@ func (f *Service) escalate(ctx context.Context, a AgentConfig, now time.Time) er
 		return err
 	}
 	st.Announced = want
-	return f.deps.Heartbeats.PutAgentStates(ctx, st)
+	if err := f.deps.Heartbeats.PutAgentStates(ctx, st); err != nil {
+		return err
+	}
+	status := PresenceLate
+	if want == announcedOffline {
+		status = PresenceOffline
+	}
+	return f.addReadings(ctx, history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: a.Name}, At: now, Value: string(status)})
 }
 
 // Watch sweeps now and then every interval until ctx ends. A failed sweep

@@ -80,6 +80,17 @@ type Chart struct {
 	Watched    []string  `json:"watched,omitempty"`
 	// TripAt marks the trip, when set.
 	TripAt time.Time `json:"trip_at,omitzero"`
+	// Series, when set, are drawn side by side instead of Source.
+	Series []Series `json:"series,omitempty"`
+}
+
+// Series is one of several sources a chart draws side by side: Values as
+// a line called Name, with the times its Shade source showed one of the
+// chart's Watched states shaded (an agent's MII, and when it was offline).
+type Series struct {
+	Name   string         `json:"name"`
+	Values core.SourceRef `json:"values"`
+	Shade  core.SourceRef `json:"shade,omitzero"`
 }
 
 // ChartSpan is how much history a trip's chart shows.
