@@ -38,6 +38,12 @@ func (e *unsettledError) Error() string {
 	return "an earlier attempt is not in the room yet; looking again at " + e.lookAgain.UTC().Format(time.RFC3339)
 }
 
+// lookError is a failed look in the room for an earlier attempt.
+type lookError struct{ err error }
+
+func (e *lookError) Error() string { return "look for an earlier attempt: " + e.err.Error() }
+func (e *lookError) Unwrap() error { return e.err }
+
 // matrixClient is what the sender asks of Matrix: send an event, read a
 // room's recent events. *mautrix.Client is one; the sender's tests use a
 // fake.
@@ -133,12 +139,16 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) (sent bool, retryAt
 	now := b.deps.Clock.Now()
 	if err != nil {
 		metrics.SendErrors.Inc()
-		if answered(err) {
+		// Only a send says whether the homeserver made an event; a look
+		// in the room that failed says nothing about the last send.
+		switch {
+		case errors.As(err, new(*lookError)):
+		case answered(err):
 			if b.refused == nil {
 				b.refused = map[string]bool{}
 			}
 			b.refused[batch.TxnKey] = true
-		} else {
+		default:
 			delete(b.refused, batch.TxnKey)
 		}
 		head := batch.Entries[0]
@@ -184,7 +194,7 @@ func (b *Bot) sendOnce(ctx context.Context, batch core.Batch) (id.EventID, error
 		}
 		found, err := b.findSent(ctx, roomID, batch.TxnKey)
 		if err != nil {
-			return "", fmt.Errorf("look for an earlier attempt: %w", err)
+			return "", &lookError{err: err}
 		}
 		if found != "" {
 			b.log.Info().Str("notice", batch.TxnKey).Str("event_id", found.String()).Msg("An earlier attempt was delivered; not sending again")

@@ -31,6 +31,8 @@ type fakeMatrix struct {
 	fail    []error
 	history []*event.Event
 	lookups int
+	// lookFail fails the next look-ups in the room, one error each.
+	lookFail []error
 }
 
 type fakeSend struct {
@@ -51,6 +53,11 @@ func (f *fakeMatrix) SendMessageEvent(_ context.Context, roomID id.RoomID, _ eve
 
 func (f *fakeMatrix) Messages(_ context.Context, _ id.RoomID, _, _ string, _ mautrix.Direction, _ *mautrix.FilterPart, _ int) (*mautrix.RespMessages, error) {
 	f.lookups++
+	if len(f.lookFail) > 0 {
+		err := f.lookFail[0]
+		f.lookFail = f.lookFail[1:]
+		return nil, err
+	}
 	return &mautrix.RespMessages{Chunk: f.history}, nil
 }
 
@@ -304,6 +311,32 @@ func TestSenderUnknownOutcome(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSenderRefusedThenUnreachable: a send the homeserver refused with
+// an answer made no event, so once the room can be read again the notice
+// goes out at the first look, even when looks failed meanwhile (the
+// homeserver going down after its refusal).
+func TestSenderRefusedThenUnreachable(t *testing.T) {
+	ctx := context.Background()
+	b, fake, outbox, clock := newTestSender(t)
+	fake.fail = []error{mautrix.RespError{ErrCode: "M_UNKNOWN", Err: "shutting down", StatusCode: 500}}
+	fake.lookFail = []error{errors.New("connection refused"), errors.New("connection refused")}
+	enqueue(t, outbox, message("n1", "pong"))
+	b.sendDue(ctx) // refused with an answer
+	for range 2 {  // the homeserver is gone: the looks fail
+		clock.Advance(time.Minute)
+		b.sendDue(ctx)
+	}
+	if len(fake.sends) != 0 || fake.lookups != 2 {
+		t.Fatalf("while the room could not be read: %d sends, %d look-ups; want none and 2", len(fake.sends), fake.lookups)
+	}
+	clock.Advance(time.Minute)
+	b.sendDue(ctx)
+	if len(fake.sends) != 1 || fake.lookups != 3 {
+		t.Errorf("once the room can be read: %d sends after %d look-ups, want 1 after 3 (no second look %s later)", len(fake.sends), fake.lookups, outcomeSettle)
+	}
+	sentAs(t, outbox, "$sent1", "n1")
 }
 
 // TestSenderBackOff: a send that fails without a 429 backs off by the
