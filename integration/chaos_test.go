@@ -25,16 +25,13 @@ import (
 )
 
 // The fault matrix's knobs: `make chaos SEED=… N=…` sets them. Without
-// them TestFaultMatrix runs the short run of `make test`: chaosShortRun
-// scenarios from chaosShortSeed, one on PostgreSQL and one on SQLite,
-// whose plans have every fault of their engine. The short run's seed is
-// fixed so that a red `make test` replays as it failed; `make chaos`
-// explores other seeds.
+// them TestFaultMatrix does not run: a SIGKILLed Dendrite, once
+// restarted, can leave requests unanswered for minutes, which spoils the
+// tests that share the homeserver after it (`make test` runs them all
+// against one). `make chaos` runs it in a test binary of its own.
 const (
-	envChaosSeed   = "JARVIS_CHAOS_SEED"
-	envChaosN      = "JARVIS_CHAOS_N"
-	chaosShortSeed = 305
-	chaosShortRun  = 2
+	envChaosSeed = "JARVIS_CHAOS_SEED"
+	envChaosN    = "JARVIS_CHAOS_N"
 	// chaosTTL is the lease the scenarios run with: a takeover takes about
 	// this long, and a frozen holder keeps its lease for as long.
 	chaosTTL = 3 * time.Second
@@ -67,7 +64,10 @@ func TestFaultMatrix(t *testing.T) {
 
 func chaosParams(t *testing.T) (seed uint64, n int) {
 	t.Helper()
-	seed, n = chaosShortSeed, chaosShortRun
+	if os.Getenv(envChaosSeed) == "" && os.Getenv(envChaosN) == "" {
+		t.Skip("the fault matrix runs with make chaos SEED=… N=…, against a homeserver of its own")
+	}
+	seed, n = uint64(time.Now().UnixNano()%1_000_000), 1
 	if s := os.Getenv(envChaosSeed); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
