@@ -29,8 +29,8 @@ vet: $(STATICCHECK) ## go vet, gofmt, go mod tidy, staticcheck, and the core-imp
 unit: ## Unit tests (no homeserver)
 	$(GO) test -tags $(TAGS) -count=1 $$($(GO) list ./... | grep -v /integration)
 
-integration: homeserver ## Integration tests against a real Dendrite (started by the tests)
-	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./integration/
+integration: homeserver ## Integration tests against a real Dendrite (started by the tests); a failed test gets one more try, named
+	TAGS=$(TAGS) scripts/integration.sh
 
 # The fault matrix: N scenarios from SEED (a seed of the current time when
 # empty); a failed scenario's seed and plan are printed, and
@@ -41,7 +41,8 @@ chaos: homeserver ## The fault matrix, long: make chaos SEED=… N=…
 	JARVIS_CHAOS_SEED=$(SEED) JARVIS_CHAOS_N=$(N) $(GO) test -tags $(TAGS) -count=1 -timeout 0 -run '^TestFaultMatrix$$' ./integration/
 
 test: vet homeserver ## Every test: vet, unit, integration
-	$(GO) test -tags $(TAGS) -count=1 -timeout 25m ./...
+	$(GO) test -tags $(TAGS) -count=1 -timeout 25m $$($(GO) list ./... | grep -v /integration)
+	TAGS=$(TAGS) scripts/integration.sh
 
 bench: homeserver ## Every benchmark a fixed number of times, then the README's table (figures depend on machine load)
 	scripts/bench.sh
