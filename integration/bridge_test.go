@@ -230,23 +230,11 @@ func replyTo(t *testing.T, cli *mautrix.Client, room id.RoomID, target id.EventI
 // one matches.
 func waitIn(t *testing.T, cli *mautrix.Client, room id.RoomID, match func(*event.Event) bool) *event.Event {
 	t.Helper()
-	deadline := time.Now().Add(waitReply)
-	for time.Now().Before(deadline) {
-		resp, err := cli.Messages(context.Background(), room, "", "", mautrix.DirectionBackward, nil, 50)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, evt := range resp.Chunk {
-			evt.RoomID = room
-			_ = evt.Content.ParseRaw(evt.Type)
-			if match(evt) {
-				return evt
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
+	evt, err := tesths.WaitIn(context.Background(), cli, room, waitReply, match)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("nothing matching in %s within %s", room, waitReply)
-	return nil
+	return evt
 }
 
 // waitJoined waits until the person sees user join the room.

@@ -261,20 +261,27 @@ func (d *demo) talk(line string) *event.Event {
 // confirm says a line whose answer Jarvis asks to confirm, taps ✅ as
 // Alice, and prints what Jarvis edits the question into.
 func (d *demo) confirm(line string) {
-	question := d.talk(line)
-	if question == nil {
+	if question := d.talk(line); question != nil {
+		d.tap(question, "✅")
+	}
+}
+
+// tap reacts to Jarvis's message msg with emoji as Alice and prints what
+// Jarvis edits the message into.
+func (d *demo) tap(msg *event.Event, emoji string) {
+	if d.err != nil {
 		return
 	}
-	say(d.alice.UserID, "(reacts ✅)")
-	if _, err := d.alice.SendReaction(d.ctx, d.room, question.ID, "✅"); err != nil {
+	say(d.alice.UserID, "(reacts "+emoji+")")
+	if _, err := d.alice.SendReaction(d.ctx, d.room, msg.ID, emoji); err != nil {
 		d.err = err
 		return
 	}
 	edit, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
-		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && evt.Content.AsMessage().RelatesTo.GetReplaceID() == question.ID
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && evt.Content.AsMessage().RelatesTo.GetReplaceID() == msg.ID
 	})
 	if err != nil {
-		d.err = fmt.Errorf("jarvis did not act on the ✅: %w", err)
+		d.err = fmt.Errorf("jarvis did not act on the %s: %w", emoji, err)
 		return
 	}
 	say(d.jarvis, "(edits its message) "+edit.Content.AsMessage().NewContent.Body)
@@ -294,19 +301,7 @@ func (d *demo) answer(question, option string) {
 		return
 	}
 	say(d.jarvis, tesths.Body(relay))
-	say(d.alice.UserID, "(reacts "+option+")")
-	if _, err := d.alice.SendReaction(d.ctx, d.room, relay.ID, option); err != nil {
-		d.err = err
-		return
-	}
-	edit, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
-		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && evt.Content.AsMessage().RelatesTo.GetReplaceID() == relay.ID
-	})
-	if err != nil {
-		d.err = fmt.Errorf("jarvis did not take the answer: %w", err)
-		return
-	}
-	say(d.jarvis, "(edits its message) "+edit.Content.AsMessage().NewContent.Body)
+	d.tap(relay, option)
 }
 
 // link has Alice's Telegram puppet open a direct room with Jarvis, arm a
@@ -371,24 +366,11 @@ func (d *demo) waitIn(cli *mautrix.Client, room id.RoomID, match func(*event.Eve
 	if d.err != nil {
 		return nil
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := cli.Messages(d.ctx, room, "", "", mautrix.DirectionBackward, nil, 50)
-		if err != nil {
-			d.err = err
-			return nil
-		}
-		for _, evt := range resp.Chunk {
-			evt.RoomID = room
-			_ = evt.Content.ParseRaw(evt.Type)
-			if match(evt) {
-				return evt
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
+	evt, err := tesths.WaitIn(d.ctx, cli, room, 20*time.Second, match)
+	if err != nil {
+		d.err = fmt.Errorf("waiting for Jarvis in %s: %w", room, err)
 	}
-	d.err = fmt.Errorf("nothing expected from Jarvis in %s within 20s", room)
-	return nil
+	return evt
 }
 
 // notice waits for a message of Jarvis's own containing text and prints it.

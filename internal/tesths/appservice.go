@@ -7,8 +7,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"time"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 )
 
@@ -74,4 +76,25 @@ func (a *Appservice) As(h *Homeserver, userID id.UserID) (*mautrix.Client, error
 	}
 	cli.SetAppServiceUserID = true
 	return cli, nil
+}
+
+// WaitIn reads room's latest events as cli, which does not sync (a
+// bridge's puppet), until one matches or timeout passes.
+func WaitIn(ctx context.Context, cli *mautrix.Client, room id.RoomID, timeout time.Duration, match func(*event.Event) bool) (*event.Event, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		resp, err := cli.Messages(ctx, room, "", "", mautrix.DirectionBackward, nil, 50)
+		if err != nil {
+			return nil, err
+		}
+		for _, evt := range resp.Chunk {
+			evt.RoomID = room
+			_ = evt.Content.ParseRaw(evt.Type)
+			if match(evt) {
+				return evt, nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("nothing matching in %s within %s", room, timeout)
 }
