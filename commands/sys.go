@@ -135,7 +135,7 @@ func renderSections(e *Event, sections ...StatusSection) string {
 		lines, err := section.Lines(e.Ctx)
 		if err != nil {
 			zerolog.Ctx(e.Ctx).Err(err).Str("section", section.Title).Msg("Failed to read status section")
-			lines = []string{"unavailable: " + err.Error()}
+			lines = []string{"unavailable: " + ErrorText(err.Error())}
 		}
 		fmt.Fprintf(&b, "**%s**\n", section.Title)
 		for _, line := range lines {
@@ -145,6 +145,15 @@ func renderSections(e *Event, sections ...StatusSection) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// ErrorText shows an error's text as data: it may come from the homeserver
+// or the database, so it is truncated and can format nothing.
+func ErrorText(s string) string {
+	return core.CodeSpan(core.Truncate(s, maxErrorText))
+}
+
+// maxErrorText is how much of an error's text a status line shows.
+const maxErrorText = 300
 
 func sysLogs(e *Event) {
 	sys := e.Proc.sys

@@ -27,7 +27,9 @@ func TestSysVerbs(t *testing.T) {
 		},
 		Sections: []StatusSection{
 			{Title: "Matrix", Lines: func(context.Context) ([]string, error) { return []string{"synced"}, nil }},
-			{Title: "Broken", Lines: func(context.Context) ([]string, error) { return nil, errors.New("disk on fire") }},
+			{Title: "Broken", Lines: func(context.Context) ([]string, error) {
+				return nil, errors.New("disk on fire **now** [see](https://evil.example)")
+			}},
 			{Title: "Lease", Verb: "lease", Help: "Who holds the lease.", Lines: func(context.Context) ([]string, error) { return []string{"epoch 7"}, nil }},
 		},
 	}
@@ -36,7 +38,7 @@ func TestSysVerbs(t *testing.T) {
 		want               []string
 		asked              string
 	}{
-		{name: "status for an admin", sender: "@admin:x", body: "!sys status", want: []string{"Jarvis v1.2.3", "Matrix", "synced", "unavailable: disk on fire"}},
+		{name: "status for an admin", sender: "@admin:x", body: "!sys status", want: []string{"Jarvis v1.2.3", "Matrix", "synced", "unavailable: `disk on fire **now** [see](https://evil.example)`"}},
 		{name: "a section's own verb", sender: "@admin:x", body: "!sys lease", want: []string{"Lease", "epoch 7"}},
 		{name: "sys help lists the verbs", sender: "@admin:x", body: "!sys help", want: []string{"!sys status", "!sys lease", "!sys restart"}},
 		{name: "status refused to others", sender: "@alice:x", body: "!sys status", want: []string{"admins only"}},

@@ -260,7 +260,7 @@ func (a *App) statusSections() []commands.StatusSection {
 				lines = append(lines, fmt.Sprintf("last sync %s", h.LastSync.Format(time.RFC3339Nano)))
 			}
 			if h.SyncError != "" {
-				lines = append(lines, fmt.Sprintf("sync failing: %s", h.SyncError))
+				lines = append(lines, "sync failing: "+commands.ErrorText(h.SyncError))
 			}
 			return lines, nil
 		}},
@@ -284,6 +284,8 @@ func (a *App) statusSections() []commands.StatusSection {
 			}
 			if lastErr == "" {
 				lastErr = "none"
+			} else {
+				lastErr = commands.ErrorText(lastErr)
 			}
 			return []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}, nil
 		}},
