@@ -422,6 +422,10 @@ func (a *App) health(ctx context.Context) (api.Health, error) {
 	if err != nil {
 		return api.Health{}, fmt.Errorf("outbox: %w", err)
 	}
+	if a.bot == nil {
+		// A console with no homeserver serves the API.
+		return api.Health{Leader: a.leader(), OutboxDepth: depth, RoomID: a.room}, nil
+	}
 	h := a.bot.Health()
 	return api.Health{DeviceID: h.DeviceID, Encryption: h.Encryption, LastSync: h.LastSync, Leader: a.leader(),
 		OutboxDepth: depth, RoomID: h.RoomID, SyncError: h.SyncError, Synced: !h.LastSync.IsZero(), UserID: h.UserID}, nil

@@ -95,15 +95,28 @@ func runConsole(ctx context.Context, opts consoleOptions) error {
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	var leaseLoop sync.WaitGroup
+	var loops sync.WaitGroup
 	defer func() {
 		cancel()
-		leaseLoop.Wait()
+		loops.Wait()
 	}()
+	// With no homeserver there is no `jarvis run`: the console serves the
+	// agents' API, its writes refused while another console leads.
+	if cfg.Homeserver.URL == "" {
+		a.initAPI()
+	}
+	if a.api != nil {
+		loops.Go(func() {
+			if err := a.api.Run(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("The API stopped")
+				fmt.Fprintf(os.Stderr, "jarvis: the API stopped: %v\n", err)
+			}
+		})
+	}
 	// Hold the lease while no Jarvis does, and lead as the holder would;
 	// never take it from a live one (lease.Run takes over only a lapsed
 	// lease).
-	leaseLoop.Go(func() {
+	loops.Go(func() {
 		a.keepLease(ctx, func(_ context.Context, held bool, epoch int64) {
 			if held {
 				a.log.Info().Int64("epoch", epoch).Msg("This console holds the workspace lease")
