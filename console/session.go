@@ -346,7 +346,11 @@ func (s *Session) Run(ctx context.Context, line string, wait time.Duration, ask 
 			q = &s.asked[n-1]
 		}
 		s.mu.Unlock()
-		if q == nil || ask == nil {
+		if q == nil {
+			return outcome, nil
+		}
+		if ask == nil {
+			fmt.Fprintln(s.out, "This waits for your answer; jarvis console asks it when you open it.")
 			return outcome, nil
 		}
 		answer, err := ask(s.Prompt())

@@ -158,8 +158,15 @@ func TestConsole(t *testing.T) {
 	api.waitUp()
 	c.waitFor("lease: this console")
 
+	// Ctrl-C cancels the line being typed: nothing of it reaches Jarvis.
+	if _, err := c.pty.Write([]byte("!nosuch\x03")); err != nil {
+		t.Fatal(err)
+	}
 	c.typeLine("!ping")
 	c.waitFor("pong (your message took")
+	if strings.Contains(c.screen(), "Unknown command") {
+		t.Errorf("a line cancelled with Ctrl-C was handed to Jarvis:\n%s", c.screen())
+	}
 
 	c.typeLine("let me know if EVE goes offline")
 	c.waitFor("Shall I watch this for you?")

@@ -32,6 +32,8 @@ const (
 		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
 		FROM outbox WHERE seq > $1 ORDER BY seq LIMIT $2`
 	lastNoticeQuery     = `SELECT COALESCE(MAX(seq), 0) FROM outbox`
+	consoleWaitingQuery = `
+		SELECT EXISTS (SELECT 1 FROM outbox WHERE sent_at = 0 AND (room_id LIKE $1 OR to_user LIKE $1))`
 	deliverConsoleQuery = `
 		UPDATE outbox SET sent_at = $1, event_id = key, last_error = '', attempt_started = 0
 		WHERE sent_at = 0 AND (room_id LIKE $2 OR to_user LIKE $2)`
@@ -125,8 +127,14 @@ func (o *Outbox) LastSeq(ctx context.Context) (int64, error) {
 // DeliverConsole marks the console's waiting notices delivered: a console
 // reads them from the outbox itself. Their event ID is their key, so an
 // answer to one names it. The lease holder does this; the transaction is
-// fenced.
+// fenced, and taken only when a console notice waits: the relay asks
+// every few hundred milliseconds, and a write transaction each time would
+// keep SQLite's one writer from people's commands.
 func (o *Outbox) DeliverConsole(ctx context.Context, at time.Time) (int, error) {
+	var waiting bool
+	if err := o.db.QueryRow(ctx, consoleWaitingQuery, consolePattern).Scan(&waiting); err != nil || !waiting {
+		return 0, err
+	}
 	var n int64
 	err := o.st.tx(ctx, func(ctx context.Context) error {
 		res, err := o.db.Exec(ctx, deliverConsoleQuery, at.UnixMilli(), consolePattern)

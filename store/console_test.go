@@ -70,6 +70,9 @@ func TestConsole(t *testing.T) {
 	if n, err := o.DeliverConsole(ctx, at); err != nil || n != 2 {
 		t.Fatalf("delivered %d console notices (%v), want 2", n, err)
 	}
+	if n, err := o.DeliverConsole(ctx, at); err != nil || n != 0 {
+		t.Fatalf("delivered %d console notices again (%v), want none", n, err)
+	}
 	if depth, _ := o.Depth(ctx); depth != 1 {
 		t.Fatalf("outbox depth %d after the console's were delivered, want 1", depth)
 	}
