@@ -17,6 +17,13 @@ const PollInterval = 200 * time.Millisecond
 // inputBatch is how many waiting inputs one round takes.
 const inputBatch = 50
 
+// deliverInterval is how often the relay marks the console's notices
+// delivered when it acted on nothing: the notices that came from
+// elsewhere (a console user's trip pushes) are read from the outbox
+// whether marked or not; marking them keeps the outbox's depth honest and
+// lets retention have them.
+const deliverInterval = 10 * time.Second
+
 // keepHandled is how long an input stays after it was handled, for its
 // console to read the outcome; a console that went away meanwhile leaves
 // it to be pruned.
@@ -74,6 +81,8 @@ func (r *Relay) Kick() {
 func (r *Relay) Run(ctx context.Context) {
 	ticker := time.NewTicker(PollInterval)
 	defer ticker.Stop()
+	deliver := time.NewTicker(deliverInterval)
+	defer deliver.Stop()
 	prune := time.NewTicker(keepHandled / 4)
 	defer prune.Stop()
 	log := zerolog.Ctx(ctx)
@@ -86,6 +95,10 @@ func (r *Relay) Run(ctx context.Context) {
 			return
 		case <-ticker.C:
 		case <-r.kick:
+		case <-deliver.C:
+			if _, err := r.deps.Outbox.DeliverConsole(ctx, r.deps.Clock.Now()); err != nil && ctx.Err() == nil {
+				log.Err(err).Msg("Failed to mark console notices delivered")
+			}
 		case <-prune.C:
 			if err := r.deps.Inputs.PruneInputs(ctx, r.deps.Clock.Now().Add(-keepHandled)); err != nil && ctx.Err() == nil {
 				log.Err(err).Msg("Failed to prune console input")
@@ -95,12 +108,12 @@ func (r *Relay) Run(ctx context.Context) {
 }
 
 // Round acts on the waiting inputs, oldest first, each exactly once, and
-// marks the console's notices delivered. It stops at the first input
+// then marks the console's notices delivered. It stops at the first input
 // that could not be acted on for a reason that may pass (this Jarvis lost
 // the lease), leaving it and those after it waiting.
 func (r *Relay) Round(ctx context.Context) error {
 	inputs, err := r.deps.Inputs.WaitingInputs(ctx, inputBatch)
-	if err != nil {
+	if err != nil || len(inputs) == 0 {
 		return err
 	}
 	for _, in := range inputs {

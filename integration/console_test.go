@@ -211,6 +211,7 @@ func TestConsole(t *testing.T) {
 	}, http.StatusCreated, nil)
 	c.waitFor("Which store for the reports?")
 	c.waitFor("Option number")
+	c.waitFor("questions waiting: 1")
 	c.typeLine("2")
 	c.waitFor("Answered by " + me)
 	var got apiCard

@@ -127,9 +127,8 @@ func (o *Outbox) LastSeq(ctx context.Context) (int64, error) {
 // DeliverConsole marks the console's waiting notices delivered: a console
 // reads them from the outbox itself. Their event ID is their key, so an
 // answer to one names it. The lease holder does this; the transaction is
-// fenced, and taken only when a console notice waits: the relay asks
-// every few hundred milliseconds, and a write transaction each time would
-// keep SQLite's one writer from people's commands.
+// fenced, and taken only when a console notice waits, so that asking
+// costs one read.
 func (o *Outbox) DeliverConsole(ctx context.Context, at time.Time) (int, error) {
 	var waiting bool
 	if err := o.db.QueryRow(ctx, consoleWaitingQuery, consolePattern).Scan(&waiting); err != nil || !waiting {
