@@ -50,8 +50,8 @@ func newConsoleCommand() *cobra.Command {
 		Use:   "console",
 		Short: "Talk to Jarvis in this terminal: the same commands, sentences and confirmations as in its room",
 		Long: "Opens a conversation with Jarvis on the workspace of the configuration file, with or without a homeserver.\n\n" +
-			"What you type goes to the Jarvis that holds the workspace lease: a running `jarvis run`, or, when none runs,\n" +
-			"this console, which then holds the lease and runs Jarvis's loops until it closes. The console never sends to\n" +
+			"What you type goes to the Jarvis that holds the workspace lease: a running `jarvis run`, or, when none runs as\n" +
+			"it opens, this console, which then holds the lease and runs Jarvis's loops until it closes. The console never sends to\n" +
 			"Matrix itself. You are the operator, an admin, named console:<your user> in what Jarvis records.\n\n" +
 			"With -c it runs one command or sentence, prints the answer and exits 0 when answered, 1 when Jarvis\n" +
 			"refused it, 2 on an error (or when no Jarvis acted on it within --wait).",
@@ -113,16 +113,19 @@ func runConsole(ctx context.Context, opts consoleOptions) error {
 			}
 		})
 	}
-	// Hold the lease while no Jarvis does, and lead as the holder would;
-	// never take it from a live one (lease.Run takes over only a lapsed
-	// lease).
-	loops.Go(func() {
-		a.keepLease(ctx, func(_ context.Context, held bool, epoch int64) {
-			if held {
-				a.log.Info().Int64("epoch", epoch).Msg("This console holds the workspace lease")
-			}
-		})
-	})
+	// When no Jarvis holds the lease as the console opens, the console
+	// takes it and leads as the holder would until it closes. Otherwise it
+	// stays a client and never contends: a `jarvis run` restarting under
+	// an open console gets its lease back, rather than finding the console
+	// in charge and staying mute.
+	switch _, err := a.lease.Acquire(ctx); {
+	case err == nil:
+		a.log.Info().Msg("This console holds the workspace lease")
+		loops.Go(func() { a.keepLease(ctx, func(context.Context, bool, int64) {}) })
+	case errors.Is(err, core.ErrLeaseHeld):
+	default:
+		return fail(exitStore, fmt.Errorf("read the workspace lease: %w", err))
+	}
 
 	operator := cfg.Console.Operator
 	if operator == "" && len(cfg.Bot.Admins) > 0 {
