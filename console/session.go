@@ -56,6 +56,10 @@ type Deps struct {
 	Clock   core.Clock
 	// Kick, when set, tells the relay in this process that a line waits.
 	Kick func()
+	// Describe, when set, says in words what a chart notice shows, as a
+	// room whose bridge drops images gets it; without it the console
+	// leaves charts to the Matrix room.
+	Describe func(ctx context.Context, request string) (string, error)
 }
 
 // Session is one person's console: what they type goes to the store for
@@ -113,7 +117,7 @@ func (s *Session) Open(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.out, "── While the console was closed: %s ──\n", core.Plural(len(missed), "notice", "notices"))
 	for _, e := range missed {
-		s.show(e, true)
+		s.show(ctx, e, true)
 	}
 	fmt.Fprintln(s.out, "── Up to now ──")
 	return nil
@@ -122,7 +126,7 @@ func (s *Session) Open(ctx context.Context) error {
 // Poll shows what arrived since the last look, and moves the cursor past
 // it.
 func (s *Session) Poll(ctx context.Context) error {
-	return s.read(ctx, func(e core.OutboxEntry) { s.show(e, false) })
+	return s.read(ctx, func(e core.OutboxEntry) { s.show(ctx, e, false) })
 }
 
 // read hands fn each notice after the cursor that this console shows, and
@@ -158,11 +162,12 @@ func (s *Session) read(ctx context.Context, fn func(core.OutboxEntry)) error {
 
 // shows reports whether this console shows a notice: what is said to its
 // user, in the workspace's console room, the operator's trip pushes, and
-// the dedicated room's notices a person acts on. Reactions and charts are
-// the Matrix room's.
+// the dedicated room's notices a person acts on. Reactions are the
+// Matrix room's, and so are charts unless the console can say them in
+// words.
 func (s *Session) shows(e core.OutboxEntry) bool {
 	switch {
-	case e.Kind == core.NoticeReaction || e.Kind == core.NoticeImage:
+	case !s.readable(e):
 		return false
 	case e.RoomID == s.me || e.ToUser == s.me || e.RoomID == Room:
 		return true
@@ -180,12 +185,22 @@ func (s *Session) shows(e core.OutboxEntry) bool {
 	return false
 }
 
+// readable reports whether the console can show a notice of e's kind.
+func (s *Session) readable(e core.OutboxEntry) bool {
+	return e.Kind != core.NoticeReaction && (e.Kind != core.NoticeImage || s.deps.Describe != nil)
+}
+
 // show writes one notice: said to this user, as it is; said in a room,
 // with its time; an edit or a thread reply under what it changes. A
 // notice that asks this user something becomes the question the next
 // line answers. away marks what arrived while the console was closed.
-func (s *Session) show(e core.OutboxEntry, away bool) {
-	text := markdown.Terminal(e.Body, s.cfg.Style)
+func (s *Session) show(ctx context.Context, e core.OutboxEntry, away bool) {
+	var text string
+	if e.Kind == core.NoticeImage {
+		text = "📈 " + s.describe(ctx, e.Body)
+	} else {
+		text = markdown.Terminal(e.Body, s.cfg.Style)
+	}
 	var prefix string
 	if e.RoomID != s.me || away {
 		prefix = "[" + e.CreatedAt.Local().Format("15:04") + "] "
@@ -209,6 +224,16 @@ func (s *Session) show(e core.OutboxEntry, away bool) {
 	case isDecision(e.Key):
 		s.asked = append(s.asked, question{key: e.Key, options: true})
 	}
+}
+
+// describe is a chart's words, shown as text and never as markup.
+func (s *Session) describe(ctx context.Context, request string) string {
+	words, err := s.deps.Describe(ctx, request)
+	if err != nil {
+		// The Matrix sender logs why; the console says only that.
+		return "A chart I could not draw."
+	}
+	return markdown.Terminal(core.EscapeMarkdown(words), false)
 }
 
 // isDecision reports whether key is a needs-decision relay's own
@@ -328,7 +353,7 @@ func (s *Session) Run(ctx context.Context, line string, wait time.Duration, ask 
 				return outcome, fmt.Errorf("read the outbox: %w", err)
 			}
 			for _, e := range entries {
-				if (e.RoomID == s.me || e.ToUser == s.me) && e.Kind != core.NoticeReaction && e.Kind != core.NoticeImage {
+				if (e.RoomID == s.me || e.ToUser == s.me) && s.readable(e) {
 					mine = append(mine, e)
 				}
 				after = e.Seq
@@ -338,7 +363,7 @@ func (s *Session) Run(ctx context.Context, line string, wait time.Duration, ask 
 			}
 		}
 		for _, e := range mine {
-			s.show(e, false)
+			s.show(ctx, e, false)
 		}
 		s.mu.Lock()
 		var q *question

@@ -37,7 +37,9 @@ func TestSession(t *testing.T) {
 	}
 	enqueue(core.Notice{Key: "breaker:old", RoomID: "!room:x", Kind: core.NoticeMessage, Body: "an old halt"})
 	var out bytes.Buffer
-	deps := Deps{Store: st, Notices: o, Clock: clock}
+	deps := Deps{Store: st, Notices: o, Clock: clock, Describe: func(_ context.Context, request string) (string, error) {
+		return "Chart of " + request + ", **lowest** 0.62", nil
+	}}
 	s := NewSession(Config{User: "alice", Operator: "@op:x"}, deps, &out)
 	if err := s.Open(ctx); err != nil {
 		t.Fatal(err)
@@ -59,6 +61,7 @@ func TestSession(t *testing.T) {
 		core.Notice{Key: "trip:tw_2:1", ToUser: "@bob:x", Kind: core.NoticeMessage, Body: "Bob's trip"},
 		core.Notice{Key: "reply:console:in:99:1", RoomID: "console:bob", Kind: core.NoticeMessage, Body: "Bob's answer"},
 		core.Notice{Key: "reply:$ev:1", RoomID: "!room:x", Kind: core.NoticeMessage, Body: "an answer to someone in the room"},
+		core.Notice{Key: "trip:tw_1:1:chart", ToUser: "@op:x", Kind: core.NoticeImage, Target: "trip:tw_1:1", Thread: true, Body: "integrity.gi"},
 	)
 	for range 2 {
 		if err := s.Poll(ctx); err != nil {
@@ -66,7 +69,7 @@ func TestSession(t *testing.T) {
 		}
 	}
 	screen := out.String()
-	for _, want := range []string{"pong", "HALTED: EVE", "Tripwire tripped: GI low"} {
+	for _, want := range []string{"pong", "HALTED: EVE", "Tripwire tripped: GI low", "↳ 📈 Chart of integrity.gi, **lowest** 0.62"} {
 		if strings.Count(screen, want) != 1 {
 			t.Errorf("the console showed %q %d times, want once:\n%s", want, strings.Count(screen, want), screen)
 		}
@@ -81,8 +84,8 @@ func TestSession(t *testing.T) {
 	if _, err := o.DeliverConsole(ctx, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if depth, _ := o.Depth(ctx); depth != 6 {
-		t.Errorf("outbox depth %d, want the 6 Matrix notices (the console's are delivered)", depth)
+	if depth, _ := o.Depth(ctx); depth != 7 {
+		t.Errorf("outbox depth %d, want the 7 Matrix notices (the console's are delivered)", depth)
 	}
 
 	enqueue(core.Notice{Key: "confirm:wipe:console:in:7", RoomID: Me("alice"), Kind: core.NoticeMessage, Body: "Wipe it?"})

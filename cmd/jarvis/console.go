@@ -132,7 +132,11 @@ func runConsole(ctx context.Context, opts consoleOptions) error {
 		operator = cfg.Bot.Admins[0]
 	}
 	sessionCfg := console.Config{User: who, Operator: operator}
-	deps := console.Deps{Store: a.store, Notices: a.outbox, Clock: a.clock, Kick: a.relay.Kick}
+	deps := console.Deps{Store: a.store, Notices: a.outbox, Clock: a.clock, Kick: a.relay.Kick,
+		Describe: func(ctx context.Context, request string) (string, error) {
+			img, err := a.drawChart(ctx, request)
+			return img.Description, err
+		}}
 	if opts.command == "" {
 		sessionCfg.Style = true
 		return console.Terminal{History: opts.history, Status: a.consoleStatus}.Run(ctx, func(out io.Writer) *console.Session {
