@@ -108,19 +108,22 @@ func (c *terminal) waitFor(text string) string {
 	return ""
 }
 
-// leave presses Ctrl-D and waits for the console to end.
-func (c *terminal) leave() {
+// leave presses Ctrl-D and waits for the console to end; it kills a
+// console that did not, and says so.
+func (c *terminal) leave() (left bool) {
 	select {
 	case <-c.exited:
-		return
+		return true
 	default:
 	}
 	_, _ = c.pty.Write([]byte{4})
 	select {
 	case <-c.exited:
+		return true
 	case <-time.After(10 * time.Second):
 		_ = c.cmd.Process.Kill()
 		<-c.exited
+		return false
 	}
 }
 
@@ -237,6 +240,9 @@ func TestConsole(t *testing.T) {
 	}
 	if out, code := run("!nosuch"); code != 1 || !strings.Contains(out, "Unknown command") {
 		t.Errorf("-c '!nosuch': exit %d, %q; want 1 and the refusal", code, out)
+	}
+	if !c.leave() {
+		t.Error("Ctrl-D did not end the console")
 	}
 }
 
