@@ -125,3 +125,32 @@ func TestSession(t *testing.T) {
 		t.Errorf("Enter on an option question handed over %d (%v), want nothing", seq, err)
 	}
 }
+
+// TestRelayLeaseLost: a relay whose process lost the workspace lease acts
+// on nothing, and leaves the line waiting for the Jarvis that holds it.
+func TestRelayLeaseLost(t *testing.T) {
+	ctx := context.Background()
+	st := testdb.OpenStore(t, store.SQLite)
+	clock := coretest.NewClock(time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC))
+	proc := commands.NewProcessor(commands.Config{Prefix: "!"}, commands.Deps{Tx: st, Outbox: st.Outbox(),
+		Handled: st, Notices: st.Outbox(), Pending: st, Excerpts: st, Clock: clock})
+	relay := NewRelay(RelayDeps{Inputs: st, Outbox: st.Outbox(), Processor: proc, Clock: clock})
+	seq, err := st.AddInput(ctx, core.Input{User: "alice", Body: "!ping", At: clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetFence(func(context.Context) error { return core.ErrStaleEpoch })
+	if err := relay.Round(ctx); err == nil {
+		t.Fatal("a relay without the lease acted on a line")
+	}
+	if in, err := st.Input(ctx, seq); err != nil || !in.Handled.IsZero() {
+		t.Fatalf("the line after a round without the lease: %+v, %v; want it waiting", in, err)
+	}
+	st.SetFence(nil)
+	if err := relay.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := st.Input(ctx, seq); err != nil || in.Outcome != string(commands.Answered) {
+		t.Fatalf("the line once the lease is back: %+v, %v; want it answered", in, err)
+	}
+}
