@@ -14,11 +14,15 @@ const (
 	stateAccessToken = "access_token"
 	stateDeviceID    = "device_id"
 	stateUserID      = "user_id"
-	stateRoomID      = "room_id"
 	stateNextBatch   = "next_batch"
 	stateFilterID    = "filter_id"
 	stateFirstStart  = "first_start"
 )
+
+// StateRoomID is the key of the dedicated room's ID in the bot's state: a
+// console that holds the lease without Matrix sends the room's notices
+// there, for the bot to deliver when it runs.
+const StateRoomID = "room_id"
 
 // login uses the configured access token, else the one stored from an
 // earlier start, else a password login that reuses the stored device ID,

@@ -58,7 +58,7 @@ func (b *Bot) setRoom(ctx context.Context, roomID id.RoomID) error {
 	b.mu.Lock()
 	b.roomID = roomID
 	b.mu.Unlock()
-	return b.deps.State.SetState(ctx, stateRoomID, roomID.String())
+	return b.deps.State.SetState(ctx, StateRoomID, roomID.String())
 }
 
 // directRoom returns the direct room Jarvis shares with a person,

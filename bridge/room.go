@@ -1,6 +1,17 @@
 package bridge
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// The reactions Jarvis puts on everything it asks to be confirmed.
+const (
+	YesReaction = "✅"
+	NoReaction  = "❌"
+)
 
 // Room is what a room lets people do, from its bridge state events
 // (m.bridge, uk.half-shot.bridge) and com.beeper.room_features.
@@ -26,4 +37,25 @@ func (r Room) CanReact(emoji string) bool {
 		return false
 	}
 	return len(r.AllowedReactions) == 0 || slices.Contains(r.AllowedReactions, emoji)
+}
+
+// Ask puts a question to a person in the room, the Matrix side of
+// commands.Channel: the question with ✅ and ❌ already on it, or, where
+// reactions do not reach Jarvis, with a hint to reply in words.
+func (r Room) Ask(q core.Question) []core.Notice {
+	if !r.CanReact(YesReaction) {
+		q.Text += fmt.Sprintf("\n\nReactions don't reach me from here: reply `%s` or `%s` to this message.", q.Yes, q.No)
+	}
+	notices := []core.Notice{{Key: q.Key, RoomID: q.RoomID, Kind: core.NoticeMessage, Body: q.Text, TargetEvent: q.TargetEvent}}
+	if !r.CanReact(YesReaction) {
+		return notices
+	}
+	notices = append(notices, core.Notice{Key: q.Key + ":yes", RoomID: q.RoomID, Kind: core.NoticeReaction, Body: YesReaction, Target: q.Key})
+	// Where one reaction per person is all the network allows, a second
+	// seeded emoji would only invite a mis-tap: ✅ alone, and a reply
+	// "no" dismisses.
+	if r.ReactionCount != 1 && r.CanReact(NoReaction) {
+		notices = append(notices, core.Notice{Key: q.Key + ":no", RoomID: q.RoomID, Kind: core.NoticeReaction, Body: NoReaction, Target: q.Key})
+	}
+	return notices
 }

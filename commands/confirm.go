@@ -13,10 +13,11 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-// The reactions Jarvis puts on everything it asks to be confirmed.
+// The reactions Jarvis puts on everything it asks to be confirmed, where
+// people can react.
 const (
-	YesReaction = "✅"
-	NoReaction  = "❌"
+	YesReaction = bridge.YesReaction
+	NoReaction  = bridge.NoReaction
 )
 
 // yesWords and noWords are the text answers that count as a tap, for
@@ -61,16 +62,16 @@ func (p *Processor) RegisterConfirm(kinds ...ConfirmKind) {
 	}
 }
 
-// AskConfirm posts text as a reply to the event with ✅ and ❌ already on
-// it, and records what to do when the sender taps ✅ (or replies "yes").
+// AskConfirm asks the sender to confirm text, in the message's room and
+// as its channel puts a question (✅ and ❌ already on it in a Matrix
+// room), and records what to do when they say yes.
 func (e *Event) AskConfirm(kind, payload, text string) {
-	e.askConfirmOf(kind, e.Sender, e.RoomID, e.Room, payload, text)
+	e.askConfirmOf(kind, e.Sender, e.RoomID, e.channel(), payload, text)
 }
 
-// askConfirmOf asks requester, in room (which can do what r says), to
-// confirm; the question answers the event only when it is in the event's
-// room.
-func (e *Event) askConfirmOf(kind, requester, room string, r bridge.Room, payload, text string) {
+// askConfirmOf asks requester, in room (reached through ch), to confirm;
+// the question answers the event only when it is in the event's room.
+func (e *Event) askConfirmOf(kind, requester, room string, ch Channel, payload, text string) {
 	k, ok := e.Proc.confirms[kind]
 	if !ok {
 		e.Fail(fmt.Errorf("confirmation kind %q is not registered", kind))
@@ -86,24 +87,12 @@ func (e *Event) askConfirmOf(kind, requester, room string, r bridge.Room, payloa
 		e.Fail(err)
 		return
 	}
-	yes, no := cmp.Or(k.YesWord, "yes"), cmp.Or(k.NoWord, "no")
-	if !r.CanReact(YesReaction) {
-		text += fmt.Sprintf("\n\nReactions don't reach me from here: reply `%s` or `%s` to this message.", yes, no)
-	}
-	var target string
+	q := core.Question{Key: key, RoomID: room, Text: text, Yes: cmp.Or(k.YesWord, "yes"), No: cmp.Or(k.NoWord, "no")}
 	if room == e.RoomID {
-		target = e.EventID
+		q.TargetEvent = e.EventID
 	}
-	e.Send(core.Notice{Key: key, RoomID: room, Kind: core.NoticeMessage, Body: text, TargetEvent: target})
-	if !r.CanReact(YesReaction) {
-		return
-	}
-	e.Send(core.Notice{Key: key + ":yes", RoomID: room, Kind: core.NoticeReaction, Body: YesReaction, Target: key})
-	// Where one reaction per person is all the network allows, a second
-	// seeded emoji would only invite a mis-tap: ✅ alone, and a reply
-	// "no" dismisses.
-	if r.ReactionCount != 1 && r.CanReact(NoReaction) {
-		e.Send(core.Notice{Key: key + ":no", RoomID: room, Kind: core.NoticeReaction, Body: NoReaction, Target: key})
+	for _, n := range ch.Ask(q) {
+		e.Send(n)
 	}
 }
 

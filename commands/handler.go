@@ -77,12 +77,22 @@ type Event struct {
 
 	replies int
 	err     error
+	// refused says Jarvis would not act on the message: see Refused.
+	refused bool
 }
 
 // Admin reports whether the sender is an admin writing from their own
 // Matrix account: admin verbs are never taken through a bridge.
 func (e *Event) Admin() bool {
-	return e.Proc.IsAdmin(e.Sender) && e.Puppet == "" && !e.Relay
+	return (e.Operator || e.Proc.IsAdmin(e.Sender)) && e.Puppet == "" && !e.Relay
+}
+
+// channel is how the sender reached Jarvis.
+func (e *Event) channel() Channel {
+	if e.Channel != nil {
+		return e.Channel
+	}
+	return e.Room
 }
 
 // Reply answers the message in its room, as a Matrix reply to it.
@@ -108,6 +118,14 @@ func (e *Event) Send(n core.Notice) {
 	if err := e.Proc.deps.Outbox.Enqueue(e.Ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
 		e.err = err
 	}
+}
+
+// Refuse answers that Jarvis will not act on the message, and why (bad
+// arguments, a rule core holds to), so a channel that reports outcomes
+// reports a refusal.
+func (e *Event) Refuse(format string, args ...any) {
+	e.refused = true
+	e.Reply(format, args...)
 }
 
 // Fail records an internal failure: the command's changes roll back and

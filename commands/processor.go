@@ -76,7 +76,13 @@ type Message struct {
 	Trust core.Trust
 	// Room is what the room lets people do (reactions or not).
 	Room bridge.Room
-	Body string
+	// Channel is how the person reached Jarvis; nil means the Matrix room
+	// Room describes.
+	Channel Channel
+	// Operator marks the person at the workspace's own machine (the
+	// console): an admin whatever the admin list says.
+	Operator bool
+	Body     string
 	// Sent is the homeserver's timestamp of the message.
 	Sent time.Time
 }
@@ -89,6 +95,23 @@ func (m Message) withTrust() Message {
 	}
 	return m
 }
+
+// Outcome is how the processor dealt with a message, for a channel that
+// reports it (the console's exit status).
+type Outcome string
+
+// The outcomes of a message.
+const (
+	// Answered: the message was acted on and answered.
+	Answered Outcome = "answered"
+	// Refused: Jarvis would not act on it (an unknown command, an admin
+	// verb from someone else, a sender past its limit, a relayed command).
+	Refused Outcome = "refused"
+	// Failed: acting on it failed on Jarvis's side; nothing changed.
+	Failed Outcome = "failed"
+	// Ignored: there was nothing to act on, or it was acted on before.
+	Ignored Outcome = "ignored"
+)
 
 // Processor dispatches chat messages to the command table.
 type Processor struct {
@@ -168,24 +191,40 @@ func (p *Processor) OnAnswer(prefix string, fn AnswerFunc) {
 // HandleAnswer acts, exactly once, on a reaction to or a reply to the
 // Matrix event target. Answers to anything but a notice with a registered
 // prefix are ignored.
-func (p *Processor) HandleAnswer(ctx context.Context, msg Message, target string) {
+func (p *Processor) HandleAnswer(ctx context.Context, msg Message, target string) Outcome {
 	msg = msg.withTrust()
 	if msg.Relay || !p.admit(ctx, msg) {
-		return
+		return Refused
 	}
 	key, err := p.deps.Notices.KeyForEvent(ctx, target)
 	if err != nil {
 		if !errors.Is(err, core.ErrNotFound) {
 			zerolog.Ctx(ctx).Err(err).Msg("Failed to look up the notice answered")
+			return Failed
 		}
-		return
+		return Ignored
 	}
+	return p.answer(ctx, msg, key)
+}
+
+// HandleAnswerTo acts, exactly once, on an answer to the notice with
+// the given key, from a channel that names the notice rather than a
+// Matrix event (the console).
+func (p *Processor) HandleAnswerTo(ctx context.Context, msg Message, key string) Outcome {
+	msg = msg.withTrust()
+	if msg.Relay || !p.admit(ctx, msg) {
+		return Refused
+	}
+	return p.answer(ctx, msg, key)
+}
+
+func (p *Processor) answer(ctx context.Context, msg Message, key string) Outcome {
 	fn, prefix := p.answerFunc(key)
 	if fn == nil {
-		return
+		return Ignored
 	}
 	answer := strings.TrimSpace(msg.Body)
-	p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "answer " + strings.TrimSuffix(prefix, ":")}, func(evt *Event) {
+	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "answer " + strings.TrimSuffix(prefix, ":")}, func(evt *Event) {
 		fn(evt, key, answer)
 	})
 }
@@ -204,11 +243,11 @@ func (p *Processor) answerFunc(key string) (AnswerFunc, string) {
 // excerpt, tagged with its trust. External text shaped like a standing
 // instruction is held, never acted on, and the sender is told how a
 // native account can ratify it.
-func (p *Processor) converse(ctx context.Context, msg Message) {
+func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 	if msg.Relay || strings.TrimSpace(msg.Body) == "" {
-		return
+		return Ignored
 	}
-	p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
+	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
 		held := !msg.Trust.AtLeast(core.TrustNative) && core.LooksLikeInstruction(msg.Body)
 		var id int64
 		if p.deps.Excerpts != nil {
@@ -252,29 +291,28 @@ func (p *Processor) IsAdmin(userID string) bool { return p.admins[userID] }
 // Handle acts on one message exactly once: the event is marked handled in
 // the same transaction as the handler's changes and replies, so a message
 // redelivered after a crash does nothing the second time.
-func (p *Processor) Handle(ctx context.Context, msg Message) {
+func (p *Processor) Handle(ctx context.Context, msg Message) Outcome {
 	msg = msg.withTrust()
 	if !p.admit(ctx, msg) {
-		return
+		return Refused
 	}
 	body := strings.TrimSpace(msg.Body)
 	if !strings.HasPrefix(body, p.cfg.Prefix) {
-		p.converse(ctx, msg)
-		return
+		return p.converse(ctx, msg)
 	}
 	fields := strings.Fields(strings.TrimPrefix(body, p.cfg.Prefix))
 	if len(fields) == 0 {
-		return
+		return Ignored
 	}
 	metrics.MessagesHandled.Inc()
 	if msg.Relay {
-		p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "relayed"}, func(e *Event) {
+		return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "relayed"}, func(e *Event) {
+			e.refused = true
 			e.Reply("I can't act on messages relayed for someone else. %s, message me from your own account (or link it with `%slink`).",
 				cmp.Or(msg.RelayedName, "Whoever wrote this"), p.cfg.Prefix)
 		})
-		return
 	}
-	p.dispatch(ctx, msg, fields, strings.TrimSpace(strings.TrimPrefix(body, p.cfg.Prefix)))
+	return p.dispatch(ctx, msg, fields, strings.TrimSpace(strings.TrimPrefix(body, p.cfg.Prefix)))
 }
 
 // admit reports whether a message is within its sender's limit. The
@@ -298,25 +336,26 @@ func (p *Processor) admit(ctx context.Context, msg Message) bool {
 }
 
 // dispatch resolves the handler and runs it.
-func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, raw string) {
+func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, raw string) Outcome {
 	h, path, args := p.resolve(fields)
 	evt := &Event{Message: msg, Proc: p, Handler: h, Command: path, Args: args, RawArgs: rawAfter(raw, len(fields)-len(args))}
-	p.exec(ctx, msg, evt, p.run)
+	return p.exec(ctx, msg, evt, p.run)
 }
 
 // exec runs fn in one transaction with the event's replies, marking the
 // event handled in it. A handler that panics or fails is answered, and
 // its changes are rolled back.
-func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*Event)) {
+func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*Event)) Outcome {
 	// Someone is waiting for the answer: go before the agents' reports.
 	ctx = core.Urgent(ctx)
 	log := zerolog.Ctx(ctx)
 	path := evt.Command
+	var first bool
 	err := p.deps.Tx.InTx(ctx, func(ctx context.Context) (err error) {
 		// The store may run this again after a serialization failure:
 		// start each run with no replies sent.
-		evt.Ctx, evt.replies, evt.err = ctx, 0, nil
-		first, err := p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
+		evt.Ctx, evt.replies, evt.err, evt.refused = ctx, 0, nil, false
+		first, err = p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
 		if err != nil || !first {
 			return err
 		}
@@ -328,8 +367,13 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 		fn(evt)
 		return evt.err
 	})
-	if err == nil {
-		return
+	switch {
+	case err == nil && (!first || evt.replies == 0):
+		return Ignored
+	case err == nil && evt.refused:
+		return Refused
+	case err == nil:
+		return Answered
 	}
 	// The store's fence refused the transaction: nothing is written and
 	// nothing is answered, since another Jarvis is in charge; the channel
@@ -337,7 +381,7 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	if errors.Is(err, core.ErrStaleEpoch) {
 		log.Warn().Err(err).Str("command", path).Msg("Not handling: this Jarvis no longer holds the workspace lease")
 		core.NotHandled(ctx, err)
-		return
+		return Failed
 	}
 	log.Err(err).Str("command", path).Msg("Failed to handle command")
 	// The handler's changes were rolled back; answer in a fresh transaction.
@@ -354,16 +398,20 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 		log.Err(err).Msg("Failed to answer a failed command")
 		core.NotHandled(ctx, err)
 	}
+	return Failed
 }
 
 func (p *Processor) run(evt *Event) {
 	h := evt.Handler
 	switch {
 	case h == nil:
+		evt.refused = true
 		evt.Reply("Unknown command `%s%s`, try `%shelp`.", p.cfg.Prefix, evt.Command, p.cfg.Prefix)
 	case h.Admin && !evt.Admin() && p.IsAdmin(evt.Sender):
+		evt.refused = true
 		evt.Reply("`%s%s` is for admins, and only from their Matrix account, not through a bridge.", p.cfg.Prefix, evt.Command)
 	case h.Admin && !evt.Admin():
+		evt.refused = true
 		evt.Reply("`%s%s` is for admins only.", p.cfg.Prefix, evt.Command)
 	case h.Func == nil:
 		evt.Reply("%s", p.helpFor(h, evt.Command))

@@ -1036,7 +1036,7 @@ func (c *tripwireCommands) refused(e *Event, what, id string, err error) bool {
 	}
 	prefix := e.Proc.Prefix()
 	if errors.Is(err, core.ErrNotFound) && id != "" {
-		e.Reply("You have no tripwire %s. `%stw list` shows yours.", twCode(id), prefix)
+		e.Refuse("You have no tripwire %s. `%stw list` shows yours.", twCode(id), prefix)
 		return true
 	}
 	why, ok := twRefusal(err)
@@ -1058,7 +1058,7 @@ func (c *tripwireCommands) refused(e *Event, what, id string, err error) bool {
 	case strings.HasPrefix(f, "source"), strings.HasPrefix(f, "condition"):
 		hint = " " + c.armExample(prefix)
 	}
-	e.Reply("%s: %s.%s", what, why, hint)
+	e.Refuse("%s: %s.%s", what, why, hint)
 	return true
 }
 

@@ -58,6 +58,12 @@ type Notice struct {
 	Secret bool
 }
 
+// ConsolePrefix starts a room or a recipient that is the operator's
+// terminal rather than Matrix ("console:alice"): a console reads those
+// notices from the outbox, the Matrix sender leaves them alone, and the
+// lease holder marks them delivered.
+const ConsolePrefix = "console:"
+
 // SecretKeyPrefix starts the key of a secret notice in the outbox.
 const SecretKeyPrefix = "secret:"
 

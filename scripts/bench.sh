@@ -26,6 +26,7 @@ bench ./store/ BenchmarkBacktest 200x
 bench ./chart/ BenchmarkRender 200x
 bench ./store/ BenchmarkReconcile 2000x
 bench ./store/ BenchmarkFencedWrite 5000x
+bench ./console/ BenchmarkRelayRound 20000x
 bench ./core/credential/ BenchmarkAuthenticate 100000x
 bench ./api/ BenchmarkHeartbeatIngest 20000x
 bench ./api/ BenchmarkPublishCardSets 2000x

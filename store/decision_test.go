@@ -153,6 +153,8 @@ func TestAnswerDecision(t *testing.T) {
 		{name: "alice answers from Telegram by the relay's key", ref: d.NoticeKey(), option: 2, who: alice, network: "telegram", wantOption: 2},
 		{name: "the admin answers later: already answered", ref: d.ID, option: 1, who: testAdmin, network: "matrix", wantAlready: true, wantOption: 2},
 		{name: "alice taps again by card id: already answered", ref: c.ID, option: 1, who: alice, wantAlready: true, wantOption: 2},
+		{name: "the operator at the console may answer too: already answered", ref: d.ID, option: 1, who: "console:op", network: "console",
+			wantAlready: true, wantOption: 2},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

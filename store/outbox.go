@@ -22,7 +22,7 @@ const (
 	waitingNoticesQuery = `
 		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
 		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
-		FROM outbox WHERE sent_at = 0 ORDER BY seq LIMIT $1`
+		FROM outbox WHERE sent_at = 0 AND room_id NOT LIKE $2 AND to_user NOT LIKE $2 ORDER BY seq LIMIT $1`
 	noticeByKeyQuery = `
 		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
 		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
@@ -101,9 +101,10 @@ func (o *Outbox) wake() {
 	}
 }
 
-// Waiting lists up to limit unsent notices in outbox order.
+// Waiting lists up to limit unsent notices for Matrix in outbox order:
+// the console's (core.ConsolePrefix) are left to it.
 func (o *Outbox) Waiting(ctx context.Context, limit int) ([]core.OutboxEntry, error) {
-	rows, err := o.db.Query(ctx, waitingNoticesQuery, limit)
+	rows, err := o.db.Query(ctx, waitingNoticesQuery, limit, consolePattern)
 	return dbutil.NewRowIterWithError(rows, scanOutboxEntry, err).AsList()
 }
 

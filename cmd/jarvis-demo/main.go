@@ -228,6 +228,15 @@ logging:
 	step("Alice on Telegram, through the bridge: her puppet arms a tripwire, then links to her Matrix account with a code shown only in its direct room with Jarvis")
 	d.link()
 
+	step("The operator, at the machine's terminal, asks the same Jarvis through the console: `jarvis console -c '!fleet'`")
+	if d.err == nil {
+		out, err := exec.CommandContext(ctx, bin, "console", "--config", cfgPath, "-c", "!fleet").CombinedOutput()
+		fmt.Print(string(out))
+		if err != nil {
+			d.err = fmt.Errorf("jarvis console -c '!fleet': %w", err)
+		}
+	}
+
 	step("Done: every line went through the real homeserver and Jarvis's durable outbox.")
 	return d.err
 }

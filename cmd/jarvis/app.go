@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/chart"
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/console"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
@@ -92,10 +94,14 @@ type App struct {
 	outbox *store.Outbox
 	clock  core.Clock
 
+	// bot is nil in a console, which never talks to Matrix itself.
 	bot   *bot.Bot
 	proc  *commands.Processor
 	lease *lease.Lease
 	room  string
+	// relay acts on what people type in consoles, while this process
+	// holds the lease.
+	relay *console.Relay
 
 	breakers    *breaker.Service
 	cards       *card.Service
@@ -133,6 +139,32 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 	if err != nil {
 		return nil, fail(exitConfig, err)
 	}
+	if cfg.Homeserver.URL == "" {
+		return nil, fail(exitConfig, core.Invalid("homeserver.url", "is empty: Jarvis lives in a Matrix room; a workspace with no homeserver is used with `jarvis console`"))
+	}
+	a, err := openApp(ctx, configPath, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	a.initProcessor()
+	if err := a.initMatrix(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.initLease()
+	if err := a.initServices(); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.initCommands()
+	a.initAPI()
+	return a, nil
+}
+
+// openApp starts an application on the configuration: the logger, which
+// writes to logOut as well as to the ring `!sys logs` reads (to stderr when
+// nil), and the store, upgraded.
+func openApp(ctx context.Context, configPath string, cfg *Config, logOut io.Writer) (*App, error) {
 	a := &App{
 		configPath: configPath,
 		cfg:        cfg,
@@ -145,39 +177,33 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 		pruneKick:  newTrigger(),
 		restart:    make(chan struct{}, 1),
 	}
-	a.log = newLogger(cfg.Logging, a.logs)
+	a.log = newLogger(cfg.Logging, a.logs, logOut)
 	a.log.Info().Str("version", version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
 
+	var err error
 	a.store, err = store.Open(ctx, cfg.Store, a.log)
 	if err != nil {
 		return nil, fail(exitStore, err)
 	}
 	a.outbox = a.store.Outbox()
-	if err := a.initMatrix(ctx); err != nil {
-		a.Close()
-		return nil, err
-	}
-	if err := a.initServices(); err != nil {
-		a.Close()
-		return nil, err
-	}
-	a.initCommands()
-	a.initAPI()
 	return a, nil
 }
 
-// initMatrix builds the command processor and the bot, logs in and joins
-// the dedicated room, and builds the workspace lease, whose notices go
-// to that room.
+// initProcessor builds the command processor, which every channel hands
+// what people say to.
+func (a *App) initProcessor() {
+	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
+		SenderLimit: a.cfg.Chat.SenderLimit},
+		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
+			Excerpts: a.store, Clock: a.clock})
+}
+
+// initMatrix builds the bot, logs in and joins the dedicated room.
 func (a *App) initMatrix(ctx context.Context) error {
 	policy, err := bridge.NewPolicy(a.cfg.Bot.AllowedUsers, a.cfg.Bridges, a.store)
 	if err != nil {
 		return fail(exitConfig, err)
 	}
-	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
-		SenderLimit: a.cfg.Chat.SenderLimit},
-		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
-			Excerpts: a.store, Clock: a.clock})
 	a.bot, err = bot.New(a.cfg.Homeserver.URL, a.cfg.Bot, bot.Deps{
 		State:     a.store,
 		Outbox:    a.outbox,
@@ -200,6 +226,12 @@ func (a *App) initMatrix(ctx context.Context) error {
 		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
 	}
 	a.room = a.bot.RoomID()
+	return nil
+}
+
+// initLease builds the workspace lease, whose notices go to the dedicated
+// room, and fences every write with it.
+func (a *App) initLease() {
 	a.lease = lease.New(a.cfg.Workspace.Lease(), lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
 		Outbox: a.outbox, Clock: a.clock, Room: a.room,
 		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") }})
@@ -207,7 +239,6 @@ func (a *App) initMatrix(ctx context.Context) error {
 	// holds the lease under the epoch it knows: one fence for chat, the
 	// API, the loops and the outbox.
 	a.store.SetFence(a.lease.FenceHeld)
-	return nil
 }
 
 // leader says whether this Jarvis holds the workspace lease. It and
@@ -300,6 +331,10 @@ func (a *App) initCommands() {
 		}})
 	// Drafts belong to people: clearing a room drops its members' drafts.
 	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(a.cards, func(ctx context.Context, roomID string) ([]string, error) {
+		if a.bot == nil || strings.HasPrefix(roomID, core.ConsolePrefix) {
+			// A console's room has its user alone.
+			return []string{roomID}, nil
+		}
 		resp, err := a.bot.Client.JoinedMembers(ctx, id.RoomID(roomID))
 		if err != nil {
 			return nil, err
@@ -317,6 +352,7 @@ func (a *App) initCommands() {
 		}
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
+	a.relay = console.NewRelay(console.RelayDeps{Inputs: a.store, Outbox: a.outbox, Processor: a.proc, Clock: a.clock})
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames})
@@ -325,6 +361,9 @@ func (a *App) initCommands() {
 // searchUsers asks the homeserver's user directory for users whose ID or
 // display name holds term, for `!link network:handle`.
 func (a *App) searchUsers(ctx context.Context, term string) ([]bridge.User, error) {
+	if a.bot == nil {
+		return nil, errors.New("search the user directory: this console does not talk to the homeserver")
+	}
 	resp, err := a.bot.Client.SearchUserDirectory(ctx, term, 50)
 	if err != nil {
 		return nil, fmt.Errorf("search the user directory: %w", err)
@@ -383,6 +422,10 @@ func (a *App) health(ctx context.Context) (api.Health, error) {
 	if err != nil {
 		return api.Health{}, fmt.Errorf("outbox: %w", err)
 	}
+	if a.bot == nil {
+		// A console with no homeserver serves the API.
+		return api.Health{Leader: a.leader(), OutboxDepth: depth, RoomID: a.room}, nil
+	}
 	h := a.bot.Health()
 	return api.Health{DeviceID: h.DeviceID, Encryption: h.Encryption, LastSync: h.LastSync, Leader: a.leader(),
 		OutboxDepth: depth, RoomID: h.RoomID, SyncError: h.SyncError, Synced: !h.LastSync.IsZero(), UserID: h.UserID}, nil
@@ -408,20 +451,7 @@ func (a *App) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error {
-		var stop func()
-		_ = a.lease.Run(ctx, func(held bool, epoch int64) {
-			if stop != nil {
-				stop()
-				stop = nil
-			}
-			if held {
-				stop = a.lead(ctx)
-			}
-			a.leaseChanged(ctx, held, epoch)
-		})
-		if stop != nil {
-			stop()
-		}
+		a.keepLease(ctx, a.leaseChanged)
 		return nil
 	})
 	g.Go(func() error {
@@ -439,6 +469,26 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	})
 	return g.Wait()
+}
+
+// keepLease keeps the workspace lease until ctx ends, or takes it when it
+// lapses, and leads (see lead) while it holds it; changed hears of every
+// change after the loops started or stopped.
+func (a *App) keepLease(ctx context.Context, changed func(ctx context.Context, held bool, epoch int64)) {
+	var stop func()
+	_ = a.lease.Run(ctx, func(held bool, epoch int64) {
+		if stop != nil {
+			stop()
+			stop = nil
+		}
+		if held {
+			stop = a.lead(ctx)
+		}
+		changed(ctx, held, epoch)
+	})
+	if stop != nil {
+		stop()
+	}
 }
 
 // Close closes the store. Call it once, after Run has returned: by then
@@ -476,6 +526,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		})
 	})
 	loops.Go(func() { a.reevaluateLoop(twCtx) })
+	loops.Go(func() { a.relay.Run(a.log.With().Str("component", "console").Logger().WithContext(ctx)) })
 	// Gaining the lease asks for a wake round and a retention pass at once.
 	a.askWake()
 	a.pruneKick.ask()

@@ -48,13 +48,24 @@ type Config struct {
 	Cards      card.Config
 	Bridges    bridge.Config
 	Chat       ChatConfig
+	Console    ConsoleConfig
 	Retention  retention.Config
 	History    history.Config
 }
 
 // HomeserverConfig says where the homeserver is.
 type HomeserverConfig struct {
+	// URL is empty for a workspace with no homeserver, used from the
+	// console only.
 	URL string
+}
+
+// ConsoleConfig is the console section: `jarvis console`.
+type ConsoleConfig struct {
+	// Operator is the Matrix account of the person at the console, whose
+	// tripwires' pushes a console shows too; empty means the first of
+	// bot.admins.
+	Operator string
 }
 
 // WorkspaceConfig names the workspace and sets its lease.
@@ -244,7 +255,8 @@ func listFromCommas(from, to reflect.Type, data any) (any, error) {
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	if !strings.HasPrefix(c.Homeserver.URL, "http://") && !strings.HasPrefix(c.Homeserver.URL, "https://") {
+	matrix := c.Homeserver.URL != ""
+	if matrix && !strings.HasPrefix(c.Homeserver.URL, "http://") && !strings.HasPrefix(c.Homeserver.URL, "https://") {
 		return core.Invalid("homeserver.url", "must be an http(s) URL, got %q", c.Homeserver.URL)
 	}
 	switch c.Logging.Level {
@@ -257,7 +269,13 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History} {
+	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History}
+	// The bot section is Matrix's: a workspace with no homeserver uses
+	// only its command prefix and admins.
+	if matrix {
+		sections = append(sections, c.Bot)
+	}
+	for _, section := range sections {
 		if err := section.Validate(); err != nil {
 			return err
 		}

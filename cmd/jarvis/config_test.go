@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -395,5 +396,24 @@ func TestSharedAgentTokenRefused(t *testing.T) {
 	var fe *core.FieldError
 	if !errors.As(err, &fe) || fe.Field != "api.agent_token" || !strings.Contains(err.Error(), "jarvis token issue") {
 		t.Errorf("LoadConfig = %v, want api.agent_token refused, saying to use `jarvis token issue`", err)
+	}
+}
+
+// TestConfigWithoutHomeserver: a workspace used from the console only has
+// no homeserver and no bot account, and loads; `jarvis run` refuses it,
+// naming homeserver.url.
+func TestConfigWithoutHomeserver(t *testing.T) {
+	path := writeConfig(t, "homeserver:\n  url: \"\"\nstore:\n  uri: "+filepath.Join(t.TempDir(), "jarvis.db")+"\n")
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatalf("a config with no homeserver: %v", err)
+	}
+	if cfg.Bot.CommandPrefix != "!" {
+		t.Errorf("command prefix %q, want the default !", cfg.Bot.CommandPrefix)
+	}
+	_, err = NewApp(context.Background(), path)
+	var fe *core.FieldError
+	if !errors.As(err, &fe) || fe.Field != "homeserver.url" {
+		t.Fatalf("jarvis run without a homeserver: %v, want an error naming homeserver.url", err)
 	}
 }

@@ -71,6 +71,7 @@ func newRootCommand() *cobra.Command {
 		newCircuitBreakerCommand(&configPath),
 		newTokenCommand(&configPath),
 		newMigrateCommand(),
+		newConsoleCommand(),
 		&cobra.Command{
 			Use:   "run",
 			Short: "Run Jarvis (the default)",

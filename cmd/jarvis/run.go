@@ -341,12 +341,19 @@ func (a *App) announceBack(ctx context.Context) error {
 
 // newLogger logs pretty on a terminal and JSON otherwise, unless the
 // config says which, and keeps the last lines in ring for `!sys logs`.
-func newLogger(cfg LoggingConfig, ring *logring.Ring) zerolog.Logger {
+func newLogger(cfg LoggingConfig, ring *logring.Ring, to io.Writer) zerolog.Logger {
 	level, _ := zerolog.ParseLevel(cfg.Level)
-	pretty := cfg.Format == "pretty" || (cfg.Format == "auto" && isatty.IsTerminal(os.Stderr.Fd()))
-	var out io.Writer = os.Stderr
+	if to == nil {
+		to = os.Stderr
+	}
+	tty := false
+	if f, ok := to.(*os.File); ok {
+		tty = isatty.IsTerminal(f.Fd())
+	}
+	pretty := cfg.Format == "pretty" || (cfg.Format == "auto" && tty)
+	out := to
 	if pretty {
-		out = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"}
+		out = zerolog.ConsoleWriter{Out: to, TimeFormat: "15:04:05.000"}
 	}
 	return zerolog.New(zerolog.MultiLevelWriter(out, ring)).Level(level).With().Timestamp().Logger()
 }

@@ -374,11 +374,16 @@ func NewService(cfg Config, deps Deps) *Service {
 // Sources returns the source registry (the chat parser matches aliases).
 func (s *Service) Sources() *core.SourceRegistry { return s.deps.Sources }
 
-// CheckScope checks that a scope is "self" or a Matrix user ID.
+// CheckScope checks that a scope is "self", a Matrix user ID, or a
+// console user (core.ConsolePrefix + name), whose pushes go to their
+// console.
 func CheckScope(scope string) error {
 	local, server, ok := strings.Cut(strings.TrimPrefix(scope, "@"), ":")
 	switch {
 	case scope == SelfScope:
+		return nil
+	case strings.HasPrefix(scope, core.ConsolePrefix) && len(scope) > len(core.ConsolePrefix) && len(scope) <= 255 &&
+		strings.IndexFunc(scope, unicode.IsSpace) < 0:
 		return nil
 	case !strings.HasPrefix(scope, "@") || !ok || local == "" || server == "" || len(scope) > 255 ||
 		strings.IndexFunc(scope, unicode.IsSpace) >= 0:

@@ -119,6 +119,9 @@ var rows = []row{
 	{"the lease's fence in a one-row write transaction, SQLite, with and without it by turns (`BenchmarkFencedWrite`)",
 		"stated", fence("BenchmarkFencedWrite/sqlite3")},
 	{"the same on PostgreSQL", "stated", fence("BenchmarkFencedWrite/postgres")},
+	{"the console relay's round while nobody types, five a second in every running Jarvis, SQLite (`BenchmarkRelayRound`)",
+		"stated", micro("BenchmarkRelayRound/sqlite3")},
+	{"the same on PostgreSQL", "stated", micro("BenchmarkRelayRound/postgres")},
 	{"wake router end to end: a card blocked over the API → its notice in the room (`BenchmarkWakeRouter`)",
 		"stated", latency("BenchmarkWakeRouter")},
 }
