@@ -18,6 +18,9 @@ type Room struct {
 	// NoImages says images do not reach the other side: a chart goes as
 	// its words.
 	NoImages bool
+	// Direct says the room is Jarvis's direct room with one person: no one
+	// else is in it or invited.
+	Direct bool
 }
 
 // CanReact reports whether people in the room can answer with this emoji.

@@ -86,6 +86,9 @@ func (p *Processor) AddFeatures(f Features) {
 		p.Register(cmdFleet)
 		p.AddIntent(func(text string) (string, []string, bool) { return fleetQuestion(text, p.fleet.Agents()) })
 	}
+	if f.Agents != nil {
+		p.agents = f.Agents
+	}
 	if f.Tripwires != nil {
 		c := &tripwireCommands{tw: f.Tripwires, agents: f.Agents}
 		if c.agents == nil {
@@ -100,5 +103,8 @@ func (p *Processor) AddFeatures(f Features) {
 		p.RegisterConfirm(ConfirmKind{Kind: confirmTripwire, TTL: ttl, OnConfirm: c.confirmProposal, OnDismiss: c.dismissProposal,
 			YesWord: "arm", NoWord: "dismiss"})
 		p.AddIntent(c.intent)
+	}
+	if p.byName["ask"] == nil {
+		p.registerAsk()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/rs/zerolog"
 
@@ -31,6 +32,9 @@ type Config struct {
 	// SenderLimit bounds how fast one sender is answered; zero sets no
 	// limit.
 	SenderLimit SenderLimit
+	// Zone is the time zone of a person who has not set theirs (UTC when
+	// nil).
+	Zone *time.Location
 }
 
 // HandledStore remembers which events were acted on.
@@ -77,6 +81,12 @@ type Message struct {
 	// Room is what the room lets people do (reactions or not).
 	Room bridge.Room
 	Body string
+	// Addressed is set by the channel when the message is addressed to
+	// Jarvis: it mentions Jarvis, replies to one of its messages, or is in
+	// a direct room with it. (A message that starts with Jarvis's name is
+	// found addressed by the processor.) An addressed message always gets
+	// an answer.
+	Addressed bool
 	// Sent is the homeserver's timestamp of the message.
 	Sent time.Time
 }
@@ -99,8 +109,12 @@ type Processor struct {
 	answers  map[string]AnswerFunc
 	confirms map[string]ConfirmKind
 	intents  []Intent
-	admins   map[string]bool
-	limiter  *senderLimiter
+	// askIntents are tried on addressed messages only; names are the
+	// names that address Jarvis at the start of a message.
+	askIntents []Intent
+	names      []string
+	admins     map[string]bool
+	limiter    *senderLimiter
 
 	// What the features' commands act on, from AddFeatures.
 	sys         *System
@@ -111,6 +125,7 @@ type Processor struct {
 	bridges     bridge.Config
 	searchUsers func(ctx context.Context, term string) ([]bridge.User, error)
 	fleet       FleetReader
+	agents      func() []string
 	tripwires   *tripwireCommands
 }
 
@@ -136,6 +151,7 @@ func NewProcessor(cfg Config, deps Deps) *Processor {
 		p.admins[a] = true
 	}
 	p.Register(builtins...)
+	p.AddAddressedIntent(p.askIntent)
 	p.OnAnswer("confirm:", p.answerConfirm)
 	return p
 }
@@ -205,10 +221,14 @@ func (p *Processor) answerFunc(key string) (AnswerFunc, string) {
 // instruction is held, never acted on, and the sender is told how a
 // native account can ratify it.
 func (p *Processor) converse(ctx context.Context, msg Message) {
-	if msg.Relay || strings.TrimSpace(msg.Body) == "" {
+	if msg.Relay || (strings.TrimSpace(msg.Body) == "" && !msg.Addressed) {
 		return
 	}
 	p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
+		if strings.TrimFunc(msg.Body, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
+			p.notUnderstood(e, true)
+			return
+		}
 		held := !msg.Trust.AtLeast(core.TrustNative) && core.LooksLikeInstruction(msg.Body)
 		var id int64
 		if p.deps.Excerpts != nil {
@@ -227,7 +247,11 @@ func (p *Processor) converse(ctx context.Context, msg Message) {
 				"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
 			return
 		}
-		for _, intent := range p.intents {
+		intents := p.intents
+		if msg.Addressed {
+			intents = append([]Intent{p.addressedIntent}, intents...)
+		}
+		for _, intent := range intents {
 			name, args, ok := intent(msg.Body)
 			if !ok {
 				continue
@@ -236,6 +260,9 @@ func (p *Processor) converse(ctx context.Context, msg Message) {
 			e.Handler, e.Command, e.Args, e.RawArgs = h, path, rest, strings.Join(rest, " ")
 			p.run(e)
 			return
+		}
+		if msg.Addressed {
+			p.notUnderstood(e, false)
 		}
 	})
 }
@@ -258,6 +285,9 @@ func (p *Processor) Handle(ctx context.Context, msg Message) {
 		return
 	}
 	body := strings.TrimSpace(msg.Body)
+	if rest, named := p.stripName(body); named {
+		body, msg.Body, msg.Addressed = rest, rest, true
+	}
 	if !strings.HasPrefix(body, p.cfg.Prefix) {
 		p.converse(ctx, msg)
 		return

@@ -174,8 +174,9 @@ func (a *App) initMatrix(ctx context.Context) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
+	zone, _ := a.cfg.Chat.Location() // checked when the configuration was read
 	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
-		SenderLimit: a.cfg.Chat.SenderLimit},
+		SenderLimit: a.cfg.Chat.SenderLimit, Zone: zone},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
 			Excerpts: a.store, Clock: a.clock})
 	a.bot, err = bot.New(a.cfg.Homeserver.URL, a.cfg.Bot, bot.Deps{
@@ -200,6 +201,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
 	}
 	a.room = a.bot.RoomID()
+	a.proc.AddNames(a.bot.Names(ctx)...)
 	a.lease = lease.New(a.cfg.Workspace.Lease(), lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
 		Outbox: a.outbox, Clock: a.clock, Room: a.room,
 		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") }})
