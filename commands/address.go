@@ -107,6 +107,9 @@ func (p *Processor) notUnderstood(e *Event, greeted bool) {
 	if p.breakers != nil || p.cards != nil {
 		can = append(can, "answer questions such as “any cards blocked?”")
 	}
+	if p.reminders != nil {
+		can = append(can, "remind you (“remind me to call the bank tomorrow at 10”)")
+	}
 	if p.tripwires != nil {
 		can = append(can, "watch something for you (“tell me when GI drops below 0.70”)")
 	}

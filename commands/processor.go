@@ -127,6 +127,7 @@ type Processor struct {
 	fleet       FleetReader
 	agents      func() []string
 	tripwires   *tripwireCommands
+	reminders   *reminderCommands
 }
 
 // Intent recognises a sentence that asks for a command, and names the

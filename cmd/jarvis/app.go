@@ -25,6 +25,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/core/wake"
@@ -44,6 +45,9 @@ const (
 	// cardSweepInterval is how often card questions are checked for a
 	// reminder or a deadline that has come.
 	cardSweepInterval = 30 * time.Second
+	// reminderSweepInterval is how often reminders that have come due are
+	// delivered.
+	reminderSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
@@ -102,6 +106,7 @@ type App struct {
 	credentials *credential.Service
 	fleet       *fleet.Service
 	tripwires   *tripwire.Service
+	reminders   *reminder.Service
 	router      *wake.Router
 	retention   *retention.Service
 	// api is nil when api.listen is empty.
@@ -276,6 +281,7 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
+	a.reminders = reminder.NewService(reminder.Deps{Store: st.Reminders(), Tx: st, Outbox: outbox, Clock: clock})
 	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock, History: a.cfg.History})
 	return nil
 }
@@ -321,7 +327,8 @@ func (a *App) initCommands() {
 	})
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
-		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames})
+		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
+		Reminders: a.reminders, People: a.store.Reminders()})
 }
 
 // searchUsers asks the homeserver's user directory for users whose ID or
@@ -494,6 +501,14 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		every(ctx, cardSweepInterval, func() {
 			if _, err := a.cards.Sweep(ctx); err != nil && ctx.Err() == nil {
 				a.log.Err(err).Msg("Failed to sweep card questions")
+			}
+		})
+	})
+	// Reminders due while no Jarvis ran go out on the first sweep, late.
+	loops.Go(func() {
+		every(ctx, reminderSweepInterval, func() {
+			if _, err := a.reminders.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to deliver reminders")
 			}
 		})
 	})
