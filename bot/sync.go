@@ -283,6 +283,8 @@ func (b *Bot) message(ctx context.Context, evt *event.Event, body string) (comma
 	if err != nil {
 		return commands.Message{}, err
 	}
+	// The dedicated room is shared, even while one person is in it.
+	room.Direct = room.Direct && evt.RoomID.String() != b.RoomID()
 	who, err := b.deps.Policy.Identify(ctx, evt.Sender.String(), body, room)
 	if err != nil {
 		return commands.Message{}, err

@@ -83,16 +83,17 @@ func (p *Processor) HandleReply(ctx context.Context, msg Message, target string)
 	p.Handle(ctx, msg)
 }
 
-// addressedIntents are tried, before the others, on messages addressed to
-// Jarvis only: questions, reminders, tasks and notes said in a shared
-// room without naming Jarvis are talk between people.
+// addressedIntent is tried, before the other intents, on messages
+// addressed to Jarvis only: reminders, tasks and notes, then questions.
+// Said in a shared room without naming Jarvis, they are talk between
+// people.
 func (p *Processor) addressedIntent(text string) (string, []string, bool) {
 	for _, intent := range p.askIntents {
 		if name, args, ok := intent(text); ok {
 			return name, args, true
 		}
 	}
-	return "", nil, false
+	return p.askIntent(text)
 }
 
 // AddAddressedIntent adds a sentence recogniser tried only on messages
@@ -106,6 +107,9 @@ func (p *Processor) notUnderstood(e *Event, greeted bool) {
 	var can []string
 	if p.breakers != nil || p.cards != nil {
 		can = append(can, "answer questions such as “any cards blocked?”")
+	}
+	if p.notebook != nil {
+		can = append(can, "keep your tasks and notes (“note: the staging DB password rotates monthly”)")
 	}
 	if p.reminders != nil {
 		can = append(can, "remind you (“remind me to call the bank tomorrow at 10”)")

@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/core/notebook"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
@@ -43,6 +44,9 @@ type Features struct {
 	// reminder ("remind me to … tomorrow at 10"), with People.
 	Reminders *reminder.Service
 	People    PersonStore
+	// Notebook gives `!task`, `!note`, `!idea` and the sentences that
+	// become them ("add a task: …", "note: …", "idea: …").
+	Notebook *notebook.Service
 	// ProposalTTL is how long a tripwire proposed in chat waits for its
 	// ✅ (DefaultProposalTTL when not positive).
 	ProposalTTL time.Duration
@@ -121,6 +125,11 @@ func (p *Processor) AddFeatures(f Features) {
 		p.Register(cmdRemind, cmdMe)
 		p.OnAnswer(reminder.NoticeKeyPrefix, remindAnswer)
 		p.AddAddressedIntent(remindIntent)
+	}
+	if f.Notebook != nil {
+		p.notebook = &notebookCommands{svc: f.Notebook}
+		p.Register(cmdTask, cmdNote, cmdIdea)
+		p.AddAddressedIntent(notebookIntent)
 	}
 	if p.byName["ask"] == nil {
 		p.registerAsk()

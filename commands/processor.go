@@ -35,6 +35,9 @@ type Config struct {
 	// Zone is the time zone of a person who has not set theirs (UTC when
 	// nil).
 	Zone *time.Location
+	// Snooze is how long ⏰ puts a reminder off (DefaultSnooze when not
+	// positive).
+	Snooze time.Duration
 }
 
 // HandledStore remembers which events were acted on.
@@ -128,6 +131,7 @@ type Processor struct {
 	agents      func() []string
 	tripwires   *tripwireCommands
 	reminders   *reminderCommands
+	notebook    *notebookCommands
 }
 
 // Intent recognises a sentence that asks for a command, and names the
@@ -146,13 +150,15 @@ func NewProcessor(cfg Config, deps Deps) *Processor {
 	if cfg.Prefix == "" {
 		cfg.Prefix = "!"
 	}
+	if cfg.Snooze <= 0 {
+		cfg.Snooze = DefaultSnooze
+	}
 	p := &Processor{cfg: cfg, deps: deps, byName: map[string]*Handler{}, answers: map[string]AnswerFunc{},
 		confirms: map[string]ConfirmKind{}, admins: map[string]bool{}, limiter: newSenderLimiter(cfg.SenderLimit)}
 	for _, a := range cfg.Admins {
 		p.admins[a] = true
 	}
 	p.Register(builtins...)
-	p.AddAddressedIntent(p.askIntent)
 	p.OnAnswer("confirm:", p.answerConfirm)
 	return p
 }

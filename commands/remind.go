@@ -40,6 +40,9 @@ var cmdMe = &Handler{
 	},
 }
 
+// DefaultSnooze is how long ⏰ puts a reminder off unless configured.
+const DefaultSnooze = 10 * time.Minute
+
 // reminderCommands are what `!remind` and `!me` act on.
 type reminderCommands struct {
 	svc    *reminder.Service
@@ -132,7 +135,7 @@ func remindList(e *Event) {
 		fmt.Fprintf(&b, "- and %d more\n", more)
 	}
 	fmt.Fprintf(&b, "\n`%sremind cancel <id>` cancels one.", e.Proc.Prefix())
-	e.Reply("%s", b.String())
+	e.Private("%s", b.String())
 }
 
 func remindCancel(e *Event) {
@@ -158,7 +161,7 @@ func remindCancel(e *Event) {
 }
 
 // remindAnswer acts on a reaction or reply to a delivered reminder: ⏰
-// (or `10m`) snoozes it 10 minutes, 🕐 (`1h`) an hour, 🌅 (`tomorrow`)
+// (or `10m`) snoozes it chat.snooze (10 minutes), 🕐 (`1h`) an hour, 🌅 (`tomorrow`)
 // a day, ✅ (`done`) marks it done. Only its owner's answers count.
 func remindAnswer(e *Event, key, answer string) {
 	id, ok := reminder.ParseNoticeKey(key)
@@ -173,7 +176,7 @@ func remindAnswer(e *Event, key, answer string) {
 	var until time.Time
 	switch a := strings.ToLower(strings.Trim(answer, " .!")); a {
 	case reminder.SnoozeShort, "snooze", "10m", "10 min", "10 mins", "10 minutes", "later":
-		until = now.Add(10 * time.Minute)
+		until = now.Add(e.Proc.cfg.Snooze)
 	case reminder.SnoozeHour, "1h", "1 h", "an hour", "1 hour", "hour":
 		until = now.Add(time.Hour)
 	case reminder.SnoozeTomorrow, "tomorrow":

@@ -156,9 +156,9 @@ func TestRemindListCancelAndTimeZone(t *testing.T) {
 	wantText(t, "weekly", onlyReply(t, rh.say(t, alice, "!remind every Monday at 9 to plan the week")),
 		"on Mon 7 Dec at 09:00 CET", "every Monday")
 	wantText(t, "ask when", onlyReply(t, rh.say(t, alice, "jarvis remind me to breathe")), "When should I remind you?")
-	wantText(t, "list", onlyReply(t, rh.say(t, alice, "!remind list")), "(Europe/Berlin)", "`1` today at 11:00 CET: “call Ana”",
+	wantText(t, "list", onlyReply(t, rh.sayDirect(t, alice, "!remind list")), "(Europe/Berlin)", "`1` today at 11:00 CET: “call Ana”",
 		"`2` on Mon 7 Dec at 09:00 CET, every Monday: “plan the week”")
-	wantText(t, "bob's list", onlyReply(t, rh.say(t, bob, "!remind list")), "no reminders")
+	wantText(t, "bob's list", onlyReply(t, rh.sayDirect(t, bob, "!remind list")), "no reminders")
 	wantText(t, "bob cancels", onlyReply(t, rh.say(t, bob, "!remind cancel 1")), "no reminder 1")
 	wantText(t, "cancel", onlyReply(t, rh.say(t, alice, "!remind cancel 1")), "Cancelled reminder 1: “call Ana”")
 	rh.clock.Advance(2 * time.Hour)

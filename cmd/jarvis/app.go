@@ -25,6 +25,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/notebook"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -181,7 +182,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 	}
 	zone, _ := a.cfg.Chat.Location() // checked when the configuration was read
 	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
-		SenderLimit: a.cfg.Chat.SenderLimit, Zone: zone},
+		SenderLimit: a.cfg.Chat.SenderLimit, Zone: zone, Snooze: a.cfg.Chat.Snooze},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
 			Excerpts: a.store, Clock: a.clock})
 	a.bot, err = bot.New(a.cfg.Homeserver.URL, a.cfg.Bot, bot.Deps{
@@ -328,7 +329,7 @@ func (a *App) initCommands() {
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
-		Reminders: a.reminders, People: a.store.Reminders()})
+		Reminders: a.reminders, People: a.store.Reminders(), Notebook: notebook.NewService(a.store.Notebook(), a.clock)})
 }
 
 // searchUsers asks the homeserver's user directory for users whose ID or

@@ -78,6 +78,8 @@ type ChatConfig struct {
 	// TimeZone is the IANA time zone of a person who has not set their own
 	// with `!me tz`; empty is UTC.
 	TimeZone string
+	// Snooze is how long ⏰ (or the reply `10m`) puts a reminder off.
+	Snooze time.Duration
 }
 
 // Location is the time zone of a person who has not set their own.
@@ -101,6 +103,9 @@ func (c ChatConfig) Validate() error {
 	}
 	if _, err := c.Location(); err != nil {
 		return core.Invalid("chat.time_zone", "%v", err)
+	}
+	if c.Snooze < time.Second || c.Snooze > 24*time.Hour {
+		return core.Invalid("chat.snooze", "must be between 1s and 24h, got %s", c.Snooze)
 	}
 	return nil
 }

@@ -18,7 +18,9 @@ type When struct {
 }
 
 // IsReminder reports whether a sentence asks to be reminded of something.
-func IsReminder(text string) bool { return remindLead.MatchString(text) || remindInside.MatchString(text) }
+func IsReminder(text string) bool {
+	return remindLead.MatchString(text) || remindInside.MatchString(text)
+}
 
 // Reminder reads a sentence such as "remind me to call the bank tomorrow
 // at 10", "in 20 minutes remind me to stretch" or "every Monday at 9
@@ -120,7 +122,7 @@ var (
 	remindFiller = regexp.MustCompile(`(?i)^\s*(me\s+)?(to|that|about|of|for)\s+|\s+please\s*$`)
 	remindIn     = regexp.MustCompile(`(?i)\s(?:in|after)\s+(\d+|an?|one|two|three|four|five|six|ten|fifteen|twenty|thirty|half an?)\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w)\b`)
 	remindEvery  = regexp.MustCompile(`(?i)\s(?:every|each)\s+(day|morning|evening|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun)\b`)
-	remindDay    = regexp.MustCompile(`(?i)\s(?:on\s+)?(today|tonight|tomorrow|tmrw|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?:\s+(morning|afternoon|evening|night))?\b`)
+	remindDay    = regexp.MustCompile(`(?i)\s(?:on\s+|by\s+)?(today|tonight|tomorrow|tmrw|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?:\s+(morning|afternoon|evening|night))?\b`)
 	remindAt     = regexp.MustCompile(`(?i)\s(?:at|@|by)\s+(?:(noon|midday|midnight)|(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?)(?:\s|$)`)
 )
 

@@ -75,13 +75,13 @@ func TestReminder(t *testing.T) {
 
 func TestIsReminder(t *testing.T) {
 	for text, want := range map[string]bool{
-		"remind me to call the bank at 10":          true,
-		"Please remind me tomorrow":                 true,
+		"remind me to call the bank at 10":           true,
+		"Please remind me tomorrow":                  true,
 		"every Monday at 9 remind me of the standup": true,
-		"set a reminder for 10":                     true,
-		"I reminded him yesterday":                  false,
-		"tell me when GI drops below 0.70":          false,
-		"what is the reminder for?":                 false,
+		"set a reminder for 10":                      true,
+		"I reminded him yesterday":                   false,
+		"tell me when GI drops below 0.70":           false,
+		"what is the reminder for?":                  false,
 	} {
 		if got := IsReminder(text); got != want {
 			t.Errorf("IsReminder(%q) = %v, want %v", text, got, want)

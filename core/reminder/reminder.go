@@ -41,8 +41,9 @@ const (
 	MaxPerOwner = 200
 	// SweepBatch is how many due reminders one sweep delivers at most.
 	SweepBatch = 100
-	// Late is how long after its time a reminder is said to come late.
-	Late = 2 * time.Minute
+	// Late is how long after its time a reminder is said to come late: far
+	// more than a sweep takes, or a new Jarvis taking over the lease.
+	Late = 30 * time.Second
 )
 
 // Reminder is one thing to remind a person of.
