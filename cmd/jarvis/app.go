@@ -108,6 +108,7 @@ type App struct {
 	fleet       *fleet.Service
 	tripwires   *tripwire.Service
 	reminders   *reminder.Service
+	notebook    *notebook.Service
 	router      *wake.Router
 	retention   *retention.Service
 	// api is nil when api.listen is empty.
@@ -282,7 +283,8 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
-	a.reminders = reminder.NewService(reminder.Deps{Store: st.Reminders(), Tx: st, Outbox: outbox, Clock: clock})
+	a.reminders = reminder.NewService(reminder.Deps{Store: st.Reminders(), Tx: st, Outbox: outbox, Clock: clock, Snooze: a.cfg.Chat.Snooze})
+	a.notebook = notebook.NewService(st.Notebook(), clock)
 	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock, History: a.cfg.History})
 	return nil
 }
@@ -329,7 +331,7 @@ func (a *App) initCommands() {
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
-		Reminders: a.reminders, People: a.store.Reminders(), Notebook: notebook.NewService(a.store.Notebook(), a.clock)})
+		Reminders: a.reminders, People: a.store.Reminders(), Notebook: a.notebook})
 }
 
 // searchUsers asks the homeserver's user directory for users whose ID or
@@ -372,6 +374,10 @@ func (a *App) initAPI() {
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
+	api.RegisterCalendar(a.api, api.Calendar{Citizen: a.tripwires.CitizenForToken, Reminders: a.reminders.List,
+		Tasks: func(ctx context.Context, owner string) ([]notebook.Entry, error) {
+			return a.notebook.List(ctx, owner, notebook.Task)
+		}, Now: a.clock.Now})
 }
 
 // standby refuses the API's writes while this Jarvis does not hold the

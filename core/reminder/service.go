@@ -24,13 +24,21 @@ type Deps struct {
 	Tx     core.Transactor
 	Outbox core.Outbox
 	Clock  core.Clock
+	// Snooze is how long ⏰ puts a reminder off, as its deliveries say
+	// (10 minutes when not positive).
+	Snooze time.Duration
 }
 
 // Service keeps and delivers reminders.
 type Service struct{ deps Deps }
 
 // NewService returns a reminder service.
-func NewService(deps Deps) *Service { return &Service{deps: deps} }
+func NewService(deps Deps) *Service {
+	if deps.Snooze <= 0 {
+		deps.Snooze = 10 * time.Minute
+	}
+	return &Service{deps: deps}
+}
 
 // Add keeps a new reminder for r.Owner, due at r.Due.
 func (s *Service) Add(ctx context.Context, r Reminder) (Reminder, error) {
@@ -152,8 +160,8 @@ func (s *Service) deliver(ctx context.Context, r Reminder, now time.Time) error 
 		r.Status, r.Due = Waiting, next
 		fmt.Fprintf(&b, "\n\nNext: %s.", When(next, now, loc))
 	}
-	fmt.Fprintf(&b, "\n\nReact %s to snooze 10 min, %s 1 hour, %s until tomorrow, %s when done; or reply `10m`, `1h`, `tomorrow` or `done`.",
-		SnoozeShort, SnoozeHour, SnoozeTomorrow, MarkDone)
+	fmt.Fprintf(&b, "\n\nReact %s to snooze %s, %s 1 hour, %s until tomorrow, %s when done; or reply `10m`, `1h`, `tomorrow` or `done`.",
+		SnoozeShort, core.HumanDuration(s.deps.Snooze), SnoozeHour, SnoozeTomorrow, MarkDone)
 	notices := []core.Notice{{Key: key, ToUser: r.Owner, Kind: core.NoticeMessage, Body: b.String(), Mentions: []string{r.Owner}}}
 	for _, emoji := range []string{SnoozeShort, SnoozeHour, SnoozeTomorrow, MarkDone} {
 		notices = append(notices, core.Notice{Key: key + ":" + emoji, ToUser: r.Owner, Kind: core.NoticeReaction, Body: emoji, Target: key})
