@@ -18,7 +18,7 @@ const (
 	listTasksQuery      = `SELECT ` + notebookColumns + ` FROM notebook WHERE owner = $1 AND kind = 'task' AND done_at = 0
 		ORDER BY CASE WHEN due_at = 0 THEN 1 ELSE 0 END, due_at, id LIMIT $2`
 	listEntriesQuery  = `SELECT ` + notebookColumns + ` FROM notebook WHERE owner = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT $3`
-	countEntriesQuery = `SELECT COUNT(*) FROM notebook WHERE owner = $1 AND kind = $2`
+	countEntriesQuery = `SELECT COUNT(*) FROM notebook WHERE owner = $1 AND kind = $2 AND done_at = 0`
 	finishTaskQuery   = `UPDATE notebook SET done_at = $3 WHERE owner = $1 AND id = $2 AND kind = 'task' AND done_at = 0
 		RETURNING ` + notebookColumns
 	// The words come as one string: quoted terms for FTS4's MATCH (every one
@@ -66,7 +66,8 @@ func (q *NotebookQuery) Entries(ctx context.Context, owner string, kind notebook
 	return q.list(ctx, listEntriesQuery, owner, string(kind), limit)
 }
 
-// CountEntries counts the owner's entries of a kind.
+// CountEntries counts the owner's entries of a kind, open tasks only for
+// tasks.
 func (q *NotebookQuery) CountEntries(ctx context.Context, owner string, kind notebook.Kind) (int, error) {
 	var n int
 	err := q.db.QueryRow(ctx, countEntriesQuery, owner, string(kind)).Scan(&n)

@@ -27,7 +27,8 @@ const (
 const (
 	// MaxText is how long an entry may be, in bytes.
 	MaxText = 2000
-	// MaxPerOwner is how many entries of one kind a person may keep.
+	// MaxPerOwner is how many entries of one kind (open tasks, notes,
+	// ideas) a person may keep.
 	MaxPerOwner = 1000
 	// MaxResults is how many entries a list or a search returns at most.
 	MaxResults = 50
@@ -53,7 +54,8 @@ type Store interface {
 	// Entries returns up to limit of the owner's entries of a kind, open
 	// tasks only for tasks, newest first (tasks: soonest due first).
 	Entries(ctx context.Context, owner string, kind Kind, limit int) ([]Entry, error)
-	// CountEntries counts the owner's entries of a kind.
+	// CountEntries counts the owner's entries of a kind, open tasks only
+	// for tasks.
 	CountEntries(ctx context.Context, owner string, kind Kind) (int, error)
 	// FinishTask marks one of the owner's open tasks done.
 	FinishTask(ctx context.Context, owner string, id int64, at time.Time) (Entry, error)
