@@ -56,8 +56,10 @@ func TestCalendarFeed(t *testing.T) {
 
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, nil)
 	api.RegisterCalendar(server, api.Calendar{Citizen: tw.CitizenForToken, Reminders: reminders.List,
-		Tasks: func(ctx context.Context, owner string) ([]notebook.Entry, error) { return notes.List(ctx, owner, notebook.Task) },
-		Now:   clock.Now})
+		Tasks: func(ctx context.Context, owner string) ([]notebook.Entry, error) {
+			return notes.List(ctx, owner, notebook.Task)
+		},
+		Now: clock.Now})
 	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
 
