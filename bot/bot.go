@@ -210,6 +210,18 @@ func (b *Bot) Prepare(ctx context.Context) error {
 	return nil
 }
 
+// Names are the names a message may start with to address Jarvis: the
+// localpart of its user ID and its display name, when it has one.
+func (b *Bot) Names(ctx context.Context) []string {
+	names := []string{id.UserID(b.cfg.UserID).Localpart()}
+	if resp, err := b.Client.GetOwnDisplayName(ctx); err != nil {
+		b.log.Warn().Err(err).Msg("Failed to read Jarvis's display name")
+	} else if resp.DisplayName != "" {
+		names = append(names, resp.DisplayName)
+	}
+	return names
+}
+
 // Run syncs and sends until ctx ends; call Prepare first. Losing the
 // homeserver is not an error: it reconnects with back-off.
 func (b *Bot) Run(ctx context.Context) error {

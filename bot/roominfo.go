@@ -32,7 +32,8 @@ func (b *Bot) roomInfo(ctx context.Context, roomID id.RoomID) (bridge.Room, erro
 	return info, nil
 }
 
-// onRoomFeatures forgets what it knew of a room whose bridge state changed.
+// onRoomFeatures forgets what it knew of a room whose bridge state or
+// members changed.
 func (b *Bot) onRoomFeatures(_ context.Context, evt *event.Event) {
 	b.mu.Lock()
 	delete(b.rooms, evt.RoomID)
@@ -56,6 +57,15 @@ func parseRoomInfo(state map[event.Type]map[string]*event.Event) bridge.Room {
 			}
 		}
 	}
+	members := 0
+	for _, evt := range state[event.StateMember] {
+		var content event.MemberEventContent
+		if err := json.Unmarshal(evt.Content.VeryRaw, &content); err == nil &&
+			(content.Membership == event.MembershipJoin || content.Membership == event.MembershipInvite) {
+			members++
+		}
+	}
+	info.Direct = members == 2
 	if evt := state[event.StateBeeperRoomFeatures][""]; evt != nil {
 		var features roomFeatures
 		if err := json.Unmarshal(evt.Content.VeryRaw, &features); err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,6 +199,8 @@ func (b *Bot) eventContext(ctx context.Context, evt *event.Event) context.Contex
 
 // onMember accepts invites from allowed people and declines the rest.
 func (b *Bot) onMember(ctx context.Context, evt *event.Event) {
+	// Who is in a room says whether it is a direct room.
+	b.onRoomFeatures(ctx, evt)
 	content := evt.Content.AsMember()
 	if evt.GetStateKey() != b.cfg.UserID || content.Membership != event.MembershipInvite {
 		return
@@ -243,9 +246,10 @@ func (b *Bot) onMessage(ctx context.Context, evt *event.Event) {
 		core.NotHandled(ctx, err)
 		return
 	}
+	msg.Addressed = msg.Room.Direct || b.mentioned(content)
 	if replyTo := content.RelatesTo.GetReplyTo(); replyTo != "" && !strings.HasPrefix(strings.TrimSpace(msg.Body), b.deps.Processor.Prefix()) {
 		msg.Body = stripReplyFallback(msg.Body)
-		b.deps.Processor.HandleAnswer(ctx, msg, replyTo.String())
+		b.deps.Processor.HandleReply(ctx, msg, replyTo.String())
 		return
 	}
 	b.deps.Processor.Handle(ctx, msg)
@@ -279,6 +283,8 @@ func (b *Bot) message(ctx context.Context, evt *event.Event, body string) (comma
 	if err != nil {
 		return commands.Message{}, err
 	}
+	// The dedicated room is shared, even while one person is in it.
+	room.Direct = room.Direct && evt.RoomID.String() != b.RoomID()
 	who, err := b.deps.Policy.Identify(ctx, evt.Sender.String(), body, room)
 	if err != nil {
 		return commands.Message{}, err
@@ -302,6 +308,16 @@ func (b *Bot) message(ctx context.Context, evt *event.Event, body string) (comma
 		Body:        body,
 		Sent:        time.UnixMilli(evt.Timestamp),
 	}, nil
+}
+
+// mentioned reports whether a message mentions Jarvis: in m.mentions, or
+// as a pill or its user ID in the text (clients without m.mentions).
+func (b *Bot) mentioned(content *event.MessageEventContent) bool {
+	if content.Mentions != nil && content.Mentions.Has(id.UserID(b.cfg.UserID)) {
+		return true
+	}
+	return strings.Contains(content.Body, b.cfg.UserID) || strings.Contains(content.FormattedBody, b.cfg.UserID) ||
+		strings.Contains(content.FormattedBody, url.PathEscape(b.cfg.UserID))
 }
 
 // relayBody drops the "Name: " a relay bot puts before the text.

@@ -29,6 +29,9 @@ type Room struct {
 	// NoImages says images do not reach the other side: a chart goes as
 	// its words.
 	NoImages bool
+	// Direct says the room is a direct room with Jarvis: no one but Jarvis
+	// and one person is in it or invited, and it is not the dedicated room.
+	Direct bool
 }
 
 // CanReact reports whether people in the room can answer with this emoji.

@@ -10,6 +10,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
@@ -38,9 +40,23 @@ type Features struct {
 	// Agents lists the configured agent names, for sentences about an
 	// agent.
 	Agents func() []string
+	// Reminders gives `!remind`, `!me` and the sentences that set a
+	// reminder ("remind me to … tomorrow at 10"), with People.
+	Reminders *reminder.Service
+	People    PersonStore
+	// Notebook gives `!task`, `!note`, `!idea` and the sentences that
+	// become them ("add a task: …", "note: …", "idea: …").
+	Notebook *notebook.Service
 	// ProposalTTL is how long a tripwire proposed in chat waits for its
 	// ✅ (DefaultProposalTTL when not positive).
 	ProposalTTL time.Duration
+}
+
+// PersonStore keeps what a person set about themselves.
+type PersonStore interface {
+	// TimeZone returns the IANA time zone a person set, "" when none.
+	TimeZone(ctx context.Context, user string) (string, error)
+	SetTimeZone(ctx context.Context, user, zone string) error
 }
 
 // builtins are the commands of every processor.
@@ -86,6 +102,9 @@ func (p *Processor) AddFeatures(f Features) {
 		p.Register(cmdFleet)
 		p.AddIntent(func(text string) (string, []string, bool) { return fleetQuestion(text, p.fleet.Agents()) })
 	}
+	if f.Agents != nil {
+		p.agents = f.Agents
+	}
 	if f.Tripwires != nil {
 		c := &tripwireCommands{tw: f.Tripwires, agents: f.Agents}
 		if c.agents == nil {
@@ -100,5 +119,19 @@ func (p *Processor) AddFeatures(f Features) {
 		p.RegisterConfirm(ConfirmKind{Kind: confirmTripwire, TTL: ttl, OnConfirm: c.confirmProposal, OnDismiss: c.dismissProposal,
 			YesWord: "arm", NoWord: "dismiss"})
 		p.AddIntent(c.intent)
+	}
+	if f.Reminders != nil {
+		p.reminders = &reminderCommands{svc: f.Reminders, people: f.People}
+		p.Register(cmdRemind, cmdMe)
+		p.OnAnswer(reminder.NoticeKeyPrefix, remindAnswer)
+		p.AddAddressedIntent(remindIntent)
+	}
+	if f.Notebook != nil {
+		p.notebook = &notebookCommands{svc: f.Notebook}
+		p.Register(cmdTask, cmdNote, cmdIdea)
+		p.AddAddressedIntent(notebookIntent)
+	}
+	if p.byName["ask"] == nil {
+		p.registerAsk()
 	}
 }

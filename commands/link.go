@@ -268,7 +268,7 @@ func redeemLink(e *Event, code string) {
 	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s. %s", puppet, network, account, account, moved)
 }
 
-// adopt gives a puppet's tripwires, tokens, open confirmations and the
+// adopt gives a puppet's tripwires, tokens, reminders, notebook, open confirmations and the
 // open card questions it is asked to the account it was just linked to, in the link's transaction, and says what
 // moved.
 func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
@@ -279,6 +279,20 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 			return "", err
 		}
 		moved = append(moved, core.Plural(tripwires, "tripwire", "tripwires"), core.Plural(tokens, "token", "tokens"))
+	}
+	if c := e.Proc.reminders; c != nil {
+		n, err := c.svc.Adopt(e.Ctx, puppet, account)
+		if err != nil {
+			return "", err
+		}
+		moved = append(moved, core.Plural(n, "reminder", "reminders"))
+	}
+	if c := e.Proc.notebook; c != nil {
+		n, err := c.svc.Adopt(e.Ctx, puppet, account)
+		if err != nil {
+			return "", err
+		}
+		moved = append(moved, core.Plural(n, "task, note or idea", "tasks, notes and ideas"))
 	}
 	questions, err := e.Proc.deps.Pending.MovePending(e.Ctx, puppet, account, now)
 	if err != nil {

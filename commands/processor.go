@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/rs/zerolog"
 
@@ -31,6 +32,12 @@ type Config struct {
 	// SenderLimit bounds how fast one sender is answered; zero sets no
 	// limit.
 	SenderLimit SenderLimit
+	// Zone is the time zone of a person who has not set theirs (UTC when
+	// nil).
+	Zone *time.Location
+	// Snooze is how long ⏰ puts a reminder off (DefaultSnooze when not
+	// positive).
+	Snooze time.Duration
 }
 
 // HandledStore remembers which events were acted on.
@@ -83,6 +90,12 @@ type Message struct {
 	// console): an admin whatever the admin list says.
 	Operator bool
 	Body     string
+	// Addressed is set by the channel when the message is addressed to
+	// Jarvis: it mentions Jarvis, replies to one of its messages, or is in
+	// a direct room with it. (A message that starts with Jarvis's name is
+	// found addressed by the processor.) An addressed message always gets
+	// an answer.
+	Addressed bool
 	// Sent is the homeserver's timestamp of the message.
 	Sent time.Time
 }
@@ -122,8 +135,12 @@ type Processor struct {
 	answers  map[string]AnswerFunc
 	confirms map[string]ConfirmKind
 	intents  []Intent
-	admins   map[string]bool
-	limiter  *senderLimiter
+	// askIntents are tried on addressed messages only; names are the
+	// names that address Jarvis at the start of a message.
+	askIntents []Intent
+	names      []string
+	admins     map[string]bool
+	limiter    *senderLimiter
 
 	// What the features' commands act on, from AddFeatures.
 	sys         *System
@@ -134,7 +151,10 @@ type Processor struct {
 	bridges     bridge.Config
 	searchUsers func(ctx context.Context, term string) ([]bridge.User, error)
 	fleet       FleetReader
+	agents      func() []string
 	tripwires   *tripwireCommands
+	reminders   *reminderCommands
+	notebook    *notebookCommands
 }
 
 // Intent recognises a sentence that asks for a command, and names the
@@ -152,6 +172,9 @@ type AnswerFunc func(e *Event, key, answer string)
 func NewProcessor(cfg Config, deps Deps) *Processor {
 	if cfg.Prefix == "" {
 		cfg.Prefix = "!"
+	}
+	if cfg.Snooze <= 0 {
+		cfg.Snooze = DefaultSnooze
 	}
 	p := &Processor{cfg: cfg, deps: deps, byName: map[string]*Handler{}, answers: map[string]AnswerFunc{},
 		confirms: map[string]ConfirmKind{}, admins: map[string]bool{}, limiter: newSenderLimiter(cfg.SenderLimit)}
@@ -244,10 +267,14 @@ func (p *Processor) answerFunc(key string) (AnswerFunc, string) {
 // instruction is held, never acted on, and the sender is told how a
 // native account can ratify it.
 func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
-	if msg.Relay || strings.TrimSpace(msg.Body) == "" {
+	if msg.Relay || (strings.TrimSpace(msg.Body) == "" && !msg.Addressed) {
 		return Ignored
 	}
 	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
+		if strings.TrimFunc(msg.Body, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
+			p.notUnderstood(e, true)
+			return
+		}
 		held := !msg.Trust.AtLeast(core.TrustNative) && core.LooksLikeInstruction(msg.Body)
 		var id int64
 		if p.deps.Excerpts != nil {
@@ -266,7 +293,11 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 				"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
 			return
 		}
-		for _, intent := range p.intents {
+		intents := p.intents
+		if msg.Addressed {
+			intents = append([]Intent{p.addressedIntent}, intents...)
+		}
+		for _, intent := range intents {
 			name, args, ok := intent(msg.Body)
 			if !ok {
 				continue
@@ -275,6 +306,9 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 			e.Handler, e.Command, e.Args, e.RawArgs = h, path, rest, strings.Join(rest, " ")
 			p.run(e)
 			return
+		}
+		if msg.Addressed {
+			p.notUnderstood(e, false)
 		}
 	})
 }
@@ -297,6 +331,9 @@ func (p *Processor) Handle(ctx context.Context, msg Message) Outcome {
 		return Refused
 	}
 	body := strings.TrimSpace(msg.Body)
+	if rest, named := p.stripName(body); named {
+		body, msg.Body, msg.Addressed = rest, rest, true
+	}
 	if !strings.HasPrefix(body, p.cfg.Prefix) {
 		return p.converse(ctx, msg)
 	}

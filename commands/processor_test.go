@@ -53,10 +53,15 @@ func (h *harness) sayAs(t *testing.T, eventID, sender, body string) []string {
 // handle handles a message and returns the replies Jarvis queued for it.
 func (h *harness) handle(t *testing.T, msg Message) []string {
 	t.Helper()
-	ctx := context.Background()
 	eventID := msg.EventID
-	h.proc.Handle(ctx, msg)
-	waiting, err := h.store.Outbox().Waiting(ctx, 100)
+	h.proc.Handle(context.Background(), msg)
+	return h.repliesTo(t, eventID)
+}
+
+// repliesTo returns the replies Jarvis queued to the event.
+func (h *harness) repliesTo(t *testing.T, eventID string) []string {
+	t.Helper()
+	waiting, err := h.store.Outbox().Waiting(context.Background(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}

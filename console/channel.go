@@ -46,5 +46,5 @@ func (Channel) Ask(q core.Question) []core.Notice {
 func Message(in core.Input) commands.Message {
 	me := Me(in.User)
 	return commands.Message{RoomID: me, EventID: in.EventID(), Sender: me, Network: Network, Trust: core.TrustNative,
-		Operator: true, Channel: Channel{}, Room: bridge.Room{NoReactions: true}, Body: in.Body, Sent: in.At}
+		Operator: true, Addressed: true, Channel: Channel{}, Room: bridge.Room{NoReactions: true}, Body: in.Body, Sent: in.At}
 }

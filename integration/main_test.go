@@ -113,6 +113,8 @@ type options struct {
 	plaintext bool
 	// hs is the homeserver Jarvis runs on; nil means the package's.
 	hs *tesths.Homeserver
+	// displayName is set as Jarvis's display name before it starts.
+	displayName string
 }
 
 // newJarvis registers a fresh bot user, writes its config and starts it.
@@ -125,8 +127,14 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		server = opts.hs
 	}
 	localpart := tesths.RandomName("jarvis")
-	if _, err := server.Register(ctx, localpart, "jarvis-password"); err != nil {
+	cli, err := server.Register(ctx, localpart, "jarvis-password")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.displayName != "" {
+		if err := cli.SetDisplayName(ctx, opts.displayName); err != nil {
+			t.Fatal(err)
+		}
 	}
 	dir := t.TempDir()
 	j := &jarvis{

@@ -17,6 +17,9 @@ const (
 	sqliteTablesQuery = `
 		SELECT name FROM sqlite_master
 		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('version', 'database_owner')
+		-- The notes' full-text index and its shadow tables are SQLite's
+		-- own; PostgreSQL indexes the notes by itself.
+		AND name NOT LIKE 'notebook_fts%'
 		ORDER BY name`
 	sqliteForeignKeysQuery = `SELECT DISTINCT "table" FROM pragma_foreign_key_list($1)`
 	sqliteSequenceQuery    = `SELECT seq FROM sqlite_sequence WHERE name = $1`

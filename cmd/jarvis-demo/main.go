@@ -192,6 +192,10 @@ logging:
 	d.notice("Tripwire tripped: EVE halted")
 	d.image()
 
+	step("Alice speaks to Jarvis by name: a question answered from the records, and a reminder for her direct room")
+	d.talk("Jarvis, is anything halted?")
+	d.talk("Jarvis, remind me in 1 minute to check on EVE")
+
 	step("Alice turns a conversation into a backlog card, published atomically")
 	d.talk(`!card draft Add CSV export --accept "every column is exported" --priority P2`)
 	d.confirm("!card publish")
@@ -227,6 +231,9 @@ logging:
 
 	step("Alice on Telegram, through the bridge: her puppet arms a tripwire, then links to her Matrix account with a code shown only in its direct room with Jarvis")
 	d.link()
+
+	step("A minute after Alice asked, her reminder arrives in her direct room with Jarvis")
+	d.reminder("check on EVE")
 
 	step("The operator, at the machine's terminal, asks the same Jarvis through the console: `jarvis console -c '!fleet'`")
 	if d.err == nil {
@@ -395,6 +402,23 @@ func (d *demo) notice(text string) {
 		return
 	}
 	say(d.jarvis, tesths.Body(evt))
+}
+
+// reminder waits, for up to 90 s, for a reminder Jarvis delivers with
+// text in it, and prints it.
+func (d *demo) reminder(text string) {
+	if d.err != nil {
+		return
+	}
+	evt, err := d.alice.WaitFor(d.ctx, 90*time.Second, func(evt *event.Event) bool {
+		body := tesths.Body(evt)
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && strings.Contains(body, "Reminder:") && strings.Contains(body, text)
+	})
+	if err != nil {
+		d.err = fmt.Errorf("no reminder saying %q: %w", text, err)
+		return
+	}
+	say(d.jarvis, "(in the direct room) "+tesths.Body(evt))
 }
 
 // image waits for an image of Jarvis's own (a trip's chart) and prints

@@ -27,6 +27,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/core/wake"
@@ -46,6 +48,9 @@ const (
 	// cardSweepInterval is how often card questions are checked for a
 	// reminder or a deadline that has come.
 	cardSweepInterval = 30 * time.Second
+	// reminderSweepInterval is how often reminders that have come due are
+	// delivered.
+	reminderSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
@@ -108,6 +113,8 @@ type App struct {
 	credentials *credential.Service
 	fleet       *fleet.Service
 	tripwires   *tripwire.Service
+	reminders   *reminder.Service
+	notebook    *notebook.Service
 	router      *wake.Router
 	retention   *retention.Service
 	// api is nil when api.listen is empty.
@@ -192,8 +199,9 @@ func openApp(ctx context.Context, configPath string, cfg *Config, logOut io.Writ
 // initProcessor builds the command processor, which every channel hands
 // what people say to.
 func (a *App) initProcessor() {
+	zone, _ := a.cfg.Chat.Location() // checked when the configuration was read
 	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
-		SenderLimit: a.cfg.Chat.SenderLimit},
+		SenderLimit: a.cfg.Chat.SenderLimit, Zone: zone, Snooze: a.cfg.Chat.Snooze},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
 			Excerpts: a.store, Clock: a.clock})
 }
@@ -226,6 +234,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
 	}
 	a.room = a.bot.RoomID()
+	a.proc.AddNames(a.bot.Names(ctx)...)
 	return nil
 }
 
@@ -305,6 +314,8 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
+	a.reminders = reminder.NewService(reminder.Deps{Store: st.Reminders(), Tx: st, Outbox: outbox, Clock: clock, Snooze: a.cfg.Chat.Snooze})
+	a.notebook = notebook.NewService(st.Notebook(), clock)
 	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock, History: a.cfg.History})
 	return nil
 }
@@ -355,7 +366,8 @@ func (a *App) initCommands() {
 	a.relay = console.NewRelay(console.RelayDeps{Inputs: a.store, Outbox: a.outbox, Processor: a.proc, Clock: a.clock})
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
-		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames})
+		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
+		Reminders: a.reminders, People: a.store.Reminders(), Notebook: a.notebook})
 }
 
 // searchUsers asks the homeserver's user directory for users whose ID or
@@ -401,6 +413,10 @@ func (a *App) initAPI() {
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
+	api.RegisterCalendar(a.api, api.Calendar{Citizen: a.tripwires.CitizenForToken, Reminders: a.reminders.List,
+		Tasks: func(ctx context.Context, owner string) ([]notebook.Entry, error) {
+			return a.notebook.List(ctx, owner, notebook.Task)
+		}, Now: a.clock.Now})
 }
 
 // standby refuses the API's writes while this Jarvis does not hold the
@@ -543,6 +559,14 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		every(ctx, cardSweepInterval, func() {
 			if _, err := a.cards.Sweep(ctx); err != nil && ctx.Err() == nil {
 				a.log.Err(err).Msg("Failed to sweep card questions")
+			}
+		})
+	})
+	// Reminders due while no Jarvis ran go out on the first sweep, late.
+	loops.Go(func() {
+		every(ctx, reminderSweepInterval, func() {
+			if _, err := a.reminders.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to deliver reminders")
 			}
 		})
 	})

@@ -86,6 +86,19 @@ type ChatConfig struct {
 	ProposalTTL time.Duration
 	// SenderLimit bounds how fast Jarvis answers one sender.
 	SenderLimit commands.SenderLimit
+	// TimeZone is the IANA time zone of a person who has not set their own
+	// with `!me tz`; empty is UTC.
+	TimeZone string
+	// Snooze is how long ⏰ (or the reply `10m`) puts a reminder off.
+	Snooze time.Duration
+}
+
+// Location is the time zone of a person who has not set their own.
+func (c ChatConfig) Location() (*time.Location, error) {
+	if c.TimeZone == "" {
+		return time.UTC, nil
+	}
+	return time.LoadLocation(c.TimeZone)
 }
 
 // Validate checks the chat section.
@@ -98,6 +111,12 @@ func (c ChatConfig) Validate() error {
 	}
 	if c.SenderLimit.Burst < 1 {
 		return core.Invalid("chat.sender_limit.burst", "must be at least 1, got %d", c.SenderLimit.Burst)
+	}
+	if _, err := c.Location(); err != nil {
+		return core.Invalid("chat.time_zone", "%v", err)
+	}
+	if c.Snooze < time.Second || c.Snooze > 24*time.Hour {
+		return core.Invalid("chat.snooze", "must be between 1s and 24h, got %s", c.Snooze)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package card
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -84,17 +83,8 @@ func (c *Service) waitingOn(ctx context.Context, person string) (int, error) {
 	if person == "" {
 		return c.Count(ctx, NeedsDecision)
 	}
-	open, err := c.deps.Store.OpenDecisions(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("open questions: %w", err)
-	}
-	n := 0
-	for _, d := range open {
-		if slices.Contains(d.Asked, person) {
-			n++
-		}
-	}
-	return n, nil
+	waiting, err := c.WaitingOn(ctx, person)
+	return len(waiting), err
 }
 
 // stateNames are the card states, as card.state gives them.

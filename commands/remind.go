@@ -1,0 +1,245 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/commands/intent"
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/reminder"
+)
+
+// cmdRemind is `!remind`: "remind me to call the bank tomorrow at 10",
+// said to Jarvis, becomes it too.
+var cmdRemind = &Handler{
+	Name:    "remind",
+	Aliases: []string{"reminder", "reminders"},
+	Args:    "<what> <when>",
+	Help:    "Remind you in our direct room: `!remind me to call the bank tomorrow at 10`, `in 20 minutes`, `every Monday at 9`.",
+	Func:    remindAdd,
+	Subcommands: []*Handler{
+		{Name: "list", Aliases: []string{"ls"}, Help: "Your reminders still to come.", Func: remindList},
+		{Name: "cancel", Aliases: []string{"rm", "delete"}, Args: "<id>", Help: "Cancel one of your reminders.", Func: remindCancel},
+	},
+}
+
+// cmdMe is `!me`: what a person set about themselves.
+var cmdMe = &Handler{
+	Name: "me",
+	Help: "What you set about yourself: your time zone.",
+	Func: meShow,
+	Subcommands: []*Handler{
+		{Name: "tz", Aliases: []string{"timezone"}, Args: "<zone>", Help: "Set your time zone, e.g. `Europe/Berlin`: reminders and times are read and said in it.",
+			Func: meTimeZone},
+	},
+}
+
+// DefaultSnooze is how long ⏰ puts a reminder off unless configured.
+const DefaultSnooze = 10 * time.Minute
+
+// reminderCommands are what `!remind` and `!me` act on.
+type reminderCommands struct {
+	svc    *reminder.Service
+	people PersonStore
+}
+
+// zone is the time zone of the sender: their own, or the configured
+// default.
+func (p *Processor) zone(e *Event) *time.Location {
+	if p.reminders != nil {
+		name, err := p.reminders.people.TimeZone(e.Ctx, e.Sender)
+		if err != nil {
+			zerolog.Ctx(e.Ctx).Err(err).Msg("Failed to read a time zone")
+		} else if loc, err := time.LoadLocation(name); err == nil && name != "" {
+			return loc
+		}
+	}
+	if p.cfg.Zone != nil {
+		return p.cfg.Zone
+	}
+	return time.UTC
+}
+
+// remindIntent turns "remind me to …" said to Jarvis into `!remind`.
+func remindIntent(text string) (string, []string, bool) {
+	if !intent.IsReminder(text) {
+		return "", nil, false
+	}
+	return "remind", strings.Fields(text), true
+}
+
+func remindAdd(e *Event) {
+	if strings.TrimSpace(e.RawArgs) == "" {
+		e.Reply("Remind you of what, and when? Say `%sremind me to call the bank tomorrow at 10`.", e.Proc.Prefix())
+		return
+	}
+	loc := e.Proc.zone(e)
+	now := e.Proc.deps.Clock.Now()
+	w := intent.Reminder(e.RawArgs, now, loc)
+	if w.Question != "" {
+		e.Reply("%s", w.Question)
+		return
+	}
+	r, err := e.Proc.reminders.svc.Add(e.Ctx, reminder.Reminder{Owner: e.Sender, Text: w.What, Due: w.At,
+		Every: reminder.Repeat(w.Every), Zone: loc.String()})
+	if why, ok := refusal(err); ok {
+		e.Reply("Not set: %s.", why)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	repeat := ""
+	switch r.Every {
+	case reminder.Daily:
+		repeat = ", and every day at that time"
+	case reminder.Weekly:
+		repeat = ", and every " + r.Due.In(loc).Weekday().String() + " at that time"
+	}
+	e.Reply("Okay: I'll remind you %s%s to %s, in our direct room. `%sremind list` shows your reminders, `%sremind cancel %d` cancels this one.",
+		reminder.When(r.Due, now, loc), repeat, remindQuote(r.Text), e.Proc.Prefix(), e.Proc.Prefix(), r.ID)
+}
+
+// remindQuote shows a reminder's text, as its owner wrote it, on one line
+// in quotes.
+func remindQuote(s string) string { return "“" + core.EscapeMarkdown(core.Truncate(s, 200)) + "”" }
+
+func remindList(e *Event) {
+	list, err := e.Proc.reminders.svc.List(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if len(list) == 0 {
+		e.Reply("You have no reminders to come. Say “remind me to … tomorrow at 10” to set one.")
+		return
+	}
+	loc, now := e.Proc.zone(e), e.Proc.deps.Clock.Now()
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Your reminders** (%s):\n\n", loc)
+	for _, r := range list[:min(len(list), listCap)] {
+		every := ""
+		if r.Every != reminder.Once {
+			every = ", every " + map[reminder.Repeat]string{reminder.Daily: "day", reminder.Weekly: r.Due.In(loc).Weekday().String()}[r.Every]
+		}
+		fmt.Fprintf(&b, "- `%d` %s%s: %s\n", r.ID, reminder.When(r.Due, now, loc), every, remindQuote(r.Text))
+	}
+	if more := len(list) - listCap; more > 0 {
+		fmt.Fprintf(&b, "- and %d more\n", more)
+	}
+	fmt.Fprintf(&b, "\n`%sremind cancel <id>` cancels one.", e.Proc.Prefix())
+	e.Private("%s", b.String())
+}
+
+func remindCancel(e *Event) {
+	if len(e.Args) != 1 {
+		e.Reply("Which one? `%sremind cancel <id>`; `%sremind list` shows the ids.", e.Proc.Prefix(), e.Proc.Prefix())
+		return
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(e.Args[0], "#"), 10, 64)
+	if err != nil {
+		e.Reply("`%s` is not a reminder id; `%sremind list` shows them.", core.EscapeMarkdown(e.Args[0]), e.Proc.Prefix())
+		return
+	}
+	r, err := e.Proc.reminders.svc.Cancel(e.Ctx, e.Sender, id)
+	if errors.Is(err, core.ErrNotFound) {
+		e.Reply("You have no reminder %d to cancel; `%sremind list` shows yours.", id, e.Proc.Prefix())
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Cancelled reminder %d: %s.", r.ID, remindQuote(r.Text))
+}
+
+// remindAnswer acts on a reaction or reply to a delivered reminder: ⏰
+// (or `10m`) snoozes it chat.snooze (10 minutes), 🕐 (`1h`) an hour, 🌅 (`tomorrow`)
+// a day, ✅ (`done`) marks it done. Only its owner's answers count.
+func remindAnswer(e *Event, key, answer string) {
+	id, ok := reminder.ParseNoticeKey(key)
+	if !ok {
+		return
+	}
+	svc := e.Proc.reminders.svc
+	loc, now := e.Proc.zone(e), e.Proc.deps.Clock.Now()
+	reply := func(format string, args ...any) {
+		e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Body: fmt.Sprintf(format, args...), TargetEvent: e.EventID})
+	}
+	var until time.Time
+	switch a := strings.ToLower(strings.Trim(answer, " .!")); a {
+	case reminder.SnoozeShort, "snooze", "10m", "10 min", "10 mins", "10 minutes", "later":
+		until = now.Add(e.Proc.cfg.Snooze)
+	case reminder.SnoozeHour, "1h", "1 h", "an hour", "1 hour", "hour":
+		until = now.Add(time.Hour)
+	case reminder.SnoozeTomorrow, "tomorrow":
+		until = now.In(loc).AddDate(0, 0, 1)
+	case reminder.MarkDone, "done", "✔️", "☑️", "ok", "thanks", "thank you":
+		r, err := svc.Finish(e.Ctx, e.Sender, id)
+		if errors.Is(err, core.ErrNotFound) {
+			return
+		}
+		if err != nil {
+			e.Fail(err)
+			return
+		}
+		if r.Status == reminder.Waiting {
+			reply("Done for now; next time %s.", reminder.When(r.Due, now, loc))
+			return
+		}
+		reply("Done: %s.", remindQuote(r.Text))
+		return
+	default:
+		if strings.IndexFunc(a, unicode.IsLetter) >= 0 {
+			reply("Reply `10m`, `1h` or `tomorrow` to snooze this reminder, or `done`.")
+		}
+		return
+	}
+	r, err := svc.Snooze(e.Ctx, e.Sender, id, until)
+	if errors.Is(err, core.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	reply("Snoozed: I'll remind you again %s.", reminder.When(r.Due, now, loc))
+}
+
+func meShow(e *Event) {
+	zone, err := e.Proc.reminders.people.TimeZone(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if zone == "" {
+		e.Reply("Your time zone: %s (the default; `%sme tz Europe/Berlin` sets yours).", e.Proc.zone(e), e.Proc.Prefix())
+		return
+	}
+	e.Reply("Your time zone: %s. `%sme tz <zone>` changes it.", core.EscapeMarkdown(zone), e.Proc.Prefix())
+}
+
+func meTimeZone(e *Event) {
+	if len(e.Args) != 1 {
+		e.Reply("Which time zone? `%sme tz Europe/Berlin` (an IANA name).", e.Proc.Prefix())
+		return
+	}
+	loc, err := time.LoadLocation(e.Args[0])
+	if err != nil || strings.EqualFold(e.Args[0], "local") {
+		e.Reply("I know no time zone `%s`; give an IANA name such as `Europe/Berlin`, `America/New_York` or `UTC`.",
+			strings.ReplaceAll(core.Truncate(e.Args[0], 60), "`", "'"))
+		return
+	}
+	if err := e.Proc.reminders.people.SetTimeZone(e.Ctx, e.Sender, loc.String()); err != nil {
+		e.Fail(err)
+		return
+	}
+	e.Reply("Your time zone is %s now: it is %s there. Reminders you set from now on follow it.", loc, e.Proc.deps.Clock.Now().In(loc).Format("15:04 MST"))
+}
