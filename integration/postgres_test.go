@@ -2,7 +2,12 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,4 +151,135 @@ func TestTwoHostsPartition(t *testing.T) {
 			t.Errorf("expected event %d since the cut is not in the room", i)
 		}
 	}
+}
+
+// TestTwoHostsDatabaseRestart: PostgreSQL is restarted twice while agents
+// report to the holder on its own host and a person talks to it, first as
+// an operator would (fast shutdown), then as a crash would (immediate).
+// Jarvis reconnects by itself: it answers and takes heartbeats after each
+// restart; every heartbeat it acknowledged is in the database; every
+// question is answered once, and every event it put in the room is one
+// sent outbox row.
+func TestTwoHostsDatabaseRestart(t *testing.T) {
+	ctx := context.Background()
+	pg, err := testdb.StartServer(t)
+	if err != nil {
+		t.Skipf("no PostgreSQL server of the test's own to restart: %v", err)
+	}
+	hosts := twoHosts(t, pg.Store.URI)
+	alice := newPerson(t, "alice")
+	api := func(h *host) string { return net.JoinHostPort(h.there, "8080") }
+	holder := newJarvis(t, options{admins: []id.UserID{alice.UserID}, store: pg.Store, host: hosts[0],
+		extra: "api:\n  listen: " + api(hosts[0]) + "\nfleet:\n  agents:\n    - name: EVE\n    - name: HAL\nworkspace:\n  lease_ttl: 10s\n"})
+	room := holder.joinRoom(t, alice)
+	standby := holder.TwinOn(t, hosts[1], "JARVIS_API_LISTEN="+api(hosts[1]))
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, holder.UserID)(evt) && strings.Contains(tesths.Body(evt), "stays mute")
+	}); err != nil {
+		t.Fatalf("the standby posted no mute notice: %v\n%s", err, standby.logs.String())
+	}
+	tokens := holder.issueTokens(t, "EVE", "HAL")
+
+	// Four agents' loops post heartbeats to the holder as fast as it
+	// answers, each for a cycle of its own, and keep the ones it took.
+	var mu sync.Mutex
+	var acked []string
+	refused := map[int]int{}
+	load, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agent := []string{"EVE", "HAL"}[g%2]
+			for i := 0; load.Err() == nil; i++ {
+				cycle := fmt.Sprintf("C-%d-%d", g, i)
+				code := postHeartbeat(load, "http://"+api(hosts[0]), tokens.agent[agent], agent, cycle)
+				mu.Lock()
+				if code == http.StatusOK {
+					acked = append(acked, agent+"/"+cycle)
+				} else {
+					refused[code]++
+				}
+				mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	}
+	t.Cleanup(func() { stop(); wg.Wait() })
+	ackedSoFar := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+
+	var asked []id.EventID
+	ping := func(when string) {
+		t.Helper()
+		sent, err := alice.Say(ctx, room, "!ping")
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked = append(asked, sent)
+		if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(sent)); err != nil {
+			t.Fatalf("%s, no answer: %v\n%s", when, err, holder.logs.String())
+		}
+	}
+	for _, mode := range []string{"fast", "immediate"} {
+		ping("before the restart")
+		time.Sleep(time.Second)
+		if err := pg.Restart(mode); err != nil {
+			t.Fatal(err)
+		}
+		restarted := ackedSoFar()
+		ping("after a " + mode + " restart of PostgreSQL")
+		deadline := time.Now().Add(waitReply)
+		for ackedSoFar() < restarted+20 {
+			if time.Now().After(deadline) {
+				t.Fatalf("after a %s restart of PostgreSQL, %d heartbeats taken in %s", mode, ackedSoFar()-restarted, waitReply)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	stop()
+	wg.Wait()
+
+	st := holder.openStore(t)
+	var lost []string
+	for _, key := range acked {
+		agent, cycle, _ := strings.Cut(key, "/")
+		if _, err := st.Heartbeats().Heartbeat(ctx, agent, cycle); err != nil {
+			lost = append(lost, key)
+		}
+	}
+	if len(lost) > 0 {
+		t.Errorf("%d of %d acknowledged heartbeats are not in the database, such as %s", len(lost), len(acked), lost[0])
+	}
+	t.Logf("%d heartbeats acknowledged, refused by status: %v", len(acked), refused)
+	events := holder.sentOnce(t, alice, room)
+	for _, evt := range asked {
+		if n := answers(events, evt); n != 1 {
+			t.Errorf("%s answered %d times in the room, want once", evt, n)
+		}
+	}
+}
+
+// postHeartbeat posts one heartbeat and returns the status, 0 when no
+// answer came.
+func postHeartbeat(ctx context.Context, base, token, agent, cycle string) int {
+	body := fmt.Sprintf(`{"agent":%q,"cycle":%q,"timestamp":%q,"mii":0.97,"mode_self_report":"green","notes":"restart"}`,
+		agent, cycle, time.Now().UTC().Format(time.RFC3339))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/agents/heartbeat", strings.NewReader(body))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
