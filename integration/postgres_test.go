@@ -61,19 +61,8 @@ func TestTwoHostsPartition(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.EmptyConfig(t, store.Postgres)
 	hosts := twoHosts(t, db.URI)
-	alice := newPerson(t, "alice")
-	holder := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "workspace:\n  lease_ttl: 3s\n",
-		store: db, host: hosts[0]})
-	room := holder.joinRoom(t, alice)
-	says := func(text string) func(*event.Event) bool {
-		return func(evt *event.Event) bool {
-			return tesths.MessageFrom(room, holder.UserID)(evt) && strings.Contains(tesths.Body(evt), text)
-		}
-	}
-	standby := holder.TwinOn(t, hosts[1])
-	if _, err := alice.WaitFor(ctx, waitReply, says("stays mute")); err != nil {
-		t.Fatalf("the standby posted no mute notice: %v\n%s", err, standby.logs.String())
-	}
+	p := startPair(t, hosts, db, "workspace:\n  lease_ttl: 3s\n")
+	holder, standby, alice, room, says := p.holder, p.standby, p.alice, p.room, p.says
 	holder.ask(t, alice, room, "!ping")
 	waitOutboxEmpty(t, holder.openStore(t), waitReply)
 	before, err := alice.FromServer(ctx, room, holder.UserID)
@@ -167,17 +156,11 @@ func TestTwoHostsDatabaseRestart(t *testing.T) {
 		t.Skipf("no PostgreSQL server of the test's own to restart: %v", err)
 	}
 	hosts := twoHosts(t, pg.Store.URI)
-	alice := newPerson(t, "alice")
 	api := func(h *host) string { return net.JoinHostPort(h.there, "8080") }
-	holder := newJarvis(t, options{admins: []id.UserID{alice.UserID}, store: pg.Store, host: hosts[0],
-		extra: "api:\n  listen: " + api(hosts[0]) + "\nfleet:\n  agents:\n    - name: EVE\n    - name: HAL\nworkspace:\n  lease_ttl: 10s\n"})
-	room := holder.joinRoom(t, alice)
-	standby := holder.TwinOn(t, hosts[1], "JARVIS_API_LISTEN="+api(hosts[1]))
-	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
-		return tesths.MessageFrom(room, holder.UserID)(evt) && strings.Contains(tesths.Body(evt), "stays mute")
-	}); err != nil {
-		t.Fatalf("the standby posted no mute notice: %v\n%s", err, standby.logs.String())
-	}
+	p := startPair(t, hosts, pg.Store,
+		"api:\n  listen: "+api(hosts[0])+"\nfleet:\n  agents:\n    - name: EVE\n    - name: HAL\nworkspace:\n  lease_ttl: 10s\n",
+		"JARVIS_API_LISTEN="+api(hosts[1]))
+	holder, alice, room := p.holder, p.alice, p.room
 	tokens := holder.issueTokens(t, "EVE", "HAL")
 
 	// Four agents' loops post heartbeats to the holder as fast as it
@@ -282,4 +265,59 @@ func postHeartbeat(ctx context.Context, base, token, agent, cycle string) int {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
+}
+
+// TestTwoHostsCleanStop: the holder stops cleanly (SIGTERM) and releases
+// the lease; the standby on the other host hears so from PostgreSQL
+// (LISTEN/NOTIFY) and takes over at once. The lease lasts 60 s, so the
+// standby's poll comes every 20 s: a takeover within 10 s of the stop is
+// the notification's.
+func TestTwoHostsCleanStop(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.EmptyConfig(t, store.Postgres)
+	hosts := twoHosts(t, db.URI)
+	p := startPair(t, hosts, db, "workspace:\n  lease_ttl: 60s\n")
+	holder, standby, alice, room, says := p.holder, p.standby, p.alice, p.room, p.says
+	// The standby's first round is over, and its next poll 20 s away.
+	holder.Stop()
+	stopped := time.Now()
+	if _, err := alice.WaitFor(ctx, waitReply, says("took over")); err != nil {
+		t.Fatalf("the standby did not take over: %v\n%s", err, standby.logs.String())
+	}
+	took := time.Since(stopped)
+	if took > 10*time.Second {
+		t.Errorf("takeover %s after the clean stop, want within 10 s, well before the poll (20 s)", took.Round(time.Millisecond))
+	}
+	t.Logf("the standby's takeover reached the room %s after the clean stop", took.Round(time.Millisecond))
+	holder.ask(t, alice, room, "!ping")
+}
+
+// pair is a holder on one host and its standby on the other, and a
+// person in their room.
+type pair struct {
+	holder, standby *jarvis
+	alice           *tesths.Person
+	room            id.RoomID
+}
+
+// startPair starts a Jarvis configured with extra on hosts[0] with db,
+// joins alice (its admin) to its room, starts its twin on hosts[1] with
+// standbyEnv, and waits for the twin's mute notice.
+func startPair(t *testing.T, hosts [2]*host, db store.Config, extra string, standbyEnv ...string) pair {
+	t.Helper()
+	alice := newPerson(t, "alice")
+	holder := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: extra, store: db, host: hosts[0]})
+	p := pair{holder: holder, alice: alice, room: holder.joinRoom(t, alice)}
+	p.standby = holder.TwinOn(t, hosts[1], standbyEnv...)
+	if _, err := alice.WaitFor(context.Background(), waitReply, p.says("stays mute")); err != nil {
+		t.Fatalf("the standby posted no mute notice: %v\n%s", err, p.standby.logs.String())
+	}
+	return p
+}
+
+// says matches Jarvis's messages in the room that contain text.
+func (p pair) says(text string) func(*event.Event) bool {
+	return func(evt *event.Event) bool {
+		return tesths.MessageFrom(p.room, p.holder.UserID)(evt) && strings.Contains(tesths.Body(evt), text)
+	}
 }

@@ -95,6 +95,8 @@ type Store struct {
 	// gate orders this process's write transactions on SQLite; nil on
 	// PostgreSQL, whose transactions run side by side (see doTxn).
 	gate *writeGate
+	// uri is the database's, for Listen's connection of its own.
+	uri string
 
 	outboxOnce sync.Once
 	outbox     *Outbox
@@ -140,7 +142,7 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
-	st := &Store{DB: db}
+	st := &Store{DB: db, uri: cfg.URI}
 	if cfg.Type == SQLite {
 		st.gate = &writeGate{}
 	}
@@ -221,7 +223,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) er
 	if err := s.tx(ctx, fn); err != nil {
 		return err
 	}
-	s.Outbox().wake()
+	s.Outbox().WakeSender()
 	return nil
 }
 
