@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -81,8 +82,18 @@ func (s *benchServer) post(path, token string, body []byte, header map[string]st
 
 // drive calls do for every i below b.N, from all the clients at once
 // (client tells which), with the benchmark timer running only meanwhile,
-// and returns how long it took.
+// and returns how long it took. It reports how many of the store's
+// transactions meanwhile PostgreSQL refused and the store ran again, per
+// 1,000 transactions.
 func (s *benchServer) drive(do func(client, i int)) time.Duration {
+	transactions := metrics.Sum("jarvis_store_transactions_total")
+	reruns := metrics.Sum("jarvis_store_transaction_reruns_total")
+	defer func() {
+		transactions = metrics.Sum("jarvis_store_transactions_total") - transactions
+		reruns = metrics.Sum("jarvis_store_transaction_reruns_total") - reruns
+		s.b.ReportMetric(1000*reruns/max(transactions, 1), "reruns/1k-tx")
+		s.b.ReportMetric(transactions/float64(s.b.N), "tx/op")
+	}()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	s.b.ResetTimer()

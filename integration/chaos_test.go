@@ -227,7 +227,7 @@ func (p plan) run(t *testing.T) {
 				t.Fatal(err)
 			}
 		case restartPostgres:
-			if err := s.pg.Restart(); err != nil {
+			if err := s.pg.Restart("immediate"); err != nil {
 				t.Fatal(err)
 			}
 		case standby:

@@ -24,16 +24,17 @@ import (
 // lease time, says so, and answers what was asked in between.
 func TestExactlyOneJarvis(t *testing.T) {
 	alice := newPerson(t, "alice")
-	failover(t, alice, options{admins: []id.UserID{alice.UserID}, extra: "workspace:\n  lease_ttl: 3s\n"})
+	failover(t, alice, options{admins: []id.UserID{alice.UserID}, extra: "workspace:\n  lease_ttl: 3s\n"}, nil)
 }
 
 // failover runs the fencing scenario on a workspace whose Jarvis opts
-// configure (with a 3 s lease): one mute notice from the second process,
+// configure (with a 3 s lease), the standby on standbyHost (here when
+// nil): one mute notice from the second process,
 // every command answered once, takeover within the lease time after the
 // holder's SIGKILL; and, counted on the homeserver, every event Jarvis
 // put in the room is one sent outbox row, and every sent row is there
 // once.
-func failover(t *testing.T, alice *tesths.Person, opts options) {
+func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *host) {
 	t.Helper()
 	ctx := context.Background()
 	const ttl = 3 * time.Second
@@ -58,7 +59,7 @@ func failover(t *testing.T, alice *tesths.Person, opts options) {
 		t.Fatal(err)
 	}
 
-	standby := holder.Twin(t)
+	standby := holder.TwinOn(t, standbyHost)
 	if _, err := alice.WaitFor(ctx, waitReply, fromJarvis("stays mute")); err != nil {
 		t.Fatalf("the standby posted no mute notice: %v\n%s", err, standby.logs.String())
 	}

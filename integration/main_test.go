@@ -77,7 +77,9 @@ type jarvis struct {
 	Store   store.Config // the database it runs on
 	cfgPath string
 	// env is added to the process's environment (JARVIS_… overrides).
-	env    []string
+	env []string
+	// host is the network namespace it runs in; nil runs it here.
+	host   *host
 	cmd    *exec.Cmd
 	logs   *syncBuffer
 	exited chan struct{}
@@ -115,6 +117,9 @@ type options struct {
 	hs *tesths.Homeserver
 	// displayName is set as Jarvis's display name before it starts.
 	displayName string
+	// host is the second machine Jarvis runs on, reaching the homeserver
+	// and the database over its link; nil runs it here.
+	host *host
 }
 
 // newJarvis registers a fresh bot user, writes its config and starts it.
@@ -143,6 +148,7 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		Alias:   "#" + tesths.RandomName("room") + ":localhost",
 		cfgPath: filepath.Join(dir, "config.yaml"),
 	}
+	j.setHost(opts.host)
 	if opts.allowed == nil {
 		opts.allowed = []string{"@*:localhost"}
 	}
@@ -192,6 +198,9 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 func (j *jarvis) Start() {
 	j.t.Helper()
 	j.cmd = exec.Command(jarvisBin, "run", "--config", j.cfgPath)
+	if j.host != nil {
+		j.cmd = j.host.command(jarvisBin, "run", "--config", j.cfgPath)
+	}
 	j.cmd.Env = append(os.Environ(), j.env...)
 	if j.logs == nil {
 		j.logs = &syncBuffer{}
@@ -358,7 +367,14 @@ func newPerson(t testing.TB, prefix string) *tesths.Person {
 // to its environment (another api.listen, as on a second host).
 func (j *jarvis) Twin(t testing.TB, env ...string) *jarvis {
 	t.Helper()
+	return j.TwinOn(t, nil, env...)
+}
+
+// TwinOn starts a Twin on host (here when nil).
+func (j *jarvis) TwinOn(t testing.TB, host *host, env ...string) *jarvis {
+	t.Helper()
 	twin := &jarvis{t: t, UserID: j.UserID, Alias: j.Alias, Store: j.Store, cfgPath: j.cfgPath, env: env}
+	twin.setHost(host)
 	twin.Start()
 	t.Cleanup(func() {
 		twin.Stop()
@@ -367,4 +383,14 @@ func (j *jarvis) Twin(t testing.TB, env ...string) *jarvis {
 		}
 	})
 	return twin
+}
+
+// setHost makes the process run on host, reaching the homeserver and the
+// database through its link.
+func (j *jarvis) setHost(h *host) {
+	if h == nil {
+		return
+	}
+	j.host = h
+	j.env = append(j.env, "JARVIS_HOMESERVER_URL="+h.hsURL, "JARVIS_STORE_URI="+h.dbURI)
 }

@@ -179,6 +179,41 @@ func TestPublishIsAllOrNothing(t *testing.T) {
 	}
 }
 
+// TestPublishReplayPastTheBudget: a set published again under its key is
+// answered as the first time, though its own cards have since filled the
+// budget that a new set would be refused by.
+func TestPublishReplayPastTheBudget(t *testing.T) {
+	ctx := context.Background()
+	cards, _ := newTestCards(t, coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), testconfig.Cards())
+	full := []card.Input{{Spec: spec("First urgent card", card.P0)}, {Spec: spec("Second urgent card", card.P0)}}
+	first, err := cards.Publish(ctx, card.SetInput{Key: "urgent", Author: card.MainAgent, Cards: full})
+	if err != nil {
+		t.Fatalf("first publish: %v", err)
+	}
+	tests := []struct {
+		name         string
+		key          string
+		cards        []card.Input
+		wantErr      error
+		wantReplayed bool
+	}{
+		{name: "the same set again: the first result", key: "urgent", cards: full, wantReplayed: true},
+		{name: "the key with other cards: refused as reused", key: "urgent", cards: full[:1], wantErr: core.ErrUnprocessable},
+		{name: "a new set: refused by the budget", key: "urgent-2", cards: full[:1], wantErr: core.ErrBudgetExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := cards.Publish(ctx, card.SetInput{Key: tt.key, Author: card.MainAgent, Cards: tt.cards})
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Publish = %v, want %v", err, tt.wantErr)
+			}
+			if err == nil && (got.Replayed != tt.wantReplayed || got.ID != first.ID) {
+				t.Errorf("set %s, replayed %v; want %s, replayed %v", got.ID, got.Replayed, first.ID, tt.wantReplayed)
+			}
+		})
+	}
+}
+
 func TestPublishBudgetWindow(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -198,6 +199,7 @@ func TestSerializationFailureRerun(t *testing.T) {
 	}
 	var mu sync.Mutex
 	runs, hooks := 0, map[int]int{}
+	rerunsBefore := metrics.Sum("jarvis_store_transaction_reruns_total")
 	read := sync.WaitGroup{}
 	read.Add(len(stores))
 	var wg sync.WaitGroup
@@ -239,5 +241,8 @@ func TestSerializationFailureRerun(t *testing.T) {
 	}
 	if runs != 3 || hooks[0] != 1 || hooks[1] != 1 {
 		t.Errorf("%d runs, hooks ran %v times; want 3 runs and each hook once", runs, hooks)
+	}
+	if reruns := metrics.Sum("jarvis_store_transaction_reruns_total") - rerunsBefore; reruns != 1 {
+		t.Errorf("/metrics counted %v reruns, want 1", reruns)
 	}
 }

@@ -118,14 +118,18 @@ func (q *LeaseQuery) Renew(ctx context.Context, workspaceID, holder string, epoc
 	return q.exec(ctx, query, args...)
 }
 
-// Release ends holder's lease now if it still holds it with epoch.
+// Release ends holder's lease now if it still holds it with epoch, and
+// tells the standbys listening on LeaseReleased.
 func (q *LeaseQuery) Release(ctx context.Context, workspaceID, holder string, epoch int64, now time.Time) error {
 	query, args := q.query(releaseLeaseQuery, now, workspaceID, holder, epoch)
 	err := q.exec(ctx, query, args...)
 	if errors.Is(err, core.ErrStaleEpoch) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return notify(ctx, q.db, LeaseReleased)
 }
 
 // Get returns the lease of a workspace.

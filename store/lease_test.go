@@ -532,3 +532,71 @@ func TestLeaseClockSkew(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaseReleaseNotified: on PostgreSQL a standby learns from the
+// holder's release itself (LISTEN/NOTIFY) that the lease is free, and
+// takes it over in the round that wakes, without waiting for its poll:
+// its timer never fires in this test.
+func TestLeaseReleaseNotified(t *testing.T) {
+	if testEngine != store.Postgres {
+		t.Skip("LISTEN/NOTIFY is PostgreSQL's; on SQLite a standby polls")
+	}
+	ctx := context.Background()
+	cfg := testdb.NewConfig(t, testEngine)
+	sa, sb := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
+	clock := coretest.NewClock(leaseStart)
+	b := newTestLease(sb, "jarvis-b", clock)
+	if _, err := b.Acquire(ctx); err != nil {
+		t.Fatalf("b acquire: %v", err)
+	}
+
+	released := make(chan struct{}, 1)
+	listening := make(chan struct{})
+	var once sync.Once
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sa.Listen(runCtx, map[string]func(){store.LeaseReleased: func() {
+			once.Do(func() { close(listening) })
+			select {
+			case released <- struct{}{}:
+			default:
+			}
+		}}, time.Second, func(err error) { t.Errorf("listen: %v", err) })
+	}()
+	// The poll's timer never fires.
+	never := func(time.Duration) <-chan time.Time { return nil }
+	a := newTestLease(sa, "jarvis-a", clock, func(d *lease.Deps) { d.After, d.Released = never, released })
+	changes := make(chan bool, 10)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = a.Run(runCtx, func(held bool, _ int64) { changes <- held })
+	}()
+	t.Cleanup(func() { stop(); wg.Wait() })
+
+	if held := <-changes; held {
+		t.Fatal("a took the lease b holds")
+	}
+	select {
+	case <-listening:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a never listened")
+	}
+	if err := b.Release(ctx); err != nil {
+		t.Fatalf("b release: %v", err)
+	}
+	select {
+	case held := <-changes:
+		if !held {
+			t.Fatal("a's next change is not the takeover")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a did not take the released lease over, though its poll never came")
+	}
+	if err := a.Check(ctx); err != nil {
+		t.Errorf("a holds the lease, yet: %v", err)
+	}
+}

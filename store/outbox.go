@@ -85,16 +85,18 @@ func (o *Outbox) Enqueue(ctx context.Context, n core.Notice) error {
 		if rows, _ := res.RowsAffected(); rows == 0 {
 			return core.ErrDuplicate
 		}
-		return nil
+		return notify(ctx, o.db, OutboxWork)
 	})
 	if err != nil {
 		return fmt.Errorf("enqueue notice %q: %w", n.Key, err)
 	}
-	o.wake()
+	o.WakeSender()
 	return nil
 }
 
-func (o *Outbox) wake() {
+// WakeSender tells the sender to look at the outbox now; a wake-up it has
+// not taken yet is not doubled.
+func (o *Outbox) WakeSender() {
 	select {
 	case o.Wake <- struct{}{}:
 	default:
@@ -186,7 +188,7 @@ func (o *Outbox) MarkFailed(ctx context.Context, keys []string, cause error, nex
 func (o *Outbox) RetryNow(ctx context.Context) error {
 	_, err := o.db.Exec(ctx, retryNowQuery)
 	if err == nil {
-		o.wake()
+		o.WakeSender()
 	}
 	return err
 }

@@ -22,6 +22,7 @@ import (
 	"go.mau.fi/util/dbutil"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
 //go:embed upgrades/*.sql
@@ -94,6 +95,8 @@ type Store struct {
 	// gate orders this process's write transactions on SQLite; nil on
 	// PostgreSQL, whose transactions run side by side (see doTxn).
 	gate *writeGate
+	// uri is the database's, for Listen's connection of its own.
+	uri string
 
 	outboxOnce sync.Once
 	outbox     *Outbox
@@ -139,7 +142,7 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
-	st := &Store{DB: db}
+	st := &Store{DB: db, uri: cfg.URI}
 	if cfg.Type == SQLite {
 		st.gate = &writeGate{}
 	}
@@ -220,7 +223,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) er
 	if err := s.tx(ctx, fn); err != nil {
 		return err
 	}
-	s.Outbox().wake()
+	s.Outbox().WakeSender()
 	return nil
 }
 
@@ -256,6 +259,7 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 		defer s.gate.release()
 	}
 	ctx = context.WithValue(ctx, inTxKey{}, true)
+	metrics.Transactions.Inc()
 	for attempt := 1; ; attempt++ {
 		hooked, afterCommit := core.WithCommitHooks(ctx)
 		err := doTxn(hooked, s.DB, func(ctx context.Context) error {
@@ -270,9 +274,11 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 			afterCommit()
 			return nil
 		}
-		if attempt == maxTxAttempts || !retryable(err) {
+		reason := rerunReason(err)
+		if attempt == maxTxAttempts || reason == "" {
 			return err
 		}
+		metrics.TransactionReruns.WithLabelValues(reason).Inc()
 		pause := time.NewTimer(rand.N(txRetryPause << min(attempt, 6)))
 		select {
 		case <-ctx.Done():
@@ -292,12 +298,22 @@ const (
 	txRetryPause  = time.Millisecond
 )
 
-// retryable reports whether err is PostgreSQL refusing a transaction that
-// would, if run again, succeed or fail on its own merits:
-// serialization_failure or deadlock_detected.
-func retryable(err error) bool {
+// rerunReason says why PostgreSQL refused a transaction that would, if run
+// again, succeed or fail on its own merits: "serialization"
+// (serialization_failure) or "deadlock" (deadlock_detected); "" for any
+// other error, which a rerun would not help.
+func rerunReason(err error) string {
 	var pg *pgconn.PgError
-	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
+	if !errors.As(err, &pg) {
+		return ""
+	}
+	switch pg.Code {
+	case "40001":
+		return "serialization"
+	case "40P01":
+		return "deadlock"
+	}
+	return ""
 }
 
 // doTxn runs fn in one transaction, joining the one in ctx if there is one.

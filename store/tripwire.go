@@ -92,13 +92,23 @@ const (
 	tripwireSpecsQuery     = `SELECT id, source_kind, source_param, condition FROM tripwire WHERE id IN (%s)`
 	tripwireRecordsQuery   = `SELECT ` + tripwireColumns + tripwireFrom + ` WHERE t.id IN (%s)`
 	tripRecentQuery        = `SELECT tripwire_id, at FROM tripwire_history WHERE at > $1 AND tripwire_id IN (%s)`
-	tripwireObservedQuery  = `
-		UPDATE tripwire_state SET rev = $2, last_observed = $3, error_streak = $4, last_error = $5 WHERE id = $1`
+	// tripwireObservedQuery and tripwireTickStateQuery update the rows the
+	// VALUES list in place of %s names by id (column1), under the revision
+	// $1, in one statement; the casts tell PostgreSQL the parameters'
+	// types, which it cannot infer inside VALUES.
+	tripwireObservedQuery = `
+		UPDATE tripwire_state SET rev = CAST($1 AS BIGINT), last_observed = v.column2, error_streak = v.column3,
+			last_error = v.column4
+		FROM (VALUES %s) AS v WHERE tripwire_state.id = v.column1`
+	tripwireObservedRow    = `($%d, $%d, CAST($%d AS INTEGER), $%d)`
 	tripwireTickStateQuery = `
-		UPDATE tripwire_state SET rev = $2, status = $3, last_tripped_at = $4, last_reset_at = $5, trip_seq = $6,
-			trip_pushed = $7, last_observed = $8, error_streak = $9, last_error = $10, quarantine_reason = $11,
-			quarantine_count = $12
-		WHERE id = $1`
+		UPDATE tripwire_state SET rev = CAST($1 AS BIGINT), status = v.column2, last_tripped_at = v.column3,
+			last_reset_at = v.column4, trip_seq = v.column5, trip_pushed = v.column6, last_observed = v.column7,
+			error_streak = v.column8, last_error = v.column9, quarantine_reason = v.column10,
+			quarantine_count = v.column11
+		FROM (VALUES %s) AS v WHERE tripwire_state.id = v.column1`
+	tripwireTickStateRow = `($%d, $%d, CAST($%d AS BIGINT), CAST($%d AS BIGINT), CAST($%d AS BIGINT), CAST($%d AS BOOLEAN), ` +
+		`$%d, CAST($%d AS INTEGER), $%d, $%d, CAST($%d AS INTEGER))`
 )
 
 // bulkParams bounds the parameters of one bulk statement, well under the
@@ -421,18 +431,35 @@ func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) er
 				return err
 			}
 		}
-		for _, u := range w.Observed {
-			if _, err := q.db.Exec(ctx, tripwireObservedQuery, u.ID, rev, u.LastObserved, u.ErrorStreak, u.LastError); err != nil {
-				return fmt.Errorf("write observation of %q: %w", u.ID, err)
-			}
+		// The observations first: a tripwire whose state changed too is in
+		// both, and its state is the later word.
+		const observedPerRow, statePerRow = 4, 11
+		err := bulkChunks(lastByID(w.Observed, func(u tripwire.ObservedUpdate) string { return u.ID }), observedPerRow,
+			func(chunk []tripwire.ObservedUpdate) error {
+				args := []any{rev}
+				for _, u := range chunk {
+					args = append(args, u.ID, u.LastObserved, u.ErrorStreak, u.LastError)
+				}
+				query := fmt.Sprintf(tripwireObservedQuery, bulkRows(tripwireObservedRow, len(chunk), observedPerRow, 1))
+				_, err := q.db.Exec(ctx, query, args...)
+				return err
+			})
+		if err != nil {
+			return fmt.Errorf("write %d observations: %w", len(w.Observed), err)
 		}
-		for _, r := range w.Records {
-			_, err := q.db.Exec(ctx, tripwireTickStateQuery, r.ID, rev, string(r.Status), tripMillisPtr(r.LastTrippedAt),
-				tripMillisPtr(r.LastResetAt), r.TripSeq, r.TripPushed, r.LastObserved, r.ErrorStreak, r.LastError,
-				r.QuarantineReason, r.QuarantineCount)
-			if err != nil {
-				return fmt.Errorf("write state of %q: %w", r.ID, err)
-			}
+		err = bulkChunks(lastByID(w.Records, func(r tripwire.Record) string { return r.ID }), statePerRow,
+			func(chunk []tripwire.Record) error {
+				args := []any{rev}
+				for _, r := range chunk {
+					args = append(args, r.ID, string(r.Status), tripMillisPtr(r.LastTrippedAt), tripMillisPtr(r.LastResetAt),
+						r.TripSeq, r.TripPushed, r.LastObserved, r.ErrorStreak, r.LastError, r.QuarantineReason, r.QuarantineCount)
+				}
+				query := fmt.Sprintf(tripwireTickStateQuery, bulkRows(tripwireTickStateRow, len(chunk), statePerRow, 1))
+				_, err := q.db.Exec(ctx, query, args...)
+				return err
+			})
+		if err != nil {
+			return fmt.Errorf("write %d tripwire states: %w", len(w.Records), err)
 		}
 		if err := q.writeTrips(ctx, w.Trips); err != nil {
 			return fmt.Errorf("write trips: %w", err)
@@ -614,6 +641,25 @@ func bulkArgs(s []string) []any {
 		args[i] = v
 	}
 	return args
+}
+
+// lastByID keeps the last of items with each id, in their order: one
+// statement may update a row only once.
+func lastByID[T any](items []T, id func(T) string) []T {
+	last := make(map[string]int, len(items))
+	for i, item := range items {
+		last[id(item)] = i
+	}
+	if len(last) == len(items) {
+		return items
+	}
+	out := make([]T, 0, len(last))
+	for i, item := range items {
+		if last[id(item)] == i {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func appendNew(seen map[string]bool, ns string, list []string, v string) []string {

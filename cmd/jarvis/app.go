@@ -130,6 +130,9 @@ type App struct {
 	// pruneKick asks for a retention pass, when the lease is gained: a
 	// Jarvis restarted more often than retentionInterval still prunes.
 	pruneKick trigger
+	// leaseKick asks the lease's loop for a round now: another Jarvis
+	// released the lease.
+	leaseKick trigger
 	// restart is `!sys restart`, asked once.
 	restart chan struct{}
 	// lastTick is the evaluator's last pass, for `!sys status`.
@@ -182,6 +185,7 @@ func openApp(ctx context.Context, configPath string, cfg *Config, logOut io.Writ
 		kick:       newTrigger(),
 		wakeKick:   newTrigger(),
 		pruneKick:  newTrigger(),
+		leaseKick:  newTrigger(),
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs, logOut)
@@ -242,7 +246,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 // room, and fences every write with it.
 func (a *App) initLease() {
 	a.lease = lease.New(a.cfg.Workspace.Lease(), lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
-		Outbox: a.outbox, Clock: a.clock, Room: a.room,
+		Outbox: a.outbox, Clock: a.clock, Room: a.room, Released: a.leaseKick,
 		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") }})
 	// Every write transaction checks, inside it, that this Jarvis still
 	// holds the lease under the epoch it knows: one fence for chat, the
@@ -472,6 +476,13 @@ func (a *App) Run(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		reloadOnHangup(ctx, a.log, a.configPath, a.reload)
+		return nil
+	})
+	g.Go(func() error {
+		// On PostgreSQL, other Jarvis processes say at once when they
+		// release the lease or enqueue a notice; the loops still poll.
+		a.store.Listen(ctx, map[string]func(){store.LeaseReleased: a.leaseKick.ask, store.OutboxWork: a.outbox.WakeSender},
+			a.cfg.Workspace.LeaseTTL/3, func(err error) { a.log.Err(err).Msg("Failed to listen for other Jarvis processes") })
 		return nil
 	})
 	g.Go(func() error {

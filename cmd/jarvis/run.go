@@ -52,8 +52,8 @@ func runJarvis(ctx context.Context, configPath string) error {
 
 // leaseChanged reacts to this Jarvis gaining or losing the workspace
 // lease. Gaining it, it says it is back if a restart was asked. Refused
-// at start, it leaves one notice in the outbox (the holder's sender
-// delivers it) and stays mute.
+// at start, or having lost the lease it held (epoch), it leaves one notice
+// in the outbox (the holder's sender delivers it) and stays mute.
 func (a *App) leaseChanged(ctx context.Context, held bool, epoch int64) {
 	if held {
 		a.log.Info().Int64("epoch", epoch).Msg("Holding the workspace lease")
@@ -62,26 +62,51 @@ func (a *App) leaseChanged(ctx context.Context, held bool, epoch int64) {
 		}
 		return
 	}
-	if ctx.Err() != nil {
-		return
+	// A Jarvis that lost the lease because it could not reach the database
+	// cannot say so until it can: until then there is nothing else the
+	// lease's loop could do either, so it waits here.
+	for ctx.Err() == nil {
+		err := a.queueMute(ctx, epoch)
+		if err == nil || errors.Is(err, core.ErrDuplicate) {
+			return
+		}
+		a.log.Err(err).Msg("Failed to queue the mute notice")
+		select {
+		case <-ctx.Done():
+		case <-time.After(a.cfg.Workspace.LeaseTTL / 3):
+		}
 	}
+}
+
+// queueMute queues the one notice a Jarvis that does not hold the lease
+// writes: that another holds it and this one stays mute, and, if this one
+// held it under epoch, that it lost it. A lease that lapsed with nobody
+// taking it over needs none: the next round takes it back and says so.
+func (a *App) queueMute(ctx context.Context, epoch int64) error {
 	current, err := a.lease.Current(ctx)
 	if err != nil {
-		a.log.Err(err).Msg("Failed to read the workspace lease")
-		return
+		return err
+	}
+	me := a.lease.Holder()
+	if current.Holder == me {
+		return nil
 	}
 	a.log.Warn().Str("holder", current.Holder).Int64("epoch", current.Epoch).Msg("Another Jarvis holds the workspace lease; staying mute")
-	// The one write a standby makes: the holder's sender delivers it.
-	err = a.outbox.Enqueue(core.Unfenced(ctx), core.Notice{
-		Key:    "lease:mute:" + a.lease.Holder(),
+	notice := core.Notice{
+		Key:    "lease:mute:" + me,
 		RoomID: a.room,
 		Kind:   core.NoticeMessage,
 		Body: fmt.Sprintf("Another Jarvis (`%s`) holds this workspace since %s, epoch %d; this one (`%s`) stays mute and takes over only if that lease lapses.",
-			current.Holder, current.AcquiredAt.UTC().Format(time.RFC3339), current.Epoch, a.lease.Holder()),
-	})
-	if err != nil && !errors.Is(err, core.ErrDuplicate) {
-		a.log.Err(err).Msg("Failed to queue the mute notice")
+			current.Holder, current.AcquiredAt.UTC().Format(time.RFC3339), current.Epoch, me),
 	}
+	if epoch > 0 {
+		notice.Key = fmt.Sprintf("lease:lost:%s:%d", me, epoch)
+		notice.Body = fmt.Sprintf("Jarvis `%s` lost the workspace lease (epoch %d): it did not renew it in time, and `%s` took over at %s (epoch %d). "+
+			"`%s` sent nothing since, stays mute and takes over only if that lease lapses.",
+			me, epoch, current.Holder, current.AcquiredAt.UTC().Format(time.RFC3339), current.Epoch, me)
+	}
+	// The one write a standby makes: the holder's sender delivers it.
+	return a.outbox.Enqueue(core.Unfenced(ctx), notice)
 }
 
 // reloadOnHangup re-reads the configuration on SIGHUP and applies what

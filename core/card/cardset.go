@@ -122,8 +122,15 @@ func (c *Service) Publish(ctx context.Context, in SetInput) (PublishedSet, error
 }
 
 // publish does Publish's work inside the caller's transaction. The set is
-// written first: its key is unique, so of two requests racing with one key
-// exactly one writes it, and the other finds it and replays.
+// written before its cards: its key is unique, so of two requests with one
+// key exactly one writes it, and the other finds it and replays.
+//
+// The key is not looked up first: on PostgreSQL a serializable read of a
+// key that is not there locks the index page it would be on, which the
+// keys of concurrent sets are inserted into, and most of those
+// transactions were refused and run again. It is looked up only when a
+// check refuses the set, since a replay is answered as the first request
+// was, whatever the budget says now.
 func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error) {
 	if err := in.validate(); err != nil {
 		return PublishedSet{}, err
@@ -132,27 +139,26 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 	if err != nil {
 		return PublishedSet{}, err
 	}
-	// Every check that can refuse the set reads only, before anything is
-	// written: a refusal inside a larger transaction (a chat confirmation)
-	// must leave nothing behind.
-	if _, err := c.deps.Store.CardSetByKey(ctx, in.Key); err == nil {
-		return c.replay(ctx, in.Key, fp)
-	} else if !errors.Is(err, core.ErrNotFound) {
-		return PublishedSet{}, err
-	}
 	now := c.deps.Clock.Now()
 	set := Set{ID: c.ids.next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
 		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now}
+	// Every check that can refuse the set reads only, before anything is
+	// written: a refusal inside a larger transaction (a chat confirmation)
+	// must leave nothing behind.
 	cards, err := c.resolve(ctx, in, set)
-	if err != nil {
-		return PublishedSet{}, err
+	if err == nil {
+		err = c.checkBudget(ctx, cards, now)
 	}
-	if err := c.checkBudget(ctx, cards, now); err != nil {
+	if err != nil {
+		if _, lookErr := c.deps.Store.CardSetByKey(ctx, in.Key); lookErr == nil {
+			return c.replay(ctx, in.Key, fp)
+		} else if !errors.Is(lookErr, core.ErrNotFound) {
+			return PublishedSet{}, lookErr
+		}
 		return PublishedSet{}, err
 	}
 	err = c.deps.Store.InsertCardSet(ctx, set)
 	if errors.Is(err, core.ErrDuplicate) {
-		// Published by a concurrent request since the check above.
 		return c.replay(ctx, in.Key, fp)
 	} else if err != nil {
 		return PublishedSet{}, err

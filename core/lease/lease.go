@@ -122,6 +122,10 @@ type Deps struct {
 	// After, when set, waits between rounds of Run in place of time.After
 	// (tests).
 	After func(time.Duration) <-chan time.Time
+	// Released, when set, tells Run that another Jarvis released the lease
+	// (on PostgreSQL, by LISTEN/NOTIFY): Run tries to take it at once, not
+	// at its next round.
+	Released <-chan struct{}
 	// OnError, when set, hears the errors Run meets other than the lease
 	// being held by someone else (a database that does not answer).
 	OnError func(error)
@@ -328,8 +332,8 @@ func (l *Lease) Live(ctx context.Context) (Record, error) {
 	return rec, nil
 }
 
-// Run keeps the lease until ctx ends: every TTL/3 it renews the lease it
-// holds or tries to take it. onChange hears the outcome of the first round
+// Run keeps the lease until ctx ends: every TTL/3, and whenever Released
+// says so, it renews the lease it holds or tries to take it. onChange hears the outcome of the first round
 // and every change after it (held or not, and the epoch). When ctx ends it
 // releases the lease, tells onChange, and returns the release error.
 func (l *Lease) Run(ctx context.Context, onChange func(held bool, epoch int64)) error {
@@ -351,6 +355,7 @@ func (l *Lease) Run(ctx context.Context, onChange func(held bool, epoch int64)) 
 			}
 			return err
 		case <-l.deps.After(l.cfg.TTL / 3):
+		case <-l.deps.Released:
 		}
 	}
 }

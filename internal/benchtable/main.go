@@ -236,8 +236,8 @@ func heartbeats(name string, target bool) func(map[string]result) string {
 			return ""
 		}
 		rate, p99 := r.metrics["hb/s"], r.metrics["p99-ms"]
-		return fmt.Sprintf("**%.0f/s, p99 %.1f ms** (p50 %.1f ms, %.0f µs CPU per heartbeat; %d heartbeats)%s",
-			rate, p99, r.metrics["p50-ms"], r.metrics["cpu-µs/hb"], r.n, verdict(rate >= 5000 && p99 <= 20, target))
+		return fmt.Sprintf("**%.0f/s, p99 %.1f ms** (p50 %.1f ms, %.0f µs CPU per heartbeat; %d heartbeats%s)%s",
+			rate, p99, r.metrics["p50-ms"], r.metrics["cpu-µs/hb"], r.n, reruns(r), verdict(rate >= 5000 && p99 <= 20, target))
 	}
 }
 
@@ -248,8 +248,19 @@ func cardSets(name string, minRate float64) func(map[string]result) string {
 			return ""
 		}
 		rate := r.metrics["sets/s"]
-		return fmt.Sprintf("**%.0f sets/s** (%d sets)%s", rate, r.n, verdict(rate >= minRate, minRate > 0))
+		return fmt.Sprintf("**%.0f sets/s** (%d sets%s)%s", rate, r.n, reruns(r), verdict(rate >= minRate, minRate > 0))
 	}
+}
+
+// reruns says how many of a run's transactions PostgreSQL refused and the
+// store ran again, per 1,000 (none on SQLite, whose writers take turns);
+// nothing for output from before the benchmarks counted them.
+func reruns(r result) string {
+	n, ok := r.metrics["reruns/1k-tx"]
+	if !ok || r.metrics["tx/op"] == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %.1f reruns per 1,000 of %.0f transactions", n, r.metrics["tx/op"]*float64(r.n))
 }
 
 func latency(name string) func(map[string]result) string {

@@ -53,9 +53,42 @@ var (
 		Name: "jarvis_http_rate_limited_total",
 		Help: "API requests refused by the rate limits, by bucket kind (credential or address).",
 	}, []string{"bucket"})
+	// Transactions counts the store's transactions, each once however
+	// often it was run.
+	Transactions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jarvis_store_transactions_total",
+		Help: "Store transactions, each counted once however often it was run.",
+	})
+	// TransactionReruns counts the runs of store transactions that
+	// PostgreSQL refused and the store ran again, by why it refused:
+	// serialization (40001) or deadlock (40P01).
+	TransactionReruns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jarvis_store_transaction_reruns_total",
+		Help: "Store transactions run again after PostgreSQL refused them, by reason (serialization or deadlock).",
+	}, []string{"reason"})
 )
 
 func init() {
 	Registry.MustRegister(MessagesHandled, MessagesLimited, Commands, SendErrors, NoticesSent, SyncLag, HTTPRequests, RateLimited,
+		Transactions, TransactionReruns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
+
+// Sum is the sum of a counter's values over all its labels in Registry, 0
+// when it has none yet: what a benchmark reads before and after a run.
+func Sum(name string) float64 {
+	families, err := Registry.Gather()
+	if err != nil {
+		return 0
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }

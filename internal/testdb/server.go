@@ -79,10 +79,12 @@ func StartServer(tb testing.TB) (*Server, error) {
 	return s, nil
 }
 
-// Restart stops the server as a crash would (immediate: no checkpoint,
-// every connection cut) and starts it again on the same port.
-func (s *Server) Restart() error {
-	if err := s.pgCtl("-m", "immediate", "stop"); err != nil {
+// Restart stops the server in pg_ctl's shutdown mode, "immediate" as a
+// crash would (no checkpoint, every connection cut) or "fast" as an
+// operator would (every session ended, a checkpoint), and starts it again
+// on the same port.
+func (s *Server) Restart(mode string) error {
+	if err := s.pgCtl("-m", mode, "stop"); err != nil {
 		return err
 	}
 	return s.start()
