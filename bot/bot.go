@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -141,12 +142,13 @@ type Bot struct {
 	refused   map[string]bool
 }
 
-// New builds the bot for the homeserver at hsURL.
-func New(hsURL string, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) {
-	cli, err := mautrix.NewClient(hsURL, id.UserID(cfg.UserID), "")
+// New builds the bot for the homeserver hs.
+func New(hs HomeserverConfig, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) {
+	cli, err := mautrix.NewClient(hs.URL, id.UserID(cfg.UserID), "")
 	if err != nil {
 		return nil, fmt.Errorf("homeserver.url: %w", err)
 	}
+	cli.Client = &http.Client{Transport: deadlineTransport{next: http.DefaultTransport, timeout: hs.RequestTimeout}}
 	log = log.With().Str("component", "bot").Logger()
 	cli.Log = log.With().Str("component", "mautrix").Logger().Level(zerolog.WarnLevel)
 	// The sender handles retries and 429s itself, from the outbox.

@@ -113,6 +113,8 @@ type options struct {
 	plaintext bool
 	// hs is the homeserver Jarvis runs on; nil means the package's.
 	hs *tesths.Homeserver
+	// env is added to the process's environment (JARVIS_… overrides).
+	env []string
 }
 
 // newJarvis registers a fresh bot user, writes its config and starts it.
@@ -134,6 +136,7 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		UserID:  server.UserID(localpart),
 		Alias:   "#" + tesths.RandomName("room") + ":localhost",
 		cfgPath: filepath.Join(dir, "config.yaml"),
+		env:     opts.env,
 	}
 	if opts.allowed == nil {
 		opts.allowed = []string{"@*:localhost"}

@@ -178,7 +178,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		SenderLimit: a.cfg.Chat.SenderLimit},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
 			Excerpts: a.store, Clock: a.clock})
-	a.bot, err = bot.New(a.cfg.Homeserver.URL, a.cfg.Bot, bot.Deps{
+	a.bot, err = bot.New(a.cfg.Homeserver, a.cfg.Bot, bot.Deps{
 		State:     a.store,
 		Outbox:    a.outbox,
 		Wake:      a.outbox.Wake,

@@ -35,7 +35,7 @@ import (
 // name of its field in snake_case (UserID is user_id, URLFetch is
 // url_fetch): see snakeCase.
 type Config struct {
-	Homeserver HomeserverConfig
+	Homeserver bot.HomeserverConfig
 	Bot        bot.Config
 	Store      store.Config
 	API        api.Config
@@ -50,11 +50,6 @@ type Config struct {
 	Chat       ChatConfig
 	Retention  retention.Config
 	History    history.Config
-}
-
-// HomeserverConfig says where the homeserver is.
-type HomeserverConfig struct {
-	URL string
 }
 
 // WorkspaceConfig names the workspace and sets its lease.
@@ -244,9 +239,6 @@ func listFromCommas(from, to reflect.Type, data any) (any, error) {
 
 // Validate checks every section.
 func (c *Config) Validate() error {
-	if !strings.HasPrefix(c.Homeserver.URL, "http://") && !strings.HasPrefix(c.Homeserver.URL, "https://") {
-		return core.Invalid("homeserver.url", "must be an http(s) URL, got %q", c.Homeserver.URL)
-	}
 	switch c.Logging.Level {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -257,7 +249,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History} {
+	for _, section := range []interface{ Validate() error }{c.Homeserver, c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History} {
 		if err := section.Validate(); err != nil {
 			return err
 		}
