@@ -340,7 +340,13 @@ func (j *jarvis) openStore(t testing.TB) *store.Store {
 // newPerson registers a person who syncs until the test ends.
 func newPerson(t testing.TB, prefix string) *tesths.Person {
 	t.Helper()
-	p, err := hs.NewPerson(context.Background(), prefix)
+	return newPersonOn(t, hs, prefix)
+}
+
+// newPersonOn registers a person on h who syncs until the test ends.
+func newPersonOn(t testing.TB, h *tesths.Homeserver, prefix string) *tesths.Person {
+	t.Helper()
+	p, err := h.NewPerson(context.Background(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
