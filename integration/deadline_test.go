@@ -58,7 +58,9 @@ func TestSendDeadline(t *testing.T) {
 	}
 	for i := range queued {
 		want := fmt.Sprintf("notice #%d", i)
-		match := func(evt *event.Event) bool { return tesths.MessageFrom(room, j.UserID)(evt) && tesths.Body(evt) == want }
+		match := func(evt *event.Event) bool {
+			return tesths.MessageFrom(room, j.UserID)(evt) && tesths.Body(evt) == want
+		}
 		if _, err := alice.WaitFor(ctx, 30*time.Second, match); err != nil {
 			t.Fatalf("%q did not arrive while the homeserver held the answer to a send: %v\n%s", want, err, j.logs.String())
 		}
