@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 )
 
@@ -60,7 +61,7 @@ func (a *admission) acquire(ctx context.Context) error {
 			a.running--
 			a.handOn()
 		default:
-			a.queue = remove(a.queue, turn)
+			a.queue = slices.DeleteFunc(a.queue, func(c chan struct{}) bool { return c == turn })
 		}
 		return ctx.Err()
 	}
@@ -82,13 +83,4 @@ func (a *admission) handOn() {
 		close(a.queue[0])
 		a.queue = a.queue[1:]
 	}
-}
-
-func remove(q []chan struct{}, c chan struct{}) []chan struct{} {
-	for i, x := range q {
-		if x == c {
-			return append(q[:i:i], q[i+1:]...)
-		}
-	}
-	return q
 }
