@@ -2,9 +2,7 @@ package api_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -21,8 +19,7 @@ import (
 // rate limits of config.example.yaml. It reports accepted
 // heartbeats per second, the p50/p99 latency and the CPU time per
 // heartbeat, and fails if any heartbeat was refused or is missing from the
-// database afterwards. JARVIS_API_AGENT_REPORTS overrides api.agent_reports,
-// as it does for the jarvis binary.
+// database afterwards.
 func BenchmarkHeartbeatIngest(b *testing.B) { onEachEngine(b, benchmarkHeartbeatIngest) }
 
 func benchmarkHeartbeatIngest(b *testing.B, engine string) {
@@ -31,17 +28,7 @@ func benchmarkHeartbeatIngest(b *testing.B, engine string) {
 	for i := range agents {
 		agents[i] = fleet.AgentConfig{Name: fmt.Sprintf("AGENT-%03d", i)}
 	}
-	cfg := exampleAPIConfig(b)
-	if v := os.Getenv("JARVIS_API_AGENT_REPORTS"); v != "" {
-		// As for the jarvis binary, the environment overrides the file:
-		// runs with and without the cap compare them.
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			b.Fatalf("JARVIS_API_AGENT_REPORTS=%q: %v", v, err)
-		}
-		cfg.AgentReports = n
-	}
-	fx := newFleetAPIFixtureOn(b, engine, cfg, core.SystemClock{}, agents...)
+	fx := newFleetAPIFixtureOn(b, engine, exampleAPIConfig(b), core.SystemClock{}, agents...)
 	srv := serveBench(b, fx.server, clients)
 
 	var refused atomic.Int64

@@ -53,9 +53,6 @@ type Config struct {
 	// Profiling serves Go's profiles (/debug/pprof/) beside /metrics, on
 	// its listener and behind its token.
 	Profiling bool
-	// AgentReports caps the agent reports (heartbeats and journal entries)
-	// handled at once; more wait their turn. Zero sets no cap.
-	AgentReports int
 }
 
 // RateLimitConfig sets the token buckets of the callers: one per valid
@@ -97,8 +94,6 @@ func (c Config) Validate() error {
 		return core.Invalid("api.max_header_bytes", "must be at least 1024, got %d", c.MaxHeaderBytes)
 	case c.MaxConnections < 1:
 		return core.Invalid("api.max_connections", "must be at least 1, got %d", c.MaxConnections)
-	case c.AgentReports < 0:
-		return core.Invalid("api.agent_reports", "must be 0 (no cap) or more, got %d", c.AgentReports)
 	}
 	for _, r := range []struct {
 		key  string
@@ -161,7 +156,6 @@ type Server struct {
 	health  HealthFunc
 	auth    Authenticator
 	limits  limits
-	reports *admission
 	srv     *http.Server
 	metrics *http.Server // nil unless api.metrics_listen is set
 	// standby: see RefuseWritesWhen.
@@ -175,7 +169,6 @@ func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) 
 	s := &Server{cfg: cfg, log: log.With().Str("component", "api").Logger(), clock: core.SystemClock{},
 		mux: http.NewServeMux(), health: health, auth: auth}
 	s.limits = limits{credential: newLimiter(cfg.RateLimit.Credential), address: newLimiter(cfg.RateLimit.Address)}
-	s.reports = &admission{limit: cfg.AgentReports}
 	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
 	observe := map[string]http.Handler{"GET /metrics": promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})}
 	if cfg.Profiling {
@@ -212,10 +205,6 @@ func (s *Server) httpServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: headerTimeout, ReadTimeout: s.cfg.ReadTimeout,
 		WriteTimeout: s.cfg.WriteTimeout, IdleTimeout: s.cfg.IdleTimeout, MaxHeaderBytes: s.cfg.MaxHeaderBytes}
 }
-
-// SetAgentReports changes the cap on agent reports handled at once
-// (api.agent_reports) while the server runs; 0 sets no cap.
-func (s *Server) SetAgentReports(n int) { s.reports.setLimit(n) }
 
 // Handler returns the server's routes behind its rate limits, for tests
 // with httptest.

@@ -509,14 +509,11 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 }
 
 // reload applies what a reloaded configuration may change without a
-// restart: the fleet's agents and the cap on agent reports handled at
-// once. (API credentials live in the store: see `jarvis token`.)
+// restart: the fleet's agents. (API credentials live in the store: see
+// `jarvis token`.)
 func (a *App) reload(next *Config) {
 	if err := a.fleet.SetConfig(next.Fleet); err != nil {
 		a.log.Err(err).Msg("Failed to reload the fleet's agents")
-	}
-	if a.api != nil {
-		a.api.SetAgentReports(next.API.AgentReports)
 	}
 }
 

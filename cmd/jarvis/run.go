@@ -85,7 +85,7 @@ func (a *App) leaseChanged(ctx context.Context, held bool, epoch int64) {
 }
 
 // reloadOnHangup re-reads the configuration on SIGHUP and applies what
-// can change without a restart (see App.reload).
+// can change without a restart: the agents' token and the fleet's agents.
 // A file that does not load is logged and changes nothing.
 func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, apply func(*Config)) {
 	hup := make(chan os.Signal, 1)
@@ -102,7 +102,7 @@ func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, 
 				continue
 			}
 			apply(next)
-			log.Info().Msg("Reloaded the fleet's agents and api.agent_reports")
+			log.Info().Msg("Reloaded the agent token and the fleet's agents")
 		}
 	}
 }
