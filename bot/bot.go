@@ -198,6 +198,12 @@ func (b *Bot) Health() Health {
 // Prepare logs in and joins the dedicated room (creating it if needed),
 // retrying while the homeserver is away. After it, RoomID is known.
 func (b *Bot) Prepare(ctx context.Context) error {
+	// The first start is marked before Jarvis is in any room: what people
+	// say in the dedicated room as soon as it exists, before the first
+	// sync, comes after the mark and is answered (see runSync).
+	if _, err := b.firstStart(ctx); err != nil {
+		return fmt.Errorf("record the first start: %w", err)
+	}
 	if err := b.retry(ctx, "log in", b.login); err != nil {
 		return err
 	}

@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +41,9 @@ func TestSendDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	proxy.stallNext(room)
+	proxy.stallNext(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/rooms/"+room.String()+"/send/")
+	})
 	enqueue(0)
 	select {
 	case <-proxy.stalled:
@@ -68,64 +66,5 @@ func TestSendDeadline(t *testing.T) {
 	j.sentOnce(t, alice, room)
 	if !strings.Contains(j.logs.String(), "An earlier attempt was delivered; not sending again") {
 		t.Errorf("Jarvis did not find the held send in the room before sending again:\n%s", j.logs.String())
-	}
-}
-
-// stallProxy passes requests on to a homeserver; the first send of an
-// event to the room it is armed for goes through, and its answer is held
-// until the client gives up or two minutes pass.
-type stallProxy struct {
-	*httptest.Server
-	next    http.RoundTripper
-	stalled chan struct{}
-
-	mu   sync.Mutex
-	room id.RoomID
-}
-
-func newStallProxy(t *testing.T, target string) *stallProxy {
-	t.Helper()
-	to, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &stallProxy{next: http.DefaultTransport, stalled: make(chan struct{})}
-	p.Server = httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite:      func(r *httputil.ProxyRequest) { r.SetURL(to) },
-		Transport:    p,
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) },
-	})
-	t.Cleanup(p.Close)
-	return p
-}
-
-// stallNext arms the proxy for the next send to room.
-func (p *stallProxy) stallNext(room id.RoomID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.room = room
-}
-
-func (p *stallProxy) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := p.next.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPut || !strings.Contains(req.URL.Path, "/send/") {
-		return resp, err
-	}
-	p.mu.Lock()
-	stall := p.room != "" && strings.Contains(req.URL.Path, "/rooms/"+p.room.String()+"/send/")
-	if stall {
-		p.room = ""
-	}
-	p.mu.Unlock()
-	if !stall {
-		return resp, nil
-	}
-	close(p.stalled)
-	select {
-	case <-req.Context().Done():
-		resp.Body.Close()
-		return nil, req.Context().Err()
-	case <-time.After(2 * time.Minute):
-		return resp, nil
 	}
 }
