@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -141,12 +142,13 @@ type Bot struct {
 	refused   map[string]bool
 }
 
-// New builds the bot for the homeserver at hsURL.
-func New(hsURL string, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) {
-	cli, err := mautrix.NewClient(hsURL, id.UserID(cfg.UserID), "")
+// New builds the bot for the homeserver hs.
+func New(hs HomeserverConfig, cfg Config, deps Deps, log zerolog.Logger) (*Bot, error) {
+	cli, err := mautrix.NewClient(hs.URL, id.UserID(cfg.UserID), "")
 	if err != nil {
 		return nil, fmt.Errorf("homeserver.url: %w", err)
 	}
+	cli.Client = &http.Client{Transport: deadlineTransport{next: http.DefaultTransport, timeout: hs.RequestTimeout}}
 	log = log.With().Str("component", "bot").Logger()
 	cli.Log = log.With().Str("component", "mautrix").Logger().Level(zerolog.WarnLevel)
 	// The sender handles retries and 429s itself, from the outbox.
@@ -196,6 +198,12 @@ func (b *Bot) Health() Health {
 // Prepare logs in and joins the dedicated room (creating it if needed),
 // retrying while the homeserver is away. After it, RoomID is known.
 func (b *Bot) Prepare(ctx context.Context) error {
+	// The first start is marked before Jarvis is in any room: what people
+	// say in the dedicated room as soon as it exists, before the first
+	// sync, comes after the mark and is answered (see runSync).
+	if _, err := b.firstStart(ctx); err != nil {
+		return fmt.Errorf("record the first start: %w", err)
+	}
 	if err := b.retry(ctx, "log in", b.login); err != nil {
 		return err
 	}

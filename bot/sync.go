@@ -86,7 +86,8 @@ func (s *syncer) OnFailedSync(_ *mautrix.RespSync, err error) (time.Duration, er
 }
 
 // firstStart returns when this Jarvis first started on its database,
-// recording now on the very first start.
+// recording now on the very first start; Prepare records it, before
+// Jarvis joins or creates a room.
 func (b *Bot) firstStart(ctx context.Context) (time.Time, error) {
 	value, err := b.deps.State.State(ctx, stateFirstStart)
 	if err != nil {
@@ -143,7 +144,9 @@ func (s syncStore) LoadNextBatch(ctx context.Context, _ id.UserID) (string, erro
 func (b *Bot) runSync(ctx context.Context) error {
 	inner := b.syncer.DefaultSyncer
 	// The very first sync of a new Jarvis carries history; it acts on
-	// nothing from before Jarvis first started.
+	// nothing from before Jarvis first started. It can also carry what
+	// was said in the dedicated room after Jarvis created it, while it
+	// was still starting: that is after the mark, and answered.
 	born, err := b.firstStart(ctx)
 	if err != nil {
 		return err

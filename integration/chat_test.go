@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,40 @@ func TestSenderFlood(t *testing.T) {
 	}
 	if pongs > burst || notices != 1 {
 		t.Errorf("a flood of 50 got %d pongs and %d notices, want at most %d and 1", pongs, notices, burst)
+	}
+}
+
+// TestAnswersWhileStarting: someone who joins the dedicated room as soon as
+// Jarvis has created it, and speaks before Jarvis's first sync, is
+// answered; what they said is not history from before Jarvis started. A
+// proxy holds the homeserver's answer to Jarvis's createRoom until alice,
+// invited as an admin, has joined and said !ping, so she speaks while
+// Jarvis is still starting.
+func TestAnswersWhileStarting(t *testing.T) {
+	ctx := context.Background()
+	proxy := newStallProxy(t, hs.URL)
+	proxy.stallNext(func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/createRoom")
+	})
+	proxied := *hs
+	proxied.URL = proxy.URL
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, hs: &proxied})
+	select {
+	case <-proxy.stalled:
+	case <-time.After(waitReply):
+		t.Fatalf("Jarvis created no room within %s:\n%s", waitReply, j.logs.String())
+	}
+	room := j.enter(t, alice)
+	if err := alice.WaitReady(ctx, room, j.UserID, waitReply); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := alice.Say(ctx, room, "!ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(proxy.release)
+	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent)); err != nil {
+		t.Fatalf("no answer to a !ping said while Jarvis was starting: %v\n%s", err, j.logs.String())
 	}
 }

@@ -120,6 +120,8 @@ type options struct {
 	// host is the second machine Jarvis runs on, reaching the homeserver
 	// and the database over its link; nil runs it here.
 	host *host
+	// env is added to the process's environment (JARVIS_… overrides).
+	env []string
 }
 
 // newJarvis registers a fresh bot user, writes its config and starts it.
@@ -147,6 +149,7 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 		UserID:  server.UserID(localpart),
 		Alias:   "#" + tesths.RandomName("room") + ":localhost",
 		cfgPath: filepath.Join(dir, "config.yaml"),
+		env:     opts.env,
 	}
 	j.setHost(opts.host)
 	if opts.allowed == nil {
@@ -354,7 +357,13 @@ func (j *jarvis) openStore(t testing.TB) *store.Store {
 // newPerson registers a person who syncs until the test ends.
 func newPerson(t testing.TB, prefix string) *tesths.Person {
 	t.Helper()
-	p, err := hs.NewPerson(context.Background(), prefix)
+	return newPersonOn(t, hs, prefix)
+}
+
+// newPersonOn registers a person on h who syncs until the test ends.
+func newPersonOn(t testing.TB, h *tesths.Homeserver, prefix string) *tesths.Person {
+	t.Helper()
+	p, err := h.NewPerson(context.Background(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,8 @@ type loadSetup struct {
 	Profiling bool
 	// Extra is more configuration, as options.extra.
 	Extra string
+	// HS is the homeserver; nil means the package's.
+	HS *tesths.Homeserver
 }
 
 // loaded is a running Jarvis with what a workload needs to drive it: its
@@ -60,7 +62,10 @@ func newLoaded(t testing.TB, s loadSetup) *loaded {
 	if l.tokens, err = workload.IssueTokens(ctx, l.st, l.agents); err != nil {
 		t.Fatal(err)
 	}
-	l.admin = newPerson(t, "admin")
+	if s.HS == nil {
+		s.HS = hs
+	}
+	l.admin = newPersonOn(t, s.HS, "admin")
 	s.Tripwires.Agents, s.Tripwires.Server, s.Tripwires.Owner = l.agents, "localhost", l.admin.UserID.String()
 	if err := workload.SeedTripwires(ctx, l.st, s.Tripwires); err != nil {
 		t.Fatal(err)
@@ -71,7 +76,7 @@ func newLoaded(t testing.TB, s loadSetup) *loaded {
 	if s.Agents > 0 {
 		extra += workload.FleetYAML(l.agents, s.Cadence)
 	}
-	l.j = newJarvis(t, options{admins: []id.UserID{l.admin.UserID}, store: s.Store, extra: extra + s.Extra})
+	l.j = newJarvis(t, options{admins: []id.UserID{l.admin.UserID}, store: s.Store, extra: extra + s.Extra, hs: s.HS})
 	l.room = l.j.joinRoom(t, l.admin)
 	cardAPI{t: t, base: l.api}.waitUp()
 	return l

@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
 # The integration tests, with one more try for the tests that failed.
 #
-# Dendrite v0.13.8 now and then leaves a client's sync unanswered for
-# longer than a test waits (it misses a wake-up for a new event, or hangs a
-# request after a restart), and a test that waits 20 s for an answer then
-# fails for its sake. Each test that failed runs once more, on its own, in a
-# fresh test binary with a fresh homeserver; the run fails if it fails
-# again. Every test that needed the second try is named at the end, so a
-# test that fails often is seen, not hidden.
+# Each test that failed runs once more, on its own, in a fresh test binary
+# with a fresh homeserver; the run fails if it fails again. Every test that
+# needed the second try is named at the end, so a test that fails now and
+# then is seen, not hidden: no test should need it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

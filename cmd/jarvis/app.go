@@ -216,7 +216,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
-	a.bot, err = bot.New(a.cfg.Homeserver.URL, a.cfg.Bot, bot.Deps{
+	a.bot, err = bot.New(a.cfg.Homeserver, a.cfg.Bot, bot.Deps{
 		State:     a.store,
 		Outbox:    a.outbox,
 		Wake:      a.outbox.Wake,

@@ -35,7 +35,7 @@ import (
 // name of its field in snake_case (UserID is user_id, URLFetch is
 // url_fetch): see snakeCase.
 type Config struct {
-	Homeserver HomeserverConfig
+	Homeserver bot.HomeserverConfig
 	Bot        bot.Config
 	Store      store.Config
 	API        api.Config
@@ -51,13 +51,6 @@ type Config struct {
 	Console    ConsoleConfig
 	Retention  retention.Config
 	History    history.Config
-}
-
-// HomeserverConfig says where the homeserver is.
-type HomeserverConfig struct {
-	// URL is empty for a workspace with no homeserver, used from the
-	// console only.
-	URL string
 }
 
 // ConsoleConfig is the console section: `jarvis console`.
@@ -275,9 +268,6 @@ func listFromCommas(from, to reflect.Type, data any) (any, error) {
 // Validate checks every section.
 func (c *Config) Validate() error {
 	matrix := c.Homeserver.URL != ""
-	if matrix && !strings.HasPrefix(c.Homeserver.URL, "http://") && !strings.HasPrefix(c.Homeserver.URL, "https://") {
-		return core.Invalid("homeserver.url", "must be an http(s) URL, got %q", c.Homeserver.URL)
-	}
 	switch c.Logging.Level {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -289,10 +279,10 @@ func (c *Config) Validate() error {
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
 	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History}
-	// The bot section is Matrix's: a workspace with no homeserver uses
+	// The homeserver and bot sections are Matrix's: a workspace with no homeserver uses
 	// only its command prefix and admins.
 	if matrix {
-		sections = append(sections, c.Bot)
+		sections = append(sections, c.Homeserver, c.Bot)
 	}
 	for _, section := range sections {
 		if err := section.Validate(); err != nil {
