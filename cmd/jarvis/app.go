@@ -20,6 +20,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/chart"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
@@ -44,6 +45,9 @@ const (
 	// cardSweepInterval is how often card questions are checked for a
 	// reminder or a deadline that has come.
 	cardSweepInterval = 30 * time.Second
+	// approvalSweepInterval is how often approval requests are checked for
+	// a deadline that has come: an agent waits on the answer.
+	approvalSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
@@ -97,6 +101,8 @@ type App struct {
 	lease *lease.Lease
 	room  string
 
+	policy      *bridge.Policy
+	approvals   *approval.Service
 	breakers    *breaker.Service
 	cards       *card.Service
 	credentials *credential.Service
@@ -174,6 +180,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
+	a.policy = policy
 	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
 		SenderLimit: a.cfg.Chat.SenderLimit},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
@@ -235,6 +242,8 @@ func (a *App) initServices() error {
 			a.sourcesChanged(card.SourceKinds...)
 			a.askWake()
 		}})
+	a.approvals = approval.NewService(a.cfg.Approvals, approval.Deps{Store: st.Approvals(), Tx: st, Outbox: outbox,
+		Clock: clock, Room: room, Admins: admins, MayAsk: a.policy.Allowed, OnChange: a.askWake})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Outbox: outbox, Clock: clock, Room: room, History: st,
@@ -270,6 +279,7 @@ func (a *App) initServices() error {
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
 		Sources: []wake.Source{
 			{Name: "cards", List: a.cards.WakeConditions},
+			{Name: "approvals", List: a.approvals.WakeConditions},
 			{Name: "ci", List: func(ctx context.Context) ([]core.WakeCondition, error) {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
@@ -317,7 +327,7 @@ func (a *App) initCommands() {
 		}
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
-	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
+	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Approvals: a.approvals, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames})
 }
@@ -362,6 +372,7 @@ func (a *App) initAPI() {
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
+	api.RegisterApprovals(a.api, a.approvals, a.breakers)
 }
 
 // standby refuses the API's writes while this Jarvis does not hold the
@@ -492,6 +503,13 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		every(ctx, cardSweepInterval, func() {
 			if _, err := a.cards.Sweep(ctx); err != nil && ctx.Err() == nil {
 				a.log.Err(err).Msg("Failed to sweep card questions")
+			}
+		})
+	})
+	loops.Go(func() {
+		every(ctx, approvalSweepInterval, func() {
+			if _, err := a.approvals.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to sweep approval requests")
 			}
 		})
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
@@ -46,6 +47,7 @@ type Config struct {
 	Tripwires  tripwire.Config
 	Sources    sources.Config
 	Cards      card.Config
+	Approvals  approval.Config
 	Bridges    bridge.Config
 	Chat       ChatConfig
 	Retention  retention.Config
@@ -257,7 +259,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History} {
 		if err := section.Validate(); err != nil {
 			return err
 		}

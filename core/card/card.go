@@ -5,13 +5,10 @@ package card
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -321,7 +318,7 @@ type Store interface {
 type Service struct {
 	deps   Deps
 	budget map[Priority]BudgetRule
-	ids    idSource
+	ids    core.IDSource
 }
 
 // Deps are what the card service works with.
@@ -576,27 +573,4 @@ func (c *Service) mayDecide(asked []string, who string) bool {
 		return true
 	}
 	return slices.Contains(asked, who) || slices.Contains(c.deps.Admins, who)
-}
-
-// idSource hands out ids that sort by creation time: 44 bits of unix
-// milliseconds, then 20 bits that start at random in each millisecond and
-// count up. Ids from one source never repeat, and rows keyed by them are
-// appended to their indexes rather than scattered through them.
-type idSource struct {
-	mu   sync.Mutex
-	last uint64
-}
-
-// next returns prefix followed by 16 hex digits.
-func (s *idSource) next(prefix string, now time.Time) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	v := uint64(now.UnixMilli())<<20 | uint64(binary.BigEndian.Uint32(b[:]))&(1<<20-1)
-	s.mu.Lock()
-	if v <= s.last {
-		v = s.last + 1
-	}
-	s.last = v
-	s.mu.Unlock()
-	return fmt.Sprintf("%s%016x", prefix, v)
 }

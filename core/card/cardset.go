@@ -141,7 +141,7 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 		return PublishedSet{}, err
 	}
 	now := c.deps.Clock.Now()
-	set := Set{ID: c.ids.next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
+	set := Set{ID: c.ids.Next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
 		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now}
 	cards, err := c.resolve(ctx, in, set)
 	if err != nil {
@@ -188,7 +188,7 @@ func (c *Service) resolve(ctx context.Context, in SetInput, set Set) ([]Card, er
 	idOf := map[string]string{}
 	cards := make([]Card, len(in.Cards))
 	for i, ci := range in.Cards {
-		cards[i] = Card{ID: c.ids.next(iDPrefix, set.PublishedAt), SetID: set.ID, Ref: ci.Ref, Priority: ci.Priority,
+		cards[i] = Card{ID: c.ids.Next(iDPrefix, set.PublishedAt), SetID: set.ID, Ref: ci.Ref, Priority: ci.Priority,
 			Author: set.Author, RatifiedBy: set.RatifiedBy, SourceTrust: core.Derive(in.SourceTrust), State: Published,
 			Revision: 1, CreatedAt: set.PublishedAt, UpdatedAt: set.PublishedAt}
 		if in.awaiting {
@@ -431,7 +431,7 @@ func (c *Service) AddDraft(ctx context.Context, person string, spec Spec, trust 
 			return core.Invalid("card", "a draft holds at most %d cards", MaxPerSet)
 		}
 		now := c.deps.Clock.Now()
-		out = Draft{DraftID: c.ids.next("draft_", now), Seq: 1, SourceTrust: core.Derive(trust), AddedAt: now}
+		out = Draft{DraftID: c.ids.Next("draft_", now), Seq: 1, SourceTrust: core.Derive(trust), AddedAt: now}
 		for _, d := range drafts {
 			out.DraftID = d.DraftID
 			out.Seq = max(out.Seq, d.Seq+1)
