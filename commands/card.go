@@ -280,7 +280,7 @@ func confirmPublish(e *Event, p core.Pending) string {
 	}
 	// The trust is the tap's: a draft confirmed from a puppet linked to
 	// nobody waits for a Matrix account, whoever asked.
-	set, err := c.PublishDraft(e.Ctx, p.Requester, e.Trust)
+	set, err := c.PublishDraft(e.Ctx, p.Requester, e.Trust, card.Message{Room: p.RoomID, Notice: p.Key})
 	if why, ok := refusal(err); ok {
 		return "Nothing published: " + why + ". Your draft is unchanged."
 	}

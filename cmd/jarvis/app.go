@@ -237,7 +237,7 @@ func (a *App) initServices() error {
 		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
 	a.credentials = credential.NewService(credential.Deps{Store: st.Credentials(), Clock: clock, Agents: a.agentNames})
 	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
-		Room: room, Admins: admins,
+		Room: room, Admins: admins, WorkerNotes: a.workerNotes,
 		OnChange: func(context.Context) {
 			a.sourcesChanged(card.SourceKinds...)
 			a.askWake()
@@ -330,6 +330,17 @@ func (a *App) initCommands() {
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Approvals: a.approvals, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames})
+}
+
+// workerNotes is what a worker journaled about a card in its current
+// cycle, for the card's mission report.
+func (a *App) workerNotes(ctx context.Context, worker, cardID string) ([]card.WorkerNote, error) {
+	entries, err := a.fleet.EntriesAbout(ctx, worker, cardID)
+	notes := make([]card.WorkerNote, len(entries))
+	for i, e := range entries {
+		notes[i] = card.WorkerNote{Title: e.Title, Content: e.Content, At: e.Timestamp}
+	}
+	return notes, err
 }
 
 // searchUsers asks the homeserver's user directory for users whose ID or

@@ -332,6 +332,9 @@ type Deps struct {
 	// Admins are asked when a card has no ratifier, and may always answer
 	// and ratify.
 	Admins []string
+	// WorkerNotes, when set, returns what a worker journaled about a card,
+	// oldest first, for the report its ratifier gets when it is done.
+	WorkerNotes func(ctx context.Context, worker, cardID string) ([]WorkerNote, error)
 	// OnChange, when set, hears that cards moved or appeared, once the
 	// change is committed. The lead wires it to tripwire.Service.Reevaluate
 	// with SourceKinds, so that tripwires on cards trip at once.
@@ -458,8 +461,10 @@ func (c *Service) SetStateAs(ctx context.Context, worker, id string, to State, n
 				return err
 			}
 		}
-		out, err = c.move(ctx, card, to, note)
-		return err
+		if out, err = c.move(ctx, card, to, note); err != nil {
+			return err
+		}
+		return c.report(ctx, out)
 	})
 	if err != nil {
 		return Card{}, fmt.Errorf("set card %q state: %w", id, err)

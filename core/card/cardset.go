@@ -61,6 +61,8 @@ type SetInput struct {
 	// awaiting publishes the cards waiting for ratification, not on the
 	// backlog: PublishDraft sets it for text below linked trust.
 	awaiting bool
+	// publishedIn is the message PublishDraft was confirmed in.
+	publishedIn Message
 }
 
 // Set is a published set of cards.
@@ -76,6 +78,16 @@ type Set struct {
 	// many cards.
 	Size        int
 	PublishedAt time.Time
+	// PublishedIn is the message a person published the set with, in
+	// whose thread what becomes of its cards is told; empty for a set an
+	// agent published.
+	PublishedIn Message
+}
+
+// Message is one of Jarvis's messages: its room and its outbox key.
+type Message struct {
+	Room   string
+	Notice string
 }
 
 // PublishedSet is the result of publishing: the set and its cards in the
@@ -96,6 +108,8 @@ type SetStore interface {
 	// CardSetByKey returns the set published under an idempotency key, or
 	// ErrNotFound.
 	CardSetByKey(ctx context.Context, key string) (Set, error)
+	// CardSet returns a set by id, or ErrNotFound.
+	CardSet(ctx context.Context, id string) (Set, error)
 	// CardsOfSet returns a set's cards in the order they were given.
 	CardsOfSet(ctx context.Context, setID string) ([]Card, error)
 }
@@ -142,7 +156,7 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 	}
 	now := c.deps.Clock.Now()
 	set := Set{ID: c.ids.Next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
-		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now}
+		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now, PublishedIn: in.publishedIn}
 	cards, err := c.resolve(ctx, in, set)
 	if err != nil {
 		return PublishedSet{}, err
@@ -498,9 +512,10 @@ func DraftTrust(drafts []Draft, trust core.Trust) core.Trust {
 // the account confirming the publication. When it and every draft's text
 // are at least linked, the person ratifies the set and it goes to the
 // backlog; otherwise (a bridged account linked to nobody, a relay) the
-// cards wait for ratification from a Matrix account (Ratify). An empty
-// draft is ErrInvalid.
-func (c *Service) PublishDraft(ctx context.Context, person string, trust core.Trust) (PublishedSet, error) {
+// cards wait for ratification from a Matrix account (Ratify). in is the
+// message the person confirmed in: what becomes of the cards is told in
+// its thread. An empty draft is ErrInvalid.
+func (c *Service) PublishDraft(ctx context.Context, person string, trust core.Trust, in Message) (PublishedSet, error) {
 	var out PublishedSet
 	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		drafts, err := c.deps.Store.Drafts(ctx, person)
@@ -510,14 +525,15 @@ func (c *Service) PublishDraft(ctx context.Context, person string, trust core.Tr
 		if len(drafts) == 0 {
 			return core.Invalid("draft", "%s has no draft cards", person)
 		}
-		in := SetInput{Key: "draft:" + drafts[0].DraftID, Author: MainAgent, RatifiedBy: person, SourceTrust: DraftTrust(drafts, trust)}
+		set := SetInput{Key: "draft:" + drafts[0].DraftID, Author: MainAgent, RatifiedBy: person,
+			SourceTrust: DraftTrust(drafts, trust), publishedIn: in}
 		for _, d := range drafts {
-			in.Cards = append(in.Cards, d.Input)
+			set.Cards = append(set.Cards, d.Input)
 		}
-		if !in.SourceTrust.AtLeast(core.TrustLinked) {
-			in.RatifiedBy, in.awaiting = "", true
+		if !set.SourceTrust.AtLeast(core.TrustLinked) {
+			set.RatifiedBy, set.awaiting = "", true
 		}
-		if out, err = c.publish(ctx, in); err != nil {
+		if out, err = c.publish(ctx, set); err != nil {
 			return err
 		}
 		_, err = c.deps.Store.ClearDrafts(ctx, person)
