@@ -246,7 +246,7 @@ func (a *App) initServices() error {
 		Clock: clock, Room: room, Admins: admins, MayAsk: a.policy.Allowed, OnChange: a.askWake})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
-		Attestations: st.Attestations(), Outbox: outbox, Clock: clock, Room: room, History: st,
+		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {

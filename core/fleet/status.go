@@ -33,6 +33,11 @@ type AgentReport struct {
 	// came last.
 	JournalCount        int
 	AttestationsPending int
+	// SpendToday is what the agent spent today, Budget its daily budget,
+	// Restarts its restarts within the crash-loop window.
+	SpendToday DaySpend
+	Budget     Budget
+	Restarts   int
 }
 
 // attention ranks a row: lower needs attention sooner.
@@ -107,7 +112,7 @@ func (f *Service) FleetStatus(ctx context.Context) ([]AgentReport, error) {
 
 // report builds one agent's row.
 func (f *Service) report(ctx context.Context, a AgentConfig, st AgentState, reported bool, now time.Time) (AgentReport, error) {
-	r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline}
+	r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline, Budget: a.Budget}
 	cycle, cycleAt := "", time.Time{}
 	if reported {
 		r.Missed = missedHeartbeats(st, a.Cadence, now)
@@ -132,7 +137,11 @@ func (f *Service) report(ctx context.Context, a AgentConfig, st AgentState, repo
 	if r.AttestationsPending, err = f.deps.Attestations.PendingAttestations(ctx, a.Name, now); err != nil {
 		return r, err
 	}
-	return r, nil
+	if r.SpendToday, err = f.SpendToday(ctx, a.Name); err != nil {
+		return r, err
+	}
+	r.Restarts, err = f.Restarts(ctx, a.Name)
+	return r, err
 }
 
 // Section supplies one extra named section of the fleet snapshot, such
@@ -211,6 +220,23 @@ func Render(rows []AgentReport) string {
 	return b.String()
 }
 
+// spendText says what an agent spent today, against its budget when it
+// has one, or "" when it reported no spend.
+func spendText(r AgentReport) string {
+	s := r.SpendToday
+	if s.Cost == 0 && s.TokensIn == 0 && s.TokensOut == 0 {
+		return ""
+	}
+	text := "spent " + money(s.Cost, s.Currency) + " today"
+	if r.Budget.Daily > 0 {
+		text += fmt.Sprintf(" (%s of %s)", percent(s.Cost/r.Budget.Daily), money(r.Budget.Daily, r.Budget.Currency))
+	}
+	if s.TokensIn+s.TokensOut > 0 {
+		text += fmt.Sprintf(", %d tokens in, %d out", s.TokensIn, s.TokensOut)
+	}
+	return text
+}
+
 var presenceIcon = map[AgentPresence]string{PresenceOnline: "🟢", PresenceLate: "🟡", PresenceOffline: "🔴"}
 
 func renderFleetRow(r AgentReport) string {
@@ -223,6 +249,12 @@ func renderFleetRow(r AgentReport) string {
 		fmt.Sprintf("streak %d", r.Streak),
 		fmt.Sprintf("MII %.2f", r.MII),
 		"mode " + core.EscapeMarkdown(r.Mode),
+	}
+	if spend := spendText(r); spend != "" {
+		parts = append(parts, spend)
+	}
+	if r.Restarts > 0 {
+		parts = append(parts, core.Plural(r.Restarts, "restart", "restarts")+" lately")
 	}
 	if notes := strings.Join(strings.Fields(r.Notes), " "); notes != "" {
 		parts = append(parts, "“"+core.EscapeMarkdown(notes)+"”")
