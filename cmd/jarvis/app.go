@@ -21,6 +21,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
+	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
@@ -45,6 +46,10 @@ const (
 	// cardSweepInterval is how often card questions are checked for a
 	// reminder or a deadline that has come.
 	cardSweepInterval = 30 * time.Second
+	// awayRecordInterval is how often the record of what needs someone,
+	// and that Jarvis was running, is written for the "While I was away"
+	// message: the downtime it measures is this much too short at most.
+	awayRecordInterval = 30 * time.Second
 	// approvalSweepInterval is how often approval requests are checked for
 	// a deadline that has come: an agent waits on the answer.
 	approvalSweepInterval = 5 * time.Second
@@ -103,6 +108,7 @@ type App struct {
 
 	policy      *bridge.Policy
 	approvals   *approval.Service
+	away        *away.Service
 	breakers    *breaker.Service
 	cards       *card.Service
 	credentials *credential.Service
@@ -284,6 +290,8 @@ func (a *App) initServices() error {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
+	a.away = away.NewService(a.cfg.Workspace.Away(), away.Deps{State: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
+		Sources: []away.Source{away.Breakers(a.breakers), away.Cards(a.cards), away.Approvals(a.approvals), away.Agents(a.fleet)}})
 	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock, History: a.cfg.History})
 	return nil
 }
@@ -498,6 +506,17 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		})
 	})
 	loops.Go(func() { a.reevaluateLoop(twCtx) })
+	// Before anything else writes: what changed while no Jarvis acted.
+	if _, err := a.away.Resume(ctx); err != nil && ctx.Err() == nil {
+		a.log.Err(err).Msg("Failed to tell what changed while Jarvis was away")
+	}
+	loops.Go(func() {
+		every(ctx, awayRecordInterval, func() {
+			if err := a.away.Record(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to record what needs someone")
+			}
+		})
+	})
 	// Gaining the lease asks for a wake round and a retention pass at once.
 	a.askWake()
 	a.pruneKick.ask()

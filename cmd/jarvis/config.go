@@ -20,6 +20,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
+	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
@@ -61,9 +62,14 @@ type HomeserverConfig struct {
 
 // WorkspaceConfig names the workspace and sets its lease.
 type WorkspaceConfig struct {
-	ID       string
-	LeaseTTL time.Duration
+	ID        string
+	LeaseTTL  time.Duration
+	AwayAfter time.Duration
 }
+
+// Away is the workspace section as the "While I was away" message takes
+// it.
+func (w WorkspaceConfig) Away() away.Config { return away.Config{After: w.AwayAfter} }
 
 // Lease is the workspace section as the lease takes it.
 func (w WorkspaceConfig) Lease() lease.Config {
@@ -259,7 +265,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History} {
+	for _, section := range []interface{ Validate() error }{c.Bot, c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History} {
 		if err := section.Validate(); err != nil {
 			return err
 		}
