@@ -1,4 +1,4 @@
--- v22: Spend and boots from heartbeats
+-- v22: Spend and boots from heartbeats, verdicts on sign-offs
 -- What each agent spent per UTC day (J-R17), with whether the day's
 -- budget warning and alert were posted; and each process an agent ran, by
 -- the boot id its heartbeats carry, to tell a crash loop.
@@ -22,3 +22,9 @@ CREATE TABLE agent_boot (
 	PRIMARY KEY (agent, boot_id)
 );
 CREATE INDEX agent_boot_seen_idx ON agent_boot (agent, seen_at);
+
+-- A reviewer's sign-off says what they found (approved or
+-- changes_requested) and may carry a note. Sign-offs from before this
+-- version approved.
+ALTER TABLE card_signoff ADD COLUMN verdict TEXT NOT NULL DEFAULT 'approved';
+ALTER TABLE card_signoff ADD COLUMN note TEXT NOT NULL DEFAULT '';
