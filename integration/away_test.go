@@ -20,7 +20,8 @@ import (
 // workspace.away_after; meanwhile EVE's breaker opens and its card
 // blocks (written to the store by other writers, as a supervisor's tool
 // or a standby would). Started again, Jarvis posts one "While I was away"
-// message naming both, and not again after another quick restart.
+// message naming both, and not again after another quick restart; `!fleet`
+// shows EVE halted, holding the blocked card.
 func TestWhileIWasAway(t *testing.T) {
 	ctx := context.Background()
 	w := newWakeSetup(t)
@@ -55,6 +56,14 @@ func TestWhileIWasAway(t *testing.T) {
 	for _, want := range []string{"🆕 EVE's breaker is open", "🆕 card " + w.card + " is blocked — Ship the exporter", "Still needs someone:"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the message lacks %q:\n%s", want, body)
+		}
+	}
+
+	// The fleet view reads the breaker and the card from the store too.
+	fleetView := tesths.Body(w.j.ask(t, w.alice, w.room, "!fleet"))
+	for _, want := range []string{"breaker open · cards " + w.card + " (blocked)", "Needs attention first: EVE (halted: its breaker is open)"} {
+		if !strings.Contains(fleetView, want) {
+			t.Errorf("!fleet lacks %q:\n%s", want, fleetView)
 		}
 	}
 

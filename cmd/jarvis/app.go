@@ -258,6 +258,7 @@ func (a *App) initServices() error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
+	a.fleet.SetHoldings(a.holdings)
 	a.fleet.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, a.breakers) })
 	a.fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, a.cards) })
 
@@ -349,6 +350,57 @@ func (a *App) workerNotes(ctx context.Context, worker, cardID string) ([]card.Wo
 		notes[i] = card.WorkerNote{Title: e.Title, Content: e.Content, At: e.Timestamp}
 	}
 	return notes, err
+}
+
+// holdings is what the fleet view shows of each agent beyond its
+// heartbeats: its breaker, the cards it works that are not finished, and
+// the CI failures it journaled on them in its current cycle.
+func (a *App) holdings(ctx context.Context, agents []string) (map[string]fleet.Holding, error) {
+	out := map[string]fleet.Holding{}
+	breakers, err := a.breakers.StatusAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range breakers {
+		name := a.fleet.AgentName(st.Agent)
+		h := out[name]
+		h.Breaker = string(st.State)
+		out[name] = h
+	}
+	cards, err := a.cards.List(ctx, card.Filter{Limit: card.MaxListLimit})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cards {
+		if c.Worker == "" || c.State.Final() {
+			continue
+		}
+		name := a.fleet.AgentName(c.Worker)
+		h := out[name]
+		h.Cards = append(h.Cards, fleet.HeldCard{ID: c.ID, State: string(c.State)})
+		out[name] = h
+	}
+	for _, name := range agents {
+		h := out[name]
+		if len(h.Cards) == 0 {
+			continue
+		}
+		entries, err := a.fleet.CurrentEvidence(ctx, name, wake.EvidenceCI)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			for _, ev := range e.Evidence {
+				held := slices.ContainsFunc(h.Cards, func(c fleet.HeldCard) bool { return c.ID == ev.Key })
+				if ev.Type == wake.EvidenceCI && strings.EqualFold(fmt.Sprint(ev.Value), wake.EvidenceCIFailed) && held &&
+					!slices.Contains(h.CIFailed, ev.Key) {
+					h.CIFailed = append(h.CIFailed, ev.Key)
+				}
+			}
+		}
+		out[name] = h
+	}
+	return out, nil
 }
 
 // searchUsers asks the homeserver's user directory for users whose ID or

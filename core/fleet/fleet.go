@@ -214,6 +214,8 @@ type Deps struct {
 type Service struct {
 	deps   Deps
 	roster atomic.Pointer[roster]
+	// holdings reads what agents hold, for the fleet view (SetHoldings).
+	holdings Holdings
 	// silent holds the upper-cased names of the agents whose silence
 	// since the start was announced (neverReported).
 	silent sync.Map

@@ -38,23 +38,33 @@ type AgentReport struct {
 	SpendToday DaySpend
 	Budget     Budget
 	Restarts   int
+	// Holding is what the rest of the workspace knows of the agent.
+	Holding Holding
 }
 
-// attention ranks a row: lower needs attention sooner.
+// attention ranks a row: lower needs attention sooner. Halts come first,
+// then agents gone offline, blocked cards, late agents, questions waiting
+// for a person, red and yellow modes, agents never heard from.
 func (r AgentReport) attention() int {
 	switch {
-	case r.Reported && r.Presence == PresenceOffline:
+	case r.Holding.Breaker == breakerOpen:
 		return 0
-	case r.Presence == PresenceLate:
+	case r.Reported && r.Presence == PresenceOffline:
 		return 1
-	case r.Mode == "red":
+	case r.Holding.count(heldBlocked) > 0:
 		return 2
-	case r.Mode == "yellow":
+	case r.Presence == PresenceLate:
 		return 3
-	case !r.Reported:
+	case r.Holding.count(heldNeedsDecision) > 0:
 		return 4
-	default:
+	case r.Mode == "red":
 		return 5
+	case r.Mode == "yellow":
+		return 6
+	case !r.Reported:
+		return 7
+	default:
+		return 8
 	}
 }
 
@@ -63,12 +73,18 @@ func (r AgentReport) attention() int {
 func (r AgentReport) NeedsAttention() string {
 	switch r.attention() {
 	case 0:
-		return fmt.Sprintf("offline, %d heartbeats missed", r.Missed)
+		return "halted: its breaker is open"
 	case 1:
+		return fmt.Sprintf("offline, %d heartbeats missed", r.Missed)
+	case 2:
+		return core.Plural(r.Holding.count(heldBlocked), "blocked card", "blocked cards")
+	case 3:
 		return "late, " + core.Plural(r.Missed, "heartbeat", "heartbeats") + " missed"
-	case 2, 3:
-		return "reports mode " + r.Mode
 	case 4:
+		return core.Plural(r.Holding.count(heldNeedsDecision), "question", "questions") + " waiting for a person"
+	case 5, 6:
+		return "reports mode " + r.Mode
+	case 7:
 		return "has never reported"
 	default:
 		return ""
@@ -97,6 +113,9 @@ func (f *Service) FleetStatus(ctx context.Context) ([]AgentReport, error) {
 			return nil, fmt.Errorf("fleet status: %w", err)
 		}
 		rows = append(rows, r)
+	}
+	if err := f.holdingsOf(ctx, rows); err != nil {
+		return nil, fmt.Errorf("fleet status: %w", err)
 	}
 	slices.SortStableFunc(rows, func(x, y AgentReport) int {
 		if d := x.attention() - y.attention(); d != 0 {
@@ -241,7 +260,11 @@ var presenceIcon = map[AgentPresence]string{PresenceOnline: "🟢", PresenceLate
 
 func renderFleetRow(r AgentReport) string {
 	if !r.Reported {
-		return fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", core.EscapeMarkdown(r.Agent), core.HumanDuration(r.Cadence))
+		line := fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", core.EscapeMarkdown(r.Agent), core.HumanDuration(r.Cadence))
+		if held := holdingText(r.Holding); held != "" {
+			line += " · " + held
+		}
+		return line
 	}
 	parts := []string{
 		fmt.Sprintf("- %s **%s** %s", presenceIcon[r.Presence], core.EscapeMarkdown(r.Agent), r.Presence),
@@ -255,6 +278,9 @@ func renderFleetRow(r AgentReport) string {
 	}
 	if r.Restarts > 0 {
 		parts = append(parts, core.Plural(r.Restarts, "restart", "restarts")+" lately")
+	}
+	if held := holdingText(r.Holding); held != "" {
+		parts = append(parts, held)
 	}
 	if notes := strings.Join(strings.Fields(r.Notes), " "); notes != "" {
 		parts = append(parts, "“"+core.EscapeMarkdown(notes)+"”")
