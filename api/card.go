@@ -29,6 +29,7 @@ func RegisterCards(s *Server, cards *card.Service, breakers BreakerStates) {
 	s.HandleRole("POST /api/cards/{id}/state", http.HandlerFunc(h.postState), credential.Agent)
 	s.HandleRole("POST /api/cards/{id}/amendments", http.HandlerFunc(h.postAmendment), credential.Orchestrator)
 	s.HandleRole("POST /api/cards/{id}/needs-decision", http.HandlerFunc(h.postNeedsDecision), credential.Agent)
+	s.HandleRole("POST /api/cards/{id}/signoffs", http.HandlerFunc(h.postSignOff), credential.Agent, credential.Supervisor)
 }
 
 type cardsAPI struct {
@@ -190,9 +191,16 @@ func toAmendmentJSON(a card.Amendment) amendmentJSON {
 type signOffJSON struct {
 	Reviewer       string `json:"reviewer"`
 	SignedRevision int    `json:"signed_revision"`
+	Verdict        string `json:"verdict"`
+	Note           string `json:"note,omitempty"`
 	// Current is false once the card was amended after the sign-off.
 	Current  bool   `json:"current"`
 	SignedAt string `json:"signed_at"`
+}
+
+func toSignOffJSON(s card.SignOff, c card.Card) signOffJSON {
+	return signOffJSON{Reviewer: s.Reviewer, SignedRevision: s.Revision, Verdict: string(s.Verdict), Note: s.Note,
+		Current: !s.Stale(c), SignedAt: apiTime(s.At)}
 }
 
 type checkpointJSON struct {
@@ -245,8 +253,7 @@ func (h *cardsAPI) getCard(w http.ResponseWriter, r *http.Request) {
 		out.Amendments = append(out.Amendments, toAmendmentJSON(a))
 	}
 	for _, s := range d.SignOffs {
-		out.SignOffs = append(out.SignOffs, signOffJSON{Reviewer: s.Reviewer, SignedRevision: s.Revision,
-			Current: s.Revision == d.Revision, SignedAt: apiTime(s.At)})
+		out.SignOffs = append(out.SignOffs, toSignOffJSON(s, d.Card))
 	}
 	for _, q := range d.Decisions {
 		out.Decisions = append(out.Decisions, toDecisionJSON(q))
@@ -368,6 +375,47 @@ func (h *cardsAPI) postNeedsDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	WriteJSON(w, http.StatusCreated, toDecisionJSON(d))
+}
+
+type signOffRequest struct {
+	// Reviewer defaults to an agent token's agent; a supervisor names it.
+	Reviewer string `json:"reviewer"`
+	Revision int    `json:"revision"`
+	Verdict  string `json:"verdict"`
+	Note     string `json:"note"`
+}
+
+// postSignOff records a reviewer's sign-off, pinned to the revision
+// reviewed: an agent signs as itself, a supervisor for the reviewer it
+// names. A revision that is not the card's current one is 409.
+func (h *cardsAPI) postSignOff(w http.ResponseWriter, r *http.Request) {
+	var req signOffRequest
+	if err := DecodeJSON(w, r, &req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	p, _ := PrincipalOf(r.Context())
+	if p.Role == credential.Agent {
+		if req.Reviewer == "" {
+			req.Reviewer = p.Agent
+		}
+		if err := actAs(r.Context(), req.Reviewer); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+	}
+	if req.Revision < 1 {
+		WriteError(w, r, core.Invalid("revision", "is required: the spec revision you reviewed"))
+		return
+	}
+	s, err := h.cards.SignOff(r.Context(), r.PathValue("id"), card.SignOffInput{Reviewer: req.Reviewer, Revision: req.Revision,
+		Verdict: card.Verdict(req.Verdict), Note: req.Note})
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, signOffJSON{Reviewer: s.Reviewer, SignedRevision: s.Revision, Verdict: string(s.Verdict),
+		Note: s.Note, Current: true, SignedAt: apiTime(s.At)})
 }
 
 func nonNilStrings(s []string) []string {

@@ -79,6 +79,16 @@ type heartbeatRequest struct {
 	MII       *float64 `json:"mii"`
 	Mode      string   `json:"mode_self_report"`
 	Notes     string   `json:"notes"`
+	// Spend is what the agent spent since its last heartbeat.
+	Spend  *spendJSON `json:"spend"`
+	BootID string     `json:"boot_id"`
+}
+
+type spendJSON struct {
+	TokensIn  int64   `json:"tokens_in"`
+	TokensOut int64   `json:"tokens_out"`
+	Cost      float64 `json:"cost"`
+	Currency  string  `json:"currency"`
 }
 
 type heartbeatResponse struct {
@@ -110,9 +120,12 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	receipt, err := h.fleet.RecordHeartbeat(r.Context(), fleet.Heartbeat{
-		Agent: req.Agent, Cycle: req.Cycle, Timestamp: ts, MII: *req.MII, Mode: req.Mode, Notes: req.Notes,
-	})
+	hb := fleet.Heartbeat{Agent: req.Agent, Cycle: req.Cycle, Timestamp: ts, MII: *req.MII, Mode: req.Mode, Notes: req.Notes,
+		BootID: req.BootID}
+	if req.Spend != nil {
+		hb.Spend = (*fleet.Spend)(req.Spend)
+	}
+	receipt, err := h.fleet.RecordHeartbeat(r.Context(), hb)
 	if err != nil {
 		WriteError(w, r, err)
 		return

@@ -70,6 +70,7 @@ var cmdCard = &Handler{
 		{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: cardShow},
 		{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: cardRatify},
 		{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: cardAnswer},
+		{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: cardSignOff},
 	},
 }
 
@@ -280,7 +281,7 @@ func confirmPublish(e *Event, p core.Pending) string {
 	}
 	// The trust is the tap's: a draft confirmed from a puppet linked to
 	// nobody waits for a Matrix account, whoever asked.
-	set, err := c.PublishDraft(e.Ctx, p.Requester, e.Trust)
+	set, err := c.PublishDraft(e.Ctx, p.Requester, e.Trust, card.Message{Room: p.RoomID, Notice: p.Key})
 	if why, ok := refusal(err); ok {
 		return "Nothing published: " + why + ". Your draft is unchanged."
 	}
@@ -788,6 +789,12 @@ func renderCard(d card.Detail) string {
 		for i, a := range d.Amendments {
 			fmt.Fprintf(&b, "%d. revision %d, %s by %s (%s): %s\n", i+1, a.Revision, a.Kind, core.EscapeMarkdown(a.Author+viaNetwork(a.Network)),
 				cmp.Or(a.SourceTrust, core.TrustNative), amendmentSummary(a, d.Decisions))
+		}
+	}
+	if len(d.SignOffs) > 0 {
+		b.WriteString("\nSign-offs:\n\n")
+		for _, so := range d.SignOffs {
+			b.WriteString("- " + signOffLine(so, d.Card) + "\n")
 		}
 	}
 	for _, q := range d.Decisions {

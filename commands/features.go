@@ -7,6 +7,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
@@ -22,6 +23,9 @@ type Features struct {
 	System *System
 	// Cards gives `!card` and the answers to a card's questions.
 	Cards *card.Service
+	// Approvals gives `!approval` and the answers to agents' approval
+	// requests.
+	Approvals *approval.Service
 	// Breakers gives `!breaker` and the answers to halt notices.
 	Breakers *breaker.Service
 	// Identities gives `!link` and `!ratify`.
@@ -85,6 +89,11 @@ func (p *Processor) AddFeatures(f Features) {
 		p.Register(cmdCard)
 		p.RegisterConfirm(confirmCardPublish)
 		p.OnAnswer("decision:", onDecisionAnswer)
+	}
+	if f.Approvals != nil {
+		c := &approvalCommands{svc: f.Approvals}
+		p.Register(c.handler())
+		p.OnAnswer("approval:", c.onAnswer)
 	}
 	if f.Breakers != nil {
 		p.breakers = f.Breakers

@@ -60,7 +60,7 @@ func (tk roleTokens) forRoute(method, path string, body any) string {
 	switch {
 	case strings.HasPrefix(path, "/api/agents/") && method == "POST",
 		path == "/api/attestations", path == "/api/vault/seal/attest",
-		strings.HasSuffix(path, "/state"), strings.HasSuffix(path, "/needs-decision"):
+		strings.HasSuffix(path, "/state"), strings.HasSuffix(path, "/needs-decision"), path == "/api/approvals", strings.HasSuffix(path, "/signoffs"):
 		if agent == "" {
 			agent = worker
 		}

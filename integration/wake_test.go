@@ -87,6 +87,8 @@ type wakeSetup struct {
 	room  id.RoomID
 	api   cardAPI
 	card  string
+	// published is the message alice published the card with.
+	published id.EventID
 }
 
 func newWakeSetup(t testing.TB) wakeSetup {
@@ -115,5 +117,5 @@ func newWakeSetup(t testing.TB) wakeSetup {
 	if len(list.Cards) != 1 || list.Cards[0].RatifiedBy != alice.UserID.String() {
 		t.Fatalf("published cards = %+v", list.Cards)
 	}
-	return wakeSetup{alice: alice, j: j, room: room, api: api, card: list.Cards[0].ID}
+	return wakeSetup{alice: alice, j: j, room: room, api: api, card: list.Cards[0].ID, published: question.ID}
 }

@@ -21,10 +21,11 @@ const (
 		       network, created_at, source_trust
 		FROM card_amendment WHERE card_id = $1 ORDER BY revision`
 	putSignOffQuery = `
-		INSERT INTO card_signoff (card_id, reviewer, signed_revision, signed_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (card_id, reviewer) DO UPDATE SET signed_revision = excluded.signed_revision, signed_at = excluded.signed_at`
+		INSERT INTO card_signoff (card_id, reviewer, signed_revision, signed_at, verdict, note) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (card_id, reviewer) DO UPDATE SET signed_revision = excluded.signed_revision, signed_at = excluded.signed_at,
+			verdict = excluded.verdict, note = excluded.note`
 	signOffsQuery = `
-		SELECT card_id, reviewer, signed_revision, signed_at FROM card_signoff WHERE card_id = $1 ORDER BY reviewer`
+		SELECT card_id, reviewer, signed_revision, signed_at, verdict, note FROM card_signoff WHERE card_id = $1 ORDER BY reviewer`
 )
 
 // AmendmentQuery keeps amendments and reviewer sign-offs.
@@ -54,7 +55,7 @@ func (q *AmendmentQuery) Amendments(ctx context.Context, cardID string) ([]card.
 
 // PutSignOff records a reviewer's sign-off, replacing theirs.
 func (q *AmendmentQuery) PutSignOff(ctx context.Context, s card.SignOff) error {
-	_, err := q.db.Exec(ctx, putSignOffQuery, s.CardID, s.Reviewer, s.Revision, s.At.UnixMilli())
+	_, err := q.db.Exec(ctx, putSignOffQuery, s.CardID, s.Reviewer, s.Revision, s.At.UnixMilli(), string(s.Verdict), s.Note)
 	if err != nil {
 		return fmt.Errorf("sign-off of %s on card %s: %w", s.Reviewer, s.CardID, err)
 	}
@@ -93,7 +94,8 @@ func scanAmendment(row dbutil.Scannable) (card.Amendment, error) {
 func scanSignOff(row dbutil.Scannable) (card.SignOff, error) {
 	var s card.SignOff
 	var at int64
-	err := row.Scan(&s.CardID, &s.Reviewer, &s.Revision, &at)
-	s.At = time.UnixMilli(at)
+	var verdict string
+	err := row.Scan(&s.CardID, &s.Reviewer, &s.Revision, &at, &verdict, &s.Note)
+	s.At, s.Verdict = time.UnixMilli(at), card.Verdict(verdict)
 	return s, err
 }

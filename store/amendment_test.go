@@ -220,7 +220,7 @@ func TestSignOffPinsRevision(t *testing.T) {
 					t.Fatalf("amend: %v", err)
 				}
 			}
-			_, err := cards.SignOff(ctx, c.ID, st.reviewer, st.revision)
+			_, err := cards.SignOff(ctx, c.ID, card.SignOffInput{Reviewer: st.reviewer, Revision: st.revision})
 			if !errors.Is(err, st.wantErr) {
 				t.Fatalf("SignOff = %v, want %v", err, st.wantErr)
 			}

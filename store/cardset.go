@@ -13,17 +13,18 @@ import (
 
 const (
 	insertCardSetQuery = `
-		INSERT INTO card_set (id, idem_key, fingerprint, author, ratified_by, card_count, published_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		INSERT INTO card_set (id, idem_key, fingerprint, author, ratified_by, card_count, published_at, publish_room,
+		                      publish_notice)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (idem_key) DO NOTHING`
 	insertCardQuery = `
 		INSERT INTO card (set_id, id, position, ref, goal, acceptance, spec_priority, depends_on, budget, author,
 		                  ratified_by, ratified_revision, priority, state, state_note, revision, created_at, updated_at, source_trust)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
-	cardSetByKeyQuery = `
-		SELECT id, idem_key, fingerprint, author, ratified_by, card_count, published_at
-		FROM card_set WHERE idem_key = $1`
-	cardsOfSetQuery = `SELECT ` + cardColumns + ` FROM card WHERE set_id = $1 ORDER BY position`
+	cardSetColumns    = `id, idem_key, fingerprint, author, ratified_by, card_count, published_at, publish_room, publish_notice`
+	cardSetByKeyQuery = `SELECT ` + cardSetColumns + ` FROM card_set WHERE idem_key = $1`
+	cardSetQuery      = `SELECT ` + cardSetColumns + ` FROM card_set WHERE id = $1`
+	cardsOfSetQuery   = `SELECT ` + cardColumns + ` FROM card WHERE set_id = $1 ORDER BY position`
 )
 
 // massInsertCards writes all the cards of a set in one statement; the set
@@ -57,7 +58,7 @@ var _ card.SetStore = (*CardSetQuery)(nil)
 // written together or not at all.
 func (q *CardSetQuery) InsertCardSet(ctx context.Context, s card.Set) error {
 	res, err := q.db.Exec(ctx, insertCardSetQuery, s.ID, s.Key, s.Fingerprint, s.Author, s.RatifiedBy, s.Size,
-		s.PublishedAt.UnixMilli())
+		s.PublishedAt.UnixMilli(), s.PublishedIn.Room, s.PublishedIn.Notice)
 	if err != nil {
 		return fmt.Errorf("insert card set %q: %w", s.Key, err)
 	}
@@ -85,15 +86,23 @@ func (q *CardSetQuery) InsertCards(ctx context.Context, setID string, cards []ca
 
 // CardSetByKey returns the set published under an idempotency key.
 func (q *CardSetQuery) CardSetByKey(ctx context.Context, key string) (card.Set, error) {
+	s, err := scanCardSet(q.db.QueryRow(ctx, cardSetByKeyQuery, key))
+	return s, notFound(err, "card set "+key)
+}
+
+// CardSet returns a set by id.
+func (q *CardSetQuery) CardSet(ctx context.Context, id string) (card.Set, error) {
+	s, err := scanCardSet(q.db.QueryRow(ctx, cardSetQuery, id))
+	return s, notFound(err, "card set "+id)
+}
+
+func scanCardSet(row dbutil.Scannable) (card.Set, error) {
 	var s card.Set
 	var publishedAt int64
-	err := q.db.QueryRow(ctx, cardSetByKeyQuery, key).
-		Scan(&s.ID, &s.Key, &s.Fingerprint, &s.Author, &s.RatifiedBy, &s.Size, &publishedAt)
-	if err != nil {
-		return s, notFound(err, "card set "+key)
-	}
+	err := row.Scan(&s.ID, &s.Key, &s.Fingerprint, &s.Author, &s.RatifiedBy, &s.Size, &publishedAt, &s.PublishedIn.Room,
+		&s.PublishedIn.Notice)
 	s.PublishedAt = time.UnixMilli(publishedAt)
-	return s, nil
+	return s, err
 }
 
 // CardsOfSet returns a set's cards in the order they were given.

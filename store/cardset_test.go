@@ -300,7 +300,7 @@ func TestDraftTrust(t *testing.T) {
 			if err != nil || len(drafts) != 1 || drafts[0].SourceTrust != tt.drafted {
 				t.Fatalf("Drafts = %+v, %v; want one draft of trust %s", drafts, err, tt.drafted)
 			}
-			set, err := cards.PublishDraft(ctx, tt.who, tt.tap)
+			set, err := cards.PublishDraft(ctx, tt.who, tt.tap, card.Message{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,7 +371,7 @@ func TestDrafts(t *testing.T) {
 		t.Fatalf("Drafts = %+v, %v; want d1 and d2", drafts, err)
 	}
 
-	set, err := cards.PublishDraft(ctx, alice, core.TrustNative)
+	set, err := cards.PublishDraft(ctx, alice, core.TrustNative, card.Message{})
 	if err != nil {
 		t.Fatalf("PublishDraft: %v", err)
 	}
@@ -389,7 +389,7 @@ func TestDrafts(t *testing.T) {
 	if drafts, _ := cards.Drafts(ctx, alice); len(drafts) != 0 {
 		t.Errorf("%d drafts left after publishing", len(drafts))
 	}
-	if _, err := cards.PublishDraft(ctx, alice, core.TrustNative); !errors.Is(err, core.ErrInvalid) {
+	if _, err := cards.PublishDraft(ctx, alice, core.TrustNative, card.Message{}); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("PublishDraft of an empty draft = %v, want ErrInvalid", err)
 	}
 	if stored, err := s.Cards().CardSetByKey(ctx, "draft:"+d1.DraftID); err != nil || stored.Size != 2 {

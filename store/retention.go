@@ -28,6 +28,16 @@ const (
 			SELECT event_id FROM handled_event
 			WHERE handled_at < $1 AND handled_at < (SELECT MAX(handled_at) FROM handled_event) - $2
 			LIMIT $3)`
+	pruneBootsQuery = `
+		DELETE FROM agent_boot WHERE (agent, boot_id) IN (
+			SELECT b.agent, b.boot_id FROM agent_boot b
+			WHERE b.seen_at < $1 AND b.seen_at < (SELECT MAX(l.seen_at) FROM agent_boot l WHERE l.agent = b.agent)
+			LIMIT $2)`
+	pruneSpendQuery = `
+		DELETE FROM agent_spend WHERE (agent, day) IN (SELECT agent, day FROM agent_spend WHERE day < $1 LIMIT $2)`
+	pruneApprovalsQuery = `
+		DELETE FROM approval WHERE id IN (
+			SELECT id FROM approval WHERE status <> 'pending' AND decided_at < $1 LIMIT $2)`
 	prunePendingQuery = `
 		DELETE FROM pending_action WHERE key IN (
 			SELECT key FROM pending_action
@@ -100,6 +110,23 @@ func (s *Store) PruneLinkCodes(ctx context.Context, before time.Time, limit int)
 // before, keeping every agent's current cycle.
 func (s *Store) PruneAgentJournal(ctx context.Context, before time.Time, limit int) (int, error) {
 	return s.prune(ctx, pruneAgentJournalQuery, before.UnixMilli(), limit)
+}
+
+// PruneAgentMeter deletes up to limit boots first seen before before
+// (keeping each agent's latest) and days of spend before before's day.
+func (s *Store) PruneAgentMeter(ctx context.Context, before time.Time, limit int) (int, error) {
+	boots, err := s.prune(ctx, pruneBootsQuery, before.UnixMilli(), limit)
+	if err != nil || boots == limit {
+		return boots, err
+	}
+	days, err := s.prune(ctx, pruneSpendQuery, before.UTC().Format(time.DateOnly), limit-boots)
+	return boots + days, err
+}
+
+// PruneApprovals deletes up to limit approval requests decided (or
+// expired) before before.
+func (s *Store) PruneApprovals(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, pruneApprovalsQuery, before.UnixMilli(), limit)
 }
 
 // PruneDeletedTripwires deletes the definitions and state rows of up to

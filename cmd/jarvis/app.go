@@ -22,6 +22,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/console"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/approval"
+	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
@@ -51,6 +53,13 @@ const (
 	// reminderSweepInterval is how often reminders that have come due are
 	// delivered.
 	reminderSweepInterval = 5 * time.Second
+	// awayRecordInterval is how often the record of what needs someone,
+	// and that Jarvis was running, is written for the "While I was away"
+	// message: the downtime it measures is this much too short at most.
+	awayRecordInterval = 30 * time.Second
+	// approvalSweepInterval is how often approval requests are checked for
+	// a deadline that has come: an agent waits on the answer.
+	approvalSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
@@ -108,6 +117,9 @@ type App struct {
 	// holds the lease.
 	relay *console.Relay
 
+	policy      *bridge.Policy
+	approvals   *approval.Service
+	away        *away.Service
 	breakers    *breaker.Service
 	cards       *card.Service
 	credentials *credential.Service
@@ -216,6 +228,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 	if err != nil {
 		return fail(exitConfig, err)
 	}
+	a.policy = policy
 	a.bot, err = bot.New(a.cfg.Homeserver, a.cfg.Bot, bot.Deps{
 		State:     a.store,
 		Outbox:    a.outbox,
@@ -274,19 +287,22 @@ func (a *App) initServices() error {
 		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
 	a.credentials = credential.NewService(credential.Deps{Store: st.Credentials(), Clock: clock, Agents: a.agentNames})
 	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
-		Room: room, Admins: admins,
+		Room: room, Admins: admins, WorkerNotes: a.workerNotes,
 		OnChange: func(context.Context) {
 			a.sourcesChanged(card.SourceKinds...)
 			a.askWake()
 		}})
+	a.approvals = approval.NewService(a.cfg.Approvals, approval.Deps{Store: st.Approvals(), Tx: st, Outbox: outbox,
+		Clock: clock, Room: room, Admins: admins, MayAsk: a.policy.Allowed, OnChange: a.askWake})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
-		Attestations: st.Attestations(), Outbox: outbox, Clock: clock, Room: room, History: st,
+		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {
 		return fail(exitConfig, err)
 	}
+	a.fleet.SetHoldings(a.holdings)
 	a.fleet.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, a.breakers) })
 	a.fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, a.cards) })
 
@@ -314,12 +330,15 @@ func (a *App) initServices() error {
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
 		Sources: []wake.Source{
 			{Name: "cards", List: a.cards.WakeConditions},
+			{Name: "approvals", List: a.approvals.WakeConditions},
 			{Name: "ci", List: func(ctx context.Context) ([]core.WakeCondition, error) {
 				return wake.CIFailureConditions(ctx, a.fleet, a.cards)
 			}},
 		}})
 	a.reminders = reminder.NewService(reminder.Deps{Store: st.Reminders(), Tx: st, Outbox: outbox, Clock: clock, Snooze: a.cfg.Chat.Snooze})
 	a.notebook = notebook.NewService(st.Notebook(), clock)
+	a.away = away.NewService(a.cfg.Workspace.Away(), away.Deps{State: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
+		Sources: []away.Source{away.Breakers(a.breakers), away.Cards(a.cards), away.Approvals(a.approvals), away.Agents(a.fleet)}})
 	a.retention = retention.New(a.cfg.Retention, retention.Deps{Store: st, Clock: clock, History: a.cfg.History})
 	return nil
 }
@@ -368,10 +387,72 @@ func (a *App) initCommands() {
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
 	a.relay = console.NewRelay(console.RelayDeps{Inputs: a.store, Outbox: a.outbox, Processor: a.proc, Clock: a.clock})
-	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
+	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Approvals: a.approvals, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
 		Reminders: a.reminders, People: a.store.Reminders(), Notebook: a.notebook})
+}
+
+// workerNotes is what a worker journaled about a card in its current
+// cycle, for the card's mission report.
+func (a *App) workerNotes(ctx context.Context, worker, cardID string) ([]card.WorkerNote, error) {
+	entries, err := a.fleet.EntriesAbout(ctx, worker, cardID)
+	notes := make([]card.WorkerNote, len(entries))
+	for i, e := range entries {
+		notes[i] = card.WorkerNote{Title: e.Title, Content: e.Content, At: e.Timestamp}
+	}
+	return notes, err
+}
+
+// holdings is what the fleet view shows of each agent beyond its
+// heartbeats: its breaker, the cards it works that are not finished, and
+// the CI failures it journaled on them in its current cycle.
+func (a *App) holdings(ctx context.Context, agents []string) (map[string]fleet.Holding, error) {
+	out := map[string]fleet.Holding{}
+	breakers, err := a.breakers.StatusAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range breakers {
+		name := a.fleet.AgentName(st.Agent)
+		h := out[name]
+		h.Breaker = string(st.State)
+		out[name] = h
+	}
+	cards, err := a.cards.List(ctx, card.Filter{Limit: card.MaxListLimit})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cards {
+		if c.Worker == "" || c.State.Final() {
+			continue
+		}
+		name := a.fleet.AgentName(c.Worker)
+		h := out[name]
+		h.Cards = append(h.Cards, fleet.HeldCard{ID: c.ID, State: string(c.State)})
+		out[name] = h
+	}
+	for _, name := range agents {
+		h := out[name]
+		if len(h.Cards) == 0 {
+			continue
+		}
+		entries, err := a.fleet.CurrentEvidence(ctx, name, wake.EvidenceCI)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			for _, ev := range e.Evidence {
+				held := slices.ContainsFunc(h.Cards, func(c fleet.HeldCard) bool { return c.ID == ev.Key })
+				if ev.Type == wake.EvidenceCI && strings.EqualFold(fmt.Sprint(ev.Value), wake.EvidenceCIFailed) && held &&
+					!slices.Contains(h.CIFailed, ev.Key) {
+					h.CIFailed = append(h.CIFailed, ev.Key)
+				}
+			}
+		}
+		out[name] = h
+	}
+	return out, nil
 }
 
 // searchUsers asks the homeserver's user directory for users whose ID or
@@ -421,6 +502,7 @@ func (a *App) initAPI() {
 		Tasks: func(ctx context.Context, owner string) ([]notebook.Entry, error) {
 			return a.notebook.List(ctx, owner, notebook.Task)
 		}, Now: a.clock.Now})
+	api.RegisterApprovals(a.api, a.approvals, a.breakers)
 }
 
 // standby refuses the API's writes while this Jarvis does not hold the
@@ -554,6 +636,17 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	})
 	loops.Go(func() { a.reevaluateLoop(twCtx) })
 	loops.Go(func() { a.relay.Run(a.log.With().Str("component", "console").Logger().WithContext(ctx)) })
+	// Before anything else writes: what changed while no Jarvis acted.
+	if _, err := a.away.Resume(ctx); err != nil && ctx.Err() == nil {
+		a.log.Err(err).Msg("Failed to tell what changed while Jarvis was away")
+	}
+	loops.Go(func() {
+		every(ctx, awayRecordInterval, func() {
+			if err := a.away.Record(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to record what needs someone")
+			}
+		})
+	})
 	// Gaining the lease asks for a wake round and a retention pass at once.
 	a.askWake()
 	a.pruneKick.ask()
@@ -578,6 +671,13 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		every(ctx, reminderSweepInterval, func() {
 			if _, err := a.reminders.Sweep(ctx); err != nil && ctx.Err() == nil {
 				a.log.Err(err).Msg("Failed to deliver reminders")
+			}
+		})
+	})
+	loops.Go(func() {
+		every(ctx, approvalSweepInterval, func() {
+			if _, err := a.approvals.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to sweep approval requests")
 			}
 		})
 	})

@@ -19,6 +19,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/approval"
+	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
@@ -46,6 +48,7 @@ type Config struct {
 	Tripwires  tripwire.Config
 	Sources    sources.Config
 	Cards      card.Config
+	Approvals  approval.Config
 	Bridges    bridge.Config
 	Chat       ChatConfig
 	Console    ConsoleConfig
@@ -63,9 +66,14 @@ type ConsoleConfig struct {
 
 // WorkspaceConfig names the workspace and sets its lease.
 type WorkspaceConfig struct {
-	ID       string
-	LeaseTTL time.Duration
+	ID        string
+	LeaseTTL  time.Duration
+	AwayAfter time.Duration
 }
+
+// Away is the workspace section as the "While I was away" message takes
+// it.
+func (w WorkspaceConfig) Away() away.Config { return away.Config{After: w.AwayAfter} }
 
 // Lease is the workspace section as the lease takes it.
 func (w WorkspaceConfig) Lease() lease.Config {
@@ -278,7 +286,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Breaker, c.Fleet, c.Cards, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History}
+	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History}
 	// The homeserver and bot sections are Matrix's: a workspace with no homeserver uses
 	// only its command prefix and admins.
 	if matrix {

@@ -87,7 +87,10 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"sources.snapshot.kinds", fmt.Sprint(len(cfg.Sources.Snapshot.Kinds)), "3"},
 		{"sources.url_fetch.max_bytes", fmt.Sprint(cfg.Sources.URLFetch.MaxBytes), "262144"},
 		{"retention", fmt.Sprint(cfg.Retention), fmt.Sprint(retention.Config{Outbox: 720 * time.Hour, Events: 720 * time.Hour,
-			Pending: 168 * time.Hour, Journal: 2160 * time.Hour, Deleted: 720 * time.Hour})},
+			Pending: 168 * time.Hour, Journal: 2160 * time.Hour, Approvals: 720 * time.Hour, Deleted: 720 * time.Hour})},
+		{"approvals.remind_after", cfg.Approvals.RemindAfter.String(), "15m0s"},
+		{"workspace.away_after", cfg.Workspace.AwayAfter.String(), "10m0s"},
+		{"fleet.crash_loop", fmt.Sprint(cfg.Fleet.CrashLoop), "{3 15m0s}"},
 		// Values marked "# example" in config.example.yaml are no defaults.
 		{"bot.admins", fmt.Sprint(cfg.Bot.Admins), "[]"},
 		{"bot.access_token", cfg.Bot.AccessToken, ""},
@@ -257,6 +260,11 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"pending retention zero", "retention:\n  pending: 0s\n", "retention.pending"},
 		{"journal retention negative", "retention:\n  journal: -1h\n", "retention.journal"},
 		{"deleted retention too short", "retention:\n  deleted: 59m\n", "retention.deleted"},
+		{"approvals kept too briefly", "retention:\n  approvals: 30m\n", "retention.approvals"},
+		{"a crash loop of one restart", "fleet:\n  crash_loop: {restarts: 1, window: 15m}\n", "fleet.crash_loop.restarts"},
+		{"a budget without its currency", "fleet:\n  agents: [{name: EVE, budget: {daily: 5}}]\n", "fleet.agents[0].budget.currency"},
+		{"approvals named again too often", "approvals:\n  remind_after: 10s\n", "approvals.remind_after"},
+		{"away_after zero", "workspace:\n  away_after: 0s\n", "workspace.away_after"},
 		{"history kept for less than its full resolution", "history:\n  retention: 47h\n", "history.retention"},
 		{"an unknown chart time zone", "history:\n  time_zone: Mars/Olympus\n", "history.time_zone"},
 	}

@@ -77,12 +77,30 @@ type AmendmentInput struct {
 }
 
 // SignOff is a reviewer's sign-off, pinned to the revision they reviewed.
+// An amendment after it makes it stale.
 type SignOff struct {
 	CardID   string
 	Reviewer string
 	Revision int
+	Verdict  Verdict
+	Note     string
 	At       time.Time
 }
+
+// Verdict is what a reviewer found.
+type Verdict string
+
+// The verdicts.
+const (
+	Approved         Verdict = "approved"
+	ChangesRequested Verdict = "changes_requested"
+)
+
+// MaxSignOffNote is the longest note a sign-off carries, in bytes.
+const MaxSignOffNote = 2000
+
+// Stale reports whether the card was amended after the sign-off.
+func (s SignOff) Stale(c Card) bool { return s.Revision != c.Revision }
 
 // AmendmentStore keeps amendments and sign-offs.
 type AmendmentStore interface {
@@ -227,12 +245,34 @@ func (c *Service) scopeNotice(card Card, a Amendment) core.Notice {
 		Body: b.String(), Mentions: asked}
 }
 
+// SignOffInput is a reviewer's sign-off as given.
+type SignOffInput struct {
+	Reviewer string
+	// Revision is the spec revision reviewed; it must be the card's
+	// current one.
+	Revision int
+	// Verdict defaults to Approved.
+	Verdict Verdict
+	Note    string
+}
+
 // SignOff records a reviewer's sign-off on a card at the given revision.
 // A revision other than the card's current one is refused with ErrConflict:
 // the reviewer must review what the card says now.
-func (c *Service) SignOff(ctx context.Context, cardID, reviewer string, revision int) (SignOff, error) {
-	if strings.TrimSpace(reviewer) == "" {
+func (c *Service) SignOff(ctx context.Context, cardID string, in SignOffInput) (SignOff, error) {
+	reviewer, revision := strings.TrimSpace(in.Reviewer), in.Revision
+	if in.Verdict == "" {
+		in.Verdict = Approved
+	}
+	switch {
+	case reviewer == "":
 		return SignOff{}, core.Invalid("reviewer", "is required")
+	case len(reviewer) > 255:
+		return SignOff{}, core.Invalid("reviewer", "longer than 255 bytes")
+	case in.Verdict != Approved && in.Verdict != ChangesRequested:
+		return SignOff{}, core.Invalid("verdict", "must be %s or %s, not %q", Approved, ChangesRequested, in.Verdict)
+	case len(in.Note) > MaxSignOffNote:
+		return SignOff{}, core.Invalid("note", "longer than %d bytes", MaxSignOffNote)
 	}
 	var out SignOff
 	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
@@ -243,7 +283,8 @@ func (c *Service) SignOff(ctx context.Context, cardID, reviewer string, revision
 		if revision != card.Revision {
 			return core.Refuse(core.ErrConflict, "signed revision %d, but card %s is at revision %d", revision, card.ID, card.Revision)
 		}
-		out = SignOff{CardID: card.ID, Reviewer: reviewer, Revision: revision, At: c.deps.Clock.Now()}
+		out = SignOff{CardID: card.ID, Reviewer: reviewer, Revision: revision, Verdict: in.Verdict,
+			Note: strings.TrimSpace(in.Note), At: c.deps.Clock.Now()}
 		return c.deps.Store.PutSignOff(ctx, out)
 	})
 	if err != nil {

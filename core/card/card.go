@@ -5,13 +5,10 @@ package card
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -321,7 +318,7 @@ type Store interface {
 type Service struct {
 	deps   Deps
 	budget map[Priority]BudgetRule
-	ids    idSource
+	ids    core.IDSource
 }
 
 // Deps are what the card service works with.
@@ -335,6 +332,9 @@ type Deps struct {
 	// Admins are asked when a card has no ratifier, and may always answer
 	// and ratify.
 	Admins []string
+	// WorkerNotes, when set, returns what a worker journaled about a card,
+	// oldest first, for the report its ratifier gets when it is done.
+	WorkerNotes func(ctx context.Context, worker, cardID string) ([]WorkerNote, error)
 	// OnChange, when set, hears that cards moved or appeared, once the
 	// change is committed. The lead wires it to tripwire.Service.Reevaluate
 	// with SourceKinds, so that tripwires on cards trip at once.
@@ -461,8 +461,10 @@ func (c *Service) SetStateAs(ctx context.Context, worker, id string, to State, n
 				return err
 			}
 		}
-		out, err = c.move(ctx, card, to, note)
-		return err
+		if out, err = c.move(ctx, card, to, note); err != nil {
+			return err
+		}
+		return c.report(ctx, out)
 	})
 	if err != nil {
 		return Card{}, fmt.Errorf("set card %q state: %w", id, err)
@@ -578,27 +580,4 @@ func (c *Service) mayDecide(asked []string, who string) bool {
 		return true
 	}
 	return slices.Contains(asked, who) || slices.Contains(c.deps.Admins, who) || strings.HasPrefix(who, core.ConsolePrefix)
-}
-
-// idSource hands out ids that sort by creation time: 44 bits of unix
-// milliseconds, then 20 bits that start at random in each millisecond and
-// count up. Ids from one source never repeat, and rows keyed by them are
-// appended to their indexes rather than scattered through them.
-type idSource struct {
-	mu   sync.Mutex
-	last uint64
-}
-
-// next returns prefix followed by 16 hex digits.
-func (s *idSource) next(prefix string, now time.Time) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	v := uint64(now.UnixMilli())<<20 | uint64(binary.BigEndian.Uint32(b[:]))&(1<<20-1)
-	s.mu.Lock()
-	if v <= s.last {
-		v = s.last + 1
-	}
-	s.last = v
-	s.mu.Unlock()
-	return fmt.Sprintf("%s%016x", prefix, v)
 }

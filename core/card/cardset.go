@@ -61,6 +61,8 @@ type SetInput struct {
 	// awaiting publishes the cards waiting for ratification, not on the
 	// backlog: PublishDraft sets it for text below linked trust.
 	awaiting bool
+	// publishedIn is the message PublishDraft was confirmed in.
+	publishedIn Message
 }
 
 // Set is a published set of cards.
@@ -76,6 +78,16 @@ type Set struct {
 	// many cards.
 	Size        int
 	PublishedAt time.Time
+	// PublishedIn is the message a person published the set with, in
+	// whose thread what becomes of its cards is told; empty for a set an
+	// agent published.
+	PublishedIn Message
+}
+
+// Message is one of Jarvis's messages: its room and its outbox key.
+type Message struct {
+	Room   string
+	Notice string
 }
 
 // PublishedSet is the result of publishing: the set and its cards in the
@@ -96,6 +108,8 @@ type SetStore interface {
 	// CardSetByKey returns the set published under an idempotency key, or
 	// ErrNotFound.
 	CardSetByKey(ctx context.Context, key string) (Set, error)
+	// CardSet returns a set by id, or ErrNotFound.
+	CardSet(ctx context.Context, id string) (Set, error)
 	// CardsOfSet returns a set's cards in the order they were given.
 	CardsOfSet(ctx context.Context, setID string) ([]Card, error)
 }
@@ -140,8 +154,8 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 		return PublishedSet{}, err
 	}
 	now := c.deps.Clock.Now()
-	set := Set{ID: c.ids.next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
-		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now}
+	set := Set{ID: c.ids.Next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
+		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now, PublishedIn: in.publishedIn}
 	// Every check that can refuse the set reads only, before anything is
 	// written: a refusal inside a larger transaction (a chat confirmation)
 	// must leave nothing behind.
@@ -194,7 +208,7 @@ func (c *Service) resolve(ctx context.Context, in SetInput, set Set) ([]Card, er
 	idOf := map[string]string{}
 	cards := make([]Card, len(in.Cards))
 	for i, ci := range in.Cards {
-		cards[i] = Card{ID: c.ids.next(iDPrefix, set.PublishedAt), SetID: set.ID, Ref: ci.Ref, Priority: ci.Priority,
+		cards[i] = Card{ID: c.ids.Next(iDPrefix, set.PublishedAt), SetID: set.ID, Ref: ci.Ref, Priority: ci.Priority,
 			Author: set.Author, RatifiedBy: set.RatifiedBy, SourceTrust: core.Derive(in.SourceTrust), State: Published,
 			Revision: 1, CreatedAt: set.PublishedAt, UpdatedAt: set.PublishedAt}
 		if in.awaiting {
@@ -437,7 +451,7 @@ func (c *Service) AddDraft(ctx context.Context, person string, spec Spec, trust 
 			return core.Invalid("card", "a draft holds at most %d cards", MaxPerSet)
 		}
 		now := c.deps.Clock.Now()
-		out = Draft{DraftID: c.ids.next("draft_", now), Seq: 1, SourceTrust: core.Derive(trust), AddedAt: now}
+		out = Draft{DraftID: c.ids.Next("draft_", now), Seq: 1, SourceTrust: core.Derive(trust), AddedAt: now}
 		for _, d := range drafts {
 			out.DraftID = d.DraftID
 			out.Seq = max(out.Seq, d.Seq+1)
@@ -504,9 +518,10 @@ func DraftTrust(drafts []Draft, trust core.Trust) core.Trust {
 // the account confirming the publication. When it and every draft's text
 // are at least linked, the person ratifies the set and it goes to the
 // backlog; otherwise (a bridged account linked to nobody, a relay) the
-// cards wait for ratification from a Matrix account (Ratify). An empty
-// draft is ErrInvalid.
-func (c *Service) PublishDraft(ctx context.Context, person string, trust core.Trust) (PublishedSet, error) {
+// cards wait for ratification from a Matrix account (Ratify). in is the
+// message the person confirmed in: what becomes of the cards is told in
+// its thread. An empty draft is ErrInvalid.
+func (c *Service) PublishDraft(ctx context.Context, person string, trust core.Trust, in Message) (PublishedSet, error) {
 	var out PublishedSet
 	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		drafts, err := c.deps.Store.Drafts(ctx, person)
@@ -516,14 +531,15 @@ func (c *Service) PublishDraft(ctx context.Context, person string, trust core.Tr
 		if len(drafts) == 0 {
 			return core.Invalid("draft", "%s has no draft cards", person)
 		}
-		in := SetInput{Key: "draft:" + drafts[0].DraftID, Author: MainAgent, RatifiedBy: person, SourceTrust: DraftTrust(drafts, trust)}
+		set := SetInput{Key: "draft:" + drafts[0].DraftID, Author: MainAgent, RatifiedBy: person,
+			SourceTrust: DraftTrust(drafts, trust), publishedIn: in}
 		for _, d := range drafts {
-			in.Cards = append(in.Cards, d.Input)
+			set.Cards = append(set.Cards, d.Input)
 		}
-		if !in.SourceTrust.AtLeast(core.TrustLinked) {
-			in.RatifiedBy, in.awaiting = "", true
+		if !set.SourceTrust.AtLeast(core.TrustLinked) {
+			set.RatifiedBy, set.awaiting = "", true
 		}
-		if out, err = c.publish(ctx, in); err != nil {
+		if out, err = c.publish(ctx, set); err != nil {
 			return err
 		}
 		_, err = c.deps.Store.ClearDrafts(ctx, person)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -172,18 +171,8 @@ func (in DecisionInput) validate(now time.Time) error {
 	case in.DefaultOption < 0 || in.DefaultOption > len(in.Options):
 		return core.Invalid("default_option", "must be an option number from 1 to %d", len(in.Options))
 	}
-	for i, o := range in.Options {
-		field := fmt.Sprintf("options[%d]", i)
-		switch {
-		case strings.TrimSpace(o) == "":
-			return core.Invalid(field, "is empty")
-		case len(o) > MaxOptionLen:
-			return core.Invalid(field, "longer than %d bytes", MaxOptionLen)
-		case strings.ContainsAny(o, "\r\n"):
-			return core.Invalid(field, "must be one line")
-		case slices.Index(in.Options, o) < i:
-			return core.Invalid(field, "repeats options[%d]", slices.Index(in.Options, o))
-		}
+	if err := core.CheckOptions(in.Options, MaxOptionLen); err != nil {
+		return err
 	}
 	return nil
 }
@@ -218,7 +207,7 @@ func (c *Service) RaiseDecisionAs(ctx context.Context, worker, cardID string, in
 		if err := CheckTransition(card.State, NeedsDecision, ByQuestion); err != nil {
 			return err
 		}
-		d := Decision{ID: c.ids.next(decisionIDPrefix, now), CardID: card.ID, Question: strings.TrimSpace(in.Question),
+		d := Decision{ID: c.ids.Next(decisionIDPrefix, now), CardID: card.ID, Question: strings.TrimSpace(in.Question),
 			Options: trimAll(in.Options), Checkpoint: in.Checkpoint, Deadline: in.Deadline,
 			DefaultOption: in.DefaultOption, Asked: c.askFor(card), Status: DecisionOpen, AskedAt: now}
 		if !d.Deadline.IsZero() {
@@ -493,7 +482,7 @@ func relayBody(card Card, d Decision, outcome string) string {
 	}
 	b.WriteString("React with the option's number or reply with it.")
 	if !d.Deadline.IsZero() {
-		fmt.Fprintf(&b, " Deadline: %s, then %s.", deadlineText(d.Deadline), afterDeadline(d))
+		fmt.Fprintf(&b, " Deadline: %s, then %s.", core.DeadlineText(d.Deadline), afterDeadline(d))
 	}
 	return b.String()
 }
@@ -502,7 +491,7 @@ func relayBody(card Card, d Decision, outcome string) string {
 func outcomeLine(card Card, d Decision) string {
 	switch d.Status {
 	case DecisionAnswered:
-		return fmt.Sprintf("✅ Answered by %s after %s: %d. %s", core.EscapeMarkdown(d.AnsweredBy+viaText(d.Network)),
+		return fmt.Sprintf("✅ Answered by %s after %s: %d. %s", core.EscapeMarkdown(d.AnsweredBy+core.ViaText(d.Network)),
 			core.ClockDuration(d.ClosedAt.Sub(d.AskedAt)), d.Option, core.EscapeMarkdown(d.Options[d.Option-1]))
 	case DecisionDefaulted:
 		return fmt.Sprintf("⏱ No answer by the deadline; the default applies: %d. %s", d.Option, core.EscapeMarkdown(d.Options[d.Option-1]))
@@ -528,7 +517,7 @@ func reminderBody(card Card, d Decision, now time.Time) string {
 		b.WriteString(strings.Join(d.Asked, " ") + ": ")
 	}
 	fmt.Fprintf(&b, "reminder — the question on card %s is still open: %s\n\nDeadline: %s (in %s), then %s.",
-		card.ID, core.EscapeMarkdown(d.Question), deadlineText(d.Deadline), core.ClockDuration(d.Deadline.Sub(now)), afterDeadline(d))
+		card.ID, core.EscapeMarkdown(d.Question), core.DeadlineText(d.Deadline), core.ClockDuration(d.Deadline.Sub(now)), afterDeadline(d))
 	return b.String()
 }
 
@@ -549,21 +538,11 @@ func answerText(d Decision) string {
 	if d.Status == DecisionDefaulted {
 		b.WriteString("Nobody answered by the deadline; this is the default option.\n")
 	} else {
-		fmt.Fprintf(&b, "Answered by %s%s after %s.\n", d.AnsweredBy, viaText(d.Network), core.ClockDuration(d.ClosedAt.Sub(d.AskedAt)))
+		fmt.Fprintf(&b, "Answered by %s%s after %s.\n", d.AnsweredBy, core.ViaText(d.Network), core.ClockDuration(d.ClosedAt.Sub(d.AskedAt)))
 	}
 	fmt.Fprintf(&b, "Resume from branch %s: %s", d.Checkpoint.Branch, d.Checkpoint.Note)
 	return b.String()
 }
-
-func viaText(network string) string {
-	if network == "" {
-		return ""
-	}
-	return " via " + network
-}
-
-// deadlineText writes a deadline unambiguously for people anywhere.
-func deadlineText(t time.Time) string { return t.UTC().Format("Mon 2 Jan 2006 15:04 MST") }
 
 // optionEmoji are the reactions that stand for options 1 to 10.
 var optionEmoji = []string{"1️⃣", "2️⃣", "3️⃣", "4️⃣", "5️⃣", "6️⃣", "7️⃣", "8️⃣", "9️⃣", "🔟"}

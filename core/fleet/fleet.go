@@ -54,11 +54,16 @@ type AgentConfig struct {
 	// Posture says whether the agent's attestations must carry a posture
 	// ("required") or must not ("forbidden", the default when empty).
 	Posture string
+	// Budget is the agent's daily spend budget; none when zero.
+	Budget Budget
 }
 
 // Config is the fleet's part of the configuration.
 type Config struct {
 	Agents []AgentConfig
+	// CrashLoop says how many restarts within how long are a crash loop;
+	// a zero Restarts looks for none.
+	CrashLoop CrashLoop
 }
 
 // Validate checks the config, naming the field at fault, e.g.
@@ -74,6 +79,10 @@ func (c Config) Validate() error {
 			return core.Invalid(field+".cadence", "must be at least %s (empty means %s), not %s", MinCadence, DefaultCadence, a.Cadence)
 		case a.Posture != "" && a.Posture != PostureRequired && a.Posture != PostureForbidden:
 			return core.Invalid(field+".posture", "must be %q or %q, not %q", PostureRequired, PostureForbidden, a.Posture)
+		case a.Budget.Daily < 0 || math.IsNaN(a.Budget.Daily) || math.IsInf(a.Budget.Daily, 0):
+			return core.Invalid(field+".budget.daily", "must not be negative (0 sets no budget), not %v", a.Budget.Daily)
+		case a.Budget.Daily > 0 && !currencyPattern.MatchString(a.Budget.Currency):
+			return core.Invalid(field+".budget.currency", "must be an ISO 4217 code such as USD, not %q", a.Budget.Currency)
 		}
 		key := strings.ToUpper(a.Name)
 		if j, dup := seen[key]; dup {
@@ -81,14 +90,21 @@ func (c Config) Validate() error {
 		}
 		seen[key] = i
 	}
+	if c.CrashLoop.Restarts != 0 {
+		return c.CrashLoop.Validate()
+	}
 	return nil
 }
 
 // roster is the configured agents with defaults applied, indexed by
 // upper-cased name.
 type roster struct {
-	agents []AgentConfig
-	byKey  map[string]AgentConfig
+	agents    []AgentConfig
+	byKey     map[string]AgentConfig
+	crashLoop CrashLoop
+	// since is when each agent was first expected to report: Jarvis's
+	// start, or the reload that added it.
+	since map[string]time.Time
 }
 
 // Heartbeat is one agent's "I am alive" for a cycle (Agent Reporting
@@ -102,6 +118,11 @@ type Heartbeat struct {
 	// Mode is the agent's self-reported mode: green, yellow or red.
 	Mode  string
 	Notes string
+	// Spend, when given, is what the agent spent since its last heartbeat.
+	Spend *Spend
+	// BootID, when given, names the agent's process: a new one is a
+	// restart.
+	BootID string
 	// ReceivedAt is when Jarvis accepted it; set by RecordHeartbeat.
 	ReceivedAt time.Time
 }
@@ -167,9 +188,14 @@ type Deps struct {
 	// in the transaction that records it, for `!fleet chart` whether or not
 	// a tripwire reads them.
 	History HistoryWriter
+	// Meter, when set, keeps spend and boots from heartbeats (budgets and
+	// crash loops).
+	Meter MeterStore
 	// Room is the dedicated room that missed-heartbeat alerts and recovery
 	// notices go to.
 	Room string
+	// Admins are mentioned by budget and crash-loop alerts.
+	Admins []string
 	// OnChange, when set, hears that agents' reported state moved (a
 	// heartbeat or journal entry committed, a silence announced), so that
 	// tripwires reading SourceKinds can run at once instead of at their
@@ -188,6 +214,11 @@ type Deps struct {
 type Service struct {
 	deps   Deps
 	roster atomic.Pointer[roster]
+	// holdings reads what agents hold, for the fleet view (SetHoldings).
+	holdings Holdings
+	// silent holds the upper-cased names of the agents whose silence
+	// since the start was announced (neverReported).
+	silent sync.Map
 	batch  batcher
 
 	sectionsMu sync.Mutex
@@ -213,7 +244,8 @@ func (f *Service) SetConfig(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	r := &roster{byKey: map[string]AgentConfig{}}
+	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}}
+	prev := f.roster.Load()
 	for _, a := range cfg.Agents {
 		if a.Cadence == 0 {
 			a.Cadence = DefaultCadence
@@ -222,7 +254,14 @@ func (f *Service) SetConfig(cfg Config) error {
 			a.Posture = PostureForbidden
 		}
 		r.agents = append(r.agents, a)
-		r.byKey[strings.ToUpper(a.Name)] = a
+		key := strings.ToUpper(a.Name)
+		r.byKey[key] = a
+		r.since[key] = f.deps.Clock.Now()
+		if prev != nil {
+			if at, ok := prev.since[key]; ok {
+				r.since[key] = at
+			}
+		}
 	}
 	f.roster.Store(r)
 	return nil
@@ -264,8 +303,8 @@ func (f *Service) lookupAgent(field, name string) (AgentConfig, error) {
 // queuedBeat is a validated heartbeat on its way to the store, with the
 // cadence its agent had when it arrived.
 type queuedBeat struct {
-	hb      Heartbeat
-	cadence time.Duration
+	hb    Heartbeat
+	agent AgentConfig
 }
 
 // RecordHeartbeat validates and stores a heartbeat (upsert per agent and
@@ -281,8 +320,11 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 	if err := validateHeartbeat(hb); err != nil {
 		return HeartbeatReceipt{}, err
 	}
+	if err := validateMeter(hb, a); err != nil {
+		return HeartbeatReceipt{}, err
+	}
 	hb.ReceivedAt = f.deps.Clock.Now()
-	if err := f.batch.do(ctx, queuedBeat{hb: hb, cadence: a.Cadence}); err != nil {
+	if err := f.batch.do(ctx, queuedBeat{hb: hb, agent: a}); err != nil {
 		return HeartbeatReceipt{}, fmt.Errorf("record heartbeat of %s for %s: %w", hb.Agent, hb.Cycle, err)
 	}
 	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: hb.ReceivedAt.Add(a.Cadence)}, nil
@@ -357,6 +399,9 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
 				return err
 			}
+			if err := f.meter(ctx, b.agent, b.hb); err != nil {
+				return err
+			}
 			states[b.hb.Agent] = st
 			isFirst[key] = false
 		}
@@ -411,7 +456,7 @@ func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBea
 		}
 		st.Announced = ""
 	}
-	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, hb.ReceivedAt.Add(b.cadence)
+	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, hb.ReceivedAt.Add(b.agent.Cadence)
 	st.MII, st.Mode, st.Notes = hb.MII, hb.Mode, hb.Notes
 	return st, nil
 }

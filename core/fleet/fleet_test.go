@@ -19,6 +19,9 @@ import (
 // fleetRoom is the dedicated room fleet notices go to in tests.
 const fleetRoom = "!fleet:test"
 
+// fleetAdmin is the admin budget and crash-loop alerts mention.
+const fleetAdmin = "@admin:test"
+
 // fleetT0 is when every fleet test starts.
 var fleetT0 = time.Date(2026, 4, 17, 0, 0, 0, 0, time.UTC)
 
@@ -52,7 +55,8 @@ func (fx *fleetFixture) newFleet(t testing.TB) *fleet.Service {
 	t.Helper()
 	f, err := fleet.NewService(fx.cfg, fleet.Deps{
 		Room: fleetRoom, Tx: fx.store, Heartbeats: fx.store.Heartbeats(), Journal: fx.store.AgentJournal(),
-		Attestations: fx.store.Attestations(), Outbox: fx.store.Outbox(), Clock: fx.clock,
+		Attestations: fx.store.Attestations(), Meter: fx.store.Meter(), Outbox: fx.store.Outbox(), Clock: fx.clock,
+		Admins: []string{fleetAdmin},
 	})
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)

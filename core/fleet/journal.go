@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -128,6 +129,30 @@ func (f *Service) CurrentEvidence(ctx context.Context, agent, evidenceType strin
 		return nil, err
 	}
 	return f.deps.Journal.JournalEntriesWithEvidence(ctx, agent, cycle, evidenceType)
+}
+
+// EntriesAbout returns the entries of the agent's latest cycle whose
+// evidence names key (a card id), in arrival order; none when the agent
+// has journaled nothing yet.
+func (f *Service) EntriesAbout(ctx context.Context, agent, key string) ([]AgentJournalEntry, error) {
+	cycle, _, err := f.deps.Journal.LatestJournal(ctx, agent)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	entries, err := f.deps.Journal.JournalEntries(ctx, agent, cycle)
+	if err != nil {
+		return nil, err
+	}
+	var out []AgentJournalEntry
+	for _, e := range entries {
+		if slices.ContainsFunc(e.Evidence, func(ev JournalEvidence) bool { return ev.Key == key }) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 func validateJournalEntry(e AgentJournalEntry) error {

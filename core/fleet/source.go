@@ -17,18 +17,24 @@ const (
 	SourceAgentMode         = "agent.mode"
 	SourceAgentHeartbeatAge = "agent.heartbeat_age"
 	SourceAgentJournalCount = "agent.journal_count"
+	SourceAgentSpendToday   = "agent.spend_today"
+	SourceAgentCrashLoop    = "agent.crash_loop"
 )
 
 // SourceKinds lists the source kinds RegisterSources adds, for
 // re-evaluating the tripwires that read them when the fleet changes.
-var SourceKinds = []string{SourceAgentStatus, SourceAgentMII, SourceAgentMode, SourceAgentHeartbeatAge, SourceAgentJournalCount}
+var SourceKinds = []string{SourceAgentStatus, SourceAgentMII, SourceAgentMode, SourceAgentHeartbeatAge, SourceAgentJournalCount,
+	SourceAgentSpendToday, SourceAgentCrashLoop}
 
 // RegisterSources adds the fleet's tripwire source kinds to r:
 // agent.status ("online", "late" or "offline"), agent.mii (0 to 1),
 // agent.mode ("green", "yellow" or "red"), agent.heartbeat_age (seconds
-// since the last heartbeat) and agent.journal_count (entries in the current
-// cycle). An agent never heard from has a status and a journal count; its
-// other kinds are a source error (ErrNotFound) until it reports.
+// since the last heartbeat), agent.journal_count (entries in the current
+// cycle), agent.spend_today (what it spent today, in its budget's
+// currency) and agent.crash_loop (its restarts within the crash-loop
+// window). An agent never heard from has a status, a journal count, a
+// spend and restarts; its other kinds are a source error (ErrNotFound)
+// until it reports.
 func (f *Service) RegisterSources(r *core.SourceRegistry) {
 	kinds := []struct {
 		kind, description string
@@ -43,6 +49,8 @@ func (f *Service) RegisterSources(r *core.SourceRegistry) {
 			core.ValueCategory, []string{"green", "yellow", "red"}},
 		{SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", []string{"heartbeat age", "last heartbeat"}, core.ValueSeconds, nil},
 		{SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", []string{"journal count", "journal entries"}, core.ValueCount, nil},
+		{SourceAgentSpendToday, "what an agent spent today (UTC), from its heartbeats", []string{"spend today", "spend", "cost today"}, core.ValueNumber, nil},
+		{SourceAgentCrashLoop, "how many times an agent restarted within the crash-loop window", []string{"crash loop", "restarts"}, core.ValueCount, nil},
 	}
 	for _, k := range kinds {
 		r.Register(core.SourceKind{
@@ -96,6 +104,12 @@ func (f *Service) observe(ctx context.Context, kind, agent string) (core.Observa
 		return obs, nil
 	case SourceAgentJournalCount:
 		obs.Value, obs.Display = float64(r.JournalCount), core.Plural(r.JournalCount, "journal entry", "journal entries")+" this cycle"
+		return obs, nil
+	case SourceAgentSpendToday:
+		obs.Value, obs.Display = r.SpendToday.Cost, money(r.SpendToday.Cost, r.SpendToday.Currency)+" today"
+		return obs, nil
+	case SourceAgentCrashLoop:
+		obs.Value, obs.Display = float64(r.Restarts), core.Plural(r.Restarts, "restart", "restarts")+" in the crash-loop window"
 		return obs, nil
 	}
 	if !reported {

@@ -33,23 +33,38 @@ type AgentReport struct {
 	// came last.
 	JournalCount        int
 	AttestationsPending int
+	// SpendToday is what the agent spent today, Budget its daily budget,
+	// Restarts its restarts within the crash-loop window.
+	SpendToday DaySpend
+	Budget     Budget
+	Restarts   int
+	// Holding is what the rest of the workspace knows of the agent.
+	Holding Holding
 }
 
-// attention ranks a row: lower needs attention sooner.
+// attention ranks a row: lower needs attention sooner. Halts come first,
+// then agents gone offline, blocked cards, late agents, questions waiting
+// for a person, red and yellow modes, agents never heard from.
 func (r AgentReport) attention() int {
 	switch {
-	case r.Reported && r.Presence == PresenceOffline:
+	case r.Holding.Breaker == breakerOpen:
 		return 0
-	case r.Presence == PresenceLate:
+	case r.Reported && r.Presence == PresenceOffline:
 		return 1
-	case r.Mode == "red":
+	case r.Holding.count(heldBlocked) > 0:
 		return 2
-	case r.Mode == "yellow":
+	case r.Presence == PresenceLate:
 		return 3
-	case !r.Reported:
+	case r.Holding.count(heldNeedsDecision) > 0:
 		return 4
-	default:
+	case r.Mode == "red":
 		return 5
+	case r.Mode == "yellow":
+		return 6
+	case !r.Reported:
+		return 7
+	default:
+		return 8
 	}
 }
 
@@ -58,12 +73,18 @@ func (r AgentReport) attention() int {
 func (r AgentReport) NeedsAttention() string {
 	switch r.attention() {
 	case 0:
-		return fmt.Sprintf("offline, %d heartbeats missed", r.Missed)
+		return "halted: its breaker is open"
 	case 1:
+		return fmt.Sprintf("offline, %d heartbeats missed", r.Missed)
+	case 2:
+		return core.Plural(r.Holding.count(heldBlocked), "blocked card", "blocked cards")
+	case 3:
 		return "late, " + core.Plural(r.Missed, "heartbeat", "heartbeats") + " missed"
-	case 2, 3:
-		return "reports mode " + r.Mode
 	case 4:
+		return core.Plural(r.Holding.count(heldNeedsDecision), "question", "questions") + " waiting for a person"
+	case 5, 6:
+		return "reports mode " + r.Mode
+	case 7:
 		return "has never reported"
 	default:
 		return ""
@@ -93,6 +114,9 @@ func (f *Service) FleetStatus(ctx context.Context) ([]AgentReport, error) {
 		}
 		rows = append(rows, r)
 	}
+	if err := f.holdingsOf(ctx, rows); err != nil {
+		return nil, fmt.Errorf("fleet status: %w", err)
+	}
 	slices.SortStableFunc(rows, func(x, y AgentReport) int {
 		if d := x.attention() - y.attention(); d != 0 {
 			return d
@@ -107,7 +131,7 @@ func (f *Service) FleetStatus(ctx context.Context) ([]AgentReport, error) {
 
 // report builds one agent's row.
 func (f *Service) report(ctx context.Context, a AgentConfig, st AgentState, reported bool, now time.Time) (AgentReport, error) {
-	r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline}
+	r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline, Budget: a.Budget}
 	cycle, cycleAt := "", time.Time{}
 	if reported {
 		r.Missed = missedHeartbeats(st, a.Cadence, now)
@@ -132,7 +156,11 @@ func (f *Service) report(ctx context.Context, a AgentConfig, st AgentState, repo
 	if r.AttestationsPending, err = f.deps.Attestations.PendingAttestations(ctx, a.Name, now); err != nil {
 		return r, err
 	}
-	return r, nil
+	if r.SpendToday, err = f.SpendToday(ctx, a.Name); err != nil {
+		return r, err
+	}
+	r.Restarts, err = f.Restarts(ctx, a.Name)
+	return r, err
 }
 
 // Section supplies one extra named section of the fleet snapshot, such
@@ -211,11 +239,32 @@ func Render(rows []AgentReport) string {
 	return b.String()
 }
 
+// spendText says what an agent spent today, against its budget when it
+// has one, or "" when it reported no spend.
+func spendText(r AgentReport) string {
+	s := r.SpendToday
+	if s.Cost == 0 && s.TokensIn == 0 && s.TokensOut == 0 {
+		return ""
+	}
+	text := "spent " + money(s.Cost, s.Currency) + " today"
+	if r.Budget.Daily > 0 {
+		text += fmt.Sprintf(" (%s of %s)", percent(s.Cost/r.Budget.Daily), money(r.Budget.Daily, r.Budget.Currency))
+	}
+	if s.TokensIn+s.TokensOut > 0 {
+		text += fmt.Sprintf(", %d tokens in, %d out", s.TokensIn, s.TokensOut)
+	}
+	return text
+}
+
 var presenceIcon = map[AgentPresence]string{PresenceOnline: "🟢", PresenceLate: "🟡", PresenceOffline: "🔴"}
 
 func renderFleetRow(r AgentReport) string {
 	if !r.Reported {
-		return fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", core.EscapeMarkdown(r.Agent), core.HumanDuration(r.Cadence))
+		line := fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", core.EscapeMarkdown(r.Agent), core.HumanDuration(r.Cadence))
+		if held := holdingText(r.Holding); held != "" {
+			line += " · " + held
+		}
+		return line
 	}
 	parts := []string{
 		fmt.Sprintf("- %s **%s** %s", presenceIcon[r.Presence], core.EscapeMarkdown(r.Agent), r.Presence),
@@ -223,6 +272,15 @@ func renderFleetRow(r AgentReport) string {
 		fmt.Sprintf("streak %d", r.Streak),
 		fmt.Sprintf("MII %.2f", r.MII),
 		"mode " + core.EscapeMarkdown(r.Mode),
+	}
+	if spend := spendText(r); spend != "" {
+		parts = append(parts, spend)
+	}
+	if r.Restarts > 0 {
+		parts = append(parts, core.Plural(r.Restarts, "restart", "restarts")+" lately")
+	}
+	if held := holdingText(r.Holding); held != "" {
+		parts = append(parts, held)
 	}
 	if notes := strings.Join(strings.Fields(r.Notes), " "); notes != "" {
 		parts = append(parts, "“"+core.EscapeMarkdown(notes)+"”")

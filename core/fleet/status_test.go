@@ -172,8 +172,8 @@ func TestFleetSources(t *testing.T) {
 	if err := k.CheckParam("MALLORY"); err == nil {
 		t.Error("CheckParam(MALLORY) = nil, want an error")
 	}
-	if got := len(reg.Kinds()); got != 5 {
-		t.Errorf("%d kinds registered, want 5", got)
+	if got := len(reg.Kinds()); got != 7 {
+		t.Errorf("%d kinds registered, want 7", got)
 	}
 }
 

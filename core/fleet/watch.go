@@ -93,9 +93,16 @@ func (f *Service) Sweep(ctx context.Context) error {
 	}
 	var errs []error
 	escalated := false
-	for _, a := range f.roster.Load().agents {
+	r := f.roster.Load()
+	for _, a := range r.agents {
 		st, ok := byAgent[a.Name]
-		if !ok || announcedRank[announcementFor(missedHeartbeats(st, a.Cadence, now))] <= announcedRank[st.Announced] {
+		if !ok {
+			if err := f.neverReported(ctx, a, r.since[strings.ToUpper(a.Name)], now); err != nil {
+				errs = append(errs, fmt.Errorf("sweep %s: %w", a.Name, err))
+			}
+			continue
+		}
+		if announcedRank[announcementFor(missedHeartbeats(st, a.Cadence, now))] <= announcedRank[st.Announced] {
 			continue
 		}
 		if err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error { return f.escalate(ctx, a, now) }); err != nil {
@@ -108,6 +115,28 @@ func (f *Service) Sweep(ctx context.Context) error {
 		f.changed()
 	}
 	return errors.Join(errs...)
+}
+
+// neverReported alerts, once, about an agent that has not reported by
+// the end of its first expected window, counted from since (Jarvis's
+// start, or the reload that added the agent). The notice's key makes it
+// once per agent across restarts; told saves a transaction per sweep.
+func (f *Service) neverReported(ctx context.Context, a AgentConfig, since, now time.Time) error {
+	if !now.After(since.Add(a.Cadence)) {
+		return nil
+	}
+	if _, done := f.silent.LoadOrStore(strings.ToUpper(a.Name), true); done {
+		return nil
+	}
+	err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		return f.announce(ctx, core.Notice{Key: "fleet:never:" + a.Name, RoomID: f.deps.Room, Kind: core.NoticeMessage, Body: fmt.Sprintf(
+			"⚠️ **%s** has never reported: its first heartbeat was expected within %s of %s, and none came. Is it running, with its token?",
+			core.EscapeMarkdown(a.Name), core.HumanDuration(a.Cadence), since.UTC().Format("Jan 2 15:04 MST"))})
+	})
+	if err != nil {
+		f.silent.Delete(strings.ToUpper(a.Name))
+	}
+	return err
 }
 
 // escalate re-reads the agent's state inside the transaction (a heartbeat

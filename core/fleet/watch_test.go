@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +100,7 @@ func TestFleetWatcherLateAlertOfflineRecovery(t *testing.T) {
 			if err := fx.fleet.Sweep(ctx); err != nil {
 				t.Fatalf("second Sweep() = %v", err)
 			}
-			got := fx.notices(t)
+			got := withoutNeverReported(fx.notices(t))
 			if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(s.wantNotices))) {
 				t.Fatalf("notices = %v, want keys of %v", got, s.wantNotices)
 			}
@@ -132,7 +133,7 @@ func TestFleetWatcherNextIncidentHasNewKeys(t *testing.T) {
 		}
 		fx.heartbeat(t, "HERMES", "C-284")
 	}
-	got := fx.notices(t)
+	got := withoutNeverReported(fx.notices(t))
 	want := []string{"fleet:alert:HERMES:1", "fleet:alert:HERMES:2", "fleet:recovered:HERMES:1", "fleet:recovered:HERMES:2"}
 	if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
 		t.Errorf("notices = %v, want %v", keys, want)
@@ -148,7 +149,7 @@ func TestFleetWatcherLongSilenceAnnouncesOnce(t *testing.T) {
 	if err := fx.fleet.Sweep(ctx); err != nil {
 		t.Fatalf("Sweep() = %v", err)
 	}
-	got := fx.notices(t)
+	got := withoutNeverReported(fx.notices(t))
 	want := "🔴 **HERMES** is offline: 5 heartbeats missed in a row, last heard 5h 1m ago (cycle C-284), expected every 1h. " +
 		"It is left out of attestation quorum until it reports again."
 	if len(got) != 1 || got["fleet:offline:HERMES:1"] != want {
@@ -156,18 +157,55 @@ func TestFleetWatcherLongSilenceAnnouncesOnce(t *testing.T) {
 	}
 }
 
-func TestFleetWatcherIgnoresAgentsNeverHeardFrom(t *testing.T) {
+// withoutNeverReported leaves out the notices about agents that never
+// reported, for tests about the others.
+func withoutNeverReported(notices map[string]string) map[string]string {
+	maps.DeleteFunc(notices, func(k, _ string) bool { return strings.HasPrefix(k, "fleet:never:") })
+	return notices
+}
+
+func TestFleetWatcherAlertsAgentsThatNeverReported(t *testing.T) {
 	fx := newFleetFixture(t)
-	fx.clock.Advance(30 * 24 * time.Hour)
-	if err := fx.fleet.Sweep(context.Background()); err != nil {
-		t.Fatalf("Sweep() = %v", err)
+	ctx := context.Background()
+	sweep := func(t *testing.T) []string {
+		t.Helper()
+		if err := fx.fleet.Sweep(ctx); err != nil {
+			t.Fatalf("Sweep() = %v", err)
+		}
+		return slices.Sorted(maps.Keys(fx.notices(t)))
 	}
-	if got := fx.notices(t); len(got) != 0 {
-		t.Errorf("notices = %v, want none", got)
+	fx.clock.Advance(time.Hour)
+	if got := sweep(t); len(got) != 0 {
+		t.Errorf("at the end of HERMES's first hour: %v, want nothing yet", got)
 	}
-	if r := fx.presenceOf(t, "EVE"); r.Presence != fleet.PresenceOffline || r.Reported {
-		t.Errorf("EVE = %+v, want offline and never reported", r)
+	fx.clock.Advance(time.Minute)
+	if got := sweep(t); !slices.Equal(got, []string{"fleet:never:HERMES"}) {
+		t.Errorf("past HERMES's first hour: %v, want HERMES alone", got)
 	}
+	if body := fx.notices(t)["fleet:never:HERMES"]; body != "⚠️ **HERMES** has never reported: its first heartbeat was expected "+
+		"within 1h of Apr 17 00:00 UTC, and none came. Is it running, with its token?" {
+		t.Errorf("the notice reads %q", body)
+	}
+	fx.heartbeat(t, "EVE", "C-284")
+	fx.clock.Advance(24 * time.Hour)
+	want := []string{"fleet:never:AUREA", "fleet:never:HERMES", "fleet:never:ZEUS"}
+	if got := sweep(t); !slices.Equal(got, want) {
+		t.Errorf("past the first day: %v, want %v (EVE reported)", got, want)
+	}
+	// Neither the next sweep nor a restarted Jarvis says it again.
+	fx.fleet = fx.newFleet(t)
+	fx.clock.Advance(48 * time.Hour)
+	if got := withoutSilences(sweep(t)); !slices.Equal(got, want) {
+		t.Errorf("after a restart: %v, want %v", got, want)
+	}
+	if r := fx.presenceOf(t, "ZEUS"); r.Presence != fleet.PresenceOffline || r.Reported || r.NeedsAttention() != "has never reported" {
+		t.Errorf("ZEUS = %+v, want offline and never reported", r)
+	}
+}
+
+// withoutSilences leaves out the alerts about agents that did report.
+func withoutSilences(keys []string) []string {
+	return slices.DeleteFunc(keys, func(k string) bool { return !strings.HasPrefix(k, "fleet:never:") })
 }
 
 func TestFleetWatchStopsWithContext(t *testing.T) {

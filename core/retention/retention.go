@@ -1,7 +1,8 @@
 // Package retention keeps what Jarvis stores from growing for ever: a pass
 // deletes, in small batches, the rows whose purpose has run out (sent
 // notices, handled-event marks, answered confirmations, expired link
-// codes, old agent journal entries, long-deleted tripwires), and ages the
+// codes, old agent journal entries and boots and spend, decided approval
+// requests, long-deleted tripwires), and ages the
 // sources' history: readings past history.FullResolution become buckets,
 // buckets past the history's retention go.
 package retention
@@ -29,8 +30,12 @@ type Config struct {
 	// Pending is how long a confirmation is kept after it was answered or
 	// expired.
 	Pending time.Duration
-	// Journal is how long an agent's journal entry is kept after it came.
+	// Journal is how long an agent's journal entry is kept after it came;
+	// its boots and daily spend are kept as long.
 	Journal time.Duration
+	// Approvals is how long an approval request is kept after it was
+	// decided (or expired).
+	Approvals time.Duration
 	// Deleted is how long a deleted tripwire's definition is kept.
 	Deleted time.Duration
 }
@@ -55,6 +60,7 @@ func (c Config) Validate() error {
 		{"retention.events", c.Events, MinEvents},
 		{"retention.pending", c.Pending, MinWindow},
 		{"retention.journal", c.Journal, MinWindow},
+		{"retention.approvals", c.Approvals, MinWindow},
 		{"retention.deleted", c.Deleted, MinWindow},
 	} {
 		if w.d < w.min {
@@ -84,6 +90,12 @@ type Store interface {
 	// PruneAgentJournal deletes journal entries received before before,
 	// except those of each agent's current cycle.
 	PruneAgentJournal(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneAgentMeter deletes agents' boots first seen before before,
+	// except each agent's latest, and their spend of the days before
+	// before's.
+	PruneAgentMeter(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneApprovals deletes approval requests decided before before.
+	PruneApprovals(ctx context.Context, before time.Time, limit int) (int, error)
 	// PruneDeletedTripwires deletes the definitions of tripwires deleted
 	// before before; their trips stay.
 	PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error)
@@ -103,6 +115,8 @@ type Report struct {
 	Pending   int
 	LinkCodes int
 	Journal   int
+	Meter     int
+	Approvals int
 	Tripwires int
 	// Downsampled readings became buckets; History readings and buckets
 	// went.
@@ -156,6 +170,12 @@ func (s *Service) Pass(ctx context.Context) Report {
 		{"agent journal", &r.Journal, func(limit int) (int, error) {
 			return s.deps.Store.PruneAgentJournal(ctx, now.Add(-s.cfg.Journal), limit)
 		}},
+		{"agent boots and spend", &r.Meter, func(limit int) (int, error) {
+			return s.deps.Store.PruneAgentMeter(ctx, now.Add(-s.cfg.Journal), limit)
+		}},
+		{"approval requests", &r.Approvals, func(limit int) (int, error) {
+			return s.deps.Store.PruneApprovals(ctx, now.Add(-s.cfg.Approvals), limit)
+		}},
 		{"deleted tripwires", &r.Tripwires, func(limit int) (int, error) {
 			return s.deps.Store.PruneDeletedTripwires(ctx, now.Add(-s.cfg.Deleted), limit)
 		}},
@@ -184,5 +204,5 @@ func (s *Service) Pass(ctx context.Context) Report {
 
 // Removed is how many rows the pass removed in all.
 func (r Report) Removed() int {
-	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Tripwires + r.Downsampled + r.History
+	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Meter + r.Approvals + r.Tripwires + r.Downsampled + r.History
 }

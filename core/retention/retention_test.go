@@ -43,6 +43,12 @@ func (f *fakeStore) PruneAgentJournal(_ context.Context, before time.Time, limit
 	}
 	return f.take("journal", before, limit)
 }
+func (f *fakeStore) PruneAgentMeter(_ context.Context, before time.Time, limit int) (int, error) {
+	return f.take("meter", before, limit)
+}
+func (f *fakeStore) PruneApprovals(_ context.Context, before time.Time, limit int) (int, error) {
+	return f.take("approvals", before, limit)
+}
 func (f *fakeStore) PruneDeletedTripwires(_ context.Context, before time.Time, limit int) (int, error) {
 	return f.take("deleted", before, limit)
 }
@@ -56,15 +62,17 @@ func (f *fakeStore) PruneHistory(_ context.Context, before time.Time, limit int)
 
 var testHistory = history.Config{Retention: 72 * time.Hour}
 
-var testConfig = Config{Outbox: 1 * time.Hour, Events: 2 * time.Hour, Pending: 3 * time.Hour, Journal: 4 * time.Hour, Deleted: 5 * time.Hour}
+var testConfig = Config{Outbox: 1 * time.Hour, Events: 2 * time.Hour, Pending: 3 * time.Hour, Journal: 4 * time.Hour, Deleted: 5 * time.Hour,
+	Approvals: 6 * time.Hour}
 
 func TestPassEmptiesEveryBacklogWithItsOwnWindow(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	f := &fakeStore{cutoffs: map[string]time.Time{}, backlog: map[string]int{
 		"outbox": 2*Batch + 7, "events": Batch, "pending": 1, "links": 0, "journal": Batch - 1, "deleted": 3,
-		"downsample": Batch + 1, "history": 2}}
+		"meter": 4, "approvals": Batch + 2, "downsample": Batch + 1, "history": 2}}
 	r := New(testConfig, Deps{Store: f, Clock: coretest.NewClock(now), History: testHistory}).Pass(context.Background())
-	want := Report{At: now, Notices: 2*Batch + 7, Events: Batch, Pending: 1, Journal: Batch - 1, Tripwires: 3, Downsampled: Batch + 1, History: 2}
+	want := Report{At: now, Notices: 2*Batch + 7, Events: Batch, Pending: 1, Journal: Batch - 1, Meter: 4, Approvals: Batch + 2,
+		Tripwires: 3, Downsampled: Batch + 1, History: 2}
 	if r != want {
 		t.Errorf("Pass() = %+v, want %+v", r, want)
 	}
@@ -75,6 +83,7 @@ func TestPassEmptiesEveryBacklogWithItsOwnWindow(t *testing.T) {
 	}
 	for kind, cut := range map[string]time.Time{"outbox": now.Add(-time.Hour), "events": now.Add(-2 * time.Hour),
 		"pending": now.Add(-3 * time.Hour), "links": now, "journal": now.Add(-4 * time.Hour), "deleted": now.Add(-5 * time.Hour),
+		"meter": now.Add(-4 * time.Hour), "approvals": now.Add(-6 * time.Hour),
 		"downsample": now.Add(-48 * time.Hour), "history": now.Add(-72 * time.Hour)} {
 		if !f.cutoffs[kind].Equal(cut) {
 			t.Errorf("%s pruned before %s, want %s", kind, f.cutoffs[kind], cut)

@@ -1,4 +1,4 @@
--- v23: Reminders and people's time zones
+-- v22: Reminders and people's time zones
 -- A person's reminders (core/reminder): due_at is the next delivery, at_time
 -- the time first set, whose wall-clock time in zone repeats every day or
 -- week (every_unit); deliveries numbers the notices sent for it.

@@ -1,4 +1,4 @@
--- v24: Tasks, notes and ideas
+-- v23: Tasks, notes and ideas
 -- A person's notebook (core/notebook): tasks (due_at, done_at 0 when not
 -- set), notes and ideas. Notes are searched in full text: on SQLite an FTS4
 -- table whose docid is the entry's id (FTS4 is in go-sqlite3's default

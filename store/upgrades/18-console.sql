@@ -1,4 +1,4 @@
--- v19: Console: the operator's terminal
+-- v18: Console: the operator's terminal
 -- What people type in `jarvis console`, kept until the Jarvis holding the
 -- workspace lease has acted on it (handled_at, with how: outcome). answers
 -- is the key of the notice the line answers, when it is an answer.
