@@ -28,7 +28,8 @@ func (p *parser) separators() {
 			if i > 0 {
 				prev = ts[i-1].low
 			}
-			if orComparators[next] || prev == "at" {
+			// "0.5 or less" is one comparator; "under 0.6 or over 0.9" two
+			if orComparators[next] && !(i+2 < len(ts) && ts[i+2].isNum) || prev == "at" {
 				continue
 			}
 			t.sep, t.sepWord = connAny, "or"
@@ -59,7 +60,7 @@ func isBetween(ts []*token, i int) bool {
 		return false
 	}
 	for k := i - 2; k >= 0 && k >= i-3; k-- {
-		if ts[k].low == "between" || ts[k].low == "outside" {
+		if rangeWords[ts[k].low] {
 			return true
 		}
 	}
@@ -182,7 +183,7 @@ func (pt *clause) agentOnly() bool {
 // whatever the kind.
 func (p *parser) hasCond(pt *clause) bool {
 	ts := pt.free()
-	if hasPattern(directionPhrases, ts) || hasPattern(changedWords, ts) {
+	if hasPattern(directionPhrases, ts) || hasPattern(changedWords, ts) || silenced(ts) {
 		return true
 	}
 	for i, t := range ts {
@@ -346,6 +347,10 @@ func (p *parser) leaves(parts []*clause) []*watchLeaf {
 				// condition
 				pt.conn, pt.connWord = conn, word
 				last.extra = append(last.extra, pt)
+			case last != nil && silenced(pt.free()):
+				// "EVE turns red or hasn't reported for 2 hours": another
+				// kind, of the agent before
+				add(&watchLeaf{cond: pt, conn: conn, connWord: word})
 			case last != nil:
 				add(&watchLeaf{inherit: last, cond: pt, conn: conn, connWord: word})
 			default:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
@@ -50,6 +51,9 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 		one(tripwire.Condition{Op: tripwire.OpChanged}, fmt.Sprintf("a new item about %s in %s", pathOf(l.param), urlOf(l.param)))
 	case l.cond == nil:
 		fallback()
+	case k.Kind == fleet.SourceAgentHeartbeatAge && silenced(ts):
+		c, text, _ := silence(ts)
+		one(c, subject+" "+opWords(c.Op)+" "+text)
 	case vocabularies[k.Kind] != nil:
 		values, _, found := p.stateIn(k.Kind, ts)
 		switch {
@@ -78,6 +82,9 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 			b.group = rangeGroup(conds)
 			if note != "" {
 				p.notes = append(p.notes, note)
+			}
+			if span, ok := window(ts); ok && k.Value != core.ValueSeconds {
+				p.notes = append(p.notes, fmt.Sprintf("I left out %q: a tripwire tests each value as it is read, so it fires on the first one that matches.", span))
 			}
 			break
 		}
@@ -216,18 +223,23 @@ func wordValue(ts []*token) (string, bool, bool) {
 func (p *parser) numeric(k core.SourceKind, ts []*token, subject string) ([]tripwire.Condition, []string, string, bool) {
 	// between a and b; outside a and b
 	for i := 0; i+3 < len(ts); i++ {
-		if (ts[i].low == "between" || ts[i].low == "outside") && p.isValue(k, ts[i+1]) &&
+		if rangeWords[ts[i].low] && p.isValue(k, ts[i+1]) &&
 			(ts[i+2].low == "and" || ts[i+2].low == "to") && p.isValue(k, ts[i+3]) {
 			lo, loText, n1 := p.value(k, ts, i+1)
 			hi, hiText, n2 := p.value(k, ts, i+3)
+			if k.Value == core.ValueSeconds && ts[i+1].kind == tNum {
+				lo *= sharedUnit(ts, i+3) // "between 5 and 10 minutes"
+			}
 			if lo > hi {
 				lo, hi, loText, hiText = hi, lo, hiText, loText
 			}
 			conds := []tripwire.Condition{{Op: tripwire.OpGTE, Threshold: lo}, {Op: tripwire.OpLTE, Threshold: hi}}
-			if ts[i].low == "outside" {
+			word := "between"
+			if outsideRange(ts, i) {
 				conds = []tripwire.Condition{{Op: tripwire.OpLT, Threshold: lo}, {Op: tripwire.OpGT, Threshold: hi}}
+				word = "outside"
 			}
-			return conds, []string{subject + " " + ts[i].low + " " + loText + " and " + hiText, ""}, joinNotes(n1, n2), true
+			return conds, []string{subject + " " + word + " " + loText + " and " + hiText, ""}, joinNotes(n1, n2), true
 		}
 	}
 	var strong, weak *comparator
@@ -287,6 +299,44 @@ func (p *parser) numeric(k core.SourceKind, ts []*token, subject string) ([]trip
 	}
 	// "drops to 0.5" without "to": a direction and a number
 	return nil, nil, "", false
+}
+
+// sharedUnit is the seconds per unit of the duration at ts[j] ("10
+// minutes", "10min"), which a bare number before it shares; 1 when there
+// is none.
+func sharedUnit(ts []*token, j int) float64 {
+	if u := durationUnits[ts[j].unit]; u > 0 {
+		return u
+	}
+	if j+1 < len(ts) && len(ts[j+1].low) > 1 && durationUnits[ts[j+1].low] > 0 {
+		return durationUnits[ts[j+1].low]
+	}
+	return 1
+}
+
+// rangeWords open a range: "between 0.6 and 0.8", "within 10 to 20",
+// "in the range 0.6 to 0.8", "outside 0.5 and 0.7".
+var rangeWords = wordSet("between", "outside", "within", "range")
+
+// outsideRange reports whether the range at ts[i] is to be left: "outside
+// 0.5 and 0.7", "not between", "leaves the range", "out of the range".
+func outsideRange(ts []*token, i int) bool {
+	if ts[i].low == "outside" || negatedAt(ts, i) {
+		return true
+	}
+	for k := i - 1; k >= 0 && k >= i-3; k-- {
+		switch ts[k].low {
+		case "leaves", "leave", "left", "exits", "exit", "out", "outside":
+			return true
+		}
+	}
+	return false
+}
+
+// silenced reports whether ts say how long an agent has been silent.
+func silenced(ts []*token) bool {
+	_, _, ok := silence(ts)
+	return ok
 }
 
 // rangeGroup combines the two ends of a range: between is all, outside

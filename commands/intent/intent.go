@@ -42,6 +42,19 @@
 //     with any, "unless" with all and the condition negated; mixing and and
 //     or is asked about. "Any agent" is one condition per configured agent
 //     (at most four). Values of one state joined by "or" are one `in`.
+//   - Silence: "hasn't reported for 2 hours", "has been quiet for more
+//     than an hour", "no heartbeat from EVE in the last 30 minutes" watch
+//     agent.heartbeat_age (at or above the duration; above after "more
+//     than"), not agent.status (silence.go).
+//   - Names (agents, kinds and aliases) match without regard to case or
+//     accents: "ZOE-2" and "zoë-2" are the agent Zoë-2, "aeroskobing" is
+//     Ærøskøbing. Ranges: "between", "within", "in the range" a "and"/"to"
+//     b; "not between", "outside", "leaves the range" are outside it; a
+//     bare low end shares the high end's unit ("between 5 and 10
+//     minutes"); "2.5k" is 2500.
+//   - A span a condition should hold over or count within ("for 10
+//     minutes", "in an hour", "over the last day") is left out, with a
+//     note: a tripwire tests each value as it is read.
 //   - The cooldown is always set on the draft (default one hour), so the
 //     proposal shows what will be armed; more than 30 days is capped, with a
 //     note.
@@ -54,7 +67,8 @@
 // reads the lead-in, the intent, push and cooldown phrases, names.go the
 // params and names, clauses.go splits clauses and pairs subjects with
 // conditions, subjects.go resolves kinds and params, conditions.go reads
-// conditions, descriptions.go says them in words, and proposal.go builds
+// conditions, silence.go durations of silence and spans of time,
+// descriptions.go says them in words, and proposal.go builds
 // the answer.
 package intent
 

@@ -19,12 +19,16 @@ import (
 
 var intentAgents = []string{"EVE", "Ani", "ZEUS"}
 
+// displayAgents are agents whose names have hyphens, digits and letters
+// beyond ASCII; cases with agents set parse with them.
+var displayAgents = []string{"EVE", "Ani", "ZEUS", "Zoë-2", "night-owl", "Ærøskøbing", "Müller-7", "R2-D2"}
+
 // intentKinds are the source kinds Jarvis registers, with the aliases the
 // parser relies on.
 func intentKinds() []core.SourceKind {
 	resolve := func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }
 	agent := func(p string) error {
-		if !slices.Contains(intentAgents, p) {
+		if !slices.Contains(intentAgents, p) && !slices.Contains(displayAgents, p) {
 			return fmt.Errorf("%q is not a configured agent", p)
 		}
 		return nil
@@ -64,6 +68,8 @@ func intentKinds() []core.SourceKind {
 		agentKind(fleet.SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red",
 			core.ValueCategory, []string{"green", "yellow", "red"}, "agent mode", "mode"),
 		agentKind(fleet.SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", core.ValueSeconds, nil, "heartbeat age", "last heartbeat"),
+		agentKind(fleet.SourceAgentCrashLoop, "how many times an agent restarted within the crash-loop window", core.ValueCount, nil,
+			"crash loop", "restarts"),
 		agentKind(fleet.SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", core.ValueCount, nil,
 			"journal count", "journal entries"),
 		agentKind("breaker.state", "the state of an agent's circuit breaker: closed, open or half-open",
@@ -95,6 +101,8 @@ func laneRegistry() *core.SourceRegistry {
 	reg := intentRegistry()
 	reg.Register(core.SourceKind{Kind: "lane.sentiment", Aliases: []string{"sentiment lane", "sentiment"},
 		Description: "the state of the sentiment lane", Value: core.ValueText, Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }})
+	reg.Register(core.SourceKind{Kind: "lane.café", Aliases: []string{"Café lane"},
+		Description: "the state of the café lane", Value: core.ValueText, Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }})
 	return reg
 }
 
@@ -157,6 +165,8 @@ type intentCase struct {
 	// lanes parses with a registry where an operator mapped the
 	// sentiment lane to a snapshot kind
 	lanes bool
+	// display parses with displayAgents instead of intentAgents
+	display bool
 
 	want Kind
 	src  core.SourceRef
@@ -411,6 +421,145 @@ var intentCases = []intentCase{
 		want: Proposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true},
 	{name: "worried that", text: "I'm a bit worried that EVE will go offline",
 		want: Proposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true},
+
+	// how long since an agent last reported: agent.heartbeat_age
+	{name: "silence: hasn't reported for", text: "tell me if ZEUS hasn't reported for 2 hours",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(7200), push: true, desc: "ZEUS's heartbeat age at or above 2 hours", note: "-"},
+	{name: "silence: hasn't reported in", text: "let me know if EVE hasn't reported in 30 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(1800), push: true},
+	{name: "silence: has not reported", text: "alert me when Ani has not reported for 90 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "Ani"), cond: condGTE(5400), push: true},
+	{name: "silence: been silent", text: "let me know when EVE has been silent for 30 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(1800), push: true},
+	{name: "silence: quiet for more than", text: "alert me if Ani goes quiet for more than an hour",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "Ani"), cond: condGT(3600), push: true, desc: "Ani's heartbeat age above an hour"},
+	{name: "silence: no heartbeat from", text: "ping me if there's no heartbeat from ZEUS for 15 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(900), push: true},
+	{name: "silence: not sent a heartbeat", text: "tell me when EVE has not sent a heartbeat in 45 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(2700), push: true},
+	{name: "silence: offline for", text: "let me know if ZEUS has been offline for 10 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(600), push: true},
+	{name: "silence: stops reporting for", text: "tell me if Ani stops reporting for 3 hours",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "Ani"), cond: condGTE(3 * 3600), push: true},
+	{name: "silence: it's been since", text: "notify me when it's been 2 hours since ZEUS last reported",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(7200), push: true},
+	{name: "silence: checked in", text: "tell me if EVE hasn't checked in for a day",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(86400), push: true},
+	{name: "silence: half an hour", text: "warn me if ZEUS has gone dark for half an hour",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(1800), push: true},
+	{name: "silence: in the last", text: "tell me if we haven't heard from EVE in the last 20 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(1200), push: true},
+	{name: "silence: short unit", text: "ping me when ZEUS has been unreachable for 45min",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(2700), push: true},
+	{name: "silence: at least", text: "tell me if Ani has been silent for at least 2 hours",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "Ani"), cond: condGTE(7200), push: true},
+	{name: "silence: quietly", text: "quietly note it if EVE hasn't reported for 6 hours",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(6 * 3600), push: false},
+	{name: "silence: with a cooldown", text: "tell me if ZEUS hasn't reported for an hour, at most once a day",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(3600), push: true, cooldown: 86400},
+	{name: "silence: any agent", text: "tell me when any agent hasn't reported for an hour",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"),
+		cond: condAny(condGTE(3600), condOn("agent.heartbeat_age", "Ani", condGTE(3600)), condOn("agent.heartbeat_age", "ZEUS", condGTE(3600))), push: true},
+	{name: "silence: or with mode", text: "tell me if EVE turns red or hasn't reported for 2 hours",
+		want: Proposal, src: srcRef("agent.mode", "EVE"), cond: condAny(condEQ("red"), condOn("agent.heartbeat_age", "EVE", condGTE(7200))), push: true},
+	{name: "silence: last heartbeat older than", text: "tell me if EVE's last heartbeat is more than 5 minutes old",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGT(300), push: true},
+	{name: "silence: goes offline is still the status", text: "tell me when ZEUS goes offline",
+		want: Proposal, src: srcRef("agent.status", "ZEUS"), cond: condEQ("offline"), push: true},
+	{name: "silence: a question", text: "has ZEUS reported in the last 2 hours?", want: None},
+	{name: "silence: how long", text: "how long has ZEUS been silent?", want: None},
+	{name: "silence: a statement", text: "ZEUS hasn't reported for 2 hours", want: None},
+	{name: "silence: did it", text: "did EVE go offline for 10 minutes?", want: None},
+	{name: "silence: small talk", text: "I was away for 2 hours", want: None},
+
+	// display names: hyphens, digits, letters beyond ASCII, any case, no accents
+	{name: "display: as written", text: "tell me when Zoë-2 goes offline", display: true,
+		want: Proposal, src: srcRef("agent.status", "Zoë-2"), cond: condEQ("offline"), push: true, desc: "Zoë-2 is offline"},
+	{name: "display: lower case", text: "tell me when zoë-2 goes offline", display: true,
+		want: Proposal, src: srcRef("agent.status", "Zoë-2"), cond: condEQ("offline"), push: true},
+	{name: "display: no accent, capitals", text: "tell me when ZOE-2 goes offline", display: true,
+		want: Proposal, src: srcRef("agent.status", "Zoë-2"), cond: condEQ("offline"), push: true},
+	{name: "display: possessive without accent", text: "tell me when Zoe-2's MII drops below 0.5", display: true,
+		want: Proposal, src: srcRef("agent.mii", "Zoë-2"), cond: condLT(0.5), push: true, desc: "Zoë-2's MII below 0.5"},
+	{name: "display: hyphenated", text: "let me know if night-owl is late", display: true,
+		want: Proposal, src: srcRef("agent.status", "night-owl"), cond: condEQ("late"), push: true},
+	{name: "display: hyphenated in capitals", text: "tell me if NIGHT-OWL's mode turns red", display: true,
+		want: Proposal, src: srcRef("agent.mode", "night-owl"), cond: condEQ("red"), push: true},
+	{name: "display: silent in capitals", text: "tell me if NIGHT-OWL hasn't reported for an hour", display: true,
+		want: Proposal, src: srcRef("agent.heartbeat_age", "night-owl"), cond: condGTE(3600), push: true},
+	{name: "display: ae and o with stroke", text: "tell me if Ærøskøbing goes offline", display: true,
+		want: Proposal, src: srcRef("agent.status", "Ærøskøbing"), cond: condEQ("offline"), push: true},
+	{name: "display: folded to ASCII", text: "tell me if aeroskobing goes offline", display: true,
+		want: Proposal, src: srcRef("agent.status", "Ærøskøbing"), cond: condEQ("offline"), push: true},
+	{name: "display: umlaut left out", text: "tell me if muller-7 goes red", display: true,
+		want: Proposal, src: srcRef("agent.mode", "Müller-7"), cond: condEQ("red"), push: true},
+	{name: "display: umlaut kept", text: "ping me when MÜLLER-7's breaker opens", display: true,
+		want: Proposal, src: srcRef("breaker.state", "Müller-7"), cond: condEQ("open"), push: true},
+	{name: "display: digits and hyphen", text: "tell me if r2-d2's breaker opens", display: true,
+		want: Proposal, src: srcRef("breaker.state", "R2-D2"), cond: condEQ("open"), push: true, desc: "R2-D2's breaker is open"},
+	{name: "display: two of them", text: "let me know if zoe-2 or night-owl goes offline", display: true,
+		want: Proposal, src: srcRef("agent.status", "Zoë-2"), cond: condAny(condEQ("offline"), condOn("agent.status", "night-owl", condEQ("offline"))), push: true},
+	{name: "display: unknown", text: "tell me when zoe-3 goes offline", display: true, want: Question, question: "Which agent do you mean"},
+	{name: "display: alias without accent", text: "tell me when the cafe lane is degraded", lanes: true,
+		want: Proposal, src: srcRef("lane.café"), cond: condEQ("degraded"), push: true},
+	{name: "display: alias in capitals", text: "tell me when the CAFÉ LANE changes", lanes: true,
+		want: Proposal, src: srcRef("lane.café"), cond: condChanged(), push: true},
+
+	// ranges of amount
+	{name: "range: between", text: "tell me when GI is between 0.6 and 0.8",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condAll(condGTE(0.6), condLTE(0.8)), push: true, desc: "GI between 0.6 and 0.8"},
+	{name: "range: between percents", text: "tell me when GI is between 60% and 80%",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condAll(condGTE(0.6), condLTE(0.8)), push: true},
+	{name: "range: in the range", text: "tell me when GI is in the range 0.6 to 0.8",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condAll(condGTE(0.6), condLTE(0.8)), push: true},
+	{name: "range: within", text: "tell me when the vault is within 10 and 20",
+		want: Proposal, src: srcRef("vault.balance"), cond: condAll(condGTE(10), condLTE(20)), push: true},
+	{name: "range: reversed ends", text: "tell me when GI is between 0.8 and 0.6",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condAll(condGTE(0.6), condLTE(0.8)), push: true},
+	{name: "range: not between", text: "tell me when GI is not between 0.6 and 0.8",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condAny(condLT(0.6), condGT(0.8)), push: true, desc: "GI outside 0.6 and 0.8"},
+	{name: "range: leaves the range", text: "tell me when GI leaves the range 0.6 to 0.8",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condAny(condLT(0.6), condGT(0.8)), push: true},
+	{name: "range: under or over", text: "tell me when GI is under 0.6 or over 0.9",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condAny(condLT(0.6), condGT(0.9)), push: true},
+	{name: "range: or more is one comparator", text: "tell me when the vault is 10 or more",
+		want: Proposal, src: srcRef("vault.balance"), cond: condGTE(10), push: true},
+	{name: "range: at least", text: "tell me if there are at least 2 blocked cards",
+		want: Proposal, src: srcRef("cards.blocked"), cond: condGTE(2), push: true},
+	{name: "range: fewer than", text: "tell me if fewer than 2 cards are blocked",
+		want: Proposal, src: srcRef("cards.blocked"), cond: condLT(2), push: true},
+	{name: "range: no more than", text: "tell me when the vault is no more than 10",
+		want: Proposal, src: srcRef("vault.balance"), cond: condLTE(10), push: true},
+	{name: "range: thousands", text: "tell me when the vault is above 2.5k",
+		want: Proposal, src: srcRef("vault.balance"), cond: condGT(2500), push: true, desc: "vault above 2.5k"},
+	{name: "range: small talk", text: "thanks, that was between 0.6 and 0.8", want: None},
+
+	// ranges of time
+	{name: "time: heartbeat age between", text: "tell me when EVE's heartbeat age is between 5 and 10 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condAll(condGTE(300), condLTE(600)), push: true},
+	{name: "time: between mixed units", text: "tell me when EVE's heartbeat age is between 90s and 10 minutes",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condAll(condGTE(90), condLTE(600)), push: true},
+	{name: "time: hours with a fraction", text: "tell me if EVE's heartbeat age exceeds 1.5 hours",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGT(5400), push: true},
+	{name: "time: seconds", text: "tell me if EVE's heartbeat age is over 90 seconds",
+		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGT(90), push: true},
+	{name: "time: for 10 minutes", text: "tell me if GI stays below 0.7 for 10 minutes",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, note: `I left out "for 10 minutes"`},
+	{name: "time: over the last day", text: "tell me if GI drops below 0.7 over the last day",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, note: `I left out "over the last day"`},
+	{name: "time: for more than", text: "tell me when the vault goes above 100 for more than 5 minutes",
+		want: Proposal, src: srcRef("vault.balance"), cond: condGT(100), push: true, note: `I left out "for more than 5 minutes"`},
+	{name: "time: for half an hour", text: "tell me if GI is under 0.7 for half an hour",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, note: `I left out "for half an hour"`},
+	{name: "time: count in an hour", text: "tell me when more than 3 cards are blocked in an hour",
+		want: Proposal, src: srcRef("cards.blocked"), cond: condGT(3), push: true, note: `I left out "in an hour"`},
+	{name: "time: restarts in an hour", text: "tell me if ZEUS restarts more than 3 times in an hour",
+		want: Proposal, src: srcRef("agent.crash_loop", "ZEUS"), cond: condGT(3), push: true, desc: "ZEUS's restarts above 3", note: `I left out "in an hour"`},
+	{name: "time: journal entries in an hour", text: "tell me if EVE writes more than 20 journal entries in an hour",
+		want: Proposal, src: srcRef("agent.journal_count", "EVE"), cond: condGT(20), push: true, note: `I left out "in an hour"`},
+	{name: "time: cooldown is not a window", text: "tell me when GI drops below 0.7, at most once an hour",
+		want: Proposal, src: srcRef("integrity.gi"), cond: condLT(0.7), push: true, cooldown: 3600, note: "-"},
+	{name: "time: a question", text: "what was GI over the last day?", want: None},
 }
 
 func TestIntentParse(t *testing.T) {
@@ -420,7 +569,11 @@ func TestIntentParse(t *testing.T) {
 			if tt.lanes {
 				reg = laneRegistry()
 			}
-			got := Parse(tt.text, reg, intentAgents)
+			agents := intentAgents
+			if tt.display {
+				agents = displayAgents
+			}
+			got := Parse(tt.text, reg, agents)
 			if got.Kind != tt.want {
 				t.Fatalf("Parse(%q) is kind %d (%+v, question %q); want %d", tt.text, got.Kind, got.Draft, got.Question, tt.want)
 			}

@@ -140,13 +140,13 @@ func comparatorWord(w string) bool {
 func (p *parser) names() {
 	var agentNames, kindNames []namePattern
 	for _, a := range p.agents {
-		if w := lowWords(a); len(w) > 0 {
+		if w := foldWords(a); len(w) > 0 {
 			agentNames = append(agentNames, namePattern{words: w, agent: a})
 		}
 	}
 	for _, k := range p.kinds {
 		for _, n := range append([]string{k.Kind}, k.Aliases...) {
-			if w := lowWords(n); len(w) > 0 {
+			if w := foldWords(n); len(w) > 0 {
 				kindNames = append(kindNames, namePattern{words: w, kind: k})
 			}
 		}
@@ -204,11 +204,11 @@ func freeTokens(toks []*token) []*token {
 	return out
 }
 
-// lowWords tokenizes a name into lower-case words.
-func lowWords(s string) []string {
+// foldWords tokenizes a name into folded words.
+func foldWords(s string) []string {
 	var out []string
 	for _, t := range tokenize(s) {
-		out = append(out, t.low)
+		out = append(out, t.fold)
 	}
 	return out
 }
@@ -225,10 +225,10 @@ func wordsAt(words []string, ts []*token, i int, plural bool) bool {
 		if k > 0 && t.start-ts[i+k-1].end > 3 {
 			return false
 		}
-		if t.low == w {
+		if t.fold == w {
 			continue
 		}
-		if plural && (len(w) > 2 && t.low == w+"s" || len(w) > 4 && w == t.low+"s") {
+		if plural && (len(w) > 2 && t.fold == w+"s" || len(w) > 4 && w == t.fold+"s") {
 			continue
 		}
 		return false

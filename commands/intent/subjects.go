@@ -54,6 +54,10 @@ func (p *parser) resolveKind(l *watchLeaf) bool {
 		return true
 	}
 	agentish := len(pt.agents) > 0 || pt.anyAgent
+	agentBefore := l.prev != nil && l.prev.kind.ParamType == core.ParamAgent
+	if _, _, ok := silence(condTokens(cp, fleet.SourceAgentHeartbeatAge)); (agentish || agentBefore) && ok && lookup(fleet.SourceAgentHeartbeatAge) {
+		return true // "hasn't reported for 2 hours"
+	}
 	for _, kind := range []string{fleet.SourceAgentStatus, fleet.SourceAgentMode} {
 		if _, ok := p.reg.Lookup(kind); !ok {
 			continue
@@ -187,7 +191,7 @@ func (p *parser) resolveParam(l *watchLeaf) string {
 			}
 			for i, t := range q.toks {
 				if t.low == "my" || t.low == "me" && i > 0 && toMe[q.toks[i-1].low] ||
-					t.alias != nil && slices.Contains(lowWords(t.alias.text), "my") {
+					t.alias != nil && slices.Contains(foldWords(t.alias.text), "my") {
 					l.mine = true
 				}
 			}

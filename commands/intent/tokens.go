@@ -47,6 +47,7 @@ type token struct {
 	kind       tokKind
 	text       string // as written, a possessive 's dropped
 	low        string // lower case, ’ read as '
+	fold       string // low without accents: how names are matched
 	start, end int    // byte offsets of text in the sentence
 	num        float64
 	isNum      bool   // num holds a value (tNum, or a word like "6h")
@@ -127,6 +128,7 @@ func tokenize(s string) []*token {
 	// "70 %", "70 percent"
 	out := toks[:0]
 	for _, t := range toks {
+		t.fold = fold(t.low)
 		if n := len(out); n > 0 && out[n-1].kind == tNum && !out[n-1].pct && t.start-out[n-1].end <= 1 &&
 			(t.low == "%" || t.low == "percent" || t.low == "pct") {
 			out[n-1].pct, out[n-1].end = true, t.end
@@ -201,6 +203,10 @@ func scanNumber(s string, i int) *token {
 			w := scanWord(s, j)
 			t.kind, t.end, t.unit = tWord, w.end, w.low
 			t.text, t.low = s[i:w.end], strings.ToLower(s[i:w.end])
+			if w.low == "k" {
+				// "2.5k": thousands
+				t.kind, t.unit, t.num = tNum, "", t.num*1000
+			}
 		}
 	}
 	if !t.isNum {
@@ -239,3 +245,36 @@ func scanWord(s string, i int) *token {
 	}
 	return t
 }
+
+// fold is s in lower case without accents, so that "ZOE-2" finds the agent
+// "Zoë-2" and "aeroskobing" finds "Ærøskøbing": Latin letters lose their
+// diacritics (æ is ae, ß is ss), combining marks are dropped.
+func fold(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+		case foldLetters[r] != "":
+			b.WriteString(foldLetters[r])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// foldLetters are the lower-case Latin letters with diacritics and what
+// they fold to.
+var foldLetters = func() map[rune]string {
+	m := map[rune]string{'æ': "ae", 'œ': "oe", 'ß': "ss", 'ø': "o", 'ł': "l", 'đ': "d", 'ð': "d", 'þ': "th", 'ı': "i", 'ŋ': "n"}
+	for base, letters := range map[string]string{
+		"a": "àáâãäåāăą", "c": "çćĉċč", "d": "ď", "e": "èéêëēĕėęě", "g": "ĝğġģ", "h": "ĥħ", "i": "ìíîïĩīĭįİ",
+		"j": "ĵ", "k": "ķ", "l": "ĺļľŀ", "n": "ñńņňŉ", "o": "òóôõöōŏő", "r": "ŕŗř", "s": "śŝşšș", "t": "ţťŧț",
+		"u": "ùúûüũūŭůűų", "w": "ŵ", "y": "ýÿŷ", "z": "źżž",
+	} {
+		for _, r := range letters {
+			m[r] = base
+		}
+	}
+	return m
+}()

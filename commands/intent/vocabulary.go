@@ -293,6 +293,7 @@ var subjectNouns = map[string]string{
 	fleet.SourceAgentMode:         "mode",
 	fleet.SourceAgentHeartbeatAge: "heartbeat age",
 	fleet.SourceAgentJournalCount: "journal count",
+	fleet.SourceAgentCrashLoop:    "restarts",
 	sourceBreakerState:            "breaker",
 	card.SourceCardState:          "",
 	card.SourceCardsNeedsDecision: "cards waiting for a decision",
