@@ -51,7 +51,7 @@ func (p *parser) condition(l *watchLeaf) ([]builtCond, string) {
 		one(tripwire.Condition{Op: tripwire.OpChanged}, fmt.Sprintf("a new item about %s in %s", pathOf(l.param), urlOf(l.param)))
 	case l.cond == nil:
 		fallback()
-	case k.Kind == fleet.SourceAgentHeartbeatAge && silenced(ts):
+	case (k.Kind == fleet.SourceAgentSilence || k.Kind == fleet.SourceAgentHeartbeatAge) && silenced(ts):
 		c, text, _ := silence(ts)
 		one(c, subject+" "+opWords(c.Op)+" "+text)
 	case vocabularies[k.Kind] != nil:

@@ -44,8 +44,8 @@
 //     (at most four). Values of one state joined by "or" are one `in`.
 //   - Silence: "hasn't reported for 2 hours", "has been quiet for more
 //     than an hour", "no heartbeat from EVE in the last 30 minutes" watch
-//     agent.heartbeat_age (at or above the duration; above after "more
-//     than"), not agent.status (silence.go).
+//     agent.silence (at or above the duration; above after "more than"),
+//     not agent.status (silence.go).
 //   - Names (agents, kinds and aliases) match without regard to case or
 //     accents: "ZOE-2" and "zoë-2" are the agent Zoë-2, "aeroskobing" is
 //     Ærøskøbing. Ranges: "between", "within", "in the range" a "and"/"to"

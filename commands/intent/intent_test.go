@@ -68,6 +68,8 @@ func intentKinds() []core.SourceKind {
 		agentKind(fleet.SourceAgentMode, "the mode an agent reported in its last heartbeat: green, yellow or red",
 			core.ValueCategory, []string{"green", "yellow", "red"}, "agent mode", "mode"),
 		agentKind(fleet.SourceAgentHeartbeatAge, "seconds since an agent's last heartbeat", core.ValueSeconds, nil, "heartbeat age", "last heartbeat"),
+		agentKind(fleet.SourceAgentSilence, "seconds since an agent last reported (since it was first expected, if it never has)",
+			core.ValueSeconds, nil, "silence", "time since last report"),
 		agentKind(fleet.SourceAgentCrashLoop, "how many times an agent restarted within the crash-loop window", core.ValueCount, nil,
 			"crash loop", "restarts"),
 		agentKind(fleet.SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", core.ValueCount, nil,
@@ -167,6 +169,8 @@ type intentCase struct {
 	lanes bool
 	// display parses with displayAgents instead of intentAgents
 	display bool
+	// noSilence parses with a registry without agent.silence
+	noSilence bool
 
 	want Kind
 	src  core.SourceRef
@@ -422,48 +426,52 @@ var intentCases = []intentCase{
 	{name: "worried that", text: "I'm a bit worried that EVE will go offline",
 		want: Proposal, src: srcRef("agent.status", "EVE"), cond: condEQ("offline"), push: true},
 
-	// how long since an agent last reported: agent.heartbeat_age
+	// how long since an agent last reported: agent.silence
 	{name: "silence: hasn't reported for", text: "tell me if ZEUS hasn't reported for 2 hours",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(7200), push: true, desc: "ZEUS's heartbeat age at or above 2 hours", note: "-"},
+		want: Proposal, src: srcRef("agent.silence", "ZEUS"), cond: condGTE(7200), push: true, desc: "ZEUS's silence at or above 2 hours", note: "-"},
 	{name: "silence: hasn't reported in", text: "let me know if EVE hasn't reported in 30 minutes",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(1800), push: true},
+		want: Proposal, src: srcRef("agent.silence", "EVE"), cond: condGTE(1800), push: true},
 	{name: "silence: has not reported", text: "alert me when Ani has not reported for 90 minutes",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "Ani"), cond: condGTE(5400), push: true},
+		want: Proposal, src: srcRef("agent.silence", "Ani"), cond: condGTE(5400), push: true},
 	{name: "silence: been silent", text: "let me know when EVE has been silent for 30 minutes",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(1800), push: true},
+		want: Proposal, src: srcRef("agent.silence", "EVE"), cond: condGTE(1800), push: true},
 	{name: "silence: quiet for more than", text: "alert me if Ani goes quiet for more than an hour",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "Ani"), cond: condGT(3600), push: true, desc: "Ani's heartbeat age above an hour"},
+		want: Proposal, src: srcRef("agent.silence", "Ani"), cond: condGT(3600), push: true, desc: "Ani's silence above an hour"},
 	{name: "silence: no heartbeat from", text: "ping me if there's no heartbeat from ZEUS for 15 minutes",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(900), push: true},
+		want: Proposal, src: srcRef("agent.silence", "ZEUS"), cond: condGTE(900), push: true},
 	{name: "silence: not sent a heartbeat", text: "tell me when EVE has not sent a heartbeat in 45 minutes",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(2700), push: true},
+		want: Proposal, src: srcRef("agent.silence", "EVE"), cond: condGTE(2700), push: true},
 	{name: "silence: offline for", text: "let me know if ZEUS has been offline for 10 minutes",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(600), push: true},
+		want: Proposal, src: srcRef("agent.silence", "ZEUS"), cond: condGTE(600), push: true},
 	{name: "silence: stops reporting for", text: "tell me if Ani stops reporting for 3 hours",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "Ani"), cond: condGTE(3 * 3600), push: true},
+		want: Proposal, src: srcRef("agent.silence", "Ani"), cond: condGTE(3 * 3600), push: true},
 	{name: "silence: it's been since", text: "notify me when it's been 2 hours since ZEUS last reported",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(7200), push: true},
+		want: Proposal, src: srcRef("agent.silence", "ZEUS"), cond: condGTE(7200), push: true},
 	{name: "silence: checked in", text: "tell me if EVE hasn't checked in for a day",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(86400), push: true},
+		want: Proposal, src: srcRef("agent.silence", "EVE"), cond: condGTE(86400), push: true},
 	{name: "silence: half an hour", text: "warn me if ZEUS has gone dark for half an hour",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(1800), push: true},
+		want: Proposal, src: srcRef("agent.silence", "ZEUS"), cond: condGTE(1800), push: true},
 	{name: "silence: in the last", text: "tell me if we haven't heard from EVE in the last 20 minutes",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(1200), push: true},
+		want: Proposal, src: srcRef("agent.silence", "EVE"), cond: condGTE(1200), push: true},
 	{name: "silence: short unit", text: "ping me when ZEUS has been unreachable for 45min",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(2700), push: true},
+		want: Proposal, src: srcRef("agent.silence", "ZEUS"), cond: condGTE(2700), push: true},
 	{name: "silence: at least", text: "tell me if Ani has been silent for at least 2 hours",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "Ani"), cond: condGTE(7200), push: true},
+		want: Proposal, src: srcRef("agent.silence", "Ani"), cond: condGTE(7200), push: true},
 	{name: "silence: quietly", text: "quietly note it if EVE hasn't reported for 6 hours",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGTE(6 * 3600), push: false},
+		want: Proposal, src: srcRef("agent.silence", "EVE"), cond: condGTE(6 * 3600), push: false},
 	{name: "silence: with a cooldown", text: "tell me if ZEUS hasn't reported for an hour, at most once a day",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(3600), push: true, cooldown: 86400},
+		want: Proposal, src: srcRef("agent.silence", "ZEUS"), cond: condGTE(3600), push: true, cooldown: 86400},
 	{name: "silence: any agent", text: "tell me when any agent hasn't reported for an hour",
-		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"),
-		cond: condAny(condGTE(3600), condOn("agent.heartbeat_age", "Ani", condGTE(3600)), condOn("agent.heartbeat_age", "ZEUS", condGTE(3600))), push: true},
+		want: Proposal, src: srcRef("agent.silence", "EVE"),
+		cond: condAny(condGTE(3600), condOn("agent.silence", "Ani", condGTE(3600)), condOn("agent.silence", "ZEUS", condGTE(3600))), push: true},
 	{name: "silence: or with mode", text: "tell me if EVE turns red or hasn't reported for 2 hours",
-		want: Proposal, src: srcRef("agent.mode", "EVE"), cond: condAny(condEQ("red"), condOn("agent.heartbeat_age", "EVE", condGTE(7200))), push: true},
+		want: Proposal, src: srcRef("agent.mode", "EVE"), cond: condAny(condEQ("red"), condOn("agent.silence", "EVE", condGTE(7200))), push: true},
 	{name: "silence: last heartbeat older than", text: "tell me if EVE's last heartbeat is more than 5 minutes old",
 		want: Proposal, src: srcRef("agent.heartbeat_age", "EVE"), cond: condGT(300), push: true},
+	{name: "silence: the kind by name", text: "alert me when ZEUS's silence exceeds 3 hours",
+		want: Proposal, src: srcRef("agent.silence", "ZEUS"), cond: condGT(3 * 3600), push: true, desc: "ZEUS's silence above 3 hours"},
+	{name: "silence: heartbeat age without agent.silence", text: "tell me if ZEUS hasn't reported for 2 hours", noSilence: true,
+		want: Proposal, src: srcRef("agent.heartbeat_age", "ZEUS"), cond: condGTE(7200), push: true, desc: "ZEUS's heartbeat age at or above 2 hours"},
 	{name: "silence: goes offline is still the status", text: "tell me when ZEUS goes offline",
 		want: Proposal, src: srcRef("agent.status", "ZEUS"), cond: condEQ("offline"), push: true},
 	{name: "silence: a question", text: "has ZEUS reported in the last 2 hours?", want: None},
@@ -486,7 +494,7 @@ var intentCases = []intentCase{
 	{name: "display: hyphenated in capitals", text: "tell me if NIGHT-OWL's mode turns red", display: true,
 		want: Proposal, src: srcRef("agent.mode", "night-owl"), cond: condEQ("red"), push: true},
 	{name: "display: silent in capitals", text: "tell me if NIGHT-OWL hasn't reported for an hour", display: true,
-		want: Proposal, src: srcRef("agent.heartbeat_age", "night-owl"), cond: condGTE(3600), push: true},
+		want: Proposal, src: srcRef("agent.silence", "night-owl"), cond: condGTE(3600), push: true},
 	{name: "display: ae and o with stroke", text: "tell me if Ærøskøbing goes offline", display: true,
 		want: Proposal, src: srcRef("agent.status", "Ærøskøbing"), cond: condEQ("offline"), push: true},
 	{name: "display: folded to ASCII", text: "tell me if aeroskobing goes offline", display: true,
@@ -568,6 +576,9 @@ func TestIntentParse(t *testing.T) {
 			reg := intentRegistry()
 			if tt.lanes {
 				reg = laneRegistry()
+			}
+			if tt.noSilence {
+				reg = core.NewSourceRegistry(slices.DeleteFunc(intentKinds(), func(k core.SourceKind) bool { return k.Kind == fleet.SourceAgentSilence })...)
 			}
 			agents := intentAgents
 			if tt.display {

@@ -7,8 +7,9 @@ import (
 )
 
 // Silence: "tell me if ZEUS hasn't reported for 2 hours" watches how long
-// it has been since the agent's last heartbeat (agent.heartbeat_age), not
-// its status. A clause is about silence when it says so (a word of
+// the agent has been silent (agent.silence, which counts from when it was
+// first expected if it never reported; agent.heartbeat_age where silence
+// is not registered), not its status. A clause is about silence when it says so (a word of
 // silenceCues) and how long (a duration after "for", "in", "within",
 // "over", "been" or a comparator).
 

@@ -55,7 +55,8 @@ func (p *parser) resolveKind(l *watchLeaf) bool {
 	}
 	agentish := len(pt.agents) > 0 || pt.anyAgent
 	agentBefore := l.prev != nil && l.prev.kind.ParamType == core.ParamAgent
-	if _, _, ok := silence(condTokens(cp, fleet.SourceAgentHeartbeatAge)); (agentish || agentBefore) && ok && lookup(fleet.SourceAgentHeartbeatAge) {
+	if _, _, ok := silence(condTokens(cp, fleet.SourceAgentSilence)); (agentish || agentBefore) && ok &&
+		(lookup(fleet.SourceAgentSilence) || lookup(fleet.SourceAgentHeartbeatAge)) {
 		return true // "hasn't reported for 2 hours"
 	}
 	for _, kind := range []string{fleet.SourceAgentStatus, fleet.SourceAgentMode} {

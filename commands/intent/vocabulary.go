@@ -294,6 +294,7 @@ var subjectNouns = map[string]string{
 	fleet.SourceAgentHeartbeatAge: "heartbeat age",
 	fleet.SourceAgentJournalCount: "journal count",
 	fleet.SourceAgentCrashLoop:    "restarts",
+	fleet.SourceAgentSilence:      "silence",
 	sourceBreakerState:            "breaker",
 	card.SourceCardState:          "",
 	card.SourceCardsNeedsDecision: "cards waiting for a decision",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -19,22 +20,25 @@ const (
 	SourceAgentJournalCount = "agent.journal_count"
 	SourceAgentSpendToday   = "agent.spend_today"
 	SourceAgentCrashLoop    = "agent.crash_loop"
+	SourceAgentSilence      = "agent.silence"
 )
 
 // SourceKinds lists the source kinds RegisterSources adds, for
 // re-evaluating the tripwires that read them when the fleet changes.
 var SourceKinds = []string{SourceAgentStatus, SourceAgentMII, SourceAgentMode, SourceAgentHeartbeatAge, SourceAgentJournalCount,
-	SourceAgentSpendToday, SourceAgentCrashLoop}
+	SourceAgentSpendToday, SourceAgentCrashLoop, SourceAgentSilence}
 
 // RegisterSources adds the fleet's tripwire source kinds to r:
 // agent.status ("online", "late" or "offline"), agent.mii (0 to 1),
 // agent.mode ("green", "yellow" or "red"), agent.heartbeat_age (seconds
 // since the last heartbeat), agent.journal_count (entries in the current
 // cycle), agent.spend_today (what it spent today, in its budget's
-// currency) and agent.crash_loop (its restarts within the crash-loop
-// window). An agent never heard from has a status, a journal count, a
-// spend and restarts; its other kinds are a source error (ErrNotFound)
-// until it reports.
+// currency), agent.crash_loop (its restarts within the crash-loop
+// window) and agent.silence (seconds since its last heartbeat or, before
+// its first, since it was first expected: Jarvis's start or the reload
+// that added it). An agent never heard from has a status, a journal
+// count, a spend, restarts and a silence; its other kinds are a source
+// error (ErrNotFound) until it reports.
 func (f *Service) RegisterSources(r *core.SourceRegistry) {
 	kinds := []struct {
 		kind, description string
@@ -51,6 +55,8 @@ func (f *Service) RegisterSources(r *core.SourceRegistry) {
 		{SourceAgentJournalCount, "how many journal entries an agent wrote in its current cycle", []string{"journal count", "journal entries"}, core.ValueCount, nil},
 		{SourceAgentSpendToday, "what an agent spent today (UTC), from its heartbeats", []string{"spend today", "spend", "cost today"}, core.ValueNumber, nil},
 		{SourceAgentCrashLoop, "how many times an agent restarted within the crash-loop window", []string{"crash loop", "restarts"}, core.ValueCount, nil},
+		{SourceAgentSilence, "seconds since an agent last reported (since it was first expected, if it never has)", []string{"silence", "time since last report"},
+			core.ValueSeconds, nil},
 	}
 	for _, k := range kinds {
 		r.Register(core.SourceKind{
@@ -110,6 +116,14 @@ func (f *Service) observe(ctx context.Context, kind, agent string) (core.Observa
 		return obs, nil
 	case SourceAgentCrashLoop:
 		obs.Value, obs.Display = float64(r.Restarts), core.Plural(r.Restarts, "restart", "restarts")+" in the crash-loop window"
+		return obs, nil
+	case SourceAgentSilence:
+		if reported {
+			obs.Value, obs.Display = r.Age.Seconds(), "silent for "+core.HumanDuration(r.Age)
+			return obs, nil
+		}
+		since := f.deps.Clock.Now().Sub(f.roster.Load().since[strings.ToUpper(a.Name)])
+		obs.Value, obs.Display = since.Seconds(), "never reported, expected for "+core.HumanDuration(since)
 		return obs, nil
 	}
 	if !reported {

@@ -139,6 +139,9 @@ func TestFleetSources(t *testing.T) {
 		{name: "mii", kind: fleet.SourceAgentMII, agent: "ZEUS", want: 0.5, wantDisplay: "0.50"},
 		{name: "mode", kind: fleet.SourceAgentMode, agent: "ZEUS", want: "red", wantDisplay: "red"},
 		{name: "heartbeat age in seconds", kind: fleet.SourceAgentHeartbeatAge, agent: "EVE", want: 9000.0, wantDisplay: "2h 30m ago"},
+		{name: "silence since the last heartbeat", kind: fleet.SourceAgentSilence, agent: "EVE", want: 9000.0, wantDisplay: "silent for 2h 30m"},
+		{name: "silence of an agent never heard from, since it was expected", kind: fleet.SourceAgentSilence, agent: "aurea", want: 12600.0,
+			wantDisplay: "never reported, expected for 3h 30m"},
 		{name: "journal count of the current cycle", kind: fleet.SourceAgentJournalCount, agent: "EVE", want: 2.0, wantDisplay: "2 journal entries this cycle"},
 		{name: "journal count reconciled with a later cycle", kind: fleet.SourceAgentJournalCount, agent: "ZEUS", want: 1.0, wantDisplay: "1 journal entry this cycle"},
 		{name: "no mii before the first heartbeat", kind: fleet.SourceAgentMII, agent: "AUREA", wantErr: core.ErrNotFound},
@@ -172,8 +175,8 @@ func TestFleetSources(t *testing.T) {
 	if err := k.CheckParam("MALLORY"); err == nil {
 		t.Error("CheckParam(MALLORY) = nil, want an error")
 	}
-	if got := len(reg.Kinds()); got != 7 {
-		t.Errorf("%d kinds registered, want 7", got)
+	if got := len(reg.Kinds()); got != 8 {
+		t.Errorf("%d kinds registered, want 8", got)
 	}
 }
 
