@@ -13,6 +13,9 @@ func (p *parser) separators() {
 	ts := freeTokens(p.toks)
 	for i := 0; i < len(ts); i++ {
 		t := ts[i]
+		if t.kind == tPunct && isRangeDash(ts, i) {
+			continue // "0.6-0.8"
+		}
 		if t.kind == tPunct {
 			t.sep, t.sepWord = connNeutral, ""
 			if t.low == "/" {
@@ -65,6 +68,12 @@ func isBetween(ts []*token, i int) bool {
 		}
 	}
 	return false
+}
+
+// isRangeDash reports whether the dash at ts[i] joins the two ends of a
+// range: "in the range 0.6-0.8", "between 10–20".
+func isRangeDash(ts []*token, i int) bool {
+	return (ts[i].low == "-" || ts[i].low == "–") && i > 0 && i+1 < len(ts) && ts[i-1].isNum && ts[i+1].isNum
 }
 
 // clause is one clause of the sentence and what it names.

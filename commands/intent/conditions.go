@@ -224,7 +224,7 @@ func (p *parser) numeric(k core.SourceKind, ts []*token, subject string) ([]trip
 	// between a and b; outside a and b
 	for i := 0; i+3 < len(ts); i++ {
 		if rangeWords[ts[i].low] && p.isValue(k, ts[i+1]) &&
-			(ts[i+2].low == "and" || ts[i+2].low == "to") && p.isValue(k, ts[i+3]) {
+			(ts[i+2].low == "and" || ts[i+2].low == "to" || isRangeDash(ts, i+2)) && p.isValue(k, ts[i+3]) {
 			lo, loText, n1 := p.value(k, ts, i+1)
 			hi, hiText, n2 := p.value(k, ts, i+3)
 			if k.Value == core.ValueSeconds && ts[i+1].kind == tNum {

@@ -48,8 +48,8 @@
 //     not agent.status (silence.go).
 //   - Names (agents, kinds and aliases) match without regard to case or
 //     accents: "ZOE-2" and "zoë-2" are the agent Zoë-2, "aeroskobing" is
-//     Ærøskøbing. Ranges: "between", "within", "in the range" a "and"/"to"
-//     b; "not between", "outside", "leaves the range" are outside it; a
+//     Ærøskøbing. Ranges: "between", "within", "in the range" a "and"/"to"/
+//     a dash b; "not between", "outside", "leaves the range" are outside it; a
 //     bare low end shares the high end's unit ("between 5 and 10
 //     minutes"); "2.5k" is 2500.
 //   - A span a condition should hold over or count within ("for 10
