@@ -352,6 +352,16 @@ type Deps struct {
 	History history.Store
 	// Room is the dedicated room; notices of the "self" scope go there.
 	Room string
+	// Quiet holds the trip pushes of people in their quiet hours; nil
+	// holds none.
+	Quiet Quiet
+}
+
+// Quiet holds a person's trip pushes during their quiet hours.
+type Quiet interface {
+	// Hold keeps ev for user's digest instead of pushing it when now is in
+	// their quiet hours, in ctx's transaction, and reports whether it did.
+	Hold(ctx context.Context, user string, ev TripEvent, now time.Time) (bool, error)
 }
 
 // Service is the personal tripwire engine: citizens arm standing
