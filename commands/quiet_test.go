@@ -122,3 +122,59 @@ func TestQuietHoursHoldPushesForOneDigest(t *testing.T) {
 		t.Fatalf("with quiet hours off at midnight got %+v, want trip 4 pushed", got)
 	}
 }
+
+// TestDailyDigestAtNineInBerlin: Alice in Berlin asks for a daily digest
+// at 09:00; her journal-only tripwire's trips push nothing, and at 09:00
+// her time one message sums up those since the last digest; a trip after
+// 09:00 waits for the next morning, or for `!me digest off`.
+func TestDailyDigestAtNineInBerlin(t *testing.T) {
+	th := newTripwireHarness(t, 0)
+	svc := reminder.NewService(reminder.Deps{Store: th.store.Reminders(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
+	th.proc.AddFeatures(Features{Reminders: svc, People: th.store.Reminders(), Quiet: th.quiet})
+
+	th.say(t, alice, "!me tz Europe/Berlin")
+	wantText(t, "not a time", onlyReply(t, th.say(t, alice, "!me digest daily soon")), "Not set", "times of day like 22:00")
+	wantText(t, "set", onlyReply(t, th.say(t, alice, "!me digest daily 9:00")), "Daily digest at 09:00 (Europe/Berlin)")
+	wantText(t, "shown", onlyReply(t, th.say(t, alice, "!me")), "Daily digest: at 09:00", "!me digest off")
+	m := armedID.FindStringSubmatch(onlyReply(t, th.say(t, alice, `!tw arm GI lt 0.7 --label "GI [low](x)" --because "the Seal" --cooldown 0`)))
+	if m == nil {
+		t.Fatal("not armed")
+	}
+
+	// Monday 10:01 and 23:01 in Berlin: journaled, nothing sent.
+	th.tick(t, 0.5)
+	th.sweepQuiet(t)
+	th.tick(t, 0.8)
+	th.clock.Set(time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC))
+	th.tick(t, 0.6)
+	th.clock.Set(time.Date(2026, 12, 1, 7, 59, 0, 0, time.UTC))
+	th.sweepQuiet(t)
+	if got := th.pushes(t, alice, ""); len(got) != 0 {
+		t.Fatalf("sent before 09:00 Berlin: %+v", got)
+	}
+
+	// Tuesday 09:00 in Berlin: one digest with both.
+	th.clock.Set(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
+	th.sweepQuiet(t)
+	th.sweepQuiet(t)
+	digests := th.pushes(t, alice, "daily:")
+	if len(digests) != 1 {
+		t.Fatalf("got %d digests, want one", len(digests))
+	}
+	wantText(t, "digest", digests[0].Body, "☀️ **Your daily digest:** 2 trips only journaled",
+		"- Mon 10:01 **GI \\[low\\](x)**: integrity.gi is 0.5", "- Mon 23:01 **GI \\[low\\](x)**: integrity.gi is 0.6", m[1])
+
+	// 09:31: the trip waits for tomorrow, or for the digest to be turned off.
+	th.tick(t, 0.8)
+	th.clock.Set(time.Date(2026, 12, 1, 8, 30, 0, 0, time.UTC))
+	th.tick(t, 0.3)
+	th.sweepQuiet(t)
+	if got := th.pushes(t, alice, ""); len(got) != 1 {
+		t.Fatalf("after 09:00 got %d messages, want the one digest", len(got))
+	}
+	wantText(t, "off", onlyReply(t, th.say(t, alice, "!me digest off")), "Daily digest off")
+	th.sweepQuiet(t)
+	if got := th.pushes(t, alice, "daily:"); len(got) != 2 || !strings.Contains(got[1].Body, "**Your daily digest:** 1 trip only") {
+		t.Fatalf("after off got %+v, want a last digest of the one trip", got)
+	}
+}

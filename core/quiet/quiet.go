@@ -1,5 +1,6 @@
 // Package quiet holds a person's trip pushes during their quiet hours and
-// delivers them as one digest when the hours end.
+// delivers them as one digest when the hours end, and gathers the trips
+// they only journal into one daily digest.
 package quiet
 
 import (
@@ -43,6 +44,10 @@ func ParseHours(s string) (Hours, error) {
 	return Hours{Set: true, From: f, To: t}, nil
 }
 
+// ParseClock reads a time of day, "09:00" or "9", as minutes after
+// midnight.
+func ParseClock(s string) (int, error) { return parseClock(strings.TrimSpace(s)) }
+
 // parseClock reads "22:00", "7:30" or "22" as minutes after midnight.
 func parseClock(s string) (int, error) {
 	if !strings.Contains(s, ":") {
@@ -50,7 +55,7 @@ func parseClock(s string) (int, error) {
 	}
 	t, err := time.Parse("15:04", s)
 	if err != nil {
-		return 0, core.Invalid("hours", "%q is not a time of day like 22:00", s)
+		return 0, core.Invalid("time", "give times of day like 22:00 or 9:30")
 	}
 	return t.Hour()*60 + t.Minute(), nil
 }
@@ -62,6 +67,9 @@ func (h Hours) String() string {
 	}
 	return clock(h.From) + "–" + clock(h.To)
 }
+
+// Clock says minutes after midnight as "09:00".
+func Clock(m int) string { return clock(m) }
 
 func clock(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
 
@@ -78,10 +86,33 @@ func (h Hours) Contains(t time.Time, loc *time.Location) bool {
 	return m >= h.From || m < h.To
 }
 
-// Held is a trip push kept for its owner's digest.
+// Kind says which digest a held trip waits for.
+type Kind string
+
+const (
+	// Quiet is a push held during its owner's quiet hours.
+	Quiet Kind = "quiet"
+	// Daily is a journal-only trip kept for its owner's daily digest.
+	Daily Kind = "daily"
+)
+
+// NoDigest is a Settings.Digest with no daily digest.
+const NoDigest = -1
+
+// Settings are what a person set: quiet hours, the time of their daily
+// digest (minutes after midnight, NoDigest for none) and their time zone
+// ("" for the default).
+type Settings struct {
+	Hours  Hours
+	Digest int
+	Zone   string
+}
+
+// Held is a trip kept for its owner's digest.
 type Held struct {
 	ID         int64
 	Owner      string
+	Kind       Kind
 	TripwireID string
 	Trip       int64
 	// Label and Summary are the tripwire's, as written: untrusted.
@@ -91,15 +122,17 @@ type Held struct {
 
 // Store keeps quiet hours and held pushes.
 type Store interface {
-	// QuietHours returns a person's quiet hours and time zone ("" when
-	// they set none).
-	QuietHours(ctx context.Context, user string) (Hours, string, error)
+	// QuietSettings returns what a person set (Off, NoDigest and "" when
+	// nothing).
+	QuietSettings(ctx context.Context, user string) (Settings, error)
 	SetQuietHours(ctx context.Context, user string, h Hours) error
+	SetDigest(ctx context.Context, user string, at int) error
 	HoldPush(ctx context.Context, h Held) error
-	// HeldOwners returns the people who have pushes held.
-	HeldOwners(ctx context.Context) ([]string, error)
-	// TakeHeld removes and returns an owner's held pushes, oldest first.
-	TakeHeld(ctx context.Context, owner string) ([]Held, error)
+	// HeldOwners returns the people who have trips of kind held.
+	HeldOwners(ctx context.Context, kind Kind) ([]string, error)
+	// TakeHeld removes and returns an owner's held trips of kind at or
+	// before upTo, oldest first.
+	TakeHeld(ctx context.Context, owner string, kind Kind, upTo time.Time) ([]Held, error)
 	// MoveHeld gives from's held pushes to to.
 	MoveHeld(ctx context.Context, from, to string) (int, error)
 }

@@ -651,7 +651,8 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 
 // fire records a trip: history always, journal and push queue as the action
 // says, and a notice to the citizen when push is on, unless their quiet
-// hours hold it for their digest.
+// hours hold it for their digest; a journal-only trip goes to their daily
+// digest when they asked for one.
 func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
 	rec.Status = Tripped
 	rec.LastTrippedAt = &now
@@ -671,10 +672,14 @@ func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.T
 		Summary:         observedText(c.cc, c.obs, plain) + " (" + c.cc.text() + ")",
 	}
 	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal, Push: rec.Action.Push})
+	quiet := s.deps.Quiet != nil && rec.Scope != SelfScope
 	if !rec.Action.Push {
+		if quiet {
+			return notices, s.deps.Quiet.Journaled(ctx, rec.Scope, ev)
+		}
 		return notices, nil
 	}
-	if s.deps.Quiet != nil && rec.Scope != SelfScope {
+	if quiet {
 		held, err := s.deps.Quiet.Hold(ctx, rec.Scope, ev, now)
 		if err != nil || held {
 			// A held trip has no notice for its reset to answer in.

@@ -357,11 +357,16 @@ type Deps struct {
 	Quiet Quiet
 }
 
-// Quiet holds a person's trip pushes during their quiet hours.
+// Quiet holds a person's trip pushes during their quiet hours and
+// gathers their journal-only trips for a daily digest, in ctx's
+// transaction.
 type Quiet interface {
 	// Hold keeps ev for user's digest instead of pushing it when now is in
-	// their quiet hours, in ctx's transaction, and reports whether it did.
+	// their quiet hours, and reports whether it did.
 	Hold(ctx context.Context, user string, ev TripEvent, now time.Time) (bool, error)
+	// Journaled keeps a trip that is journaled and not pushed for user's
+	// daily digest, when they asked for one.
+	Journaled(ctx context.Context, user string, ev TripEvent) error
 }
 
 // Service is the personal tripwire engine: citizens arm standing
