@@ -54,7 +54,10 @@ func TestQuietHoursHoldPushesForOneDigest(t *testing.T) {
 
 	m := armedID.FindStringSubmatch(onlyReply(t, th.say(t, alice, `!tw arm GI lt 0.7 --label "GI *low* <b>" --because "the Seal" --push --cooldown 0`)))
 	b := armedID.FindStringSubmatch(onlyReply(t, th.say(t, bob, `!tw arm GI lt 0.7 --label "Bob's GI" --because "mine" --push --cooldown 0`)))
-	if m == nil || b == nil {
+	reply := onlyReply(t, th.say(t, alice, `!tw arm GI lt 0.45 --label "GI collapsing" --because "wake me" --urgent --cooldown 0`))
+	wantText(t, "urgent", reply, "even in your quiet hours")
+	u := armedID.FindStringSubmatch(reply)
+	if m == nil || b == nil || u == nil {
 		t.Fatal("not armed")
 	}
 
@@ -77,9 +80,14 @@ func TestQuietHoursHoldPushesForOneDigest(t *testing.T) {
 		t.Fatalf("a held trip's reset replied: %+v", got)
 	}
 	th.clock.Set(time.Date(2026, 12, 1, 1, 59, 0, 0, time.UTC))
-	th.tick(t, 0.4)
+	th.tick(t, 0.5)
 	if got := th.pushes(t, alice, "trip:"); len(got) != 0 {
 		t.Fatalf("pushed in quiet hours: %+v", got)
+	}
+	// GI collapses: the urgent tripwire breaks through at once.
+	th.tick(t, 0.4)
+	if got := th.pushes(t, alice, "trip:"); len(got) != 1 || got[0].Key != "trip:"+u[1]+":1" {
+		t.Fatalf("an urgent trip in quiet hours got %+v, want it pushed", got)
 	}
 	th.clock.Set(time.Date(2026, 12, 1, 5, 59, 0, 0, time.UTC))
 	th.sweepQuiet(t)
@@ -101,15 +109,18 @@ func TestQuietHoursHoldPushesForOneDigest(t *testing.T) {
 	}
 	wantText(t, "digest", d.Body, "While your quiet hours held them (22:00–07:00):** 2 trips",
 		"- Mon 22:30 **GI \\*low\\* \\<b\\>**: integrity.gi is 0.5", "trip 1",
-		"- Tue 03:00 **GI \\*low\\* \\<b\\>**: integrity.gi is 0.4", "trip 2", m[1])
-	if strings.Contains(d.Body, "Bob") {
+		"- Tue 03:00 **GI \\*low\\* \\<b\\>**: integrity.gi is 0.5", "trip 2", m[1])
+	if strings.Contains(d.Body, "collapsing") {
+		t.Errorf("the digest holds the urgent trip that was pushed:\n%s", d.Body)
+	}
+	if strings.Contains(d.Body, "Bob") || strings.Contains(d.Body, "3 trips") {
 		t.Errorf("Alice's digest shows Bob's tripwire:\n%s", d.Body)
 	}
 
 	// Awake: the next trip is pushed at once.
 	th.tick(t, 0.9)
 	th.tick(t, 0.3)
-	if got := th.pushes(t, alice, "trip:"); len(got) != 1 || got[0].Key != "trip:"+m[1]+":3" {
+	if got := th.pushes(t, alice, "trip:"+m[1]+":"); len(got) != 1 || got[0].Key != "trip:"+m[1]+":3" {
 		t.Fatalf("after the quiet hours got %+v, want trip 3 pushed", got)
 	}
 
@@ -118,7 +129,7 @@ func TestQuietHoursHoldPushesForOneDigest(t *testing.T) {
 	th.clock.Set(time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC))
 	th.tick(t, 0.9)
 	th.tick(t, 0.3)
-	if got := th.pushes(t, alice, "trip:"); len(got) == 0 || got[len(got)-1].Key != "trip:"+m[1]+":4" {
+	if got := th.pushes(t, alice, "trip:"+m[1]+":"); len(got) == 0 || got[len(got)-1].Key != "trip:"+m[1]+":4" {
 		t.Fatalf("with quiet hours off at midnight got %+v, want trip 4 pushed", got)
 	}
 }

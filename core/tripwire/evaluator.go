@@ -679,7 +679,7 @@ func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.T
 		}
 		return notices, nil
 	}
-	if quiet {
+	if quiet && !rec.Action.Urgent {
 		held, err := s.deps.Quiet.Hold(ctx, rec.Scope, ev, now)
 		if err != nil || held {
 			// A held trip has no notice for its reset to answer in.

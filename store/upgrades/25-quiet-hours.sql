@@ -5,6 +5,9 @@ ALTER TABLE person ADD COLUMN quiet_from INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE person ADD COLUMN quiet_to INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE person ADD COLUMN digest_at INTEGER NOT NULL DEFAULT -1;
 
+-- An urgent tripwire's pushes break through its owner's quiet hours.
+ALTER TABLE tripwire ADD COLUMN action_urgent BOOLEAN NOT NULL DEFAULT false;
+
 -- Trips held for a digest: kind 'quiet' is a push held during its owner's
 -- quiet hours, delivered when they end; 'daily' a journal-only trip,
 -- delivered in the next daily digest. Deleted when delivered. label and
