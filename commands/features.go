@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
@@ -48,6 +49,8 @@ type Features struct {
 	// reminder ("remind me to … tomorrow at 10"), with People.
 	Reminders *reminder.Service
 	People    PersonStore
+	// Quiet gives `!me quiet`, with Reminders.
+	Quiet *quiet.Service
 	// Notebook gives `!task`, `!note`, `!idea` and the sentences that
 	// become them ("add a task: …", "note: …", "idea: …").
 	Notebook *notebook.Service
@@ -130,7 +133,7 @@ func (p *Processor) AddFeatures(f Features) {
 		p.AddIntent(c.intent)
 	}
 	if f.Reminders != nil {
-		p.reminders = &reminderCommands{svc: f.Reminders, people: f.People}
+		p.reminders = &reminderCommands{svc: f.Reminders, people: f.People, quiet: f.Quiet}
 		p.Register(cmdRemind, cmdMe)
 		p.OnAnswer(reminder.NoticeKeyPrefix, remindAnswer)
 		p.AddAddressedIntent(remindIntent)

@@ -286,6 +286,12 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 			return "", err
 		}
 		moved = append(moved, core.Plural(n, "reminder", "reminders"))
+		if c.quiet != nil {
+			if n, err = c.quiet.Adopt(e.Ctx, puppet, account); err != nil {
+				return "", err
+			}
+			moved = append(moved, core.Plural(n, "held push", "held pushes"))
+		}
 	}
 	if c := e.Proc.notebook; c != nil {
 		n, err := c.svc.Adopt(e.Ctx, puppet, account)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/commands/intent"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 )
 
@@ -32,11 +33,15 @@ var cmdRemind = &Handler{
 // cmdMe is `!me`: what a person set about themselves.
 var cmdMe = &Handler{
 	Name: "me",
-	Help: "What you set about yourself: your time zone.",
+	Help: "What you set about yourself: your time zone, quiet hours and daily digest.",
 	Func: meShow,
 	Subcommands: []*Handler{
 		{Name: "tz", Aliases: []string{"timezone"}, Args: "<zone>", Help: "Set your time zone, e.g. `Europe/Berlin`: reminders and times are read and said in it.",
 			Func: meTimeZone},
+		{Name: "quiet", Args: "<from-to>|off", Help: "Hold your tripwire pushes during quiet hours, e.g. `22:00-07:00` in your time zone, and get them as one digest when they end.",
+			Func: meQuiet},
+		{Name: "digest", Args: "daily <time>|off", Help: "One message a day, e.g. `daily 09:00` in your time zone, with what your journal-only tripwires noted.",
+			Func: meDigest},
 	},
 }
 
@@ -47,6 +52,7 @@ const DefaultSnooze = 10 * time.Minute
 type reminderCommands struct {
 	svc    *reminder.Service
 	people PersonStore
+	quiet  *quiet.Service
 }
 
 // zone is the time zone of the sender: their own, or the configured
@@ -219,11 +225,28 @@ func meShow(e *Event) {
 		e.Fail(err)
 		return
 	}
+	tz := fmt.Sprintf("Your time zone: %s. `%sme tz <zone>` changes it.", core.EscapeMarkdown(zone), e.Proc.Prefix())
 	if zone == "" {
-		e.Reply("Your time zone: %s (the default; `%sme tz Europe/Berlin` sets yours).", e.Proc.zone(e), e.Proc.Prefix())
+		tz = fmt.Sprintf("Your time zone: %s (the default; `%sme tz Europe/Berlin` sets yours).", e.Proc.zone(e), e.Proc.Prefix())
+	}
+	if e.Proc.reminders.quiet == nil {
+		e.Reply("%s", tz)
 		return
 	}
-	e.Reply("Your time zone: %s. `%sme tz <zone>` changes it.", core.EscapeMarkdown(zone), e.Proc.Prefix())
+	set, _, err := e.Proc.reminders.quiet.Settings(e.Ctx, e.Sender)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	hours := fmt.Sprintf("Quiet hours: none. `%sme quiet 22:00-07:00` holds your tripwire pushes overnight.", e.Proc.Prefix())
+	if set.Hours.Set {
+		hours = fmt.Sprintf("Quiet hours: %s; your tripwire pushes wait for their end and come as one digest. `%sme quiet off` ends them.", set.Hours, e.Proc.Prefix())
+	}
+	daily := fmt.Sprintf("Daily digest: none. `%sme digest daily 09:00` sums up your journal-only trips each morning.", e.Proc.Prefix())
+	if set.Digest != quiet.NoDigest {
+		daily = fmt.Sprintf("Daily digest: at %s. `%sme digest off` ends it.", quiet.Clock(set.Digest), e.Proc.Prefix())
+	}
+	e.Reply("%s\n\n%s\n\n%s", tz, hours, daily)
 }
 
 func meTimeZone(e *Event) {

@@ -57,8 +57,8 @@ var cmdTripwire = &Handler{
 	Subcommands: []*Handler{
 		{Name: "list", Aliases: []string{"ls"}, Help: "Your tripwires, one line each.", Func: twList},
 		{Name: "show", Args: "<id>", Help: "One tripwire in full: rule, status, what a trip does, why you armed it.", Func: twShow},
-		{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push] [--cooldown 6h] [--param P]`,
-			Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled.",
+		{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push|--urgent] [--cooldown 6h] [--param P]`,
+			Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled; --urgent pushes even in your quiet hours.",
 			Func: twArm},
 		{Name: "propose", Args: "<sentence>", Help: `Read a sentence like "tell me when GI drops below 0.70" and propose the tripwire; saying it in chat does the same.`,
 			Func: twPropose},
@@ -102,6 +102,9 @@ func twList(e *Event) {
 		traits := []string{string(d.Status)}
 		if d.Action.Push {
 			traits = append(traits, "push")
+		}
+		if d.Action.Urgent {
+			traits = append(traits, "urgent")
 		}
 		fmt.Fprintf(&b, "- `%s` **%s**: %s (%s)\n", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)), strings.Join(traits, ", "))
 	}
@@ -320,7 +323,7 @@ func (c *tripwireCommands) parseArm(raw, prefix string) (d tripwire.Draft, probl
 	}
 	var pos []string
 	var label, because, param, cooldown *string
-	push := false
+	push, urgent := false, false
 	for i := 0; i < len(words); i++ {
 		name, isFlag := flagName(words[i])
 		if !isFlag {
@@ -338,6 +341,9 @@ func (c *tripwireCommands) parseArm(raw, prefix string) (d tripwire.Draft, probl
 				}
 			}
 			continue
+		case "urgent":
+			push, urgent = true, true
+			continue
 		case "label":
 			dst = &label
 		case "because", "rationale", "why", "reason":
@@ -347,7 +353,7 @@ func (c *tripwireCommands) parseArm(raw, prefix string) (d tripwire.Draft, probl
 		case "cooldown":
 			dst = &cooldown
 		default:
-			return d, fmt.Sprintf("%s is not a flag of `tw arm`; it takes --because, --label, --push, --cooldown and --param.", twCode(words[i].text))
+			return d, fmt.Sprintf("%s is not a flag of `tw arm`; it takes --because, --label, --push, --urgent, --cooldown and --param.", twCode(words[i].text))
 		}
 		if i+1 == len(words) {
 			return d, fmt.Sprintf("`--%s` needs a value, e.g. %s.", name, twFlagSample(name))
@@ -374,7 +380,7 @@ func (c *tripwireCommands) parseArm(raw, prefix string) (d tripwire.Draft, probl
 		return d, "say why with --because \"…\": a tripwire keeps its reason, so that when it fires you remember why you armed it. " + usage
 	}
 	d = tripwire.Draft{Source: src, Condition: cond, Rationale: *because,
-		Label: core.Truncate(twRule(src, cond), tripwire.MaxLabelLength), Action: &tripwire.Action{Journal: true, Push: push}}
+		Label: core.Truncate(twRule(src, cond), tripwire.MaxLabelLength), Action: &tripwire.Action{Journal: true, Push: push, Urgent: urgent}}
 	if label != nil {
 		d.Label = *label
 	}
@@ -1136,6 +1142,10 @@ func twRule(src core.SourceRef, c tripwire.Condition) string {
 // twAction says what a trip does.
 func twAction(prefix string, a tripwire.Action) string {
 	switch {
+	case a.Urgent && a.Journal:
+		return "I message you directly, even in your quiet hours, and note it in your journal"
+	case a.Urgent:
+		return "I message you directly, even in your quiet hours"
 	case a.Push && a.Journal:
 		return "I message you directly and note it in your journal"
 	case a.Push:

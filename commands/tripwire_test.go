@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/history"
+	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
@@ -23,8 +24,9 @@ import (
 // the test sets.
 type twHarness struct {
 	*harness
-	tw *tripwire.Service
-	gi float64
+	tw    *tripwire.Service
+	quiet *quiet.Service
+	gi    float64
 	// giErr, when set, is what reading integrity.gi fails with.
 	giErr error
 }
@@ -45,8 +47,9 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 		core.SourceKind{Kind: fleet.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
 			Value: core.ValueCategory, Categories: []string{"online", "late", "offline"}, Param: "agent name", ParamType: core.ParamAgent, Resolve: fixed("online")},
 	)
+	th.quiet = quiet.NewService(quiet.Deps{Store: th.store.Quiet(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
 	th.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store})
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store, Quiet: th.quiet})
 	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl})
 	return th
 }

@@ -53,6 +53,13 @@ func tripwireJarvis(t *testing.T, feedURL string, host *tesths.Person) *jarvis {
 		extra: fmt.Sprintf("sources:\n  snapshot:\n    url: %s\ntripwires:\n  tick: 1s\n", feedURL)})
 }
 
+// tripped matches the trip notice of the tripwire labelled label.
+func tripped(j *jarvis, label string) func(*event.Event) bool {
+	return func(evt *event.Event) bool {
+		return evt.Type == event.EventMessage && evt.Sender == j.UserID && strings.Contains(tesths.Body(evt), "Tripwire tripped: "+label)
+	}
+}
+
 var tripwireIDs = regexp.MustCompile(`tw_[a-z0-9]+_[a-z2-7]+`)
 
 // TestTripwirePushAndJournal: a pushed trip mentions the person in their
@@ -74,14 +81,9 @@ func TestTripwirePushAndJournal(t *testing.T) {
 			t.Fatalf("%s got %q", arm, body)
 		}
 	}
-	tripped := func(label string) func(*event.Event) bool {
-		return func(evt *event.Event) bool {
-			return evt.Type == event.EventMessage && evt.Sender == j.UserID && strings.Contains(tesths.Body(evt), "Tripwire tripped: "+label)
-		}
-	}
 
 	feed.setGI(0.65)
-	trip, err := alice.WaitFor(ctx, waitReply, tripped("GI low"))
+	trip, err := alice.WaitFor(ctx, waitReply, tripped(j, "GI low"))
 	if err != nil {
 		t.Fatalf("no trip notice: %v", err)
 	}
@@ -131,10 +133,10 @@ func TestTripwirePushAndJournal(t *testing.T) {
 	})
 
 	t.Run("the journal-only trip sent nothing to any room", func(t *testing.T) {
-		if got := alice.Events(tripped("GI quiet")); len(got) != 0 {
+		if got := alice.Events(tripped(j, "GI quiet")); len(got) != 0 {
 			t.Errorf("a journal-only trip was sent: %q", tesths.Body(got[0]))
 		}
-		if got := alice.Events(tripped("GI low")); len(got) != 1 {
+		if got := alice.Events(tripped(j, "GI low")); len(got) != 1 {
 			var where []string
 			for _, evt := range got {
 				where = append(where, fmt.Sprintf("%s in %s", evt.ID, evt.RoomID))

@@ -23,7 +23,7 @@ const (
 	moveRemindersQuery   = `UPDATE reminder SET owner = $2 WHERE owner = $1`
 	getTimeZoneQuery     = `SELECT time_zone FROM person WHERE user_id = $1`
 	setTimeZoneQuery     = `INSERT INTO person (user_id, time_zone) VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET time_zone = excluded.time_zone`
-	moveTimeZoneQuery    = `INSERT INTO person (user_id, time_zone) SELECT $2, time_zone FROM person WHERE user_id = $1 ON CONFLICT (user_id) DO NOTHING`
+	moveTimeZoneQuery    = `INSERT INTO person (user_id, time_zone, quiet_from, quiet_to, digest_at) SELECT $2, time_zone, quiet_from, quiet_to, digest_at FROM person WHERE user_id = $1 ON CONFLICT (user_id) DO NOTHING`
 	deletePersonTZQuery  = `DELETE FROM person WHERE user_id = $1`
 	reminderNotFoundWhat = "reminder"
 )
@@ -101,8 +101,8 @@ func (q *ReminderQuery) UpdateReminder(ctx context.Context, r reminder.Reminder)
 	return nil
 }
 
-// MoveReminders gives every reminder of from to to, and from's time zone
-// too when to has set none.
+// MoveReminders gives every reminder of from to to, and from's time zone,
+// quiet hours and daily digest too when to has set none.
 func (q *ReminderQuery) MoveReminders(ctx context.Context, from, to string) (int, error) {
 	res, err := q.db.Exec(ctx, moveRemindersQuery, from, to)
 	if err != nil {

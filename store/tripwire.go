@@ -20,12 +20,12 @@ const (
 		t.id, t.scope, t.label, t.rationale, t.source_kind, t.source_param, t.condition, t.action_journal,
 		t.action_push, t.created_at, t.updated_at, s.status, s.cooldown_seconds, s.last_tripped_at, s.last_reset_at,
 		s.trip_seq, s.trip_pushed, s.last_observed, s.error_streak, s.last_error, s.flap_since, s.quarantine_reason,
-		s.quarantine_count, t.source_trust`
+		s.quarantine_count, t.source_trust, t.action_urgent`
 	tripwireFrom        = ` FROM tripwire t JOIN tripwire_state s ON s.id = t.id`
 	insertTripwireQuery = `
 		INSERT INTO tripwire (id, scope, label, rationale, source_kind, source_param, condition, action_journal,
-			action_push, created_at, updated_at, source_trust)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+			action_push, created_at, updated_at, source_trust, action_urgent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 	insertTripwireStateQuery = `
 		INSERT INTO tripwire_state (id, rev, status, cooldown_seconds, last_tripped_at, last_reset_at, trip_seq,
 			trip_pushed, last_observed, error_streak, last_error, flap_since, quarantine_reason, quarantine_count)
@@ -36,7 +36,7 @@ const (
 		WHERE t.scope = $1 AND s.status <> 'deleted' ORDER BY t.created_at, t.id`
 	saveTripwireQuery = `
 		UPDATE tripwire SET label = $3, rationale = $4, action_journal = $5, action_push = $6, updated_at = $7,
-			source_trust = $8
+			source_trust = $8, action_urgent = $9
 		WHERE scope = $1 AND id = $2`
 	saveTripwireStateQuery = `
 		UPDATE tripwire_state SET rev = $2, status = $3, cooldown_seconds = $4, last_observed = $5, error_streak = $6,
@@ -139,7 +139,7 @@ func (q *TripwireQuery) InsertTripwire(ctx context.Context, r tripwire.Record) e
 			return err
 		}
 		_, err = q.db.Exec(ctx, insertTripwireQuery, r.ID, r.Scope, r.Label, r.Rationale, r.Source.Kind, r.Source.Param,
-			string(cond), r.Action.Journal, r.Action.Push, r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli(), string(r.SourceTrust))
+			string(cond), r.Action.Journal, r.Action.Push, r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli(), string(r.SourceTrust), r.Action.Urgent)
 		if err != nil {
 			return fmt.Errorf("insert tripwire %q: %w", r.ID, err)
 		}
@@ -210,7 +210,7 @@ func (q *TripwireQuery) ListTripwires(ctx context.Context, scope string) ([]trip
 func (q *TripwireQuery) SaveTripwire(ctx context.Context, r tripwire.Record) error {
 	return q.st.tx(ctx, func(ctx context.Context) error {
 		res, err := q.db.Exec(ctx, saveTripwireQuery, r.Scope, r.ID, r.Label, r.Rationale, r.Action.Journal,
-			r.Action.Push, r.UpdatedAt.UnixMilli(), string(r.SourceTrust))
+			r.Action.Push, r.UpdatedAt.UnixMilli(), string(r.SourceTrust), r.Action.Urgent)
 		if err != nil {
 			return fmt.Errorf("save tripwire %q: %w", r.ID, err)
 		}
@@ -554,7 +554,7 @@ func scanTripwire(row dbutil.Scannable) (tripwire.Record, error) {
 	var created, updated, cooldown, tripped, reset, streak, flapSince, quarantines int64
 	err := row.Scan(&r.ID, &r.Scope, &r.Label, &r.Rationale, &r.Source.Kind, &r.Source.Param, &cond, &r.Action.Journal,
 		&r.Action.Push, &created, &updated, &status, &cooldown, &tripped, &reset, &r.TripSeq, &r.TripPushed,
-		&r.LastObserved, &streak, &r.LastError, &flapSince, &r.QuarantineReason, &quarantines, &trust)
+		&r.LastObserved, &streak, &r.LastError, &flapSince, &r.QuarantineReason, &quarantines, &trust, &r.Action.Urgent)
 	if err != nil {
 		return r, err
 	}

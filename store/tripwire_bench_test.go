@@ -11,6 +11,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
@@ -23,7 +24,7 @@ import (
 // 1,000 trips, 2,000 state changes and 1,000 notices. Sources are read once
 // per (kind, param): 101 reads per pass.
 func BenchmarkTripwireTick(b *testing.B) {
-	tick, reads := newTickBench(b, true)
+	tick, reads := newTickBench(b, true, false)
 	// Warm up: the first pass loads and compiles every tripwire and records
 	// the first observation of each changed condition.
 	start := time.Now()
@@ -54,8 +55,27 @@ func BenchmarkTripwireTick(b *testing.B) {
 // by pass in turn, so that a load that changes during the run weighs on
 // both. It reports the ratio of their times.
 func BenchmarkTripwireTickHistory(b *testing.B) {
-	with, _ := newTickBench(b, true)
-	without, _ := newTickBench(b, false)
+	with, _ := newTickBench(b, true, false)
+	without, _ := newTickBench(b, false, false)
+	sideBySide(b, with, without)
+}
+
+// BenchmarkTripwireTickQuiet measures what quiet hours and daily digests
+// cost the pass of BenchmarkTripwireTick: one workspace where every fired
+// trip asks its owner's settings (half the scopes hold their pushes all
+// day and keep a daily digest, so their trips are written to held_push
+// instead of the outbox) against one without quiet hours, pass by pass in
+// turn. It reports the ratio of their times.
+func BenchmarkTripwireTickQuiet(b *testing.B) {
+	with, _ := newTickBench(b, true, true)
+	without, _ := newTickBench(b, true, false)
+	sideBySide(b, with, without)
+}
+
+// sideBySide runs the passes of two workspaces in turn, so that a load
+// that changes during the run weighs on both, and reports their times and
+// the ratio.
+func sideBySide(b *testing.B, with, without func() tripwire.TickReport) {
 	for range 2 {
 		with()
 		without()
@@ -92,8 +112,9 @@ const (
 // newTickBench arms the tripwires of BenchmarkTripwireTick on a store of
 // its own and returns a pass (moving the clock and flipping the flip
 // source first) and the count of source reads; keepHistory false drops
-// the readings each pass would keep.
-func newTickBench(b *testing.B, keepHistory bool) (func() tripwire.TickReport, *atomic.Int64) {
+// the readings each pass would keep; withQuiet gives every even scope
+// quiet hours all day long and a daily digest.
+func newTickBench(b *testing.B, keepHistory, withQuiet bool) (func() tripwire.TickReport, *atomic.Int64) {
 	const (
 		tripwires = benchTripwires
 		scopes    = benchScopes
@@ -153,14 +174,25 @@ func newTickBench(b *testing.B, keepHistory bool) (func() tripwire.TickReport, *
 				return err
 			}
 		}
+		for i := 0; withQuiet && i < scopes; i += 2 {
+			scope := fmt.Sprintf("@citizen%d:example.org", i)
+			if err := st.Quiet().SetQuietHours(ctx, scope, quiet.Hours{Set: true, From: 0, To: 24*60 - 1}); err != nil {
+				return err
+			}
+			if err := st.Quiet().SetDigest(ctx, scope, 9*60); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
-		Store: q, Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: clock,
-	})
+	deps := tripwire.Deps{Store: q, Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: clock}
+	if withQuiet {
+		deps.Quiet = quiet.NewService(quiet.Deps{Store: st.Quiet(), Tx: st, Outbox: st.Outbox(), Clock: clock})
+	}
+	svc := tripwire.NewService(testconfig.Tripwires(), deps)
 	// Each pass flips the flip source and moves the clock past the
 	// cooldown, but not so fast that flipping tripwires get quarantined.
 	tick := func() tripwire.TickReport {

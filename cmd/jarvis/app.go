@@ -30,6 +30,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -51,7 +52,7 @@ const (
 	// reminder or a deadline that has come.
 	cardSweepInterval = 30 * time.Second
 	// reminderSweepInterval is how often reminders that have come due are
-	// delivered.
+	// delivered, and the digests of quiet hours that have ended.
 	reminderSweepInterval = 5 * time.Second
 	// awayRecordInterval is how often the record of what needs someone,
 	// and that Jarvis was running, is written for the "While I was away"
@@ -126,6 +127,7 @@ type App struct {
 	fleet       *fleet.Service
 	tripwires   *tripwire.Service
 	reminders   *reminder.Service
+	quiet       *quiet.Service
 	notebook    *notebook.Service
 	router      *wake.Router
 	retention   *retention.Service
@@ -323,8 +325,10 @@ func (a *App) initServices() error {
 	if err := sources.Register(registry, a.cfg.Sources); err != nil {
 		return fail(exitConfig, err)
 	}
+	zone, _ := a.cfg.Chat.Location() // checked when the configuration was read
+	a.quiet = quiet.NewService(quiet.Deps{Store: st.Quiet(), Tx: st, Outbox: outbox, Clock: clock, Zone: zone})
 	a.tripwires = tripwire.NewService(a.cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
-		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room})
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room, Quiet: a.quiet})
 	a.fleet.RegisterSources(registry)
 	a.cards.RegisterSources(registry)
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
@@ -390,7 +394,7 @@ func (a *App) initCommands() {
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Approvals: a.approvals, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
-		Reminders: a.reminders, People: a.store.Reminders(), Notebook: a.notebook})
+		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook})
 }
 
 // workerNotes is what a worker journaled about a card in its current
@@ -666,11 +670,15 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 			}
 		})
 	})
-	// Reminders due while no Jarvis ran go out on the first sweep, late.
+	// Reminders due while no Jarvis ran go out on the first sweep, late;
+	// so do the digests of quiet hours that ended meanwhile.
 	loops.Go(func() {
 		every(ctx, reminderSweepInterval, func() {
 			if _, err := a.reminders.Sweep(ctx); err != nil && ctx.Err() == nil {
 				a.log.Err(err).Msg("Failed to deliver reminders")
+			}
+			if _, err := a.quiet.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to deliver quiet-hours digests")
 			}
 		})
 	})

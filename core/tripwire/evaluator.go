@@ -625,7 +625,9 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			report.Skipped[SkipSourceError]++
 			report.Quarantined++
 		case c.ev.verdict == verdictFire:
-			notices = s.fire(&rec, c, now, w, notices)
+			if notices, err = s.fire(ctx, &rec, c, now, w, notices); err != nil {
+				return nil, err
+			}
 			report.Fired++
 		case c.ev.verdict == verdictReset:
 			notices = s.reset(&rec, c, now, notices)
@@ -648,8 +650,10 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 }
 
 // fire records a trip: history always, journal and push queue as the action
-// says, and a notice to the citizen when push is on.
-func (s *Service) fire(rec *Record, c candidate, now time.Time, w *TickWrites, notices []core.Notice) []core.Notice {
+// says, and a notice to the citizen when push is on, unless their quiet
+// hours hold it for their digest; a journal-only trip goes to their daily
+// digest when they asked for one.
+func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
 	rec.Status = Tripped
 	rec.LastTrippedAt = &now
 	rec.TripSeq++
@@ -668,15 +672,27 @@ func (s *Service) fire(rec *Record, c candidate, now time.Time, w *TickWrites, n
 		Summary:         observedText(c.cc, c.obs, plain) + " (" + c.cc.text() + ")",
 	}
 	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal, Push: rec.Action.Push})
+	quiet := s.deps.Quiet != nil && rec.Scope != SelfScope
 	if !rec.Action.Push {
-		return notices
+		if quiet {
+			return notices, s.deps.Quiet.Journaled(ctx, rec.Scope, ev)
+		}
+		return notices, nil
+	}
+	if quiet && !rec.Action.Urgent {
+		held, err := s.deps.Quiet.Hold(ctx, rec.Scope, ev, now)
+		if err != nil || held {
+			// A held trip has no notice for its reset to answer in.
+			rec.TripPushed = false
+			return notices, err
+		}
 	}
 	body := fmt.Sprintf("🔔 **Tripwire tripped: %s**\n\nObserved: %s\n\nCondition: %s\n\nWhy you armed it: %s\n\n`%s` · trip %d",
 		core.EscapeMarkdown(rec.Label), observedText(c.cc, c.obs, boldMarkdown), core.CodeSpan(c.cc.text()), markdownLines(rec.Rationale), rec.ID, rec.TripSeq)
 	key := tripNoticeKey(rec.ID, rec.TripSeq)
 	notices = s.notify(notices, rec.Scope, core.Notice{Key: key, Kind: core.NoticeMessage, Body: body}, true)
 	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":chart", Kind: core.NoticeImage, Target: key, Thread: true,
-		Body: s.tripChart(rec, c.cc, now)}, false)
+		Body: s.tripChart(rec, c.cc, now)}, false), nil
 }
 
 // tripChart asks for the chart a trip notice carries in its thread: the

@@ -60,10 +60,12 @@ const (
 
 // Action says what a firing does besides recording the trip in the
 // tripwire's history: add it to the scope's journal, and push it to the
-// citizen. The default is journal only.
+// citizen, even in their quiet hours when urgent. The default is journal
+// only.
 type Action struct {
 	Journal bool `json:"journal"`
 	Push    bool `json:"push"`
+	Urgent  bool `json:"urgent"`
 }
 
 // DefaultAction is a quiet record: journal, no push.
@@ -75,11 +77,13 @@ func (a *Action) UnmarshalJSON(data []byte) error {
 	var raw struct {
 		Journal *bool `json:"journal"`
 		Push    *bool `json:"push"`
+		Urgent  bool  `json:"urgent"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
 	}
 	*a = DefaultAction
+	a.Urgent = raw.Urgent
 	if raw.Journal != nil {
 		a.Journal = *raw.Journal
 	}
@@ -131,6 +135,8 @@ func (d Definition) validateSettings() error {
 		return core.Invalid("rationale", "is longer than %d characters", MaxRationaleLength)
 	case !d.Action.Journal && !d.Action.Push:
 		return core.Invalid("action", "journal or push must be on")
+	case d.Action.Urgent && !d.Action.Push:
+		return core.Invalid("action", "urgent needs push: an urgent tripwire messages you even in your quiet hours")
 	case d.CooldownSeconds < 0 || d.CooldownSeconds > MaxCooldownSeconds:
 		return core.Invalid("cooldown_seconds", "must be between 0 and %d", MaxCooldownSeconds)
 	}
@@ -352,6 +358,21 @@ type Deps struct {
 	History history.Store
 	// Room is the dedicated room; notices of the "self" scope go there.
 	Room string
+	// Quiet holds the trip pushes of people in their quiet hours; nil
+	// holds none.
+	Quiet Quiet
+}
+
+// Quiet holds a person's trip pushes, urgent ones aside, during their
+// quiet hours and gathers their journal-only trips for a daily digest, in
+// ctx's transaction.
+type Quiet interface {
+	// Hold keeps ev for user's digest instead of pushing it when now is in
+	// their quiet hours, and reports whether it did.
+	Hold(ctx context.Context, user string, ev TripEvent, now time.Time) (bool, error)
+	// Journaled keeps a trip that is journaled and not pushed for user's
+	// daily digest, when they asked for one.
+	Journaled(ctx context.Context, user string, ev TripEvent) error
 }
 
 // Service is the personal tripwire engine: citizens arm standing
@@ -577,7 +598,7 @@ func (s *Service) SetPush(ctx context.Context, scope, id string, on bool) (Defin
 		return Definition{}, err
 	}
 	action := def.Action
-	action.Push = on
+	action.Push, action.Urgent = on, action.Urgent && on
 	return s.Update(ctx, scope, id, Patch{Action: &action})
 }
 

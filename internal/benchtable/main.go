@@ -100,7 +100,9 @@ var rows = []row{
 		"≤ 250 ms", perOp("BenchmarkTripwireTick/sqlite3", 250)},
 	{"the same on PostgreSQL", "—", perOp("BenchmarkTripwireTick/postgres", 0)},
 	{"what keeping the sources' history adds to that pass, the two side by side (`BenchmarkTripwireTickHistory`)",
-		"≤ 1.10 ×", historyRatio("BenchmarkTripwireTickHistory/sqlite3")},
+		"≤ 1.10 ×", sideBySide("BenchmarkTripwireTickHistory/sqlite3")},
+	{"what quiet hours and daily digests add to that pass, the two side by side (`BenchmarkTripwireTickQuiet`)",
+		"≤ 1.10 ×", sideBySide("BenchmarkTripwireTickQuiet/sqlite3")},
 	{"a 7-day backtest over 5-minute readings, from SQLite (`BenchmarkBacktest`)",
 		"≤ 20 ms", perOp("BenchmarkBacktest/sqlite3", 20)},
 	{"drawing a trip's chart, a day of 5-minute readings, as an 800 × 400 PNG (`BenchmarkRender`)",
@@ -195,8 +197,9 @@ func perOp(name string, maxMS float64) func(map[string]result) string {
 	}
 }
 
-// historyRatio reads the pass with and without history and their ratio.
-func historyRatio(name string) func(map[string]result) string {
+// sideBySide reads a pass with and without what a benchmark weighs, and
+// their ratio.
+func sideBySide(name string) func(map[string]result) string {
 	return func(rs map[string]result) string {
 		r, ok := rs[name]
 		if !ok {
