@@ -30,6 +30,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -124,6 +125,7 @@ type App struct {
 	cards       *card.Service
 	credentials *credential.Service
 	fleet       *fleet.Service
+	oncall      *oncall.Service
 	tripwires   *tripwire.Service
 	reminders   *reminder.Service
 	notebook    *notebook.Service
@@ -294,9 +296,11 @@ func (a *App) initServices() error {
 		}})
 	a.approvals = approval.NewService(a.cfg.Approvals, approval.Deps{Store: st.Approvals(), Tx: st, Outbox: outbox,
 		Clock: clock, Room: room, Admins: admins, MayAsk: a.policy.Allowed, OnChange: a.askWake})
+	a.oncall = oncall.NewService(oncall.Deps{Store: st.Incidents(), Outbox: outbox, Clock: clock})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
+		Incidents: a.oncall,
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {
@@ -390,7 +394,7 @@ func (a *App) initCommands() {
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Approvals: a.approvals, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
-		Reminders: a.reminders, People: a.store.Reminders(), Notebook: a.notebook})
+		Reminders: a.reminders, People: a.store.Reminders(), Notebook: a.notebook, OnCall: a.oncall})
 }
 
 // workerNotes is what a worker journaled about a card in its current
