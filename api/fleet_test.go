@@ -59,7 +59,7 @@ func newFleetAPIFixtureOn(t testing.TB, engine string, cfg api.Config, clock cor
 	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, fleet.Deps{
 		Room: "!fleet:test", Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
 		Outbox: st.Outbox(), Clock: clock, History: st,
-		Incidents: oncall.NewService(oncall.Deps{Store: st.Incidents(), Outbox: st.Outbox(), Clock: clock}),
+		Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: st.Incidents(), Outbox: st.Outbox(), Clock: clock}),
 	})
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)

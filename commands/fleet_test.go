@@ -25,7 +25,7 @@ func TestFleetChart(t *testing.T) {
 	f, err := fleet.NewService(fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Minute}, {Name: "HAL", Cadence: time.Minute}}},
 		fleet.Deps{Tx: h.store, Heartbeats: h.store.Heartbeats(), Journal: h.store.AgentJournal(), Attestations: h.store.Attestations(),
 			Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", History: h.store,
-			Incidents: oncall.NewService(oncall.Deps{Store: h.store.Incidents(), Outbox: h.store.Outbox(), Clock: h.clock})})
+			Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Outbox: h.store.Outbox(), Clock: h.clock})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestOnCallClaim(t *testing.T) {
 	const bob = "@bob:x"
 	setup := func(t *testing.T) (*harness, *fleet.Service) {
 		h := newHarness(t)
-		svc := oncall.NewService(oncall.Deps{Store: h.store.Incidents(), Outbox: h.store.Outbox(), Clock: h.clock})
+		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Outbox: h.store.Outbox(), Clock: h.clock})
 		f, err := fleet.NewService(fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}},
 			fleet.Deps{Tx: h.store, Heartbeats: h.store.Heartbeats(), Journal: h.store.AgentJournal(), Attestations: h.store.Attestations(),
 				Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", Incidents: svc})

@@ -12,7 +12,8 @@ import (
 )
 
 // TestIncidents: an incident is read back as written; the first claim
-// wins, a second and a claim on a resolved incident change nothing.
+// wins, a second and a claim on a resolved incident change nothing; only
+// the open, unclaimed one is listed for escalation, and escalated once.
 func TestIncidents(t *testing.T) {
 	for _, engine := range testdb.Engines() {
 		t.Run(engine, func(t *testing.T) {
@@ -22,7 +23,7 @@ func TestIncidents(t *testing.T) {
 			if _, err := q.Incident(ctx, "silence:EVE:1"); !errors.Is(err, core.ErrNotFound) {
 				t.Fatalf("Incident() of none = %v, want ErrNotFound", err)
 			}
-			for _, id := range []string{"silence:EVE:1", "silence:HAL:1"} {
+			for _, id := range []string{"silence:EVE:1", "silence:HAL:1", "silence:ZEUS:1"} {
 				inc := oncall.Incident{ID: id, NoticeKey: "fleet:alert:" + id, RoomID: "!room:x", Body: "⚠️ silent", Kind: "alert", Subject: "EVE", OpenedAt: at}
 				if err := q.PutIncident(ctx, inc); err != nil {
 					t.Fatal(err)
@@ -54,6 +55,21 @@ func TestIncidents(t *testing.T) {
 			}
 			if got, _ := q.Incident(ctx, "silence:HAL:1"); got.Owner != "" || !got.ResolvedAt.Equal(hal.ResolvedAt) {
 				t.Errorf("resolved incident read back %+v", got)
+			}
+			if due, err := q.Unclaimed(ctx, at.Add(-time.Second)); err != nil || len(due) != 0 {
+				t.Errorf("Unclaimed() before any opened = %+v, %v", due, err)
+			}
+			due, err := q.Unclaimed(ctx, at)
+			if err != nil || len(due) != 1 || due[0].ID != "silence:ZEUS:1" {
+				t.Fatalf("Unclaimed() = %+v, %v; want ZEUS alone", due, err)
+			}
+			for i, want := range []bool{true, false} {
+				if ok, err := q.EscalateIncident(ctx, "silence:ZEUS:1", at.Add(time.Hour)); err != nil || ok != want {
+					t.Errorf("EscalateIncident() #%d = %v, %v; want %v", i+1, ok, err, want)
+				}
+			}
+			if due, err := q.Unclaimed(ctx, at.Add(time.Hour)); err != nil || len(due) != 0 {
+				t.Errorf("Unclaimed() after the escalation = %+v, %v", due, err)
 			}
 		})
 	}

@@ -61,6 +61,9 @@ const (
 	// approvalSweepInterval is how often approval requests are checked for
 	// a deadline that has come: an agent waits on the answer.
 	approvalSweepInterval = 5 * time.Second
+	// oncallSweepInterval is how often alerts are checked for one that
+	// waited oncall.escalate_after for a claim.
+	oncallSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
@@ -296,7 +299,7 @@ func (a *App) initServices() error {
 		}})
 	a.approvals = approval.NewService(a.cfg.Approvals, approval.Deps{Store: st.Approvals(), Tx: st, Outbox: outbox,
 		Clock: clock, Room: room, Admins: admins, MayAsk: a.policy.Allowed, OnChange: a.askWake})
-	a.oncall = oncall.NewService(oncall.Deps{Store: st.Incidents(), Outbox: outbox, Clock: clock})
+	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
@@ -682,6 +685,13 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		every(ctx, approvalSweepInterval, func() {
 			if _, err := a.approvals.Sweep(ctx); err != nil && ctx.Err() == nil {
 				a.log.Err(err).Msg("Failed to sweep approval requests")
+			}
+		})
+	})
+	loops.Go(func() {
+		every(ctx, oncallSweepInterval, func() {
+			if _, err := a.oncall.Escalate(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to escalate unclaimed alerts")
 			}
 		})
 	})

@@ -58,7 +58,7 @@ func (fx *fleetFixture) newFleet(t testing.TB) *fleet.Service {
 		Room: fleetRoom, Tx: fx.store, Heartbeats: fx.store.Heartbeats(), Journal: fx.store.AgentJournal(),
 		Attestations: fx.store.Attestations(), Meter: fx.store.Meter(), Outbox: fx.store.Outbox(), Clock: fx.clock,
 		Admins:    []string{fleetAdmin},
-		Incidents: oncall.NewService(oncall.Deps{Store: fx.store.Incidents(), Outbox: fx.store.Outbox(), Clock: fx.clock}),
+		Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: fx.store.Incidents(), Outbox: fx.store.Outbox(), Clock: fx.clock}),
 	})
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)

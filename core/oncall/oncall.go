@@ -45,6 +45,9 @@ type Incident struct {
 	Owner      string
 	ClaimedAt  time.Time
 	ResolvedAt time.Time
+	// EscalatedAt is when the admins were called because nobody had
+	// claimed it.
+	EscalatedAt time.Time
 }
 
 // Store keeps incidents.
@@ -57,23 +60,48 @@ type Store interface {
 	// reports whether it did (false: someone claimed it first or it is
 	// resolved).
 	ClaimIncident(ctx context.Context, id, owner string, at time.Time) (bool, error)
+	// Unclaimed lists the open incidents nobody claimed that opened by
+	// before and were not escalated yet, oldest first.
+	Unclaimed(ctx context.Context, before time.Time) ([]Incident, error)
+	// EscalateIncident marks an open, unclaimed, not yet escalated incident
+	// escalated and reports whether it did.
+	EscalateIncident(ctx context.Context, id string, at time.Time) (bool, error)
+}
+
+// Config is the oncall section.
+type Config struct {
+	// EscalateAfter is how long an alert waits for a claim before the
+	// admins are called in its thread.
+	EscalateAfter time.Duration
+}
+
+// Validate checks the section.
+func (c Config) Validate() error {
+	if c.EscalateAfter < time.Second {
+		return core.Invalid("oncall.escalate_after", "must be at least 1s, got %s", c.EscalateAfter)
+	}
+	return nil
 }
 
 // Deps are what the service needs.
 type Deps struct {
 	Store  Store
+	Tx     core.Transactor
 	Outbox core.Outbox
 	Clock  core.Clock
+	// Admins are called when an alert waits too long for a claim.
+	Admins []string
 }
 
 // Service raises, claims and resolves incidents. Every call is meant to
 // run in the transaction of the change that caused it.
 type Service struct {
+	cfg  Config
 	deps Deps
 }
 
 // NewService builds the on-call service.
-func NewService(deps Deps) *Service { return &Service{deps: deps} }
+func NewService(cfg Config, deps Deps) *Service { return &Service{cfg: cfg, deps: deps} }
 
 // Raise posts the alert n as the notice of incident id, about subject,
 // with 👀 on it. An incident already open (an alert that escalated) keeps
@@ -153,6 +181,51 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 		}
 	}
 	return nil
+}
+
+// Escalate calls the admins, once, in the thread of every alert nobody
+// claimed within oncall.escalate_after, each in a transaction of its own,
+// and returns how many it raised. It writes, so only the lease holder
+// runs it.
+func (s *Service) Escalate(ctx context.Context) (int, error) {
+	due, err := s.deps.Store.Unclaimed(ctx, s.deps.Clock.Now().Add(-s.cfg.EscalateAfter))
+	if err != nil {
+		return 0, fmt.Errorf("escalate incidents: %w", err)
+	}
+	raised := 0
+	var errs []error
+	for _, inc := range due {
+		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+			ok, err := s.deps.Store.EscalateIncident(ctx, inc.ID, s.deps.Clock.Now())
+			if err != nil || !ok {
+				return err
+			}
+			raised++
+			return s.enqueue(ctx, s.escalation(inc))
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("escalate incident %s: %w", inc.ID, err))
+		}
+	}
+	return raised, errors.Join(errs...)
+}
+
+// escalation is the reply in an alert's thread that calls the admins.
+func (s *Service) escalation(inc Incident) core.Notice {
+	var who strings.Builder
+	for i, a := range s.deps.Admins {
+		if i > 0 {
+			who.WriteString(", ")
+		}
+		who.WriteString(core.EscapeMarkdown(a))
+	}
+	body := fmt.Sprintf("Nobody has claimed this alert in %s. Tap %s on it or reply `%s` to take it.",
+		core.HumanDuration(s.cfg.EscalateAfter), ClaimReaction, ClaimWord)
+	if who.Len() > 0 {
+		body = who.String() + ": " + body
+	}
+	return core.Notice{Key: "escalated:" + inc.ID, RoomID: inc.RoomID, Kind: core.NoticeMessage, Body: body,
+		Mentions: s.deps.Admins, Target: inc.NoticeKey, Thread: true}
 }
 
 // text is the alert with who handles it, once someone does.
