@@ -100,3 +100,56 @@ func TestOnCallClaimAndAllClear(t *testing.T) {
 		t.Errorf("a new message in the room said EVE is back: %q", tesths.Body(back[0]))
 	}
 }
+
+// TestOnCallEscalation: EVE goes offline and nobody claims its alert
+// within a short oncall.escalate_after: one reply in the alert's thread
+// calls the admins, mentioning them, and no second one comes over the
+// next two sweeps.
+func TestOnCallEscalation(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
+		"api:\n  listen: 127.0.0.1:%d\noncall:\n  escalate_after: 1s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port)})
+	room := j.joinRoom(t, alice)
+	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
+	agents.waitUp(t, j)
+	agents.heartbeat(t, "EVE", "C-1")
+
+	alert, err := alice.WaitFor(ctx, 20*time.Second, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "EVE has missed 2 heartbeats")
+	})
+	if err != nil {
+		t.Fatalf("no alert: %v", err)
+	}
+	escalation := func(evt *event.Event) bool {
+		if !tesths.MessageFrom(room, j.UserID)(evt) {
+			return false
+		}
+		msg := evt.Content.AsMessage()
+		return msg.RelatesTo != nil && msg.RelatesTo.Type == event.RelThread && strings.Contains(msg.Body, "Nobody has claimed this alert")
+	}
+	raised, err := alice.WaitFor(ctx, 20*time.Second, escalation)
+	if err != nil {
+		t.Fatalf("the unclaimed alert was not escalated: %v", err)
+	}
+	// The alert that stands for the incident then: the first, or the
+	// offline notice if EVE went offline before the sweep.
+	alerts := map[id.EventID]bool{alert.ID: true}
+	for _, evt := range alice.Events(tesths.MessageFrom(room, j.UserID)) {
+		if strings.Contains(tesths.Body(evt), "EVE is offline") && evt.Content.AsMessage().RelatesTo.GetReplaceID() == "" {
+			alerts[evt.ID] = true
+		}
+	}
+	msg := raised.Content.AsMessage()
+	if !alerts[msg.RelatesTo.EventID] || !strings.HasPrefix(msg.Body, alice.UserID.String()+": Nobody has claimed this alert in 1s.") {
+		t.Errorf("the escalation %q is not in an alert's thread naming alice", msg.Body)
+	}
+	if msg.Mentions == nil || len(msg.Mentions.UserIDs) != 1 || msg.Mentions.UserIDs[0] != alice.UserID {
+		t.Errorf("the escalation mentions %+v, want alice, the admin", msg.Mentions)
+	}
+	// The sweep runs every 5 s: two more find the incident escalated.
+	if again, err := alice.WaitFor(ctx, 11*time.Second, func(evt *event.Event) bool { return evt.ID != raised.ID && escalation(evt) }); err == nil {
+		t.Errorf("escalated again: %q", tesths.Body(again))
+	}
+}
