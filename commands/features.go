@@ -118,6 +118,7 @@ func (p *Processor) AddFeatures(f Features) {
 	if f.OnCall != nil {
 		c := &oncallCommands{svc: f.OnCall}
 		p.OnAnswer("fleet:", c.onFleetAnswer)
+		p.OnAnswer(oncall.EscalationKeyPrefix, c.onEscalationAnswer)
 	}
 	if f.Agents != nil {
 		p.agents = f.Agents

@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
@@ -21,6 +22,15 @@ func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) {
 		return
 	}
 	c.claim(e, id, answer == oncall.ClaimReaction)
+}
+
+// onEscalationAnswer takes a 👀 on, or a reply `mine` to, the reply that
+// called the admins to an alert: a message in the alert's thread after it
+// replies to it.
+func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) {
+	if oncall.IsClaim(answer) {
+		c.claim(e, strings.TrimPrefix(key, oncall.EscalationKeyPrefix), answer == oncall.ClaimReaction)
+	}
 }
 
 // claim makes the sender the owner of incident id if nobody is: the

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,9 +17,9 @@ import (
 // alert is edited to resolved with one reply in its thread.
 func TestOnCallClaim(t *testing.T) {
 	const bob = "@bob:x"
-	setup := func(t *testing.T) (*harness, *fleet.Service) {
+	setup := func(t *testing.T) (*harness, *fleet.Service, *oncall.Service) {
 		h := newHarness(t)
-		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Outbox: h.store.Outbox(), Clock: h.clock})
+		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock})
 		f, err := fleet.NewService(fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}},
 			fleet.Deps{Tx: h.store, Heartbeats: h.store.Heartbeats(), Journal: h.store.AgentJournal(), Attestations: h.store.Attestations(),
 				Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", Incidents: svc})
@@ -31,13 +32,13 @@ func TestOnCallClaim(t *testing.T) {
 		if err := f.Sweep(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		return h, f
+		return h, f, svc
 	}
 	const alert = "fleet:alert:EVE:1"
 	alertText := "⚠️ **EVE** has missed 2 heartbeats in a row: last heard 2h 1m ago (cycle C-1), expected every 1h."
 
 	t.Run("the alert carries 👀", func(t *testing.T) {
-		h, _ := setup(t)
+		h, _, _ := setup(t)
 		n, err := h.store.Outbox().Get(context.Background(), alert+":claim")
 		if err != nil || n.Kind != core.NoticeReaction || n.Body != oncall.ClaimReaction || n.Target != alert {
 			t.Errorf("the alert's reaction = %+v, %v; want 👀 on %s", n.Notice, err, alert)
@@ -45,7 +46,7 @@ func TestOnCallClaim(t *testing.T) {
 	})
 	for _, answer := range []string{oncall.ClaimReaction, "mine", "Mine."} {
 		t.Run("claimed by "+answer, func(t *testing.T) {
-			h, _ := setup(t)
+			h, _, _ := setup(t)
 			h.clock.Advance(3 * time.Minute)
 			caused := h.answer(t, alert, alice, answer)
 			want := alertText + "\n\n👀 Handled by @alice:x since Nov 30 11:04 UTC."
@@ -55,7 +56,7 @@ func TestOnCallClaim(t *testing.T) {
 		})
 	}
 	t.Run("a second person is told who has it, the owner hears nothing", func(t *testing.T) {
-		h, _ := setup(t)
+		h, _, _ := setup(t)
 		h.answer(t, alert, alice, oncall.ClaimReaction)
 		h.clock.Advance(time.Minute)
 		caused := h.answer(t, alert, bob, oncall.ClaimReaction)
@@ -70,8 +71,19 @@ func TestOnCallClaim(t *testing.T) {
 			t.Errorf("alice's second 👀 said %+v, want nothing", caused)
 		}
 	})
+	t.Run("`mine` in reply to the call to the admins claims the alert", func(t *testing.T) {
+		h, _, svc := setup(t)
+		h.clock.Advance(15 * time.Minute)
+		if _, err := svc.Escalate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		caused := h.answer(t, "escalated:silence:EVE:1", bob, "mine")
+		if len(caused) != 1 || caused[0].Kind != core.NoticeEdit || caused[0].Target != alert || !strings.Contains(caused[0].Body, "👀 Handled by @bob:x") {
+			t.Errorf("bob's `mine` to the escalation: %+v, want the alert edited to name him", caused)
+		}
+	})
 	t.Run("other answers claim nothing", func(t *testing.T) {
-		h, _ := setup(t)
+		h, _, _ := setup(t)
 		if caused := h.answer(t, alert, alice, "👍"); len(caused) != 0 {
 			t.Errorf("👍 caused %+v, want nothing", caused)
 		}
@@ -80,7 +92,7 @@ func TestOnCallClaim(t *testing.T) {
 		}
 	})
 	t.Run("the all-clear edits the alert and replies once in its thread", func(t *testing.T) {
-		h, f := setup(t)
+		h, f, _ := setup(t)
 		h.answer(t, alert, alice, oncall.ClaimReaction)
 		h.clock.Advance(20 * time.Minute)
 		before, _ := h.store.Outbox().Waiting(context.Background(), 1000)

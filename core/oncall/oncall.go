@@ -183,6 +183,11 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 	return nil
 }
 
+// EscalationKeyPrefix starts the key of an escalation, followed by its
+// incident's ID: `mine` replied to it (or written in the alert's thread
+// after it) claims the incident.
+const EscalationKeyPrefix = "escalated:"
+
 // Escalate calls the admins, once, in the thread of every alert nobody
 // claimed within oncall.escalate_after, each in a transaction of its own,
 // and returns how many it raised. It writes, so only the lease holder
@@ -224,7 +229,7 @@ func (s *Service) escalation(inc Incident) core.Notice {
 	if who.Len() > 0 {
 		body = who.String() + ": " + body
 	}
-	return core.Notice{Key: "escalated:" + inc.ID, RoomID: inc.RoomID, Kind: core.NoticeMessage, Body: body,
+	return core.Notice{Key: EscalationKeyPrefix + inc.ID, RoomID: inc.RoomID, Kind: core.NoticeMessage, Body: body,
 		Mentions: s.deps.Admins, Target: inc.NoticeKey, Thread: true}
 }
 
