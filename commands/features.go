@@ -53,7 +53,7 @@ type Features struct {
 	// become them ("add a task: …", "note: …", "idea: …").
 	Notebook *notebook.Service
 	// OnCall takes the claims (👀, or a reply `mine`) on the alerts the
-	// fleet raises in the room.
+	// fleet raises in the room: silences, crash loops, budgets.
 	OnCall *oncall.Service
 	// ProposalTTL is how long a tripwire proposed in chat waits for its
 	// ✅ (DefaultProposalTTL when not positive).
@@ -119,6 +119,8 @@ func (p *Processor) AddFeatures(f Features) {
 		c := &oncallCommands{svc: f.OnCall}
 		p.OnAnswer("fleet:", c.onFleetAnswer)
 		p.OnAnswer(oncall.EscalationKeyPrefix, c.onEscalationAnswer)
+		p.OnAnswer("crash-loop:", c.onAlertAnswer)
+		p.OnAnswer("spend:", c.onAlertAnswer)
 	}
 	if f.Agents != nil {
 		p.agents = f.Agents

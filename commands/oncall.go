@@ -24,6 +24,14 @@ func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) {
 	c.claim(e, id, answer == oncall.ClaimReaction)
 }
 
+// onAlertAnswer takes a 👀 on, or a reply `mine` to, an alert that is
+// its own incident (a crash loop, a budget alert).
+func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
+	if oncall.IsClaim(answer) {
+		c.claim(e, key, answer == oncall.ClaimReaction)
+	}
+}
+
 // onEscalationAnswer takes a 👀 on, or a reply `mine` to, the reply that
 // called the admins to an alert: a message in the alert's thread after it
 // replies to it.

@@ -82,6 +82,21 @@ func TestOnCallClaim(t *testing.T) {
 			t.Errorf("bob's `mine` to the escalation: %+v, want the alert edited to name him", caused)
 		}
 	})
+	t.Run("a crash loop and a budget alert are claimed the same way", func(t *testing.T) {
+		h, _, svc := setup(t)
+		for _, key := range []string{"crash-loop:EVE:b7", "spend:alert:EVE:2026-11-30"} {
+			err := h.store.InTx(context.Background(), func(ctx context.Context) error {
+				return svc.Raise(ctx, key, "crash-loop", "EVE", core.Notice{Key: key, RoomID: "!room:x", Kind: core.NoticeMessage, Body: "🚨 EVE"})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			caused := h.answer(t, key, bob, oncall.ClaimReaction)
+			if len(caused) != 1 || caused[0].Target != key || caused[0].Body != "🚨 EVE\n\n👀 Handled by @bob:x since Nov 30 11:01 UTC." {
+				t.Errorf("bob's 👀 on %s: %+v, want the alert edited to name him", key, caused)
+			}
+		}
+	})
 	t.Run("other answers claim nothing", func(t *testing.T) {
 		h, _, _ := setup(t)
 		if caused := h.answer(t, alert, alice, "👍"); len(caused) != 0 {
