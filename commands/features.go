@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -54,6 +55,9 @@ type Features struct {
 	// Notebook gives `!task`, `!note`, `!idea` and the sentences that
 	// become them ("add a task: …", "note: …", "idea: …").
 	Notebook *notebook.Service
+	// OnCall takes the claims (👀, or a reply `mine`) on the alerts the
+	// fleet raises in the room: silences, crash loops, budgets.
+	OnCall *oncall.Service
 	// ProposalTTL is how long a tripwire proposed in chat waits for its
 	// ✅ (DefaultProposalTTL when not positive).
 	ProposalTTL time.Duration
@@ -113,6 +117,13 @@ func (p *Processor) AddFeatures(f Features) {
 		p.fleet = f.Fleet
 		p.Register(cmdFleet)
 		p.AddIntent(func(text string) (string, []string, bool) { return fleetQuestion(text, p.fleet.Agents()) })
+	}
+	if f.OnCall != nil {
+		c := &oncallCommands{svc: f.OnCall}
+		p.OnAnswer("fleet:", c.onFleetAnswer)
+		p.OnAnswer(oncall.EscalationKeyPrefix, c.onEscalationAnswer)
+		p.OnAnswer("crash-loop:", c.onAlertAnswer)
+		p.OnAnswer("spend:", c.onAlertAnswer)
 	}
 	if f.Agents != nil {
 		p.agents = f.Agents

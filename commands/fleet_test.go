@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/history"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
 // TestFleetChart: the fleet keeps each heartbeat's MII and each agent's
@@ -23,7 +24,8 @@ func TestFleetChart(t *testing.T) {
 	ctx := context.Background()
 	f, err := fleet.NewService(fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Minute}, {Name: "HAL", Cadence: time.Minute}}},
 		fleet.Deps{Tx: h.store, Heartbeats: h.store.Heartbeats(), Journal: h.store.AgentJournal(), Attestations: h.store.Attestations(),
-			Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", History: h.store})
+			Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", History: h.store,
+			Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Outbox: h.store.Outbox(), Clock: h.clock})})
 	if err != nil {
 		t.Fatal(err)
 	}

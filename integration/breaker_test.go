@@ -86,6 +86,18 @@ func (a agentAPI) state(t *testing.T, agent string) string {
 	return state
 }
 
+// heartbeat reports a heartbeat of agent for cycle, now.
+func (a agentAPI) heartbeat(t *testing.T, agent, cycle string) {
+	t.Helper()
+	code, out := a.call(t, http.MethodPost, "/api/agents/heartbeat", map[string]any{
+		"agent": agent, "cycle": cycle, "timestamp": time.Now().UTC().Format(time.RFC3339),
+		"mii": 0.97, "mode_self_report": "green", "notes": "narrative check clean",
+	})
+	if code != http.StatusOK || out["ok"] != true {
+		t.Fatalf("heartbeat: %d %v", code, out)
+	}
+}
+
 // waitUp waits until the API answers.
 func (a agentAPI) waitUp(t *testing.T, j *jarvis) {
 	t.Helper()

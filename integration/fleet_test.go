@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,8 @@ import (
 // TestFleetWatch: agents report, then one goes silent. Jarvis answers the
 // room's question from the heartbeat records, raises an alert after the
 // second missed heartbeat, marks the agent offline after the third, and
-// posts a recovery notice when it reports again; each notice once. The
+// says in the alert's thread that it is back when it reports again; each
+// notice once. The
 // question is put to an agent whose hourly cadence cannot lapse while
 // Jarvis answers, so the answer's "online" does not depend on how fast a
 // busy machine answers; EVE's 2 s cadence is for the notices, each waited
@@ -32,18 +32,8 @@ func TestFleetWatch(t *testing.T) {
 	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE", "HAL")}
 	agents.waitUp(t, j)
 
-	heartbeat := func(agent, cycle string) {
-		t.Helper()
-		code, out := agents.call(t, http.MethodPost, "/api/agents/heartbeat", map[string]any{
-			"agent": agent, "cycle": cycle, "timestamp": time.Now().UTC().Format(time.RFC3339),
-			"mii": 0.97, "mode_self_report": "green", "notes": "narrative check clean",
-		})
-		if code != http.StatusOK || out["ok"] != true {
-			t.Fatalf("heartbeat: %d %v", code, out)
-		}
-	}
-	heartbeat("HAL", "H-1")
-	heartbeat("EVE", "C-1")
+	agents.heartbeat(t, "HAL", "H-1")
+	agents.heartbeat(t, "EVE", "C-1")
 
 	body := tesths.Body(j.ask(t, alice, room, "what's the fleet doing?"))
 	var hal string
@@ -58,7 +48,7 @@ func TestFleetWatch(t *testing.T) {
 
 	from := func(text string) func(*event.Event) bool {
 		return func(evt *event.Event) bool {
-			return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), text)
+			return tesths.MessageFrom(room, j.UserID)(evt) && evt.Content.AsMessage().RelatesTo.GetReplaceID() == "" && strings.Contains(tesths.Body(evt), text)
 		}
 	}
 	if _, err := alice.WaitFor(ctx, 15*time.Second, from("EVE has missed 2 heartbeats")); err != nil {
@@ -71,7 +61,7 @@ func TestFleetWatch(t *testing.T) {
 		t.Fatalf("'is EVE ok?' got %q", body)
 	}
 
-	heartbeat("EVE", "C-2")
+	agents.heartbeat(t, "EVE", "C-2")
 	if _, err := alice.WaitFor(ctx, 15*time.Second, from("EVE is back")); err != nil {
 		t.Fatalf("no recovery notice: %v", err)
 	}

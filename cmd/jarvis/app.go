@@ -30,6 +30,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
@@ -61,6 +62,9 @@ const (
 	// approvalSweepInterval is how often approval requests are checked for
 	// a deadline that has come: an agent waits on the answer.
 	approvalSweepInterval = 5 * time.Second
+	// oncallSweepInterval is how often alerts are checked for one that
+	// waited oncall.escalate_after for a claim.
+	oncallSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
@@ -125,6 +129,7 @@ type App struct {
 	cards       *card.Service
 	credentials *credential.Service
 	fleet       *fleet.Service
+	oncall      *oncall.Service
 	tripwires   *tripwire.Service
 	reminders   *reminder.Service
 	quiet       *quiet.Service
@@ -296,9 +301,11 @@ func (a *App) initServices() error {
 		}})
 	a.approvals = approval.NewService(a.cfg.Approvals, approval.Deps{Store: st.Approvals(), Tx: st, Outbox: outbox,
 		Clock: clock, Room: room, Admins: admins, MayAsk: a.policy.Allowed, OnChange: a.askWake})
+	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
+		Incidents: a.oncall,
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {
@@ -394,7 +401,7 @@ func (a *App) initCommands() {
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Approvals: a.approvals, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
-		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook})
+		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook, OnCall: a.oncall})
 }
 
 // workerNotes is what a worker journaled about a card in its current
@@ -686,6 +693,13 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		every(ctx, approvalSweepInterval, func() {
 			if _, err := a.approvals.Sweep(ctx); err != nil && ctx.Err() == nil {
 				a.log.Err(err).Msg("Failed to sweep approval requests")
+			}
+		})
+	})
+	loops.Go(func() {
+		every(ctx, oncallSweepInterval, func() {
+			if _, err := a.oncall.Escalate(ctx); err != nil && ctx.Err() == nil {
+				a.log.Err(err).Msg("Failed to escalate unclaimed alerts")
 			}
 		})
 	})

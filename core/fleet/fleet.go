@@ -18,6 +18,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/history"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
 // DefaultCadence is how often an agent is expected to heartbeat when its
@@ -191,6 +192,9 @@ type Deps struct {
 	// Meter, when set, keeps spend and boots from heartbeats (budgets and
 	// crash loops).
 	Meter MeterStore
+	// Incidents raises missed-heartbeat alerts as incidents people claim
+	// (👀), and resolves them when the agent reports again.
+	Incidents *oncall.Service
 	// Room is the dedicated room that missed-heartbeat alerts and recovery
 	// notices go to.
 	Room string
@@ -229,6 +233,9 @@ type Service struct {
 func NewService(cfg Config, deps Deps) (*Service, error) {
 	if strings.TrimSpace(deps.Room) == "" {
 		return nil, core.Invalid("fleet.room", "is required")
+	}
+	if deps.Incidents == nil {
+		return nil, core.Invalid("incidents", "the fleet raises its alerts as incidents")
 	}
 	f := &Service{deps: deps}
 	f.batch.commit = f.commitHeartbeats
@@ -451,7 +458,11 @@ func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBea
 		}
 	}
 	if st.Announced != "" {
-		if err := f.announce(ctx, recoveryNotice(f.deps.Room, st, hb)); err != nil {
+		err := f.deps.Incidents.Resolve(ctx, silenceIncident(st.Agent, st.Incident), recoveryText(st, hb))
+		if errors.Is(err, core.ErrNotFound) {
+			err = f.announce(ctx, recoveryNotice(f.deps.Room, st, hb))
+		}
+		if err != nil {
 			return st, err
 		}
 		st.Announced = ""

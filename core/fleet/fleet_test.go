@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -56,7 +57,8 @@ func (fx *fleetFixture) newFleet(t testing.TB) *fleet.Service {
 	f, err := fleet.NewService(fx.cfg, fleet.Deps{
 		Room: fleetRoom, Tx: fx.store, Heartbeats: fx.store.Heartbeats(), Journal: fx.store.AgentJournal(),
 		Attestations: fx.store.Attestations(), Meter: fx.store.Meter(), Outbox: fx.store.Outbox(), Clock: fx.clock,
-		Admins: []string{fleetAdmin},
+		Admins:    []string{fleetAdmin},
+		Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: fx.store.Incidents(), Outbox: fx.store.Outbox(), Clock: fx.clock}),
 	})
 	if err != nil {
 		t.Fatalf("new fleet: %v", err)
@@ -84,6 +86,9 @@ func (fx *fleetFixture) notices(t testing.TB) map[string]string {
 	}
 	out := map[string]string{}
 	for _, e := range waiting {
+		if e.Kind == core.NoticeReaction {
+			continue
+		}
 		if e.RoomID != fleetRoom {
 			t.Errorf("notice %s went to %q, want %q", e.Key, e.RoomID, fleetRoom)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func (f *Service) escalate(ctx context.Context, a AgentConfig, now time.Time) er
 	if st.Announced == "" {
 		st.Incident++
 	}
-	if err := f.announce(ctx, silenceNotice(f.deps.Room, st, a, want, missed, now)); err != nil {
+	if err := f.deps.Incidents.Raise(ctx, silenceIncident(st.Agent, st.Incident), want, st.Agent, silenceNotice(f.deps.Room, st, a, want, missed, now)); err != nil {
 		return err
 	}
 	st.Announced = want
@@ -206,6 +207,28 @@ func (f *Service) Quorum(ctx context.Context) ([]string, error) {
 	return quorum, nil
 }
 
+// silenceIncident names the incident of an agent's silence number n: its
+// alert and, when it goes on, its offline notice.
+func silenceIncident(agent string, n int) string { return fmt.Sprintf("silence:%s:%d", agent, n) }
+
+// IncidentOf names the incident a fleet notice raised, from the notice's
+// key: false for a notice that raised none.
+func IncidentOf(noticeKey string) (string, bool) {
+	rest, ok := strings.CutPrefix(noticeKey, "fleet:"+announcedAlert+":")
+	if !ok {
+		rest, ok = strings.CutPrefix(noticeKey, "fleet:"+announcedOffline+":")
+	}
+	i := strings.LastIndexByte(rest, ':')
+	if !ok || i < 0 {
+		return "", false
+	}
+	n, err := strconv.Atoi(rest[i+1:])
+	if err != nil {
+		return "", false
+	}
+	return silenceIncident(rest[:i], n), true
+}
+
 // silenceNotice tells the room an agent missed heartbeats (alert) or
 // went offline.
 func silenceNotice(room string, st AgentState, a AgentConfig, announced string, missed int, now time.Time) core.Notice {
@@ -225,17 +248,23 @@ func silenceNotice(room string, st AgentState, a AgentConfig, announced string, 
 }
 
 // recoveryNotice tells the room an agent whose silence was announced
-// reported again.
+// reported again, where no incident was kept for the silence (one
+// announced before incidents were).
 func recoveryNotice(room string, st AgentState, hb Heartbeat) core.Notice {
+	return core.Notice{
+		Key:    fmt.Sprintf("fleet:recovered:%s:%d", st.Agent, st.Incident),
+		RoomID: room,
+		Kind:   core.NoticeMessage,
+		Body:   recoveryText(st, hb),
+	}
+}
+
+// recoveryText says that an agent is back.
+func recoveryText(st AgentState, hb Heartbeat) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "✅ **%s** is back: heartbeat for %s after %s of silence.", core.EscapeMarkdown(st.Agent), core.EscapeMarkdown(hb.Cycle), core.HumanDuration(hb.ReceivedAt.Sub(st.LastAt)))
 	if st.Announced == announcedOffline {
 		b.WriteString(" It counts toward attestation quorum again.")
 	}
-	return core.Notice{
-		Key:    fmt.Sprintf("fleet:recovered:%s:%d", st.Agent, st.Incident),
-		RoomID: room,
-		Kind:   core.NoticeMessage,
-		Body:   b.String(),
-	}
+	return b.String()
 }

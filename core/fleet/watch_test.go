@@ -63,25 +63,29 @@ func TestFleetWatcherLateAlertOfflineRecovery(t *testing.T) {
 		{name: "ZEUS comes back", at: 52 * time.Hour, heartbeat: "ZEUS", wantPresence: fleet.PresenceLate, wantMissed: 2,
 			wantNotices: map[string]string{
 				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "",
-				"fleet:recovered:ZEUS:1": "✅ **ZEUS** is back: heartbeat for C-286 after 2d 4h of silence.",
+				"fleet:alert:ZEUS:1:resolved":  "✅ **Resolved** after 3h 59m, nobody claimed it. It was: ⚠️ **ZEUS** has missed 2 heartbeats in a row: last heard 2d ago (cycle C-284), expected every 1d.",
+				"fleet:alert:ZEUS:1:all-clear": "✅ **ZEUS** is back: heartbeat for C-286 after 2d 4h of silence. All clear: the alert was open 3h 59m, nobody claimed it.",
 			}, wantQuorum: []string{"EVE", "ZEUS"}},
 		{name: "third miss marks EVE offline", at: 72*time.Hour + time.Second, wantPresence: fleet.PresenceOffline, wantMissed: 3,
 			wantNotices: map[string]string{
-				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:recovered:ZEUS:1": "",
+				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:alert:ZEUS:1:resolved": "", "fleet:alert:ZEUS:1:all-clear": "",
 				"fleet:offline:EVE:1": "🔴 **EVE** is offline: 3 heartbeats missed in a row, last heard 3d ago (cycle C-284), expected every 1d. " +
 					"It is left out of attestation quorum until it reports again.",
 			}, wantQuorum: []string{"ZEUS"}},
 		{name: "offline is not repeated as misses pile up", at: 10 * 24 * time.Hour, restart: true, wantPresence: fleet.PresenceOffline, wantMissed: 9,
 			wantNotices: map[string]string{
-				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:recovered:ZEUS:1": "", "fleet:offline:EVE:1": "",
+				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:alert:ZEUS:1:resolved": "", "fleet:alert:ZEUS:1:all-clear": "", "fleet:offline:EVE:1": "",
 				"fleet:offline:ZEUS:2": "🔴 **ZEUS** is offline: 7 heartbeats missed in a row, last heard 7d 20h ago (cycle C-286), expected every 1d. " +
 					"It is left out of attestation quorum until it reports again.",
 			}, wantQuorum: []string{}},
 		{name: "EVE comes back", at: 10*24*time.Hour + 3*time.Hour, heartbeat: "EVE", wantPresence: fleet.PresenceOnline,
 			wantNotices: map[string]string{
-				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:recovered:ZEUS:1": "", "fleet:offline:EVE:1": "",
-				"fleet:offline:ZEUS:2":  "",
-				"fleet:recovered:EVE:1": "✅ **EVE** is back: heartbeat for C-286 after 10d 3h of silence. It counts toward attestation quorum again.",
+				"fleet:alert:EVE:1": "", "fleet:alert:ZEUS:1": "", "fleet:alert:ZEUS:1:resolved": "", "fleet:alert:ZEUS:1:all-clear": "", "fleet:offline:EVE:1": "",
+				"fleet:offline:ZEUS:2": "",
+				"fleet:offline:EVE:1:resolved": "✅ **Resolved** after 8d 2h, nobody claimed it. It was: 🔴 **EVE** is offline: 3 heartbeats missed in a row, last heard 3d ago (cycle C-284), expected every 1d. " +
+					"It is left out of attestation quorum until it reports again.",
+				"fleet:offline:EVE:1:all-clear": "✅ **EVE** is back: heartbeat for C-286 after 10d 3h of silence. It counts toward attestation quorum again. " +
+					"All clear: the alert was open 8d 2h, nobody claimed it.",
 			}, wantQuorum: []string{"EVE"}},
 	}
 	seen := map[string]string{}
@@ -134,7 +138,8 @@ func TestFleetWatcherNextIncidentHasNewKeys(t *testing.T) {
 		fx.heartbeat(t, "HERMES", "C-284")
 	}
 	got := withoutNeverReported(fx.notices(t))
-	want := []string{"fleet:alert:HERMES:1", "fleet:alert:HERMES:2", "fleet:recovered:HERMES:1", "fleet:recovered:HERMES:2"}
+	want := []string{"fleet:alert:HERMES:1", "fleet:alert:HERMES:1:all-clear", "fleet:alert:HERMES:1:resolved",
+		"fleet:alert:HERMES:2", "fleet:alert:HERMES:2:all-clear", "fleet:alert:HERMES:2:resolved"}
 	if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, want) {
 		t.Errorf("notices = %v, want %v", keys, want)
 	}

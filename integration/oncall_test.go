@@ -1,0 +1,155 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+)
+
+// TestOnCallClaimAndAllClear: EVE goes offline and its alert carries 👀
+// from Jarvis. bob taps it and the alert is edited to say he is handling
+// it; alice's tap after his is told that bob has it. EVE reports again:
+// the alert is edited to resolved, with how long it lasted and who
+// handled it, and one reply in its thread says so, with no new message
+// in the room.
+func TestOnCallClaimAndAllClear(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	bob := newPerson(t, "bob")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
+		"api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port)})
+	room := j.joinRoom(t, alice)
+	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	j.joinRoom(t, bob)
+	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
+	agents.waitUp(t, j)
+	agents.heartbeat(t, "EVE", "C-1")
+
+	fromJarvis := func(match func(evt *event.Event) bool) func(*event.Event) bool {
+		return func(evt *event.Event) bool { return tesths.MessageFrom(room, j.UserID)(evt) && match(evt) }
+	}
+	alert, err := alice.WaitFor(ctx, 20*time.Second, fromJarvis(func(evt *event.Event) bool {
+		return strings.Contains(tesths.Body(evt), "EVE is offline") && evt.Content.AsMessage().RelatesTo.GetReplaceID() == ""
+	}))
+	if err != nil {
+		t.Fatalf("no offline alert: %v", err)
+	}
+	if _, err := bob.WaitFor(ctx, waitReply, reactionBy(j.UserID, alert.ID, "👀")); err != nil {
+		t.Fatalf("no 👀 from Jarvis on the alert: %v", err)
+	}
+
+	if _, err := bob.SendReaction(ctx, room, alert.ID, "👀"); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, alert.ID))
+	if err != nil {
+		t.Fatalf("bob's 👀 did not edit the alert: %v", err)
+	}
+	if body := newBody(claimed); !strings.Contains(body, "EVE is offline") || !strings.Contains(body, "👀 Handled by "+bob.UserID.String()+" since ") {
+		t.Errorf("after bob's 👀 the alert reads:\n%s", body)
+	}
+
+	if _, err := alice.SendReaction(ctx, room, alert.ID, "👀"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, fromJarvis(func(evt *event.Event) bool {
+		return strings.Contains(tesths.Body(evt), alice.UserID.String()+": "+bob.UserID.String()+" has had this since ")
+	})); err != nil {
+		t.Fatalf("alice's 👀 was not told that bob has it: %v", err)
+	}
+
+	agents.heartbeat(t, "EVE", "C-2")
+	inThread := fromJarvis(func(evt *event.Event) bool {
+		rel := evt.Content.AsMessage().RelatesTo
+		return rel != nil && rel.Type == event.RelThread && rel.EventID == alert.ID
+	})
+	reply, err := alice.WaitFor(ctx, waitReply, inThread)
+	if err != nil {
+		t.Fatalf("no all-clear in the alert's thread: %v", err)
+	}
+	if body := tesths.Body(reply); !strings.Contains(body, "EVE is back") || !strings.Contains(body, "All clear: the alert was open ") ||
+		!strings.HasSuffix(body, "handled by "+bob.UserID.String()+".") {
+		t.Errorf("the all-clear reads %q", body)
+	}
+	resolved, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return editOf(j.UserID, alert.ID)(evt) && strings.HasPrefix(newBody(evt), "✅ Resolved after ")
+	})
+	if err != nil {
+		t.Fatalf("the alert was not edited to resolved: %v", err)
+	}
+	if body := newBody(resolved); !strings.Contains(body, "handled by "+bob.UserID.String()+". It was: 🔴 EVE is offline") {
+		t.Errorf("the resolved alert reads:\n%s", body)
+	}
+	if n := len(alice.Events(inThread)); n != 1 {
+		t.Errorf("%d replies in the alert's thread, want one", n)
+	}
+	if back := alice.Events(fromJarvis(func(evt *event.Event) bool {
+		return strings.Contains(tesths.Body(evt), "is back") && evt.Content.AsMessage().RelatesTo == nil
+	})); len(back) != 0 {
+		t.Errorf("a new message in the room said EVE is back: %q", tesths.Body(back[0]))
+	}
+}
+
+// TestOnCallEscalation: EVE goes offline and nobody claims its alert
+// within a short oncall.escalate_after: one reply in the alert's thread
+// calls the admins, mentioning them, and no second one comes over the
+// next two sweeps.
+func TestOnCallEscalation(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
+		"api:\n  listen: 127.0.0.1:%d\noncall:\n  escalate_after: 1s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port)})
+	room := j.joinRoom(t, alice)
+	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
+	agents.waitUp(t, j)
+	agents.heartbeat(t, "EVE", "C-1")
+
+	alert, err := alice.WaitFor(ctx, 20*time.Second, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "EVE has missed 2 heartbeats")
+	})
+	if err != nil {
+		t.Fatalf("no alert: %v", err)
+	}
+	escalation := func(evt *event.Event) bool {
+		if !tesths.MessageFrom(room, j.UserID)(evt) {
+			return false
+		}
+		msg := evt.Content.AsMessage()
+		return msg.RelatesTo != nil && msg.RelatesTo.Type == event.RelThread && strings.Contains(msg.Body, "Nobody has claimed this alert")
+	}
+	raised, err := alice.WaitFor(ctx, 20*time.Second, escalation)
+	if err != nil {
+		t.Fatalf("the unclaimed alert was not escalated: %v", err)
+	}
+	// The alert that stands for the incident then: the first, or the
+	// offline notice if EVE went offline before the sweep.
+	alerts := map[id.EventID]bool{alert.ID: true}
+	for _, evt := range alice.Events(tesths.MessageFrom(room, j.UserID)) {
+		if strings.Contains(tesths.Body(evt), "EVE is offline") && evt.Content.AsMessage().RelatesTo.GetReplaceID() == "" {
+			alerts[evt.ID] = true
+		}
+	}
+	msg := raised.Content.AsMessage()
+	if !alerts[msg.RelatesTo.EventID] || !strings.HasPrefix(msg.Body, alice.UserID.String()+": Nobody has claimed this alert in 1s.") {
+		t.Errorf("the escalation %q is not in an alert's thread naming alice", msg.Body)
+	}
+	if msg.Mentions == nil || len(msg.Mentions.UserIDs) != 1 || msg.Mentions.UserIDs[0] != alice.UserID {
+		t.Errorf("the escalation mentions %+v, want alice, the admin", msg.Mentions)
+	}
+	// The sweep runs every 5 s: two more find the incident escalated.
+	if again, err := alice.WaitFor(ctx, 11*time.Second, func(evt *event.Event) bool { return evt.ID != raised.ID && escalation(evt) }); err == nil {
+		t.Errorf("escalated again: %q", tesths.Body(again))
+	}
+}

@@ -1,0 +1,76 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+)
+
+// TestIncidents: an incident is read back as written; the first claim
+// wins, a second and a claim on a resolved incident change nothing; only
+// the open, unclaimed one is listed for escalation, and escalated once.
+func TestIncidents(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			q := testdb.OpenStore(t, engine).Incidents()
+			at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+			if _, err := q.Incident(ctx, "silence:EVE:1"); !errors.Is(err, core.ErrNotFound) {
+				t.Fatalf("Incident() of none = %v, want ErrNotFound", err)
+			}
+			for _, id := range []string{"silence:EVE:1", "silence:HAL:1", "silence:ZEUS:1"} {
+				inc := oncall.Incident{ID: id, NoticeKey: "fleet:alert:" + id, RoomID: "!room:x", Body: "⚠️ silent", Kind: "alert", Subject: "EVE", OpenedAt: at}
+				if err := q.PutIncident(ctx, inc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			claim := func(id, who string) bool {
+				t.Helper()
+				ok, err := q.ClaimIncident(ctx, id, who, at.Add(time.Minute))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ok
+			}
+			if !claim("silence:EVE:1", "@bob:x") || claim("silence:EVE:1", "@alice:x") {
+				t.Error("the first claim did not win alone")
+			}
+			inc, err := q.Incident(ctx, "silence:EVE:1")
+			if err != nil || inc.Owner != "@bob:x" || !inc.ClaimedAt.Equal(at.Add(time.Minute)) || !inc.OpenedAt.Equal(at) ||
+				!inc.ResolvedAt.IsZero() || inc.NoticeKey != "fleet:alert:silence:EVE:1" || inc.Body != "⚠️ silent" || inc.RoomID != "!room:x" {
+				t.Errorf("read back %+v, %v", inc, err)
+			}
+			hal, _ := q.Incident(ctx, "silence:HAL:1")
+			hal.ResolvedAt = at.Add(2 * time.Minute)
+			if err := q.PutIncident(ctx, hal); err != nil {
+				t.Fatal(err)
+			}
+			if claim("silence:HAL:1", "@bob:x") {
+				t.Error("a resolved incident was claimed")
+			}
+			if got, _ := q.Incident(ctx, "silence:HAL:1"); got.Owner != "" || !got.ResolvedAt.Equal(hal.ResolvedAt) {
+				t.Errorf("resolved incident read back %+v", got)
+			}
+			if due, err := q.Unclaimed(ctx, at.Add(-time.Second)); err != nil || len(due) != 0 {
+				t.Errorf("Unclaimed() before any opened = %+v, %v", due, err)
+			}
+			due, err := q.Unclaimed(ctx, at)
+			if err != nil || len(due) != 1 || due[0].ID != "silence:ZEUS:1" {
+				t.Fatalf("Unclaimed() = %+v, %v; want ZEUS alone", due, err)
+			}
+			for i, want := range []bool{true, false} {
+				if ok, err := q.EscalateIncident(ctx, "silence:ZEUS:1", at.Add(time.Hour)); err != nil || ok != want {
+					t.Errorf("EscalateIncident() #%d = %v, %v; want %v", i+1, ok, err, want)
+				}
+			}
+			if due, err := q.Unclaimed(ctx, at.Add(time.Hour)); err != nil || len(due) != 0 {
+				t.Errorf("Unclaimed() after the escalation = %+v, %v", due, err)
+			}
+		})
+	}
+}
