@@ -651,68 +651,42 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	if _, err := a.away.Resume(ctx); err != nil && ctx.Err() == nil {
 		a.log.Err(err).Msg("Failed to tell what changed while Jarvis was away")
 	}
-	loops.Go(func() {
-		every(ctx, awayRecordInterval, func() {
-			if err := a.away.Record(ctx); err != nil && ctx.Err() == nil {
-				a.log.Err(err).Msg("Failed to record what needs someone")
-			}
+	sweep := func(interval time.Duration, doing string, fn func(context.Context) error) {
+		loops.Go(func() {
+			every(ctx, interval, func() {
+				if err := fn(ctx); err != nil && ctx.Err() == nil {
+					a.log.Err(err).Msg("Failed to " + doing)
+				}
+			})
 		})
-	})
+	}
+	sweep(awayRecordInterval, "record what needs someone", a.away.Record)
 	// Gaining the lease asks for a wake round and a retention pass at once.
 	a.askWake()
 	a.pruneKick.ask()
 	loops.Go(func() { a.wakeLoop(ctx) })
 	loops.Go(func() { a.retentionLoop(ctx) })
-	loops.Go(func() {
-		every(ctx, breakerSweepInterval, func() {
-			if _, err := a.breakers.Sweep(ctx); err != nil && ctx.Err() == nil {
-				a.log.Err(err).Msg("Failed to sweep breakers")
-			}
-		})
-	})
-	loops.Go(func() {
-		every(ctx, cardSweepInterval, func() {
-			if _, err := a.cards.Sweep(ctx); err != nil && ctx.Err() == nil {
-				a.log.Err(err).Msg("Failed to sweep card questions")
-			}
-		})
-	})
+	sweep(breakerSweepInterval, "sweep breakers", uncounted(a.breakers.Sweep))
+	sweep(cardSweepInterval, "sweep card questions", uncounted(a.cards.Sweep))
 	// Reminders due while no Jarvis ran go out on the first sweep, late;
 	// so do the digests of quiet hours that ended meanwhile.
-	loops.Go(func() {
-		every(ctx, reminderSweepInterval, func() {
-			if _, err := a.reminders.Sweep(ctx); err != nil && ctx.Err() == nil {
-				a.log.Err(err).Msg("Failed to deliver reminders")
-			}
-			if _, err := a.quiet.Sweep(ctx); err != nil && ctx.Err() == nil {
-				a.log.Err(err).Msg("Failed to deliver quiet-hours digests")
-			}
-		})
-	})
-	loops.Go(func() {
-		every(ctx, approvalSweepInterval, func() {
-			if _, err := a.approvals.Sweep(ctx); err != nil && ctx.Err() == nil {
-				a.log.Err(err).Msg("Failed to sweep approval requests")
-			}
-		})
-	})
-	loops.Go(func() {
-		every(ctx, oncallSweepInterval, func() {
-			if _, err := a.oncall.Escalate(ctx); err != nil && ctx.Err() == nil {
-				a.log.Err(err).Msg("Failed to escalate unclaimed alerts")
-			}
-		})
-	})
-	loops.Go(func() {
-		every(ctx, fleetSweepInterval(a.cfg.Fleet), func() {
-			if err := a.fleet.Sweep(ctx); err != nil && ctx.Err() == nil {
-				a.log.Err(err).Msg("Failed to sweep the fleet")
-			}
-		})
-	})
+	sweep(reminderSweepInterval, "deliver reminders", uncounted(a.reminders.Sweep))
+	sweep(reminderSweepInterval, "deliver quiet-hours digests", uncounted(a.quiet.Sweep))
+	sweep(approvalSweepInterval, "sweep approval requests", uncounted(a.approvals.Sweep))
+	sweep(oncallSweepInterval, "escalate unclaimed alerts", uncounted(a.oncall.Escalate))
+	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {
 		cancel()
 		loops.Wait()
+	}
+}
+
+// uncounted drops what a sweep counts, for a loop that only logs its
+// failures.
+func uncounted[T any](sweep func(context.Context) (T, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := sweep(ctx)
+		return err
 	}
 }
 
