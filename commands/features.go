@@ -55,8 +55,10 @@ type Features struct {
 	// Notebook gives `!task`, `!note`, `!idea` and the sentences that
 	// become them ("add a task: …", "note: …", "idea: …").
 	Notebook *notebook.Service
-	// OnCall takes the claims (👀, or a reply `mine`) on the alerts the
-	// fleet raises in the room: silences, crash loops, budgets.
+	// OnCall takes the claims (👀, or a reply `mine`) and snoozes (💤, or a
+	// reply `snooze 4h`) on the alerts the fleet raises in the room:
+	// silences, crash loops, budgets; with Tripwires, 💤 on the trips
+	// pushed to a person.
 	OnCall *oncall.Service
 	// ProposalTTL is how long a tripwire proposed in chat waits for its
 	// ✅ (DefaultProposalTTL when not positive).
@@ -122,6 +124,8 @@ func (p *Processor) AddFeatures(f Features) {
 		c := &oncallCommands{svc: f.OnCall}
 		p.OnAnswer("fleet:", c.onFleetAnswer)
 		p.OnAnswer(oncall.EscalationKeyPrefix, c.onEscalationAnswer)
+		p.OnAnswer(oncall.WokeKeyPrefix, c.onWokeAnswer)
+		p.OnAnswer("trip:", c.onTripAnswer)
 		p.OnAnswer("crash-loop:", c.onAlertAnswer)
 		p.OnAnswer("spend:", c.onAlertAnswer)
 	}

@@ -272,13 +272,14 @@ func TestLinkMovesWhatThePuppetOwns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A pushed trip is a message and its chart in the message's thread.
+	// A pushed trip is a message with 💤 on it and its chart in the
+	// message's thread.
 	var trips, charts []string
 	for _, n := range waiting {
 		switch {
 		case strings.HasPrefix(n.Key, "trip:") && n.Kind == core.NoticeImage:
 			charts = append(charts, n.ToUser)
-		case strings.HasPrefix(n.Key, "trip:"):
+		case strings.HasPrefix(n.Key, "trip:") && n.Kind == core.NoticeMessage:
 			trips = append(trips, n.ToUser)
 		}
 	}

@@ -10,34 +10,46 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
-// oncallCommands take the claims on the alerts Jarvis raises in its room.
+// oncallCommands take the claims and snoozes on the alerts Jarvis raises
+// in its room, and the snoozes on the trips it pushes to a person.
 type oncallCommands struct {
 	svc *oncall.Service
 }
 
-// onFleetAnswer takes a 👀 on, or a reply `mine` to, a fleet alert.
+// onFleetAnswer takes a 👀 or 💤 on, or a reply `mine` or `snooze 4h`
+// to, a fleet alert.
 func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) {
-	id, ok := fleet.IncidentOf(key)
-	if !ok || !oncall.IsClaim(answer) {
-		return
+	if id, ok := fleet.IncidentOf(key); ok {
+		c.answer(e, id, answer)
 	}
-	c.claim(e, id, answer == oncall.ClaimReaction)
 }
 
-// onAlertAnswer takes a 👀 on, or a reply `mine` to, an alert that is
-// its own incident (a crash loop, a budget alert).
+// onAlertAnswer takes an answer to an alert that is its own incident (a
+// crash loop, a budget alert).
 func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
-	if oncall.IsClaim(answer) {
-		c.claim(e, key, answer == oncall.ClaimReaction)
+	c.answer(e, key, answer)
+}
+
+// onEscalationAnswer takes an answer to the reply that called the admins
+// to an alert: a message in the alert's thread after it replies to it.
+func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) {
+	c.answer(e, strings.TrimPrefix(key, oncall.EscalationKeyPrefix), answer)
+}
+
+// onWokeAnswer takes an answer to the reply that said a snoozed alert is
+// back, which a message in the alert's thread after it replies to.
+func (c *oncallCommands) onWokeAnswer(e *Event, key, answer string) {
+	if id, ok := oncall.IncidentOfWoke(key); ok {
+		c.answer(e, id, answer)
 	}
 }
 
-// onEscalationAnswer takes a 👀 on, or a reply `mine` to, the reply that
-// called the admins to an alert: a message in the alert's thread after it
-// replies to it.
-func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) {
+// answer claims incident id (👀, `mine`) or snoozes it (💤, `snooze …`).
+func (c *oncallCommands) answer(e *Event, id, answer string) {
 	if oncall.IsClaim(answer) {
-		c.claim(e, strings.TrimPrefix(key, oncall.EscalationKeyPrefix), answer == oncall.ClaimReaction)
+		c.claim(e, id, answer == oncall.ClaimReaction)
+	} else if length, ok := oncall.SnoozeOf(answer); ok {
+		c.snooze(e, id, length, answer == oncall.SnoozeReaction)
 	}
 }
 
@@ -53,15 +65,7 @@ func (c *oncallCommands) claim(e *Event, id string, tap bool) {
 		e.Fail(err)
 		return
 	}
-	reply := e.Reply
-	if tap {
-		// A reaction has no place in a conversation: the answer goes to
-		// the alert, naming who tapped.
-		reply = func(format string, args ...any) {
-			e.Send(core.Notice{RoomID: inc.RoomID, Kind: core.NoticeMessage, Body: core.EscapeMarkdown(e.Sender) + ": " + fmt.Sprintf(format, args...),
-				Mentions: []string{e.Sender}, Target: inc.NoticeKey})
-		}
-	}
+	reply := alertReply(e, inc, tap)
 	switch {
 	case first:
 		e.Send(oncall.ClaimEdit(inc))
@@ -72,5 +76,18 @@ func (c *oncallCommands) claim(e *Event, id string, tap bool) {
 		reply("This resolved at %s; %s handled it.", inc.ResolvedAt.UTC().Format("Jan 2 15:04 MST"), core.EscapeMarkdown(inc.Owner))
 	default:
 		reply("%s has had this since %s.", core.EscapeMarkdown(inc.Owner), inc.ClaimedAt.UTC().Format("Jan 2 15:04 MST"))
+	}
+}
+
+// alertReply answers who answered an alert: a reply to a text answer,
+// or, to a tap (a reaction has no place in a conversation), a reply to
+// the alert naming who tapped.
+func alertReply(e *Event, inc oncall.Incident, tap bool) func(format string, args ...any) {
+	if !tap {
+		return e.Reply
+	}
+	return func(format string, args ...any) {
+		e.Send(core.Notice{RoomID: inc.RoomID, Kind: core.NoticeMessage, Body: core.EscapeMarkdown(e.Sender) + ": " + fmt.Sprintf(format, args...),
+			Mentions: []string{e.Sender}, Target: inc.NoticeKey})
 	}
 }

@@ -20,7 +20,7 @@ const (
 		t.id, t.scope, t.label, t.rationale, t.source_kind, t.source_param, t.condition, t.action_journal,
 		t.action_push, t.created_at, t.updated_at, s.status, s.cooldown_seconds, s.last_tripped_at, s.last_reset_at,
 		s.trip_seq, s.trip_pushed, s.last_observed, s.error_streak, s.last_error, s.flap_since, s.quarantine_reason,
-		s.quarantine_count, t.source_trust, t.action_urgent`
+		s.quarantine_count, t.source_trust, t.action_urgent, s.snoozed_until`
 	tripwireFrom        = ` FROM tripwire t JOIN tripwire_state s ON s.id = t.id`
 	insertTripwireQuery = `
 		INSERT INTO tripwire (id, scope, label, rationale, source_kind, source_param, condition, action_journal,
@@ -551,10 +551,10 @@ func (q *TripwireQuery) trim(ctx context.Context, table, key string, keys []stri
 func scanTripwire(row dbutil.Scannable) (tripwire.Record, error) {
 	var r tripwire.Record
 	var status, cond, trust string
-	var created, updated, cooldown, tripped, reset, streak, flapSince, quarantines int64
+	var created, updated, cooldown, tripped, reset, streak, flapSince, quarantines, snoozed int64
 	err := row.Scan(&r.ID, &r.Scope, &r.Label, &r.Rationale, &r.Source.Kind, &r.Source.Param, &cond, &r.Action.Journal,
 		&r.Action.Push, &created, &updated, &status, &cooldown, &tripped, &reset, &r.TripSeq, &r.TripPushed,
-		&r.LastObserved, &streak, &r.LastError, &flapSince, &r.QuarantineReason, &quarantines, &trust, &r.Action.Urgent)
+		&r.LastObserved, &streak, &r.LastError, &flapSince, &r.QuarantineReason, &quarantines, &trust, &r.Action.Urgent, &snoozed)
 	if err != nil {
 		return r, err
 	}
@@ -567,6 +567,7 @@ func scanTripwire(row dbutil.Scannable) (tripwire.Record, error) {
 	r.CreatedAt, r.UpdatedAt = tripTime(created), tripTime(updated)
 	r.LastTrippedAt, r.LastResetAt = tripTimePtr(tripped), tripTimePtr(reset)
 	r.FlapSince = tripTime(flapSince)
+	r.SnoozedUntil = timeOrZero(snoozed)
 	return r, nil
 }
 

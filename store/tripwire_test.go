@@ -167,8 +167,8 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 		t.Errorf("after trip: status %s, last_tripped_at %v; want tripped at %v", got.Status, got.LastTrippedAt, f.clock.Now())
 	}
 	notices := f.notices()
-	if len(notices) != 2 {
-		t.Fatalf("outbox has %d notices, want the trip notice and its chart", len(notices))
+	if len(notices) != 3 {
+		t.Fatalf("outbox has %d notices, want the trip notice, 💤 on it and its chart", len(notices))
 	}
 	n := notices[0]
 	wantKey := "trip:" + def.ID + ":1"
@@ -180,7 +180,10 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 			t.Errorf("trip notice body %q does not say %q", n.Body, want)
 		}
 	}
-	chart := notices[1]
+	if z := notices[1]; z.Kind != core.NoticeReaction || z.Body != "💤" || z.Target != wantKey || z.ToUser != twAlice {
+		t.Errorf("second notice = %+v, want 💤 on the trip notice", z.Notice)
+	}
+	chart := notices[2]
 	wantChart := fmt.Sprintf(`{"title":"GI below yellow band","source":{"kind":"integrity.gi"},"unit":"ratio","from":%q,"to":%q,"thresholds":[0.7],"trip_at":%q}`,
 		f.clock.Now().Add(-24*time.Hour).Format(time.RFC3339), f.clock.Now().Format(time.RFC3339), f.clock.Now().Format(time.RFC3339))
 	if chart.Kind != core.NoticeImage || chart.Target != wantKey || !chart.Thread || chart.ToUser != twAlice || chart.Body != wantChart {
@@ -201,10 +204,10 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 		t.Errorf("after reset: status %s, last_reset_at %v; want armed, reset now", got.Status, got.LastResetAt)
 	}
 	notices = f.notices()
-	if len(notices) != 3 {
-		t.Fatalf("outbox has %d notices, want the trip, its chart and its clearing", len(notices))
+	if len(notices) != 4 {
+		t.Fatalf("outbox has %d notices, want the trip, 💤 on it, its chart and its clearing", len(notices))
 	}
-	c := notices[2]
+	c := notices[3]
 	if c.Kind != core.NoticeMessage || c.Target != wantKey || !c.Thread || c.ToUser != twAlice || !strings.Contains(c.Body, "Cleared at 2026-01-01 09:10 UTC") {
 		t.Errorf("clearing notice = %+v; want a threaded reply to %s saying when it cleared", c, wantKey)
 	}
@@ -517,8 +520,8 @@ func TestTripwireReevaluateOnlyReadsItsKinds(t *testing.T) {
 	if r.Evaluated != 1 || r.Fired != 1 || f.reads["integrity.gi"] != 0 {
 		t.Errorf("Reevaluate(agent.status) = %+v, GI read %d times; want only the EVE tripwire", r, f.reads["integrity.gi"])
 	}
-	if n := f.notices(); len(n) != 2 || n[0].Key != "trip:"+eve.ID+":1" || n[1].Key != "trip:"+eve.ID+":1:chart" {
-		t.Errorf("notices %+v, want EVE's trip notice and its chart", n)
+	if n := f.notices(); len(n) != 3 || n[0].Key != "trip:"+eve.ID+":1" || n[1].Key != "trip:"+eve.ID+":1:snooze" || n[2].Key != "trip:"+eve.ID+":1:chart" {
+		t.Errorf("notices %+v, want EVE's trip notice, 💤 on it and its chart", n)
 	}
 }
 

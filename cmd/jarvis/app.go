@@ -63,7 +63,7 @@ const (
 	// a deadline that has come: an agent waits on the answer.
 	approvalSweepInterval = 5 * time.Second
 	// oncallSweepInterval is how often alerts are checked for one that
-	// waited oncall.escalate_after for a claim.
+	// waited oncall.escalate_after for a claim, and for snoozes that ended.
 	oncallSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
@@ -674,6 +674,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(reminderSweepInterval, "deliver quiet-hours digests", uncounted(a.quiet.Sweep))
 	sweep(approvalSweepInterval, "sweep approval requests", uncounted(a.approvals.Sweep))
 	sweep(oncallSweepInterval, "escalate unclaimed alerts", uncounted(a.oncall.Escalate))
+	sweep(oncallSweepInterval, "wake snoozed alerts", uncounted(a.oncall.Wake))
 	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {
 		cancel()

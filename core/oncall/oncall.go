@@ -48,6 +48,11 @@ type Incident struct {
 	// EscalatedAt is when the admins were called because nobody had
 	// claimed it.
 	EscalatedAt time.Time
+	// SnoozedBy snoozed it at SnoozedAt until SnoozedUntil (zero when it
+	// is not snoozed): nobody is called to it before then.
+	SnoozedBy    string
+	SnoozedAt    time.Time
+	SnoozedUntil time.Time
 }
 
 // Store keeps incidents.
@@ -66,6 +71,7 @@ type Store interface {
 	// EscalateIncident marks an open, unclaimed, not yet escalated incident
 	// escalated and reports whether it did.
 	EscalateIncident(ctx context.Context, id string, at time.Time) (bool, error)
+	SnoozeStore
 }
 
 // Config is the oncall section.
@@ -73,12 +79,17 @@ type Config struct {
 	// EscalateAfter is how long an alert waits for a claim before the
 	// admins are called in its thread.
 	EscalateAfter time.Duration
+	// SnoozeDefault is how long 💤 snoozes an alert or a trip push.
+	SnoozeDefault time.Duration
 }
 
 // Validate checks the section.
 func (c Config) Validate() error {
 	if c.EscalateAfter < time.Second {
 		return core.Invalid("oncall.escalate_after", "must be at least 1s, got %s", c.EscalateAfter)
+	}
+	if c.SnoozeDefault < time.Second || c.SnoozeDefault > MaxSnooze {
+		return core.Invalid("oncall.snooze_default", "must be between 1s and %s, got %s", core.HumanDuration(MaxSnooze), c.SnoozeDefault)
 	}
 	return nil
 }
@@ -120,7 +131,9 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 		return fmt.Errorf("raise incident %s: %w", id, err)
 	}
 	n.Body = inc.text()
-	for _, m := range []core.Notice{n, {Key: n.Key + ":claim", RoomID: n.RoomID, Kind: core.NoticeReaction, Body: ClaimReaction, Target: n.Key}} {
+	for _, m := range []core.Notice{n,
+		{Key: n.Key + ":claim", RoomID: n.RoomID, Kind: core.NoticeReaction, Body: ClaimReaction, Target: n.Key},
+		{Key: n.Key + ":snooze", RoomID: n.RoomID, Kind: core.NoticeReaction, Body: SnoozeReaction, Target: n.Key}} {
 		if err := s.enqueue(ctx, m); err != nil {
 			return fmt.Errorf("raise incident %s: %w", id, err)
 		}
@@ -200,6 +213,9 @@ func (s *Service) Escalate(ctx context.Context) (int, error) {
 	raised := 0
 	var errs []error
 	for _, inc := range due {
+		if inc.Snoozed(s.deps.Clock.Now()) {
+			continue
+		}
 		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 			ok, err := s.deps.Store.EscalateIncident(ctx, inc.ID, s.deps.Clock.Now())
 			if err != nil || !ok {
@@ -233,12 +249,18 @@ func (s *Service) escalation(inc Incident) core.Notice {
 		Mentions: s.deps.Admins, Target: inc.NoticeKey, Thread: true}
 }
 
-// text is the alert with who handles it, once someone does.
+// text is the alert with who handles it, once someone does, and who
+// snoozed it until when, while it is snoozed.
 func (inc Incident) text() string {
-	if inc.Owner == "" {
-		return inc.Body
+	var b strings.Builder
+	b.WriteString(inc.Body)
+	if inc.Owner != "" {
+		fmt.Fprintf(&b, "\n\n👀 Handled by %s since %s.", core.EscapeMarkdown(inc.Owner), inc.ClaimedAt.UTC().Format("Jan 2 15:04 MST"))
 	}
-	return fmt.Sprintf("%s\n\n👀 Handled by %s since %s.", inc.Body, core.EscapeMarkdown(inc.Owner), inc.ClaimedAt.UTC().Format("Jan 2 15:04 MST"))
+	if !inc.SnoozedUntil.IsZero() {
+		fmt.Fprintf(&b, "\n\n💤 Snoozed by %s until %s.", core.EscapeMarkdown(inc.SnoozedBy), UntilText(inc.SnoozedUntil, inc.SnoozedAt, time.UTC))
+	}
+	return b.String()
 }
 
 // enqueue writes a notice; one already in the outbox was written before.

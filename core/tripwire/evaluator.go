@@ -650,14 +650,17 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 }
 
 // fire records a trip: history always, journal and push queue as the action
-// says, and a notice to the citizen when push is on, unless their quiet
+// says, and a notice to the citizen (with 💤 on it) when push is on, unless
+// they snoozed the tripwire (then the trip is journaled) or their quiet
 // hours hold it for their digest; a journal-only trip goes to their daily
 // digest when they asked for one.
 func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
 	rec.Status = Tripped
 	rec.LastTrippedAt = &now
 	rec.TripSeq++
-	rec.TripPushed = rec.Action.Push
+	// A trip its owner snoozed is journaled instead of pushed.
+	snoozed := rec.Action.Push && now.Before(rec.SnoozedUntil)
+	rec.TripPushed = rec.Action.Push && !snoozed
 	rec.ErrorStreak, rec.LastError = 0, ""
 	if c.cc.watchesChange {
 		rec.LastObserved = c.ev.observed
@@ -671,7 +674,10 @@ func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.T
 		ObservedContext: observedContext(c.cc, c.obs),
 		Summary:         observedText(c.cc, c.obs, plain) + " (" + c.cc.text() + ")",
 	}
-	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal, Push: rec.Action.Push})
+	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal || snoozed, Push: rec.TripPushed})
+	if snoozed {
+		return notices, nil
+	}
 	quiet := s.deps.Quiet != nil && rec.Scope != SelfScope
 	if !rec.Action.Push {
 		if quiet {
@@ -691,6 +697,9 @@ func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.T
 		core.EscapeMarkdown(rec.Label), observedText(c.cc, c.obs, boldMarkdown), core.CodeSpan(c.cc.text()), markdownLines(rec.Rationale), rec.ID, rec.TripSeq)
 	key := tripNoticeKey(rec.ID, rec.TripSeq)
 	notices = s.notify(notices, rec.Scope, core.Notice{Key: key, Kind: core.NoticeMessage, Body: body}, true)
+	if rec.Scope != SelfScope {
+		notices = s.notify(notices, rec.Scope, core.Notice{Key: key + ":snooze", Kind: core.NoticeReaction, Body: SnoozeReaction, Target: key}, false)
+	}
 	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":chart", Kind: core.NoticeImage, Target: key, Thread: true,
 		Body: s.tripChart(rec, c.cc, now)}, false), nil
 }

@@ -203,6 +203,9 @@ type Record struct {
 	// FlapSince is when flapping started to count (the last release).
 	FlapSince       time.Time
 	QuarantineCount int
+	// SnoozedUntil is when its owner's 💤 on a trip push ends: until
+	// then its trips are journaled, not pushed. Zero when not snoozed.
+	SnoozedUntil time.Time
 }
 
 // rearm puts a disabled or quarantined tripwire back to work with a clean
@@ -295,6 +298,9 @@ type Store interface {
 	SetJournalCursor(ctx context.Context, scope string, seq int64) error
 	// TakePush removes and returns scope's push queue, oldest first.
 	TakePush(ctx context.Context, scope string) ([]TripEvent, error)
+	// SnoozeTripwire puts off the pushes of one of scope's tripwires
+	// until until; another scope's is ErrNotFound.
+	SnoozeTripwire(ctx context.Context, scope, id string, until time.Time) error
 
 	// ChangedTripwires returns the evaluator's view of the tripwires
 	// written after revision rev, whatever their status (deleted ones

@@ -1,0 +1,90 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/commands/intent"
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
+)
+
+// snoozeHelp says how to snooze for another length.
+const snoozeHelp = "Say how long: `snooze 4h`, `snooze until 18:00` or `snooze until tomorrow 9:00` (in your time zone)."
+
+// snoozeUntil is when a snooze of length (as the person wrote it, ""
+// for oncall.snooze_default) ends, read in the sender's time zone.
+func (c *oncallCommands) snoozeUntil(e *Event, length string) (time.Time, bool) {
+	now := e.Proc.deps.Clock.Now()
+	if length == "" {
+		return now.Add(c.svc.SnoozeDefault()), true
+	}
+	return intent.Until(length, now, e.Proc.zone(e))
+}
+
+// snooze has the sender snooze incident id: nobody is called to it until
+// the snooze ends, and the alert is edited to say who snoozed it until
+// when. Anyone who may talk to Jarvis in the room may, as for a claim.
+func (c *oncallCommands) snooze(e *Event, id, length string, tap bool) {
+	until, ok := c.snoozeUntil(e, length)
+	if !ok {
+		e.Reply("%s", snoozeHelp)
+		return
+	}
+	inc, snoozed, err := c.svc.Snooze(e.Ctx, id, e.Sender, until)
+	if errors.Is(err, core.ErrNotFound) {
+		return
+	}
+	if why, ok := refusal(err); ok {
+		e.Reply("Not snoozed: %s.", why)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if !snoozed {
+		alertReply(e, inc, tap)("This resolved at %s; there is nothing left to snooze.", inc.ResolvedAt.UTC().Format("Jan 2 15:04 MST"))
+		return
+	}
+	e.Send(oncall.SnoozeEdit(inc))
+}
+
+// onTripAnswer takes a 💤 on, or a reply `snooze 4h` to, a trip pushed to
+// a person: the tripwire does not push to them again until the snooze
+// ends (its trips are still journaled). Only its owner (and their linked
+// identities, who answer as them) may.
+func (c *oncallCommands) onTripAnswer(e *Event, key, answer string) {
+	id, ok := tripwire.TripOf(key)
+	length, snooze := oncall.SnoozeOf(answer)
+	if !ok || !snooze || e.Proc.tripwires == nil {
+		return
+	}
+	// The answer goes under the push, in the room it was pushed to.
+	reply := func(format string, args ...any) {
+		e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Body: fmt.Sprintf(format, args...), Target: key})
+	}
+	until, ok := c.snoozeUntil(e, length)
+	if !ok {
+		reply("%s", snoozeHelp)
+		return
+	}
+	now := e.Proc.deps.Clock.Now()
+	if err := oncall.CheckSnooze(until, now); err != nil {
+		reply("Not snoozed: %s.", reasonOf(err))
+		return
+	}
+	err := e.Proc.tripwires.tw.Snooze(e.Ctx, e.Sender, id, until)
+	if errors.Is(err, core.ErrNotFound) {
+		reply("Only the owner of this tripwire can snooze it.")
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	reply("💤 Snoozed: %s won't push to you until %s; its trips are still journaled (`%stw journal`).",
+		core.CodeSpan(id), oncall.UntilText(until, now, e.Proc.zone(e)), e.Proc.Prefix())
+}

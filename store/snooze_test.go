@@ -1,0 +1,116 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+)
+
+// TestIncidentSnoozes: a snooze is read back with who set it and until
+// when; a resolved incident is not snoozed; only an open incident whose
+// snooze ended is listed to wake, and woken once (a second snooze set
+// meanwhile is not woken by the first's end).
+func TestIncidentSnoozes(t *testing.T) {
+	ctx := context.Background()
+	q := testdb.OpenStore(t, testEngine).Incidents()
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for _, id := range []string{"silence:EVE:1", "silence:HAL:1"} {
+		if err := q.PutIncident(ctx, oncall.Incident{ID: id, NoticeKey: "fleet:alert:" + id, RoomID: "!room:x", Body: "⚠️ silent", Kind: "alert", OpenedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snooze := func(id string, until time.Time) bool {
+		t.Helper()
+		ok, err := q.SnoozeIncident(ctx, id, "@bob:x", at, until)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !snooze("silence:EVE:1", at.Add(time.Hour)) {
+		t.Fatal("an open incident was not snoozed")
+	}
+	inc, err := q.Incident(ctx, "silence:EVE:1")
+	if err != nil || inc.SnoozedBy != "@bob:x" || !inc.SnoozedAt.Equal(at) || !inc.SnoozedUntil.Equal(at.Add(time.Hour)) || !inc.Snoozed(at.Add(59*time.Minute)) {
+		t.Errorf("read back %+v, %v", inc, err)
+	}
+	hal, _ := q.Incident(ctx, "silence:HAL:1")
+	hal.ResolvedAt = at
+	if err := q.PutIncident(ctx, hal); err != nil {
+		t.Fatal(err)
+	}
+	if snooze("silence:HAL:1", at.Add(time.Hour)) {
+		t.Error("a resolved incident was snoozed")
+	}
+	if due, err := q.SnoozesEnded(ctx, at.Add(59*time.Minute)); err != nil || len(due) != 0 {
+		t.Errorf("SnoozesEnded() before the end = %+v, %v", due, err)
+	}
+	due, err := q.SnoozesEnded(ctx, at.Add(time.Hour))
+	if err != nil || len(due) != 1 || due[0].ID != "silence:EVE:1" {
+		t.Fatalf("SnoozesEnded() at the end = %+v, %v; want EVE's", due, err)
+	}
+	snooze("silence:EVE:1", at.Add(2*time.Hour))
+	if ok, err := q.WakeIncident(ctx, "silence:EVE:1", at.Add(time.Hour)); err != nil || ok {
+		t.Errorf("the first snooze's end woke the second: %v, %v", ok, err)
+	}
+	if ok, err := q.WakeIncident(ctx, "silence:EVE:1", at.Add(2*time.Hour)); err != nil || !ok {
+		t.Errorf("WakeIncident() = %v, %v; want woken", ok, err)
+	}
+	if ok, _ := q.WakeIncident(ctx, "silence:EVE:1", at.Add(2*time.Hour)); ok {
+		t.Error("woken twice")
+	}
+	if inc, _ := q.Incident(ctx, "silence:EVE:1"); inc.SnoozedBy != "" || !inc.SnoozedUntil.IsZero() {
+		t.Errorf("after waking %+v", inc)
+	}
+	if due, _ := q.SnoozesEnded(ctx, at.Add(3*time.Hour)); len(due) != 0 {
+		t.Errorf("SnoozesEnded() after waking = %+v", due)
+	}
+}
+
+// TestTripwireSnoozeJournalsInsteadOfPushing: alice snoozes her
+// tripwire's pushes for an hour; a trip within it is journaled and in her
+// history but neither pushed nor queued for push, and does not reply in a
+// thread when it clears; the first trip after the hour is pushed again.
+// Bob cannot snooze her tripwire.
+func TestTripwireSnoozeJournalsInsteadOfPushing(t *testing.T) {
+	f := newTWFixture(t, testconfig.Tripwires())
+	draft := giBelow("GI below yellow band", 0.7, true, 0)
+	draft.Action = &tripwire.Action{Push: true}
+	def := f.arm(twAlice, draft)
+	if err := f.svc.Snooze(f.ctx, twBob, def.ID, f.clock.Now().Add(time.Hour)); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("bob snoozing alice's tripwire: %v, want ErrNotFound", err)
+	}
+	if err := f.svc.Snooze(f.ctx, twAlice, def.ID, f.clock.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	f.set("integrity.gi", 0.5)
+	if r := f.tick(); r.Fired != 1 {
+		t.Fatalf("report %+v, want 1 fired", r)
+	}
+	f.clock.Advance(time.Minute)
+	f.set("integrity.gi", 0.9)
+	f.tick()
+	if n := f.notices(); len(n) != 0 {
+		t.Errorf("a snoozed tripwire queued %d notices, want none: %+v", len(n), n)
+	}
+	page, err := f.svc.Journal(f.ctx, twAlice, tripwire.JournalQuery{})
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].Trip != 1 {
+		t.Errorf("journal = %+v, %v; want the snoozed trip", page, err)
+	}
+	if push, err := f.svc.ConsumePush(f.ctx, twAlice); err != nil || len(push) != 0 {
+		t.Errorf("push queue = %v, %v; want empty", push, err)
+	}
+	f.clock.Advance(time.Hour)
+	f.set("integrity.gi", 0.5)
+	f.tick()
+	if n := f.notices(); len(n) != 3 || n[0].Key != "trip:"+def.ID+":2" {
+		t.Errorf("after the snooze: notices %+v, want trip 2 pushed with 💤 and its chart", n)
+	}
+}
