@@ -22,19 +22,7 @@ import (
 // in the room.
 func TestOnCallClaimAndAllClear(t *testing.T) {
 	ctx := context.Background()
-	alice := newPerson(t, "alice")
-	bob := newPerson(t, "bob")
-	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port)})
-	room := j.joinRoom(t, alice)
-	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
-		t.Fatal(err)
-	}
-	j.joinRoom(t, bob)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
-	agents.waitUp(t, j)
-	agents.heartbeat(t, "EVE", "C-1")
+	j, room, alice, bob, agents := onCallRoom(t, "")
 
 	fromJarvis := func(match func(evt *event.Event) bool) func(*event.Event) bool {
 		return func(evt *event.Event) bool { return tesths.MessageFrom(room, j.UserID)(evt) && match(evt) }
@@ -152,4 +140,25 @@ func TestOnCallEscalation(t *testing.T) {
 	if again, err := alice.WaitFor(ctx, 11*time.Second, func(evt *event.Event) bool { return evt.ID != raised.ID && escalation(evt) }); err == nil {
 		t.Errorf("escalated again: %q", tesths.Body(again))
 	}
+}
+
+// onCallRoom starts Jarvis with alice as its admin, the oncall section
+// given (YAML, "" for the defaults) and EVE reporting every 2 s, with
+// alice and bob in its room, and sends EVE's first heartbeat.
+func onCallRoom(t *testing.T, oncall string) (*jarvis, id.RoomID, *tesths.Person, *tesths.Person, agentAPI) {
+	t.Helper()
+	alice := newPerson(t, "alice")
+	bob := newPerson(t, "bob")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
+		"api:\n  listen: 127.0.0.1:%d\n%sfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port, oncall)})
+	room := j.joinRoom(t, alice)
+	if _, err := alice.InviteUser(context.Background(), room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	j.joinRoom(t, bob)
+	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
+	agents.waitUp(t, j)
+	agents.heartbeat(t, "EVE", "C-1")
+	return j, room, alice, bob, agents
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -23,20 +22,8 @@ import (
 // edited to say he snoozed it, an hour on.
 func TestOnCallSnooze(t *testing.T) {
 	ctx := context.Background()
-	alice := newPerson(t, "alice")
-	bob := newPerson(t, "bob")
-	port := freeLoopbackPort(t)
 	const snooze = 15 * time.Second
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\noncall:\n  escalate_after: 8s\n  snooze_default: %s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port, snooze)})
-	room := j.joinRoom(t, alice)
-	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
-		t.Fatal(err)
-	}
-	j.joinRoom(t, bob)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
-	agents.waitUp(t, j)
-	agents.heartbeat(t, "EVE", "C-1")
+	j, room, alice, bob, _ := onCallRoom(t, fmt.Sprintf("oncall:\n  escalate_after: 8s\n  snooze_default: %s\n", snooze))
 
 	fromJarvis := func(match func(evt *event.Event) bool) func(*event.Event) bool {
 		return func(evt *event.Event) bool { return tesths.MessageFrom(room, j.UserID)(evt) && match(evt) }
@@ -57,7 +44,9 @@ func TestOnCallSnooze(t *testing.T) {
 	// The incident's alert is the first one or, once EVE is offline, the
 	// offline notice, which says from the start that it is snoozed.
 	snoozedBy := func(who id.UserID) func(*event.Event) bool {
-		return fromJarvis(func(evt *event.Event) bool { return strings.Contains(newBody(evt), "💤 Snoozed by "+who.String()+" until ") })
+		return fromJarvis(func(evt *event.Event) bool {
+			return strings.Contains(newBody(evt), "💤 Snoozed by "+who.String()+" until ")
+		})
 	}
 	if _, err := alice.WaitFor(ctx, waitReply, snoozedBy(alice.UserID)); err != nil {
 		t.Fatalf("alice's 💤 did not edit the alert: %v", err)
