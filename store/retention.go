@@ -16,13 +16,13 @@ import (
 const (
 	// A sent notice stays while a notice waiting, or sent within the
 	// window, targets it: an edit, reaction or thread reply needs its
-	// event.
+	// event. A notice given up on goes as long after it was given up.
 	pruneSentNoticesQuery = `
 		DELETE FROM outbox WHERE seq IN (
 			SELECT o.seq FROM outbox o
-			WHERE o.sent_at > 0 AND o.sent_at < $1
-			  AND NOT EXISTS (SELECT 1 FROM outbox t WHERE t.target_key = o.key AND (t.sent_at = 0 OR t.sent_at >= $1))
-			ORDER BY o.sent_at LIMIT $2)`
+			WHERE ((o.sent_at > 0 AND o.sent_at < $1) OR (o.failed_at > 0 AND o.failed_at < $1))
+			  AND NOT EXISTS (SELECT 1 FROM outbox t WHERE t.target_key = o.key AND ((t.sent_at = 0 AND t.failed_at = 0) OR t.sent_at >= $1))
+			ORDER BY o.seq LIMIT $2)`
 	pruneHandledEventsQuery = `
 		DELETE FROM handled_event WHERE event_id IN (
 			SELECT event_id FROM handled_event
@@ -110,8 +110,8 @@ func (s *Store) prune(ctx context.Context, query string, args ...any) (int, erro
 	return int(n), err
 }
 
-// PruneSentNotices deletes up to limit notices sent before before that no
-// notice waiting or sent since targets.
+// PruneSentNotices deletes up to limit notices sent, or given up on,
+// before before that no notice waiting or sent since targets.
 func (s *Store) PruneSentNotices(ctx context.Context, before time.Time, limit int) (int, error) {
 	return s.prune(ctx, pruneSentNoticesQuery, before.UnixMilli(), limit)
 }

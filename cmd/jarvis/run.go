@@ -315,7 +315,12 @@ func (a *App) statusSections() []commands.StatusSection {
 			} else {
 				lastErr = commands.ErrorText(lastErr)
 			}
-			return []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}, nil
+			lines := []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}
+			given, last, err := outbox.GivenUp(ctx)
+			if err != nil || last == nil {
+				return lines, err
+			}
+			return append(lines, givenUpLine(given, *last)), nil
 		}},
 		{Title: "Database", Lines: func(ctx context.Context) ([]string, error) {
 			engine, size, err := st.Size(ctx)
@@ -325,6 +330,16 @@ func (a *App) statusSections() []commands.StatusSection {
 			return []string{fmt.Sprintf("%s, %.1f MiB", engine, float64(size)/(1<<20))}, nil
 		}},
 	}
+}
+
+// givenUpLine is the `!sys status` line of the notices the sender gave up
+// on: how many, and the latest with where it was going and why. The
+// destination and the refusal are shown as data: a user ID or the
+// homeserver's words may hold anything.
+func givenUpLine(n int, last core.OutboxEntry) string {
+	return fmt.Sprintf("%s given up after %d refusals in a row (kept, not retried); the latest, %s for %s at %s: %s",
+		core.Plural(n, "notice", "notices"), core.MaxRefusals, core.CodeSpan(last.Key), core.CodeSpan(last.Destination()),
+		last.FailedAt.UTC().Format(time.RFC3339), commands.ErrorText(last.LastError))
 }
 
 // drainOutbox waits until every queued notice is sent, or the timeout.

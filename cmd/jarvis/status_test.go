@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 )
 
@@ -29,5 +30,16 @@ func TestRetentionLine(t *testing.T) {
 				t.Errorf("retentionLine() =\n%s\nwant\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestGivenUpLine(t *testing.T) {
+	last := core.OutboxEntry{Notice: core.Notice{Key: "push:tw_1:3", ToUser: "@ghost:example.org"},
+		LastError: "no direct room with @ghost:example.org: M_NOT_FOUND (HTTP 404): The user does not exist",
+		FailedAt:  time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
+	want := "2 notices given up after 5 refusals in a row (kept, not retried); the latest, `push:tw_1:3` for `user:@ghost:example.org` at " +
+		"2026-12-01T15:00:00Z: `no direct room with @ghost:example.org: M_NOT_FOUND (HTTP 404): The user does not exist`"
+	if got := givenUpLine(2, last); got != want {
+		t.Errorf("givenUpLine() =\n%s\nwant\n%s", got, want)
 	}
 }

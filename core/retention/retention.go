@@ -93,7 +93,8 @@ func (c Config) Validate() error {
 // Store deletes rows past their window, at most limit per call, and says
 // how many went.
 type Store interface {
-	// PruneSentNotices deletes notices sent before before, except those a
+	// PruneSentNotices deletes notices sent, or given up on, before
+	// before, except those a
 	// notice still waiting, or sent since before, relates to (an edit, a
 	// reaction, a thread reply needs the event of its target).
 	PruneSentNotices(ctx context.Context, before time.Time, limit int) (int, error)
