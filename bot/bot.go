@@ -87,6 +87,8 @@ type OutboxStore interface {
 	MarkAttempt(ctx context.Context, keys []string, at time.Time) error
 	MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error
 	MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error
+	MarkRefused(ctx context.Context, keys []string, cause error, next time.Time) error
+	GiveUp(ctx context.Context, keys []string, cause error, at time.Time) error
 	RetryNow(ctx context.Context) error
 	Enqueue(ctx context.Context, n core.Notice) error
 	DirectRoom(ctx context.Context, userID string) (string, error)

@@ -68,6 +68,13 @@ func (b *Bot) directRoom(ctx context.Context, userID string) (id.RoomID, error) 
 	if err == nil {
 		return id.RoomID(roomID), nil
 	}
+	// A homeserver may make the room, and invite nobody, for a user who
+	// does not exist (Dendrite does): ask for the person's profile first.
+	// Only "no such user" counts; a homeserver that keeps profiles to
+	// those who share a room answers otherwise, and the room is made.
+	if _, err := b.Client.GetProfile(ctx, id.UserID(userID)); errors.Is(err, mautrix.MNotFound) {
+		return "", fmt.Errorf("no direct room with %s: %w", userID, err)
+	}
 	created, err := b.Client.CreateRoom(ctx, &mautrix.ReqCreateRoom{
 		Preset:       "trusted_private_chat",
 		IsDirect:     true,

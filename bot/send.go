@@ -116,7 +116,9 @@ func (b *Bot) sendDue(ctx context.Context) time.Duration {
 }
 
 // deliver sends one batch and records the outcome. It reports whether
-// the batch went out and, when a send failed, when to try again.
+// the batch is done with (it went out, or the homeserver refused it
+// core.MaxRefusals times in a row and it was given up on) and, when a
+// send failed, when to try again.
 func (b *Bot) deliver(ctx context.Context, batch core.Batch) (sent bool, retryAt time.Time) {
 	log := b.log.With().Str("notice", batch.TxnKey).Int("notices", len(batch.Entries)).Logger()
 	if batch.New {
@@ -139,6 +141,23 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) (sent bool, retryAt
 	now := b.deps.Clock.Now()
 	if err != nil {
 		metrics.SendErrors.Inc()
+		head := batch.Entries[0]
+		// A look in the room refused counts too: a room Jarvis may not
+		// read it cannot post to either.
+		refusal := refused(err)
+		if refusal && head.Refusals+1 >= core.MaxRefusals {
+			log.Error().Err(err).Str("destination", head.Destination()).Int("attempts", head.Attempts+1).
+				Msg("The homeserver keeps refusing the notice; giving up on it")
+			if err := b.deps.Outbox.GiveUp(ctx, batch.Keys(), err, now); err != nil {
+				log.Err(err).Msg("Failed to record the notice given up")
+				return false, time.Time{}
+			}
+			delete(b.refused, batch.TxnKey)
+			delete(b.unsettled, batch.TxnKey)
+			metrics.NoticesGivenUp.Add(float64(len(batch.Entries)))
+			// What waits behind it for the same destination can go now.
+			return true, time.Time{}
+		}
 		// Only a send says whether the homeserver made an event; a look
 		// in the room that failed says nothing about the last send.
 		switch {
@@ -151,7 +170,6 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) (sent bool, retryAt
 		default:
 			delete(b.refused, batch.TxnKey)
 		}
-		head := batch.Entries[0]
 		next := now.Add(core.RetryDelay(head.Attempts + 1))
 		var respErr mautrix.RespError
 		if errors.As(err, &respErr) && respErr.StatusCode == 429 {
@@ -159,8 +177,12 @@ func (b *Bot) deliver(ctx context.Context, batch core.Batch) (sent bool, retryAt
 				next = now.Add(time.Duration(ms) * time.Millisecond)
 			}
 		}
-		log.Warn().Err(err).Time("next_attempt", next).Dur("retry_in", next.Sub(now)).Msg("Failed to send notice")
-		if err := b.deps.Outbox.MarkFailed(ctx, batch.Keys(), err, next); err != nil {
+		log.Warn().Err(err).Time("next_attempt", next).Dur("retry_in", next.Sub(now)).Bool("refused", refusal).Msg("Failed to send notice")
+		mark := b.deps.Outbox.MarkFailed
+		if refusal {
+			mark = b.deps.Outbox.MarkRefused
+		}
+		if err := mark(ctx, batch.Keys(), err, next); err != nil {
 			log.Err(err).Msg("Failed to record send failure")
 		}
 		return false, next
@@ -230,6 +252,26 @@ func answered(err error) bool {
 	}
 	var httpErr mautrix.HTTPError
 	return errors.As(err, &httpErr) && httpErr.Response != nil
+}
+
+// refused tells whether the homeserver refused a send for a reason that
+// retrying soon is unlikely to change: an answer in the 4xx range (a
+// person who does not exist, a room Jarvis is not in or may not post to,
+// a room that does not exist), except rate limiting and the
+// authentication errors that are Jarvis's own, not the notice's.
+func refused(err error) bool {
+	var respErr mautrix.RespError
+	if !errors.As(err, &respErr) {
+		return false
+	}
+	switch {
+	case respErr.ErrCode == mautrix.MLimitExceeded.ErrCode, respErr.ErrCode == mautrix.MUnknownToken.ErrCode,
+		respErr.ErrCode == mautrix.MMissingToken.ErrCode:
+		return false
+	case respErr.StatusCode == 401, respErr.StatusCode == 408, respErr.StatusCode == 429:
+		return false
+	}
+	return respErr.StatusCode >= 400 && respErr.StatusCode < 500
 }
 
 // findSent looks through Jarvis's recent events in the room for one that
@@ -430,6 +472,9 @@ func (b *Bot) targetEvent(ctx context.Context, n core.OutboxEntry) (id.EventID, 
 	target, err := b.deps.Outbox.Get(ctx, n.Target)
 	if err != nil {
 		return "", fmt.Errorf("notice %q targets %q: %w", n.Key, n.Target, err)
+	}
+	if !target.FailedAt.IsZero() {
+		return "", fmt.Errorf("notice %q targets %q, which was given up on: %w", n.Key, n.Target, core.ErrNotFound)
 	}
 	if target.EventID == "" {
 		return "", errTargetPending

@@ -367,6 +367,83 @@ func TestSenderBackOff(t *testing.T) {
 	sentAs(t, outbox, "$sent1", "n1")
 }
 
+// TestSenderGivesUp: a notice the homeserver refuses core.MaxRefusals
+// times in a row (a room Jarvis may not post to, a person who does not
+// exist) is given up on: kept with the refusal, never tried again, and the
+// notices behind it in its room go; its edit goes as a message of its own.
+// Rate limiting, server errors and Jarvis's own token trouble are retried
+// however long they last.
+func TestSenderGivesUp(t *testing.T) {
+	forbidden := mautrix.RespError{ErrCode: "M_FORBIDDEN", Err: "sender not in room", StatusCode: 403}
+	tests := []struct {
+		name      string
+		err       error
+		wantGiven bool
+	}{
+		{"forbidden", forbidden, true},
+		{"no such user", fmt.Errorf("no direct room with @ghost:example.org: %w",
+			mautrix.RespError{ErrCode: "M_NOT_FOUND", Err: "The user does not exist", StatusCode: 404}), true},
+		{"no such room", mautrix.RespError{ErrCode: "M_UNSUPPORTED_ROOM_VERSION", Err: "missing room info", StatusCode: 400}, true},
+		{"rate limited", mautrix.RespError{ErrCode: "M_LIMIT_EXCEEDED", Err: "Too many requests", StatusCode: 429}, false},
+		{"bad gateway", mautrix.RespError{ErrCode: "M_UNKNOWN", Err: "bad gateway", StatusCode: 502}, false},
+		{"token gone", mautrix.RespError{ErrCode: "M_UNKNOWN_TOKEN", Err: "Unknown token", StatusCode: 401}, false},
+		{"cut off", errors.New("read: connection reset by peer"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			b, fake, outbox, clock := newTestSender(t)
+			for range 2 * core.MaxRefusals {
+				fake.fail = append(fake.fail, tt.err)
+			}
+			enqueue(t, outbox,
+				core.Notice{Key: "lost", RoomID: testRoom, Kind: core.NoticeMessage, Body: "to nobody"},
+				core.Notice{Key: "edit", RoomID: testRoom, Kind: core.NoticeEdit, Body: "to nobody, edited", Target: "lost"},
+				core.Notice{Key: "behind", RoomID: testRoom, Kind: core.NoticeMessage, Body: "next in the room"})
+			for range core.MaxRefusals - 1 {
+				b.sendDue(ctx)
+				clock.Advance(5 * time.Minute)
+			}
+			if e, err := outbox.Get(ctx, "lost"); err != nil || !e.FailedAt.IsZero() {
+				t.Fatalf("after %d refusals: %+v, %v; want it still tried", core.MaxRefusals-1, e, err)
+			}
+			b.sendDue(ctx)
+			e, err := outbox.Get(ctx, "lost")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if given := !e.FailedAt.IsZero(); given != tt.wantGiven {
+				t.Fatalf("after %d failures: given up %v (error %q), want %v", core.MaxRefusals, given, e.LastError, tt.wantGiven)
+			}
+			n, last, err := outbox.GivenUp(ctx)
+			if !tt.wantGiven {
+				if err != nil || n != 0 {
+					t.Errorf("GivenUp() = %d, %v; want none", n, err)
+				}
+				return
+			}
+			if err != nil || n != 1 || last.Key != "lost" || !strings.Contains(last.LastError, tt.err.Error()) {
+				t.Errorf("GivenUp() = %d, %+v, %v; want the notice with its refusal", n, last, err)
+			}
+			if depth, err := outbox.Depth(ctx); err != nil || depth != 2 {
+				t.Errorf("Depth() = %d, %v; want the 2 behind it", depth, err)
+			}
+			fake.fail = nil
+			for range 3 {
+				clock.Advance(5 * time.Minute)
+				b.sendDue(ctx)
+			}
+			var bodies []string
+			for _, s := range fake.sends {
+				bodies = append(bodies, s.content.AsMessage().Body)
+			}
+			if want := []string{"to nobody, edited", "next in the room"}; fmt.Sprint(bodies) != fmt.Sprint(want) {
+				t.Errorf("sent %q, want %q: the edit on its own, then the notice behind, never the one given up", bodies, want)
+			}
+		})
+	}
+}
+
 // TestDetached: a notice whose target notice was pruned (retention.outbox)
 // still goes out, without the relation, instead of holding its room's
 // queue; a reaction to it has nothing to go on.

@@ -113,6 +113,11 @@ type OutboxEntry struct {
 	// AttemptStarted is set while a send is under way; found set on a
 	// waiting notice, it means a send's outcome was never recorded.
 	AttemptStarted time.Time
+	// Refusals counts the attempts in a row the homeserver refused for a
+	// reason a retry may not change; FailedAt is when the sender gave up
+	// on the notice after MaxRefusals of them.
+	Refusals int
+	FailedAt time.Time
 }
 
 // Outbox is the durable queue of notices.

@@ -120,6 +120,12 @@ func (b Batch) Keys() []string {
 	return keys
 }
 
+// MaxRefusals is how many refusals in a row the sender takes before it
+// gives up on a notice: a person who does not exist, a room Jarvis cannot
+// post to. With RetryDelay's back-off the last comes about 15 s after the
+// first, long enough for a refusal that was a passing state to clear.
+const MaxRefusals = 5
+
 // RetryDelay is the back-off before the next attempt after the given
 // number of failed attempts: 1 s doubling up to 5 minutes.
 func RetryDelay(attempts int) time.Duration {

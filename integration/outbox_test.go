@@ -137,3 +137,72 @@ func waitOutboxEmpty(t *testing.T, st *store.Store, timeout time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestNoticeToNobodyGivenUp: a push to a person who does not exist (the
+// real Dendrite would make a direct room for them and invite nobody; its
+// profile look-up answers M_NOT_FOUND) is refused core.MaxRefusals times,
+// then given up on: kept, never tried again, counted on /metrics, logged
+// once and shown in `!sys status`. A notice to the room written after it
+// goes at once.
+func TestNoticeToNobodyGivenUp(t *testing.T) {
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
+	room := j.joinRoom(t, alice)
+	st := j.openStore(t)
+	ghost := hs.UserID(tesths.RandomName("ghost"))
+	for _, n := range []core.Notice{
+		{Key: "push:ghost:1", ToUser: ghost.String(), Kind: core.NoticeMessage, Body: "your tripwire tripped"},
+		{Key: "room:after-ghost", RoomID: room.String(), Kind: core.NoticeMessage, Body: "written after the push to nobody"},
+	} {
+		if err := st.Outbox().Enqueue(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && tesths.Body(evt) == "written after the push to nobody"
+	}); err != nil {
+		t.Fatalf("the room's notice waited behind the push to nobody: %v", err)
+	}
+
+	deadline := time.Now().Add(time.Minute)
+	var given int
+	for given == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the push to nobody was not given up on within a minute:\n%s", j.logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+		n, _, err := st.Outbox().GivenUp(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		given = n
+	}
+	e, err := st.Outbox().Get(ctx, "push:ghost:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Attempts != core.MaxRefusals || !e.SentAt.IsZero() || !strings.Contains(e.LastError, "M_NOT_FOUND") {
+		t.Errorf("the push to nobody: %d attempts, sent %v, error %q; want %d refusals (M_NOT_FOUND), not sent",
+			e.Attempts, e.SentAt, e.LastError, core.MaxRefusals)
+	}
+	body := tesths.Body(j.ask(t, alice, room, "!sys status"))
+	for _, w := range []string{"0 waiting", "1 notice given up", "push:ghost:1", ghost.String(), "M_NOT_FOUND"} {
+		if !strings.Contains(body, w) {
+			t.Errorf("!sys status lacks %q:\n%s", w, body)
+		}
+	}
+	if v, err := metricValue(fmt.Sprintf("http://127.0.0.1:%d", port), "jarvis_notices_given_up_total"); err != nil || v != 1 {
+		t.Errorf("jarvis_notices_given_up_total = %v, %v; want 1", v, err)
+	}
+	// Given up, it is never tried again: one log line says so, and no
+	// attempt follows.
+	time.Sleep(2 * time.Second)
+	if e2, err := st.Outbox().Get(ctx, "push:ghost:1"); err != nil || e2.Attempts != e.Attempts {
+		t.Errorf("attempts after giving up: %d (%v), want %d", e2.Attempts, err, e.Attempts)
+	}
+	if n := strings.Count(j.logs.String(), "giving up on it"); n != 1 {
+		t.Errorf("%d log lines give up on the notice, want 1", n)
+	}
+}

@@ -27,10 +27,7 @@ const (
 	setCursorQuery        = `
 		INSERT INTO console_cursor (user_name, seq, read_at) VALUES ($1, $2, $3)
 		ON CONFLICT (user_name) DO UPDATE SET seq = excluded.seq, read_at = excluded.read_at`
-	noticesAfterQuery = `
-		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
-		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
-		FROM outbox WHERE seq > $1 ORDER BY seq LIMIT $2`
+	noticesAfterQuery   = `SELECT ` + outboxColumns + ` FROM outbox WHERE seq > $1 ORDER BY seq LIMIT $2`
 	lastNoticeQuery     = `SELECT COALESCE(MAX(seq), 0) FROM outbox`
 	consoleWaitingQuery = `
 		SELECT EXISTS (SELECT 1 FROM outbox WHERE sent_at = 0 AND (room_id LIKE $1 OR to_user LIKE $1))`

@@ -15,27 +15,29 @@ import (
 )
 
 const (
+	outboxColumns = `seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
+		batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started, refusals, failed_at`
 	enqueueNoticeQuery = `
 		INSERT INTO outbox (key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (key) DO NOTHING`
-	waitingNoticesQuery = `
-		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
-		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
-		FROM outbox WHERE sent_at = 0 AND room_id NOT LIKE $2 AND to_user NOT LIKE $2 ORDER BY seq LIMIT $1`
-	noticeByKeyQuery = `
-		SELECT seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
-		       batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started
-		FROM outbox WHERE key = $1`
+	waitingNoticesQuery = `SELECT ` + outboxColumns + `
+		FROM outbox WHERE sent_at = 0 AND failed_at = 0 AND room_id NOT LIKE $2 AND to_user NOT LIKE $2 ORDER BY seq LIMIT $1`
+	noticeByKeyQuery = `SELECT ` + outboxColumns + ` FROM outbox WHERE key = $1`
 	assignBatchQuery = `UPDATE outbox SET batch_key = $1 WHERE key = $2 AND sent_at = 0`
 	markAttemptQuery = `UPDATE outbox SET attempt_started = $1 WHERE key = $2`
 	markSentQuery    = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '', attempt_started = 0 WHERE key = $3`
 	// A secret notice's body is blanked once it is sent; secure_delete
 	// (SQLite) zeroes the bytes it leaves behind.
-	blankSecretQuery   = `UPDATE outbox SET body = '' WHERE key = $1 AND sent_at > 0`
-	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2 WHERE key = $3`
-	retryNowQuery      = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND next_attempt > 0`
-	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0`
+	blankSecretQuery  = `UPDATE outbox SET body = '' WHERE key = $1 AND sent_at > 0`
+	markFailedQuery   = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, refusals = 0 WHERE key = $3`
+	markRefusedQuery  = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, refusals = refusals + 1 WHERE key = $3`
+	giveUpQuery       = `UPDATE outbox SET attempts = attempts + 1, last_error = $2, refusals = refusals + 1, failed_at = $1 WHERE key = $3`
+	retryNowQuery     = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND failed_at = 0 AND next_attempt > 0`
+	outboxDepthQuery  = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0 AND failed_at = 0`
+	givenUpCountQuery = `SELECT COUNT(*) FROM outbox WHERE failed_at > 0`
+	lastGivenUpQuery  = `SELECT ` + outboxColumns + `
+		FROM outbox WHERE failed_at > 0 ORDER BY failed_at DESC, seq DESC LIMIT 1`
 	lastSendErrorQuery = `SELECT last_error FROM outbox WHERE last_error <> '' ORDER BY seq DESC LIMIT 1`
 	keyForEventQuery   = `SELECT key FROM outbox WHERE event_id = $1 ORDER BY seq LIMIT 1`
 	getDirectRoomQuery = `SELECT room_id FROM direct_room WHERE user_id = $1`
@@ -173,14 +175,45 @@ func (o *Outbox) MarkSent(ctx context.Context, keys []string, eventID string, at
 // mark stays: a send whose answer never came (a cut connection, a timeout)
 // may have been delivered, so the next try looks in the room first.
 func (o *Outbox) MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error {
+	return o.mark(ctx, "failed", markFailedQuery, keys, cause, next)
+}
+
+// MarkRefused records an attempt the homeserver refused for a reason a
+// retry may not change (core.Refused), and when to try again.
+func (o *Outbox) MarkRefused(ctx context.Context, keys []string, cause error, next time.Time) error {
+	return o.mark(ctx, "refused", markRefusedQuery, keys, cause, next)
+}
+
+// GiveUp records the last refusal of notices the sender gives up on: they
+// are kept, with the refusal, and never tried again.
+func (o *Outbox) GiveUp(ctx context.Context, keys []string, cause error, at time.Time) error {
+	return o.mark(ctx, "given up", giveUpQuery, keys, cause, at)
+}
+
+// mark runs an update of the failed attempt of keys in one transaction.
+func (o *Outbox) mark(ctx context.Context, what, query string, keys []string, cause error, at time.Time) error {
 	return o.st.tx(core.Urgent(ctx), func(ctx context.Context) error {
 		for _, key := range keys {
-			if _, err := o.db.Exec(ctx, markFailedQuery, next.UnixMilli(), cause.Error(), key); err != nil {
-				return fmt.Errorf("mark notice %q failed: %w", key, err)
+			if _, err := o.db.Exec(ctx, query, at.UnixMilli(), cause.Error(), key); err != nil {
+				return fmt.Errorf("mark notice %q %s: %w", key, what, err)
 			}
 		}
 		return nil
 	})
+}
+
+// GivenUp counts the notices the sender gave up on and returns the latest
+// of them, when there is one.
+func (o *Outbox) GivenUp(ctx context.Context) (int, *core.OutboxEntry, error) {
+	var n int
+	if err := o.db.QueryRow(ctx, givenUpCountQuery).Scan(&n); err != nil || n == 0 {
+		return 0, nil, err
+	}
+	last, err := scanOutboxEntry(o.db.QueryRow(ctx, lastGivenUpQuery))
+	if err != nil {
+		return 0, nil, err
+	}
+	return n, &last, nil
 }
 
 // RetryNow clears the back-off of every waiting notice, for when the
@@ -234,9 +267,10 @@ func (o *Outbox) SetDirectRoom(ctx context.Context, userID, roomID string) error
 func scanOutboxEntry(row dbutil.Scannable) (core.OutboxEntry, error) {
 	var e core.OutboxEntry
 	var kind, mentions string
-	var nextAttempt, createdAt, sentAt, attemptStarted int64
+	var nextAttempt, createdAt, sentAt, attemptStarted, failedAt int64
 	err := row.Scan(&e.Seq, &e.Key, &e.RoomID, &e.ToUser, &kind, &e.Body, &mentions, &e.Target, &e.TargetEvent,
-		&e.Thread, &e.Coalesce, &e.BatchKey, &e.Attempts, &nextAttempt, &e.LastError, &e.EventID, &createdAt, &sentAt, &attemptStarted)
+		&e.Thread, &e.Coalesce, &e.BatchKey, &e.Attempts, &nextAttempt, &e.LastError, &e.EventID, &createdAt, &sentAt, &attemptStarted,
+		&e.Refusals, &failedAt)
 	if err != nil {
 		return e, err
 	}
@@ -252,6 +286,9 @@ func scanOutboxEntry(row dbutil.Scannable) (core.OutboxEntry, error) {
 	}
 	if attemptStarted > 0 {
 		e.AttemptStarted = time.UnixMilli(attemptStarted)
+	}
+	if failedAt > 0 {
+		e.FailedAt = time.UnixMilli(failedAt)
 	}
 	return e, nil
 }

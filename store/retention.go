@@ -16,13 +16,13 @@ import (
 const (
 	// A sent notice stays while a notice waiting, or sent within the
 	// window, targets it: an edit, reaction or thread reply needs its
-	// event.
+	// event. A notice given up on goes as long after it was given up.
 	pruneSentNoticesQuery = `
 		DELETE FROM outbox WHERE seq IN (
 			SELECT o.seq FROM outbox o
-			WHERE o.sent_at > 0 AND o.sent_at < $1
-			  AND NOT EXISTS (SELECT 1 FROM outbox t WHERE t.target_key = o.key AND (t.sent_at = 0 OR t.sent_at >= $1))
-			ORDER BY o.sent_at LIMIT $2)`
+			WHERE ((o.sent_at > 0 AND o.sent_at < $1) OR (o.failed_at > 0 AND o.failed_at < $1))
+			  AND NOT EXISTS (SELECT 1 FROM outbox t WHERE t.target_key = o.key AND ((t.sent_at = 0 AND t.failed_at = 0) OR t.sent_at >= $1))
+			ORDER BY o.seq LIMIT $2)`
 	pruneHandledEventsQuery = `
 		DELETE FROM handled_event WHERE event_id IN (
 			SELECT event_id FROM handled_event
@@ -57,6 +57,41 @@ const (
 				SELECT l.cycle FROM agent_journal l WHERE l.agent = j.agent
 				  AND l.received_at = (SELECT MAX(m.received_at) FROM agent_journal m WHERE m.agent = j.agent))
 			LIMIT $2)`
+	// An agent's heartbeat of the cycle fleet_agent holds is its latest:
+	// a heartbeat, even a resubmission of an older cycle, moves the
+	// agent's state to its own cycle.
+	pruneHeartbeatsQuery = `
+		DELETE FROM agent_heartbeat WHERE (cycle, agent) IN (
+			SELECT h.cycle, h.agent FROM agent_heartbeat h
+			WHERE h.received_at < $1
+			  AND NOT EXISTS (SELECT 1 FROM fleet_agent a WHERE a.agent = h.agent AND a.cycle = h.cycle)
+			LIMIT $2)`
+	pruneIncidentsQuery = `
+		DELETE FROM incident WHERE id IN (
+			SELECT id FROM incident WHERE resolved_at > 0 AND resolved_at < $1 LIMIT $2)`
+	// A reminder that is sent was delivered once and waits for nothing
+	// more but a snooze; due_at is when it was last due.
+	pruneRemindersQuery = `
+		DELETE FROM reminder WHERE id IN (
+			SELECT id FROM reminder WHERE status IN ('done', 'cancelled', 'sent') AND due_at < $1 LIMIT $2)`
+	pruneTasksQuery = `
+		DELETE FROM notebook WHERE id IN (
+			SELECT id FROM notebook WHERE kind = 'task' AND done_at > 0 AND done_at < $1 LIMIT $2)`
+	// The router reads CI failures from each agent's current journal
+	// cycle (that of its latest entry), and a mark whose entry is still
+	// there keeps it from surfacing again: a mark stays while its entry is
+	// in its agent's current cycle, whatever its age. The event id is
+	// agent/cycle/entry, the source "journal of " and the agent.
+	pruneConsumedEventsQuery = `
+		DELETE FROM consumed_event WHERE (source, event_id) IN (
+			SELECT c.source, c.event_id FROM consumed_event c
+			WHERE c.consumed_at < $1
+			  AND NOT EXISTS (
+				SELECT 1 FROM agent_journal j
+				WHERE j.agent = substr(c.source, 12) AND c.source = 'journal of ' || j.agent
+				  AND j.cycle = (SELECT l.cycle FROM agent_journal l WHERE l.agent = j.agent ORDER BY l.received_at DESC LIMIT 1)
+				  AND c.event_id = j.agent || '/' || j.cycle || '/' || j.entry_id)
+			LIMIT $2)`
 	deletedTripwiresQuery = `
 		SELECT id FROM tripwire_state WHERE status = 'deleted' AND deleted_at < $1 ORDER BY deleted_at LIMIT $2`
 	pruneTripwireStatesQuery = `DELETE FROM tripwire_state WHERE status = 'deleted' AND id IN (%s)`
@@ -75,8 +110,8 @@ func (s *Store) prune(ctx context.Context, query string, args ...any) (int, erro
 	return int(n), err
 }
 
-// PruneSentNotices deletes up to limit notices sent before before that no
-// notice waiting or sent since targets.
+// PruneSentNotices deletes up to limit notices sent, or given up on,
+// before before that no notice waiting or sent since targets.
 func (s *Store) PruneSentNotices(ctx context.Context, before time.Time, limit int) (int, error) {
 	return s.prune(ctx, pruneSentNoticesQuery, before.UnixMilli(), limit)
 }
@@ -152,4 +187,32 @@ func (s *Store) PruneDeletedTripwires(ctx context.Context, before time.Time, lim
 		return nil
 	})
 	return n, err
+}
+
+// PruneHeartbeats deletes up to limit heartbeats received before before,
+// keeping each agent's latest.
+func (s *Store) PruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, pruneHeartbeatsQuery, before.UnixMilli(), limit)
+}
+
+// PruneIncidents deletes up to limit incidents resolved before before.
+func (s *Store) PruneIncidents(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, pruneIncidentsQuery, before.UnixMilli(), limit)
+}
+
+// PruneReminders deletes up to limit reminders that will not come again
+// and were last due before before, then tasks done before before.
+func (s *Store) PruneReminders(ctx context.Context, before time.Time, limit int) (int, error) {
+	reminders, err := s.prune(ctx, pruneRemindersQuery, before.UnixMilli(), limit)
+	if err != nil || reminders == limit {
+		return reminders, err
+	}
+	tasks, err := s.prune(ctx, pruneTasksQuery, before.UnixMilli(), limit-reminders)
+	return reminders + tasks, err
+}
+
+// PruneConsumedEvents deletes up to limit marks of source events consumed
+// before before whose events no source reports any more.
+func (s *Store) PruneConsumedEvents(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, pruneConsumedEventsQuery, before.UnixMilli(), limit)
 }

@@ -195,9 +195,10 @@ func (a *App) domainStatus(ctx context.Context) ([]string, error) {
 // retentionLine is the `!sys status` line of the last retention pass.
 func retentionLine(r retention.Report) string {
 	line := fmt.Sprintf("retention: last pass %s, %s removed (%d sent messages, %d handled events, %d confirmations, %d link codes, %d journal entries, "+
-		"%d agent boots and days of spend, %d approval requests, %d deleted tripwires)",
+		"%d agent boots and days of spend, %d approval requests, %d deleted tripwires, %d heartbeats, %d resolved incidents, "+
+		"%d reminders and tasks, %d consumed events)",
 		r.At.UTC().Format(time.RFC3339), core.Plural(r.Removed(), "row", "rows"), r.Notices, r.Events, r.Pending, r.LinkCodes, r.Journal,
-		r.Meter, r.Approvals, r.Tripwires)
+		r.Meter, r.Approvals, r.Tripwires, r.Heartbeats, r.Incidents, r.Reminders, r.Consumed)
 	if r.Err != nil {
 		line += ", failed: " + r.Err.Error()
 	}
@@ -314,7 +315,12 @@ func (a *App) statusSections() []commands.StatusSection {
 			} else {
 				lastErr = commands.ErrorText(lastErr)
 			}
-			return []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}, nil
+			lines := []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}
+			given, last, err := outbox.GivenUp(ctx)
+			if err != nil || last == nil {
+				return lines, err
+			}
+			return append(lines, givenUpLine(given, *last)), nil
 		}},
 		{Title: "Database", Lines: func(ctx context.Context) ([]string, error) {
 			engine, size, err := st.Size(ctx)
@@ -324,6 +330,16 @@ func (a *App) statusSections() []commands.StatusSection {
 			return []string{fmt.Sprintf("%s, %.1f MiB", engine, float64(size)/(1<<20))}, nil
 		}},
 	}
+}
+
+// givenUpLine is the `!sys status` line of the notices the sender gave up
+// on: how many, and the latest with where it was going and why. The
+// destination and the refusal are shown as data: a user ID or the
+// homeserver's words may hold anything.
+func givenUpLine(n int, last core.OutboxEntry) string {
+	return fmt.Sprintf("%s given up after %d refusals in a row (kept, not retried); the latest, %s for %s at %s: %s",
+		core.Plural(n, "notice", "notices"), core.MaxRefusals, core.CodeSpan(last.Key), core.CodeSpan(last.Destination()),
+		last.FailedAt.UTC().Format(time.RFC3339), commands.ErrorText(last.LastError))
 }
 
 // drainOutbox waits until every queued notice is sent, or the timeout.

@@ -1,8 +1,10 @@
 // Package retention keeps what Jarvis stores from growing for ever: a pass
 // deletes, in small batches, the rows whose purpose has run out (sent
 // notices, handled-event marks, answered confirmations, expired link
-// codes, old agent journal entries and boots and spend, decided approval
-// requests, long-deleted tripwires), and ages the
+// codes, old agent journal entries and boots and spend, old heartbeats,
+// decided approval requests, long-deleted tripwires, resolved incidents,
+// reminders that will not come again and tasks done, the router's old
+// marks of consumed events), and ages the
 // sources' history: readings past history.FullResolution become buckets,
 // buckets past the history's retention go.
 package retention
@@ -38,6 +40,20 @@ type Config struct {
 	Approvals time.Duration
 	// Deleted is how long a deleted tripwire's definition is kept.
 	Deleted time.Duration
+	// Heartbeats is how long an agent's heartbeat is kept after it came;
+	// each agent's latest stays whatever its age.
+	Heartbeats time.Duration
+	// Incidents is how long an incident is kept after it was resolved;
+	// an open one stays.
+	Incidents time.Duration
+	// Reminders is how long a reminder that will not come again (done,
+	// cancelled, or delivered once) is kept after it was last due, and a
+	// task after it was done.
+	Reminders time.Duration
+	// ConsumedEvents is how long the wake router's mark of a source event
+	// it acted on is kept; a mark whose event a source still reports
+	// stays.
+	ConsumedEvents time.Duration
 }
 
 // Minimums of the windows. A handled-event mark guards exactly-once
@@ -62,6 +78,10 @@ func (c Config) Validate() error {
 		{"retention.journal", c.Journal, MinWindow},
 		{"retention.approvals", c.Approvals, MinWindow},
 		{"retention.deleted", c.Deleted, MinWindow},
+		{"retention.heartbeats", c.Heartbeats, MinWindow},
+		{"retention.incidents", c.Incidents, MinWindow},
+		{"retention.reminders", c.Reminders, MinWindow},
+		{"retention.consumed_events", c.ConsumedEvents, MinWindow},
 	} {
 		if w.d < w.min {
 			return core.Invalid(w.key, "must be at least %s, got %s", core.ShortDuration(w.min), w.d)
@@ -73,7 +93,8 @@ func (c Config) Validate() error {
 // Store deletes rows past their window, at most limit per call, and says
 // how many went.
 type Store interface {
-	// PruneSentNotices deletes notices sent before before, except those a
+	// PruneSentNotices deletes notices sent, or given up on, before
+	// before, except those a
 	// notice still waiting, or sent since before, relates to (an edit, a
 	// reaction, a thread reply needs the event of its target).
 	PruneSentNotices(ctx context.Context, before time.Time, limit int) (int, error)
@@ -99,6 +120,21 @@ type Store interface {
 	// PruneDeletedTripwires deletes the definitions of tripwires deleted
 	// before before; their trips stay.
 	PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneHeartbeats deletes heartbeats received before before, except
+	// each agent's latest.
+	PruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneIncidents deletes incidents resolved before before; open ones
+	// stay, claimed or not.
+	PruneIncidents(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneReminders deletes reminders done, cancelled or delivered for
+	// the last time that were last due before before, and tasks done
+	// before before.
+	PruneReminders(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneConsumedEvents deletes the router's marks of source events
+	// consumed before before, except those of events a source can still
+	// report (the CI failures in an agent's current journal cycle), which
+	// would otherwise be surfaced again.
+	PruneConsumedEvents(ctx context.Context, before time.Time, limit int) (int, error)
 	// DownsampleHistory turns up to limit source readings taken before
 	// before into buckets, and says how many readings went.
 	DownsampleHistory(ctx context.Context, before time.Time, limit int) (int, error)
@@ -109,15 +145,20 @@ type Store interface {
 // Report says what one pass removed: rows of each kind, and the error
 // that stopped it, if one did.
 type Report struct {
-	At        time.Time
-	Notices   int
-	Events    int
-	Pending   int
-	LinkCodes int
-	Journal   int
-	Meter     int
-	Approvals int
-	Tripwires int
+	At         time.Time
+	Notices    int
+	Events     int
+	Pending    int
+	LinkCodes  int
+	Journal    int
+	Meter      int
+	Approvals  int
+	Tripwires  int
+	Heartbeats int
+	Incidents  int
+	// Reminders counts reminders and tasks.
+	Reminders int
+	Consumed  int
 	// Downsampled readings became buckets; History readings and buckets
 	// went.
 	Downsampled int
@@ -179,6 +220,18 @@ func (s *Service) Pass(ctx context.Context) Report {
 		{"deleted tripwires", &r.Tripwires, func(limit int) (int, error) {
 			return s.deps.Store.PruneDeletedTripwires(ctx, now.Add(-s.cfg.Deleted), limit)
 		}},
+		{"heartbeats", &r.Heartbeats, func(limit int) (int, error) {
+			return s.deps.Store.PruneHeartbeats(ctx, now.Add(-s.cfg.Heartbeats), limit)
+		}},
+		{"resolved incidents", &r.Incidents, func(limit int) (int, error) {
+			return s.deps.Store.PruneIncidents(ctx, now.Add(-s.cfg.Incidents), limit)
+		}},
+		{"reminders and tasks", &r.Reminders, func(limit int) (int, error) {
+			return s.deps.Store.PruneReminders(ctx, now.Add(-s.cfg.Reminders), limit)
+		}},
+		{"consumed events", &r.Consumed, func(limit int) (int, error) {
+			return s.deps.Store.PruneConsumedEvents(ctx, now.Add(-s.cfg.ConsumedEvents), limit)
+		}},
 		{"source history buckets", &r.Downsampled, func(limit int) (int, error) {
 			return s.deps.Store.DownsampleHistory(ctx, now.Add(-history.FullResolution), limit)
 		}},
@@ -204,5 +257,6 @@ func (s *Service) Pass(ctx context.Context) Report {
 
 // Removed is how many rows the pass removed in all.
 func (r Report) Removed() int {
-	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Meter + r.Approvals + r.Tripwires + r.Downsampled + r.History
+	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Meter + r.Approvals + r.Tripwires + r.Heartbeats + r.Incidents + r.Reminders +
+		r.Consumed + r.Downsampled + r.History
 }

@@ -32,6 +32,12 @@ var (
 		Name: "jarvis_send_errors_total",
 		Help: "Failed attempts to deliver outbox notices.",
 	})
+	// NoticesGivenUp counts outbox notices the sender gave up on after
+	// the homeserver refused them core.MaxRefusals times in a row.
+	NoticesGivenUp = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jarvis_notices_given_up_total",
+		Help: "Outbox notices given up on after the homeserver kept refusing them (kept, not retried).",
+	})
 	// NoticesSent counts outbox notices delivered.
 	NoticesSent = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "jarvis_notices_sent_total",
@@ -69,7 +75,7 @@ var (
 )
 
 func init() {
-	Registry.MustRegister(MessagesHandled, MessagesLimited, Commands, SendErrors, NoticesSent, SyncLag, HTTPRequests, RateLimited,
+	Registry.MustRegister(MessagesHandled, MessagesLimited, Commands, SendErrors, NoticesSent, NoticesGivenUp, SyncLag, HTTPRequests, RateLimited,
 		Transactions, TransactionReruns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
