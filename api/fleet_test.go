@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func newFleetAPIFixtureOn(t testing.TB, engine string, cfg api.Config, clock cor
 	st := testdb.OpenStore(t, engine)
 	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, fleet.Deps{
 		Room: "!fleet:test", Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
-		Outbox: st.Outbox(), Clock: clock, History: st,
+		Outbox: st.Outbox(), Clock: clock, History: st, Meter: st.Meter(),
 		Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: st.Incidents(), Outbox: st.Outbox(), Clock: clock}),
 	})
 	if err != nil {
@@ -114,6 +115,59 @@ func (fx *fleetAPIFixture) call(t *testing.T, method, path, body string, token .
 		t.Fatalf("%s %s: response %q is not JSON: %v", method, path, rec.Body.String(), err)
 	}
 	return rec.Code, out
+}
+
+// TestHeartbeatRetrySpendOnce: an agent that got no answer sends the same
+// heartbeat again, and the day's spend counts it once, on both engines,
+// whether the copy comes after the first was stored or beside it in one
+// batch; the agent's next heartbeat, with the same spend and a later
+// timestamp, counts.
+func TestHeartbeatRetrySpendOnce(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			clock := coretest.NewClock(time.Date(2026, 4, 17, 9, 0, 0, 0, time.UTC))
+			fx := newFleetAPIFixtureOn(t, engine, api.Config{}, clock, fleet.AgentConfig{Name: "EVE"})
+			beat := func(at string, cost float64) string {
+				return fmt.Sprintf(`{"agent":"EVE","cycle":"C-1","timestamp":%q,"mii":0.9,"mode_self_report":"green",`+
+					`"boot_id":"b-1","spend":{"tokens_in":100,"tokens_out":10,"cost":%v,"currency":"USD"}}`, at, cost)
+			}
+			send := func(bodies ...string) {
+				t.Helper()
+				codes := make([]int, len(bodies))
+				var wg sync.WaitGroup
+				for i, body := range bodies {
+					wg.Go(func() { codes[i], _ = fx.call(t, http.MethodPost, "/api/agents/heartbeat", body) })
+				}
+				wg.Wait()
+				for i, code := range codes {
+					if code != http.StatusOK {
+						t.Fatalf("heartbeat %d of %d: %d", i+1, len(bodies), code)
+					}
+				}
+			}
+			spent := func(want float64, wantTokens int64) {
+				t.Helper()
+				got, err := fx.fleet.SpendToday(context.Background(), "EVE")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Cost != want || got.TokensIn != wantTokens {
+					t.Errorf("spent today: %v USD, %d tokens in; want %v USD, %d tokens", got.Cost, got.TokensIn, want, wantTokens)
+				}
+			}
+
+			first := beat("2026-04-17T09:00:00Z", 1.25)
+			send(first)
+			spent(1.25, 100)
+			send(first)
+			spent(1.25, 100)
+			second := beat("2026-04-17T09:05:00Z", 0.5)
+			send(second, second, second)
+			spent(1.75, 200)
+			send(beat("2026-04-17T09:10:00Z", 0.5))
+			spent(2.25, 300)
+		})
+	}
 }
 
 // count counts the rows of a table.

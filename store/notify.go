@@ -62,7 +62,7 @@ func (s *Store) Listen(ctx context.Context, on map[string]func(), retry time.Dur
 
 // listen connects, listens and calls on until the connection or ctx ends.
 func (s *Store) listen(ctx context.Context, on map[string]func()) error {
-	conn, err := pgx.Connect(ctx, s.uri)
+	conn, err := pgx.ConnectConfig(ctx, s.pgConfig)
 	if err != nil {
 		return fmt.Errorf("connect to listen: %w", err)
 	}

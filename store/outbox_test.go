@@ -58,6 +58,9 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 		{"negative idle", store.Config{Type: "postgres", URI: "x", MaxIdleConns: -1}, "store.max_idle_conns"},
 		{"more idle than open", store.Config{Type: "postgres", URI: "x", MaxOpenConns: 4, MaxIdleConns: 8}, "store.max_idle_conns"},
 		{"negative lifetime", store.Config{Type: "postgres", URI: "x", ConnMaxLifetime: -time.Minute}, "store.conn_max_lifetime"},
+		{"idle transactions ended at once", store.Config{Type: "postgres", URI: "x", IdleInTransactionTimeout: time.Millisecond}, "store.idle_in_transaction_timeout"},
+		{"negative keepalive", store.Config{Type: "postgres", URI: "x", TCPKeepalive: -time.Second}, "store.tcp_keepalive"},
+		{"not a connection string", store.Config{Type: "postgres", URI: "postgres://jarvis:secret@db:notaport/x"}, "store.uri"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := store.Open(context.Background(), tt.cfg, zerolog.Nop())

@@ -10,14 +10,17 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver, registered as "pgx"
-	_ "github.com/mattn/go-sqlite3"    // the SQLite driver
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 	"github.com/rs/zerolog"
 	"go.mau.fi/util/dbutil"
 
@@ -52,11 +55,22 @@ type Config struct {
 	// at once; 0 sets no cap.
 	MaxOpenConns int
 	// MaxIdleConns is how many of them stay open while unused; 0 keeps
-	// database/sql's default, 2.
+	// MaxOpenConns of them (database/sql's default, 2, when MaxOpenConns
+	// is 0 too).
 	MaxIdleConns int
 	// ConnMaxLifetime is how long one is used before it is replaced; 0
 	// keeps it as long as it works.
 	ConnMaxLifetime time.Duration
+	// IdleInTransactionTimeout is how long PostgreSQL lets a session sit
+	// inside a transaction without sending a statement before it ends the
+	// session, which releases the transaction's locks; 0 lets it sit.
+	IdleInTransactionTimeout time.Duration
+	// TCPKeepalive is how long a connection to PostgreSQL may be silent
+	// before either end probes the other, and the time between probes;
+	// after four unanswered probes the end that sent them closes it. 0
+	// keeps the operating system's settings on the server and Go's on
+	// Jarvis's end.
+	TCPKeepalive time.Duration
 }
 
 // The engines Config.Type names.
@@ -80,6 +94,10 @@ func (c Config) Validate() error {
 		return core.Invalid("store.max_idle_conns", "must not exceed store.max_open_conns (%d)", c.MaxOpenConns)
 	case c.ConnMaxLifetime < 0:
 		return core.Invalid("store.conn_max_lifetime", "must not be negative (0 keeps a connection as long as it works)")
+	case c.IdleInTransactionTimeout < 0 || c.IdleInTransactionTimeout > 0 && c.IdleInTransactionTimeout < time.Second:
+		return core.Invalid("store.idle_in_transaction_timeout", "must be 0 (off) or at least 1s, not %s", c.IdleInTransactionTimeout)
+	case c.TCPKeepalive < 0 || c.TCPKeepalive > 0 && c.TCPKeepalive < time.Second:
+		return core.Invalid("store.tcp_keepalive", "must be 0 (the system's) or at least 1s, not %s", c.TCPKeepalive)
 	}
 	return nil
 }
@@ -95,8 +113,9 @@ type Store struct {
 	// gate orders this process's write transactions on SQLite; nil on
 	// PostgreSQL, whose transactions run side by side (see doTxn).
 	gate *writeGate
-	// uri is the database's, for Listen's connection of its own.
-	uri string
+	// pgConfig is PostgreSQL's connection config, for Listen's
+	// connection of its own; nil on SQLite.
+	pgConfig *pgx.ConnConfig
 
 	outboxOnce sync.Once
 	outbox     *Outbox
@@ -131,7 +150,14 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	db, err := openDB(cfg)
+	var pgConfig *pgx.ConnConfig
+	if cfg.Type == Postgres {
+		var err error
+		if pgConfig, err = postgresConfig(cfg); err != nil {
+			return nil, err
+		}
+	}
+	db, err := openDB(cfg, pgConfig)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -142,7 +168,7 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
-	st := &Store{DB: db, uri: cfg.URI}
+	st := &Store{DB: db, pgConfig: pgConfig}
 	if cfg.Type == SQLite {
 		st.gate = &writeGate{}
 	}
@@ -188,17 +214,56 @@ func upgrade(ctx context.Context, db *dbutil.Database) error {
 	return db.Upgrade(ctx)
 }
 
+// postgresConfig parses cfg's PostgreSQL connection string and adds the
+// session settings and keepalives of cfg: a host cut off from the database
+// in the middle of a transaction must not hold its locks until PostgreSQL
+// notices on its own, which may take hours.
+func postgresConfig(cfg Config) (*pgx.ConnConfig, error) {
+	pc, err := pgx.ParseConfig(cfg.URI)
+	if err != nil {
+		// pgx's message quotes the connection string, password and all.
+		return nil, core.Invalid("store.uri", "is not a PostgreSQL connection string")
+	}
+	if cfg.IdleInTransactionTimeout > 0 {
+		pc.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(cfg.IdleInTransactionTimeout.Milliseconds(), 10)
+	}
+	if cfg.TCPKeepalive > 0 {
+		every := strconv.FormatInt(int64(cfg.TCPKeepalive/time.Second), 10)
+		pc.RuntimeParams["tcp_keepalives_idle"] = every
+		pc.RuntimeParams["tcp_keepalives_interval"] = every
+		pc.RuntimeParams["tcp_keepalives_count"] = strconv.Itoa(keepaliveProbes)
+		dialer := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{
+			Enable: true, Idle: cfg.TCPKeepalive, Interval: cfg.TCPKeepalive, Count: keepaliveProbes}}
+		if pc.ConnectTimeout > 0 {
+			dialer.Timeout = pc.ConnectTimeout
+		}
+		pc.DialFunc = dialer.DialContext
+	}
+	return pc, nil
+}
+
+// keepaliveProbes is how many keepalive probes go unanswered before a
+// connection is given up.
+const keepaliveProbes = 4
+
 // openDB opens the engine cfg names with a pool sized for it. PostgreSQL
 // goes through pgx, which keeps every statement prepared per connection.
-func openDB(cfg Config) (*dbutil.Database, error) {
+func openDB(cfg Config, pgConfig *pgx.ConnConfig) (*dbutil.Database, error) {
 	if cfg.Type == Postgres {
-		db, err := dbutil.NewWithDialect(cfg.URI, "pgx")
+		db, err := dbutil.NewWithDB(stdlib.OpenDB(*pgConfig), "pgx")
 		if err != nil {
 			return nil, err
 		}
 		db.RawDB.SetMaxOpenConns(cfg.MaxOpenConns)
-		if cfg.MaxIdleConns > 0 {
+		// A pool that keeps fewer idle connections than it opens closes
+		// them after every burst and opens new ones for the next: a
+		// server process forked and every statement prepared again each
+		// time.
+		switch {
+		case cfg.MaxIdleConns > 0:
 			db.RawDB.SetMaxIdleConns(cfg.MaxIdleConns)
+		case cfg.MaxOpenConns > 0:
+			db.RawDB.SetMaxIdleConns(cfg.MaxOpenConns)
 		}
 		db.RawDB.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 		return db, nil

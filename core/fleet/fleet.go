@@ -152,6 +152,10 @@ type AgentState struct {
 	Announced string
 	// Incident numbers the agent's silences, for notice keys.
 	Incident int
+	// Metered identifies the heartbeat whose spend was counted last (see
+	// meterKey), so that the same heartbeat sent again is not counted
+	// again.
+	Metered string
 }
 
 // HeartbeatStore keeps heartbeats and each agent's reporting state.
@@ -399,6 +403,17 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 			if !ok {
 				st = AgentState{Agent: b.hb.Agent}
 			}
+			hb := b.hb
+			if hb.Spend != nil {
+				// An agent that got no answer sends the same heartbeat
+				// again: it replaces the stored one, but its spend was
+				// counted the first time.
+				if key := meterKey(hb); key == st.Metered {
+					hb.Spend = nil
+				} else {
+					st.Metered = key
+				}
+			}
 			if !ok || st.Announced != "" {
 				// The agent's first heartbeat, or its first after a silence.
 				readings = append(readings, history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: b.hb.Agent}, At: b.hb.ReceivedAt, Value: string(PresenceOnline)})
@@ -406,7 +421,7 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
 				return err
 			}
-			if err := f.meter(ctx, b.agent, b.hb); err != nil {
+			if err := f.meter(ctx, b.agent, hb); err != nil {
 				return err
 			}
 			states[b.hb.Agent] = st

@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -116,6 +118,19 @@ func validateMeter(hb Heartbeat, a AgentConfig) error {
 		return core.Invalid("spend.currency", "%s's budget is in %s, not %s", a.Name, a.Budget.Currency, s.Currency)
 	}
 	return nil
+}
+
+// meterKey identifies a heartbeat by what it meters: its cycle, its
+// timestamp, its boot id and its spend. A retry carries the same; the
+// agent's next heartbeat has a later timestamp.
+func meterKey(hb Heartbeat) string {
+	var s Spend
+	if hb.Spend != nil {
+		s = *hb.Spend
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\n%d\n%s\n%d\n%d\n%v\n%s", hb.Cycle, hb.Timestamp.UnixNano(), hb.BootID,
+		s.TokensIn, s.TokensOut, s.Cost, s.Currency))
+	return hex.EncodeToString(sum[:16])
 }
 
 // day is the UTC day a time falls on, as the spend is kept.

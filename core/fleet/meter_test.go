@@ -20,8 +20,11 @@ func newMeterFixture(t *testing.T) *fleetFixture {
 	return fx
 }
 
+// meteredBeat sends a heartbeat a second after the one before: two
+// heartbeats alike in the same instant are one sent twice.
 func (fx *fleetFixture) meteredBeat(t *testing.T, agent, boot string, cost float64) {
 	t.Helper()
+	fx.clock.Advance(time.Second)
 	hb := fleet.Heartbeat{Agent: agent, Cycle: "C-1", Timestamp: fx.clock.Now(), MII: 0.9, Mode: "green", BootID: boot}
 	if cost > 0 {
 		hb.Spend = &fleet.Spend{TokensIn: 1000, TokensOut: 200, Cost: cost, Currency: "USD"}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -91,7 +92,8 @@ func newConfig(tb testing.TB, engine string, schema bool) store.Config {
 		return store.Config{Type: store.SQLite, URI: filepath.Join(tb.TempDir(), "jarvis.db")}
 	case store.Postgres:
 		// The pool config.example.yaml sets.
-		return store.Config{Type: store.Postgres, URI: postgres(tb, schema), MaxOpenConns: 16, MaxIdleConns: 4}
+		return store.Config{Type: store.Postgres, URI: postgres(tb, schema), MaxOpenConns: 16,
+			IdleInTransactionTimeout: 30 * time.Second, TCPKeepalive: 15 * time.Second}
 	}
 	tb.Fatalf("no engine %q", engine)
 	return store.Config{}
