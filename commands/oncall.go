@@ -3,7 +3,6 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
@@ -36,8 +35,8 @@ func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
 // called the admins to an alert: a message in the alert's thread after it
 // replies to it.
 func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) {
-	if oncall.IsClaim(answer) {
-		c.claim(e, strings.TrimPrefix(key, oncall.EscalationKeyPrefix), answer == oncall.ClaimReaction)
+	if id, ok := oncall.IncidentOfEscalation(key); ok && oncall.IsClaim(answer) {
+		c.claim(e, id, answer == oncall.ClaimReaction)
 	}
 }
 

@@ -63,7 +63,8 @@ const (
 	// a deadline that has come: an agent waits on the answer.
 	approvalSweepInterval = 5 * time.Second
 	// oncallSweepInterval is how often alerts are checked for one that
-	// waited oncall.escalate_after for a claim.
+	// waited oncall.escalate_after for a claim, or whose owner is due a
+	// reminder.
 	oncallSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
@@ -259,6 +260,18 @@ func (a *App) initMatrix(ctx context.Context) error {
 	}
 	a.room = a.bot.RoomID()
 	a.proc.AddNames(a.bot.Names(ctx)...)
+	// The rooms of escalation tiers are joined, and named by their IDs in
+	// the notices posted into them.
+	for _, tier := range a.cfg.Oncall.Escalation {
+		for i, to := range tier {
+			if !oncall.IsRoom(to) {
+				continue
+			}
+			if tier[i], err = a.bot.Join(ctx, to); err != nil {
+				return fail(exitMatrix, fmt.Errorf("oncall.escalation: %w", err))
+			}
+		}
+	}
 	return nil
 }
 
@@ -674,6 +687,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(reminderSweepInterval, "deliver quiet-hours digests", uncounted(a.quiet.Sweep))
 	sweep(approvalSweepInterval, "sweep approval requests", uncounted(a.approvals.Sweep))
 	sweep(oncallSweepInterval, "escalate unclaimed alerts", uncounted(a.oncall.Escalate))
+	sweep(oncallSweepInterval, "remind owners of open alerts", uncounted(a.oncall.Remind))
 	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {
 		cancel()

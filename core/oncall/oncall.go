@@ -45,9 +45,14 @@ type Incident struct {
 	Owner      string
 	ClaimedAt  time.Time
 	ResolvedAt time.Time
-	// EscalatedAt is when the admins were called because nobody had
-	// claimed it.
+	// Tier is how many escalation tiers were called because nobody had
+	// claimed it (the admins first, then oncall.escalation in order), and
+	// EscalatedAt when the last was.
+	Tier        int
 	EscalatedAt time.Time
+	// RemindedAt is when its owner was last reminded that it is still
+	// open.
+	RemindedAt time.Time
 }
 
 // Store keeps incidents.
@@ -60,27 +65,20 @@ type Store interface {
 	// reports whether it did (false: someone claimed it first or it is
 	// resolved).
 	ClaimIncident(ctx context.Context, id, owner string, at time.Time) (bool, error)
-	// Unclaimed lists the open incidents nobody claimed that opened by
-	// before and were not escalated yet, oldest first.
-	Unclaimed(ctx context.Context, before time.Time) ([]Incident, error)
-	// EscalateIncident marks an open, unclaimed, not yet escalated incident
-	// escalated and reports whether it did.
-	EscalateIncident(ctx context.Context, id string, at time.Time) (bool, error)
-}
-
-// Config is the oncall section.
-type Config struct {
-	// EscalateAfter is how long an alert waits for a claim before the
-	// admins are called in its thread.
-	EscalateAfter time.Duration
-}
-
-// Validate checks the section.
-func (c Config) Validate() error {
-	if c.EscalateAfter < time.Second {
-		return core.Invalid("oncall.escalate_after", "must be at least 1s, got %s", c.EscalateAfter)
-	}
-	return nil
+	// Unclaimed lists the open incidents nobody claimed that called fewer
+	// than tiers tiers and opened, and called the last, by before; oldest
+	// first.
+	Unclaimed(ctx context.Context, before time.Time, tiers int) ([]Incident, error)
+	// EscalateIncident records that an open, unclaimed incident that had
+	// called tier tiers called the next at at, and reports whether it did
+	// (false: it was claimed, resolved or escalated meanwhile).
+	EscalateIncident(ctx context.Context, id string, tier int, at time.Time) (bool, error)
+	// Unreminded lists the open, claimed incidents whose owner claimed it,
+	// and was last reminded, by before; oldest claim first.
+	Unreminded(ctx context.Context, before time.Time) ([]Incident, error)
+	// RemindIncident records that the owner of an open incident last
+	// reminded at last was reminded again at at, and reports whether it did.
+	RemindIncident(ctx context.Context, id string, last, at time.Time) (bool, error)
 }
 
 // Deps are what the service needs.
@@ -162,19 +160,13 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 	if !inc.ResolvedAt.IsZero() {
 		return nil
 	}
-	inc.ResolvedAt = s.deps.Clock.Now()
-	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
+	if inc, err = s.close(ctx, inc); err != nil {
 		return fmt.Errorf("resolve incident %s: %w", id, err)
 	}
-	lasted := core.HumanDuration(inc.ResolvedAt.Sub(inc.OpenedAt))
-	handled := "nobody claimed it"
-	if inc.Owner != "" {
-		handled = "handled by " + core.EscapeMarkdown(inc.Owner)
-	}
 	edit := core.Notice{Key: inc.NoticeKey + ":resolved", RoomID: inc.RoomID, Kind: core.NoticeEdit, Target: inc.NoticeKey,
-		Body: fmt.Sprintf("✅ **Resolved** after %s, %s. It was: %s", lasted, handled, strings.TrimSpace(inc.Body))}
+		Body: fmt.Sprintf("✅ **Resolved** after %s, %s. It was: %s", inc.lasted(), inc.handled(), strings.TrimSpace(inc.Body))}
 	reply := core.Notice{Key: inc.NoticeKey + ":all-clear", RoomID: inc.RoomID, Kind: core.NoticeMessage, Target: inc.NoticeKey, Thread: true,
-		Body: fmt.Sprintf("%s All clear: the alert was open %s, %s.", said, lasted, handled)}
+		Body: fmt.Sprintf("%s All clear: %s.", said, Summary(inc))}
 	for _, n := range []core.Notice{edit, reply} {
 		if err := s.enqueue(ctx, n); err != nil {
 			return fmt.Errorf("resolve incident %s: %w", id, err)
@@ -183,54 +175,21 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 	return nil
 }
 
-// EscalationKeyPrefix starts the key of an escalation, followed by its
-// incident's ID: `mine` replied to it (or written in the alert's thread
-// after it) claims the incident.
-const EscalationKeyPrefix = "escalated:"
-
-// Escalate calls the admins, once, in the thread of every alert nobody
-// claimed within oncall.escalate_after, each in a transaction of its own,
-// and returns how many it raised. It writes, so only the lease holder
-// runs it.
-func (s *Service) Escalate(ctx context.Context) (int, error) {
-	due, err := s.deps.Store.Unclaimed(ctx, s.deps.Clock.Now().Add(-s.cfg.EscalateAfter))
-	if err != nil {
-		return 0, fmt.Errorf("escalate incidents: %w", err)
-	}
-	raised := 0
-	var errs []error
-	for _, inc := range due {
-		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
-			ok, err := s.deps.Store.EscalateIncident(ctx, inc.ID, s.deps.Clock.Now())
-			if err != nil || !ok {
-				return err
-			}
-			raised++
-			return s.enqueue(ctx, s.escalation(inc))
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("escalate incident %s: %w", inc.ID, err))
-		}
-	}
-	return raised, errors.Join(errs...)
+// close marks an open incident resolved now.
+func (s *Service) close(ctx context.Context, inc Incident) (Incident, error) {
+	inc.ResolvedAt = s.deps.Clock.Now()
+	return inc, s.deps.Store.PutIncident(ctx, inc)
 }
 
-// escalation is the reply in an alert's thread that calls the admins.
-func (s *Service) escalation(inc Incident) core.Notice {
-	var who strings.Builder
-	for i, a := range s.deps.Admins {
-		if i > 0 {
-			who.WriteString(", ")
-		}
-		who.WriteString(core.EscapeMarkdown(a))
+// lasted is how long a resolved incident was open.
+func (inc Incident) lasted() string { return core.HumanDuration(inc.ResolvedAt.Sub(inc.OpenedAt)) }
+
+// handled says who handled an incident, as Markdown.
+func (inc Incident) handled() string {
+	if inc.Owner == "" {
+		return "nobody claimed it"
 	}
-	body := fmt.Sprintf("Nobody has claimed this alert in %s. Tap %s on it or reply `%s` to take it.",
-		core.HumanDuration(s.cfg.EscalateAfter), ClaimReaction, ClaimWord)
-	if who.Len() > 0 {
-		body = who.String() + ": " + body
-	}
-	return core.Notice{Key: EscalationKeyPrefix + inc.ID, RoomID: inc.RoomID, Kind: core.NoticeMessage, Body: body,
-		Mentions: s.deps.Admins, Target: inc.NoticeKey, Thread: true}
+	return "handled by " + core.EscapeMarkdown(inc.Owner)
 }
 
 // text is the alert with who handles it, once someone does.
@@ -238,8 +197,11 @@ func (inc Incident) text() string {
 	if inc.Owner == "" {
 		return inc.Body
 	}
-	return fmt.Sprintf("%s\n\n👀 Handled by %s since %s.", inc.Body, core.EscapeMarkdown(inc.Owner), inc.ClaimedAt.UTC().Format("Jan 2 15:04 MST"))
+	return fmt.Sprintf("%s\n\n👀 Handled by %s since %s.", inc.Body, core.EscapeMarkdown(inc.Owner), stamp(inc.ClaimedAt))
 }
+
+// stamp shows a time in notices.
+func stamp(t time.Time) string { return t.UTC().Format("Jan 2 15:04 MST") }
 
 // enqueue writes a notice; one already in the outbox was written before.
 func (s *Service) enqueue(ctx context.Context, n core.Notice) error {
