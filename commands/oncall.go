@@ -31,12 +31,25 @@ func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
 	}
 }
 
-// onEscalationAnswer takes a 👀 on, or a reply `mine` to, the reply that
-// called the admins to an alert: a message in the alert's thread after it
-// replies to it.
+// onEscalationAnswer takes an answer to a reply that called people to an
+// alert (a message in the alert's thread after it replies to it) as an
+// answer to the alert itself: 👀 or `mine` claims it, and a halt's or an
+// approval request's own answers do what they do there.
 func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) {
-	if id, ok := oncall.IncidentOfEscalation(key); ok && oncall.IsClaim(answer) {
-		c.claim(e, id, answer == oncall.ClaimReaction)
+	id, ok := oncall.IncidentOfEscalation(key)
+	if !ok {
+		return
+	}
+	inc, err := c.svc.Incident(e.Ctx, id)
+	if errors.Is(err, core.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if fn, _ := e.Proc.answerFunc(inc.NoticeKey); fn != nil {
+		fn(e, inc.NoticeKey, answer)
 	}
 }
 
@@ -70,6 +83,6 @@ func (c *oncallCommands) claim(e *Event, id string, tap bool) {
 	case !inc.ResolvedAt.IsZero():
 		reply("This resolved at %s; %s handled it.", inc.ResolvedAt.UTC().Format("Jan 2 15:04 MST"), core.EscapeMarkdown(inc.Owner))
 	default:
-		reply("%s has had this since %s.", core.EscapeMarkdown(inc.Owner), inc.ClaimedAt.UTC().Format("Jan 2 15:04 MST"))
+		reply("%s", oncall.HeldBy(inc))
 	}
 }

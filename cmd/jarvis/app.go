@@ -302,8 +302,9 @@ func (a *App) checkLease(ctx context.Context) error { return a.lease.Check(ctx) 
 // registry the tripwires read.
 func (a *App) initServices() error {
 	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
+	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
-		Room: room, Admins: admins,
+		Room: room, Admins: admins, Incidents: a.oncall,
 		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
 	a.credentials = credential.NewService(credential.Deps{Store: st.Credentials(), Clock: clock, Agents: a.agentNames})
 	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
@@ -314,7 +315,6 @@ func (a *App) initServices() error {
 		}})
 	a.approvals = approval.NewService(a.cfg.Approvals, approval.Deps{Store: st.Approvals(), Tx: st, Outbox: outbox,
 		Clock: clock, Room: room, Admins: admins, MayAsk: a.policy.Allowed, OnChange: a.askWake})
-	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,

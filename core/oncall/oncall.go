@@ -126,6 +126,15 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 	return nil
 }
 
+// Incident returns incident id, core.ErrNotFound when none has it.
+func (s *Service) Incident(ctx context.Context, id string) (Incident, error) {
+	inc, err := s.deps.Store.Incident(ctx, id)
+	if err != nil {
+		return Incident{}, fmt.Errorf("incident %s: %w", id, err)
+	}
+	return inc, nil
+}
+
 // Claim makes who the owner of incident id, if nobody is. It returns the
 // incident as it stands and whether who claimed it now; the caller sends
 // ClaimEdit then, or tells who that someone else has it.
@@ -140,6 +149,12 @@ func (s *Service) Claim(ctx context.Context, id, who string) (Incident, bool, er
 		return Incident{}, false, fmt.Errorf("claim incident %s: %w", id, err)
 	}
 	return inc, ok, nil
+}
+
+// HeldBy says who has a claimed incident: "@bob:x has had this since
+// Dec 1 09:10 UTC.", as Markdown.
+func HeldBy(inc Incident) string {
+	return fmt.Sprintf("%s has had this since %s.", core.EscapeMarkdown(inc.Owner), stamp(inc.ClaimedAt))
 }
 
 // ClaimEdit is the edit of a claimed incident's alert naming its owner.
