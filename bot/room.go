@@ -90,3 +90,13 @@ func (b *Bot) directRoom(ctx context.Context, userID string) (id.RoomID, error) 
 	}
 	return created.RoomID, nil
 }
+
+// Join joins a room Jarvis posts into besides its own (a tier of
+// oncall.escalation), by ID or alias, and returns its ID.
+func (b *Bot) Join(ctx context.Context, room string) (string, error) {
+	resp, err := b.Client.JoinRoom(ctx, room, nil)
+	if err != nil {
+		return "", fmt.Errorf("join %s: %w", room, err)
+	}
+	return resp.RoomID.String(), nil
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
 // Limits of `!breaker events`, and how much of a reason a list line shows.
@@ -32,7 +33,7 @@ const (
 // breakerAnswers maps a reaction on a halt notice, or a reply to it, to
 // what it asks for. Keys carry no variation selector (see breakerAnswer).
 var breakerAnswers = map[string]breaker.Action{
-	"👀": breaker.ActReview, "review": breaker.ActReview, "reviewing": breaker.ActReview,
+	"👀": breaker.ActReview, "review": breaker.ActReview, "reviewing": breaker.ActReview, oncall.ClaimWord: breaker.ActReview,
 	"▶": breaker.ActResume, "resume": breaker.ActResume,
 	"⏹": breaker.ActKeep, "keep": breaker.ActKeep, "keep halted": breaker.ActKeep, "keep it halted": breaker.ActKeep,
 	"reset": breaker.ActOverrule,
@@ -257,17 +258,19 @@ func breakerActOn(e *Event, act breaker.Action) {
 	}
 	_, err := breakerDo(e, b, act, ev)
 	name := core.EscapeMarkdown(ev.Agent)
-	if errors.Is(err, core.ErrIllegalTransition) {
-		why, err := breakerNotNow(e, b, ev, act)
-		if err != nil {
-			e.Fail(err)
-			return
+	if errors.Is(err, core.ErrIllegalTransition) || act == breaker.ActReview && errors.Is(err, core.ErrForbidden) {
+		why := reasonOf(err)
+		if errors.Is(err, core.ErrIllegalTransition) {
+			if why, err = breakerNotNow(e, b, ev, act); err != nil {
+				e.Fail(err)
+				return
+			}
 		}
 		if act != breaker.ActReview {
 			e.Reply("%s", why)
 			return
 		}
-		// A halt that is over can still be read.
+		// A halt that is over, or someone else reviews, can still be read.
 		detail, err := breakerDetail(e, b, ev.ID)
 		if err != nil {
 			e.Fail(err)
@@ -348,6 +351,11 @@ func breakerOnAnswer(e *Event, key, answer string) {
 			e.Fail(err)
 			return
 		}
+		say(why)
+		return
+	}
+	if why, ok := refusal(err); ok {
+		// Someone else claimed the halt.
 		say(why)
 		return
 	}

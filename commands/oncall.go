@@ -3,7 +3,6 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
@@ -30,17 +29,11 @@ func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
 	c.answer(e, key, answer)
 }
 
-// onEscalationAnswer takes an answer to the reply that called the admins
-// to an alert: a message in the alert's thread after it replies to it.
-func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) {
-	c.answer(e, strings.TrimPrefix(key, oncall.EscalationKeyPrefix), answer)
-}
-
 // onWokeAnswer takes an answer to the reply that said a snoozed alert is
 // back, which a message in the alert's thread after it replies to.
 func (c *oncallCommands) onWokeAnswer(e *Event, key, answer string) {
 	if id, ok := oncall.IncidentOfWoke(key); ok {
-		c.answer(e, id, answer)
+		c.toAlert(e, id, answer)
 	}
 }
 
@@ -50,6 +43,32 @@ func (c *oncallCommands) answer(e *Event, id, answer string) {
 		c.claim(e, id, answer == oncall.ClaimReaction)
 	} else if length, ok := oncall.SnoozeOf(answer); ok {
 		c.snooze(e, id, length, answer == oncall.SnoozeReaction)
+	}
+}
+
+// onEscalationAnswer takes an answer to a reply that called people to an
+// alert (a message in the alert's thread after it replies to it) as an
+// answer to the alert itself: 👀 or `mine` claims it, and a halt's or an
+// approval request's own answers do what they do there.
+func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) {
+	if id, ok := oncall.IncidentOfEscalation(key); ok {
+		c.toAlert(e, id, answer)
+	}
+}
+
+// toAlert takes an answer to a reply in an alert's thread as an answer to
+// the alert itself, with the alert's own answers.
+func (c *oncallCommands) toAlert(e *Event, id, answer string) {
+	inc, err := c.svc.Incident(e.Ctx, id)
+	if errors.Is(err, core.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if fn, _ := e.Proc.answerFunc(inc.NoticeKey); fn != nil {
+		fn(e, inc.NoticeKey, answer)
 	}
 }
 
@@ -75,7 +94,7 @@ func (c *oncallCommands) claim(e *Event, id string, tap bool) {
 	case !inc.ResolvedAt.IsZero():
 		reply("This resolved at %s; %s handled it.", inc.ResolvedAt.UTC().Format("Jan 2 15:04 MST"), core.EscapeMarkdown(inc.Owner))
 	default:
-		reply("%s has had this since %s.", core.EscapeMarkdown(inc.Owner), inc.ClaimedAt.UTC().Format("Jan 2 15:04 MST"))
+		reply("%s", oncall.HeldBy(inc))
 	}
 }
 

@@ -10,16 +10,21 @@ import (
 )
 
 const (
-	incidentColumns = `id, notice_key, room_id, body, kind, subject, opened_at, owner, claimed_at, resolved_at, escalated_at,
+	incidentColumns = `id, notice_key, room_id, body, kind, subject, opened_at, owner, claimed_at, resolved_at, tier, escalated_at, reminded_at,
 		snoozed_by, snoozed_at, snoozed_until`
-	putIncidentQuery = `INSERT INTO incident (` + incidentColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	putIncidentQuery = `INSERT INTO incident (` + incidentColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		ON CONFLICT (id) DO UPDATE SET notice_key = excluded.notice_key, room_id = excluded.room_id, body = excluded.body, kind = excluded.kind,
 		subject = excluded.subject, opened_at = excluded.opened_at, owner = excluded.owner, claimed_at = excluded.claimed_at, resolved_at = excluded.resolved_at,
-		escalated_at = excluded.escalated_at, snoozed_by = excluded.snoozed_by, snoozed_at = excluded.snoozed_at, snoozed_until = excluded.snoozed_until`
+		tier = excluded.tier, escalated_at = excluded.escalated_at, reminded_at = excluded.reminded_at,
+		snoozed_by = excluded.snoozed_by, snoozed_at = excluded.snoozed_at, snoozed_until = excluded.snoozed_until`
 	getIncidentQuery   = `SELECT ` + incidentColumns + ` FROM incident WHERE id = $1`
 	claimIncidentQuery = `UPDATE incident SET owner = $2, claimed_at = $3 WHERE id = $1 AND owner = '' AND resolved_at = 0`
-	unclaimedQuery     = `SELECT ` + incidentColumns + ` FROM incident WHERE owner = '' AND resolved_at = 0 AND escalated_at = 0 AND opened_at <= $1 ORDER BY opened_at, id`
-	escalateQuery      = `UPDATE incident SET escalated_at = $2 WHERE id = $1 AND owner = '' AND resolved_at = 0 AND escalated_at = 0`
+	unclaimedQuery     = `SELECT ` + incidentColumns + ` FROM incident
+		WHERE owner = '' AND resolved_at = 0 AND tier < $2 AND opened_at <= $1 AND escalated_at <= $1 ORDER BY opened_at, id`
+	escalateQuery   = `UPDATE incident SET tier = tier + 1, escalated_at = $3 WHERE id = $1 AND owner = '' AND resolved_at = 0 AND tier = $2`
+	unremindedQuery = `SELECT ` + incidentColumns + ` FROM incident
+		WHERE owner <> '' AND resolved_at = 0 AND claimed_at <= $1 AND reminded_at <= $1 ORDER BY claimed_at, id`
+	remindQuery = `UPDATE incident SET reminded_at = $3 WHERE id = $1 AND owner <> '' AND resolved_at = 0 AND reminded_at = $2`
 )
 
 // IncidentQuery keeps the incidents behind the room's alerts.
@@ -35,8 +40,8 @@ func (s *Store) Incidents() *IncidentQuery { return &IncidentQuery{db: s.DB} }
 // PutIncident writes an incident, replacing the one with its ID.
 func (q *IncidentQuery) PutIncident(ctx context.Context, inc oncall.Incident) error {
 	_, err := q.db.Exec(ctx, putIncidentQuery, inc.ID, inc.NoticeKey, inc.RoomID, inc.Body, inc.Kind, inc.Subject,
-		inc.OpenedAt.UnixMilli(), inc.Owner, unixMilliOrZero(inc.ClaimedAt), unixMilliOrZero(inc.ResolvedAt), unixMilliOrZero(inc.EscalatedAt),
-		inc.SnoozedBy, unixMilliOrZero(inc.SnoozedAt), unixMilliOrZero(inc.SnoozedUntil))
+		inc.OpenedAt.UnixMilli(), inc.Owner, unixMilliOrZero(inc.ClaimedAt), unixMilliOrZero(inc.ResolvedAt), inc.Tier, unixMilliOrZero(inc.EscalatedAt),
+		unixMilliOrZero(inc.RemindedAt), inc.SnoozedBy, unixMilliOrZero(inc.SnoozedAt), unixMilliOrZero(inc.SnoozedUntil))
 	return err
 }
 
@@ -46,13 +51,24 @@ func (q *IncidentQuery) Incident(ctx context.Context, id string) (oncall.Inciden
 	return inc, notFound(err, "incident "+id)
 }
 
-// Unclaimed lists the open, unclaimed, not yet escalated incidents that
-// opened by before.
-func (q *IncidentQuery) Unclaimed(ctx context.Context, before time.Time) ([]oncall.Incident, error) {
-	return q.list(ctx, unclaimedQuery, before.UnixMilli())
+// Unclaimed lists the open, unclaimed incidents that called fewer than
+// tiers tiers and opened, and called the last, by before.
+func (q *IncidentQuery) Unclaimed(ctx context.Context, before time.Time, tiers int) ([]oncall.Incident, error) {
+	return q.list(ctx, unclaimedQuery, before.UnixMilli(), tiers)
 }
 
-// list reads the incidents a query selects.
+// Unreminded lists the open, claimed incidents claimed, and last
+// reminded, by before.
+func (q *IncidentQuery) Unreminded(ctx context.Context, before time.Time) ([]oncall.Incident, error) {
+	return q.list(ctx, unremindedQuery, before.UnixMilli())
+}
+
+// RemindIncident records a reminder of an open incident's owner, once per
+// last reminder.
+func (q *IncidentQuery) RemindIncident(ctx context.Context, id string, last, at time.Time) (bool, error) {
+	return q.update(ctx, remindQuery, id, unixMilliOrZero(last), at.UnixMilli())
+}
+
 func (q *IncidentQuery) list(ctx context.Context, query string, args ...any) ([]oncall.Incident, error) {
 	rows, err := q.db.Query(ctx, query, args...)
 	if err != nil {
@@ -70,17 +86,19 @@ func (q *IncidentQuery) list(ctx context.Context, query string, args ...any) ([]
 	return out, rows.Err()
 }
 
-// EscalateIncident marks an open, unclaimed incident escalated, once.
-func (q *IncidentQuery) EscalateIncident(ctx context.Context, id string, at time.Time) (bool, error) {
-	return q.update(ctx, escalateQuery, id, at.UnixMilli())
+// EscalateIncident records that an open, unclaimed incident called the
+// tier after tier, once.
+func (q *IncidentQuery) EscalateIncident(ctx context.Context, id string, tier int, at time.Time) (bool, error) {
+	return q.update(ctx, escalateQuery, id, tier, at.UnixMilli())
 }
 
 func scanIncident(row interface{ Scan(...any) error }) (oncall.Incident, error) {
 	var inc oncall.Incident
-	var opened, claimed, resolved, escalated, snoozedAt, snoozedUntil int64
-	err := row.Scan(&inc.ID, &inc.NoticeKey, &inc.RoomID, &inc.Body, &inc.Kind, &inc.Subject, &opened, &inc.Owner, &claimed, &resolved, &escalated,
-		&inc.SnoozedBy, &snoozedAt, &snoozedUntil)
-	inc.OpenedAt, inc.ClaimedAt, inc.ResolvedAt, inc.EscalatedAt = time.UnixMilli(opened), timeOrZero(claimed), timeOrZero(resolved), timeOrZero(escalated)
+	var opened, claimed, resolved, escalated, reminded, snoozedAt, snoozedUntil int64
+	err := row.Scan(&inc.ID, &inc.NoticeKey, &inc.RoomID, &inc.Body, &inc.Kind, &inc.Subject, &opened, &inc.Owner, &claimed, &resolved,
+		&inc.Tier, &escalated, &reminded, &inc.SnoozedBy, &snoozedAt, &snoozedUntil)
+	inc.OpenedAt, inc.ClaimedAt, inc.ResolvedAt = time.UnixMilli(opened), timeOrZero(claimed), timeOrZero(resolved)
+	inc.EscalatedAt, inc.RemindedAt = timeOrZero(escalated), timeOrZero(reminded)
 	inc.SnoozedAt, inc.SnoozedUntil = timeOrZero(snoozedAt), timeOrZero(snoozedUntil)
 	return inc, err
 }

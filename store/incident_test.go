@@ -13,7 +13,9 @@ import (
 
 // TestIncidents: an incident is read back as written; the first claim
 // wins, a second and a claim on a resolved incident change nothing; only
-// the open, unclaimed one is listed for escalation, and escalated once.
+// the open, unclaimed one is listed for escalation, and escalated once
+// per tier, each tier's wait counted from the last; only the open, claimed
+// one is listed for a reminder, and reminded once per last reminder.
 func TestIncidents(t *testing.T) {
 	for _, engine := range testdb.Engines() {
 		t.Run(engine, func(t *testing.T) {
@@ -56,20 +58,44 @@ func TestIncidents(t *testing.T) {
 			if got, _ := q.Incident(ctx, "silence:HAL:1"); got.Owner != "" || !got.ResolvedAt.Equal(hal.ResolvedAt) {
 				t.Errorf("resolved incident read back %+v", got)
 			}
-			if due, err := q.Unclaimed(ctx, at.Add(-time.Second)); err != nil || len(due) != 0 {
+			if due, err := q.Unclaimed(ctx, at.Add(-time.Second), 2); err != nil || len(due) != 0 {
 				t.Errorf("Unclaimed() before any opened = %+v, %v", due, err)
 			}
-			due, err := q.Unclaimed(ctx, at)
-			if err != nil || len(due) != 1 || due[0].ID != "silence:ZEUS:1" {
-				t.Fatalf("Unclaimed() = %+v, %v; want ZEUS alone", due, err)
+			due, err := q.Unclaimed(ctx, at, 2)
+			if err != nil || len(due) != 1 || due[0].ID != "silence:ZEUS:1" || due[0].Tier != 0 {
+				t.Fatalf("Unclaimed() = %+v, %v; want ZEUS alone, at tier 0", due, err)
 			}
 			for i, want := range []bool{true, false} {
-				if ok, err := q.EscalateIncident(ctx, "silence:ZEUS:1", at.Add(time.Hour)); err != nil || ok != want {
+				if ok, err := q.EscalateIncident(ctx, "silence:ZEUS:1", 0, at.Add(time.Hour)); err != nil || ok != want {
 					t.Errorf("EscalateIncident() #%d = %v, %v; want %v", i+1, ok, err, want)
 				}
 			}
-			if due, err := q.Unclaimed(ctx, at.Add(time.Hour)); err != nil || len(due) != 0 {
-				t.Errorf("Unclaimed() after the escalation = %+v, %v", due, err)
+			if due, err := q.Unclaimed(ctx, at.Add(time.Hour-time.Second), 2); err != nil || len(due) != 0 {
+				t.Errorf("Unclaimed() before the next tier's wait = %+v, %v", due, err)
+			}
+			if due, err := q.Unclaimed(ctx, at.Add(time.Hour), 2); err != nil || len(due) != 1 || due[0].Tier != 1 || !due[0].EscalatedAt.Equal(at.Add(time.Hour)) {
+				t.Errorf("Unclaimed() after the first tier = %+v, %v; want ZEUS at tier 1", due, err)
+			}
+			if due, err := q.Unclaimed(ctx, at.Add(time.Hour), 1); err != nil || len(due) != 0 {
+				t.Errorf("Unclaimed() with one tier, after it = %+v, %v", due, err)
+			}
+			if due, err := q.Unreminded(ctx, at); err != nil || len(due) != 0 {
+				t.Errorf("Unreminded() before the claim = %+v, %v", due, err)
+			}
+			due, err = q.Unreminded(ctx, at.Add(time.Minute))
+			if err != nil || len(due) != 1 || due[0].ID != "silence:EVE:1" {
+				t.Fatalf("Unreminded() = %+v, %v; want EVE alone", due, err)
+			}
+			for i, want := range []bool{true, false} {
+				if ok, err := q.RemindIncident(ctx, "silence:EVE:1", time.Time{}, at.Add(time.Hour)); err != nil || ok != want {
+					t.Errorf("RemindIncident() #%d = %v, %v; want %v", i+1, ok, err, want)
+				}
+			}
+			if due, err := q.Unreminded(ctx, at.Add(time.Hour-time.Second)); err != nil || len(due) != 0 {
+				t.Errorf("Unreminded() before the next reminder = %+v, %v", due, err)
+			}
+			if due, err := q.Unreminded(ctx, at.Add(time.Hour)); err != nil || len(due) != 1 || !due[0].RemindedAt.Equal(at.Add(time.Hour)) {
+				t.Errorf("Unreminded() an hour on = %+v, %v", due, err)
 			}
 		})
 	}

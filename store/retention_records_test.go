@@ -169,7 +169,7 @@ func TestRetentionRecords(t *testing.T) {
 			}
 		}
 		// The open one is still escalated when nobody claims it.
-		open, err := s.Incidents().Unclaimed(ctx, now)
+		open, err := s.Incidents().Unclaimed(ctx, now, 1)
 		if err != nil || len(open) != 1 || open[0].ID != "open" {
 			t.Errorf("Unclaimed() = %+v, %v; want the open incident", open, err)
 		}

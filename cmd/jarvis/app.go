@@ -63,7 +63,8 @@ const (
 	// a deadline that has come: an agent waits on the answer.
 	approvalSweepInterval = 5 * time.Second
 	// oncallSweepInterval is how often alerts are checked for one that
-	// waited oncall.escalate_after for a claim, and for snoozes that ended.
+	// waited oncall.escalate_after for a claim, whose owner is due a
+	// reminder, or whose snooze ended.
 	oncallSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
@@ -259,6 +260,18 @@ func (a *App) initMatrix(ctx context.Context) error {
 	}
 	a.room = a.bot.RoomID()
 	a.proc.AddNames(a.bot.Names(ctx)...)
+	// The rooms of escalation tiers are joined, and named by their IDs in
+	// the notices posted into them.
+	for _, tier := range a.cfg.Oncall.Escalation {
+		for i, to := range tier {
+			if !oncall.IsRoom(to) {
+				continue
+			}
+			if tier[i], err = a.bot.Join(ctx, to); err != nil {
+				return fail(exitMatrix, fmt.Errorf("oncall.escalation: %w", err))
+			}
+		}
+	}
 	return nil
 }
 
@@ -289,8 +302,9 @@ func (a *App) checkLease(ctx context.Context) error { return a.lease.Check(ctx) 
 // registry the tripwires read.
 func (a *App) initServices() error {
 	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
+	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
-		Room: room, Admins: admins,
+		Room: room, Admins: admins, Incidents: a.oncall,
 		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
 	a.credentials = credential.NewService(credential.Deps{Store: st.Credentials(), Clock: clock, Agents: a.agentNames})
 	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
@@ -301,7 +315,6 @@ func (a *App) initServices() error {
 		}})
 	a.approvals = approval.NewService(a.cfg.Approvals, approval.Deps{Store: st.Approvals(), Tx: st, Outbox: outbox,
 		Clock: clock, Room: room, Admins: admins, MayAsk: a.policy.Allowed, OnChange: a.askWake})
-	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
@@ -675,6 +688,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(approvalSweepInterval, "sweep approval requests", uncounted(a.approvals.Sweep))
 	sweep(oncallSweepInterval, "escalate unclaimed alerts", uncounted(a.oncall.Escalate))
 	sweep(oncallSweepInterval, "wake snoozed alerts", uncounted(a.oncall.Wake))
+	sweep(oncallSweepInterval, "remind owners of open alerts", uncounted(a.oncall.Remind))
 	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {
 		cancel()

@@ -93,6 +93,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 			Heartbeats: 2160 * time.Hour, Incidents: 2160 * time.Hour, Reminders: 720 * time.Hour, ConsumedEvents: 720 * time.Hour})},
 		{"approvals.remind_after", cfg.Approvals.RemindAfter.String(), "15m0s"},
 		{"oncall.escalate_after", cfg.Oncall.EscalateAfter.String(), "15m0s"},
+		{"oncall.escalation", fmt.Sprint(cfg.Oncall.Escalation), "[]"},
+		{"oncall.remind_every", cfg.Oncall.RemindEvery.String(), "1h0m0s"},
 		{"workspace.away_after", cfg.Workspace.AwayAfter.String(), "10m0s"},
 		{"fleet.crash_loop", fmt.Sprint(cfg.Fleet.CrashLoop), "{3 15m0s}"},
 		// Values marked "# example" in config.example.yaml are no defaults.
@@ -273,6 +275,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"a budget without its currency", "fleet:\n  agents: [{name: EVE, budget: {daily: 5}}]\n", "fleet.agents[0].budget.currency"},
 		{"approvals named again too often", "approvals:\n  remind_after: 10s\n", "approvals.remind_after"},
 		{"alerts escalated at once", "oncall:\n  escalate_after: 0s\n", "oncall.escalate_after"},
+		{"an escalation tier that names nobody", "oncall:\n  escalation: [[\"@dave:x\"], dave]\n", "oncall.escalation[1]"},
 		{"away_after zero", "workspace:\n  away_after: 0s\n", "workspace.away_after"},
 		{"history kept for less than its full resolution", "history:\n  retention: 47h\n", "history.retention"},
 		{"an unknown chart time zone", "history:\n  time_zone: Mars/Olympus\n", "history.time_zone"},

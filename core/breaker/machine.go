@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
 // State is where an agent's circuit breaker stands.
@@ -395,6 +396,9 @@ type Deps struct {
 	// OnChange, when set, hears the agent whose breaker changed state, after
 	// the change is committed (to re-evaluate breaker.state tripwires).
 	OnChange func(agent string)
+	// Incidents, when set, keeps every halt as an on-call incident: the
+	// review claims it, a resume or an overrule resolves it.
+	Incidents *oncall.Service
 }
 
 // Service is the circuit breaker service: one Closed / Open / Half-Open
@@ -590,6 +594,9 @@ func (b *Service) Observe(ctx context.Context, agent string, obs Observation) (e
 // changing the state.
 func (b *Service) Review(ctx context.Context, eventID, who string) (Status, error) {
 	return b.onEvent(ctx, eventID, who, ActReview, func(ctx context.Context, rec Record, ev Event, now time.Time) (Event, string, error) {
+		if err := b.claimHalt(ctx, ev, who); err != nil {
+			return ev, "", err
+		}
 		ev.ReviewedBy, ev.ReviewedAt = who, now
 		return ev, "reviewing", b.deps.Store.UpdateEvent(ctx, ev)
 	})
@@ -837,6 +844,9 @@ func (b *Service) notifyHalt(ctx context.Context, ev Event, rec Record) error {
 	for _, r := range []struct{ name, emoji string }{{"review", ReactReview}, {"resume", ReactResume}, {"reset", ReactKeep}} {
 		notices = append(notices, core.Notice{Key: key + ":react:" + r.name, RoomID: b.deps.Room, Kind: core.NoticeReaction, Target: key, Body: r.emoji})
 	}
+	if err := b.trackHalt(ctx, ev, notices[0]); err != nil {
+		return err
+	}
 	return b.enqueue(ctx, notices)
 }
 
@@ -846,6 +856,11 @@ func (b *Service) notifyHalt(ctx context.Context, ev Event, rec Record) error {
 func (b *Service) notifyTransition(ctx context.Context, seq int64, ev Event, rec Record, act Action, actor, why, nextID string) error {
 	key := ev.NoticeKey()
 	status, reply := transitionText(ev, rec, act, actor, why, nextID, b.cfg.HalfOpenTimeout)
+	resolvedStatus, resolvedReply, err := b.resolveHalt(ctx, ev, act)
+	if err != nil {
+		return err
+	}
+	status, reply = status+resolvedStatus, reply+resolvedReply
 	var mentions []string
 	if act == ActTimeout {
 		mentions = b.deps.Admins

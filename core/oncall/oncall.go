@@ -45,14 +45,19 @@ type Incident struct {
 	Owner      string
 	ClaimedAt  time.Time
 	ResolvedAt time.Time
-	// EscalatedAt is when the admins were called because nobody had
-	// claimed it.
+	// Tier is how many escalation tiers were called because nobody had
+	// claimed it (the admins first, then oncall.escalation in order), and
+	// EscalatedAt when the last was.
+	Tier        int
 	EscalatedAt time.Time
 	// SnoozedBy snoozed it at SnoozedAt until SnoozedUntil (zero when it
 	// is not snoozed): nobody is called to it before then.
 	SnoozedBy    string
 	SnoozedAt    time.Time
 	SnoozedUntil time.Time
+	// RemindedAt is when its owner was last reminded that it is still
+	// open.
+	RemindedAt time.Time
 }
 
 // Store keeps incidents.
@@ -65,33 +70,21 @@ type Store interface {
 	// reports whether it did (false: someone claimed it first or it is
 	// resolved).
 	ClaimIncident(ctx context.Context, id, owner string, at time.Time) (bool, error)
-	// Unclaimed lists the open incidents nobody claimed that opened by
-	// before and were not escalated yet, oldest first.
-	Unclaimed(ctx context.Context, before time.Time) ([]Incident, error)
-	// EscalateIncident marks an open, unclaimed, not yet escalated incident
-	// escalated and reports whether it did.
-	EscalateIncident(ctx context.Context, id string, at time.Time) (bool, error)
+	// Unclaimed lists the open incidents nobody claimed that called fewer
+	// than tiers tiers and opened, and called the last, by before; oldest
+	// first.
+	Unclaimed(ctx context.Context, before time.Time, tiers int) ([]Incident, error)
+	// EscalateIncident records that an open, unclaimed incident that had
+	// called tier tiers called the next at at, and reports whether it did
+	// (false: it was claimed, resolved or escalated meanwhile).
+	EscalateIncident(ctx context.Context, id string, tier int, at time.Time) (bool, error)
+	// Unreminded lists the open, claimed incidents whose owner claimed it,
+	// and was last reminded, by before; oldest claim first.
+	Unreminded(ctx context.Context, before time.Time) ([]Incident, error)
+	// RemindIncident records that the owner of an open incident last
+	// reminded at last was reminded again at at, and reports whether it did.
+	RemindIncident(ctx context.Context, id string, last, at time.Time) (bool, error)
 	SnoozeStore
-}
-
-// Config is the oncall section.
-type Config struct {
-	// EscalateAfter is how long an alert waits for a claim before the
-	// admins are called in its thread.
-	EscalateAfter time.Duration
-	// SnoozeDefault is how long 💤 snoozes an alert or a trip push.
-	SnoozeDefault time.Duration
-}
-
-// Validate checks the section.
-func (c Config) Validate() error {
-	if c.EscalateAfter < time.Second {
-		return core.Invalid("oncall.escalate_after", "must be at least 1s, got %s", c.EscalateAfter)
-	}
-	if c.SnoozeDefault < time.Second || c.SnoozeDefault > MaxSnooze {
-		return core.Invalid("oncall.snooze_default", "must be between 1s and %s, got %s", core.HumanDuration(MaxSnooze), c.SnoozeDefault)
-	}
-	return nil
 }
 
 // Deps are what the service needs.
@@ -141,6 +134,15 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 	return nil
 }
 
+// Incident returns incident id, core.ErrNotFound when none has it.
+func (s *Service) Incident(ctx context.Context, id string) (Incident, error) {
+	inc, err := s.deps.Store.Incident(ctx, id)
+	if err != nil {
+		return Incident{}, fmt.Errorf("incident %s: %w", id, err)
+	}
+	return inc, nil
+}
+
 // Claim makes who the owner of incident id, if nobody is. It returns the
 // incident as it stands and whether who claimed it now; the caller sends
 // ClaimEdit then, or tells who that someone else has it.
@@ -155,6 +157,12 @@ func (s *Service) Claim(ctx context.Context, id, who string) (Incident, bool, er
 		return Incident{}, false, fmt.Errorf("claim incident %s: %w", id, err)
 	}
 	return inc, ok, nil
+}
+
+// HeldBy says who has a claimed incident: "@bob:x has had this since
+// Dec 1 09:10 UTC.", as Markdown.
+func HeldBy(inc Incident) string {
+	return fmt.Sprintf("%s has had this since %s.", core.EscapeMarkdown(inc.Owner), stamp(inc.ClaimedAt))
 }
 
 // ClaimEdit is the edit of a claimed incident's alert naming its owner.
@@ -175,19 +183,13 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 	if !inc.ResolvedAt.IsZero() {
 		return nil
 	}
-	inc.ResolvedAt = s.deps.Clock.Now()
-	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
+	if inc, err = s.close(ctx, inc); err != nil {
 		return fmt.Errorf("resolve incident %s: %w", id, err)
 	}
-	lasted := core.HumanDuration(inc.ResolvedAt.Sub(inc.OpenedAt))
-	handled := "nobody claimed it"
-	if inc.Owner != "" {
-		handled = "handled by " + core.EscapeMarkdown(inc.Owner)
-	}
 	edit := core.Notice{Key: inc.NoticeKey + ":resolved", RoomID: inc.RoomID, Kind: core.NoticeEdit, Target: inc.NoticeKey,
-		Body: fmt.Sprintf("✅ **Resolved** after %s, %s. It was: %s", lasted, handled, strings.TrimSpace(inc.Body))}
+		Body: fmt.Sprintf("✅ **Resolved** after %s, %s. It was: %s", inc.lasted(), inc.handled(), strings.TrimSpace(inc.Body))}
 	reply := core.Notice{Key: inc.NoticeKey + ":all-clear", RoomID: inc.RoomID, Kind: core.NoticeMessage, Target: inc.NoticeKey, Thread: true,
-		Body: fmt.Sprintf("%s All clear: the alert was open %s, %s.", said, lasted, handled)}
+		Body: fmt.Sprintf("%s All clear: %s.", said, Summary(inc))}
 	for _, n := range []core.Notice{edit, reply} {
 		if err := s.enqueue(ctx, n); err != nil {
 			return fmt.Errorf("resolve incident %s: %w", id, err)
@@ -196,57 +198,21 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 	return nil
 }
 
-// EscalationKeyPrefix starts the key of an escalation, followed by its
-// incident's ID: `mine` replied to it (or written in the alert's thread
-// after it) claims the incident.
-const EscalationKeyPrefix = "escalated:"
-
-// Escalate calls the admins, once, in the thread of every alert nobody
-// claimed within oncall.escalate_after, each in a transaction of its own,
-// and returns how many it raised. It writes, so only the lease holder
-// runs it.
-func (s *Service) Escalate(ctx context.Context) (int, error) {
-	due, err := s.deps.Store.Unclaimed(ctx, s.deps.Clock.Now().Add(-s.cfg.EscalateAfter))
-	if err != nil {
-		return 0, fmt.Errorf("escalate incidents: %w", err)
-	}
-	raised := 0
-	var errs []error
-	for _, inc := range due {
-		if inc.Snoozed(s.deps.Clock.Now()) {
-			continue
-		}
-		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
-			ok, err := s.deps.Store.EscalateIncident(ctx, inc.ID, s.deps.Clock.Now())
-			if err != nil || !ok {
-				return err
-			}
-			raised++
-			return s.enqueue(ctx, s.escalation(inc))
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("escalate incident %s: %w", inc.ID, err))
-		}
-	}
-	return raised, errors.Join(errs...)
+// close marks an open incident resolved now.
+func (s *Service) close(ctx context.Context, inc Incident) (Incident, error) {
+	inc.ResolvedAt = s.deps.Clock.Now()
+	return inc, s.deps.Store.PutIncident(ctx, inc)
 }
 
-// escalation is the reply in an alert's thread that calls the admins.
-func (s *Service) escalation(inc Incident) core.Notice {
-	var who strings.Builder
-	for i, a := range s.deps.Admins {
-		if i > 0 {
-			who.WriteString(", ")
-		}
-		who.WriteString(core.EscapeMarkdown(a))
+// lasted is how long a resolved incident was open.
+func (inc Incident) lasted() string { return core.HumanDuration(inc.ResolvedAt.Sub(inc.OpenedAt)) }
+
+// handled says who handled an incident, as Markdown.
+func (inc Incident) handled() string {
+	if inc.Owner == "" {
+		return "nobody claimed it"
 	}
-	body := fmt.Sprintf("Nobody has claimed this alert in %s. Tap %s on it or reply `%s` to take it.",
-		core.HumanDuration(s.cfg.EscalateAfter), ClaimReaction, ClaimWord)
-	if who.Len() > 0 {
-		body = who.String() + ": " + body
-	}
-	return core.Notice{Key: EscalationKeyPrefix + inc.ID, RoomID: inc.RoomID, Kind: core.NoticeMessage, Body: body,
-		Mentions: s.deps.Admins, Target: inc.NoticeKey, Thread: true}
+	return "handled by " + core.EscapeMarkdown(inc.Owner)
 }
 
 // text is the alert with who handles it, once someone does, and who
@@ -255,13 +221,16 @@ func (inc Incident) text() string {
 	var b strings.Builder
 	b.WriteString(inc.Body)
 	if inc.Owner != "" {
-		fmt.Fprintf(&b, "\n\n👀 Handled by %s since %s.", core.EscapeMarkdown(inc.Owner), inc.ClaimedAt.UTC().Format("Jan 2 15:04 MST"))
+		fmt.Fprintf(&b, "\n\n👀 Handled by %s since %s.", core.EscapeMarkdown(inc.Owner), stamp(inc.ClaimedAt))
 	}
 	if !inc.SnoozedUntil.IsZero() {
 		fmt.Fprintf(&b, "\n\n💤 Snoozed by %s until %s.", core.EscapeMarkdown(inc.SnoozedBy), UntilText(inc.SnoozedUntil, inc.SnoozedAt, time.UTC))
 	}
 	return b.String()
 }
+
+// stamp shows a time in notices.
+func stamp(t time.Time) string { return t.UTC().Format("Jan 2 15:04 MST") }
 
 // enqueue writes a notice; one already in the outbox was written before.
 func (s *Service) enqueue(ctx context.Context, n core.Notice) error {

@@ -1,4 +1,4 @@
--- v26: A retried heartbeat's spend counts once
+-- v30: A retried heartbeat's spend counts once
 -- Which heartbeat's spend the agent's day was last charged with (a hash of
 -- its cycle, timestamp, boot id and spend), so that the same heartbeat
 -- sent again is stored again but not charged again; '' before any.

@@ -1,0 +1,93 @@
+package commands
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+)
+
+// TestOnCallHalt: a halt is an incident. bob (no admin) taps 👀 and owns
+// it: the halt notice's own edit names him, and nothing else is sent;
+// carol's 👀 is told he has it and changes nothing; bob's ▶️ resumes
+// nothing, since a claim grants no more than it did; the admin's ▶️
+// resumes the agent and the one edit of the notice says the alert
+// resolved, how long it was open and who handled it, with one reply in
+// its thread. Escalation calls the admins about a halt nobody reviewed,
+// and `mine` in reply to that call claims it.
+func TestOnCallHalt(t *testing.T) {
+	const bob, carol, admin = "@bob:x", "@carol:x", "@admin:x"
+	setup := func(t *testing.T) (*harness, *breaker.Service, *oncall.Service, string) {
+		h := newHarness(t)
+		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store,
+			Outbox: h.store.Outbox(), Clock: h.clock, Admins: []string{admin}})
+		b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: h.store.Breakers(), Tx: h.store, Outbox: h.store.Outbox(),
+			Clock: h.clock, Room: "!room:x", Admins: []string{admin}, Incidents: svc})
+		h.proc.AddFeatures(Features{Breakers: b, OnCall: svc})
+		ev, err := b.Open(context.Background(), "eve", breaker.OpenInput{Severity: breaker.SeveritySafety, Reason: "tried to delete the workspace"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, b, svc, ev.NoticeKey()
+	}
+
+	t.Run("claimed by 👀, resumed by an admin, resolved in one edit", func(t *testing.T) {
+		h, b, _, halt := setup(t)
+		h.clock.Advance(5 * time.Minute)
+		caused := h.answer(t, halt, bob, oncall.ClaimReaction)
+		if len(caused) != 2 || caused[0].Kind != core.NoticeEdit || !strings.Contains(caused[0].Body, "👀 reviewing by @bob:x since") {
+			t.Fatalf("bob's 👀: %+v, want the halt's edit naming him and its thread reply", caused)
+		}
+		caused = h.answer(t, halt, carol, oncall.ClaimReaction)
+		if len(caused) != 1 || !strings.Contains(caused[0].Body, "@bob:x has had this since Nov 30 09:05 UTC.") || caused[0].Kind != core.NoticeMessage {
+			t.Fatalf("carol's 👀: %+v, want to be told bob has it", caused)
+		}
+		caused = h.answer(t, halt, bob, breaker.ReactResume)
+		if len(caused) != 1 || !strings.Contains(caused[0].Body, "is for admins") {
+			t.Fatalf("bob's ▶️: %+v, want a refusal", caused)
+		}
+		if st, _ := b.Status(context.Background(), "eve"); st.State != breaker.Open {
+			t.Fatalf("after bob's ▶️ the breaker is %s, want still open", st.State)
+		}
+		h.clock.Advance(7 * time.Minute)
+		caused = h.answer(t, halt, admin, breaker.ReactResume)
+		var edits, replies []core.OutboxEntry
+		for _, n := range caused {
+			switch {
+			case n.Kind == core.NoticeEdit && n.Target == halt:
+				edits = append(edits, n)
+			case n.Kind == core.NoticeMessage && n.Thread && n.Target == halt:
+				replies = append(replies, n)
+			default:
+				t.Errorf("the resume also sent %+v", n)
+			}
+		}
+		if len(edits) != 1 || !strings.Contains(edits[0].Body, "🟡 half-open since") ||
+			!strings.Contains(edits[0].Body, "- **On call:** ✅ resolved: the alert was open 12m, handled by @bob:x") {
+			t.Errorf("the resume's edits: %+v, want one, half-open and resolved", edits)
+		}
+		if len(replies) != 1 || !strings.HasSuffix(replies[0].Body, "All clear: the alert was open 12m, handled by @bob:x.") {
+			t.Errorf("the resume's replies: %+v, want one saying all clear", replies)
+		}
+	})
+
+	t.Run("a halt nobody reviews is escalated, and `mine` to the call claims it", func(t *testing.T) {
+		h, _, svc, halt := setup(t)
+		h.clock.Advance(15 * time.Minute)
+		if n, err := svc.Escalate(context.Background()); err != nil || n != 1 {
+			t.Fatalf("Escalate() = %d, %v; want the halt called", n, err)
+		}
+		caused := h.answer(t, oncall.EscalationKey(halt, 0), carol, "mine")
+		if len(caused) != 2 || caused[0].Target != halt || !strings.Contains(caused[0].Body, "👀 reviewing by @carol:x since") {
+			t.Fatalf("carol's `mine` to the call: %+v, want the halt's edit naming her", caused)
+		}
+		if inc, err := svc.Incident(context.Background(), halt); err != nil || inc.Owner != carol {
+			t.Errorf("the incident after carol's `mine`: %+v, %v", inc, err)
+		}
+	})
+}

@@ -1,0 +1,214 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/tesths"
+)
+
+// inThreadOf matches Jarvis's messages in the thread of root that say text.
+func inThreadOf(j *jarvis, room id.RoomID, root id.EventID, text string) func(*event.Event) bool {
+	return func(evt *event.Event) bool {
+		if !tesths.MessageFrom(room, j.UserID)(evt) || !strings.Contains(tesths.Body(evt), text) {
+			return false
+		}
+		rel := evt.Content.AsMessage().RelatesTo
+		return rel != nil && rel.Type == event.RelThread && rel.EventID == root
+	}
+}
+
+// TestOnCallHaltClaimAndResume: the supervisor halts eve. bob, who is no
+// admin, taps 👀 on the halt notice and owns it: the notice is edited to
+// say he is reviewing it. carol's 👀 is told bob has it. bob's ▶️ resumes
+// nothing (a claim grants nothing else); alice, the admin, taps ▶️ and the
+// one edit that puts eve on its trial also says the alert resolved, how
+// long it was open and that bob handled it, with one all-clear reply in
+// the notice's thread and no new message in the room after the notice.
+func TestOnCallHaltClaimAndResume(t *testing.T) {
+	ctx := context.Background()
+	alice, bob, carol := newPerson(t, "alice"), newPerson(t, "bob"), newPerson(t, "carol")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
+	room := j.joinRoom(t, alice)
+	for _, p := range []*tesths.Person{bob, carol} {
+		if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: p.UserID}); err != nil {
+			t.Fatal(err)
+		}
+		j.joinRoom(t, p)
+	}
+	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t)}
+	api.waitUp(t, j)
+	code, out := api.call(t, http.MethodPost, "/api/breaker/eve/open", map[string]any{"severity": "safety", "reason": "tried to delete the workspace"})
+	if code != http.StatusCreated {
+		t.Fatalf("open: %d %v", code, out)
+	}
+	eventID, _ := out["event"].(map[string]any)["id"].(string)
+	notice, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), eventID)
+	})
+	if err != nil {
+		t.Fatalf("no halt notice: %v", err)
+	}
+	if _, err := bob.WaitFor(ctx, waitReply, reactionBy(j.UserID, notice.ID, "👀")); err != nil {
+		t.Fatalf("no 👀 on the halt notice: %v", err)
+	}
+	editSays := func(text string) func(*event.Event) bool {
+		return func(evt *event.Event) bool { return editOf(j.UserID, notice.ID)(evt) && strings.Contains(newBody(evt), text) }
+	}
+
+	if _, err := bob.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, editSays("👀 reviewing by "+bob.UserID.String()+" since")); err != nil {
+		t.Fatalf("bob's 👀 did not edit the halt notice to name him: %v\n%s", err, j.logs.String())
+	}
+	if _, err := carol.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := carol.WaitFor(ctx, waitReply, inThreadOf(j, room, notice.ID, bob.UserID.String()+" has had this since ")); err != nil {
+		t.Fatalf("carol's 👀 was not told that bob has it: %v", err)
+	}
+	if _, err := bob.SendReaction(ctx, room, notice.ID, "▶️"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.WaitFor(ctx, waitReply, inThreadOf(j, room, notice.ID, "resuming a breaker is for admins")); err != nil {
+		t.Fatalf("bob's ▶️ was not refused: %v", err)
+	}
+	if state := api.state(t, "eve"); state != "open" {
+		t.Fatalf("after bob's ▶️ the breaker is %s, want open", state)
+	}
+
+	if _, err := alice.SendReaction(ctx, room, notice.ID, "▶️"); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := alice.WaitFor(ctx, waitReply, editSays("HALF-OPEN"))
+	if err != nil {
+		t.Fatalf("alice's ▶️ did not edit the halt notice: %v", err)
+	}
+	if body := newBody(resolved); !strings.Contains(body, "On call: ✅ resolved: the alert was open ") ||
+		!strings.Contains(body, "handled by "+bob.UserID.String()) {
+		t.Errorf("the halt notice after the resume reads:\n%s", body)
+	}
+	allClear := inThreadOf(j, room, notice.ID, "All clear: the alert was open ")
+	reply, err := alice.WaitFor(ctx, waitReply, allClear)
+	if err != nil {
+		t.Fatalf("no all-clear in the halt's thread: %v", err)
+	}
+	if body := tesths.Body(reply); !strings.HasSuffix(body, "handled by "+bob.UserID.String()+".") {
+		t.Errorf("the all-clear reads %q", body)
+	}
+	if n := len(alice.Events(editOf(j.UserID, notice.ID))); n != 2 {
+		t.Errorf("%d edits of the halt notice, want two: bob's claim and the resume", n)
+	}
+	if n := len(alice.Events(allClear)); n != 1 {
+		t.Errorf("%d all-clear replies, want one", n)
+	}
+	if top := alice.Events(func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && evt.Timestamp > notice.Timestamp && evt.Content.AsMessage().RelatesTo == nil
+	}); len(top) != 0 {
+		t.Errorf("a new message in the room: %q", tesths.Body(top[0]))
+	}
+}
+
+// TestOnCallEscalationTiers: EVE goes offline and nobody claims its alert
+// within a short escalate_after: the admins are called in its thread,
+// then dave, the next tier of oncall.escalation, once each, and nobody
+// after that.
+func TestOnCallEscalationTiers(t *testing.T) {
+	ctx := context.Background()
+	alice, dave := newPerson(t, "alice"), newPerson(t, "dave")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
+		"api:\n  listen: 127.0.0.1:%d\noncall:\n  escalate_after: 1s\n  escalation: [[%q]]\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n",
+		port, dave.UserID)})
+	room := j.joinRoom(t, alice)
+	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
+	agents.waitUp(t, j)
+	agents.heartbeat(t, "EVE", "C-1")
+
+	calls := func(who id.UserID) func(*event.Event) bool {
+		return func(evt *event.Event) bool {
+			if !tesths.MessageFrom(room, j.UserID)(evt) {
+				return false
+			}
+			msg := evt.Content.AsMessage()
+			return msg.RelatesTo != nil && msg.RelatesTo.Type == event.RelThread && strings.HasPrefix(msg.Body, who.String()+": Nobody has claimed this alert") &&
+				msg.Mentions != nil && len(msg.Mentions.UserIDs) == 1 && msg.Mentions.UserIDs[0] == who
+		}
+	}
+	admins, err := alice.WaitFor(ctx, 30*time.Second, calls(alice.UserID))
+	if err != nil {
+		t.Fatalf("the admins were not called: %v", err)
+	}
+	next, err := alice.WaitFor(ctx, 20*time.Second, calls(dave.UserID))
+	if err != nil {
+		t.Fatalf("the next tier was not called: %v", err)
+	}
+	if next.Content.AsMessage().RelatesTo.EventID != admins.Content.AsMessage().RelatesTo.EventID {
+		t.Errorf("dave was called in another thread than the admins")
+	}
+	if !strings.Contains(tesths.Body(next), "Nobody has claimed this alert in 2s.") {
+		t.Errorf("dave's call reads %q", tesths.Body(next))
+	}
+	// The sweep runs every 5 s: two more find no tier left.
+	if again, err := alice.WaitFor(ctx, 11*time.Second, func(evt *event.Event) bool {
+		return evt.ID != admins.ID && evt.ID != next.ID && (calls(alice.UserID)(evt) || calls(dave.UserID)(evt))
+	}); err == nil {
+		t.Errorf("called again: %q", tesths.Body(again))
+	}
+}
+
+// TestOnCallReminder: bob claims EVE's offline alert with `mine`; EVE
+// stays offline, and a reply in the alert's thread reminds bob, mentioning
+// him, every oncall.remind_every.
+func TestOnCallReminder(t *testing.T) {
+	ctx := context.Background()
+	alice, bob := newPerson(t, "alice"), newPerson(t, "bob")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
+		"api:\n  listen: 127.0.0.1:%d\noncall:\n  remind_every: 3s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port)})
+	room := j.joinRoom(t, alice)
+	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	j.joinRoom(t, bob)
+	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
+	agents.waitUp(t, j)
+	agents.heartbeat(t, "EVE", "C-1")
+	alert, err := bob.WaitFor(ctx, 20*time.Second, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "EVE is offline") &&
+			evt.Content.AsMessage().RelatesTo.GetReplaceID() == ""
+	})
+	if err != nil {
+		t.Fatalf("no offline alert: %v", err)
+	}
+	if _, err := bob.SendMessageEvent(ctx, room, event.EventMessage, &event.MessageEventContent{MsgType: event.MsgText, Body: "mine",
+		RelatesTo: &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: alert.ID}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return editOf(j.UserID, alert.ID)(evt) && strings.Contains(newBody(evt), "👀 Handled by "+bob.UserID.String())
+	}); err != nil {
+		t.Fatalf("bob's `mine` did not claim the alert: %v", err)
+	}
+	reminder := inThreadOf(j, room, alert.ID, bob.UserID.String()+": this alert is still open; you have had it for ")
+	first, err := bob.WaitFor(ctx, 20*time.Second, reminder)
+	if err != nil {
+		t.Fatalf("bob was not reminded: %v", err)
+	}
+	if m := first.Content.AsMessage().Mentions; m == nil || !m.Has(bob.UserID) {
+		t.Errorf("the reminder does not mention bob: %+v", m)
+	}
+	if _, err := bob.WaitFor(ctx, 20*time.Second, func(evt *event.Event) bool { return evt.ID != first.ID && reminder(evt) }); err != nil {
+		t.Errorf("bob was reminded only once: %v", err)
+	}
+}
