@@ -48,6 +48,10 @@ type Incident struct {
 	// EscalatedAt is when the admins were called because nobody had
 	// claimed it.
 	EscalatedAt time.Time
+	// Parent, when set, is the incident whose alert stands for this one
+	// (it was folded or grouped into it): it has no alert of its own, and
+	// a claim of it claims the parent.
+	Parent string
 }
 
 // Store keeps incidents.
@@ -60,12 +64,17 @@ type Store interface {
 	// reports whether it did (false: someone claimed it first or it is
 	// resolved).
 	ClaimIncident(ctx context.Context, id, owner string, at time.Time) (bool, error)
-	// Unclaimed lists the open incidents nobody claimed that opened by
-	// before and were not escalated yet, oldest first.
+	// Unclaimed lists the open incidents with an alert of their own (no
+	// parent) nobody claimed that opened by before and were not escalated
+	// yet, oldest first.
 	Unclaimed(ctx context.Context, before time.Time) ([]Incident, error)
 	// EscalateIncident marks an open, unclaimed, not yet escalated incident
 	// escalated and reports whether it did.
 	EscalateIncident(ctx context.Context, id string, at time.Time) (bool, error)
+	// Members lists the incidents whose parent is id, oldest first.
+	Members(ctx context.Context, id string) ([]Incident, error)
+	// OpenIncidents lists the open incidents of a kind, oldest first.
+	OpenIncidents(ctx context.Context, kind string) ([]Incident, error)
 }
 
 // Config is the oncall section.
@@ -128,17 +137,24 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 	return nil
 }
 
-// Claim makes who the owner of incident id, if nobody is. It returns the
-// incident as it stands and whether who claimed it now; the caller sends
+// Claim makes who the owner of incident id, if nobody is; an incident
+// folded or grouped into another claims that one. It returns the incident
+// claimed as it stands and whether who claimed it now; the caller sends
 // ClaimEdit then, or tells who that someone else has it.
 func (s *Service) Claim(ctx context.Context, id, who string) (Incident, bool, error) {
 	now := s.deps.Clock.Now()
+	inc, err := s.deps.Store.Incident(ctx, id)
+	if err != nil {
+		return Incident{}, false, fmt.Errorf("claim incident %s: %w", id, err)
+	}
+	if inc.Parent != "" {
+		id = inc.Parent
+	}
 	ok, err := s.deps.Store.ClaimIncident(ctx, id, who, now)
 	if err != nil {
 		return Incident{}, false, fmt.Errorf("claim incident %s: %w", id, err)
 	}
-	inc, err := s.deps.Store.Incident(ctx, id)
-	if err != nil {
+	if inc, err = s.deps.Store.Incident(ctx, id); err != nil {
 		return Incident{}, false, fmt.Errorf("claim incident %s: %w", id, err)
 	}
 	return inc, ok, nil
@@ -151,7 +167,10 @@ func ClaimEdit(inc Incident) core.Notice {
 
 // Resolve closes incident id: its alert is edited to say it resolved,
 // how long it lasted and who handled it, and one reply in its thread says
-// what happened (said, Markdown with untrusted text escaped). It returns
+// what happened (said, Markdown with untrusted text escaped); the
+// incidents folded into it close with it. An incident with a parent has
+// no alert to edit: it is only marked resolved, and the caller edits the
+// parent's alert (Edit) or resolves the parent. It returns
 // core.ErrNotFound when no incident has the ID (an alert raised before
 // incidents were kept); a resolved incident is left as it is.
 func (s *Service) Resolve(ctx context.Context, id, said string) error {
@@ -164,6 +183,12 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 	}
 	inc.ResolvedAt = s.deps.Clock.Now()
 	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
+		return fmt.Errorf("resolve incident %s: %w", id, err)
+	}
+	if inc.Parent != "" {
+		return nil
+	}
+	if err := s.closeMembers(ctx, inc); err != nil {
 		return fmt.Errorf("resolve incident %s: %w", id, err)
 	}
 	lasted := core.HumanDuration(inc.ResolvedAt.Sub(inc.OpenedAt))
