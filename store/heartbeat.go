@@ -14,18 +14,19 @@ import (
 )
 
 const (
-	agentStateColumns   = `agent, cycle, last_at, next_expected_by, streak, mii, mode, notes, announced, incident, metered`
+	agentStateColumns   = `agent, cycle, last_at, next_expected_by, streak, mii, mode, notes, announced, incident, metered, grace_until`
 	getAgentStateQuery  = `SELECT ` + agentStateColumns + ` FROM fleet_agent WHERE agent = $1`
 	allAgentStatesQuery = `SELECT ` + agentStateColumns + ` FROM fleet_agent ORDER BY agent`
 	// someAgentStatesQuery takes the list of agents in place of %s.
 	someAgentStatesQuery = `SELECT ` + agentStateColumns + ` FROM fleet_agent WHERE agent IN (%s) ORDER BY agent`
 	putAgentStateQuery   = `
 		INSERT INTO fleet_agent (` + agentStateColumns + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (agent) DO UPDATE SET
 			cycle = excluded.cycle, last_at = excluded.last_at, next_expected_by = excluded.next_expected_by,
 			streak = excluded.streak, mii = excluded.mii, mode = excluded.mode, notes = excluded.notes,
-			announced = excluded.announced, incident = excluded.incident, metered = excluded.metered`
+			announced = excluded.announced, incident = excluded.incident, metered = excluded.metered,
+			grace_until = excluded.grace_until`
 	putHeartbeatQuery = `
 		INSERT INTO agent_heartbeat (agent, cycle, sent_at, first_received_at, received_at, mii, mode, notes)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -46,7 +47,7 @@ var (
 	putHeartbeatsBuilder = dbutil.NewMassInsertBuilder[heartbeatRow, [0]any](
 		putHeartbeatQuery, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)")
 	putAgentStatesBuilder = dbutil.NewMassInsertBuilder[agentStateRow, [0]any](
-		putAgentStateQuery, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)")
+		putAgentStateQuery, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)")
 )
 
 // heartbeatRow is a heartbeat as the agent_heartbeat table takes it; a new
@@ -63,9 +64,9 @@ func (hb heartbeatRow) GetMassInsertValues() [8]any {
 type agentStateRow fleet.AgentState
 
 // GetMassInsertValues returns the row's columns for a multi-row upsert.
-func (st agentStateRow) GetMassInsertValues() [11]any {
-	return [11]any{st.Agent, st.Cycle, st.LastAt.UnixMilli(), st.NextExpectedBy.UnixMilli(), st.Streak, st.MII, st.Mode,
-		st.Notes, st.Announced, st.Incident, st.Metered}
+func (st agentStateRow) GetMassInsertValues() [12]any {
+	return [12]any{st.Agent, st.Cycle, st.LastAt.UnixMilli(), st.NextExpectedBy.UnixMilli(), st.Streak, st.MII, st.Mode,
+		st.Notes, st.Announced, st.Incident, st.Metered, unixMilliOrZero(st.GraceUntil)}
 }
 
 // HeartbeatQuery reads and writes agents' heartbeats and reporting state.
@@ -172,12 +173,12 @@ func scanHeartbeatFirst(row dbutil.Scannable) (heartbeatFirst, error) {
 
 func scanAgentState(row dbutil.Scannable) (fleet.AgentState, error) {
 	var st fleet.AgentState
-	var lastAt, nextExpected int64
+	var lastAt, nextExpected, grace int64
 	err := row.Scan(&st.Agent, &st.Cycle, &lastAt, &nextExpected, &st.Streak, &st.MII, &st.Mode, &st.Notes,
-		&st.Announced, &st.Incident, &st.Metered)
+		&st.Announced, &st.Incident, &st.Metered, &grace)
 	if err != nil {
 		return st, err
 	}
-	st.LastAt, st.NextExpectedBy = time.UnixMilli(lastAt), time.UnixMilli(nextExpected)
+	st.LastAt, st.NextExpectedBy, st.GraceUntil = time.UnixMilli(lastAt), time.UnixMilli(nextExpected), timeOrZero(grace)
 	return st, nil
 }

@@ -11,20 +11,22 @@ import (
 
 const (
 	incidentColumns = `id, notice_key, room_id, body, kind, subject, opened_at, owner, claimed_at, resolved_at, tier, escalated_at, reminded_at,
-		snoozed_by, snoozed_at, snoozed_until`
-	putIncidentQuery = `INSERT INTO incident (` + incidentColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		snoozed_by, snoozed_at, snoozed_until, parent`
+	putIncidentQuery = `INSERT INTO incident (` + incidentColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (id) DO UPDATE SET notice_key = excluded.notice_key, room_id = excluded.room_id, body = excluded.body, kind = excluded.kind,
 		subject = excluded.subject, opened_at = excluded.opened_at, owner = excluded.owner, claimed_at = excluded.claimed_at, resolved_at = excluded.resolved_at,
 		tier = excluded.tier, escalated_at = excluded.escalated_at, reminded_at = excluded.reminded_at,
-		snoozed_by = excluded.snoozed_by, snoozed_at = excluded.snoozed_at, snoozed_until = excluded.snoozed_until`
+		snoozed_by = excluded.snoozed_by, snoozed_at = excluded.snoozed_at, snoozed_until = excluded.snoozed_until, parent = excluded.parent`
 	getIncidentQuery   = `SELECT ` + incidentColumns + ` FROM incident WHERE id = $1`
 	claimIncidentQuery = `UPDATE incident SET owner = $2, claimed_at = $3 WHERE id = $1 AND owner = '' AND resolved_at = 0`
 	unclaimedQuery     = `SELECT ` + incidentColumns + ` FROM incident
-		WHERE owner = '' AND resolved_at = 0 AND tier < $2 AND opened_at <= $1 AND escalated_at <= $1 ORDER BY opened_at, id`
+		WHERE owner = '' AND resolved_at = 0 AND tier < $2 AND parent = '' AND opened_at <= $1 AND escalated_at <= $1 ORDER BY opened_at, id`
 	escalateQuery   = `UPDATE incident SET tier = tier + 1, escalated_at = $3 WHERE id = $1 AND owner = '' AND resolved_at = 0 AND tier = $2`
 	unremindedQuery = `SELECT ` + incidentColumns + ` FROM incident
 		WHERE owner <> '' AND resolved_at = 0 AND claimed_at <= $1 AND reminded_at <= $1 ORDER BY claimed_at, id`
-	remindQuery = `UPDATE incident SET reminded_at = $3 WHERE id = $1 AND owner <> '' AND resolved_at = 0 AND reminded_at = $2`
+	remindQuery     = `UPDATE incident SET reminded_at = $3 WHERE id = $1 AND owner <> '' AND resolved_at = 0 AND reminded_at = $2`
+	membersQuery    = `SELECT ` + incidentColumns + ` FROM incident WHERE parent = $1 ORDER BY opened_at, id`
+	openOfKindQuery = `SELECT ` + incidentColumns + ` FROM incident WHERE kind = $1 AND resolved_at = 0 ORDER BY opened_at, id`
 )
 
 // IncidentQuery keeps the incidents behind the room's alerts.
@@ -41,7 +43,7 @@ func (s *Store) Incidents() *IncidentQuery { return &IncidentQuery{db: s.DB} }
 func (q *IncidentQuery) PutIncident(ctx context.Context, inc oncall.Incident) error {
 	_, err := q.db.Exec(ctx, putIncidentQuery, inc.ID, inc.NoticeKey, inc.RoomID, inc.Body, inc.Kind, inc.Subject,
 		inc.OpenedAt.UnixMilli(), inc.Owner, unixMilliOrZero(inc.ClaimedAt), unixMilliOrZero(inc.ResolvedAt), inc.Tier, unixMilliOrZero(inc.EscalatedAt),
-		unixMilliOrZero(inc.RemindedAt), inc.SnoozedBy, unixMilliOrZero(inc.SnoozedAt), unixMilliOrZero(inc.SnoozedUntil))
+		unixMilliOrZero(inc.RemindedAt), inc.SnoozedBy, unixMilliOrZero(inc.SnoozedAt), unixMilliOrZero(inc.SnoozedUntil), inc.Parent)
 	return err
 }
 
@@ -69,6 +71,17 @@ func (q *IncidentQuery) RemindIncident(ctx context.Context, id string, last, at 
 	return q.update(ctx, remindQuery, id, unixMilliOrZero(last), at.UnixMilli())
 }
 
+// Members lists the incidents folded or grouped into incident id.
+func (q *IncidentQuery) Members(ctx context.Context, id string) ([]oncall.Incident, error) {
+	return q.list(ctx, membersQuery, id)
+}
+
+// OpenIncidents lists the open incidents of a kind.
+func (q *IncidentQuery) OpenIncidents(ctx context.Context, kind string) ([]oncall.Incident, error) {
+	return q.list(ctx, openOfKindQuery, kind)
+}
+
+// list runs a query for incidents.
 func (q *IncidentQuery) list(ctx context.Context, query string, args ...any) ([]oncall.Incident, error) {
 	rows, err := q.db.Query(ctx, query, args...)
 	if err != nil {
@@ -96,7 +109,7 @@ func scanIncident(row interface{ Scan(...any) error }) (oncall.Incident, error) 
 	var inc oncall.Incident
 	var opened, claimed, resolved, escalated, reminded, snoozedAt, snoozedUntil int64
 	err := row.Scan(&inc.ID, &inc.NoticeKey, &inc.RoomID, &inc.Body, &inc.Kind, &inc.Subject, &opened, &inc.Owner, &claimed, &resolved,
-		&inc.Tier, &escalated, &reminded, &inc.SnoozedBy, &snoozedAt, &snoozedUntil)
+		&inc.Tier, &escalated, &reminded, &inc.SnoozedBy, &snoozedAt, &snoozedUntil, &inc.Parent)
 	inc.OpenedAt, inc.ClaimedAt, inc.ResolvedAt = time.UnixMilli(opened), timeOrZero(claimed), timeOrZero(resolved)
 	inc.EscalatedAt, inc.RemindedAt = timeOrZero(escalated), timeOrZero(reminded)
 	inc.SnoozedAt, inc.SnoozedUntil = timeOrZero(snoozedAt), timeOrZero(snoozedUntil)

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,6 +97,54 @@ func TestIncidents(t *testing.T) {
 			}
 			if due, err := q.Unreminded(ctx, at.Add(time.Hour)); err != nil || len(due) != 1 || !due[0].RemindedAt.Equal(at.Add(time.Hour)) {
 				t.Errorf("Unreminded() an hour on = %+v, %v", due, err)
+			}
+		})
+	}
+}
+
+// TestIncidentMembers: an incident folded into another is read back with
+// its parent, listed among its members and not for escalation; the open
+// incidents of a kind leave the resolved out.
+func TestIncidentMembers(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			q := testdb.OpenStore(t, engine).Incidents()
+			at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+			for i, inc := range []oncall.Incident{
+				{ID: "silence:ZEUS:1", NoticeKey: "fleet:alert:ZEUS:1", Kind: "alert", Subject: "ZEUS"},
+				{ID: "silence:EVE:1", Kind: "offline", Subject: "EVE", Parent: "silence:ZEUS:1"},
+				{ID: "silence:JADE:1", Kind: "alert", Subject: "JADE", Parent: "silence:ZEUS:1"},
+				{ID: "crash-loop:HAL:b7", NoticeKey: "crash-loop:HAL:b7", Kind: "crash-loop", Subject: "HAL", ResolvedAt: at.Add(time.Hour)},
+				{ID: "crash-loop:EVE:b2", NoticeKey: "crash-loop:EVE:b2", Kind: "crash-loop", Subject: "EVE"},
+			} {
+				inc.RoomID, inc.Body, inc.OpenedAt = "!room:x", "silent", at.Add(time.Duration(i)*time.Second)
+				if err := q.PutIncident(ctx, inc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ids := func(incs []oncall.Incident, err error) []string {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, inc := range incs {
+					out = append(out, inc.ID)
+				}
+				return out
+			}
+			if got := ids(q.Members(ctx, "silence:ZEUS:1")); !slices.Equal(got, []string{"silence:EVE:1", "silence:JADE:1"}) {
+				t.Errorf("Members(ZEUS) = %v", got)
+			}
+			if got, _ := q.Incident(ctx, "silence:EVE:1"); got.Parent != "silence:ZEUS:1" {
+				t.Errorf("EVE read back with parent %q", got.Parent)
+			}
+			if got := ids(q.Unclaimed(ctx, at.Add(time.Hour), 1)); !slices.Equal(got, []string{"silence:ZEUS:1", "crash-loop:EVE:b2"}) {
+				t.Errorf("Unclaimed() = %v, want the incidents with an alert of their own", got)
+			}
+			if got := ids(q.OpenIncidents(ctx, "crash-loop")); !slices.Equal(got, []string{"crash-loop:EVE:b2"}) {
+				t.Errorf("OpenIncidents(crash-loop) = %v, want the open one", got)
 			}
 		})
 	}

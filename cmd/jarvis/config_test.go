@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,6 +98,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"oncall.remind_every", cfg.Oncall.RemindEvery.String(), "1h0m0s"},
 		{"workspace.away_after", cfg.Workspace.AwayAfter.String(), "10m0s"},
 		{"fleet.crash_loop", fmt.Sprint(cfg.Fleet.CrashLoop), "{3 15m0s}"},
+		{"fleet.orchestrator", cfg.Fleet.Orchestrator, ""},
+		{"fleet.group_window", cfg.Fleet.GroupWindow.String(), "30s"},
 		// Values marked "# example" in config.example.yaml are no defaults.
 		{"bot.admins", fmt.Sprint(cfg.Bot.Admins), "[]"},
 		{"bot.access_token", cfg.Bot.AccessToken, ""},
@@ -151,9 +154,10 @@ func TestEnvironmentSetsListsOfObjects(t *testing.T) {
 		// errKey, when set, is what the error must name.
 		errKey string
 	}{
-		{name: "fleet agents", env: "JARVIS_FLEET_AGENTS", value: "[{name: EVE, cadence: 12h}, {name: AUREA, posture: required}]",
+		{name: "fleet agents", env: "JARVIS_FLEET_AGENTS", value: "[{name: EVE, cadence: 12h}, {name: AUREA, posture: required, depends_on: [EVE]}]",
 			check: func(c *Config) bool {
-				return len(c.Fleet.Agents) == 2 && c.Fleet.Agents[0].Cadence == 12*time.Hour && c.Fleet.Agents[1].Posture == "required"
+				return len(c.Fleet.Agents) == 2 && c.Fleet.Agents[0].Cadence == 12*time.Hour && c.Fleet.Agents[1].Posture == "required" &&
+					slices.Equal(c.Fleet.Agents[1].DependsOn, []string{"EVE"})
 			}},
 		{name: "breaker triggers", env: "JARVIS_BREAKER_OPEN_ON", value: `[{urgency: low, severity: any}]`,
 			check: func(c *Config) bool { return len(c.Breaker.OpenOn) == 1 && c.Breaker.OpenOn[0].Urgency == "low" }},
@@ -273,6 +277,9 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"consumed events kept too briefly", "retention:\n  consumed_events: 1m\n", "retention.consumed_events"},
 		{"a crash loop of one restart", "fleet:\n  crash_loop: {restarts: 1, window: 15m}\n", "fleet.crash_loop.restarts"},
 		{"a budget without its currency", "fleet:\n  agents: [{name: EVE, budget: {daily: 5}}]\n", "fleet.agents[0].budget.currency"},
+		{"a dependency on no agent", "fleet:\n  agents: [{name: ZEUS}, {name: EVE}, {name: JADE, depends_on: [ZUES]}]\n", "fleet.agents[2].depends_on[0]"},
+		{"an orchestrator that is no agent", "fleet:\n  orchestrator: MOS\n  agents: [{name: ZEUS}]\n", "fleet.orchestrator"},
+		{"a negative group window", "fleet:\n  group_window: -1s\n", "fleet.group_window"},
 		{"approvals named again too often", "approvals:\n  remind_after: 10s\n", "approvals.remind_after"},
 		{"alerts escalated at once", "oncall:\n  escalate_after: 0s\n", "oncall.escalate_after"},
 		{"an escalation tier that names nobody", "oncall:\n  escalation: [[\"@dave:x\"], dave]\n", "oncall.escalation[1]"},

@@ -57,6 +57,9 @@ type AgentConfig struct {
 	Posture string
 	// Budget is the agent's daily spend budget; none when zero.
 	Budget Budget
+	// DependsOn names the agents this one needs to work: while one of
+	// them is down, this one's silence is folded into that one's alert.
+	DependsOn []string
 }
 
 // Config is the fleet's part of the configuration.
@@ -65,6 +68,12 @@ type Config struct {
 	// CrashLoop says how many restarts within how long are a crash loop;
 	// a zero Restarts looks for none.
 	CrashLoop CrashLoop
+	// Orchestrator names the agent every other agent depends on; none
+	// when empty.
+	Orchestrator string
+	// GroupWindow is how close together silence alerts of one kind must
+	// come to be one message; 0 posts each on its own.
+	GroupWindow time.Duration
 }
 
 // Validate checks the config, naming the field at fault, e.g.
@@ -91,6 +100,12 @@ func (c Config) Validate() error {
 		}
 		seen[key] = i
 	}
+	if c.GroupWindow < 0 {
+		return core.Invalid("fleet.group_window", "must not be negative (0 groups no alerts), not %s", c.GroupWindow)
+	}
+	if err := c.validateDependencies(seen); err != nil {
+		return err
+	}
 	if c.CrashLoop.Restarts != 0 {
 		return c.CrashLoop.Validate()
 	}
@@ -103,6 +118,8 @@ type roster struct {
 	agents    []AgentConfig
 	byKey     map[string]AgentConfig
 	crashLoop CrashLoop
+	deps      dependencies
+	group     time.Duration
 	// since is when each agent was first expected to report: Jarvis's
 	// start, or the reload that added it.
 	since map[string]time.Time
@@ -156,6 +173,10 @@ type AgentState struct {
 	// meterKey), so that the same heartbeat sent again is not counted
 	// again.
 	Metered string
+	// GraceUntil, when set, holds the agent's silence alert back until
+	// then: its silence was folded into the alert of an agent it depends
+	// on, which resolved, and it is given a cadence to report.
+	GraceUntil time.Time
 }
 
 // HeartbeatStore keeps heartbeats and each agent's reporting state.
@@ -255,8 +276,9 @@ func (f *Service) SetConfig(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}}
+	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}, group: cfg.GroupWindow}
 	prev := f.roster.Load()
+	r.deps = cfg.dependencies()
 	for _, a := range cfg.Agents {
 		if a.Cadence == 0 {
 			a.Cadence = DefaultCadence
@@ -473,11 +495,7 @@ func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBea
 		}
 	}
 	if st.Announced != "" {
-		err := f.deps.Incidents.Resolve(ctx, silenceIncident(st.Agent, st.Incident), recoveryText(st, hb))
-		if errors.Is(err, core.ErrNotFound) {
-			err = f.announce(ctx, recoveryNotice(f.deps.Room, st, hb))
-		}
-		if err != nil {
+		if err := f.resolveSilence(ctx, st, hb); err != nil {
 			return st, err
 		}
 		st.Announced = ""

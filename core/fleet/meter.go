@@ -178,7 +178,7 @@ func (f *Service) meterSpend(ctx context.Context, a AgentConfig, hb Heartbeat) e
 		return nil
 	}
 	n.RoomID, n.Kind, n.Mentions = f.deps.Room, core.NoticeMessage, f.deps.Admins
-	if err := f.deps.Incidents.Raise(ctx, n.Key, "spend", a.Name, n); err != nil {
+	if err := f.deps.Incidents.Raise(ctx, n.Key, kindSpend, a.Name, n); err != nil {
 		return err
 	}
 	return f.deps.Meter.MarkSpend(ctx, a.Name, d, total.Warned, total.Alerted)
@@ -213,7 +213,7 @@ func (f *Service) meterBoot(ctx context.Context, a AgentConfig, hb Heartbeat) er
 	if restarts >= loop.Restarts && !alerted {
 		boot.Alerted = true
 		key := fmt.Sprintf("crash-loop:%s:%s", a.Name, hb.BootID)
-		if err := f.deps.Incidents.Raise(ctx, key, "crash-loop", a.Name, core.Notice{Key: key, RoomID: f.deps.Room,
+		if err := f.deps.Incidents.Raise(ctx, key, kindCrashLoop, a.Name, core.Notice{Key: key, RoomID: f.deps.Room,
 			Kind: core.NoticeMessage, Mentions: f.deps.Admins, Body: fmt.Sprintf(
 				"🚨 **Crash loop: %s** has restarted %d times in %s (a new boot id each time; the last, %s, at %s). "+
 					"This is not a routine restart: look at it before it burns more of its budget, and open its breaker to stop it.",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,7 +82,10 @@ func announcementFor(missed int) string {
 // Sweep checks every configured agent's heartbeats against the clock once:
 // two consecutive misses raise an alert in the room, a third marks the agent
 // offline. Each announcement is made once per state change and recorded with
-// the notice in one transaction, so a restart does not repeat it.
+// the notice in one transaction, so a restart does not repeat it. Agents
+// are swept after those they depend on, so that a dependant's silence
+// folds into their alert. Budget and crash-loop alerts whose cause ended
+// resolve.
 func (f *Service) Sweep(ctx context.Context) error {
 	now := f.deps.Clock.Now()
 	states, err := f.deps.Heartbeats.AgentStates(ctx)
@@ -93,9 +97,10 @@ func (f *Service) Sweep(ctx context.Context) error {
 		byAgent[st.Agent] = st
 	}
 	var errs []error
-	escalated := false
+	var due []AgentConfig
 	r := f.roster.Load()
-	for _, a := range r.agents {
+	for _, key := range r.deps.order {
+		a := r.byKey[key]
 		st, ok := byAgent[a.Name]
 		if !ok {
 			if err := f.neverReported(ctx, a, r.since[strings.ToUpper(a.Name)], now); err != nil {
@@ -103,17 +108,42 @@ func (f *Service) Sweep(ctx context.Context) error {
 			}
 			continue
 		}
-		if announcedRank[announcementFor(missedHeartbeats(st, a.Cadence, now))] <= announcedRank[st.Announced] {
-			continue
+		if announcedRank[announcementFor(missedHeartbeats(st, a.Cadence, now))] > announcedRank[st.Announced] && !now.Before(st.GraceUntil) {
+			due = append(due, a)
 		}
-		if err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error { return f.escalate(ctx, a, now) }); err != nil {
-			errs = append(errs, fmt.Errorf("sweep %s: %w", a.Name, err))
-			continue
+	}
+	escalated := len(due) > 0
+	if escalated {
+		// One transaction for the sweep's announcements: an alert that
+		// others fold or group into is edited once, with all of them.
+		err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+			var redraw []string
+			for _, a := range due {
+				parent, err := f.escalate(ctx, a, now)
+				if err != nil {
+					return fmt.Errorf("sweep %s: %w", a.Name, err)
+				}
+				if parent != "" && !slices.Contains(redraw, parent) {
+					redraw = append(redraw, parent)
+				}
+			}
+			for _, id := range redraw {
+				if err := f.redraw(ctx, id); err != nil {
+					return fmt.Errorf("sweep: edit the alert of %s: %w", id, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, err)
+			escalated = false
 		}
-		escalated = true
 	}
 	if escalated {
 		f.changed()
+	}
+	if err := f.endAlerts(ctx, now); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -141,32 +171,35 @@ func (f *Service) neverReported(ctx context.Context, a AgentConfig, since, now t
 }
 
 // escalate re-reads the agent's state inside the transaction (a heartbeat
-// may have just arrived) and announces its silence if still warranted.
-func (f *Service) escalate(ctx context.Context, a AgentConfig, now time.Time) error {
+// may have just arrived) and announces its silence if still warranted. A
+// silence folded or grouped into another alert returns that alert's
+// incident, for the caller to edit once all are in.
+func (f *Service) escalate(ctx context.Context, a AgentConfig, now time.Time) (string, error) {
 	st, err := f.deps.Heartbeats.AgentState(ctx, a.Name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	missed := missedHeartbeats(st, a.Cadence, now)
 	want := announcementFor(missed)
-	if announcedRank[want] <= announcedRank[st.Announced] {
-		return nil
+	if announcedRank[want] <= announcedRank[st.Announced] || now.Before(st.GraceUntil) {
+		return "", nil
 	}
 	if st.Announced == "" {
 		st.Incident++
 	}
-	if err := f.deps.Incidents.Raise(ctx, silenceIncident(st.Agent, st.Incident), want, st.Agent, silenceNotice(f.deps.Room, st, a, want, missed, now)); err != nil {
-		return err
+	parent, err := f.raiseSilence(ctx, a, st, want, silenceNotice(f.deps.Room, st, a, want, missed, now), now)
+	if err != nil {
+		return "", err
 	}
 	st.Announced = want
 	if err := f.deps.Heartbeats.PutAgentStates(ctx, st); err != nil {
-		return err
+		return "", err
 	}
 	status := PresenceLate
 	if want == announcedOffline {
 		status = PresenceOffline
 	}
-	return f.addReadings(ctx, history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: a.Name}, At: now, Value: string(status)})
+	return parent, f.addReadings(ctx, history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: a.Name}, At: now, Value: string(status)})
 }
 
 // Watch sweeps now and then every interval until ctx ends. A failed sweep
@@ -209,7 +242,9 @@ func (f *Service) Quorum(ctx context.Context) ([]string, error) {
 
 // silenceIncident names the incident of an agent's silence number n: its
 // alert and, when it goes on, its offline notice.
-func silenceIncident(agent string, n int) string { return fmt.Sprintf("silence:%s:%d", agent, n) }
+func silenceIncident(agent string, n int) string {
+	return fmt.Sprintf("%s%s:%d", silencePrefix, agent, n)
+}
 
 // IncidentOf names the incident a fleet notice raised, from the notice's
 // key: false for a notice that raised none.

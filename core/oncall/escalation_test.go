@@ -151,15 +151,16 @@ func TestConfig(t *testing.T) {
 		cfg  oncall.Config
 		want string
 	}{
-		{"tiers of people and rooms", oncall.Config{EscalateAfter: time.Minute, Escalation: [][]string{{"@a:x", "@b:x"}, {"!ops:x"}, {"#ops:x"}}, RemindEvery: time.Hour}, ""},
-		{"no reminders", oncall.Config{EscalateAfter: time.Minute}, ""},
-		{"a name that is no ID", oncall.Config{EscalateAfter: time.Minute, Escalation: [][]string{{"@a:x"}, {"bob"}}},
+		{"tiers of people and rooms", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, Escalation: [][]string{{"@a:x", "@b:x"}, {"!ops:x"}, {"#ops:x"}}, RemindEvery: time.Hour}, ""},
+		{"no reminders", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour}, ""},
+		{"a name that is no ID", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, Escalation: [][]string{{"@a:x"}, {"bob"}}},
 			`oncall.escalation[1]: "bob" is not a Matrix user ID or room (@user:server, !room:server or #alias:server)`},
-		{"an empty tier", oncall.Config{EscalateAfter: time.Minute, Escalation: [][]string{{}}}, "oncall.escalation[0]: is empty: give Matrix user IDs or a room"},
-		{"a user without a server", oncall.Config{EscalateAfter: time.Minute, Escalation: [][]string{{"@bob"}}},
+		{"an empty tier", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, Escalation: [][]string{{}}}, "oncall.escalation[0]: is empty: give Matrix user IDs or a room"},
+		{"a user without a server", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, Escalation: [][]string{{"@bob"}}},
 			`oncall.escalation[0]: "@bob" is not a Matrix user ID or room (@user:server, !room:server or #alias:server)`},
-		{"reminders too often", oncall.Config{EscalateAfter: time.Minute, RemindEvery: time.Millisecond},
+		{"reminders too often", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, RemindEvery: time.Millisecond},
 			"oncall.remind_every: must be 0 (no reminders) or at least 1s, got 1ms"},
+		{"no snooze", oncall.Config{EscalateAfter: time.Minute}, "oncall.snooze_default: must be between 1s and 7d, got 0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

@@ -58,6 +58,10 @@ type Incident struct {
 	// RemindedAt is when its owner was last reminded that it is still
 	// open.
 	RemindedAt time.Time
+	// Parent, when set, is the incident whose alert stands for this one
+	// (it was folded or grouped into it): it has no alert of its own, and
+	// a claim of it claims the parent.
+	Parent string
 }
 
 // Store keeps incidents.
@@ -84,6 +88,10 @@ type Store interface {
 	// RemindIncident records that the owner of an open incident last
 	// reminded at last was reminded again at at, and reports whether it did.
 	RemindIncident(ctx context.Context, id string, last, at time.Time) (bool, error)
+	// Members lists the incidents whose parent is id, oldest first.
+	Members(ctx context.Context, id string) ([]Incident, error)
+	// OpenIncidents lists the open incidents of a kind, oldest first.
+	OpenIncidents(ctx context.Context, kind string) ([]Incident, error)
 	SnoozeStore
 }
 
@@ -143,17 +151,24 @@ func (s *Service) Incident(ctx context.Context, id string) (Incident, error) {
 	return inc, nil
 }
 
-// Claim makes who the owner of incident id, if nobody is. It returns the
-// incident as it stands and whether who claimed it now; the caller sends
+// Claim makes who the owner of incident id, if nobody is; an incident
+// folded or grouped into another claims that one. It returns the incident
+// claimed as it stands and whether who claimed it now; the caller sends
 // ClaimEdit then, or tells who that someone else has it.
 func (s *Service) Claim(ctx context.Context, id, who string) (Incident, bool, error) {
 	now := s.deps.Clock.Now()
+	inc, err := s.deps.Store.Incident(ctx, id)
+	if err != nil {
+		return Incident{}, false, fmt.Errorf("claim incident %s: %w", id, err)
+	}
+	if inc.Parent != "" {
+		id = inc.Parent
+	}
 	ok, err := s.deps.Store.ClaimIncident(ctx, id, who, now)
 	if err != nil {
 		return Incident{}, false, fmt.Errorf("claim incident %s: %w", id, err)
 	}
-	inc, err := s.deps.Store.Incident(ctx, id)
-	if err != nil {
+	if inc, err = s.deps.Store.Incident(ctx, id); err != nil {
 		return Incident{}, false, fmt.Errorf("claim incident %s: %w", id, err)
 	}
 	return inc, ok, nil
@@ -172,7 +187,10 @@ func ClaimEdit(inc Incident) core.Notice {
 
 // Resolve closes incident id: its alert is edited to say it resolved,
 // how long it lasted and who handled it, and one reply in its thread says
-// what happened (said, Markdown with untrusted text escaped). It returns
+// what happened (said, Markdown with untrusted text escaped); the
+// incidents folded into it close with it. An incident with a parent has
+// no alert to edit: it is only marked resolved, and the caller edits the
+// parent's alert (Edit) or resolves the parent. It returns
 // core.ErrNotFound when no incident has the ID (an alert raised before
 // incidents were kept); a resolved incident is left as it is.
 func (s *Service) Resolve(ctx context.Context, id, said string) error {
@@ -184,6 +202,12 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 		return nil
 	}
 	if inc, err = s.close(ctx, inc); err != nil {
+		return fmt.Errorf("resolve incident %s: %w", id, err)
+	}
+	if inc.Parent != "" {
+		return nil
+	}
+	if err := s.closeMembers(ctx, inc); err != nil {
 		return fmt.Errorf("resolve incident %s: %w", id, err)
 	}
 	edit := core.Notice{Key: inc.NoticeKey + ":resolved", RoomID: inc.RoomID, Kind: core.NoticeEdit, Target: inc.NoticeKey,
