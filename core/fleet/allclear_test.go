@@ -21,7 +21,7 @@ func TestCrashLoopAllClear(t *testing.T) {
 	sweep := func(after time.Duration) room {
 		t.Helper()
 		fx.clock.Set(fleetT0.Add(4*time.Minute + 3*time.Second + after)) // c4 booted at 4m4s
-		fx.meteredBeat(t, "EVE", "c4", 0) // still running, no restart, a second later
+		fx.meteredBeat(t, "EVE", "c4", 0)                                // still running, no restart, a second later
 		if err := fx.fleet.Sweep(ctx); err != nil {
 			t.Fatalf("Sweep() = %v", err)
 		}
