@@ -44,8 +44,8 @@ type demo struct {
 	jarvis id.UserID
 	room   id.RoomID
 	api    string
-	// tokens are the API tokens by holder: the agents EVE and ZEUS and
-	// the supervisor, issued with `jarvis token issue`.
+	// tokens are the API tokens by holder: the agents EVE, ZEUS and
+	// HERMES and the supervisor, issued with `jarvis token issue`.
 	tokens map[string]string
 	// hs and bridge make Alice's Telegram account: a puppet of a test
 	// application service, as a mautrix bridge makes it.
@@ -124,19 +124,21 @@ fleet:
       cadence: 24h
     - name: ZEUS
       cadence: 24h
+    - name: HERMES
+      cadence: %s
 tripwires:
   tick: 2s
 logging:
   format: json
   level: warn
-`, hs.URL, d.jarvis, alice.UserID, filepath.Join(dir, "jarvis.db"), listen)
+`, hs.URL, d.jarvis, alice.UserID, filepath.Join(dir, "jarvis.db"), listen, hermesCadence)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	step("Issuing API tokens: agents EVE and ZEUS, and the supervisor (jarvis token issue)")
+	step("Issuing API tokens: agents EVE, ZEUS and HERMES, and the supervisor (jarvis token issue)")
 	d.tokens = map[string]string{}
 	for holder, args := range map[string][]string{"EVE": {"--role", "agent", "--agent", "EVE"}, "ZEUS": {"--role", "agent", "--agent", "ZEUS"},
-		"supervisor": {"--role", "supervisor"}} {
+		"HERMES": {"--role", "agent", "--agent", "HERMES"}, "supervisor": {"--role", "supervisor"}} {
 		out, err := exec.CommandContext(ctx, bin, append([]string{"token", "issue", "--config", cfgPath}, args...)...).CombinedOutput()
 		words := strings.Fields(string(out))
 		if err != nil || len(words) == 0 {
@@ -157,6 +159,10 @@ logging:
 		_ = jarvis.Process.Signal(syscall.SIGTERM)
 		_ = jarvis.Wait()
 	}()
+	// HERMES is at work from the start: it reports every second, quietly,
+	// until the demo stops it.
+	stopHermes := d.keepReporting("HERMES")
+	defer stopHermes()
 
 	if d.room, err = joinWhenReady(ctx, alice); err != nil {
 		return err
@@ -170,9 +176,17 @@ logging:
 	d.talk("!help")
 
 	step("Agent EVE reports a heartbeat over the API; ZEUS never reports")
-	d.call("EVE", "POST", "/api/agents/heartbeat", map[string]any{"agent": "EVE", "cycle": "C-284",
-		"timestamp": time.Now().UTC().Format(time.RFC3339), "mii": 0.97, "mode_self_report": "green", "notes": "narrative tripwire check: clean"}, nil)
+	d.call("EVE", "POST", "/api/agents/heartbeat", heartbeat("EVE"), nil)
 	d.talk("what's the fleet doing?")
+
+	step("Agent HERMES (a heartbeat every " + hermesCadence + ") stops reporting: two missed heartbeats later Jarvis alerts the room, with 👀 on the alert; Alice taps it to take the alert")
+	stopHermes()
+	if alert := d.notice("has missed 2 heartbeats"); alert != nil {
+		d.tap(alert, "👀")
+		step("HERMES reports again: the alert is edited to resolved, and one reply in its thread gives the all-clear")
+		d.call("HERMES", "POST", "/api/agents/heartbeat", heartbeat("HERMES"), nil)
+		d.allClear(alert)
+	}
 
 	step("Alice asks, in her own words, to be told when EVE goes offline; one tap arms it")
 	d.confirm("let me know if EVE goes offline")
@@ -389,19 +403,79 @@ func (d *demo) waitIn(cli *mautrix.Client, room id.RoomID, match func(*event.Eve
 	return evt
 }
 
-// notice waits for a message of Jarvis's own containing text and prints it.
-func (d *demo) notice(text string) {
+// notice waits for a message of Jarvis's own containing text, prints it
+// and returns it.
+func (d *demo) notice(text string) *event.Event {
 	if d.err != nil {
-		return
+		return nil
 	}
 	evt, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
 		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && strings.Contains(tesths.Body(evt), text)
 	})
 	if err != nil {
 		d.err = fmt.Errorf("no notice saying %q: %w", text, err)
-		return
+		return nil
 	}
 	say(d.jarvis, tesths.Body(evt))
+	return evt
+}
+
+// allClear waits for Jarvis to edit alert to resolved and to reply in
+// its thread, and prints both.
+func (d *demo) allClear(alert *event.Event) {
+	if d.err != nil {
+		return
+	}
+	edit, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
+		msg := evt.Content.AsMessage()
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && msg.RelatesTo.GetReplaceID() == alert.ID &&
+			msg.NewContent != nil && strings.Contains(msg.NewContent.Body, "Resolved")
+	})
+	if err != nil {
+		d.err = fmt.Errorf("the alert was not edited to resolved: %w", err)
+		return
+	}
+	say(d.jarvis, "(edits the alert) "+edit.Content.AsMessage().NewContent.Body)
+	reply, err := d.alice.WaitFor(d.ctx, 20*time.Second, func(evt *event.Event) bool {
+		return evt.Sender == d.jarvis && evt.Type == event.EventMessage && evt.Content.AsMessage().RelatesTo.GetThreadParent() == alert.ID
+	})
+	if err != nil {
+		d.err = fmt.Errorf("no all-clear in the alert's thread: %w", err)
+		return
+	}
+	say(d.jarvis, "(in the alert's thread) "+tesths.Body(reply))
+}
+
+// hermesCadence is how often HERMES is expected to report: short, so
+// that its silence is noticed within seconds.
+const hermesCadence = "6s"
+
+// heartbeat is a heartbeat of agent's, sent now.
+func heartbeat(agent string) map[string]any {
+	return map[string]any{"agent": agent, "cycle": "C-284", "timestamp": time.Now().UTC().Format(time.RFC3339),
+		"mii": 0.97, "mode_self_report": "green", "notes": "narrative tripwire check: clean"}
+}
+
+// keepReporting has agent heartbeat every second, quietly, until the
+// returned stop is called; stopping twice is stopping once.
+func (d *demo) keepReporting(agent string) (stop func()) {
+	ctx, cancel := context.WithCancel(d.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			_, _ = d.send(ctx, agent, "POST", "/api/agents/heartbeat", heartbeat(agent), nil)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // reminder waits, for up to 90 s, for a reminder Jarvis delivers with
@@ -446,39 +520,48 @@ func (d *demo) image() {
 }
 
 // call makes an API call with the token of holder (an agent, the
-// supervisor) and decodes the JSON answer into out when out is not nil.
+// supervisor), prints it, and decodes the JSON answer into out when out
+// is not nil.
 func (d *demo) call(holder, method, path string, body, out any) {
 	if d.err != nil {
 		return
 	}
+	status, err := d.send(d.ctx, holder, method, path, body, out)
+	if status != 0 {
+		fmt.Printf("\033[2m   %s: %s %s → %d\033[0m\n", holder, method, path, status)
+	}
+	d.err = err
+}
+
+// send makes an API call with the token of holder and decodes the JSON
+// answer into out when out is not nil; it returns the status code, 0
+// when the call failed before an answer.
+func (d *demo) send(ctx context.Context, holder, method, path string, body, out any) (int, error) {
 	var reqBody io.Reader
 	if body != nil {
 		data, _ := json.Marshal(body)
 		reqBody = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(d.ctx, method, d.api+path, reqBody)
+	req, err := http.NewRequestWithContext(ctx, method, d.api+path, reqBody)
 	if err != nil {
-		d.err = err
-		return
+		return 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+d.tokens[holder])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		d.err = err
-		return
+		return 0, err
 	}
 	defer resp.Body.Close()
-	fmt.Printf("\033[2m   %s: %s %s → %d\033[0m\n", holder, method, path, resp.StatusCode)
 	if resp.StatusCode >= 300 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		d.err = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, msg)
-		return
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, msg)
 	}
 	if out != nil {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			d.err = fmt.Errorf("%s %s: %w", method, path, err)
+			return resp.StatusCode, fmt.Errorf("%s %s: %w", method, path, err)
 		}
 	}
+	return resp.StatusCode, nil
 }
 
 func joinWhenReady(ctx context.Context, p *tesths.Person) (id.RoomID, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -237,8 +238,9 @@ func foldText(members []oncall.Incident) string {
 }
 
 // groupText is the alert of a group of silences of one kind: each agent,
-// marked when it went offline since or is back.
+// in alphabetical order, marked when it went offline since or is back.
 func groupText(kind string, members []oncall.Incident) string {
+	members = slices.SortedFunc(slices.Values(members), func(a, b oncall.Incident) int { return strings.Compare(a.Subject, b.Subject) })
 	names := make([]string, len(members))
 	for i, m := range members {
 		names[i] = "**" + core.EscapeMarkdown(m.Subject) + "**"
@@ -256,10 +258,11 @@ func groupText(kind string, members []oncall.Incident) string {
 	return fmt.Sprintf("⚠️ %s have missed %d heartbeats in a row: %s.", counted(len(members)), AlertMisses, strings.Join(names, ", "))
 }
 
-// agentList names agents in bold, escaped, separated by commas.
+// agentList names agents in bold, escaped, in alphabetical order,
+// separated by commas.
 func agentList(agents []string) string {
 	names := make([]string, len(agents))
-	for i, a := range agents {
+	for i, a := range slices.Sorted(slices.Values(agents)) {
 		names[i] = "**" + core.EscapeMarkdown(a) + "**"
 	}
 	return strings.Join(names, ", ")
