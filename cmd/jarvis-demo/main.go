@@ -162,7 +162,7 @@ logging:
 	// HERMES is at work from the start: it reports every second, quietly,
 	// until the demo stops it.
 	stopHermes := d.keepReporting("HERMES")
-	defer stopHermes()
+	defer func() { stopHermes() }()
 
 	if d.room, err = joinWhenReady(ctx, alice); err != nil {
 		return err
@@ -186,6 +186,7 @@ logging:
 		step("HERMES reports again: the alert is edited to resolved, and one reply in its thread gives the all-clear")
 		d.call("HERMES", "POST", "/api/agents/heartbeat", heartbeat("HERMES"), nil)
 		d.allClear(alert)
+		stopHermes = d.keepReporting("HERMES")
 	}
 
 	step("Alice asks, in her own words, to be told when EVE goes offline; one tap arms it")

@@ -436,8 +436,9 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 					st.Metered = key
 				}
 			}
-			if !ok || st.Announced != "" {
-				// The agent's first heartbeat, or its first after a silence.
+			if !ok || st.Announced != "" || !st.GraceUntil.IsZero() {
+				// The agent's first heartbeat, or its first after a silence
+				// (announced, or folded into another's alert that resolved).
 				readings = append(readings, history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: b.hb.Agent}, At: b.hb.ReceivedAt, Value: string(PresenceOnline)})
 			}
 			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
@@ -500,6 +501,7 @@ func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBea
 		}
 		st.Announced = ""
 	}
+	st.GraceUntil = time.Time{}
 	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, hb.ReceivedAt.Add(b.agent.Cadence)
 	st.MII, st.Mode, st.Notes = hb.MII, hb.Mode, hb.Notes
 	return st, nil

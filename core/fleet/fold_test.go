@@ -102,8 +102,8 @@ func (fx *fleetFixture) sweepAt(t *testing.T, at time.Duration) {
 
 // TestFoldIntoOrchestrator: when the orchestrator falls silent, the
 // agents that depend on it are named in its alert instead of alerting on
-// their own; its all-clear closes them all, and those still silent get
-// their own alert a cadence later.
+// their own; its all-clear, after a restart, closes them all, and those
+// still silent get their own alert a cadence later.
 func TestFoldIntoOrchestrator(t *testing.T) {
 	fx := newFleetFixture(t)
 	var agents []fleet.AgentConfig
@@ -145,6 +145,7 @@ func TestFoldIntoOrchestrator(t *testing.T) {
 		t.Errorf("EVE back: ZEUS's notice reads %q and threads %v, want EVE marked back and no reply", got, r.threads)
 	}
 
+	fx.fleet = fx.newFleet(t) // a restart keeps the fold: it is in the store
 	fx.clock.Set(fleetT0.Add(5 * time.Minute))
 	fx.heartbeat(t, "ZEUS", "C-2")
 	fx.heartbeat(t, "EVE", "C-3")
