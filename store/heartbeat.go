@@ -14,6 +14,17 @@ import (
 )
 
 const (
+	upsertAgentState = `
+		ON CONFLICT (agent) DO UPDATE SET
+			cycle = excluded.cycle, last_at = excluded.last_at, next_expected_by = excluded.next_expected_by,
+			streak = excluded.streak, mii = excluded.mii, mode = excluded.mode, notes = excluded.notes,
+			announced = excluded.announced, incident = excluded.incident, metered = excluded.metered,
+			grace_until = excluded.grace_until`
+	upsertHeartbeat = `
+		ON CONFLICT (cycle, agent) DO UPDATE SET
+			sent_at = excluded.sent_at, received_at = excluded.received_at,
+			mii = excluded.mii, mode = excluded.mode, notes = excluded.notes
+		RETURNING agent, cycle, first_received_at = received_at`
 	agentStateColumns   = `agent, cycle, last_at, next_expected_by, streak, mii, mode, notes, announced, incident, metered, grace_until`
 	getAgentStateQuery  = `SELECT ` + agentStateColumns + ` FROM fleet_agent WHERE agent = $1`
 	allAgentStatesQuery = `SELECT ` + agentStateColumns + ` FROM fleet_agent ORDER BY agent`
@@ -21,19 +32,25 @@ const (
 	someAgentStatesQuery = `SELECT ` + agentStateColumns + ` FROM fleet_agent WHERE agent IN (%s) ORDER BY agent`
 	putAgentStateQuery   = `
 		INSERT INTO fleet_agent (` + agentStateColumns + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT (agent) DO UPDATE SET
-			cycle = excluded.cycle, last_at = excluded.last_at, next_expected_by = excluded.next_expected_by,
-			streak = excluded.streak, mii = excluded.mii, mode = excluded.mode, notes = excluded.notes,
-			announced = excluded.announced, incident = excluded.incident, metered = excluded.metered,
-			grace_until = excluded.grace_until`
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)` + upsertAgentState
 	putHeartbeatQuery = `
 		INSERT INTO agent_heartbeat (agent, cycle, sent_at, first_received_at, received_at, mii, mode, notes)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		ON CONFLICT (cycle, agent) DO UPDATE SET
-			sent_at = excluded.sent_at, received_at = excluded.received_at,
-			mii = excluded.mii, mode = excluded.mode, notes = excluded.notes
-		RETURNING agent, cycle, first_received_at = received_at`
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)` + upsertHeartbeat
+	// The same writes on PostgreSQL take one array per column, so that a
+	// batch of any size is one statement, prepared once per connection:
+	// a multi-row VALUES list is a new statement for every batch size,
+	// each prepared (a round trip of its own) on every connection it
+	// meets.
+	someAgentStatesPGQuery = `SELECT ` + agentStateColumns + ` FROM fleet_agent WHERE agent = ANY($1) ORDER BY agent`
+	putAgentStatesPGQuery  = `
+		INSERT INTO fleet_agent (` + agentStateColumns + `)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::integer[], $6::float8[], $7::text[],
+			$8::text[], $9::text[], $10::integer[], $11::text[], $12::bigint[])` + upsertAgentState
+	putHeartbeatsPGQuery = `
+		INSERT INTO agent_heartbeat (agent, cycle, sent_at, first_received_at, received_at, mii, mode, notes)
+		SELECT agent, cycle, sent_at, received_at, received_at, mii, mode, notes
+		FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::float8[], $6::text[], $7::text[])
+			AS hb (agent, cycle, sent_at, received_at, mii, mode, notes)` + upsertHeartbeat
 	getHeartbeatQuery = `
 		SELECT agent, cycle, sent_at, received_at, mii, mode, notes
 		FROM agent_heartbeat WHERE agent = $1 AND cycle = $2`
@@ -91,7 +108,10 @@ func (q *HeartbeatQuery) AgentState(ctx context.Context, agent string) (fleet.Ag
 func (q *HeartbeatQuery) AgentStates(ctx context.Context, agents ...string) ([]fleet.AgentState, error) {
 	query := allAgentStatesQuery
 	args := make([]any, len(agents))
-	if len(agents) > 0 {
+	switch {
+	case len(agents) > 0 && q.db.Dialect == dbutil.Postgres:
+		query, args = someAgentStatesPGQuery, []any{agents}
+	case len(agents) > 0:
 		placeholders := make([]string, len(agents))
 		for i, agent := range agents {
 			placeholders[i] = fmt.Sprintf("$%d", i+1)
@@ -105,6 +125,9 @@ func (q *HeartbeatQuery) AgentStates(ctx context.Context, agents ...string) ([]f
 
 // PutAgentStates writes agents' reporting states, each agent at most once.
 func (q *HeartbeatQuery) PutAgentStates(ctx context.Context, states ...fleet.AgentState) error {
+	if q.db.Dialect == dbutil.Postgres {
+		return q.putAgentStatesPG(ctx, states)
+	}
 	for chunk := range slices.Chunk(states, heartbeatChunk) {
 		rows := make([]agentStateRow, len(chunk))
 		for i, st := range chunk {
@@ -118,21 +141,39 @@ func (q *HeartbeatQuery) PutAgentStates(ctx context.Context, states ...fleet.Age
 	return nil
 }
 
+// putAgentStatesPG is PutAgentStates on PostgreSQL: one statement.
+func (q *HeartbeatQuery) putAgentStatesPG(ctx context.Context, states []fleet.AgentState) error {
+	n := len(states)
+	agents, cycles, modes, notes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	announced, metered := make([]string, n), make([]string, n)
+	lastAt, nextBy, graceUntil := make([]int64, n), make([]int64, n), make([]int64, n)
+	streaks, incidents := make([]int32, n), make([]int32, n)
+	miis := make([]float64, n)
+	for i, st := range states {
+		agents[i], cycles[i], modes[i], notes[i], announced[i], metered[i] = st.Agent, st.Cycle, st.Mode, st.Notes, st.Announced, st.Metered
+		lastAt[i], nextBy[i], graceUntil[i] = st.LastAt.UnixMilli(), st.NextExpectedBy.UnixMilli(), unixMilliOrZero(st.GraceUntil)
+		streaks[i], incidents[i] = int32(st.Streak), int32(st.Incident)
+		miis[i] = st.MII
+	}
+	_, err := q.db.Exec(ctx, putAgentStatesPGQuery, agents, cycles, lastAt, nextBy, streaks, miis, modes, notes, announced,
+		incidents, metered, graceUntil)
+	if err != nil {
+		return fmt.Errorf("put %d fleet agent states: %w", n, err)
+	}
+	return nil
+}
+
 // PutHeartbeats upserts heartbeats, each (agent, cycle) at most once, and
 // reports for each whether it is its cycle's first (the row is new).
 func (q *HeartbeatQuery) PutHeartbeats(ctx context.Context, hbs []fleet.Heartbeat) ([]bool, error) {
 	firstOf := make(map[heartbeatKey]bool, len(hbs))
 	for chunk := range slices.Chunk(hbs, heartbeatChunk) {
-		rows := make([]heartbeatRow, len(chunk))
-		for i, hb := range chunk {
-			rows[i] = heartbeatRow(hb)
-		}
-		query, args := putHeartbeatsBuilder.Build([0]any{}, rows)
+		query, args := q.putHeartbeatsQuery(chunk)
 		res, err := q.db.Query(ctx, query, args...)
 		chunkFirst, err := dbutil.RowIterAsMap(dbutil.NewRowIterWithError(res, scanHeartbeatFirst, err),
 			func(f heartbeatFirst) (heartbeatKey, bool) { return f.key, f.first })
 		if err != nil {
-			return nil, fmt.Errorf("put %d heartbeats: %w", len(rows), err)
+			return nil, fmt.Errorf("put %d heartbeats: %w", len(chunk), err)
 		}
 		maps.Copy(firstOf, chunkFirst)
 	}
@@ -141,6 +182,28 @@ func (q *HeartbeatQuery) PutHeartbeats(ctx context.Context, hbs []fleet.Heartbea
 		first[i] = firstOf[heartbeatKey{hb.Agent, hb.Cycle}]
 	}
 	return first, nil
+}
+
+// putHeartbeatsQuery is the upsert of hbs and its arguments: one array
+// per column on PostgreSQL, a row of values per heartbeat on SQLite.
+func (q *HeartbeatQuery) putHeartbeatsQuery(hbs []fleet.Heartbeat) (string, []any) {
+	if q.db.Dialect != dbutil.Postgres {
+		rows := make([]heartbeatRow, len(hbs))
+		for i, hb := range hbs {
+			rows[i] = heartbeatRow(hb)
+		}
+		return putHeartbeatsBuilder.Build([0]any{}, rows)
+	}
+	n := len(hbs)
+	agents, cycles, modes, notes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	sent, received := make([]int64, n), make([]int64, n)
+	miis := make([]float64, n)
+	for i, hb := range hbs {
+		agents[i], cycles[i], modes[i], notes[i] = hb.Agent, hb.Cycle, hb.Mode, hb.Notes
+		sent[i], received[i] = hb.Timestamp.UnixMilli(), hb.ReceivedAt.UnixMilli()
+		miis[i] = hb.MII
+	}
+	return putHeartbeatsPGQuery, []any{agents, cycles, sent, received, miis, modes, notes}
 }
 
 // Heartbeat returns the stored heartbeat of (agent, cycle).

@@ -78,7 +78,8 @@ func TestAgentStateRoundTrip(t *testing.T) {
 	states := []fleet.AgentState{
 		{Agent: "ZEUS", Cycle: "C-284", LastAt: t0, NextExpectedBy: t0.Add(24 * time.Hour), Streak: 3, MII: 0.5, Mode: "red", Notes: "n"},
 		{Agent: "EVE", Cycle: "C-284", LastAt: t0, NextExpectedBy: t0.Add(time.Hour), Streak: 1, MII: 0.9, Mode: "green"},
-		{Agent: "EVE", Cycle: "C-285", LastAt: t0.Add(time.Hour), NextExpectedBy: t0.Add(25 * time.Hour), Streak: 2, MII: 0.8, Mode: "yellow", Announced: "offline", Incident: 4},
+		{Agent: "EVE", Cycle: "C-285", LastAt: t0.Add(time.Hour), NextExpectedBy: t0.Add(25 * time.Hour), Streak: 2, MII: 0.8, Mode: "yellow", Announced: "offline", Incident: 4,
+			Metered: "k1", GraceUntil: t0.Add(2 * time.Hour)},
 	}
 	if err := s.Heartbeats().PutAgentStates(ctx, states[0], states[1]); err != nil {
 		t.Fatalf("PutAgentStates() = %v", err)
@@ -97,7 +98,7 @@ func TestAgentStateRoundTrip(t *testing.T) {
 		g := got[i]
 		if g.Agent != want.Agent || g.Cycle != want.Cycle || !g.LastAt.Equal(want.LastAt) || !g.NextExpectedBy.Equal(want.NextExpectedBy) ||
 			g.Streak != want.Streak || g.MII != want.MII || g.Mode != want.Mode || g.Notes != want.Notes ||
-			g.Announced != want.Announced || g.Incident != want.Incident {
+			g.Announced != want.Announced || g.Incident != want.Incident || g.Metered != want.Metered || !g.GraceUntil.Equal(want.GraceUntil) {
 			t.Errorf("AgentStates()[%d] = %+v, want %+v", i, g, want)
 		}
 	}

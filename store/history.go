@@ -21,7 +21,13 @@ const (
 	insertHistorySourceQuery = `INSERT INTO history_source (kind, param) VALUES ($1, $2) RETURNING id`
 	insertReadingsQuery      = `INSERT INTO source_reading (source_id, at, num, val) VALUES %s ON CONFLICT (source_id, at) DO NOTHING`
 	readingRow               = `($%d, $%d, $%d, $%d)`
-	historyPointsQuery       = `
+	// On PostgreSQL one statement for any number of readings, prepared once
+	// per connection (see putHeartbeatsPGQuery).
+	insertReadingsPGQuery = `
+		INSERT INTO source_reading (source_id, at, num, val)
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::text[])
+		ON CONFLICT (source_id, at) DO NOTHING`
+	historyPointsQuery = `
 		SELECT at, num, val, bucket, min, max FROM source_reading
 		WHERE source_id = $1 AND at >= $2 AND at < $3 ORDER BY at`
 	fullReadingsQuery = `
@@ -89,6 +95,9 @@ func writeReadings(ctx context.Context, db *dbutil.Database, readings []history.
 	if err != nil {
 		return err
 	}
+	if db.Dialect == dbutil.Postgres {
+		return writeReadingsPG(ctx, db, ids, readings)
+	}
 	const perRow = 4
 	return bulkChunks(readings, perRow, func(chunk []history.Reading) error {
 		args := make([]any, 0, len(chunk)*perRow)
@@ -102,6 +111,28 @@ func writeReadings(ctx context.Context, db *dbutil.Database, readings []history.
 		_, err := db.Exec(ctx, fmt.Sprintf(insertReadingsQuery, bulkRows(readingRow, len(chunk), perRow, 0)), args...)
 		return err
 	})
+}
+
+// writeReadingsPG writes readings on PostgreSQL, in one statement.
+func writeReadingsPG(ctx context.Context, db *dbutil.Database, ids map[core.SourceRef]int64, readings []history.Reading) error {
+	n := len(readings)
+	sources, at := make([]int64, n), make([]int64, n)
+	nums, vals := make([]*float64, n), make([]*string, n)
+	for i, r := range readings {
+		num, val, err := encodeReading(r.Value)
+		if err != nil {
+			return fmt.Errorf("reading of %s: %w", r.Source, err)
+		}
+		sources[i], at[i] = ids[r.Source], r.At.UnixMilli()
+		if f, ok := num.(float64); ok {
+			nums[i] = &f
+		}
+		if v, ok := val.(string); ok {
+			vals[i] = &v
+		}
+	}
+	_, err := db.Exec(ctx, insertReadingsPGQuery, sources, at, nums, vals)
+	return err
 }
 
 // encodeReading splits a value into the num and val columns.

@@ -108,8 +108,8 @@ var rows = []row{
 	{"drawing a trip's chart, a day of 5-minute readings, as an 800 × 400 PNG (`BenchmarkRender`)",
 		"≤ 50 ms", perOp("BenchmarkRender", 50)},
 	{"heartbeat ingest over HTTP, 64 clients, SQLite (`BenchmarkHeartbeatIngest`)",
-		"≥ 5,000/s, p99 ≤ 20 ms", heartbeats("BenchmarkHeartbeatIngest/sqlite3", true)},
-	{"the same on PostgreSQL", "—", heartbeats("BenchmarkHeartbeatIngest/postgres", false)},
+		"≥ 5,000/s, p99 ≤ 20 ms", heartbeats("BenchmarkHeartbeatIngest/sqlite3", 20)},
+	{"the same on PostgreSQL (fsync on)", "≥ 5,000/s, p99 ≤ 30 ms", heartbeats("BenchmarkHeartbeatIngest/postgres", 30)},
 	{"the token check every API request makes, credential cached (`BenchmarkAuthenticate`)",
 		"stated, beside the heartbeat's CPU per request", micro("BenchmarkAuthenticate")},
 	{"card sets of 5 over HTTP, 16 clients, SQLite (`BenchmarkPublishCardSets`)",
@@ -232,7 +232,9 @@ func micro(name string) func(map[string]result) string {
 	}
 }
 
-func heartbeats(name string, target bool) func(map[string]result) string {
+// heartbeats reads BenchmarkHeartbeatIngest against the target of 5,000
+// heartbeats a second with a p99 of at most maxP99 milliseconds.
+func heartbeats(name string, maxP99 float64) func(map[string]result) string {
 	return func(rs map[string]result) string {
 		r, ok := rs[name]
 		if !ok {
@@ -240,7 +242,7 @@ func heartbeats(name string, target bool) func(map[string]result) string {
 		}
 		rate, p99 := r.metrics["hb/s"], r.metrics["p99-ms"]
 		return fmt.Sprintf("**%.0f/s, p99 %.1f ms** (p50 %.1f ms, %.0f µs CPU per heartbeat; %d heartbeats%s)%s",
-			rate, p99, r.metrics["p50-ms"], r.metrics["cpu-µs/hb"], r.n, reruns(r), verdict(rate >= 5000 && p99 <= 20, target))
+			rate, p99, r.metrics["p50-ms"], r.metrics["cpu-µs/hb"], r.n, reruns(r), verdict(rate >= 5000 && p99 <= maxP99, true))
 	}
 }
 
