@@ -127,6 +127,7 @@ func (p *Processor) AddFeatures(f Features) {
 		p.OnAnswer(oncall.EscalationKeyPrefix, claims.onEscalationAnswer)
 		p.OnAnswer("crash-loop:", claims.onAlertAnswer)
 		p.OnAnswer("spend:", claims.onAlertAnswer)
+		p.OnAnswer("trip:", claims.onAlertAnswer)
 	}
 	if f.Agents != nil {
 		p.agents = f.Agents

@@ -24,7 +24,8 @@ func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) {
 }
 
 // onAlertAnswer takes a 👀 on, or a reply `mine` to, an alert that is
-// its own incident (a crash loop, a budget alert).
+// its own incident (a crash loop, a budget alert, a shared tripwire's
+// trip).
 func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
 	if oncall.IsClaim(answer) {
 		c.claim(e, key, answer == oncall.ClaimReaction)

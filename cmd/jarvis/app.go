@@ -348,7 +348,7 @@ func (a *App) initServices() error {
 	zone, _ := a.cfg.Chat.Location() // checked when the configuration was read
 	a.quiet = quiet.NewService(quiet.Deps{Store: st.Quiet(), Tx: st, Outbox: outbox, Clock: clock, Zone: zone})
 	a.tripwires = tripwire.NewService(a.cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
-		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room, Quiet: a.quiet})
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room, Quiet: a.quiet, Incidents: a.oncall})
 	a.fleet.RegisterSources(registry)
 	a.cards.RegisterSources(registry)
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
