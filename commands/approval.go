@@ -7,6 +7,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
 // approvalCommands answer agents' approval requests: a reaction or a
@@ -14,6 +15,8 @@ import (
 // a network that cannot react).
 type approvalCommands struct {
 	svc *approval.Service
+	// claims take 👀 or `mine` on a relay, when requests are incidents.
+	claims *oncallCommands
 }
 
 // handler is `!approval`.
@@ -122,6 +125,11 @@ func (c *approvalCommands) onAnswer(e *Event, key, answer string) {
 	}
 	if err != nil {
 		e.Fail(err)
+		return
+	}
+	if c.claims != nil && oncall.IsClaim(answer) {
+		// A claim, by anyone who may talk to Jarvis, decides nothing.
+		c.claims.claim(e, a.NoticeKey(), answer == oncall.ClaimReaction)
 		return
 	}
 	tap := approval.IsReaction(answer)

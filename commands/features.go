@@ -99,8 +99,12 @@ func (p *Processor) AddFeatures(f Features) {
 		p.RegisterConfirm(confirmCardPublish)
 		p.OnAnswer("decision:", onDecisionAnswer)
 	}
+	var claims *oncallCommands
+	if f.OnCall != nil {
+		claims = &oncallCommands{svc: f.OnCall}
+	}
 	if f.Approvals != nil {
-		c := &approvalCommands{svc: f.Approvals}
+		c := &approvalCommands{svc: f.Approvals, claims: claims}
 		p.Register(c.handler())
 		p.OnAnswer("approval:", c.onAnswer)
 	}
@@ -120,14 +124,13 @@ func (p *Processor) AddFeatures(f Features) {
 		p.Register(cmdFleet)
 		p.AddIntent(func(text string) (string, []string, bool) { return fleetQuestion(text, p.fleet.Agents()) })
 	}
-	if f.OnCall != nil {
-		c := &oncallCommands{svc: f.OnCall}
-		p.OnAnswer("fleet:", c.onFleetAnswer)
-		p.OnAnswer(oncall.EscalationKeyPrefix, c.onEscalationAnswer)
-		p.OnAnswer(oncall.WokeKeyPrefix, c.onWokeAnswer)
-		p.OnAnswer("trip:", c.onTripAnswer)
-		p.OnAnswer("crash-loop:", c.onAlertAnswer)
-		p.OnAnswer("spend:", c.onAlertAnswer)
+	if claims != nil {
+		p.OnAnswer("fleet:", claims.onFleetAnswer)
+		p.OnAnswer(oncall.EscalationKeyPrefix, claims.onEscalationAnswer)
+		p.OnAnswer(oncall.WokeKeyPrefix, claims.onWokeAnswer)
+		p.OnAnswer("crash-loop:", claims.onAlertAnswer)
+		p.OnAnswer("spend:", claims.onAlertAnswer)
+		p.OnAnswer("trip:", claims.onTripAnswer)
 	}
 	if f.Agents != nil {
 		p.agents = f.Agents

@@ -24,7 +24,7 @@ func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) {
 }
 
 // onAlertAnswer takes an answer to an alert that is its own incident (a
-// crash loop, a budget alert).
+// crash loop, a budget alert, a shared tripwire's trip).
 func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
 	c.answer(e, key, answer)
 }

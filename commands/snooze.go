@@ -52,11 +52,20 @@ func (c *oncallCommands) snooze(e *Event, id, length string, tap bool) {
 	e.Send(oncall.SnoozeEdit(inc))
 }
 
-// onTripAnswer takes a 💤 on, or a reply `snooze 4h` to, a trip pushed to
-// a person: the tripwire does not push to them again until the snooze
-// ends (its trips are still journaled). Only its owner (and their linked
-// identities, who answer as them) may.
+// onTripAnswer takes an answer to a trip. A shared tripwire's trip,
+// posted to the room, is an incident: its answers are an alert's. A 💤 on,
+// or a reply `snooze 4h` to, a trip pushed to a person stops the tripwire
+// pushing to them until the snooze ends (its trips are still journaled).
+// Only its owner (and their linked identities, who answer as them) may.
 func (c *oncallCommands) onTripAnswer(e *Event, key, answer string) {
+	switch _, err := c.svc.Incident(e.Ctx, key); {
+	case err == nil:
+		c.answer(e, key, answer)
+		return
+	case !errors.Is(err, core.ErrNotFound):
+		e.Fail(err)
+		return
+	}
 	id, ok := tripwire.TripOf(key)
 	length, snooze := oncall.SnoozeOf(answer)
 	if !ok || !snooze || e.Proc.tripwires == nil {

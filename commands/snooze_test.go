@@ -148,9 +148,6 @@ func TestOnCallSnooze(t *testing.T) {
 // cannot snooze her push.
 func TestTripSnooze(t *testing.T) {
 	th := newTripwireHarness(t, 0)
-	svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour},
-		oncall.Deps{Store: th.store.Incidents(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
-	th.proc.AddFeatures(Features{OnCall: svc})
 	m := armedID.FindStringSubmatch(onlyReply(t, th.say(t, alice, `!tw arm GI lt 0.7 --label "GI low" --because "the Seal" --push --cooldown 0`)))
 	if m == nil {
 		t.Fatal("not armed")

@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/history"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
@@ -26,7 +27,9 @@ type twHarness struct {
 	*harness
 	tw    *tripwire.Service
 	quiet *quiet.Service
-	gi    float64
+	// oncall keeps the trips of shared tripwires, pushed to !room:x.
+	oncall *oncall.Service
+	gi     float64
 	// giErr, when set, is what reading integrity.gi fails with.
 	giErr error
 }
@@ -48,9 +51,11 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 			Value: core.ValueCategory, Categories: []string{"online", "late", "offline"}, Param: "agent name", ParamType: core.ParamAgent, Resolve: fixed("online")},
 	)
 	th.quiet = quiet.NewService(quiet.Deps{Store: th.store.Quiet(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
+	th.oncall = oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour}, oncall.Deps{Store: th.store.Incidents(), Tx: th.store,
+		Outbox: th.store.Outbox(), Clock: th.clock})
 	th.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store, Quiet: th.quiet})
-	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl})
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store, Quiet: th.quiet, Room: "!room:x", Incidents: th.oncall})
+	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl, OnCall: th.oncall})
 	return th
 }
 

@@ -62,7 +62,9 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 		t.Fatalf("no 👀 on the halt notice: %v", err)
 	}
 	editSays := func(text string) func(*event.Event) bool {
-		return func(evt *event.Event) bool { return editOf(j.UserID, notice.ID)(evt) && strings.Contains(newBody(evt), text) }
+		return func(evt *event.Event) bool {
+			return editOf(j.UserID, notice.ID)(evt) && strings.Contains(newBody(evt), text)
+		}
 	}
 
 	if _, err := bob.SendReaction(ctx, room, notice.ID, "👀"); err != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
 // Status is where a request stands. Every status but Pending is final.
@@ -181,6 +182,9 @@ type Deps struct {
 	// OnChange, when set, hears that a request appeared or was decided,
 	// once the change is committed.
 	OnChange func()
+	// Incidents, when set, keeps every request waiting as an on-call
+	// incident: 👀 claims it, its decision or deadline resolves it.
+	Incidents *oncall.Service
 }
 
 // Service relays and decides approval requests.
@@ -326,7 +330,7 @@ func (s *Service) Request(ctx context.Context, in Input) (a Approval, replayed b
 				return err
 			}
 		}
-		return nil
+		return s.trackRequest(ctx, a, notices[0])
 	})
 	if err != nil {
 		return Approval{}, false, fmt.Errorf("request approval for %s: %w", in.Agent, err)
@@ -383,7 +387,7 @@ func (s *Service) Decide(ctx context.Context, id string, v Verdict, who, network
 			return err
 		}
 		out = Result{Approval: a}
-		return s.deps.Outbox.Enqueue(ctx, s.outcomeEdit(a))
+		return s.close(ctx, a, nil)
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("decide approval %q: %w", id, err)
@@ -437,10 +441,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 				return err
 			}
 			closed++
-			if err := s.deps.Outbox.Enqueue(ctx, s.outcomeEdit(a)); err != nil {
-				return err
-			}
-			return s.deps.Outbox.Enqueue(ctx, core.Notice{Key: a.NoticeKey() + ":deadline", RoomID: s.deps.Room,
+			return s.close(ctx, a, &core.Notice{Key: a.NoticeKey() + ":deadline", RoomID: s.deps.Room,
 				Kind: core.NoticeMessage, Body: deadlineBody(a), Mentions: a.Asked, Target: a.NoticeKey()})
 		})
 		if err != nil {
@@ -493,10 +494,34 @@ func (s *Service) changed() {
 	}
 }
 
-// outcomeEdit replaces the relay message with the request and its outcome.
-func (s *Service) outcomeEdit(a Approval) core.Notice {
-	return core.Notice{Key: a.NoticeKey() + ":outcome", RoomID: s.deps.Room, Kind: core.NoticeEdit,
-		Body: relayBody(a), Target: a.NoticeKey()}
+// close tells the room that request a, just decided, closed: the relay
+// is edited to its outcome. When that resolved its incident, the edit
+// says so too, and one reply in its thread (the deadline's, or one saying
+// the outcome) says all clear.
+func (s *Service) close(ctx context.Context, a Approval, reply *core.Notice) error {
+	summary, err := s.resolveRequest(ctx, a)
+	if err != nil {
+		return err
+	}
+	edit := core.Notice{Key: a.NoticeKey() + ":outcome", RoomID: s.deps.Room, Kind: core.NoticeEdit, Body: relayBody(a), Target: a.NoticeKey()}
+	if summary != "" {
+		edit.Body += "\n\n✅ Resolved: " + summary + "."
+		if reply == nil {
+			reply = &core.Notice{Key: a.NoticeKey() + ":all-clear", RoomID: s.deps.Room, Kind: core.NoticeMessage, Body: outcomeLine(a), Target: a.NoticeKey()}
+		}
+		reply.Body += " All clear: " + summary + "."
+		reply.Thread = true
+	}
+	notices := []core.Notice{edit}
+	if reply != nil {
+		notices = append(notices, *reply)
+	}
+	for _, n := range notices {
+		if err := s.deps.Outbox.Enqueue(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ApproveEmoji and DenyEmoji answer a request without options.

@@ -469,7 +469,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 			return err
 		}
 		for _, n := range notices {
-			if err := s.deps.Outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
+			if err := s.send(ctx, n); err != nil {
 				return err
 			}
 		}
@@ -754,7 +754,7 @@ func (s *Service) reset(rec *Record, c candidate, now time.Time, notices []core.
 	rec.TripPushed = false
 	key := tripNoticeKey(rec.ID, rec.TripSeq)
 	body := fmt.Sprintf("✅ Cleared at %s — %s.", now.Format("2006-01-02 15:04 UTC"), observedText(c.cc, c.obs, markdown))
-	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":cleared", Kind: core.NoticeMessage, Target: key, Thread: true, Body: body}, false)
+	return s.notify(notices, rec.Scope, core.Notice{Key: key + clearedSuffix, Kind: core.NoticeMessage, Target: key, Thread: true, Body: body}, false)
 }
 
 // quarantine stops a tripwire for review and tells its owner, once per

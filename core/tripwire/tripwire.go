@@ -18,6 +18,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/history"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
 // Status is where a tripwire stands.
@@ -367,6 +368,9 @@ type Deps struct {
 	// Quiet holds the trip pushes of people in their quiet hours; nil
 	// holds none.
 	Quiet Quiet
+	// Incidents, when set, keeps the trips of shared tripwires, pushed
+	// to the room, as on-call incidents.
+	Incidents *oncall.Service
 }
 
 // Quiet holds a person's trip pushes, urgent ones aside, during their
