@@ -25,6 +25,7 @@ import (
 type twHarness struct {
 	*harness
 	tw    *tripwire.Service
+	deps  tripwire.Deps
 	quiet *quiet.Service
 	gi    float64
 	// giErr, when set, is what reading integrity.gi fails with.
@@ -48,8 +49,9 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 			Value: core.ValueCategory, Categories: []string{"online", "late", "offline"}, Param: "agent name", ParamType: core.ParamAgent, Resolve: fixed("online")},
 	)
 	th.quiet = quiet.NewService(quiet.Deps{Store: th.store.Quiet(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
-	th.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store, Quiet: th.quiet})
+	th.deps = tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store, Quiet: th.quiet}
+	th.tw = tripwire.NewService(testconfig.Tripwires(), th.deps)
 	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl})
 	return th
 }

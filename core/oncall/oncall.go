@@ -55,6 +55,10 @@ type Incident struct {
 	SnoozedUntil time.Time
 }
 
+// Posted reports whether the incident's alert was posted: a silence
+// holds the alerts of the incidents it keeps from the room.
+func (inc Incident) Posted() bool { return inc.NoticeKey != "" }
+
 // Store keeps incidents.
 type Store interface {
 	// PutIncident writes an incident, replacing the one with its ID.
@@ -72,6 +76,7 @@ type Store interface {
 	// escalated and reports whether it did.
 	EscalateIncident(ctx context.Context, id string, at time.Time) (bool, error)
 	SnoozeStore
+	SilenceStore
 }
 
 // Config is the oncall section.
@@ -126,6 +131,19 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 	case err != nil:
 		return fmt.Errorf("raise incident %s: %w", id, err)
 	}
+	held, err := s.holdAlert(ctx, subject, n.Body)
+	switch {
+	case err != nil:
+		return fmt.Errorf("raise incident %s: %w", id, err)
+	case held:
+		// A silence holds it: the incident is kept, with no notice (or the
+		// one posted before the silence began).
+		inc.Kind = kind
+		if !inc.Posted() {
+			inc.Body, inc.RoomID = n.Body, n.RoomID
+		}
+		return s.deps.Store.PutIncident(ctx, inc)
+	}
 	inc.NoticeKey, inc.Body, inc.RoomID, inc.Kind = n.Key, n.Body, n.RoomID, kind
 	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
 		return fmt.Errorf("raise incident %s: %w", id, err)
@@ -179,6 +197,12 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
 		return fmt.Errorf("resolve incident %s: %w", id, err)
 	}
+	if err := s.resolved(ctx, "", []string{inc.Subject}, core.EscapeMarkdown(inc.Subject)+"'s alert resolved"); err != nil {
+		return fmt.Errorf("resolve incident %s: %w", id, err)
+	}
+	if !inc.Posted() {
+		return nil
+	}
 	lasted := core.HumanDuration(inc.ResolvedAt.Sub(inc.OpenedAt))
 	handled := "nobody claimed it"
 	if inc.Owner != "" {
@@ -213,7 +237,7 @@ func (s *Service) Escalate(ctx context.Context) (int, error) {
 	raised := 0
 	var errs []error
 	for _, inc := range due {
-		if inc.Snoozed(s.deps.Clock.Now()) {
+		if inc.Snoozed(s.deps.Clock.Now()) || !inc.Posted() {
 			continue
 		}
 		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {

@@ -9,6 +9,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,6 +184,18 @@ type Patch struct {
 	// Status may be set to armed (enable, or release from quarantine) or
 	// disabled.
 	Status *Status `json:"status,omitempty"`
+}
+
+// Sources are the sources a tripwire reads, each once: its own and those
+// its sub-conditions name.
+func (d Definition) Sources() []core.SourceRef {
+	out := []core.SourceRef{d.Source}
+	for _, c := range d.Condition.Conditions {
+		if c.Source != nil && !slices.Contains(out, *c.Source) {
+			out = append(out, *c.Source)
+		}
+	}
+	return out
 }
 
 // Record is a definition with its scope and the state the
@@ -367,6 +380,21 @@ type Deps struct {
 	// Quiet holds the trip pushes of people in their quiet hours; nil
 	// holds none.
 	Quiet Quiet
+	// Silences holds the trip pushes a maintenance window silences; nil
+	// holds none.
+	Silences Silences
+}
+
+// Silences are the maintenance windows (`!silence`) that hold trips, in
+// ctx's transaction.
+type Silences interface {
+	// HoldTrip keeps a trip of one of scope's tripwires, which reads
+	// sources, from being pushed when a silence holds one of them, and
+	// reports whether it did.
+	HoldTrip(ctx context.Context, scope string, sources []core.SourceRef, label string) (bool, error)
+	// Cleared ends the silences held until a tripwire of scope reading
+	// sources resets.
+	Cleared(ctx context.Context, scope string, sources []core.SourceRef) error
 }
 
 // Quiet holds a person's trip pushes, urgent ones aside, during their
