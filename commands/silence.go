@@ -36,6 +36,10 @@ func (c *oncallCommands) silenceAdd(e *Event) {
 		e.Reply(silenceUsage, prefix)
 		return
 	}
+	if _, isFlag := flagName(words[0]); isFlag {
+		e.Reply("Name what to silence first. "+silenceUsage, prefix)
+		return
+	}
 	var rest []string
 	var because string
 	untilResolved := false

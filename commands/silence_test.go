@@ -146,6 +146,7 @@ func TestSilence(t *testing.T) {
 		sh := newSilenceHarness(t)
 		for _, c := range []struct{ say, want string }{
 			{"!silence EVE", "Say what and for how long"},
+			{"!silence --until-resolved EVE", "Name what to silence first"},
 			{"!silence EVE for a while", "I can't read `for a while` as a time"},
 			{"!silence EVE for 8 days", "a silence lasts 7d at most"},
 			{"!silence EVE for 2h --because " + strings.Repeat("x", 201), "at most 200 characters"},

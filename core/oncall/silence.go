@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // Bounds of a silence.
@@ -157,22 +158,17 @@ func (s *Service) EndSilences(ctx context.Context) (int, error) {
 	return ended, errors.Join(errs...)
 }
 
-// holding returns the first silence that holds what scope's notice about
-// any of subjects would say, and whether there is one: an admin's for
-// anyone, a person's own for their trips (scope "": the room's alerts,
-// which only an admin's holds).
-func (s *Service) holding(ctx context.Context, scope string, subjects []string) (Silence, bool, error) {
-	active, err := s.deps.Store.ActiveSilences(ctx)
-	if err != nil {
-		return Silence{}, false, err
-	}
-	now := s.deps.Clock.Now()
+// holding returns the first of active that holds, at now, what scope's
+// notice about any of subjects would say, and whether there is one: an
+// admin's for anyone, a person's own for their trips (scope "": the
+// room's alerts, which only an admin's holds).
+func holding(active []Silence, now time.Time, scope string, subjects []string) (Silence, bool) {
 	for _, sil := range active {
-		if now.Before(sil.EndsAt) && (sil.Scope == "" || sil.Scope == scope) && sil.matches(subjects) {
-			return sil, true, nil
+		if sil.EndedAt.IsZero() && now.Before(sil.EndsAt) && (sil.Scope == "" || sil.Scope == scope) && sil.matches(subjects) {
+			return sil, true
 		}
 	}
-	return Silence{}, false, nil
+	return Silence{}, false
 }
 
 // matches reports whether the silence names any of subjects.
@@ -188,29 +184,52 @@ func (sil Silence) matches(subjects []string) bool {
 // holdAlert keeps an alert about subject (an agent) from the room when a
 // workspace silence holds it, and reports whether it did.
 func (s *Service) holdAlert(ctx context.Context, subject, body string) (bool, error) {
-	sil, ok, err := s.holding(ctx, "", []string{subject, FleetTarget})
-	if err != nil || !ok {
+	active, err := s.deps.Store.ActiveSilences(ctx)
+	if err != nil {
 		return false, err
+	}
+	sil, ok := holding(active, s.deps.Clock.Now(), "", []string{subject, FleetTarget})
+	if !ok {
+		return false, nil
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
 	return true, s.deps.Store.HoldInSilence(ctx, sil.ID, true, line, heldLines)
 }
 
+// silencing is what the silences that held at the start of an evaluator
+// pass hold.
+type silencing struct {
+	s      *Service
+	active []Silence
+}
+
+var _ tripwire.Silences = (*Service)(nil)
+
+// Silencing reads the silences that hold now, for one evaluator pass;
+// nil when none does.
+func (s *Service) Silencing(ctx context.Context) (tripwire.Silencing, error) {
+	active, err := s.deps.Store.ActiveSilences(ctx)
+	if err != nil || len(active) == 0 {
+		return nil, err
+	}
+	return &silencing{s: s, active: active}, nil
+}
+
 // HoldTrip keeps a trip of one of scope's tripwires, which reads sources,
 // from being pushed when a silence holds one of them, and reports whether
 // it did. It writes in ctx's transaction, the one that records the trip.
-func (s *Service) HoldTrip(ctx context.Context, scope string, sources []core.SourceRef, label string) (bool, error) {
-	sil, ok, err := s.holding(ctx, scope, sourceSubjects(sources))
-	if err != nil || !ok {
-		return false, err
+func (h *silencing) HoldTrip(ctx context.Context, scope string, sources []core.SourceRef, label string) (bool, error) {
+	sil, ok := holding(h.active, h.s.deps.Clock.Now(), scope, sourceSubjects(sources))
+	if !ok {
+		return false, nil
 	}
-	return true, s.deps.Store.HoldInSilence(ctx, sil.ID, false, "🔔 "+core.EscapeMarkdown(label), heldLines)
+	return true, h.s.deps.Store.HoldInSilence(ctx, sil.ID, false, "🔔 "+core.EscapeMarkdown(label), heldLines)
 }
 
 // Cleared ends the silences held until a tripwire of scope reading
 // sources resets, in ctx's transaction.
-func (s *Service) Cleared(ctx context.Context, scope string, sources []core.SourceRef) error {
-	return s.resolved(ctx, scope, sourceSubjects(sources), "the tripwire reading it reset")
+func (h *silencing) Cleared(ctx context.Context, scope string, sources []core.SourceRef) error {
+	return h.s.endResolved(ctx, h.active, scope, sourceSubjects(sources), "the tripwire reading it reset")
 }
 
 // resolved ends the silences held until what they silence resolves that
@@ -220,11 +239,18 @@ func (s *Service) resolved(ctx context.Context, scope string, subjects []string,
 	if err != nil {
 		return err
 	}
-	for _, sil := range active {
-		if sil.UntilResolved && (sil.Scope == "" || sil.Scope == scope) && sil.matches(subjects) {
+	return s.endResolved(ctx, active, scope, subjects, why)
+}
+
+// endResolved ends those of active held until what they silence
+// resolves that name any of subjects, marking them ended in active.
+func (s *Service) endResolved(ctx context.Context, active []Silence, scope string, subjects []string, why string) error {
+	for i, sil := range active {
+		if sil.UntilResolved && sil.EndedAt.IsZero() && (sil.Scope == "" || sil.Scope == scope) && sil.matches(subjects) {
 			if _, err := s.EndSilence(ctx, sil.ID, why); err != nil {
 				return err
 			}
+			active[i].EndedAt = s.deps.Clock.Now()
 		}
 	}
 	return nil

@@ -615,6 +615,12 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			return nil, err
 		}
 	}
+	var silencing Silencing
+	if s.deps.Silences != nil {
+		if silencing, err = s.deps.Silences.Silencing(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var notices []core.Notice
 	for _, rec := range recs {
 		c := candidates[rec.ID]
@@ -625,14 +631,14 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			report.Skipped[SkipSourceError]++
 			report.Quarantined++
 		case c.ev.verdict == verdictFire:
-			if notices, err = s.fire(ctx, &rec, c, now, w, notices); err != nil {
+			if notices, err = s.fire(ctx, &rec, c, now, silencing, w, notices); err != nil {
 				return nil, err
 			}
 			report.Fired++
 		case c.ev.verdict == verdictReset:
 			notices = s.reset(&rec, c, now, notices)
-			if s.deps.Silences != nil {
-				if err := s.deps.Silences.Cleared(ctx, rec.Scope, c.cc.sources()); err != nil {
+			if silencing != nil {
+				if err := silencing.Cleared(ctx, rec.Scope, c.cc.sources()); err != nil {
 					return nil, err
 				}
 			}
@@ -659,16 +665,16 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 // they snoozed the tripwire or a silence holds it (then the trip is journaled) or their quiet
 // hours hold it for their digest; a journal-only trip goes to their daily
 // digest when they asked for one.
-func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
+func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, silencing Silencing, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
 	rec.Status = Tripped
 	rec.LastTrippedAt = &now
 	rec.TripSeq++
 	// A trip its owner snoozed, or a silence holds, is journaled instead
 	// of pushed.
 	held := rec.Action.Push && now.Before(rec.SnoozedUntil)
-	if rec.Action.Push && !held && s.deps.Silences != nil {
+	if rec.Action.Push && !held && silencing != nil {
 		var err error
-		if held, err = s.deps.Silences.HoldTrip(ctx, rec.Scope, c.cc.sources(), rec.Label); err != nil {
+		if held, err = silencing.HoldTrip(ctx, rec.Scope, c.cc.sources(), rec.Label); err != nil {
 			return nil, err
 		}
 	}

@@ -385,9 +385,16 @@ type Deps struct {
 	Silences Silences
 }
 
-// Silences are the maintenance windows (`!silence`) that hold trips, in
-// ctx's transaction.
+// Silences are the maintenance windows (`!silence`) that hold trips.
 type Silences interface {
+	// Silencing reads the silences that hold now, once per evaluator
+	// pass, in ctx's transaction; nil when none does.
+	Silencing(ctx context.Context) (Silencing, error)
+}
+
+// Silencing is what the silences that held at the start of a pass hold,
+// in ctx's transaction.
+type Silencing interface {
 	// HoldTrip keeps a trip of one of scope's tripwires, which reads
 	// sources, from being pushed when a silence holds one of them, and
 	// reports whether it did.
