@@ -58,7 +58,7 @@ type Features struct {
 	// OnCall takes the claims (👀, or a reply `mine`) and snoozes (💤, or a
 	// reply `snooze 4h`) on the alerts the fleet raises in the room:
 	// silences, crash loops, budgets; with Tripwires, 💤 on the trips
-	// pushed to a person.
+	// pushed to a person; and `!silence`, maintenance windows.
 	OnCall *oncall.Service
 	// ProposalTTL is how long a tripwire proposed in chat waits for its
 	// ✅ (DefaultProposalTTL when not positive).
@@ -131,6 +131,7 @@ func (p *Processor) AddFeatures(f Features) {
 		p.OnAnswer("crash-loop:", claims.onAlertAnswer)
 		p.OnAnswer("spend:", claims.onAlertAnswer)
 		p.OnAnswer("trip:", claims.onTripAnswer)
+		p.Register(claims.silenceHandler())
 	}
 	if f.Agents != nil {
 		p.agents = f.Agents

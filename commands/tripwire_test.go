@@ -26,6 +26,7 @@ import (
 type twHarness struct {
 	*harness
 	tw    *tripwire.Service
+	deps  tripwire.Deps
 	quiet *quiet.Service
 	// oncall keeps the trips of shared tripwires, pushed to !room:x.
 	oncall *oncall.Service
@@ -52,9 +53,10 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 	)
 	th.quiet = quiet.NewService(quiet.Deps{Store: th.store.Quiet(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
 	th.oncall = oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour}, oncall.Deps{Store: th.store.Incidents(), Tx: th.store,
-		Outbox: th.store.Outbox(), Clock: th.clock})
-	th.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store, Quiet: th.quiet, Room: "!room:x", Incidents: th.oncall})
+		Outbox: th.store.Outbox(), Clock: th.clock, Admins: []string{"@admin:x"}})
+	th.deps = tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
+		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store, Quiet: th.quiet, Room: "!room:x", Incidents: th.oncall}
+	th.tw = tripwire.NewService(testconfig.Tripwires(), th.deps)
 	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl, OnCall: th.oncall})
 	return th
 }

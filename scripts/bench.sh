@@ -23,6 +23,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 bench ./store/ BenchmarkTripwireTick 20x
 bench ./store/ BenchmarkTripwireTickHistory 10x
 bench ./store/ BenchmarkTripwireTickQuiet 10x
+bench ./store/ BenchmarkTripwireTickSilences 10x
 bench ./store/ BenchmarkBacktest 200x
 bench ./chart/ BenchmarkRender 200x
 bench ./store/ BenchmarkReconcile 2000x

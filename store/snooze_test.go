@@ -114,3 +114,49 @@ func TestTripwireSnoozeJournalsInsteadOfPushing(t *testing.T) {
 		t.Errorf("after the snooze: notices %+v, want trip 2 pushed with 💤 and its chart", n)
 	}
 }
+
+// TestSilences: a silence is read back as written; it counts what it
+// holds and keeps the first lines only; it ends once, and an ended one
+// is no longer active.
+func TestSilences(t *testing.T) {
+	ctx := context.Background()
+	q := testdb.OpenStore(t, testEngine).Incidents()
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	if _, err := q.Silence(ctx, 1); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("Silence() of none = %v, want ErrNotFound", err)
+	}
+	s, err := q.AddSilence(ctx, oncall.Silence{Scope: "@alice:x", Target: "integrity.gi", Reason: "deploy *now*", By: "@alice:x", RoomID: "!dm:x",
+		StartedAt: at, EndsAt: at.Add(2 * time.Hour), UntilResolved: true})
+	if err != nil || s.ID == 0 {
+		t.Fatalf("AddSilence() = %+v, %v", s, err)
+	}
+	for i, what := range []string{"first", "second\nline", "third"} {
+		if err := q.HoldInSilence(ctx, s.ID, i == 0, what, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.HoldInSilence(ctx, s.ID+1, true, "none", 2); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("holding in no silence: %v, want ErrNotFound", err)
+	}
+	got, err := q.Silence(ctx, s.ID)
+	if err != nil || got.Scope != "@alice:x" || got.Target != "integrity.gi" || got.Reason != "deploy *now*" || got.RoomID != "!dm:x" ||
+		!got.StartedAt.Equal(at) || !got.EndsAt.Equal(at.Add(2*time.Hour)) || !got.UntilResolved || !got.EndedAt.IsZero() ||
+		got.HeldAlerts != 1 || got.HeldTrips != 2 || len(got.Held) != 2 || got.Held[0] != "first" || got.Held[1] != "second line" {
+		t.Errorf("read back %+v, %v", got, err)
+	}
+	if active, err := q.ActiveSilences(ctx); err != nil || len(active) != 1 || active[0].ID != s.ID {
+		t.Errorf("ActiveSilences() = %+v, %v", active, err)
+	}
+	if ok, err := q.EndSilence(ctx, s.ID, at.Add(time.Hour)); err != nil || !ok {
+		t.Errorf("EndSilence() = %v, %v", ok, err)
+	}
+	if ok, _ := q.EndSilence(ctx, s.ID, at.Add(2*time.Hour)); ok {
+		t.Error("ended twice")
+	}
+	if active, err := q.ActiveSilences(ctx); err != nil || len(active) != 0 {
+		t.Errorf("ActiveSilences() after the end = %+v, %v", active, err)
+	}
+	if got, _ := q.Silence(ctx, s.ID); !got.EndedAt.Equal(at.Add(time.Hour)) {
+		t.Errorf("ended at %v", got.EndedAt)
+	}
+}

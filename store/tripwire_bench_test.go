@@ -11,6 +11,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
@@ -24,7 +25,7 @@ import (
 // 1,000 trips, 2,000 state changes and 1,000 notices. Sources are read once
 // per (kind, param): 101 reads per pass.
 func BenchmarkTripwireTick(b *testing.B) {
-	tick, reads := newTickBench(b, true, false)
+	tick, reads := newTickBench(b, true, false, false)
 	// Warm up: the first pass loads and compiles every tripwire and records
 	// the first observation of each changed condition.
 	start := time.Now()
@@ -55,8 +56,8 @@ func BenchmarkTripwireTick(b *testing.B) {
 // by pass in turn, so that a load that changes during the run weighs on
 // both. It reports the ratio of their times.
 func BenchmarkTripwireTickHistory(b *testing.B) {
-	with, _ := newTickBench(b, true, false)
-	without, _ := newTickBench(b, false, false)
+	with, _ := newTickBench(b, true, false, false)
+	without, _ := newTickBench(b, false, false, false)
 	sideBySide(b, with, without)
 }
 
@@ -67,8 +68,17 @@ func BenchmarkTripwireTickHistory(b *testing.B) {
 // instead of the outbox) against one without quiet hours, pass by pass in
 // turn. It reports the ratio of their times.
 func BenchmarkTripwireTickQuiet(b *testing.B) {
-	with, _ := newTickBench(b, true, true)
-	without, _ := newTickBench(b, true, false)
+	with, _ := newTickBench(b, true, true, false)
+	without, _ := newTickBench(b, true, false, false)
+	sideBySide(b, with, without)
+}
+
+// BenchmarkTripwireTickSilences compares a pass with a silence holding
+// (on a target no tripwire reads, so that every push and every reset
+// reads the silences and nothing is held) with one without silences.
+func BenchmarkTripwireTickSilences(b *testing.B) {
+	with, _ := newTickBench(b, true, false, true)
+	without, _ := newTickBench(b, true, false, false)
 	sideBySide(b, with, without)
 }
 
@@ -113,8 +123,9 @@ const (
 // its own and returns a pass (moving the clock and flipping the flip
 // source first) and the count of source reads; keepHistory false drops
 // the readings each pass would keep; withQuiet gives every even scope
-// quiet hours all day long and a daily digest.
-func newTickBench(b *testing.B, keepHistory, withQuiet bool) (func() tripwire.TickReport, *atomic.Int64) {
+// quiet hours all day long and a daily digest; withSilence sets an
+// admin's silence on a target no tripwire reads.
+func newTickBench(b *testing.B, keepHistory, withQuiet, withSilence bool) (func() tripwire.TickReport, *atomic.Int64) {
 	const (
 		tripwires = benchTripwires
 		scopes    = benchScopes
@@ -191,6 +202,13 @@ func newTickBench(b *testing.B, keepHistory, withQuiet bool) (func() tripwire.Ti
 	deps := tripwire.Deps{Store: q, Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: clock}
 	if withQuiet {
 		deps.Quiet = quiet.NewService(quiet.Deps{Store: st.Quiet(), Tx: st, Outbox: st.Outbox(), Clock: clock})
+	}
+	if withSilence {
+		oc := oncall.NewService(oncall.Config{}, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: st.Outbox(), Clock: clock})
+		if _, err := oc.Silence(ctx, oncall.Silence{Target: "ZEUS", By: "@admin:example.org", EndsAt: now.Add(oncall.MaxSilence)}); err != nil {
+			b.Fatal(err)
+		}
+		deps.Silences = oc
 	}
 	svc := tripwire.NewService(testconfig.Tripwires(), deps)
 	// Each pass flips the flip source and moves the clock past the

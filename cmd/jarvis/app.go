@@ -348,7 +348,8 @@ func (a *App) initServices() error {
 	zone, _ := a.cfg.Chat.Location() // checked when the configuration was read
 	a.quiet = quiet.NewService(quiet.Deps{Store: st.Quiet(), Tx: st, Outbox: outbox, Clock: clock, Zone: zone})
 	a.tripwires = tripwire.NewService(a.cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
-		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room, Quiet: a.quiet, Incidents: a.oncall})
+		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room, Quiet: a.quiet, Incidents: a.oncall,
+		Silences: a.oncall})
 	a.fleet.RegisterSources(registry)
 	a.cards.RegisterSources(registry)
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
@@ -689,6 +690,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(oncallSweepInterval, "escalate unclaimed alerts", uncounted(a.oncall.Escalate))
 	sweep(oncallSweepInterval, "wake snoozed alerts", uncounted(a.oncall.Wake))
 	sweep(oncallSweepInterval, "remind owners of open alerts", uncounted(a.oncall.Remind))
+	sweep(oncallSweepInterval, "end silences", uncounted(a.oncall.EndSilences))
 	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {
 		cancel()

@@ -117,7 +117,7 @@ func (s *Service) Escalate(ctx context.Context) (int, error) {
 	raised := 0
 	var errs []error
 	for _, inc := range due {
-		if inc.Snoozed(s.deps.Clock.Now()) {
+		if inc.Snoozed(s.deps.Clock.Now()) || !inc.Posted() {
 			continue
 		}
 		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
@@ -182,7 +182,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 	reminded := 0
 	var errs []error
 	for _, inc := range due {
-		if inc.Snoozed(s.deps.Clock.Now()) {
+		if inc.Snoozed(s.deps.Clock.Now()) || !inc.Posted() {
 			continue
 		}
 		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {

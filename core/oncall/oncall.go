@@ -64,6 +64,10 @@ type Incident struct {
 	Parent string
 }
 
+// Posted reports whether the incident's alert was posted: a silence
+// holds the alerts of the incidents it keeps from the room.
+func (inc Incident) Posted() bool { return inc.NoticeKey != "" }
+
 // Store keeps incidents.
 type Store interface {
 	// PutIncident writes an incident, replacing the one with its ID.
@@ -93,6 +97,7 @@ type Store interface {
 	// OpenIncidents lists the open incidents of a kind, oldest first.
 	OpenIncidents(ctx context.Context, kind string) ([]Incident, error)
 	SnoozeStore
+	SilenceStore
 }
 
 // Deps are what the service needs.
@@ -126,6 +131,19 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 		inc = Incident{ID: id, Subject: subject, OpenedAt: now}
 	case err != nil:
 		return fmt.Errorf("raise incident %s: %w", id, err)
+	}
+	held, err := s.holdAlert(ctx, subject, n.Body)
+	switch {
+	case err != nil:
+		return fmt.Errorf("raise incident %s: %w", id, err)
+	case held:
+		// A silence holds it: the incident is kept, with no notice (or the
+		// one posted before the silence began).
+		inc.Kind = kind
+		if !inc.Posted() {
+			inc.Body, inc.RoomID = n.Body, n.RoomID
+		}
+		return s.deps.Store.PutIncident(ctx, inc)
 	}
 	inc.NoticeKey, inc.Body, inc.RoomID, inc.Kind = n.Key, n.Body, n.RoomID, kind
 	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
@@ -204,11 +222,17 @@ func (s *Service) Resolve(ctx context.Context, id, said string) error {
 	if inc, err = s.close(ctx, inc); err != nil {
 		return fmt.Errorf("resolve incident %s: %w", id, err)
 	}
+	if err := s.resolved(ctx, "", []string{inc.Subject}, core.EscapeMarkdown(inc.Subject)+"'s alert resolved"); err != nil {
+		return fmt.Errorf("resolve incident %s: %w", id, err)
+	}
 	if inc.Parent != "" {
 		return nil
 	}
 	if err := s.closeMembers(ctx, inc); err != nil {
 		return fmt.Errorf("resolve incident %s: %w", id, err)
+	}
+	if !inc.Posted() {
+		return nil
 	}
 	edit := core.Notice{Key: inc.NoticeKey + ":resolved", RoomID: inc.RoomID, Kind: core.NoticeEdit, Target: inc.NoticeKey,
 		Body: fmt.Sprintf("✅ **Resolved** after %s, %s. It was: %s", inc.lasted(), inc.handled(), strings.TrimSpace(inc.Body))}

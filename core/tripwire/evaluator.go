@@ -615,6 +615,12 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			return nil, err
 		}
 	}
+	var silencing Silencing
+	if s.deps.Silences != nil {
+		if silencing, err = s.deps.Silences.Silencing(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var notices []core.Notice
 	for _, rec := range recs {
 		c := candidates[rec.ID]
@@ -625,12 +631,17 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			report.Skipped[SkipSourceError]++
 			report.Quarantined++
 		case c.ev.verdict == verdictFire:
-			if notices, err = s.fire(ctx, &rec, c, now, w, notices); err != nil {
+			if notices, err = s.fire(ctx, &rec, c, now, silencing, w, notices); err != nil {
 				return nil, err
 			}
 			report.Fired++
 		case c.ev.verdict == verdictReset:
 			notices = s.reset(&rec, c, now, notices)
+			if silencing != nil {
+				if err := silencing.Cleared(ctx, rec.Scope, c.cc.sources()); err != nil {
+					return nil, err
+				}
+			}
 			report.Reset++
 			cycles := 0
 			for _, at := range recent[rec.ID] {
@@ -651,16 +662,23 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 
 // fire records a trip: history always, journal and push queue as the action
 // says, and a notice to the citizen (with 💤 on it) when push is on, unless
-// they snoozed the tripwire (then the trip is journaled) or their quiet
+// they snoozed the tripwire or a silence holds it (then the trip is journaled) or their quiet
 // hours hold it for their digest; a journal-only trip goes to their daily
 // digest when they asked for one.
-func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
+func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, silencing Silencing, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
 	rec.Status = Tripped
 	rec.LastTrippedAt = &now
 	rec.TripSeq++
-	// A trip its owner snoozed is journaled instead of pushed.
-	snoozed := rec.Action.Push && now.Before(rec.SnoozedUntil)
-	rec.TripPushed = rec.Action.Push && !snoozed
+	// A trip its owner snoozed, or a silence holds, is journaled instead
+	// of pushed.
+	held := rec.Action.Push && now.Before(rec.SnoozedUntil)
+	if rec.Action.Push && !held && silencing != nil {
+		var err error
+		if held, err = silencing.HoldTrip(ctx, rec.Scope, c.cc.sources(), rec.Label); err != nil {
+			return nil, err
+		}
+	}
+	rec.TripPushed = rec.Action.Push && !held
 	rec.ErrorStreak, rec.LastError = 0, ""
 	if c.cc.watchesChange {
 		rec.LastObserved = c.ev.observed
@@ -674,8 +692,8 @@ func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.T
 		ObservedContext: observedContext(c.cc, c.obs),
 		Summary:         observedText(c.cc, c.obs, plain) + " (" + c.cc.text() + ")",
 	}
-	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal || snoozed, Push: rec.TripPushed})
-	if snoozed {
+	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal || held, Push: rec.TripPushed})
+	if held {
 		return notices, nil
 	}
 	quiet := s.deps.Quiet != nil && rec.Scope != SelfScope
@@ -784,6 +802,17 @@ func (s *Service) notify(notices []core.Notice, scope string, n core.Notice, men
 }
 
 func tripNoticeKey(id string, seq int64) string { return fmt.Sprintf("trip:%s:%d", id, seq) }
+
+// sources are the sources the condition reads, each once.
+func (cc *compiledCondition) sources() []core.SourceRef {
+	var out []core.SourceRef
+	for _, l := range cc.leaves {
+		if !slices.Contains(out, l.source) {
+			out = append(out, l.source)
+		}
+	}
+	return out
+}
 
 // text renders the condition with its sources: "integrity.gi < 0.7", or
 // "all of: integrity.gi < 0.7; lane.sentiment = degraded".

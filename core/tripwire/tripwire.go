@@ -9,6 +9,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/history"
-	"github.com/jarvis-hmi/jarvis/core/oncall"
 )
 
 // Status is where a tripwire stands.
@@ -184,6 +184,18 @@ type Patch struct {
 	// Status may be set to armed (enable, or release from quarantine) or
 	// disabled.
 	Status *Status `json:"status,omitempty"`
+}
+
+// Sources are the sources a tripwire reads, each once: its own and those
+// its sub-conditions name.
+func (d Definition) Sources() []core.SourceRef {
+	out := []core.SourceRef{d.Source}
+	for _, c := range d.Condition.Conditions {
+		if c.Source != nil && !slices.Contains(out, *c.Source) {
+			out = append(out, *c.Source)
+		}
+	}
+	return out
 }
 
 // Record is a definition with its scope and the state the
@@ -370,7 +382,39 @@ type Deps struct {
 	Quiet Quiet
 	// Incidents, when set, keeps the trips of shared tripwires, pushed
 	// to the room, as on-call incidents.
-	Incidents *oncall.Service
+	Incidents Incidents
+	// Silences holds the trip pushes a maintenance window silences; nil
+	// holds none.
+	Silences Silences
+}
+
+// Incidents are the on-call incidents (core/oncall) the trips of shared
+// tripwires are.
+type Incidents interface {
+	// Raise posts n as the alert of incident id, about subject.
+	Raise(ctx context.Context, id, kind, subject string, n core.Notice) error
+	// Resolve closes incident id, saying said in the alert's thread;
+	// core.ErrNotFound when no incident has the ID.
+	Resolve(ctx context.Context, id, said string) error
+}
+
+// Silences are the maintenance windows (`!silence`) that hold trips.
+type Silences interface {
+	// Silencing reads the silences that hold now, once per evaluator
+	// pass, in ctx's transaction; nil when none does.
+	Silencing(ctx context.Context) (Silencing, error)
+}
+
+// Silencing is what the silences that held at the start of a pass hold,
+// in ctx's transaction.
+type Silencing interface {
+	// HoldTrip keeps a trip of one of scope's tripwires, which reads
+	// sources, from being pushed when a silence holds one of them, and
+	// reports whether it did.
+	HoldTrip(ctx context.Context, scope string, sources []core.SourceRef, label string) (bool, error)
+	// Cleared ends the silences held until a tripwire of scope reading
+	// sources resets.
+	Cleared(ctx context.Context, scope string, sources []core.SourceRef) error
 }
 
 // Quiet holds a person's trip pushes, urgent ones aside, during their

@@ -103,6 +103,8 @@ var rows = []row{
 		"≤ 1.10 ×", sideBySide("BenchmarkTripwireTickHistory/sqlite3")},
 	{"what quiet hours and daily digests add to that pass, the two side by side (`BenchmarkTripwireTickQuiet`)",
 		"≤ 1.10 ×", sideBySide("BenchmarkTripwireTickQuiet/sqlite3")},
+	{"what a silence holding adds to that pass, the two side by side (`BenchmarkTripwireTickSilences`)",
+		"≤ 1.10 ×", sideBySide("BenchmarkTripwireTickSilences/sqlite3")},
 	{"a 7-day backtest over 5-minute readings, from SQLite (`BenchmarkBacktest`)",
 		"≤ 20 ms", perOp("BenchmarkBacktest/sqlite3", 20)},
 	{"drawing a trip's chart, a day of 5-minute readings, as an 800 × 400 PNG (`BenchmarkRender`)",

@@ -1,0 +1,201 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jarvis-hmi/jarvis/commands/intent"
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
+)
+
+// silenceHandler is `!silence`: maintenance windows.
+func (c *oncallCommands) silenceHandler() *Handler {
+	return &Handler{
+		Name: "silence",
+		Args: "<agent|source|fleet> for 2h|until 18:00|--until-resolved [--because \"…\"]",
+		Help: "Hold the alerts about an agent (admins; `fleet` for all) and the trips of tripwires reading it from the room and pushes, " +
+			"journaled instead, for a time or until it resolves; its end says what it held. Your own tripwires' sources: yours alone.",
+		Func: c.silenceAdd,
+		Subcommands: []*Handler{
+			{Name: "list", Aliases: []string{"ls"}, Help: "The silences that hold now.", Func: c.silenceList},
+			{Name: "end", Args: "<id>", Help: "End a silence now, with its summary.", Func: c.silenceEnd},
+		},
+	}
+}
+
+// silenceUsage says how to set a silence.
+const silenceUsage = "Say what and for how long: `%ssilence EVE for 2h --because \"deploy\"`, `… until 18:00`, or `… --until-resolved`."
+
+func (c *oncallCommands) silenceAdd(e *Event) {
+	prefix := e.Proc.Prefix()
+	words, err := splitArgs(e.RawArgs)
+	if err != nil || len(words) == 0 {
+		e.Reply(silenceUsage, prefix)
+		return
+	}
+	if _, isFlag := flagName(words[0]); isFlag {
+		e.Reply("Name what to silence first. "+silenceUsage, prefix)
+		return
+	}
+	var rest []string
+	var because string
+	untilResolved := false
+	for i := 1; i < len(words); i++ {
+		name, isFlag := flagName(words[i])
+		switch {
+		case !isFlag:
+			rest = append(rest, words[i].text)
+		case name == "until-resolved":
+			untilResolved = true
+		case (name == "because" || name == "reason") && i+1 < len(words):
+			because = words[i+1].text
+			i++
+		default:
+			e.Reply("%s is not a flag of `silence`; it takes --because \"…\" and --until-resolved. "+silenceUsage, twCode(words[i].text), prefix)
+			return
+		}
+	}
+	now := e.Proc.deps.Clock.Now()
+	sil := oncall.Silence{Target: words[0].text, Reason: because, By: e.Sender, RoomID: e.RoomID, UntilResolved: untilResolved}
+	switch {
+	case untilResolved && len(rest) == 0:
+		sil.EndsAt = now.Add(oncall.MaxUntilResolved)
+	case !untilResolved && len(rest) > 0:
+		at, ok := intent.Until(strings.Join(rest, " "), now, e.Proc.zone(e))
+		if !ok {
+			e.Reply("I can't read %s as a time. "+silenceUsage, twCode(strings.Join(rest, " ")), prefix)
+			return
+		}
+		sil.EndsAt = at
+	default:
+		e.Reply(silenceUsage, prefix)
+		return
+	}
+	if !c.mayTarget(e, &sil) {
+		return
+	}
+	sil, err = c.svc.Silence(e.Ctx, sil)
+	if why, ok := refusal(err); ok {
+		e.Reply("Not silenced: %s.", why)
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	held := "the alerts about it and the trips of tripwires reading it"
+	switch {
+	case sil.Scope != "":
+		held = "the trips of your tripwires reading it"
+	case strings.EqualFold(sil.Target, oncall.FleetTarget):
+		held = "every fleet alert"
+	}
+	ends := "until " + oncall.UntilText(sil.EndsAt, now, e.Proc.zone(e))
+	if sil.UntilResolved {
+		ends = fmt.Sprintf("until it resolves, and %s at the latest (%s)", ends, core.HumanDuration(oncall.MaxUntilResolved))
+	}
+	e.Reply("🔕 Silence %d: I hold %s on %s %s; they are journaled, not posted or pushed. When it ends I'll say what it held. `%ssilence end %d` ends it now.",
+		sil.ID, held, core.EscapeMarkdown(sil.Target), ends, prefix, sil.ID)
+}
+
+// mayTarget checks that the sender may silence sil's target: an admin
+// anything, for everyone; anyone else a source one of their own
+// tripwires reads, for their own trips (sil.Scope). It answers a refusal.
+func (c *oncallCommands) mayTarget(e *Event, sil *oncall.Silence) bool {
+	if e.Admin() {
+		if a := matchAgent(sil.Target, e.Proc.agentNames()); a != "" {
+			sil.Target = a
+		}
+		return true
+	}
+	if e.Proc.tripwires != nil {
+		defs, err := e.Proc.tripwires.tw.List(e.Ctx, e.Sender)
+		if err != nil {
+			e.Fail(err)
+			return false
+		}
+		for _, d := range defs {
+			if oncall.Names(sil.Target, d.Sources()) {
+				sil.Scope = e.Sender
+				return true
+			}
+		}
+	}
+	e.Reply("Only an admin silences an agent or the fleet; you may silence a source one of your own tripwires reads (`%stw list`).", e.Proc.Prefix())
+	return false
+}
+
+// matchAgent is the configured name of the agent name names, "" for none.
+func matchAgent(name string, agents []string) string {
+	for _, a := range agents {
+		if strings.EqualFold(a, name) {
+			return a
+		}
+	}
+	return ""
+}
+
+func (c *oncallCommands) silenceList(e *Event) {
+	list, err := c.svc.Silences(e.Ctx)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	now, loc := e.Proc.deps.Clock.Now(), e.Proc.zone(e)
+	var b strings.Builder
+	for _, s := range list {
+		if s.Scope != "" && s.Scope != e.Sender && !e.Admin() {
+			continue
+		}
+		fmt.Fprintf(&b, "- `%d` %s until %s", s.ID, core.EscapeMarkdown(s.Target), oncall.UntilText(s.EndsAt, now, loc))
+		if s.UntilResolved {
+			b.WriteString(" or until it resolves")
+		}
+		fmt.Fprintf(&b, ", by %s", core.EscapeMarkdown(s.By))
+		if s.Reason != "" {
+			fmt.Fprintf(&b, " because “%s”", core.EscapeMarkdown(s.Reason))
+		}
+		fmt.Fprintf(&b, "; held %s and %s so far\n", core.Plural(s.HeldAlerts, "alert", "alerts"), core.Plural(s.HeldTrips, "trip", "trips"))
+	}
+	if b.Len() == 0 {
+		e.Reply("No silences hold. "+silenceUsage, e.Proc.Prefix())
+		return
+	}
+	e.Reply("**Silences**\n\n%s\n`%ssilence end <id>` ends one.", b.String(), e.Proc.Prefix())
+}
+
+func (c *oncallCommands) silenceEnd(e *Event) {
+	if len(e.Args) != 1 {
+		e.Reply("Which one? `%ssilence end <id>`; `%ssilence list` shows them.", e.Proc.Prefix(), e.Proc.Prefix())
+		return
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(e.Args[0], "#"), 10, 64)
+	if err != nil {
+		e.Reply("%s is not a silence id; `%ssilence list` shows them.", twCode(e.Args[0]), e.Proc.Prefix())
+		return
+	}
+	sil, err := c.svc.SilenceByID(e.Ctx, id)
+	if errors.Is(err, core.ErrNotFound) || err == nil && sil.Scope != "" && sil.Scope != e.Sender && !e.Admin() {
+		e.Reply("There is no silence %d of yours; `%ssilence list` shows them.", id, e.Proc.Prefix())
+		return
+	}
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if sil.Scope == "" && !e.Admin() {
+		e.Reply("Only an admin ends silence %d.", id)
+		return
+	}
+	ended, err := c.svc.EndSilence(e.Ctx, id, "ended by "+core.EscapeMarkdown(e.Sender))
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if !ended {
+		e.Reply("Silence %d ended at %s.", id, oncall.UntilText(sil.EndedAt, e.Proc.deps.Clock.Now(), e.Proc.zone(e)))
+	}
+}
