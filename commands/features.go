@@ -140,7 +140,7 @@ func (p *Processor) AddFeatures(f Features) {
 			ttl = DefaultProposalTTL
 		}
 		p.RegisterConfirm(ConfirmKind{Kind: confirmTripwire, TTL: ttl, OnConfirm: c.confirmProposal, OnDismiss: c.dismissProposal,
-			YesWord: "arm", NoWord: "dismiss"})
+			YesWord: "arm", NoWord: "dismiss", YesDoes: "arm", NoDoes: "dismiss"})
 		p.AddIntent(c.intent)
 	}
 	if f.Reminders != nil {

@@ -69,7 +69,7 @@ var confirmLinkKind = ConfirmKind{Kind: confirmLink, TTL: core.LinkCodeTTL, Nati
 	return fmt.Sprintf("Linked: %s on %s is %s. %s", puppet, network, p.Requester, moved)
 }}
 
-var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
+var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, YesDoes: "unlink", NoDoes: "keep it", OnConfirm: func(e *Event, p core.Pending) string {
 	err := e.Proc.identities.DeleteLink(e.Ctx, p.Payload, p.Requester)
 	if errors.Is(err, core.ErrNotFound) {
 		return fmt.Sprintf("%s was no longer linked to you.", p.Payload)
@@ -360,7 +360,7 @@ func unlink(e *Event) {
 		e.Fail(err)
 		return
 	}
-	e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s? React ✅ to confirm, ❌ to keep it.", puppet, e.Sender))
+	e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s?", puppet, e.Sender))
 }
 
 // newLinkCode returns 8 base32 characters, 40 bits from crypto/rand.
