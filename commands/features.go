@@ -99,6 +99,7 @@ func (p *Processor) AddFeatures(f Features) {
 	}
 	if f.Approvals != nil {
 		c := &approvalCommands{svc: f.Approvals}
+		p.approvals = c
 		p.Register(c.handler())
 		p.OnAnswer("approval:", c.onAnswer)
 	}

@@ -268,8 +268,8 @@ func redeemLink(e *Event, code string) {
 	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s. %s", puppet, network, account, account, moved)
 }
 
-// adopt gives a puppet's tripwires, tokens, reminders, notebook, open confirmations and the
-// open card questions it is asked to the account it was just linked to, in the link's transaction, and says what
+// adopt gives a puppet's tripwires, tokens, reminders, notebook, open confirmations, the
+// open card questions and the approval requests it is asked to the account it was just linked to, in the link's transaction, and says what
 // moved.
 func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 	var moved []string
@@ -306,6 +306,13 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 	}
 	if c := e.Proc.cards; c != nil {
 		asked, err := c.Adopt(e.Ctx, puppet, account)
+		if err != nil {
+			return "", err
+		}
+		questions += asked
+	}
+	if c := e.Proc.approvals; c != nil {
+		asked, err := c.svc.Adopt(e.Ctx, puppet, account)
 		if err != nil {
 			return "", err
 		}

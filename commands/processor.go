@@ -149,6 +149,7 @@ type Processor struct {
 	sys         *System
 	credentials *credential.Service
 	cards       *card.Service
+	approvals   *approvalCommands
 	breakers    *breaker.Service
 	identities  core.IdentityStore
 	bridges     bridge.Config
