@@ -358,14 +358,14 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	case core.NoticeMessage:
 		content := render(batch.Body(), batch.Mentions())
-		content.RelatesTo = relation(target, head.Thread)
+		content.RelatesTo = relation(target, head.Thread, id.EventID(head.ThreadRoot))
 		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	case core.NoticeImage:
 		content, drawErr := b.image(ctx, roomID, head.Body)
 		if drawErr != nil {
 			return "", drawErr
 		}
-		content.RelatesTo = relation(target, head.Thread)
+		content.RelatesTo = relation(target, head.Thread, id.EventID(head.ThreadRoot))
 		resp, err = b.matrix.SendMessageEvent(ctx, roomID, event.EventMessage, marked(content), req)
 	default:
 		return "", fmt.Errorf("unknown notice kind %q", head.Kind)
@@ -376,14 +376,18 @@ func (b *Bot) send(ctx context.Context, batch core.Batch) (id.EventID, error) {
 	return resp.EventID, nil
 }
 
-// relation puts a message in target's thread, or makes it a reply to
-// target; none without a target.
-func relation(target id.EventID, thread bool) *event.RelatesTo {
+// relation puts a message in target's thread (in_reply_to falling back
+// to target for clients without threads), or makes it a reply to target,
+// within the thread rooted at root when there is one (is_falling_back
+// false: it is a real reply); none without a target.
+func relation(target id.EventID, thread bool, root id.EventID) *event.RelatesTo {
 	switch {
 	case target == "":
 		return nil
 	case thread:
 		return (&event.RelatesTo{}).SetThread(target, target)
+	case root != "":
+		return &event.RelatesTo{Type: event.RelThread, EventID: root, InReplyTo: &event.InReplyTo{EventID: target}}
 	}
 	return &event.RelatesTo{InReplyTo: &event.InReplyTo{EventID: target}}
 }

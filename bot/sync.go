@@ -250,12 +250,20 @@ func (b *Bot) onMessage(ctx context.Context, evt *event.Event) {
 		return
 	}
 	msg.Addressed = msg.Room.Direct || b.mentioned(content)
-	if replyTo := content.RelatesTo.GetReplyTo(); replyTo != "" && !strings.HasPrefix(strings.TrimSpace(msg.Body), b.deps.Processor.Prefix()) {
-		msg.Body = stripReplyFallback(msg.Body)
+	rel := content.RelatesTo
+	msg.ThreadRoot = rel.GetThreadParent().String()
+	if strings.HasPrefix(strings.TrimSpace(msg.Body), b.deps.Processor.Prefix()) || rel.GetReplyTo() == "" && msg.ThreadRoot == "" {
+		b.deps.Processor.Handle(ctx, msg)
+		return
+	}
+	msg.Body = stripReplyFallback(msg.Body)
+	if replyTo := rel.GetNonFallbackReplyTo(); replyTo != "" {
 		b.deps.Processor.HandleReply(ctx, msg, replyTo.String())
 		return
 	}
-	b.deps.Processor.Handle(ctx, msg)
+	// In a thread, replying to nothing in particular: m.in_reply_to, if
+	// any, is only the fallback for clients without threads.
+	b.deps.Processor.HandleInThread(ctx, msg, msg.ThreadRoot, rel.GetReplyTo().String())
 }
 
 // onReaction hands reactions from allowed people to the processor as

@@ -46,8 +46,14 @@ func (r Room) CanReact(emoji string) bool {
 // commands.Channel: the question with ✅ and ❌ already on it, or, where
 // reactions do not reach Jarvis, with a hint to reply in words.
 func (r Room) Ask(q core.Question) []core.Notice {
-	if !r.CanReact(YesReaction) {
+	switch {
+	case !r.CanReact(YesReaction):
 		q.Text += fmt.Sprintf("\n\nReactions don't reach me from here: reply `%s` or `%s` to this message.", q.Yes, q.No)
+	case q.YesDoes == "":
+	case r.ReactionCount == 1 || !r.CanReact(NoReaction):
+		q.Text += fmt.Sprintf("\n\nReact %s to %s, or reply `%s`.", YesReaction, q.YesDoes, q.No)
+	default:
+		q.Text += fmt.Sprintf("\n\nReact %s to %s, %s to %s.", YesReaction, q.YesDoes, NoReaction, q.NoDoes)
 	}
 	notices := []core.Notice{{Key: q.Key, RoomID: q.RoomID, Kind: core.NoticeMessage, Body: q.Text, TargetEvent: q.TargetEvent}}
 	if !r.CanReact(YesReaction) {

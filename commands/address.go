@@ -67,20 +67,58 @@ func cutWord(s, word string) (string, bool) {
 // message addressed to it, and a reply to someone else's message is a
 // message like any other.
 func (p *Processor) HandleReply(ctx context.Context, msg Message, target string) {
-	key, err := p.deps.Notices.KeyForEvent(ctx, target)
-	if err != nil && !errors.Is(err, core.ErrNotFound) {
+	answers, ours, err := p.takesAnswers(ctx, target)
+	if err != nil {
 		zerolog.Ctx(ctx).Err(err).Msg("Failed to look up the message replied to")
 		core.NotHandled(ctx, err)
 		return
 	}
-	if err == nil {
-		if fn, _ := p.answerFunc(key); fn != nil {
+	if answers {
+		p.HandleAnswer(ctx, msg, target)
+		return
+	}
+	msg.Addressed = msg.Addressed || ours
+	p.Handle(ctx, msg)
+}
+
+// HandleInThread acts, exactly once, on a message written in the thread
+// rooted at root that replies to nothing in particular (its client named
+// latest, the thread's latest event, only for clients without threads).
+// When latest, or else root, takes answers (a proposal asked in the
+// thread, an alert that takes `mine`), the message answers it; otherwise
+// it is a message like any other: being in a thread Jarvis started is not
+// being spoken to.
+func (p *Processor) HandleInThread(ctx context.Context, msg Message, root, latest string) {
+	for _, target := range []string{latest, root} {
+		if target == "" {
+			continue
+		}
+		answers, _, err := p.takesAnswers(ctx, target)
+		if err != nil {
+			zerolog.Ctx(ctx).Err(err).Msg("Failed to look up the thread's messages")
+			core.NotHandled(ctx, err)
+			return
+		}
+		if answers {
 			p.HandleAnswer(ctx, msg, target)
 			return
 		}
-		msg.Addressed = true
 	}
 	p.Handle(ctx, msg)
+}
+
+// takesAnswers says whether the Matrix event is a notice of Jarvis's that
+// takes answers, and whether it is one of Jarvis's at all.
+func (p *Processor) takesAnswers(ctx context.Context, eventID string) (answers, ours bool, err error) {
+	key, err := p.deps.Notices.KeyForEvent(ctx, eventID)
+	if errors.Is(err, core.ErrNotFound) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	fn, _ := p.answerFunc(key)
+	return fn != nil, true, nil
 }
 
 // addressedIntent is tried, before the other intents, on messages

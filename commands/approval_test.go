@@ -137,3 +137,47 @@ func TestApprovalCommand(t *testing.T) {
 		t.Errorf("an unknown id: %q", reply)
 	}
 }
+
+// TestApprovalMovesWithALink: a request whose approver is a bridged
+// puppet goes, when the puppet is linked, to the Matrix account: the
+// account decides it (its puppet's answers come as the account from then
+// on), the link's reply counts it, and someone else is still refused. A
+// request put to the admins stays theirs.
+func TestApprovalMovesWithALink(t *testing.T) {
+	const puppet, alice = "@telegram_7:x", "@alice:x"
+	ctx := context.Background()
+	h, svc := newApprovalHarness(t)
+	h.proc.AddFeatures(Features{Identities: h.store})
+	mine, _, err := svc.Request(ctx, approval.Input{Key: "k1", Agent: "EVE", Action: "deploy", Reason: "hotfix", Approver: puppet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admins, _, err := svc.Request(ctx, approval.Input{Key: "k2", Agent: "EVE", Action: "restart", Reason: "stuck"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	asked := h.sayIn(t, h.direct(t, puppet), puppet, "!link "+alice)
+	code := linkCode.FindStringSubmatch(strings.Join(asked, " "))
+	if code == nil {
+		t.Fatalf("no code: %q", asked)
+	}
+	linked := h.sayFrom(t, "", "!link "+code[1])
+	if want := "Moved 1 open question from " + puppet + " to " + alice + "."; len(linked) != 1 || !strings.Contains(linked[0], want) {
+		t.Fatalf("linking replied %q, want %q", linked, want)
+	}
+	if a, _ := svc.Get(ctx, mine.ID); a.Approver != alice || strings.Join(a.Asked, ",") != alice {
+		t.Errorf("after the link the request names %q and asks %q, want %s", a.Approver, a.Asked, alice)
+	}
+	if a, _ := svc.Get(ctx, admins.ID); a.Approver != "" || strings.Join(a.Asked, ",") != cardAdmin {
+		t.Errorf("the admins' request names %q and asks %q after the link, want the admins still", a.Approver, a.Asked)
+	}
+
+	if caused := h.answer(t, mine.NoticeKey(), stranger, "✅"); len(caused) != 1 {
+		t.Errorf("a stranger's ✅ caused %+v, want one refusal", caused)
+	}
+	h.answer(t, mine.NoticeKey(), alice, "✅")
+	if a, _ := svc.Get(ctx, mine.ID); a.Status != approval.Approved || a.DecidedBy != alice {
+		t.Errorf("after alice's ✅ the request is %s by %q, want approved by %s", a.Status, a.DecidedBy, alice)
+	}
+}

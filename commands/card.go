@@ -75,7 +75,7 @@ var cmdCard = &Handler{
 }
 
 var confirmCardPublish = ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: confirmPublish, OnDismiss: dismissPublish,
-	YesWord: "publish", NoWord: "cancel"}
+	YesWord: "publish", NoWord: "cancel", YesDoes: "publish", NoDoes: "keep drafting"}
 
 // draft adds a card to the sender's draft set.
 func cardDraft(e *Event) {
@@ -240,7 +240,7 @@ func cardPublish(e *Event) {
 		how = fmt.Sprintf("with author %s, to wait for a Matrix account to ratify them (they come from a bridged account linked to nobody)", card.MainAgent)
 	}
 	e.AskConfirm(confirmCardSet, sig, fmt.Sprintf(
-		"Publish %s %s, all or none?\n\n%s\nReact ✅ to publish, ❌ to keep drafting.",
+		"Publish %s %s, all or none?\n\n%s",
 		what, how, renderDrafts(drafts)))
 }
 

@@ -42,6 +42,11 @@ type ConfirmKind struct {
 	// be sent ("arm" / "dismiss"); "yes" and "no" by default. Both always
 	// count, with the other words of yesWords and noWords.
 	YesWord, NoWord string
+	// YesDoes and NoDoes say what ✅ and ❌ do ("restart" / "cancel"):
+	// the channel tells how to answer, in a room with reactions "React ✅
+	// to restart, ❌ to cancel.", after the question's text, and a
+	// terminal its [y/N]. Empty when the question's text says it.
+	YesDoes, NoDoes string
 	// Admin kinds are confirmed only by an admin writing from their own
 	// Matrix account, checked again at the tap: a puppet linked to the
 	// admin answering the admin's question does nothing.
@@ -87,7 +92,8 @@ func (e *Event) askConfirmOf(kind, requester, room string, ch Channel, payload, 
 		e.Fail(err)
 		return
 	}
-	q := core.Question{Key: key, RoomID: room, Text: text, Yes: cmp.Or(k.YesWord, "yes"), No: cmp.Or(k.NoWord, "no")}
+	q := core.Question{Key: key, RoomID: room, Text: text, Yes: cmp.Or(k.YesWord, "yes"), No: cmp.Or(k.NoWord, "no"),
+		YesDoes: k.YesDoes, NoDoes: k.NoDoes}
 	if room == e.RoomID {
 		q.TargetEvent = e.EventID
 	}

@@ -105,6 +105,7 @@ func (p *Processor) AddFeatures(f Features) {
 	}
 	if f.Approvals != nil {
 		c := &approvalCommands{svc: f.Approvals, claims: claims}
+		p.approvals = c
 		p.Register(c.handler())
 		p.OnAnswer("approval:", c.onAnswer)
 	}
@@ -148,7 +149,7 @@ func (p *Processor) AddFeatures(f Features) {
 			ttl = DefaultProposalTTL
 		}
 		p.RegisterConfirm(ConfirmKind{Kind: confirmTripwire, TTL: ttl, OnConfirm: c.confirmProposal, OnDismiss: c.dismissProposal,
-			YesWord: "arm", NoWord: "dismiss"})
+			YesWord: "arm", NoWord: "dismiss", YesDoes: "arm", NoDoes: "dismiss"})
 		p.AddIntent(c.intent)
 	}
 	if f.Reminders != nil {

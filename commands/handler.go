@@ -112,6 +112,9 @@ func (e *Event) Send(n core.Notice) {
 		return
 	}
 	e.replies++
+	if n.TargetEvent == e.EventID && n.RoomID == e.RoomID {
+		n.ThreadRoot = e.ThreadRoot
+	}
 	if n.Key == "" {
 		n.Key = fmt.Sprintf("reply:%s:%d", e.EventID, e.replies)
 	}

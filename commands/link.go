@@ -69,7 +69,7 @@ var confirmLinkKind = ConfirmKind{Kind: confirmLink, TTL: core.LinkCodeTTL, Nati
 	return fmt.Sprintf("Linked: %s on %s is %s. %s", puppet, network, p.Requester, moved)
 }}
 
-var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
+var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, YesDoes: "unlink", NoDoes: "keep it", OnConfirm: func(e *Event, p core.Pending) string {
 	err := e.Proc.identities.DeleteLink(e.Ctx, p.Payload, p.Requester)
 	if errors.Is(err, core.ErrNotFound) {
 		return fmt.Sprintf("%s was no longer linked to you.", p.Payload)
@@ -268,8 +268,8 @@ func redeemLink(e *Event, code string) {
 	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s. %s", puppet, network, account, account, moved)
 }
 
-// adopt gives a puppet's tripwires, tokens, reminders, notebook, open confirmations and the
-// open card questions it is asked to the account it was just linked to, in the link's transaction, and says what
+// adopt gives a puppet's tripwires, tokens, reminders, notebook, open confirmations, the
+// open card questions and the approval requests it is asked to the account it was just linked to, in the link's transaction, and says what
 // moved.
 func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 	var moved []string
@@ -306,6 +306,13 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 	}
 	if c := e.Proc.cards; c != nil {
 		asked, err := c.Adopt(e.Ctx, puppet, account)
+		if err != nil {
+			return "", err
+		}
+		questions += asked
+	}
+	if c := e.Proc.approvals; c != nil {
+		asked, err := c.svc.Adopt(e.Ctx, puppet, account)
 		if err != nil {
 			return "", err
 		}
@@ -360,7 +367,7 @@ func unlink(e *Event) {
 		e.Fail(err)
 		return
 	}
-	e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s? React ✅ to confirm, ❌ to keep it.", puppet, e.Sender))
+	e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s?", puppet, e.Sender))
 }
 
 // newLinkCode returns 8 base32 characters, 40 bits from crypto/rand.

@@ -98,6 +98,9 @@ type Message struct {
 	Addressed bool
 	// Sent is the homeserver's timestamp of the message.
 	Sent time.Time
+	// ThreadRoot is the Matrix event ID of the thread the message was
+	// written in, when it was: replies to it go into that thread.
+	ThreadRoot string
 }
 
 // withTrust fills in a message's trust from who sent it when the channel
@@ -146,6 +149,7 @@ type Processor struct {
 	sys         *System
 	credentials *credential.Service
 	cards       *card.Service
+	approvals   *approvalCommands
 	breakers    *breaker.Service
 	identities  core.IdentityStore
 	bridges     bridge.Config

@@ -75,10 +75,10 @@ var cmdSys = &Handler{
 	Admin: true,
 	Subcommands: []*Handler{
 		{Name: "clear", Help: "Forget this room's conversational context (pending proposals, drafts), after ✅. Never touches tripwires, journals or cards.", Func: func(e *Event) {
-			e.AskConfirm(confirmClear, "", "Clear this room's conversational context: pending proposals and confirmations, draft card sets? Armed tripwires, journals and cards stay. React ✅ to clear, ❌ to keep.")
+			e.AskConfirm(confirmClear, "", "Clear this room's conversational context: pending proposals and confirmations, draft card sets? Armed tripwires, journals and cards stay.")
 		}},
 		{Name: "restart", Help: "Drain the outbox, release the lease and restart, after ✅.", Func: func(e *Event) {
-			e.AskConfirm(confirmRestart, "", "Restart Jarvis? React ✅ to restart, ❌ to cancel.")
+			e.AskConfirm(confirmRestart, "", "Restart Jarvis?")
 		}},
 		{Name: "status", Help: "Version, uptime, homeserver and sync state, outbox, and every feature's counts.", Func: sysStatus},
 		{Name: "logs", Args: "[N] [level]", Help: fmt.Sprintf("The last N log lines (default %d, at most %d), secrets redacted.", defaultLogLines, maxLogLines), Func: sysLogs},
@@ -104,10 +104,10 @@ func sectionVerbs(sections []StatusSection) []*Handler {
 }
 
 var (
-	confirmSysClear = ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, Admin: true, OnConfirm: func(e *Event, pending core.Pending) string {
+	confirmSysClear = ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, Admin: true, YesDoes: "clear", NoDoes: "keep", OnConfirm: func(e *Event, pending core.Pending) string {
 		return sysClear(e, pending.RoomID)
 	}}
-	confirmSysRestart = ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, Admin: true, OnConfirm: func(e *Event, pending core.Pending) string {
+	confirmSysRestart = ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, Admin: true, YesDoes: "restart", NoDoes: "cancel", OnConfirm: func(e *Event, pending core.Pending) string {
 		sys := e.Proc.sys
 		if err := sys.State.SetState(e.Ctx, StateRestartRoom, pending.RoomID); err != nil {
 			e.Fail(err)

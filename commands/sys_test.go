@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
@@ -157,5 +158,52 @@ func TestSysConfirmOnlyFromNativeAdmin(t *testing.T) {
 	h.answer(t, "confirm:sys-restart:$restart", "@admin:x", YesReaction)
 	if restarts != 1 {
 		t.Errorf("restarts after the admin's own ✅ = %d, want 1", restarts)
+	}
+}
+
+// TestSysQuestionsAskAsTheirChannel: `!sys restart` and `!sys clear` say
+// how to answer the way the channel takes answers: reactions in a Matrix
+// room (✅ alone, or a reply, where a network allows one reaction), words
+// where reactions do not reach Jarvis, and nothing of reactions in a
+// terminal, which asks [y/N] itself.
+func TestSysQuestionsAskAsTheirChannel(t *testing.T) {
+	h := newHarness(t)
+	h.proc.AddFeatures(Features{System: &System{State: h.store, Restart: func() {}}})
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		msg   Message
+		verb  string
+		want  string
+		never string
+	}{
+		{"restart in a Matrix room", Message{RoomID: "!room:x"}, "restart", "Restart Jarvis?\n\nReact ✅ to restart, ❌ to cancel.", ""},
+		{"clear in a Matrix room", Message{RoomID: "!room:x"}, "clear",
+			"Armed tripwires, journals and cards stay.\n\nReact ✅ to clear, ❌ to keep.", ""},
+		{"restart where one reaction goes", Message{RoomID: "!room:x", Room: bridge.Room{Network: "signal", ReactionCount: 1}}, "restart",
+			"Restart Jarvis?\n\nReact ✅ to restart, or reply `no`.", "❌"},
+		{"restart where reactions do not reach", Message{RoomID: "!room:x", Room: bridge.Room{Network: "telegram", NoReactions: true}}, "restart",
+			"Restart Jarvis?\n\nReactions don't reach me from here: reply `yes` or `no` to this message.", "React ✅"},
+		{"restart in a terminal", Message{RoomID: "console:op", Network: "console", Operator: true, Channel: typedAnswers{},
+			Room: bridge.Room{NoReactions: true}}, "restart", "Restart Jarvis?", "✅"},
+		{"clear in a terminal", Message{RoomID: "console:op", Network: "console", Operator: true, Channel: typedAnswers{},
+			Room: bridge.Room{NoReactions: true}}, "clear", "Armed tripwires, journals and cards stay.", "✅"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := tt.msg
+			msg.EventID, msg.Sender, msg.Body, msg.Sent = fmt.Sprintf("$q%d", i), "@admin:x", "!sys "+tt.verb, h.clock.Now()
+			if msg.Operator {
+				msg.Sender = msg.RoomID
+			}
+			h.proc.Handle(ctx, msg)
+			q, err := h.store.Outbox().Get(ctx, fmt.Sprintf("confirm:sys-%s:%s", tt.verb, msg.EventID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(q.Body, tt.want) || (tt.never != "" && strings.Contains(q.Body, tt.never)) {
+				t.Errorf("the question reads\n%s\nwant it to end %q, without %q", q.Body, tt.want, tt.never)
+			}
+		})
 	}
 }

@@ -633,7 +633,7 @@ func twBacktestText(bt tripwire.Backtest, def tripwire.Definition) string {
 }
 
 // twProposalText says what Jarvis will watch, in words and as the exact
-// rule, what a trip does, and how to answer.
+// rule, and what a trip does; the channel says how to answer.
 func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 	action := tripwire.DefaultAction
 	if d.Action != nil {
@@ -654,14 +654,6 @@ func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 	}
 	if w.Note != "" {
 		fmt.Fprintf(&b, "\n%s\n", core.EscapeMarkdown(w.Note))
-	}
-	switch {
-	case !e.Room.CanReact(YesReaction):
-		// AskConfirm says to reply arm or dismiss.
-	case e.Room.ReactionCount == 1 || !e.Room.CanReact(NoReaction):
-		fmt.Fprintf(&b, "\nReact %s to arm, or reply `dismiss`.", YesReaction)
-	default:
-		fmt.Fprintf(&b, "\nReact %s to arm, %s to dismiss.", YesReaction, NoReaction)
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -48,6 +48,9 @@ type Notice struct {
 	// Thread puts a message in the thread rooted at Target, rather than
 	// replying to it.
 	Thread bool
+	// ThreadRoot, a Matrix event ID, puts a reply to TargetEvent in the
+	// thread rooted there: the thread the person wrote in.
+	ThreadRoot string
 	// Coalesce allows the sender to merge this message with other waiting
 	// coalescible messages of the same room into one Matrix event. Only
 	// notices that are never edited or reacted to may coalesce.

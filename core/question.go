@@ -17,4 +17,8 @@ type Question struct {
 	// Yes and No are the words that answer it where people write their
 	// answers ("arm" / "dismiss").
 	Yes, No string
+	// YesDoes and NoDoes say what each answer does ("restart" /
+	// "cancel"), for a channel that tells how to answer in words of its
+	// own ("React ✅ to restart, ❌ to cancel."); empty when Text says it.
+	YesDoes, NoDoes string
 }

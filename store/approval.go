@@ -26,6 +26,9 @@ const (
 		SELECT ` + approvalColumns + ` FROM approval
 		WHERE status = 'pending' AND deadline > 0 AND deadline <= $1 ORDER BY deadline LIMIT $2`
 	pendingApprovalsQuery = `SELECT ` + approvalColumns + ` FROM approval WHERE status = 'pending' ORDER BY requested_at, id`
+	moveApproverQuery     = `
+		UPDATE approval SET approver = CASE WHEN approver = $1 THEN $2 ELSE approver END, asked = REPLACE(asked, $3, $4)
+		WHERE status = 'pending' AND (approver = $1 OR asked LIKE $5)`
 )
 
 // ApprovalQuery keeps agents' approval requests.
@@ -111,4 +114,16 @@ func scanApproval(row dbutil.Scannable) (approval.Approval, error) {
 	a.RequestedAt = time.UnixMilli(requestedAt)
 	a.DecidedAt = timeOrZero(decidedAt)
 	return a, nil
+}
+
+// MoveApprover makes to the approver, and one of the people asked,
+// instead of from, in every pending request that names or asks from.
+func (q *ApprovalQuery) MoveApprover(ctx context.Context, from, to string) (int, error) {
+	quoted := `"` + from + `"`
+	res, err := q.db.Exec(ctx, moveApproverQuery, from, to, quoted, `"`+to+`"`, "%"+quoted+"%")
+	if err != nil {
+		return 0, fmt.Errorf("move the requests asked of %s: %w", from, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }

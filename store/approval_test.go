@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -310,5 +311,39 @@ func TestApprovalWakeConditions(t *testing.T) {
 	conds, err := svc.WakeConditions(ctx)
 	if err != nil || len(conds) != 1 || conds[0].Key != "approval-pending:"+waiting.ID || conds[0].Mentions[0] != alice {
 		t.Fatalf("after 15 minutes: %+v (%v), want the waiting request for alice", conds, err)
+	}
+}
+
+// TestApprovalAdoptMovesPendingOnly: linking a puppet moves the pending
+// requests that name it or ask it to the account, and leaves decided ones
+// and other people's as they were.
+func TestApprovalAdoptMovesPendingOnly(t *testing.T) {
+	const puppet, account = "@telegram_7:example.org", "@carol:example.org"
+	ctx := context.Background()
+	svc, _ := newTestApprovals(t, coretest.NewClock(time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)))
+	request := func(key, approver string) approval.Approval {
+		t.Helper()
+		in := deployRequest(key)
+		in.Approver = approver
+		a, _, err := svc.Request(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	pending, decided, others := request("pending", puppet), request("decided", puppet), request("others", alice)
+	if _, err := svc.Decide(ctx, decided.ID, approval.Verdict{Approve: true}, puppet, "telegram"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := svc.Adopt(ctx, puppet, account); err != nil || n != 1 {
+		t.Fatalf("Adopt() = %d, %v; want 1 request moved", n, err)
+	}
+	for _, c := range []struct {
+		id, approver string
+	}{{pending.ID, account}, {decided.ID, puppet}, {others.ID, alice}} {
+		a, err := svc.Get(ctx, c.id)
+		if err != nil || a.Approver != c.approver || fmt.Sprint(a.Asked) != fmt.Sprint([]string{c.approver}) {
+			t.Errorf("request %s names %q and asks %q (%v), want %s", c.id, a.Approver, a.Asked, err, c.approver)
+		}
 	}
 }

@@ -16,10 +16,10 @@ import (
 
 const (
 	outboxColumns = `seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
-		batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started, refusals, failed_at`
+		batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started, refusals, failed_at, thread_root`
 	enqueueNoticeQuery = `
-		INSERT INTO outbox (key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		INSERT INTO outbox (key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce, created_at, thread_root)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (key) DO NOTHING`
 	waitingNoticesQuery = `SELECT ` + outboxColumns + `
 		FROM outbox WHERE sent_at = 0 AND failed_at = 0 AND room_id NOT LIKE $2 AND to_user NOT LIKE $2 ORDER BY seq LIMIT $1`
@@ -80,7 +80,7 @@ func (o *Outbox) Enqueue(ctx context.Context, n core.Notice) error {
 	// every other.
 	err = o.st.tx(ctx, func(ctx context.Context) error {
 		res, err := o.db.Exec(ctx, enqueueNoticeQuery, n.Key, n.RoomID, n.ToUser, string(n.Kind), n.Body,
-			string(mentions), n.Target, n.TargetEvent, n.Thread, n.Coalesce, time.Now().UnixMilli())
+			string(mentions), n.Target, n.TargetEvent, n.Thread, n.Coalesce, time.Now().UnixMilli(), n.ThreadRoot)
 		if err != nil {
 			return err
 		}
@@ -270,7 +270,7 @@ func scanOutboxEntry(row dbutil.Scannable) (core.OutboxEntry, error) {
 	var nextAttempt, createdAt, sentAt, attemptStarted, failedAt int64
 	err := row.Scan(&e.Seq, &e.Key, &e.RoomID, &e.ToUser, &kind, &e.Body, &mentions, &e.Target, &e.TargetEvent,
 		&e.Thread, &e.Coalesce, &e.BatchKey, &e.Attempts, &nextAttempt, &e.LastError, &e.EventID, &createdAt, &sentAt, &attemptStarted,
-		&e.Refusals, &failedAt)
+		&e.Refusals, &failedAt, &e.ThreadRoot)
 	if err != nil {
 		return e, err
 	}

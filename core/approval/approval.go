@@ -148,6 +148,10 @@ type Store interface {
 	DueApprovals(ctx context.Context, now time.Time, limit int) ([]Approval, error)
 	// PendingApprovals returns every pending request, oldest first.
 	PendingApprovals(ctx context.Context) ([]Approval, error)
+	// MoveApprover makes to the approver, and one of the people asked,
+	// instead of from, in every pending request that names or asks from,
+	// and says how many.
+	MoveApprover(ctx context.Context, from, to string) (int, error)
 }
 
 // Config is the approvals section of the configuration.
@@ -339,6 +343,22 @@ func (s *Service) Request(ctx context.Context, in Input) (a Approval, replayed b
 		s.changed()
 	}
 	return a, replayed, nil
+}
+
+// Adopt gives the pending requests a bridged puppet is the approver of,
+// or is asked, to the Matrix account it was just linked to, and says how
+// many: a puppet's answers come as the account from then on.
+func (s *Service) Adopt(ctx context.Context, from, to string) (int, error) {
+	var n int
+	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		n, err = s.deps.Store.MoveApprover(ctx, from, to)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("move the requests asked of %s to %s: %w", from, to, err)
+	}
+	return n, nil
 }
 
 // Get returns a request by id.
