@@ -88,7 +88,7 @@ type OutboxStore interface {
 	MarkSent(ctx context.Context, keys []string, eventID string, at time.Time) error
 	MarkFailed(ctx context.Context, keys []string, cause error, next time.Time) error
 	RetryNow(ctx context.Context) error
-	Enqueue(ctx context.Context, n core.Notice) error
+	Enqueue(ctx context.Context, notices ...core.Notice) error
 	DirectRoom(ctx context.Context, userID string) (string, error)
 	SetDirectRoom(ctx context.Context, userID, roomID string) error
 }

@@ -468,10 +468,8 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 		if err := s.deps.Store.ApplyTick(ctx, w); err != nil {
 			return err
 		}
-		for _, n := range notices {
-			if err := s.deps.Outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
-				return err
-			}
+		if err := s.deps.Outbox.Enqueue(ctx, notices...); err != nil && !errors.Is(err, core.ErrDuplicate) {
+			return err
 		}
 		return nil
 	})
