@@ -613,6 +613,10 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			return nil, err
 		}
 	}
+	events, held, err := s.keepQuiet(ctx, recs, candidates, now)
+	if err != nil {
+		return nil, err
+	}
 	var notices []core.Notice
 	for _, rec := range recs {
 		c := candidates[rec.ID]
@@ -623,9 +627,7 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			report.Skipped[SkipSourceError]++
 			report.Quarantined++
 		case c.ev.verdict == verdictFire:
-			if notices, err = s.fire(ctx, &rec, c, now, w, notices); err != nil {
-				return nil, err
-			}
+			notices = s.fire(&rec, c, events[rec.ID], held[rec.ID], now, w, notices)
 			report.Fired++
 		case c.ev.verdict == verdictReset:
 			notices = s.reset(&rec, c, now, notices)
@@ -647,11 +649,54 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 	return notices, nil
 }
 
-// fire records a trip: history always, journal and push queue as the action
-// says, and a notice to the citizen when push is on, unless their quiet
-// hours hold it for their digest; a journal-only trip goes to their daily
-// digest when they asked for one.
-func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
+// keepQuiet builds the trip event of each candidate that fires and hands
+// those of citizens, urgent pushes aside, to their quiet hours and daily
+// digests at once; it returns the events and which pushes were held.
+func (s *Service) keepQuiet(ctx context.Context, recs []Record, candidates map[string]candidate, now time.Time) (map[string]TripEvent, map[string]bool, error) {
+	events := map[string]TripEvent{}
+	var trips []Trip
+	for i := range recs {
+		rec, c := &recs[i], candidates[recs[i].ID]
+		if c.quarantine != "" || c.ev.verdict != verdictFire {
+			continue
+		}
+		ev := tripEvent(rec, c, now)
+		events[rec.ID] = ev
+		if s.deps.Quiet != nil && rec.Scope != SelfScope && !(rec.Action.Push && rec.Action.Urgent) {
+			trips = append(trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal, Push: rec.Action.Push})
+		}
+	}
+	if len(trips) == 0 {
+		return events, nil, nil
+	}
+	kept, err := s.deps.Quiet.Keep(ctx, trips, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	held := map[string]bool{}
+	for i, t := range trips {
+		held[t.Event.TripwireID] = kept[i]
+	}
+	return events, held, nil
+}
+
+// tripEvent is the event of the trip a candidate makes of rec.
+func tripEvent(rec *Record, c candidate, now time.Time) TripEvent {
+	return TripEvent{
+		TripwireID:      rec.ID,
+		Trip:            rec.TripSeq + 1,
+		Label:           rec.Label,
+		Timestamp:       now,
+		ObservedValue:   observedValue(c.cc, c.obs),
+		ObservedContext: observedContext(c.cc, c.obs),
+		Summary:         observedText(c.cc, c.obs, plain) + " (" + c.cc.text() + ")",
+	}
+}
+
+// fire records a trip, ev: history always, journal and push queue as the
+// action says, and a notice to the citizen when push is on, unless their
+// quiet hours held it for their digest.
+func (s *Service) fire(rec *Record, c candidate, ev TripEvent, held bool, now time.Time, w *TickWrites, notices []core.Notice) []core.Notice {
 	rec.Status = Tripped
 	rec.LastTrippedAt = &now
 	rec.TripSeq++
@@ -660,37 +705,21 @@ func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.T
 	if c.cc.watchesChange {
 		rec.LastObserved = c.ev.observed
 	}
-	ev := TripEvent{
-		TripwireID:      rec.ID,
-		Trip:            rec.TripSeq,
-		Label:           rec.Label,
-		Timestamp:       now,
-		ObservedValue:   observedValue(c.cc, c.obs),
-		ObservedContext: observedContext(c.cc, c.obs),
-		Summary:         observedText(c.cc, c.obs, plain) + " (" + c.cc.text() + ")",
-	}
 	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal, Push: rec.Action.Push})
-	quiet := s.deps.Quiet != nil && rec.Scope != SelfScope
 	if !rec.Action.Push {
-		if quiet {
-			return notices, s.deps.Quiet.Journaled(ctx, rec.Scope, ev)
-		}
-		return notices, nil
+		return notices
 	}
-	if quiet && !rec.Action.Urgent {
-		held, err := s.deps.Quiet.Hold(ctx, rec.Scope, ev, now)
-		if err != nil || held {
-			// A held trip has no notice for its reset to answer in.
-			rec.TripPushed = false
-			return notices, err
-		}
+	if held {
+		// A held trip has no notice for its reset to answer in.
+		rec.TripPushed = false
+		return notices
 	}
 	body := fmt.Sprintf("🔔 **Tripwire tripped: %s**\n\nObserved: %s\n\nCondition: %s\n\nWhy you armed it: %s\n\n`%s` · trip %d",
 		core.EscapeMarkdown(rec.Label), observedText(c.cc, c.obs, boldMarkdown), core.CodeSpan(c.cc.text()), markdownLines(rec.Rationale), rec.ID, rec.TripSeq)
 	key := tripNoticeKey(rec.ID, rec.TripSeq)
 	notices = s.notify(notices, rec.Scope, core.Notice{Key: key, Kind: core.NoticeMessage, Body: body}, true)
 	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":chart", Kind: core.NoticeImage, Target: key, Thread: true,
-		Body: s.tripChart(rec, c.cc, now)}, false), nil
+		Body: s.tripChart(rec, c.cc, now)}, false)
 }
 
 // tripChart asks for the chart a trip notice carries in its thread: the
