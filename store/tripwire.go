@@ -90,8 +90,11 @@ const (
 	tripwireChangedQuery   = `SELECT ` + tripwireStateColumns + ` FROM tripwire_state WHERE rev > $1`
 	tripwireRevQuery       = `SELECT rev FROM tripwire_rev WHERE id = 1`
 	tripwireSpecsQuery     = `SELECT id, source_kind, source_param, condition FROM tripwire WHERE id IN (%s)`
-	tripwireRecordsQuery   = `SELECT ` + tripwireColumns + tripwireFrom + ` WHERE t.id IN (%s)`
-	tripRecentQuery        = `SELECT tripwire_id, at FROM tripwire_history WHERE at > $1 AND tripwire_id IN (%s)`
+	// tripwireRecordsQuery names the ids for both tables (the same
+	// parameters twice), so that PostgreSQL looks them up in each primary
+	// key rather than join the rows of one to a scan of the other.
+	tripwireRecordsQuery = `SELECT ` + tripwireColumns + tripwireFrom + ` WHERE t.id IN (%[1]s) AND s.id IN (%[1]s)`
+	tripRecentQuery      = `SELECT tripwire_id, at FROM tripwire_history WHERE at > $1 AND tripwire_id IN (%s)`
 	// tripwireObservedQuery and tripwireTickStateQuery update the rows the
 	// VALUES list in place of the first %s names by id (column1), under the
 	// revision $1, in one statement; the casts tell PostgreSQL the
