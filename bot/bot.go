@@ -90,7 +90,7 @@ type OutboxStore interface {
 	MarkRefused(ctx context.Context, keys []string, cause error, next time.Time) error
 	GiveUp(ctx context.Context, keys []string, cause error, at time.Time) error
 	RetryNow(ctx context.Context) error
-	Enqueue(ctx context.Context, n core.Notice) error
+	Enqueue(ctx context.Context, notices ...core.Notice) error
 	DirectRoom(ctx context.Context, userID string) (string, error)
 	SetDirectRoom(ctx context.Context, userID, roomID string) error
 }

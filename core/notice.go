@@ -125,9 +125,10 @@ type OutboxEntry struct {
 
 // Outbox is the durable queue of notices.
 type Outbox interface {
-	// Enqueue writes the notice. Enqueueing a key that already exists does
-	// nothing and returns ErrDuplicate.
-	Enqueue(ctx context.Context, n Notice) error
+	// Enqueue writes the notices in their order. A notice whose key exists
+	// already is not written, the others are, and Enqueue returns
+	// ErrDuplicate.
+	Enqueue(ctx context.Context, notices ...Notice) error
 }
 
 // Transactor runs fn in one transaction: every store call made with the

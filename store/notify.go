@@ -24,16 +24,33 @@ const (
 )
 
 // notify tells the listeners of channel: when the transaction ctx is in
-// commits, or at once outside one. On SQLite, one file on one host whose
-// processes poll, it does nothing.
+// commits, or at once outside one. PostgreSQL delivers a channel's
+// notifications of one transaction as one, so a transaction that
+// enqueues many notices notifies once. On SQLite, one file on one host
+// whose processes poll, it does nothing.
 func notify(ctx context.Context, db *dbutil.Database, channel string) error {
 	if db.Dialect != dbutil.Postgres {
+		return nil
+	}
+	notified, _ := ctx.Value(notifiedKey{}).(map[string]bool)
+	if notified[channel] {
 		return nil
 	}
 	if _, err := db.Exec(ctx, "SELECT pg_notify($1, '')", channel); err != nil {
 		return fmt.Errorf("notify %s: %w", channel, err)
 	}
+	if notified != nil {
+		notified[channel] = true
+	}
 	return nil
+}
+
+type notifiedKey struct{}
+
+// withNotified gives one run of a transaction the record of the channels
+// it notified.
+func withNotified(ctx context.Context) context.Context {
+	return context.WithValue(ctx, notifiedKey{}, map[string]bool{})
 }
 
 // Listen calls on[channel] for every notification on one of its channels

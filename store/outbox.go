@@ -17,10 +17,13 @@ import (
 const (
 	outboxColumns = `seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
 		batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started, refusals, failed_at, thread_root`
-	enqueueNoticeQuery = `
+	// enqueueNoticesQuery inserts the rows of enqueueNoticeRow in place of
+	// %s and names those it wrote: a key already present is left alone.
+	enqueueNoticesQuery = `
 		INSERT INTO outbox (key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce, created_at, thread_root)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT (key) DO NOTHING`
+		VALUES %s
+		ON CONFLICT (key) DO NOTHING RETURNING key`
+	enqueueNoticeRow    = `($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)`
 	waitingNoticesQuery = `SELECT ` + outboxColumns + `
 		FROM outbox WHERE sent_at = 0 AND failed_at = 0 AND room_id NOT LIKE $2 AND to_user NOT LIKE $2 ORDER BY seq LIMIT $1`
 	noticeByKeyQuery = `SELECT ` + outboxColumns + ` FROM outbox WHERE key = $1`
@@ -64,35 +67,76 @@ func (s *Store) Outbox() *Outbox {
 	return s.outbox
 }
 
-// Enqueue writes a notice; a key already present is ErrDuplicate.
-func (o *Outbox) Enqueue(ctx context.Context, n core.Notice) error {
-	if err := n.Validate(); err != nil {
-		return fmt.Errorf("enqueue notice %q: %w", n.Key, err)
-	}
-	mentions, err := json.Marshal(nonNil(n.Mentions))
-	if err != nil {
-		return err
-	}
-	if n.Secret && !strings.HasPrefix(n.Key, core.SecretKeyPrefix) {
-		n.Key = core.SecretKeyPrefix + n.Key
-	}
-	// Alone, the insert is a write transaction of its own, fenced like
-	// every other.
-	err = o.st.tx(ctx, func(ctx context.Context) error {
-		res, err := o.db.Exec(ctx, enqueueNoticeQuery, n.Key, n.RoomID, n.ToUser, string(n.Kind), n.Body,
-			string(mentions), n.Target, n.TargetEvent, n.Thread, n.Coalesce, time.Now().UnixMilli(), n.ThreadRoot)
+// Enqueue writes notices, in their order, with one statement for as many
+// as fit in it. A notice whose key is present already (or earlier in
+// notices) is not written, and the others are: the error is then
+// ErrDuplicate, naming the first such key.
+func (o *Outbox) Enqueue(ctx context.Context, notices ...core.Notice) error {
+	const perRow = 12
+	args := make([]any, 0, len(notices)*perRow)
+	keys := make([]string, len(notices))
+	now := time.Now().UnixMilli()
+	for i, n := range notices {
+		if err := n.Validate(); err != nil {
+			return fmt.Errorf("enqueue notice %q: %w", n.Key, err)
+		}
+		mentions, err := json.Marshal(nonNil(n.Mentions))
 		if err != nil {
 			return err
 		}
-		if rows, _ := res.RowsAffected(); rows == 0 {
-			return core.ErrDuplicate
+		if n.Secret && !strings.HasPrefix(n.Key, core.SecretKeyPrefix) {
+			n.Key = core.SecretKeyPrefix + n.Key
+		}
+		keys[i] = n.Key
+		args = append(args, n.Key, n.RoomID, n.ToUser, string(n.Kind), n.Body, string(mentions), n.Target, n.TargetEvent,
+			n.Thread, n.Coalesce, now, n.ThreadRoot)
+	}
+	if len(notices) == 0 {
+		return nil
+	}
+	// Alone, the insert is a write transaction of its own, fenced like
+	// every other. A duplicate does not undo the others.
+	written := make(map[string]bool, len(keys))
+	err := o.st.tx(ctx, func(ctx context.Context) error {
+		clear(written)
+		done := 0
+		err := bulkChunks(keys, perRow, func(chunk []string) error {
+			rows, err := o.db.Query(ctx, fmt.Sprintf(enqueueNoticesQuery, bulkRows(enqueueNoticeRow, len(chunk), perRow, 0)),
+				args[done*perRow:(done+len(chunk))*perRow]...)
+			done += len(chunk)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var key string
+				if err := rows.Scan(&key); err != nil {
+					return err
+				}
+				written[key] = true
+			}
+			return rows.Err()
+		})
+		if err != nil || len(written) == 0 {
+			return err
 		}
 		return notify(ctx, o.db, OutboxWork)
 	})
 	if err != nil {
-		return fmt.Errorf("enqueue notice %q: %w", n.Key, err)
+		if len(notices) == 1 {
+			return fmt.Errorf("enqueue notice %q: %w", keys[0], err)
+		}
+		return fmt.Errorf("enqueue %d notices: %w", len(notices), err)
 	}
-	o.WakeSender()
+	if len(written) > 0 {
+		o.WakeSender()
+	}
+	for _, key := range keys {
+		if !written[key] {
+			return fmt.Errorf("enqueue notice %q: %w", key, core.ErrDuplicate)
+		}
+		delete(written, key) // a key repeated in notices was written once
+	}
 	return nil
 }
 

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,6 +154,48 @@ func TestOutboxEnqueueRollsBackWithTransaction(t *testing.T) {
 	}
 	if depth, _ := s.Outbox().Depth(ctx); depth != 0 {
 		t.Errorf("a rolled-back notice is in the outbox (depth %d)", depth)
+	}
+}
+
+// TestOutboxEnqueueMany: notices enqueued together, more than one
+// statement holds, wait in their order; a key already there, or repeated,
+// is written once and reported, and does not keep the others out.
+func TestOutboxEnqueueMany(t *testing.T) {
+	ctx := context.Background()
+	o := testdb.OpenStore(t, testEngine).Outbox()
+	notice := func(i int) core.Notice {
+		return core.Notice{Key: fmt.Sprintf("k%04d", i), RoomID: "!r:x", Kind: core.NoticeMessage, Body: fmt.Sprintf("notice %d", i)}
+	}
+	if err := o.Enqueue(ctx, notice(3)); err != nil {
+		t.Fatal(err)
+	}
+	var notices []core.Notice
+	for i := range 2000 {
+		notices = append(notices, notice(i))
+	}
+	notices = append(notices, notice(7))
+	err := o.Enqueue(ctx, notices...)
+	if !errors.Is(err, core.ErrDuplicate) || !strings.Contains(err.Error(), `"k0003"`) {
+		t.Fatalf("enqueue with a key already there = %v, want ErrDuplicate naming k0003", err)
+	}
+	waiting, err := o.Waiting(ctx, 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(waiting) != 2000 {
+		t.Fatalf("%d notices wait, want 2000", len(waiting))
+	}
+	want := []int{3, 0, 1, 2, 4, 5}
+	for i, w := range want {
+		if waiting[i].Key != notice(w).Key || waiting[i].Body != notice(w).Body {
+			t.Errorf("notice %d waiting is %s %q, want %s", i, waiting[i].Key, waiting[i].Body, notice(w).Key)
+		}
+	}
+	if last := waiting[len(waiting)-1]; last.Key != notice(1999).Key {
+		t.Errorf("the last notice waiting is %s, want k1999", last.Key)
+	}
+	if err := o.Enqueue(ctx); err != nil {
+		t.Errorf("enqueue of no notices = %v", err)
 	}
 }
 

@@ -18,8 +18,13 @@ const (
 	getQuietQuery      = `SELECT quiet_from, quiet_to, digest_at, time_zone FROM person WHERE user_id = $1`
 	setQuietHoursQuery = `INSERT INTO person (user_id, quiet_from, quiet_to) VALUES ($1, $2, $3)
 		ON CONFLICT (user_id) DO UPDATE SET quiet_from = excluded.quiet_from, quiet_to = excluded.quiet_to`
-	setDigestQuery  = `INSERT INTO person (user_id, digest_at) VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET digest_at = excluded.digest_at`
-	holdPushQuery   = `INSERT INTO held_push (owner, kind, tripwire_id, trip, label, summary, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	setDigestQuery = `INSERT INTO person (user_id, digest_at) VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET digest_at = excluded.digest_at`
+	// quietSettingsOfQuery reads the people the parameters in place of %s
+	// name.
+	quietSettingsOfQuery = `SELECT user_id, quiet_from, quiet_to, digest_at, time_zone FROM person WHERE user_id IN (%s)`
+	// holdPushQuery inserts the rows of holdPushRow in place of %s.
+	holdPushQuery   = `INSERT INTO held_push (owner, kind, tripwire_id, trip, label, summary, at) VALUES %s`
+	holdPushRow     = `($%d, $%d, $%d, $%d, $%d, $%d, $%d)`
 	heldOwnersQuery = `SELECT DISTINCT owner FROM held_push WHERE kind = $1 ORDER BY owner`
 	takeHeldQuery   = `DELETE FROM held_push WHERE owner = $1 AND kind = $2 AND at <= $3 RETURNING id, owner, kind, tripwire_id, trip, label, summary, at`
 	moveHeldQuery   = `UPDATE held_push SET owner = $2 WHERE owner = $1`
@@ -45,10 +50,48 @@ func (q *QuietQuery) QuietSettings(ctx context.Context, user string) (quiet.Sett
 	if errors.Is(err, sql.ErrNoRows) {
 		return set, nil
 	}
-	if from >= 0 && to >= 0 {
-		set.Hours = quiet.Hours{Set: true, From: from, To: to}
-	}
+	set.Hours = quietHours(from, to)
 	return set, err
+}
+
+// QuietSettingsOf returns the settings of each of users, those who set
+// nothing included, with one query for as many as fit in it.
+func (q *QuietQuery) QuietSettingsOf(ctx context.Context, users []string) (map[string]quiet.Settings, error) {
+	out := make(map[string]quiet.Settings, len(users))
+	for _, u := range users {
+		out[u] = quiet.Settings{Digest: quiet.NoDigest}
+	}
+	distinct := make([]string, 0, len(out))
+	for u := range out {
+		distinct = append(distinct, u)
+	}
+	err := bulkChunks(distinct, 1, func(chunk []string) error {
+		rows, err := q.db.Query(ctx, fmt.Sprintf(quietSettingsOfQuery, bulkIn(1, len(chunk))), bulkArgs(chunk)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var user string
+			var from, to int
+			var set quiet.Settings
+			if err := rows.Scan(&user, &from, &to, &set.Digest, &set.Zone); err != nil {
+				return err
+			}
+			set.Hours = quietHours(from, to)
+			out[user] = set
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// quietHours reads the stored hours: -1 when none are set.
+func quietHours(from, to int) quiet.Hours {
+	if from >= 0 && to >= 0 {
+		return quiet.Hours{Set: true, From: from, To: to}
+	}
+	return quiet.Off
 }
 
 // SetQuietHours records a person's quiet hours; quiet.Off clears them.
@@ -68,10 +111,18 @@ func (q *QuietQuery) SetDigest(ctx context.Context, user string, at int) error {
 	return err
 }
 
-// HoldPush keeps a trip for its owner's digest.
-func (q *QuietQuery) HoldPush(ctx context.Context, h quiet.Held) error {
-	_, err := q.db.Exec(ctx, holdPushQuery, h.Owner, string(h.Kind), h.TripwireID, h.Trip, h.Label, h.Summary, h.At.UnixMilli())
-	return err
+// HoldPush keeps trips for their owners' digests, with one statement for
+// as many as fit in it.
+func (q *QuietQuery) HoldPush(ctx context.Context, held ...quiet.Held) error {
+	const perRow = 7
+	return bulkChunks(held, perRow, func(chunk []quiet.Held) error {
+		args := make([]any, 0, len(chunk)*perRow)
+		for _, h := range chunk {
+			args = append(args, h.Owner, string(h.Kind), h.TripwireID, h.Trip, h.Label, h.Summary, h.At.UnixMilli())
+		}
+		_, err := q.db.Exec(ctx, fmt.Sprintf(holdPushQuery, bulkRows(holdPushRow, len(chunk), perRow, 0)), args...)
+		return err
+	})
 }
 
 // HeldOwners returns the people who have trips of kind held.

@@ -35,11 +35,18 @@ func TestQuietHours(t *testing.T) {
 			if set, err := q.QuietSettings(ctx, puppet); err != nil || set != want {
 				t.Fatalf("settings = %+v, %v", set, err)
 			}
+			// An evaluator pass reads everyone's settings at once.
+			all, err := q.QuietSettingsOf(ctx, []string{puppet, alice, puppet})
+			if err != nil || len(all) != 2 || all[puppet] != want || all[alice] != (quiet.Settings{Digest: quiet.NoDigest}) {
+				t.Fatalf("settings of the puppet and of nobody = %+v, %v", all, err)
+			}
 			at := time.Date(2026, 12, 1, 22, 30, 0, 0, time.UTC)
+			var pushes []quiet.Held
 			for i, label := range []string{"first", "second"} {
-				if err := q.HoldPush(ctx, quiet.Held{Owner: puppet, Kind: quiet.Quiet, TripwireID: "tw_1", Trip: int64(i + 1), Label: label, Summary: "gi is 0.5", At: at.Add(time.Duration(i) * time.Hour)}); err != nil {
-					t.Fatal(err)
-				}
+				pushes = append(pushes, quiet.Held{Owner: puppet, Kind: quiet.Quiet, TripwireID: "tw_1", Trip: int64(i + 1), Label: label, Summary: "gi is 0.5", At: at.Add(time.Duration(i) * time.Hour)})
+			}
+			if err := q.HoldPush(ctx, pushes...); err != nil {
+				t.Fatal(err)
 			}
 			if err := q.HoldPush(ctx, quiet.Held{Owner: "@bob:x", Kind: quiet.Quiet, TripwireID: "tw_2", Trip: 1, Label: "Bob's", At: at}); err != nil {
 				t.Fatal(err)

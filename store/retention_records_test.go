@@ -13,6 +13,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
+	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 )
 
@@ -133,9 +134,9 @@ func TestRetentionRecords(t *testing.T) {
 		{"elsewhere", "x-1"}:                 {outside(recordWindows.ConsumedEvents), false},
 	}
 	for ev, c := range consumed {
-		first, err := s.ConsumeEvent(ctx, ev[0], ev[1], c.at)
+		first, err := s.ConsumeEvents(ctx, []wake.Event{{Source: ev[0], ID: ev[1]}}, c.at)
 		must(err)
-		if !first {
+		if !first[wake.Event{Source: ev[0], ID: ev[1]}] {
 			t.Fatalf("ConsumeEvent(%v) = false before the pass", ev)
 		}
 	}
@@ -203,9 +204,10 @@ func TestRetentionRecords(t *testing.T) {
 	t.Run("consumed events", func(t *testing.T) {
 		for ev, c := range consumed {
 			// A mark that went lets the event be consumed again.
-			first, err := s.ConsumeEvent(ctx, ev[0], ev[1], now)
-			if err != nil || first == c.kept {
-				t.Errorf("event %v: ConsumeEvent() = %v, %v; want kept %v", ev, first, err, c.kept)
+			e := wake.Event{Source: ev[0], ID: ev[1]}
+			firsts, err := s.ConsumeEvents(ctx, []wake.Event{e}, now)
+			if first := firsts[e]; err != nil || first == c.kept {
+				t.Errorf("event %v: ConsumeEvents() = %v, %v; want kept %v", ev, firsts, err, c.kept)
 			}
 		}
 	})

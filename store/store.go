@@ -327,7 +327,7 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 	metrics.Transactions.Inc()
 	for attempt := 1; ; attempt++ {
 		hooked, afterCommit := core.WithCommitHooks(ctx)
-		err := doTxn(hooked, s.DB, func(ctx context.Context) error {
+		err := doTxn(withNotified(hooked), s.DB, func(ctx context.Context) error {
 			if s.fence != nil && !core.IsUnfenced(ctx) {
 				if err := s.fence(ctx); err != nil {
 					return err

@@ -90,23 +90,29 @@ const (
 	tripwireChangedQuery   = `SELECT ` + tripwireStateColumns + ` FROM tripwire_state WHERE rev > $1`
 	tripwireRevQuery       = `SELECT rev FROM tripwire_rev WHERE id = 1`
 	tripwireSpecsQuery     = `SELECT id, source_kind, source_param, condition FROM tripwire WHERE id IN (%s)`
-	tripwireRecordsQuery   = `SELECT ` + tripwireColumns + tripwireFrom + ` WHERE t.id IN (%s)`
-	tripRecentQuery        = `SELECT tripwire_id, at FROM tripwire_history WHERE at > $1 AND tripwire_id IN (%s)`
+	// tripwireRecordsQuery names the ids for both tables (the same
+	// parameters twice), so that PostgreSQL looks them up in each primary
+	// key rather than join the rows of one to a scan of the other.
+	tripwireRecordsQuery = `SELECT ` + tripwireColumns + tripwireFrom + ` WHERE t.id IN (%[1]s) AND s.id IN (%[1]s)`
+	tripRecentQuery      = `SELECT tripwire_id, at FROM tripwire_history WHERE at > $1 AND tripwire_id IN (%s)`
 	// tripwireObservedQuery and tripwireTickStateQuery update the rows the
-	// VALUES list in place of %s names by id (column1), under the revision
-	// $1, in one statement; the casts tell PostgreSQL the parameters'
-	// types, which it cannot infer inside VALUES.
+	// VALUES list in place of the first %s names by id (column1), under the
+	// revision $1, in one statement; the casts tell PostgreSQL the
+	// parameters' types, which it cannot infer inside VALUES. The second %s
+	// names the ids again: without it PostgreSQL joins the list to the
+	// whole table, a scan of every tripwire for each statement, where the
+	// list lets it look each id up in the primary key.
 	tripwireObservedQuery = `
 		UPDATE tripwire_state SET rev = CAST($1 AS BIGINT), last_observed = v.column2, error_streak = v.column3,
 			last_error = v.column4
-		FROM (VALUES %s) AS v WHERE tripwire_state.id = v.column1`
+		FROM (VALUES %s) AS v WHERE tripwire_state.id = v.column1 AND tripwire_state.id IN (%s)`
 	tripwireObservedRow    = `($%d, $%d, CAST($%d AS INTEGER), $%d)`
 	tripwireTickStateQuery = `
 		UPDATE tripwire_state SET rev = CAST($1 AS BIGINT), status = v.column2, last_tripped_at = v.column3,
 			last_reset_at = v.column4, trip_seq = v.column5, trip_pushed = v.column6, last_observed = v.column7,
 			error_streak = v.column8, last_error = v.column9, quarantine_reason = v.column10,
 			quarantine_count = v.column11
-		FROM (VALUES %s) AS v WHERE tripwire_state.id = v.column1`
+		FROM (VALUES %s) AS v WHERE tripwire_state.id = v.column1 AND tripwire_state.id IN (%s)`
 	tripwireTickStateRow = `($%d, $%d, CAST($%d AS BIGINT), CAST($%d AS BIGINT), CAST($%d AS BIGINT), CAST($%d AS BOOLEAN), ` +
 		`$%d, CAST($%d AS INTEGER), $%d, $%d, CAST($%d AS INTEGER))`
 )
@@ -440,7 +446,8 @@ func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) er
 				for _, u := range chunk {
 					args = append(args, u.ID, u.LastObserved, u.ErrorStreak, u.LastError)
 				}
-				query := fmt.Sprintf(tripwireObservedQuery, bulkRows(tripwireObservedRow, len(chunk), observedPerRow, 1))
+				query := fmt.Sprintf(tripwireObservedQuery, bulkRows(tripwireObservedRow, len(chunk), observedPerRow, 1),
+					bulkFirsts(len(chunk), observedPerRow, 1))
 				_, err := q.db.Exec(ctx, query, args...)
 				return err
 			})
@@ -454,7 +461,8 @@ func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) er
 					args = append(args, r.ID, string(r.Status), tripMillisPtr(r.LastTrippedAt), tripMillisPtr(r.LastResetAt),
 						r.TripSeq, r.TripPushed, r.LastObserved, r.ErrorStreak, r.LastError, r.QuarantineReason, r.QuarantineCount)
 				}
-				query := fmt.Sprintf(tripwireTickStateQuery, bulkRows(tripwireTickStateRow, len(chunk), statePerRow, 1))
+				query := fmt.Sprintf(tripwireTickStateQuery, bulkRows(tripwireTickStateRow, len(chunk), statePerRow, 1),
+					bulkFirsts(len(chunk), statePerRow, 1))
 				_, err := q.db.Exec(ctx, query, args...)
 				return err
 			})
@@ -627,6 +635,19 @@ func bulkRows(row string, n, perRow, after int) string {
 			nums[i] = after + r*perRow + i + 1
 		}
 		fmt.Fprintf(&b, row, nums...)
+	}
+	return b.String()
+}
+
+// bulkFirsts names the first parameter of each of the n rows bulkRows
+// numbered: "$2, $6, …" for rows of 4 after $1.
+func bulkFirsts(n, perRow, after int) string {
+	var b strings.Builder
+	for r := range n {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", after+r*perRow+1)
 	}
 	return b.String()
 }

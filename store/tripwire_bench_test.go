@@ -154,6 +154,7 @@ func newTickBench(b *testing.B, keepHistory, withQuiet, withSilence bool) (func(
 	}
 	now := clock.Now()
 	err := st.InTx(ctx, func(ctx context.Context) error {
+		recs := make([]tripwire.Record, 0, tripwires)
 		for i := range tripwires {
 			rec := tripwire.Record{Scope: fmt.Sprintf("@citizen%d:example.org", i%scopes), Definition: tripwire.Definition{
 				ID: fmt.Sprintf("tw_bench_%06d", i), Label: "bench " + strconv.Itoa(i), Rationale: "measure the evaluator",
@@ -181,9 +182,10 @@ func newTickBench(b *testing.B, keepHistory, withQuiet, withSilence bool) (func(
 			default:
 				rec.Condition = tripwire.Condition{Op: tripwire.OpGT, Threshold: float64(params + i%7)}
 			}
-			if err := q.InsertTripwire(ctx, rec); err != nil {
-				return err
-			}
+			recs = append(recs, rec)
+		}
+		if err := st.Tripwires().InsertTripwires(ctx, recs); err != nil {
+			return err
 		}
 		for i := 0; withQuiet && i < scopes; i += 2 {
 			scope := fmt.Sprintf("@citizen%d:example.org", i)

@@ -125,9 +125,13 @@ type Store interface {
 	// QuietSettings returns what a person set (Off, NoDigest and "" when
 	// nothing).
 	QuietSettings(ctx context.Context, user string) (Settings, error)
+	// QuietSettingsOf returns what each of users set, every one of them
+	// in the map.
+	QuietSettingsOf(ctx context.Context, users []string) (map[string]Settings, error)
 	SetQuietHours(ctx context.Context, user string, h Hours) error
 	SetDigest(ctx context.Context, user string, at int) error
-	HoldPush(ctx context.Context, h Held) error
+	// HoldPush keeps trips for their owners' digests, in their order.
+	HoldPush(ctx context.Context, held ...Held) error
 	// HeldOwners returns the people who have trips of kind held.
 	HeldOwners(ctx context.Context, kind Kind) ([]string, error)
 	// TakeHeld removes and returns an owner's held trips of kind at or

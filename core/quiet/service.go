@@ -43,11 +43,15 @@ func (s *Service) Settings(ctx context.Context, user string) (Settings, *time.Lo
 	if err != nil {
 		return Settings{}, nil, err
 	}
-	loc := s.deps.Zone
+	return set, s.location(set), nil
+}
+
+// location is the time zone a person's settings are read in.
+func (s *Service) location(set Settings) *time.Location {
 	if l, err := time.LoadLocation(set.Zone); set.Zone != "" && err == nil {
-		loc = l
+		return l
 	}
-	return set, loc, nil
+	return s.deps.Zone
 }
 
 // SetHours records a person's quiet hours (Off turns them off). Pushes
@@ -63,30 +67,38 @@ func (s *Service) SetDigest(ctx context.Context, user string, at int) error {
 	return s.deps.Store.SetDigest(ctx, user, at)
 }
 
-// Hold keeps a trip for user's digest instead of pushing it when now is
-// in their quiet hours, and reports whether it did. It writes in ctx's
-// transaction, the one that records the trip.
-func (s *Service) Hold(ctx context.Context, user string, ev tripwire.TripEvent, now time.Time) (bool, error) {
-	set, loc, err := s.Settings(ctx, user)
-	if err != nil || !set.Hours.Contains(now, loc) {
-		return false, err
+// Keep holds the pushes of one evaluator pass whose owners are in their
+// quiet hours at now, and keeps its journal-only trips for the daily
+// digests of those who asked for one; it reports which pushes it held. It
+// reads the owners' settings with one query and writes in ctx's
+// transaction, the one that records the trips.
+func (s *Service) Keep(ctx context.Context, trips []tripwire.Trip, now time.Time) ([]bool, error) {
+	owners := make([]string, 0, len(trips))
+	for _, t := range trips {
+		owners = append(owners, t.Scope)
 	}
-	return true, s.keep(ctx, Quiet, user, ev)
+	settings, err := s.deps.Store.QuietSettingsOf(ctx, owners)
+	if err != nil {
+		return nil, err
+	}
+	held := make([]bool, len(trips))
+	var keep []Held
+	for i, t := range trips {
+		set := settings[t.Scope]
+		switch {
+		case t.Push && set.Hours.Contains(now, s.location(set)):
+			held[i] = true
+			keep = append(keep, heldTrip(Quiet, t))
+		case !t.Push && set.Digest != NoDigest:
+			keep = append(keep, heldTrip(Daily, t))
+		}
+	}
+	return held, s.deps.Store.HoldPush(ctx, keep...)
 }
 
-// Journaled keeps a journal-only trip for user's daily digest, when they
-// asked for one.
-func (s *Service) Journaled(ctx context.Context, user string, ev tripwire.TripEvent) error {
-	set, err := s.deps.Store.QuietSettings(ctx, user)
-	if err != nil || set.Digest == NoDigest {
-		return err
-	}
-	return s.keep(ctx, Daily, user, ev)
-}
-
-func (s *Service) keep(ctx context.Context, kind Kind, user string, ev tripwire.TripEvent) error {
-	return s.deps.Store.HoldPush(ctx, Held{Owner: user, Kind: kind, TripwireID: ev.TripwireID, Trip: ev.Trip, Label: ev.Label,
-		Summary: ev.Summary, At: ev.Timestamp})
+func heldTrip(kind Kind, t tripwire.Trip) Held {
+	ev := t.Event
+	return Held{Owner: t.Scope, Kind: kind, TripwireID: ev.TripwireID, Trip: ev.Trip, Label: ev.Label, Summary: ev.Summary, At: ev.Timestamp}
 }
 
 // Adopt gives a linked puppet's held trips to its account (its settings

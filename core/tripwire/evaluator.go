@@ -468,12 +468,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 		if err := s.deps.Store.ApplyTick(ctx, w); err != nil {
 			return err
 		}
-		for _, n := range notices {
-			if err := s.send(ctx, n); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.send(ctx, notices)
 	})
 	if err != nil {
 		return TickReport{}, fmt.Errorf("evaluate tripwires: %w", err)
@@ -621,6 +616,14 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			return nil, err
 		}
 	}
+	muted, err := s.muted(ctx, recs, candidates, now, silencing)
+	if err != nil {
+		return nil, err
+	}
+	events, held, err := s.keepQuiet(ctx, recs, candidates, muted, now)
+	if err != nil {
+		return nil, err
+	}
 	var notices []core.Notice
 	for _, rec := range recs {
 		c := candidates[rec.ID]
@@ -631,9 +634,7 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 			report.Skipped[SkipSourceError]++
 			report.Quarantined++
 		case c.ev.verdict == verdictFire:
-			if notices, err = s.fire(ctx, &rec, c, now, silencing, w, notices); err != nil {
-				return nil, err
-			}
+			notices = s.fire(&rec, c, events[rec.ID], muted[rec.ID], held[rec.ID], now, w, notices)
 			report.Fired++
 		case c.ev.verdict == verdictReset:
 			notices = s.reset(&rec, c, now, notices)
@@ -660,56 +661,98 @@ func (s *Service) transition(ctx context.Context, ids []string, candidates map[s
 	return notices, nil
 }
 
-// fire records a trip: history always, journal and push queue as the action
-// says, and a notice to the citizen (with 💤 on it) when push is on, unless
-// they snoozed the tripwire or a silence holds it (then the trip is journaled) or their quiet
-// hours hold it for their digest; a journal-only trip goes to their daily
-// digest when they asked for one.
-func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.Time, silencing Silencing, w *TickWrites, notices []core.Notice) ([]core.Notice, error) {
-	rec.Status = Tripped
-	rec.LastTrippedAt = &now
-	rec.TripSeq++
-	// A trip its owner snoozed, or a silence holds, is journaled instead
-	// of pushed.
-	held := rec.Action.Push && now.Before(rec.SnoozedUntil)
-	if rec.Action.Push && !held && silencing != nil {
-		var err error
-		if held, err = silencing.HoldTrip(ctx, rec.Scope, c.cc.sources(), rec.Label); err != nil {
-			return nil, err
+// muted reports, of each candidate that fires with a push, whether its
+// owner snoozed the tripwire or a silence holds it: such a trip is
+// journaled instead of pushed.
+func (s *Service) muted(ctx context.Context, recs []Record, candidates map[string]candidate, now time.Time, silencing Silencing) (map[string]bool, error) {
+	muted := map[string]bool{}
+	for _, rec := range recs {
+		c := candidates[rec.ID]
+		if c.quarantine != "" || c.ev.verdict != verdictFire || !rec.Action.Push {
+			continue
+		}
+		held := now.Before(rec.SnoozedUntil)
+		if !held && silencing != nil {
+			var err error
+			if held, err = silencing.HoldTrip(ctx, rec.Scope, c.cc.sources(), rec.Label); err != nil {
+				return nil, err
+			}
+		}
+		muted[rec.ID] = held
+	}
+	return muted, nil
+}
+
+// keepQuiet builds the trip event of each candidate that fires and hands
+// those of citizens, urgent and muted pushes aside, to their quiet hours
+// and daily digests at once; it returns the events and which pushes were
+// held.
+func (s *Service) keepQuiet(ctx context.Context, recs []Record, candidates map[string]candidate, muted map[string]bool, now time.Time) (map[string]TripEvent, map[string]bool, error) {
+	events := map[string]TripEvent{}
+	var trips []Trip
+	for i := range recs {
+		rec, c := &recs[i], candidates[recs[i].ID]
+		if c.quarantine != "" || c.ev.verdict != verdictFire {
+			continue
+		}
+		ev := tripEvent(rec, c, now)
+		events[rec.ID] = ev
+		if s.deps.Quiet != nil && rec.Scope != SelfScope && !(rec.Action.Push && rec.Action.Urgent) && !muted[rec.ID] {
+			trips = append(trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal, Push: rec.Action.Push})
 		}
 	}
-	rec.TripPushed = rec.Action.Push && !held
-	rec.ErrorStreak, rec.LastError = 0, ""
-	if c.cc.watchesChange {
-		rec.LastObserved = c.ev.observed
+	if len(trips) == 0 {
+		return events, nil, nil
 	}
-	ev := TripEvent{
+	kept, err := s.deps.Quiet.Keep(ctx, trips, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	held := map[string]bool{}
+	for i, t := range trips {
+		held[t.Event.TripwireID] = kept[i]
+	}
+	return events, held, nil
+}
+
+// tripEvent is the event of the trip a candidate makes of rec.
+func tripEvent(rec *Record, c candidate, now time.Time) TripEvent {
+	return TripEvent{
 		TripwireID:      rec.ID,
-		Trip:            rec.TripSeq,
+		Trip:            rec.TripSeq + 1,
 		Label:           rec.Label,
 		Timestamp:       now,
 		ObservedValue:   observedValue(c.cc, c.obs),
 		ObservedContext: observedContext(c.cc, c.obs),
 		Summary:         observedText(c.cc, c.obs, plain) + " (" + c.cc.text() + ")",
 	}
-	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal || held, Push: rec.TripPushed})
-	if held {
-		return notices, nil
+}
+
+// fire records a trip, ev: history always, journal and push queue as the
+// action says, and a notice to the citizen (with 💤 on it) when push is on,
+// unless it is muted (its owner snoozed the tripwire or a silence holds
+// it: then the trip is journaled) or their quiet hours held it for their
+// digest.
+func (s *Service) fire(rec *Record, c candidate, ev TripEvent, muted, held bool, now time.Time, w *TickWrites, notices []core.Notice) []core.Notice {
+	rec.Status = Tripped
+	rec.LastTrippedAt = &now
+	rec.TripSeq++
+	rec.TripPushed = rec.Action.Push && !muted
+	rec.ErrorStreak, rec.LastError = 0, ""
+	if c.cc.watchesChange {
+		rec.LastObserved = c.ev.observed
 	}
-	quiet := s.deps.Quiet != nil && rec.Scope != SelfScope
+	w.Trips = append(w.Trips, Trip{Scope: rec.Scope, Event: ev, Journal: rec.Action.Journal || muted, Push: rec.Action.Push && !muted})
+	if muted {
+		return notices
+	}
 	if !rec.Action.Push {
-		if quiet {
-			return notices, s.deps.Quiet.Journaled(ctx, rec.Scope, ev)
-		}
-		return notices, nil
+		return notices
 	}
-	if quiet && !rec.Action.Urgent {
-		held, err := s.deps.Quiet.Hold(ctx, rec.Scope, ev, now)
-		if err != nil || held {
-			// A held trip has no notice for its reset to answer in.
-			rec.TripPushed = false
-			return notices, err
-		}
+	if held {
+		// A held trip has no notice for its reset to answer in.
+		rec.TripPushed = false
+		return notices
 	}
 	body := fmt.Sprintf("🔔 **Tripwire tripped: %s**\n\nObserved: %s\n\nCondition: %s\n\nWhy you armed it: %s\n\n`%s` · trip %d",
 		core.EscapeMarkdown(rec.Label), observedText(c.cc, c.obs, boldMarkdown), core.CodeSpan(c.cc.text()), markdownLines(rec.Rationale), rec.ID, rec.TripSeq)
@@ -719,7 +762,7 @@ func (s *Service) fire(ctx context.Context, rec *Record, c candidate, now time.T
 		notices = s.notify(notices, rec.Scope, core.Notice{Key: key + ":snooze", Kind: core.NoticeReaction, Body: SnoozeReaction, Target: key}, false)
 	}
 	return s.notify(notices, rec.Scope, core.Notice{Key: key + ":chart", Kind: core.NoticeImage, Target: key, Thread: true,
-		Body: s.tripChart(rec, c.cc, now)}, false), nil
+		Body: s.tripChart(rec, c.cc, now)}, false)
 }
 
 // tripChart asks for the chart a trip notice carries in its thread: the

@@ -14,21 +14,33 @@ import (
 // resolves it, editing the notice and saying all clear in the reply that
 // tells the reset. A person's own trips, in their direct room, are not.
 
-// send enqueues a notice of a tick: the room's trip notice is raised as an
-// incident, and its reset's reply resolves it.
-func (s *Service) send(ctx context.Context, n core.Notice) error {
-	if s.deps.Incidents != nil && n.RoomID != "" && n.Kind == core.NoticeMessage {
-		if tripwire, ok := tripOf(n.Key); ok && n.Target == "" {
-			return s.deps.Incidents.Raise(ctx, n.Key, "trip", tripwire, n)
-		}
-		if trip, ok := strings.CutSuffix(n.Key, clearedSuffix); ok && isTrip(trip) {
-			err := s.deps.Incidents.Resolve(ctx, trip, n.Body)
-			if !errors.Is(err, core.ErrNotFound) { // else: a trip from before incidents were kept
-				return err
+// send enqueues the notices of a tick, as many as it can with one call:
+// the room's trip notices are raised as incidents, and their resets'
+// replies resolve them.
+func (s *Service) send(ctx context.Context, notices []core.Notice) error {
+	rest := notices[:0:0]
+	for _, n := range notices {
+		if s.deps.Incidents != nil && n.RoomID != "" && n.Kind == core.NoticeMessage {
+			if tripwire, ok := tripOf(n.Key); ok && n.Target == "" {
+				if err := s.deps.Incidents.Raise(ctx, n.Key, "trip", tripwire, n); err != nil {
+					return err
+				}
+				continue
+			}
+			if trip, ok := strings.CutSuffix(n.Key, clearedSuffix); ok && isTrip(trip) {
+				// The all-clear in the trip's thread says what the reply would.
+				err := s.deps.Incidents.Resolve(ctx, trip, n.Body)
+				if err == nil {
+					continue
+				}
+				if !errors.Is(err, core.ErrNotFound) { // else: a trip from before incidents were kept
+					return err
+				}
 			}
 		}
+		rest = append(rest, n)
 	}
-	if err := s.deps.Outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
+	if err := s.deps.Outbox.Enqueue(ctx, rest...); err != nil && !errors.Is(err, core.ErrDuplicate) {
 		return err
 	}
 	return nil

@@ -419,14 +419,14 @@ type Silencing interface {
 
 // Quiet holds a person's trip pushes, urgent ones aside, during their
 // quiet hours and gathers their journal-only trips for a daily digest, in
-// ctx's transaction.
+// ctx's transaction. An evaluator pass hands it all its trips at once.
 type Quiet interface {
-	// Hold keeps ev for user's digest instead of pushing it when now is in
-	// their quiet hours, and reports whether it did.
-	Hold(ctx context.Context, user string, ev TripEvent, now time.Time) (bool, error)
-	// Journaled keeps a trip that is journaled and not pushed for user's
-	// daily digest, when they asked for one.
-	Journaled(ctx context.Context, user string, ev TripEvent) error
+	// Keep takes the trips of one pass, none of them urgent: a push is
+	// kept for its owner's digest instead of pushed when now is in their
+	// quiet hours, a trip that is journaled and not pushed is kept for
+	// their daily digest when they asked for one. It reports, in the
+	// order of trips, which pushes it held.
+	Keep(ctx context.Context, trips []Trip, now time.Time) ([]bool, error)
 }
 
 // Service is the personal tripwire engine: citizens arm standing

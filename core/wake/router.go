@@ -25,10 +25,17 @@ type State struct {
 // does not notify again.
 type Store interface {
 	WakeStates(ctx context.Context) ([]State, error)
-	PutWakeState(ctx context.Context, s State) error
-	// ConsumeEvent records a source event id; false means it was consumed
-	// before.
-	ConsumeEvent(ctx context.Context, source, eventID string, at time.Time) (bool, error)
+	// PutWakeStates records states; of two with one key, the later counts.
+	PutWakeStates(ctx context.Context, states []State) error
+	// ConsumeEvents records source events and returns those it had not
+	// recorded before.
+	ConsumeEvents(ctx context.Context, events []Event, at time.Time) (map[Event]bool, error)
+}
+
+// Event names a source event, which the router acts on once.
+type Event struct {
+	Source string
+	ID     string
 }
 
 // Source reports the conditions that hold now.
@@ -101,62 +108,71 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 		for _, s := range states {
 			known[s.Key] = s
 		}
+		var events []Event
+		for _, c := range current {
+			if c.EventID != "" {
+				events = append(events, Event{Source: c.Source, ID: c.EventID})
+			}
+		}
+		var first map[Event]bool
+		if len(events) > 0 {
+			if first, err = r.deps.Store.ConsumeEvents(ctx, events, now); err != nil {
+				return err
+			}
+		}
+		var notices []core.Notice
+		var changed []State
 		seen := make(map[string]bool, len(current))
 		for _, c := range current {
 			seen[c.Key] = true
-			notify, err := r.decide(ctx, c, known[c.Key], now)
-			if err != nil {
-				return err
-			}
-			if !notify {
+			if !decide(c, known[c.Key], first, now) {
 				continue
 			}
 			s := known[c.Key]
 			s.Key, s.Fingerprint, s.NotifiedAt, s.Active = c.Key, c.Fingerprint, now, true
 			s.Count++
-			if err := r.deps.Outbox.Enqueue(ctx, core.Notice{
+			notices = append(notices, core.Notice{
 				Key: fmt.Sprintf("wake:%s:%d", c.Key, s.Count), RoomID: r.deps.Room, Kind: core.NoticeMessage,
 				Body: Render(c), Mentions: c.Mentions,
-			}); err != nil {
-				return err
-			}
-			if err := r.deps.Store.PutWakeState(ctx, s); err != nil {
-				return err
-			}
+			})
+			changed = append(changed, s)
 			res.Notified++
 		}
 		for _, s := range states {
 			if s.Active && !seen[s.Key] {
 				s.Active = false
-				if err := r.deps.Store.PutWakeState(ctx, s); err != nil {
-					return err
-				}
+				changed = append(changed, s)
 				res.Cleared++
 			}
 		}
-		return nil
+		if err := r.deps.Outbox.Enqueue(ctx, notices...); err != nil {
+			return err
+		}
+		return r.deps.Store.PutWakeStates(ctx, changed)
 	})
 	return res, err
 }
 
 // decide is the hysteresis: notify a condition that is new, that became
 // active again, whose fingerprint changed, or whose back-off has passed;
-// a condition carrying a source event id is acted on once per id.
-func (r *Router) decide(ctx context.Context, c core.WakeCondition, s State, now time.Time) (bool, error) {
+// a condition carrying a source event id is acted on once per id, the
+// first time first holds it.
+func decide(c core.WakeCondition, s State, first map[Event]bool, now time.Time) bool {
 	if c.EventID != "" {
-		first, err := r.deps.Store.ConsumeEvent(ctx, c.Source, c.EventID, now)
-		if err != nil || !first {
-			return false, err
+		ev := Event{Source: c.Source, ID: c.EventID}
+		if !first[ev] {
+			return false
 		}
-		return true, nil
+		delete(first, ev) // a second condition with the event in this pass is not new
+		return true
 	}
 	switch {
 	case s.Key == "", !s.Active, s.Fingerprint != c.Fingerprint:
-		return true, nil
+		return true
 	case c.Backoff > 0 && !now.Before(s.NotifiedAt.Add(c.Backoff)):
-		return true, nil
+		return true
 	}
-	return false, nil
+	return false
 }
 
 // Render renders a condition in the fixed frame: the headline is
