@@ -177,6 +177,9 @@ logging:
 
 	step("Agent EVE reports a heartbeat over the API; ZEUS never reports")
 	d.call("EVE", "POST", "/api/agents/heartbeat", heartbeat("EVE"), nil)
+	// HERMES's own loop may not have been heard yet on a busy machine: one
+	// heartbeat now makes sure it has reported before it stops.
+	d.call("HERMES", "POST", "/api/agents/heartbeat", heartbeat("HERMES"), nil)
 	d.talk("what's the fleet doing?")
 
 	step("Agent HERMES (a heartbeat every " + hermesCadence + ") stops reporting: two missed heartbeats later Jarvis alerts the room, with 👀 on the alert; Alice taps it to take the alert")
