@@ -59,7 +59,7 @@ func (c *oncallCommands) silenceAdd(e *Event) {
 		}
 	}
 	now := e.Proc.deps.Clock.Now()
-	sil := oncall.Silence{Target: words[0].text, Reason: because, By: e.Sender, RoomID: e.RoomID, UntilResolved: untilResolved}
+	sil := oncall.Silence{Target: words[0].text, Reason: because, By: e.Sender, RoomID: e.RoomID, UntilResolved: untilResolved, StartedAt: now}
 	switch {
 	case untilResolved && len(rest) == 0:
 		sil.EndsAt = now.Add(oncall.MaxUntilResolved)

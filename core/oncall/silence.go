@@ -91,9 +91,13 @@ func CheckSilence(s Silence) error {
 	return nil
 }
 
-// Silence starts a silence.
+// Silence starts a silence, at sil.StartedAt if set (the moment its end
+// was read against, so that "for 1m" lasts 1m in its end's words), else
+// now.
 func (s *Service) Silence(ctx context.Context, sil Silence) (Silence, error) {
-	sil.StartedAt = s.deps.Clock.Now()
+	if sil.StartedAt.IsZero() {
+		sil.StartedAt = s.deps.Clock.Now()
+	}
 	if err := CheckSilence(sil); err != nil {
 		return Silence{}, err
 	}
