@@ -132,6 +132,7 @@ func (p *Processor) AddFeatures(f Features) {
 		p.OnAnswer("crash-loop:", claims.onAlertAnswer)
 		p.OnAnswer("spend:", claims.onAlertAnswer)
 		p.OnAnswer("trip:", claims.onTripAnswer)
+		p.OnAnswer("wake:", claims.onWakeAnswer)
 		p.Register(claims.silenceHandler())
 	}
 	if f.Agents != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/core/wake"
 )
 
 // oncallCommands take the claims and snoozes on the alerts Jarvis raises
@@ -27,6 +28,23 @@ func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) {
 // crash loop, a budget alert, a shared tripwire's trip).
 func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
 	c.answer(e, key, answer)
+}
+
+// onWakeAnswer takes a 👀 or 💤 on, or a reply `mine` or `snooze 4h` to,
+// a wake-router notice: an answer to the open incident of its condition.
+func (c *oncallCommands) onWakeAnswer(e *Event, key, answer string) {
+	cond, ok := wake.ConditionOf(key)
+	if !ok {
+		return
+	}
+	id, open, err := c.svc.OpenIncident(e.Ctx, wake.IncidentKind, cond)
+	if err != nil {
+		e.Fail(err)
+		return
+	}
+	if open {
+		c.answer(e, id, answer)
+	}
 }
 
 // onWokeAnswer takes an answer to the reply that said a snoozed alert is

@@ -27,6 +27,12 @@ type WakeCondition struct {
 	Backoff time.Duration
 	// Mentions are the people the notice pings.
 	Mentions []string
+	// Alert makes the condition an on-call incident while it holds: its
+	// notices carry 👀 and 💤, it escalates while nobody claims it, and
+	// it is edited to resolved when it no longer holds. Unset for a
+	// condition that reminds of an incident kept elsewhere (an approval
+	// request waiting).
+	Alert bool
 }
 
 // WakeField is one piece of workspace data in a wake notice.

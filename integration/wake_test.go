@@ -119,3 +119,52 @@ func newWakeSetup(t testing.TB) wakeSetup {
 	}
 	return wakeSetup{alice: alice, j: j, room: room, api: api, card: list.Cards[0].ID, published: question.ID}
 }
+
+// TestWakeAlertClaimAndAllClear: a blocked card's wake notice is an
+// on-call incident. alice's 👀 edits it to name her; when the worker
+// unblocks the card, the notice is edited to resolved and one reply in
+// its thread gives the all-clear, with no new top-level message.
+func TestWakeAlertClaimAndAllClear(t *testing.T) {
+	ctx := context.Background()
+	w := newWakeSetup(t)
+	alice, j, room, api, card := w.alice, w.j, w.room, w.api, w.card
+	topLevel := func(evt *event.Event) bool {
+		if !tesths.MessageFrom(room, j.UserID)(evt) || !strings.Contains(tesths.Body(evt), "Needs attention: a card is blocked") {
+			return false
+		}
+		rel := evt.Content.AsMessage().RelatesTo
+		return rel == nil || (rel.Type != event.RelReplace && rel.Type != event.RelThread)
+	}
+	for _, state := range []string{"claimed", "in_progress", "blocked"} {
+		api.call(http.MethodPost, "/api/cards/"+card+"/state", nil, map[string]any{"state": state, "note": "waiting on the vendor"}, http.StatusOK, nil)
+	}
+	notice, err := alice.WaitFor(ctx, waitReply, topLevel)
+	if err != nil {
+		t.Fatalf("no wake notice for the blocked card: %v", err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, notice.ID, "👀")); err != nil {
+		t.Fatalf("no 👀 on the wake notice: %v", err)
+	}
+	if _, err := alice.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return editOf(j.UserID, notice.ID)(evt) && strings.Contains(newBody(evt), "👀 Handled by "+alice.UserID.String())
+	}); err != nil {
+		t.Fatalf("the wake notice was not edited to name alice: %v", err)
+	}
+
+	api.call(http.MethodPost, "/api/cards/"+card+"/state", nil, map[string]any{"state": "in_progress", "note": "key arrived"}, http.StatusOK, nil)
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return editOf(j.UserID, notice.ID)(evt) && strings.Contains(newBody(evt), "Resolved") &&
+			strings.Contains(newBody(evt), "handled by "+alice.UserID.String())
+	}); err != nil {
+		t.Fatalf("the wake notice was not edited to resolved: %v", err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, inThreadOf(j, room, notice.ID, "no longer needs attention")); err != nil {
+		t.Fatalf("no all-clear in the notice's thread: %v", err)
+	}
+	if n := len(alice.Events(topLevel)); n != 1 {
+		t.Errorf("%d top-level notices of the blocked card, want 1", n)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -208,5 +209,80 @@ func BenchmarkReconcile(b *testing.B) {
 		if err != nil || res.Notified != 1 {
 			b.Fatalf("reconcile = %+v, %v", res, err)
 		}
+	}
+}
+
+// TestRouterAlertsAreIncidents: a condition that is an alert is an
+// on-call incident while it holds. Its notice carries 👀 and 💤, a notice
+// after its back-off is the same incident (and says who handles it), and
+// when the condition no longer holds its latest notice is edited to
+// resolved with one reply in its thread. A fleet-wide silence does not
+// hold it; a condition that is no alert carries no 👀.
+func TestRouterAlertsAreIncidents(t *testing.T) {
+	s := testdb.OpenStore(t, testEngine)
+	ctx := context.Background()
+	h := newWakeHarness(t, s)
+	incidents := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour},
+		oncall.Deps{Store: s.Incidents(), Tx: s, Outbox: s.Outbox(), Clock: h.clock})
+	h.router = wake.NewRouter(wake.Deps{Store: s, Tx: s, Outbox: s.Outbox(), Clock: h.clock, Room: "!room:x", Incidents: incidents,
+		Sources: []wake.Source{{Name: "test", List: func(context.Context) ([]core.WakeCondition, error) { return h.conds, nil }}}})
+	if _, err := incidents.Silence(ctx, oncall.Silence{Target: oncall.FleetTarget, By: "@admin:x", RoomID: "!room:x",
+		EndsAt: h.clock.Now().Add(24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	outbox := func(key string) core.Notice {
+		t.Helper()
+		n, err := s.Outbox().Get(ctx, key)
+		if err != nil {
+			t.Fatalf("notice %s: %v", key, err)
+		}
+		return n.Notice
+	}
+	alert := blocked("c1", "waiting on CI")
+	alert.Alert, alert.Backoff = true, time.Hour
+	reminder := blocked("c2", "x")
+	reminder.Key = "approval-waiting:a1"
+	h.conds = []core.WakeCondition{alert, reminder}
+	if got := h.reconcile(t); len(got) != 4 || !strings.Contains(got[0], "`c1`") || !strings.Contains(got[3], "`c2`") {
+		t.Fatalf("first reconcile: %q, want the alert's notice with 👀 and 💤 and the reminder, the fleet-wide silence holding neither", got)
+	}
+	for _, r := range []string{"👀", "💤"} {
+		if n := outbox("wake:card-blocked:c1:1:" + map[string]string{"👀": "claim", "💤": "snooze"}[r]); n.Body != r || n.Target != "wake:card-blocked:c1:1" {
+			t.Errorf("%s on the alert: %+v", r, n)
+		}
+	}
+	if _, err := s.Outbox().Get(ctx, "wake:approval-waiting:a1:1:claim"); err == nil {
+		t.Error("a condition that is no alert carries 👀")
+	}
+	id, open, err := incidents.OpenIncident(ctx, wake.IncidentKind, "card-blocked:c1")
+	if err != nil || !open || id != "wake:card-blocked:c1:1" {
+		t.Fatalf("OpenIncident() = %q, %v, %v; want the first notice's incident", id, open, err)
+	}
+	if _, first, err := incidents.Claim(ctx, id, "@bob:x"); err != nil || !first {
+		t.Fatalf("Claim() = %v, %v", first, err)
+	}
+
+	h.clock.Advance(time.Hour)
+	if got := h.reconcile(t); len(got) != 3 || !strings.Contains(got[0], "👀 Handled by @bob:x") {
+		t.Fatalf("after the back-off: %q, want the alert again, saying who handles it", got)
+	}
+	if again, _, _ := incidents.OpenIncident(ctx, wake.IncidentKind, "card-blocked:c1"); again != id {
+		t.Errorf("after the back-off the incident is %q, want %q", again, id)
+	}
+
+	h.clock.Advance(time.Minute)
+	h.conds = nil
+	if got := h.reconcile(t); len(got) != 2 || !strings.HasPrefix(got[1], "✅ This no longer needs attention. All clear: the alert was open 1h 1m, handled by @bob:x") {
+		t.Fatalf("cleared: %q, want the resolving edit and one all-clear", got)
+	}
+	edit := outbox("wake:card-blocked:c1:2:resolved")
+	if edit.Kind != core.NoticeEdit || edit.Target != "wake:card-blocked:c1:2" || !strings.HasPrefix(edit.Body, "✅ **Resolved** after 1h 1m, handled by @bob:x.") {
+		t.Errorf("the resolving edit: %+v", edit)
+	}
+	if reply := outbox("wake:card-blocked:c1:2:all-clear"); !reply.Thread || reply.Target != "wake:card-blocked:c1:2" {
+		t.Errorf("the all-clear reply: %+v", reply)
+	}
+	if _, open, _ := incidents.OpenIncident(ctx, wake.IncidentKind, "card-blocked:c1"); open {
+		t.Error("the incident is still open after its condition cleared")
 	}
 }

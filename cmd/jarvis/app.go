@@ -352,7 +352,7 @@ func (a *App) initServices() error {
 		Silences: a.oncall})
 	a.fleet.RegisterSources(registry)
 	a.cards.RegisterSources(registry)
-	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room,
+	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room, Incidents: a.oncall,
 		Sources: []wake.Source{
 			{Name: "cards", List: a.cards.WakeConditions},
 			{Name: "approvals", List: a.approvals.WakeConditions},

@@ -31,6 +31,7 @@ func (c *Service) WakeConditions(ctx context.Context) ([]core.WakeCondition, err
 			Title:    "a card is blocked",
 			Fields:   []core.WakeField{{Name: "card", Value: card.ID}, {Name: "goal", Value: card.Spec.Goal}, {Name: "note", Value: card.StateNote}},
 			Mentions: c.peopleFor(card),
+			Alert:    true,
 		})
 	}
 	waiting, err := c.List(ctx, Filter{State: AwaitingRatification, Limit: MaxListLimit})
@@ -44,6 +45,7 @@ func (c *Service) WakeConditions(ctx context.Context) ([]core.WakeCondition, err
 			Fields:   []core.WakeField{{Name: "card", Value: card.ID}, {Name: "goal", Value: card.Spec.Goal}, {Name: "revision", Value: fmt.Sprint(card.Revision)}},
 			Backoff:  ratificationReminder,
 			Mentions: c.peopleFor(card),
+			Alert:    true,
 		})
 	}
 	now := c.deps.Clock.Now()
@@ -64,6 +66,7 @@ func (c *Service) WakeConditions(ctx context.Context) ([]core.WakeCondition, err
 			Title:    fmt.Sprintf("the %s budget is nearly used up", p),
 			Fields:   []core.WakeField{{Name: "used", Value: fmt.Sprintf("%d of %d", len(charges), rule.Count)}, {Name: "window", Value: rule.Window.String()}},
 			Mentions: c.deps.Admins,
+			Alert:    true,
 		})
 	}
 	return out, nil

@@ -132,7 +132,7 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 	case err != nil:
 		return fmt.Errorf("raise incident %s: %w", id, err)
 	}
-	held, err := s.holdAlert(ctx, subject, n.Body)
+	held, err := s.holdAlert(ctx, kind, subject, n.Body)
 	switch {
 	case err != nil:
 		return fmt.Errorf("raise incident %s: %w", id, err)
@@ -167,6 +167,21 @@ func (s *Service) Incident(ctx context.Context, id string) (Incident, error) {
 		return Incident{}, fmt.Errorf("incident %s: %w", id, err)
 	}
 	return inc, nil
+}
+
+// OpenIncident returns the ID of the open incident of kind about subject
+// that has an alert of its own, if there is one.
+func (s *Service) OpenIncident(ctx context.Context, kind, subject string) (string, bool, error) {
+	open, err := s.deps.Store.OpenIncidents(ctx, kind)
+	if err != nil {
+		return "", false, fmt.Errorf("open %s incidents: %w", kind, err)
+	}
+	for _, inc := range open {
+		if inc.Subject == subject && inc.Parent == "" {
+			return inc.ID, true, nil
+		}
+	}
+	return "", false, nil
 }
 
 // Claim makes who the owner of incident id, if nobody is; an incident

@@ -187,18 +187,27 @@ func (sil Silence) matches(subjects []string) bool {
 
 // holdAlert keeps an alert about subject (an agent) from the room when a
 // workspace silence holds it, and reports whether it did.
-func (s *Service) holdAlert(ctx context.Context, subject, body string) (bool, error) {
+func (s *Service) holdAlert(ctx context.Context, kind, subject, body string) (bool, error) {
 	active, err := s.deps.Store.ActiveSilences(ctx)
 	if err != nil {
 		return false, err
 	}
-	sil, ok := holding(active, s.deps.Clock.Now(), "", []string{subject, FleetTarget})
+	targets := []string{subject}
+	if !notFleet[kind] {
+		targets = append(targets, FleetTarget)
+	}
+	sil, ok := holding(active, s.deps.Clock.Now(), "", targets)
 	if !ok {
 		return false, nil
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
 	return true, s.deps.Store.HoldInSilence(ctx, sil.ID, true, line, heldLines)
 }
+
+// notFleet are the kinds of incident that are no fleet alert, which a
+// fleet-wide silence does not hold: trips of shared tripwires and the wake
+// router's alerts.
+var notFleet = map[string]bool{"trip": true, "wake": true}
 
 // silencing is what the silences that held at the start of an evaluator
 // pass hold.

@@ -51,6 +51,7 @@ func CIFailureConditions(ctx context.Context, fleet *fleet.Service, cards *card.
 					Fields: []core.WakeField{{Name: "card", Value: card.ID}, {Name: "goal", Value: card.Spec.Goal},
 						{Name: "entry", Value: e.Title}, {Name: "run", Value: ev.URL}},
 					Mentions: []string{card.RatifiedBy},
+					Alert:    true,
 				})
 			}
 		}

@@ -5,6 +5,7 @@ package wake
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,40 @@ type Deps struct {
 	Room string
 	// Sources report the conditions that hold now.
 	Sources []Source
+	// Incidents, when set, keeps the conditions that are alerts as
+	// on-call incidents.
+	Incidents Incidents
+}
+
+// IncidentKind is the kind of the on-call incidents of alert conditions;
+// their subject is the condition's key.
+const IncidentKind = "wake"
+
+// Incidents are the on-call incidents (core/oncall) alert conditions are.
+type Incidents interface {
+	// Raise posts n as the alert of incident id, about subject, with 👀;
+	// an incident already open keeps its opening and its owner.
+	Raise(ctx context.Context, id, kind, subject string, n core.Notice) error
+	// Resolve closes incident id, saying said in the alert's thread.
+	Resolve(ctx context.Context, id, said string) error
+	// OpenIncident returns the ID of the open incident of kind about
+	// subject, if there is one.
+	OpenIncident(ctx context.Context, kind, subject string) (string, bool, error)
+}
+
+// noticeKey is the key of the count-th notice of condition key.
+func noticeKey(key string, count int) string { return fmt.Sprintf("wake:%s:%d", key, count) }
+
+// ConditionOf returns the condition whose notice has key,
+// wake:<condition>:<count>.
+func ConditionOf(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, "wake:")
+	i := strings.LastIndexByte(rest, ':')
+	if !ok || i <= 0 {
+		return "", false
+	}
+	_, err := strconv.Atoi(rest[i+1:])
+	return rest[:i], err == nil
 }
 
 // NewRouter builds the router.
@@ -131,10 +166,14 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 			s := known[c.Key]
 			s.Key, s.Fingerprint, s.NotifiedAt, s.Active = c.Key, c.Fingerprint, now, true
 			s.Count++
-			notices = append(notices, core.Notice{
-				Key: fmt.Sprintf("wake:%s:%d", c.Key, s.Count), RoomID: r.deps.Room, Kind: core.NoticeMessage,
-				Body: Render(c), Mentions: c.Mentions,
-			})
+			n := core.Notice{Key: noticeKey(c.Key, s.Count), RoomID: r.deps.Room, Kind: core.NoticeMessage, Body: Render(c), Mentions: c.Mentions}
+			if c.Alert && r.deps.Incidents != nil {
+				if err := r.raise(ctx, c.Key, n); err != nil {
+					return err
+				}
+			} else {
+				notices = append(notices, n)
+			}
 			changed = append(changed, s)
 			res.Notified++
 		}
@@ -143,6 +182,9 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 				s.Active = false
 				changed = append(changed, s)
 				res.Cleared++
+				if err := r.resolve(ctx, s.Key); err != nil {
+					return err
+				}
 			}
 		}
 		if err := r.deps.Outbox.Enqueue(ctx, notices...); err != nil {
@@ -151,6 +193,32 @@ func (r *Router) Reconcile(ctx context.Context) (ReconcileResult, error) {
 		return r.deps.Store.PutWakeStates(ctx, changed)
 	})
 	return res, err
+}
+
+// raise posts n, a notice of alert condition key, as its incident: the
+// incident open for the condition, or a new one named after n.
+func (r *Router) raise(ctx context.Context, key string, n core.Notice) error {
+	id, open, err := r.deps.Incidents.OpenIncident(ctx, IncidentKind, key)
+	if err != nil {
+		return err
+	}
+	if !open {
+		id = n.Key
+	}
+	return r.deps.Incidents.Raise(ctx, id, IncidentKind, key, n)
+}
+
+// resolve closes the incident of condition key, which no longer holds,
+// if it has one open.
+func (r *Router) resolve(ctx context.Context, key string) error {
+	if r.deps.Incidents == nil {
+		return nil
+	}
+	id, open, err := r.deps.Incidents.OpenIncident(ctx, IncidentKind, key)
+	if err != nil || !open {
+		return err
+	}
+	return r.deps.Incidents.Resolve(ctx, id, "✅ This no longer needs attention.")
 }
 
 // decide is the hysteresis: notify a condition that is new, that became
