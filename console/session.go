@@ -34,6 +34,10 @@ type Store interface {
 
 // Notices reads the outbox.
 type Notices interface {
+	// NoticeCursor and NoticesSince read past a cursor kept in the store.
+	NoticeCursor(ctx context.Context) (int64, error)
+	NoticesSince(ctx context.Context, cursor int64) ([]core.OutboxEntry, int64, error)
+	// NoticesAfter and LastSeq read notices drawn after a seq.
 	NoticesAfter(ctx context.Context, seq int64, limit int) ([]core.OutboxEntry, error)
 	LastSeq(ctx context.Context) (int64, error)
 }
@@ -74,6 +78,9 @@ type Session struct {
 
 	mu     sync.Mutex
 	cursor int64
+	// past are the notices the last read listed: on PostgreSQL the next
+	// read lists again those of transactions at or after the cursor.
+	past map[int64]bool
 	// asked are the questions shown and not answered yet, newest last.
 	asked []question
 }
@@ -99,7 +106,7 @@ func (s *Session) Open(ctx context.Context) error {
 		return fmt.Errorf("read the console cursor: %w", err)
 	}
 	if !found {
-		if seq, err = s.deps.Notices.LastSeq(ctx); err != nil {
+		if seq, err = s.deps.Notices.NoticeCursor(ctx); err != nil {
 			return fmt.Errorf("read the outbox: %w", err)
 		}
 		s.cursor = seq
@@ -129,35 +136,37 @@ func (s *Session) Poll(ctx context.Context) error {
 	return s.read(ctx, func(e core.OutboxEntry) { s.show(ctx, e, false) })
 }
 
-// read hands fn each notice after the cursor that this console shows, and
-// keeps the cursor past everything read.
+// read hands fn each notice after the cursor that this console shows and
+// has not shown, and keeps the cursor past everything read. The store
+// keeps it only when there was something new to read: on PostgreSQL the
+// cursor moves with every transaction.
 func (s *Session) read(ctx context.Context, fn func(core.OutboxEntry)) error {
 	s.mu.Lock()
-	start := s.cursor
+	cursor, past := s.cursor, s.past
 	s.mu.Unlock()
-	cursor := start
-	for {
-		entries, err := s.deps.Notices.NoticesAfter(ctx, cursor, noticeBatch)
-		if err != nil {
-			return fmt.Errorf("read the outbox: %w", err)
-		}
-		for _, e := range entries {
-			if s.shows(e) {
-				fn(e)
-			}
-			cursor = e.Seq
-		}
-		if len(entries) < noticeBatch {
-			break
-		}
+	entries, next, err := s.deps.Notices.NoticesSince(ctx, cursor)
+	if err != nil {
+		return fmt.Errorf("read the outbox: %w", err)
 	}
-	if cursor == start {
-		return nil
+	read := make(map[int64]bool, len(entries))
+	fresh := false
+	for _, e := range entries {
+		read[e.Seq] = true
+		if past[e.Seq] {
+			continue
+		}
+		fresh = true
+		if s.shows(e) {
+			fn(e)
+		}
 	}
 	s.mu.Lock()
-	s.cursor = cursor
+	s.cursor, s.past = next, read
 	s.mu.Unlock()
-	return s.deps.Store.SetCursor(ctx, s.cfg.User, cursor, s.deps.Clock.Now())
+	if !fresh {
+		return nil
+	}
+	return s.deps.Store.SetCursor(ctx, s.cfg.User, next, s.deps.Clock.Now())
 }
 
 // shows reports whether this console shows a notice: what is said to its

@@ -154,3 +154,74 @@ func TestRelayLeaseLost(t *testing.T) {
 		t.Fatalf("the line once the lease is back: %+v, %v; want it answered", in, err)
 	}
 }
+
+// TestSessionCommitOrder: a halt whose transaction commits after a later
+// notice's is still shown, once, and so is the later one. On PostgreSQL a
+// notice's seq is drawn when it is written, not when it commits, and a
+// console that followed seqs passed over the slower halt for good; on
+// SQLite the second writer waits for the first.
+func TestSessionCommitOrder(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			st := testdb.OpenStore(t, engine)
+			o := st.Outbox()
+			var out bytes.Buffer
+			s := NewSession(Config{User: "alice"}, Deps{Store: st, Notices: o, Clock: coretest.NewClock(time.Now())}, &out)
+			if err := s.Open(ctx); err != nil {
+				t.Fatal(err)
+			}
+			halt := func(ctx context.Context, name string) error {
+				return o.Enqueue(ctx, core.Notice{Key: "breaker:" + name, RoomID: "!room:x", Kind: core.NoticeMessage, Body: "HALTED: " + name})
+			}
+			slowWrote, release, slowDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+			go func() {
+				slowDone <- st.InTx(ctx, func(ctx context.Context) error {
+					if err := halt(ctx, "SLOW"); err != nil {
+						return err
+					}
+					close(slowWrote)
+					<-release
+					return nil
+				})
+			}()
+			<-slowWrote
+			fastDone := make(chan error, 1)
+			go func() { fastDone <- halt(ctx, "FAST") }()
+			if engine == store.Postgres {
+				// The later halt commits while the first one's
+				// transaction is still open.
+				if err := <-fastDone; err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2 {
+				if err := s.Poll(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if strings.Contains(out.String(), "SLOW") {
+				t.Fatalf("the console showed a halt not yet committed:\n%s", out.String())
+			}
+			close(release)
+			if err := <-slowDone; err != nil {
+				t.Fatal(err)
+			}
+			if engine != store.Postgres {
+				if err := <-fastDone; err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 3 {
+				if err := s.Poll(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, want := range []string{"HALTED: SLOW", "HALTED: FAST"} {
+				if n := strings.Count(out.String(), want); n != 1 {
+					t.Errorf("the console showed %q %d times, want once:\n%s", want, n, out.String())
+				}
+			}
+		})
+	}
+}

@@ -27,9 +27,14 @@ const (
 	setCursorQuery        = `
 		INSERT INTO console_cursor (user_name, seq, read_at) VALUES ($1, $2, $3)
 		ON CONFLICT (user_name) DO UPDATE SET seq = excluded.seq, read_at = excluded.read_at`
-	noticesAfterQuery   = `SELECT ` + outboxColumns + ` FROM outbox WHERE seq > $1 ORDER BY seq LIMIT $2`
-	lastNoticeQuery     = `SELECT COALESCE(MAX(seq), 0) FROM outbox`
-	consoleWaitingQuery = `
+	noticesAfterQuery = `SELECT ` + outboxColumns + ` FROM outbox WHERE seq > $1 ORDER BY seq LIMIT $2`
+	lastNoticeQuery   = `SELECT COALESCE(MAX(seq), 0) FROM outbox`
+	// On PostgreSQL a console cursor is a transaction horizon: every
+	// notice written by a transaction older than it was read.
+	horizonQuery         = `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
+	noticesSinceQuery    = `SELECT ` + outboxColumns + ` FROM outbox WHERE txn >= $1::bigint::text::xid8 ORDER BY seq`
+	noticesAfterAllQuery = `SELECT ` + outboxColumns + ` FROM outbox WHERE seq > $1 ORDER BY seq`
+	consoleWaitingQuery  = `
 		SELECT EXISTS (SELECT 1 FROM outbox WHERE sent_at = 0 AND (room_id LIKE $1 OR to_user LIKE $1))`
 	deliverConsoleQuery = `
 		UPDATE outbox SET sent_at = $1, event_id = key, last_error = '', attempt_started = 0
@@ -106,8 +111,51 @@ func (s *Store) SetCursor(ctx context.Context, user string, seq int64, at time.T
 	return err
 }
 
+// NoticeCursor returns a console cursor past every notice committed so
+// far, for a console opened for the first time.
+func (o *Outbox) NoticeCursor(ctx context.Context) (int64, error) {
+	if o.db.Dialect != dbutil.Postgres {
+		return o.LastSeq(ctx)
+	}
+	var horizon int64
+	err := o.db.QueryRow(ctx, horizonQuery).Scan(&horizon)
+	return horizon, err
+}
+
+// NoticesSince lists the notices of the outbox a console whose cursor
+// stands at cursor may not have read, sent or not, in outbox order, and
+// the cursor past those it surely read. On SQLite, whose one writer
+// commits notices in seq order, the cursor is a seq, and every notice is
+// listed once. On PostgreSQL a seq is drawn at the insert, so a notice
+// may commit after one with a higher seq; there the cursor is a
+// transaction horizon, the oldest transaction still running when the
+// notices were read, and the notices of that transaction or a later one
+// that had committed are listed again by the next read: the reader skips
+// those it has shown.
+func (o *Outbox) NoticesSince(ctx context.Context, cursor int64) ([]core.OutboxEntry, int64, error) {
+	query, next := noticesAfterAllQuery, cursor
+	if o.db.Dialect == dbutil.Postgres {
+		// The horizon first: every transaction older than it has ended
+		// before the notices are read.
+		if err := o.db.QueryRow(ctx, horizonQuery).Scan(&next); err != nil {
+			return nil, cursor, err
+		}
+		query = noticesSinceQuery
+	}
+	rows, err := o.db.Query(ctx, query, cursor)
+	entries, err := dbutil.NewRowIterWithError(rows, scanOutboxEntry, err).AsList()
+	if err != nil {
+		return nil, cursor, err
+	}
+	if n := len(entries); n > 0 && o.db.Dialect != dbutil.Postgres {
+		next = entries[n-1].Seq
+	}
+	return entries, next, nil
+}
+
 // NoticesAfter lists up to limit notices of the outbox after seq, sent or
-// not, in outbox order.
+// not, in outbox order: for a reader that needs no cursor kept, the
+// notices drawn after a seq it read itself.
 func (o *Outbox) NoticesAfter(ctx context.Context, seq int64, limit int) ([]core.OutboxEntry, error) {
 	rows, err := o.db.Query(ctx, noticesAfterQuery, seq, limit)
 	return dbutil.NewRowIterWithError(rows, scanOutboxEntry, err).AsList()
