@@ -190,6 +190,10 @@ func (s *Store) Size(ctx context.Context) (engine string, bytes int64, err error
 	return engine, bytes, nil
 }
 
+// minPostgres is the oldest PostgreSQL Jarvis runs on, as
+// server_version_num: 13, for pg_current_snapshot and xid8.
+const minPostgres = 130000
+
 // upgradeLockKey is the PostgreSQL advisory lock that Jarvis processes
 // starting together on one database take around the schema upgrade.
 const upgradeLockKey = 0x6a61727669730001 // "jarvis" 1
@@ -207,6 +211,14 @@ func upgrade(ctx context.Context, db *dbutil.Database) error {
 		return err
 	}
 	defer conn.Close()
+	var version int
+	var shown string
+	if err := conn.QueryRowContext(ctx, "SELECT current_setting('server_version_num')::int, current_setting('server_version')").Scan(&version, &shown); err != nil {
+		return fmt.Errorf("read the server's version: %w", err)
+	}
+	if version < minPostgres {
+		return fmt.Errorf("PostgreSQL %s is too old: Jarvis needs PostgreSQL 13 or later", shown)
+	}
 	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(upgradeLockKey)); err != nil {
 		return fmt.Errorf("lock for the upgrade: %w", err)
 	}
