@@ -147,10 +147,15 @@ func TestHeartbeatRetrySpendOnce(t *testing.T) {
 			}
 			spent := func(want float64, wantTokens int64) {
 				t.Helper()
-				got, err := fx.fleet.SpendToday(context.Background(), "EVE")
+				rows, err := fx.fleet.FleetStatus(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}
+				i := slices.IndexFunc(rows, func(r fleet.AgentReport) bool { return r.Agent == "EVE" })
+				if i < 0 {
+					t.Fatalf("no row for EVE in %+v", rows)
+				}
+				got := rows[i].SpendToday
 				if got.Cost != want || got.TokensIn != wantTokens {
 					t.Errorf("spent today: %v USD, %d tokens in; want %v USD, %d tokens", got.Cost, got.TokensIn, want, wantTokens)
 				}

@@ -52,6 +52,10 @@ func (e *SourceUnavailable) Unwrap() error { return e.Detail }
 // Resolver reads the current value of a source kind for one param.
 type Resolver func(ctx context.Context, param string) (Observation, error)
 
+// ManyResolver reads the current values of a source kind for many params
+// at once: one observation or error for each param, in their order.
+type ManyResolver func(ctx context.Context, params []string) ([]Observation, []error)
+
 // ValueType says what a source kind's values are, so that a sentence about
 // the kind reads without guessing: "70%" of a ratio is 0.70, "10 minutes"
 // of a seconds kind is 600.
@@ -132,6 +136,10 @@ type SourceKind struct {
 	CheckParam func(param string) error
 	// Resolve reads the value.
 	Resolve Resolver
+	// ResolveMany, when set, reads the values of many params at once: a
+	// few queries for all of them rather than some for each. An evaluator
+	// pass reads every source of the kind through it.
+	ResolveMany ManyResolver
 }
 
 // SourceRegistry is the catalog of source kinds tripwires may watch. It is
@@ -237,15 +245,103 @@ func (r *SourceRegistry) Resolve(ctx context.Context, ref SourceRef) (Observatio
 		return Observation{}, fmt.Errorf("unknown source kind %q", ref.Kind)
 	}
 	obs, err := k.Resolve(ctx, ref.Param)
+	res := settle(ref, obs, err)
+	return res.Observation, res.Err
+}
+
+// Resolution is what reading one reference gave.
+type Resolution struct {
+	Observation Observation
+	Err         error
+}
+
+// ResolveAll reads distinct references: those of a kind with ResolveMany
+// in one call per kind, the others one by one, at most workers calls at a
+// time. A resolver that panics fails the references it was reading, and
+// no others.
+func (r *SourceRegistry) ResolveAll(ctx context.Context, refs []SourceRef, workers int) []Resolution {
+	out := make([]Resolution, len(refs))
+	type call struct {
+		kind SourceKind
+		refs []int // indexes into refs
+	}
+	var calls []call
+	batched := map[string]int{} // kind → its call
+	for i, ref := range refs {
+		k, ok := r.Lookup(ref.Kind)
+		switch {
+		case !ok:
+			out[i].Err = fmt.Errorf("unknown source kind %q", ref.Kind)
+		case k.ResolveMany == nil:
+			calls = append(calls, call{kind: k, refs: []int{i}})
+		default:
+			c, ok := batched[k.Kind]
+			if !ok {
+				c = len(calls)
+				batched[k.Kind] = c
+				calls = append(calls, call{kind: k})
+			}
+			calls[c].refs = append(calls[c].refs, i)
+		}
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(workers, 1))
+	for _, c := range calls {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			resolveCall(ctx, c.kind, refs, c.refs, out)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// resolveCall reads refs[i] for each i of idx with k, into out[i].
+func resolveCall(ctx context.Context, k SourceKind, refs []SourceRef, idx []int, out []Resolution) {
+	defer func() {
+		if p := recover(); p != nil {
+			for _, i := range idx {
+				out[i] = Resolution{Err: fmt.Errorf("source panicked: %v", p)}
+			}
+		}
+	}()
+	if k.ResolveMany == nil {
+		obs, err := k.Resolve(ctx, refs[idx[0]].Param)
+		out[idx[0]] = settle(refs[idx[0]], obs, err)
+		return
+	}
+	params := make([]string, len(idx))
+	for n, i := range idx {
+		params[n] = refs[i].Param
+	}
+	obs, errs := k.ResolveMany(ctx, params)
+	if len(obs) != len(params) || len(errs) != len(params) {
+		err := fmt.Errorf("%s gave %d values and %d errors for %d params", k.Kind, len(obs), len(errs), len(params))
+		for _, i := range idx {
+			out[i] = Resolution{Err: err}
+		}
+		return
+	}
+	for n, i := range idx {
+		out[i] = settle(refs[i], obs[n], errs[n])
+	}
+}
+
+// settle is what a resolver's answer for ref comes to: its error, or the
+// observation with its value normalised.
+func settle(ref SourceRef, obs Observation, err error) Resolution {
 	if err != nil {
-		return Observation{}, err
+		return Resolution{Err: err}
 	}
 	v, ok := NormalizeValue(obs.Value)
 	if !ok {
-		return Observation{}, fmt.Errorf("%s gave a %T, not a number, string or boolean", ref, obs.Value)
+		return Resolution{Err: fmt.Errorf("%s gave a %T, not a number, string or boolean", ref, obs.Value)}
 	}
 	obs.Value = v
-	return obs, nil
+	return Resolution{Observation: obs}
 }
 
 type memoKey struct{}

@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,5 +137,90 @@ func TestMemoCallsOncePerPass(t *testing.T) {
 	_, _ = core.Memo(context.Background(), "snapshot", fetch)
 	if n := calls.Load(); n != 3 {
 		t.Errorf("fetched %d times over three passes, want 3", n)
+	}
+}
+
+// TestResolveAllReadsAKindAtOnce: ResolveAll reads the references of a
+// kind with ResolveMany in one call, the others one by one, and gives
+// each reference what Resolve gives it: its value normalised, its error,
+// a panic as the error of the references the panicking call was reading
+// and of no others.
+func TestResolveAllReadsAKindAtOnce(t *testing.T) {
+	var calls, manyCalls atomic.Int64
+	one := func(_ context.Context, p string) (core.Observation, error) {
+		calls.Add(1)
+		switch p {
+		case "bad":
+			return core.Observation{}, errors.New("no such thing")
+		case "panic":
+			panic("boom")
+		}
+		return core.Observation{Value: len(p)}, nil
+	}
+	reg := core.NewSourceRegistry(
+		core.SourceKind{Kind: "one", Param: "x", Resolve: one},
+		core.SourceKind{Kind: "many", Param: "x", Resolve: one, ResolveMany: func(ctx context.Context, ps []string) ([]core.Observation, []error) {
+			manyCalls.Add(1)
+			obs, errs := make([]core.Observation, len(ps)), make([]error, len(ps))
+			for i, p := range ps {
+				if p == "panic" {
+					continue // the one-by-one resolver panics on it; this one does not
+				}
+				obs[i], errs[i] = one(ctx, p)
+				calls.Add(-1)
+			}
+			return obs, errs
+		}},
+		core.SourceKind{Kind: "panics", Param: "x", Resolve: one, ResolveMany: func(context.Context, []string) ([]core.Observation, []error) {
+			panic("boom at once")
+		}},
+		core.SourceKind{Kind: "short", Param: "x", Resolve: one, ResolveMany: func(context.Context, []string) ([]core.Observation, []error) {
+			return nil, nil
+		}},
+		core.SourceKind{Kind: "odd", Param: "x", Resolve: one, ResolveMany: func(_ context.Context, ps []string) ([]core.Observation, []error) {
+			return make([]core.Observation, len(ps)), make([]error, len(ps)) // nil values
+		}},
+	)
+	refs := []core.SourceRef{
+		{Kind: "one", Param: "abc"}, {Kind: "many", Param: "abcd"}, {Kind: "one", Param: "bad"}, {Kind: "many", Param: "bad"},
+		{Kind: "one", Param: "panic"}, {Kind: "many", Param: "ab"}, {Kind: "panics", Param: "a"}, {Kind: "panics", Param: "b"},
+		{Kind: "short", Param: "a"}, {Kind: "odd", Param: "a"}, {Kind: "gone", Param: "a"},
+	}
+	got := core.NewSourceRegistry().ResolveAll(context.Background(), nil, 4)
+	if len(got) != 0 {
+		t.Errorf("ResolveAll(nothing) = %v", got)
+	}
+	got = reg.ResolveAll(context.Background(), refs, 4)
+	want := []struct {
+		value any
+		err   string
+	}{
+		{value: 3.0}, {value: 4.0}, {err: "no such thing"}, {err: "no such thing"},
+		{err: "source panicked: boom"}, {value: 2.0}, {err: "source panicked: boom at once"}, {err: "source panicked: boom at once"},
+		{err: "short gave 0 values and 0 errors for 1 params"}, {err: "odd[a] gave a <nil>, not a number, string or boolean"},
+		{err: `unknown source kind "gone"`},
+	}
+	if n := manyCalls.Load(); n != 1 {
+		t.Errorf("the kind that reads many at once was called %d times, want once for its three references", n)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("%d one-by-one reads, want 3 (the kind without ResolveMany)", n)
+	}
+	for i, w := range want {
+		gotErr := ""
+		if got[i].Err != nil {
+			gotErr = got[i].Err.Error()
+		}
+		if got[i].Observation.Value != w.value || gotErr != w.err {
+			t.Errorf("%s = %v, %q; want %v, %q", refs[i], got[i].Observation.Value, gotErr, w.value, w.err)
+		}
+		if (refs[i].Kind != "one" && refs[i].Kind != "many") || refs[i].Param == "panic" {
+			continue
+		}
+		// Resolve, one reference at a time, says the same.
+		obs, err := reg.Resolve(context.Background(), refs[i])
+		if obs.Value != w.value || fmt.Sprint(err) != fmt.Sprint(got[i].Err) {
+			t.Errorf("Resolve(%s) = %v, %v; want %v, %q", refs[i], obs.Value, err, w.value, w.err)
+		}
 	}
 }

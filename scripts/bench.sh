@@ -24,6 +24,7 @@ bench ./store/ BenchmarkTripwireTick 20x
 bench ./store/ BenchmarkTripwireTickHistory 10x
 bench ./store/ BenchmarkTripwireTickQuiet 10x
 bench ./store/ BenchmarkTripwireTickSilences 10x
+bench ./store/ BenchmarkFleetPass 20x
 bench ./store/ BenchmarkBacktest 200x
 bench ./chart/ BenchmarkRender 200x
 bench ./store/ BenchmarkReconcile 2000x

@@ -38,12 +38,14 @@ const (
 	attestationsQuery = `
 		SELECT subject_id, agent, verdict, rationale, signature, posture, received_at
 		FROM attestation WHERE subject_id = $1 ORDER BY agent`
+	// pendingAttestationsQuery takes the agents, from $2, in place of %s.
 	pendingAttestationsQuery = `
-		SELECT COUNT(*)
+		SELECT w.agent, COUNT(*)
 		FROM attestation_awaited w
 		JOIN attestation_subject s ON s.id = w.subject_id
 		LEFT JOIN attestation a ON a.subject_id = w.subject_id AND a.agent = w.agent
-		WHERE w.agent = $1 AND s.closes_at > $2 AND a.agent IS NULL`
+		WHERE w.agent IN (%s) AND s.closes_at > $1 AND a.agent IS NULL
+		GROUP BY w.agent`
 )
 
 // AttestationQuery reads and writes attestation subjects and attestations.
@@ -145,12 +147,15 @@ func (q *AttestationQuery) Attestations(ctx context.Context, subjectID string) (
 	return dbutil.NewRowIterWithError(rows, scanAttestation, err).AsList()
 }
 
-// PendingAttestations counts the subjects open at now that await the agent
-// and that it has not attested to.
-func (q *AttestationQuery) PendingAttestations(ctx context.Context, agent string, now time.Time) (int, error) {
-	var n int
-	err := q.db.QueryRow(ctx, pendingAttestationsQuery, agent, now.UnixMilli()).Scan(&n)
-	return n, err
+// PendingAttestations counts, for each of the agents, the subjects open at
+// now that await it and that it has not attested to, in one statement per
+// few thousand agents; an agent with none is left out.
+func (q *AttestationQuery) PendingAttestations(ctx context.Context, now time.Time, agents []string) (map[string]int, error) {
+	out, err := countEach(ctx, q.db, pendingAttestationsQuery, now.UnixMilli(), agents)
+	if err != nil {
+		return nil, fmt.Errorf("pending attestations of %d agents: %w", len(agents), err)
+	}
+	return out, nil
 }
 
 func scanSubject(row dbutil.Scannable) (fleet.AttestationSubject, error) {

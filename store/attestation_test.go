@@ -84,8 +84,8 @@ func TestAttestationSubjects(t *testing.T) {
 			if tt.agent == "" {
 				return
 			}
-			if n, err := q.PendingAttestations(ctx, tt.agent, tt.now); err != nil || n != tt.wantPending {
-				t.Errorf("PendingAttestations() = %d, %v; want %d", n, err, tt.wantPending)
+			if n, err := q.PendingAttestations(ctx, tt.now, []string{tt.agent}); err != nil || n[tt.agent] != tt.wantPending {
+				t.Errorf("PendingAttestations() = %v, %v; want %d", n, err, tt.wantPending)
 			}
 		})
 	}

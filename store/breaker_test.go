@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -640,6 +641,19 @@ func TestBreakerLookups(t *testing.T) {
 		}
 		if state, err := f.b.ResolveState(ctx, "ani"); err != nil || state != "open" {
 			t.Errorf("resolve state: %q, %v; want open", state, err)
+		}
+	})
+	t.Run("states of many agents at once, as of each alone", func(t *testing.T) {
+		agents := []string{"ani", "eve", "zed", "ANI", "no/such agent"}
+		states, errs := f.b.ResolveStates(ctx, agents)
+		for i, agent := range agents {
+			state, err := f.b.ResolveState(ctx, agent)
+			if states[i] != state || fmt.Sprint(errs[i]) != fmt.Sprint(err) {
+				t.Errorf("%s at once: %q, %v; alone %q, %v", agent, states[i], errs[i], state, err)
+			}
+		}
+		if states[0] != "open" || states[1] != "closed" || states[3] != "closed" || !errors.Is(errs[4], core.ErrInvalid) {
+			t.Errorf("at once: %q, %v; want ani open, eve and ANI closed, an invalid name refused", states, errs)
 		}
 	})
 	t.Run("events newest first", func(t *testing.T) {

@@ -17,7 +17,9 @@ import (
 const (
 	cardColumns = `id, set_id, ref, goal, acceptance, spec_priority, depends_on, budget, author, ratified_by,
 		ratified_revision, priority, state, state_note, revision, created_at, updated_at, worker, source_trust`
-	getCardQuery          = `SELECT ` + cardColumns + ` FROM card WHERE id = $1`
+	getCardQuery = `SELECT ` + cardColumns + ` FROM card WHERE id = $1`
+	// cardsByIDQuery takes the ids in place of %s.
+	cardsByIDQuery        = `SELECT ` + cardColumns + ` FROM card WHERE id IN (%s)`
 	listCardsQuery        = `SELECT ` + cardColumns + ` FROM card ORDER BY priority, created_at, id LIMIT $1`
 	listCardsByStateQuery = `SELECT ` + cardColumns + ` FROM card WHERE state = $1 ORDER BY priority, created_at, id LIMIT $2`
 	cardStateQuery        = `SELECT state FROM card WHERE id = $1`
@@ -63,6 +65,24 @@ func (s *Store) Cards() CardsStore {
 func (q *CardQuery) Card(ctx context.Context, id string) (card.Card, error) {
 	c, err := scanCard(q.db.QueryRow(ctx, getCardQuery, id))
 	return c, notFound(err, "card "+id)
+}
+
+// CardsByID returns each of the given cards that exists, by id, in one
+// statement per few thousand cards.
+func (q *CardQuery) CardsByID(ctx context.Context, ids []string) (map[string]card.Card, error) {
+	out := make(map[string]card.Card, len(ids))
+	err := bulkChunks(ids, 1, func(chunk []string) error {
+		rows, err := q.db.Query(ctx, fmt.Sprintf(cardsByIDQuery, bulkIn(1, len(chunk))), bulkArgs(chunk)...)
+		cards, err := dbutil.NewRowIterWithError(rows, scanCard, err).AsList()
+		for _, c := range cards {
+			out[c.ID] = c
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %d cards: %w", len(ids), err)
+	}
+	return out, nil
 }
 
 // ListCards returns cards by current priority, then age.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +224,35 @@ func TestFenceStopsWrites(t *testing.T) {
 	}
 	if _, err := s.Cards().CardSetByKey(ctx, "fenced"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("the set was written anyway: %v", err)
+	}
+}
+
+// TestCardStatesAtOnce: card.state read for many cards at once (one query)
+// gives each card what reading it alone gives, an unknown card the same
+// error, and CardsByID of no cards reads nothing.
+func TestCardStatesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	cards, s := newTestCards(t, coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), card.Config{})
+	a := publishOne(t, cards, "a", spec("Ship the importer", card.P2), "")
+	b := publishOne(t, cards, "b", spec("Fix the outage", card.P0), "")
+	if _, err := cards.SetState(ctx, b.ID, card.Claimed, ""); err != nil {
+		t.Fatal(err)
+	}
+	reg := core.NewSourceRegistry()
+	cards.RegisterSources(reg)
+	refs := []core.SourceRef{{Kind: card.SourceCardState, Param: a.ID}, {Kind: card.SourceCardState, Param: "card_missing"},
+		{Kind: card.SourceCardState, Param: b.ID}}
+	got := reg.ResolveAll(ctx, refs, 2)
+	for i, ref := range refs {
+		obs, err := reg.Resolve(ctx, ref)
+		if fmt.Sprint(got[i].Err) != fmt.Sprint(err) || fmt.Sprint(got[i].Observation) != fmt.Sprint(obs) {
+			t.Errorf("%s at once = %+v, %v; alone %+v, %v", ref, got[i].Observation, got[i].Err, obs, err)
+		}
+	}
+	if got[0].Observation.Value != "published" || got[2].Observation.Value != "claimed" || !errors.Is(got[1].Err, core.ErrNotFound) {
+		t.Errorf("at once: %+v; want published, not found, claimed", got)
+	}
+	if none, err := s.Cards().CardsByID(ctx, nil); err != nil || len(none) != 0 {
+		t.Errorf("CardsByID(none) = %v, %v; want nothing", none, err)
 	}
 }

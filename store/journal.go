@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -27,10 +28,21 @@ const (
 	journalEvidenceQuery = `
 		SELECT agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at
 		FROM agent_journal WHERE agent = $1 AND cycle = $2 AND evidence LIKE $3 ORDER BY received_at, entry_id`
-	journalCountQuery  = `SELECT COUNT(*) FROM agent_journal WHERE agent = $1 AND cycle = $2`
+	// journalCountsQuery takes the (agent, cycle) rows in place of %s.
+	journalCountsQuery = `
+		SELECT agent, COUNT(*) FROM agent_journal WHERE (agent, cycle) IN (VALUES %s) GROUP BY agent`
 	latestJournalQuery = `
 		SELECT cycle, received_at FROM agent_journal WHERE agent = $1
 		ORDER BY received_at DESC LIMIT 1`
+	// latestJournalsQuery takes the agents in place of %s. Of the
+	// entries that arrived last in the same millisecond, the greatest
+	// cycle wins.
+	latestJournalsQuery = `
+		SELECT j.agent, MAX(j.cycle), j.received_at
+		FROM agent_journal j
+		JOIN (SELECT agent, MAX(received_at) AS received_at FROM agent_journal WHERE agent IN (%s) GROUP BY agent) latest
+			ON latest.agent = j.agent AND latest.received_at = j.received_at
+		GROUP BY j.agent, j.received_at`
 )
 
 // AgentJournalQuery reads and writes agents' journal entries.
@@ -99,11 +111,24 @@ func (q *AgentJournalQuery) JournalEntriesWithEvidence(ctx context.Context, agen
 	}), nil
 }
 
-// JournalCount counts an agent's entries of a cycle.
-func (q *AgentJournalQuery) JournalCount(ctx context.Context, agent, cycle string) (int, error) {
-	var n int
-	err := q.db.QueryRow(ctx, journalCountQuery, agent, cycle).Scan(&n)
-	return n, err
+// JournalCounts counts, for each agent named, its entries of the cycle
+// given beside it, in one statement per few thousand agents; an agent
+// without entries there is left out.
+func (q *AgentJournalQuery) JournalCounts(ctx context.Context, cycles map[string]string) (map[string]int, error) {
+	agents := slices.Sorted(maps.Keys(cycles))
+	out := make(map[string]int, len(agents))
+	err := bulkChunks(agents, 2, func(chunk []string) error {
+		args := make([]any, 0, 2*len(chunk))
+		for _, agent := range chunk {
+			args = append(args, agent, cycles[agent])
+		}
+		rows, err := q.db.Query(ctx, fmt.Sprintf(journalCountsQuery, bulkRows("($%d, $%d)", len(chunk), 2, 0)), args...)
+		return scanCounts(rows, err, out)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count the journal entries of %d agents: %w", len(agents), err)
+	}
+	return out, nil
 }
 
 // LatestJournal returns the cycle and arrival time of an agent's most recent
@@ -115,6 +140,33 @@ func (q *AgentJournalQuery) LatestJournal(ctx context.Context, agent string) (st
 		return "", time.Time{}, notFound(err, "journal of "+agent)
 	}
 	return cycle, time.UnixMilli(at), nil
+}
+
+// LatestJournals returns the cycle and arrival time of the most recent
+// entry of each of the agents that has one, in one statement per few
+// thousand agents.
+func (q *AgentJournalQuery) LatestJournals(ctx context.Context, agents []string) (map[string]fleet.JournalMark, error) {
+	out := make(map[string]fleet.JournalMark, len(agents))
+	err := bulkChunks(agents, 1, func(chunk []string) error {
+		rows, err := q.db.Query(ctx, fmt.Sprintf(latestJournalsQuery, bulkIn(1, len(chunk))), bulkArgs(chunk)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var agent, cycle string
+			var at int64
+			if err := rows.Scan(&agent, &cycle, &at); err != nil {
+				return err
+			}
+			out[agent] = fleet.JournalMark{Cycle: cycle, At: time.UnixMilli(at)}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("latest journal entries of %d agents: %w", len(agents), err)
+	}
+	return out, nil
 }
 
 func scanJournalEntry(row dbutil.Scannable) (fleet.AgentJournalEntry, error) {

@@ -48,8 +48,8 @@ func TestAgentJournal(t *testing.T) {
 		len(entries[0].Evidence) != 1 || entries[0].Evidence[0] != (fleet.JournalEvidence{Type: "metric", Source: "terminal-snapshot", Key: "active_tripwires", Value: float64(0)}) {
 		t.Errorf("JournalEntries() = %+v, %v; want a then b, as written", entries, err)
 	}
-	if n, err := s.AgentJournal().JournalCount(ctx, "EVE", "C-284"); err != nil || n != 2 {
-		t.Errorf("JournalCount(C-284) = %d, %v; want 2", n, err)
+	if n, err := s.AgentJournal().JournalCounts(ctx, map[string]string{"EVE": "C-284"}); err != nil || n["EVE"] != 2 {
+		t.Errorf("JournalCounts(EVE: C-284) = %v, %v; want 2", n, err)
 	}
 	cycle, at, err := s.AgentJournal().LatestJournal(ctx, "EVE")
 	if err != nil || cycle != "C-285" || !at.Equal(t0.Add(4*time.Minute)) {

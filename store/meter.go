@@ -26,6 +26,12 @@ const (
 	addBootQuery    = `
 		INSERT INTO agent_boot (agent, ` + bootColumns + `) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent, boot_id) DO NOTHING`
 	bootsSinceQuery = `SELECT ` + bootColumns + ` FROM agent_boot WHERE agent = $1 AND seen_at >= $2 ORDER BY seen_at`
+	// spendsOnQuery and restartsSinceQuery take the agents, from $2, in
+	// place of %s.
+	spendsOnQuery = `
+		SELECT agent, tokens_in, tokens_out, cost, currency, warned, alerted FROM agent_spend WHERE day = $1 AND agent IN (%s)`
+	restartsSinceQuery = `
+		SELECT agent, COUNT(*) FROM agent_boot WHERE seen_at >= $1 AND restart AND agent IN (%s) GROUP BY agent`
 )
 
 // MeterQuery keeps agents' spend per day and their boots.
@@ -78,6 +84,44 @@ func (q *MeterQuery) AddBoot(ctx context.Context, agent string, b fleet.Boot) er
 func (q *MeterQuery) BootsSince(ctx context.Context, agent string, since time.Time) ([]fleet.Boot, error) {
 	rows, err := q.db.Query(ctx, bootsSinceQuery, agent, since.UnixMilli())
 	return dbutil.NewRowIterWithError(rows, scanBoot, err).AsList()
+}
+
+// SpendsOn returns the spend on day of each of the agents that spent
+// something, in one statement per few thousand agents.
+func (q *MeterQuery) SpendsOn(ctx context.Context, day string, agents []string) (map[string]fleet.DaySpend, error) {
+	out := make(map[string]fleet.DaySpend, len(agents))
+	err := bulkChunks(agents, 1, func(chunk []string) error {
+		args := append([]any{day}, bulkArgs(chunk)...)
+		rows, err := q.db.Query(ctx, fmt.Sprintf(spendsOnQuery, bulkIn(2, len(chunk))), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var agent string
+			var d fleet.DaySpend
+			if err := rows.Scan(&agent, &d.TokensIn, &d.TokensOut, &d.Cost, &d.Currency, &d.Warned, &d.Alerted); err != nil {
+				return err
+			}
+			out[agent] = d
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the spend of %d agents on %s: %w", len(agents), day, err)
+	}
+	return out, nil
+}
+
+// RestartsSince counts, for each of the agents, its restarts first seen at
+// or after since, in one statement per few thousand agents; an agent with
+// none is left out.
+func (q *MeterQuery) RestartsSince(ctx context.Context, since time.Time, agents []string) (map[string]int, error) {
+	out, err := countEach(ctx, q.db, restartsSinceQuery, since.UnixMilli(), agents)
+	if err != nil {
+		return nil, fmt.Errorf("restarts of %d agents: %w", len(agents), err)
+	}
+	return out, nil
 }
 
 func scanDaySpend(row dbutil.Scannable) (fleet.DaySpend, error) {

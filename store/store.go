@@ -416,6 +416,37 @@ func doTxn(ctx context.Context, db *dbutil.Database, fn func(ctx context.Context
 	return db.DoTxn(ctx, &dbutil.TxnOptions{Isolation: sql.LevelSerializable}, fn)
 }
 
+// countEach runs query, which counts something of each of names: its
+// first parameter, $1, is first, and the names, from $2, take the place
+// of %s, a few thousand at a time. A name the query finds nothing of is
+// left out.
+func countEach(ctx context.Context, db *dbutil.Database, query string, first any, names []string) (map[string]int, error) {
+	out := make(map[string]int, len(names))
+	err := bulkChunks(names, 1, func(chunk []string) error {
+		args := append([]any{first}, bulkArgs(chunk)...)
+		rows, err := db.Query(ctx, fmt.Sprintf(query, bulkIn(2, len(chunk))), args...)
+		return scanCounts(rows, err, out)
+	})
+	return out, err
+}
+
+// scanCounts adds rows of (name, count) to out.
+func scanCounts(rows dbutil.Rows, err error, out map[string]int) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			return err
+		}
+		out[name] = n
+	}
+	return rows.Err()
+}
+
 // notFound turns sql.ErrNoRows into core.ErrNotFound.
 func notFound(err error, what string) error {
 	if errors.Is(err, sql.ErrNoRows) {

@@ -341,6 +341,14 @@ func (a *App) initServices() error {
 			state, err := a.breakers.ResolveState(ctx, agent)
 			return core.Observation{Value: state}, err
 		},
+		ResolveMany: func(ctx context.Context, agents []string) ([]core.Observation, []error) {
+			states, errs := a.breakers.ResolveStates(ctx, agents)
+			obs := make([]core.Observation, len(states))
+			for i, state := range states {
+				obs[i].Value = state
+			}
+			return obs, errs
+		},
 	})
 	if err := sources.Register(registry, a.cfg.Sources); err != nil {
 		return fail(exitConfig, err)

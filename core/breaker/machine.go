@@ -487,6 +487,34 @@ func (b *Service) ResolveState(ctx context.Context, agent string) (string, error
 	return string(st.State), err
 }
 
+// ResolveStates is ResolveState for many agents at once: one read of every
+// breaker ever opened, and the event of each open or half-open one asked
+// for, as Status reads it.
+func (b *Service) ResolveStates(ctx context.Context, agents []string) ([]string, []error) {
+	states, errs := make([]string, len(agents)), make([]error, len(agents))
+	recs, listErr := b.deps.Store.List(ctx)
+	byAgent := make(map[string]Record, len(recs))
+	for _, rec := range recs {
+		byAgent[rec.Agent] = rec
+	}
+	for i, agent := range agents {
+		if errs[i] = CheckAgent(agent); errs[i] != nil {
+			continue
+		}
+		if listErr != nil {
+			errs[i] = fmt.Errorf("breaker of %s: %w", agent, listErr)
+			continue
+		}
+		rec, ok := byAgent[agent]
+		if !ok {
+			rec = Record{Agent: agent, State: Closed}
+		}
+		st, err := b.status(ctx, rec)
+		states[i], errs[i] = string(st.State), err
+	}
+	return states, errs
+}
+
 // Events returns an agent's latest n events, newest first; n is clamped to
 // 1..MaxEvents.
 func (b *Service) Events(ctx context.Context, agent string, n int) ([]Event, error) {

@@ -289,6 +289,8 @@ const (
 type CardStore interface {
 	// Card returns the card with the given id, or ErrNotFound.
 	Card(ctx context.Context, id string) (Card, error)
+	// CardsByID returns each of the given cards that exists, by id.
+	CardsByID(ctx context.Context, ids []string) (map[string]Card, error)
 	// ListCards returns cards by current priority, then age.
 	ListCards(ctx context.Context, f Filter) ([]Card, error)
 	// CardStates returns the state of each of the given cards that exists.

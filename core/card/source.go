@@ -72,9 +72,30 @@ func (c *Service) RegisterSources(r *core.SourceRegistry) {
 			if err != nil {
 				return core.Observation{}, fmt.Errorf("%s[%s]: %w", SourceCardState, id, err)
 			}
-			return core.Observation{Value: string(card.State), Context: map[string]any{"card": card.ID, "goal": card.Spec.Goal}}, nil
+			return cardState(card), nil
+		},
+		ResolveMany: func(ctx context.Context, ids []string) ([]core.Observation, []error) {
+			obs, errs := make([]core.Observation, len(ids)), make([]error, len(ids))
+			cards, err := c.deps.Store.CardsByID(ctx, ids)
+			for i, id := range ids {
+				card, ok := cards[id]
+				switch {
+				case err != nil:
+					errs[i] = fmt.Errorf("%s[%s]: %w", SourceCardState, id, err)
+				case !ok:
+					errs[i] = fmt.Errorf("%s[%s]: card %s: %w", SourceCardState, id, id, core.ErrNotFound)
+				default:
+					obs[i] = cardState(card)
+				}
+			}
+			return obs, errs
 		},
 	})
+}
+
+// cardState is what card.state observes of a card.
+func cardState(card Card) core.Observation {
+	return core.Observation{Value: string(card.State), Context: map[string]any{"card": card.ID, "goal": card.Spec.Goal}}
 }
 
 // waitingOn counts the cards waiting for a decision, or only those whose

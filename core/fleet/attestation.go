@@ -83,9 +83,10 @@ type AttestationStore interface {
 	PutAttestation(ctx context.Context, a Attestation) error
 	// Attestations lists the attestations on a subject.
 	Attestations(ctx context.Context, subjectID string) ([]Attestation, error)
-	// PendingAttestations counts the subjects open at now that await the
-	// agent and that it has not attested to.
-	PendingAttestations(ctx context.Context, agent string, now time.Time) (int, error)
+	// PendingAttestations counts, for each of the agents, the subjects open
+	// at now that await it and that it has not attested to; an agent with
+	// none is left out.
+	PendingAttestations(ctx context.Context, now time.Time, agents []string) (map[string]int, error)
 }
 
 // verifyAttestationSignature checks a signature in constant time.

@@ -323,10 +323,15 @@ func (f *Service) LookupAgent(field, name string) (AgentConfig, error) {
 // lookupAgent finds a configured agent by name, case-insensitively; field
 // names the input the name came from.
 func (f *Service) lookupAgent(field, name string) (AgentConfig, error) {
+	return f.roster.Load().lookup(field, name)
+}
+
+// lookup finds a configured agent by name, ignoring case.
+func (r *roster) lookup(field, name string) (AgentConfig, error) {
 	if name == "" {
 		return AgentConfig{}, core.Invalid(field, "is required")
 	}
-	a, ok := f.roster.Load().byKey[strings.ToUpper(name)]
+	a, ok := r.byKey[strings.ToUpper(name)]
 	if !ok {
 		return AgentConfig{}, core.Invalid(field, "%q is not a configured agent", name)
 	}

@@ -77,6 +77,22 @@ func (fx *fleetFixture) heartbeat(t testing.TB, agent, cycle string) fleet.Heart
 	return r
 }
 
+// report returns the agent's row of the fleet status.
+func (fx *fleetFixture) report(t testing.TB, agent string) fleet.AgentReport {
+	t.Helper()
+	rows, err := fx.fleet.FleetStatus(context.Background())
+	if err != nil {
+		t.Fatalf("fleet status: %v", err)
+	}
+	for _, r := range rows {
+		if r.Agent == agent {
+			return r
+		}
+	}
+	t.Fatalf("no row for %s in the fleet status", agent)
+	return fleet.AgentReport{}
+}
+
 // notices returns the bodies of the notices waiting in the outbox, by key.
 func (fx *fleetFixture) notices(t testing.TB) map[string]string {
 	t.Helper()

@@ -63,11 +63,22 @@ type AgentJournalStore interface {
 	// JournalEntriesWithEvidence lists, in arrival order, the agent's
 	// entries of a cycle that carry evidence of evidenceType.
 	JournalEntriesWithEvidence(ctx context.Context, agent, cycle, evidenceType string) ([]AgentJournalEntry, error)
-	// JournalCount counts the agent's entries of a cycle.
-	JournalCount(ctx context.Context, agent, cycle string) (int, error)
+	// JournalCounts counts, for each agent named, its entries of the cycle
+	// given beside it; an agent without entries there is left out.
+	JournalCounts(ctx context.Context, cycles map[string]string) (map[string]int, error)
 	// LatestJournal returns the cycle and arrival time of the agent's most
 	// recent entry; ErrNotFound when it has none.
 	LatestJournal(ctx context.Context, agent string) (cycle string, at time.Time, err error)
+	// LatestJournals returns the latest entry's mark of each of the agents
+	// that has one.
+	LatestJournals(ctx context.Context, agents []string) (map[string]JournalMark, error)
+}
+
+// JournalMark is the cycle and arrival time of an agent's most recent
+// journal entry.
+type JournalMark struct {
+	Cycle string
+	At    time.Time
 }
 
 // ContentSignature returns the signature a journal entry's content must

@@ -50,6 +50,9 @@ type MeterStore interface {
 	AddSpend(ctx context.Context, agent, day string, s Spend) (DaySpend, error)
 	// SpendOn returns the agent's spend on day, zero when it spent nothing.
 	SpendOn(ctx context.Context, agent, day string) (DaySpend, error)
+	// SpendsOn returns the spend on day of each of the agents that spent
+	// something.
+	SpendsOn(ctx context.Context, day string, agents []string) (map[string]DaySpend, error)
 	// MarkSpend records that the day's warning (and alert, when alerted)
 	// was posted.
 	MarkSpend(ctx context.Context, agent, day string, warned, alerted bool) error
@@ -60,6 +63,10 @@ type MeterStore interface {
 	AddBoot(ctx context.Context, agent string, b Boot) error
 	// BootsSince returns the agent's boots first seen at or after since.
 	BootsSince(ctx context.Context, agent string, since time.Time) ([]Boot, error)
+	// RestartsSince counts, for each of the agents, its boots first seen
+	// at or after since that were restarts; an agent with none is left
+	// out.
+	RestartsSince(ctx context.Context, since time.Time, agents []string) (map[string]int, error)
 }
 
 // Budget is an agent's daily spend budget.
@@ -223,29 +230,6 @@ func (f *Service) meterBoot(ctx context.Context, a AgentConfig, hb Heartbeat) er
 		}
 	}
 	return f.deps.Meter.AddBoot(ctx, a.Name, boot)
-}
-
-// SpendToday returns an agent's spend today, as the clock says.
-func (f *Service) SpendToday(ctx context.Context, agent string) (DaySpend, error) {
-	if f.deps.Meter == nil {
-		return DaySpend{}, nil
-	}
-	return f.deps.Meter.SpendOn(ctx, agent, day(f.deps.Clock.Now()))
-}
-
-// Restarts counts an agent's restarts within the crash-loop window.
-func (f *Service) Restarts(ctx context.Context, agent string) (int, error) {
-	if f.deps.Meter == nil {
-		return 0, nil
-	}
-	boots, err := f.deps.Meter.BootsSince(ctx, agent, f.deps.Clock.Now().Add(-f.roster.Load().crashLoop.Window))
-	n := 0
-	for _, b := range boots {
-		if b.Restart {
-			n++
-		}
-	}
-	return n, err
 }
 
 func money(v float64, currency string) string {

@@ -70,7 +70,7 @@ func TestSpendBudget(t *testing.T) {
 	}
 	// A new day starts from nothing.
 	fx.clock.Advance(24 * time.Hour)
-	if s, _ := fx.fleet.SpendToday(context.Background(), "EVE"); s.Cost != 0 {
+	if s := fx.report(t, "EVE").SpendToday; s.Cost != 0 {
 		t.Errorf("the next day starts at %v spent", s.Cost)
 	}
 
@@ -121,7 +121,7 @@ func TestCrashLoop(t *testing.T) {
 		!strings.Contains(got[0], "This is not a routine restart") {
 		t.Fatalf("five restarts a minute apart: %q, want one escalated notice", got)
 	}
-	if n, _ := fx.fleet.Restarts(context.Background(), "EVE"); n != 5 {
+	if n := fx.report(t, "EVE").Restarts; n != 5 {
 		t.Errorf("agent.crash_loop reads %d restarts, want 5", n)
 	}
 }

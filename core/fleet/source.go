@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -76,25 +75,77 @@ func (f *Service) RegisterSources(r *core.SourceRegistry) {
 			Resolve: func(ctx context.Context, param string) (core.Observation, error) {
 				return f.observe(ctx, k.kind, param)
 			},
+			ResolveMany: func(ctx context.Context, params []string) ([]core.Observation, []error) {
+				return f.observeMany(ctx, k.kind, params)
+			},
 		})
 	}
 }
 
-// observe reads one fleet source kind for an agent.
+// fleetView is every configured agent's row as of one moment, which the
+// fleet's source kinds share within an evaluator pass.
+type fleetView struct {
+	roster *roster
+	now    time.Time
+	rows   map[string]AgentReport // by upper-cased name
+}
+
+// view reads every configured agent's row, once per evaluator pass
+// (core.Memo): the eight kinds of a pass cost a few queries together,
+// however many agents and kinds the tripwires read.
+func (f *Service) view(ctx context.Context) (fleetView, error) {
+	return core.Memo(ctx, "fleet.view", func() (fleetView, error) {
+		v := fleetView{roster: f.roster.Load(), now: f.deps.Clock.Now()}
+		rows, err := f.reports(ctx, v.roster, v.now, nil)
+		if err != nil {
+			return v, err
+		}
+		v.rows = make(map[string]AgentReport, len(rows))
+		for _, r := range rows {
+			v.rows[strings.ToUpper(r.Agent)] = r
+		}
+		return v, nil
+	})
+}
+
+// observeMany reads one fleet source kind for many agents from the pass's
+// view.
+func (f *Service) observeMany(ctx context.Context, kind string, agents []string) ([]core.Observation, []error) {
+	obs, errs := make([]core.Observation, len(agents)), make([]error, len(agents))
+	v, viewErr := f.view(ctx)
+	for i, agent := range agents {
+		a, err := v.roster.lookup("param", agent)
+		switch {
+		case err != nil:
+			errs[i] = err
+		case viewErr != nil:
+			errs[i] = fmt.Errorf("%s[%s]: %w", kind, a.Name, viewErr)
+		default:
+			key := strings.ToUpper(a.Name)
+			obs[i], errs[i] = observation(kind, v.rows[key], v.now.Sub(v.roster.since[key]))
+		}
+	}
+	return obs, errs
+}
+
+// observe reads one fleet source kind for one agent.
 func (f *Service) observe(ctx context.Context, kind, agent string) (core.Observation, error) {
-	a, err := f.lookupAgent("param", agent)
+	ros, now := f.roster.Load(), f.deps.Clock.Now()
+	a, err := ros.lookup("param", agent)
 	if err != nil {
 		return core.Observation{}, err
 	}
-	st, err := f.deps.Heartbeats.AgentState(ctx, a.Name)
-	reported := err == nil
-	if err != nil && !errors.Is(err, core.ErrNotFound) {
-		return core.Observation{}, fmt.Errorf("%s[%s]: %w", kind, a.Name, err)
-	}
-	r, err := f.report(ctx, a, st, reported, f.deps.Clock.Now())
+	rows, err := f.reports(ctx, ros, now, []AgentConfig{a})
 	if err != nil {
 		return core.Observation{}, fmt.Errorf("%s[%s]: %w", kind, a.Name, err)
 	}
+	return observation(kind, rows[0], now.Sub(ros.since[strings.ToUpper(a.Name)]))
+}
+
+// observation is what a fleet source kind shows of an agent's row;
+// expected is how long the agent has been expected to report.
+func observation(kind string, r AgentReport, expected time.Duration) (core.Observation, error) {
+	reported := r.Reported
 	obs := core.Observation{Context: map[string]any{"agent": r.Agent, "status": string(r.Presence)}}
 	if reported {
 		obs.Context["cycle"] = r.Cycle
@@ -122,12 +173,11 @@ func (f *Service) observe(ctx context.Context, kind, agent string) (core.Observa
 			obs.Value, obs.Display = r.Age.Seconds(), "silent for "+core.HumanDuration(r.Age)
 			return obs, nil
 		}
-		since := f.deps.Clock.Now().Sub(f.roster.Load().since[strings.ToUpper(a.Name)])
-		obs.Value, obs.Display = since.Seconds(), "never reported, expected for "+core.HumanDuration(since)
+		obs.Value, obs.Display = expected.Seconds(), "never reported, expected for "+core.HumanDuration(expected)
 		return obs, nil
 	}
 	if !reported {
-		return core.Observation{}, fmt.Errorf("%s[%s]: the agent has not reported yet: %w", kind, a.Name, core.ErrNotFound)
+		return core.Observation{}, fmt.Errorf("%s[%s]: the agent has not reported yet: %w", kind, r.Agent, core.ErrNotFound)
 	}
 	switch kind {
 	case SourceAgentMII:

@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,24 +94,9 @@ func (r AgentReport) NeedsAttention() string {
 // attention first (offline, late, mode red, mode yellow, never reported),
 // then by name.
 func (f *Service) FleetStatus(ctx context.Context) ([]AgentReport, error) {
-	states, err := f.deps.Heartbeats.AgentStates(ctx)
+	rows, err := f.reports(ctx, f.roster.Load(), f.deps.Clock.Now(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("fleet status: %w", err)
-	}
-	byAgent := map[string]AgentState{}
-	for _, st := range states {
-		byAgent[st.Agent] = st
-	}
-	now := f.deps.Clock.Now()
-	agents := f.roster.Load().agents
-	rows := make([]AgentReport, 0, len(agents))
-	for _, a := range agents {
-		st, ok := byAgent[a.Name]
-		r, err := f.report(ctx, a, st, ok, now)
-		if err != nil {
-			return nil, fmt.Errorf("fleet status: %w", err)
-		}
-		rows = append(rows, r)
 	}
 	if err := f.holdingsOf(ctx, rows); err != nil {
 		return nil, fmt.Errorf("fleet status: %w", err)
@@ -129,38 +113,77 @@ func (f *Service) FleetStatus(ctx context.Context) ([]AgentReport, error) {
 	return rows, nil
 }
 
-// report builds one agent's row.
-func (f *Service) report(ctx context.Context, a AgentConfig, st AgentState, reported bool, now time.Time) (AgentReport, error) {
-	r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline, Budget: a.Budget}
-	cycle, cycleAt := "", time.Time{}
-	if reported {
-		r.Missed = missedHeartbeats(st, a.Cadence, now)
-		r.Presence = presenceOf(r.Missed)
-		r.Cycle, r.LastAt, r.Age, r.NextExpectedBy = st.Cycle, st.LastAt, now.Sub(st.LastAt), st.NextExpectedBy
-		r.Streak, r.MII, r.Mode, r.Notes = st.Streak, st.MII, st.Mode, st.Notes
-		cycle, cycleAt = st.Cycle, st.LastAt
+// reports builds the rows of the given agents of ros (all of them when
+// agents is nil) as of now, with a few queries for all of them: their
+// states, latest journal entries, journal counts, pending attestations,
+// spend today and restarts, one query each.
+func (f *Service) reports(ctx context.Context, ros *roster, now time.Time, agents []AgentConfig) ([]AgentReport, error) {
+	if agents == nil {
+		agents = ros.agents
 	}
-	jc, jat, err := f.deps.Journal.LatestJournal(ctx, a.Name)
-	switch {
-	case errors.Is(err, core.ErrNotFound):
-	case err != nil:
-		return r, err
-	case jat.After(cycleAt):
-		cycle = jc
+	if len(agents) == 0 {
+		return []AgentReport{}, nil
 	}
-	if cycle != "" {
-		if r.JournalCount, err = f.deps.Journal.JournalCount(ctx, a.Name, cycle); err != nil {
-			return r, err
+	names := make([]string, len(agents))
+	for i, a := range agents {
+		names[i] = a.Name
+	}
+	states, err := f.deps.Heartbeats.AgentStates(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	byAgent := make(map[string]AgentState, len(states))
+	for _, st := range states {
+		byAgent[st.Agent] = st
+	}
+	latest, err := f.deps.Journal.LatestJournals(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]AgentReport, len(agents))
+	cycles := map[string]string{}
+	for i, a := range agents {
+		st, reported := byAgent[a.Name]
+		r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline, Budget: a.Budget}
+		cycle, cycleAt := "", time.Time{}
+		if reported {
+			r.Missed = missedHeartbeats(st, a.Cadence, now)
+			r.Presence = presenceOf(r.Missed)
+			r.Cycle, r.LastAt, r.Age, r.NextExpectedBy = st.Cycle, st.LastAt, now.Sub(st.LastAt), st.NextExpectedBy
+			r.Streak, r.MII, r.Mode, r.Notes = st.Streak, st.MII, st.Mode, st.Notes
+			cycle, cycleAt = st.Cycle, st.LastAt
+		}
+		if j, ok := latest[a.Name]; ok && j.At.After(cycleAt) {
+			cycle = j.Cycle
+		}
+		if cycle != "" {
+			cycles[a.Name] = cycle
+		}
+		rows[i] = r
+	}
+	counts, err := f.deps.Journal.JournalCounts(ctx, cycles)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := f.deps.Attestations.PendingAttestations(ctx, now, names)
+	if err != nil {
+		return nil, err
+	}
+	var spends map[string]DaySpend
+	var restarts map[string]int
+	if f.deps.Meter != nil {
+		if spends, err = f.deps.Meter.SpendsOn(ctx, day(now), names); err != nil {
+			return nil, err
+		}
+		if restarts, err = f.deps.Meter.RestartsSince(ctx, now.Add(-ros.crashLoop.Window), names); err != nil {
+			return nil, err
 		}
 	}
-	if r.AttestationsPending, err = f.deps.Attestations.PendingAttestations(ctx, a.Name, now); err != nil {
-		return r, err
+	for i := range rows {
+		r := &rows[i]
+		r.JournalCount, r.AttestationsPending, r.SpendToday, r.Restarts = counts[r.Agent], pending[r.Agent], spends[r.Agent], restarts[r.Agent]
 	}
-	if r.SpendToday, err = f.SpendToday(ctx, a.Name); err != nil {
-		return r, err
-	}
-	r.Restarts, err = f.Restarts(ctx, a.Name)
-	return r, err
+	return rows, nil
 }
 
 // Section supplies one extra named section of the fleet snapshot, such

@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -164,6 +165,18 @@ func TestFleetSources(t *testing.T) {
 				t.Errorf("Resolve() = %v (%q), %v; want %v (%q)", obs.Value, obs.Display, err, tt.want, tt.wantDisplay)
 			}
 		})
+	}
+	// Read all at once, as an evaluator pass does, each gives what it gave
+	// alone.
+	refs := make([]core.SourceRef, len(tests))
+	for i, tt := range tests {
+		refs[i] = core.SourceRef{Kind: tt.kind, Param: tt.agent}
+	}
+	for i, res := range reg.ResolveAll(core.WithMemo(context.Background()), refs, 4) {
+		obs, err := reg.Resolve(context.Background(), refs[i])
+		if fmt.Sprint(res.Err) != fmt.Sprint(err) || fmt.Sprint(res.Observation) != fmt.Sprint(obs) {
+			t.Errorf("%s at once = %+v, %v; alone %+v, %v", refs[i], res.Observation, res.Err, obs, err)
+		}
 	}
 	if k, ok := reg.Match("Agent Status"); !ok || k.Kind != fleet.SourceAgentStatus || k.Param != "agent name" {
 		t.Errorf("Match(Agent Status) = %+v, %v; want agent.status taking an agent name", k, ok)

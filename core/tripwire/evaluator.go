@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -34,7 +33,7 @@ const (
 	SkipInvalid SkipReason = "invalid"
 )
 
-// resolveWorkers is how many sources one pass reads at a time.
+// resolveWorkers is how many resolver calls one pass makes at a time.
 const resolveWorkers = 8
 
 // TickReport says what one evaluator pass did.
@@ -545,31 +544,20 @@ func (s *Service) slotsToRead(kinds []string) []int {
 	return slots
 }
 
-// resolveSources reads the sources of the given slots once each, a few at a
-// time. A resolver that panics counts as a source error.
+// resolveSources reads the sources of the given slots once each: the
+// sources of a kind that reads many at once together, the others a few
+// at a time. A resolver that panics counts as a source error.
 func (s *Service) resolveSources(ctx context.Context, slots []int) passResults {
 	t := s.view.slots
-	results := make(passResults, len(t.refs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, resolveWorkers)
-	for _, slot := range slots {
-		ref, gen := t.refs[slot], t.gens[slot]
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			r := sourceResult{gen: gen, read: true}
-			defer func() {
-				if p := recover(); p != nil {
-					r.err = fmt.Errorf("source panicked: %v", p)
-				}
-				results[slot] = r
-			}()
-			r.obs, r.err = s.deps.Sources.Resolve(ctx, ref)
-		}()
+	refs := make([]core.SourceRef, len(slots))
+	for i, slot := range slots {
+		refs[i] = t.refs[slot]
 	}
-	wg.Wait()
+	results := make(passResults, len(t.refs))
+	for i, res := range s.deps.Sources.ResolveAll(ctx, refs, resolveWorkers) {
+		slot := slots[i]
+		results[slot] = sourceResult{gen: t.gens[slot], read: true, obs: res.Observation, err: res.Err}
+	}
 	return results
 }
 

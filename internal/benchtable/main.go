@@ -105,6 +105,9 @@ var rows = []row{
 		"≤ 1.10 ×", sideBySide("BenchmarkTripwireTickQuiet/sqlite3")},
 	{"what a silence holding adds to that pass, the two side by side (`BenchmarkTripwireTickSilences`)",
 		"≤ 1.10 ×", sideBySide("BenchmarkTripwireTickSilences/sqlite3")},
+	{"the pass a fleet change runs, 800 tripwires on the eight fleet kinds of 100 agents, the fleet read many agents at once vs one (kind, agent) at a time, pass by pass in turn, SQLite (`BenchmarkFleetPass`)",
+		"stated", fleetPass("BenchmarkFleetPass/sqlite3")},
+	{"the same on PostgreSQL", "stated", fleetPass("BenchmarkFleetPass/postgres")},
 	{"a 7-day backtest over 5-minute readings, from SQLite (`BenchmarkBacktest`)",
 		"≤ 20 ms", perOp("BenchmarkBacktest/sqlite3", 20)},
 	{"drawing a trip's chart, a day of 5-minute readings, as an 800 × 400 PNG (`BenchmarkRender`)",
@@ -210,6 +213,20 @@ func sideBySide(name string) func(map[string]result) string {
 		ratio := r.metrics["ratio"]
 		return fmt.Sprintf("**%.2f ×**: %.0f ms with, %.0f ms without (%d pairs of passes)", ratio,
 			r.metrics["with-ns/pass"]/1e6, r.metrics["without-ns/pass"]/1e6, r.n) + verdict(ratio <= 1.10, true)
+	}
+}
+
+// fleetPass reads the pass of BenchmarkFleetPass reading the fleet many
+// agents at once against one at a time: times, ratio and statements.
+func fleetPass(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		m := r.metrics
+		return fmt.Sprintf("**%.2f ×**: %.1f ms at once, %.1f ms one at a time; %.0f statements a pass against %.0f (%d pairs of passes)",
+			m["ratio"], m["many-ns/pass"]/1e6, m["one-ns/pass"]/1e6, m["many-stmts/pass"], m["one-stmts/pass"], r.n)
 	}
 }
 
