@@ -59,8 +59,9 @@ func TestAgentJournal(t *testing.T) {
 }
 
 // TestJournalEntriesWithEvidence: only the entries carrying evidence of the
-// type are listed, in arrival order; a type that differs only where LIKE
-// reads a wildcard ("c_" against "ci") matches nothing.
+// type are listed, of the cycle named for each agent, by agent and in
+// arrival order; a type that differs only where LIKE reads a wildcard
+// ("c_" against "ci") matches nothing.
 func TestJournalEntriesWithEvidence(t *testing.T) {
 	s := testdb.OpenStore(t, testEngine)
 	ctx := context.Background()
@@ -72,23 +73,33 @@ func TestJournalEntriesWithEvidence(t *testing.T) {
 		{{Type: "ci", Key: "card-2", Value: "passed"}},
 	} {
 		id := string(rune('a' + i))
-		e := fleet.AgentJournalEntry{Agent: "EVE", Cycle: "C-1", EntryID: id, Title: id, Content: "body " + id,
-			ContentSignature: fleet.ContentSignature("body " + id), Timestamp: t0, ReceivedAt: t0.Add(time.Duration(i) * time.Second), Evidence: ev}
-		if err := s.AgentJournal().AppendJournal(ctx, e); err != nil {
-			t.Fatal(err)
+		for _, at := range []struct{ agent, cycle string }{{"EVE", "C-1"}, {"EVE", "C-0"}, {"ZED", "C-9"}} {
+			e := fleet.AgentJournalEntry{Agent: at.agent, Cycle: at.cycle, EntryID: id, Title: id, Content: "body " + id,
+				ContentSignature: fleet.ContentSignature("body " + id), Timestamp: t0, ReceivedAt: t0.Add(time.Duration(i) * time.Second), Evidence: ev}
+			if err := s.AgentJournal().AppendJournal(ctx, e); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, tt := range []struct {
-		kind string
-		want []string
-	}{{"ci", []string{"b", "d"}}, {"metric", []string{"a", "b"}}, {"c_", nil}, {"attestation", nil}} {
-		entries, err := s.AgentJournal().JournalEntriesWithEvidence(ctx, "EVE", "C-1", tt.kind)
+		kind   string
+		cycles map[string]string
+		want   []string
+	}{
+		{"ci", map[string]string{"EVE": "C-1"}, []string{"EVE/C-1/b", "EVE/C-1/d"}},
+		{"ci", map[string]string{"ZED": "C-9", "EVE": "C-1", "NOBODY": "C-1"}, []string{"EVE/C-1/b", "EVE/C-1/d", "ZED/C-9/b", "ZED/C-9/d"}},
+		{"metric", map[string]string{"EVE": "C-0"}, []string{"EVE/C-0/a", "EVE/C-0/b"}},
+		{"c_", map[string]string{"EVE": "C-1"}, nil},
+		{"attestation", map[string]string{"EVE": "C-1"}, nil},
+		{"ci", map[string]string{}, nil},
+	} {
+		entries, err := s.AgentJournal().JournalEntriesWithEvidence(ctx, tt.cycles, tt.kind)
 		var got []string
 		for _, e := range entries {
-			got = append(got, e.EntryID)
+			got = append(got, e.Agent+"/"+e.Cycle+"/"+e.EntryID)
 		}
 		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("JournalEntriesWithEvidence(%q) = %v, %v; want %v", tt.kind, got, err, tt.want)
+			t.Errorf("JournalEntriesWithEvidence(%v, %q) = %v, %v; want %v", tt.cycles, tt.kind, got, err, tt.want)
 		}
 	}
 }

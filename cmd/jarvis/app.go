@@ -465,16 +465,19 @@ func (a *App) holdings(ctx context.Context, agents []string) (map[string]fleet.H
 		h.Cards = append(h.Cards, fleet.HeldCard{ID: c.ID, State: string(c.State)})
 		out[name] = h
 	}
+	var working []string
 	for _, name := range agents {
+		if len(out[name].Cards) > 0 {
+			working = append(working, name)
+		}
+	}
+	current, err := a.fleet.CurrentEvidence(ctx, working, wake.EvidenceCI)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range working {
 		h := out[name]
-		if len(h.Cards) == 0 {
-			continue
-		}
-		entries, err := a.fleet.CurrentEvidence(ctx, name, wake.EvidenceCI)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
+		for _, e := range current[name] {
 			for _, ev := range e.Evidence {
 				held := slices.ContainsFunc(h.Cards, func(c fleet.HeldCard) bool { return c.ID == ev.Key })
 				if ev.Type == wake.EvidenceCI && strings.EqualFold(fmt.Sprint(ev.Value), wake.EvidenceCIFailed) && held &&

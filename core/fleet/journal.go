@@ -60,9 +60,10 @@ type AgentJournalStore interface {
 	AppendJournal(ctx context.Context, e AgentJournalEntry) error
 	// JournalEntries lists the agent's entries of a cycle in arrival order.
 	JournalEntries(ctx context.Context, agent, cycle string) ([]AgentJournalEntry, error)
-	// JournalEntriesWithEvidence lists, in arrival order, the agent's
-	// entries of a cycle that carry evidence of evidenceType.
-	JournalEntriesWithEvidence(ctx context.Context, agent, cycle, evidenceType string) ([]AgentJournalEntry, error)
+	// JournalEntriesWithEvidence lists the entries that carry evidence of
+	// evidenceType of each agent named, of the cycle given beside it, by
+	// agent and in arrival order.
+	JournalEntriesWithEvidence(ctx context.Context, cycles map[string]string, evidenceType string) ([]AgentJournalEntry, error)
 	// JournalCounts counts, for each agent named, its entries of the cycle
 	// given beside it; an agent without entries there is left out.
 	JournalCounts(ctx context.Context, cycles map[string]string) (map[string]int, error)
@@ -127,19 +128,28 @@ func (f *Service) Journal(ctx context.Context, agent, cycle string) ([]AgentJour
 	return f.deps.Journal.JournalEntries(ctx, a.Name, cycle)
 }
 
-// CurrentEvidence returns the entries of the agent's latest cycle that
-// carry evidence of evidenceType, or none when the agent has journaled
-// nothing yet. The wake router reads it on every journal entry, so it
-// reads only those entries, not the whole cycle.
-func (f *Service) CurrentEvidence(ctx context.Context, agent, evidenceType string) ([]AgentJournalEntry, error) {
-	cycle, _, err := f.deps.Journal.LatestJournal(ctx, agent)
-	if errors.Is(err, core.ErrNotFound) {
-		return nil, nil
+// CurrentEvidence returns the entries of each agent's latest cycle that
+// carry evidence of evidenceType, in arrival order, by agent; an agent
+// that has journaled nothing, or nothing such, is left out. It reads the
+// store twice, however many agents are named.
+func (f *Service) CurrentEvidence(ctx context.Context, agents []string, evidenceType string) (map[string][]AgentJournalEntry, error) {
+	latest, err := f.deps.Journal.LatestJournals(ctx, agents)
+	if err != nil || len(latest) == 0 {
+		return nil, err
 	}
+	cycles := make(map[string]string, len(latest))
+	for agent, mark := range latest {
+		cycles[agent] = mark.Cycle
+	}
+	entries, err := f.deps.Journal.JournalEntriesWithEvidence(ctx, cycles, evidenceType)
 	if err != nil {
 		return nil, err
 	}
-	return f.deps.Journal.JournalEntriesWithEvidence(ctx, agent, cycle, evidenceType)
+	out := make(map[string][]AgentJournalEntry)
+	for _, e := range entries {
+		out[e.Agent] = append(out[e.Agent], e)
+	}
+	return out, nil
 }
 
 // EntriesAbout returns the entries of the agent's latest cycle whose

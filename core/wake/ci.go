@@ -23,13 +23,18 @@ const (
 // event/wake router. Each journal entry is its own source event, surfaced
 // once.
 func CIFailureConditions(ctx context.Context, fleet *fleet.Service, cards *card.Service) ([]core.WakeCondition, error) {
+	agents := fleet.Agents()
+	names := make([]string, len(agents))
+	for i, a := range agents {
+		names[i] = a.Name
+	}
+	current, err := fleet.CurrentEvidence(ctx, names, EvidenceCI)
+	if err != nil {
+		return nil, err
+	}
 	var out []core.WakeCondition
-	for _, a := range fleet.Agents() {
-		entries, err := fleet.CurrentEvidence(ctx, a.Name, EvidenceCI)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
+	for _, a := range agents {
+		for _, e := range current[a.Name] {
 			for _, ev := range e.Evidence {
 				if ev.Type != EvidenceCI || !strings.EqualFold(fmt.Sprint(ev.Value), EvidenceCIFailed) || ev.Key == "" {
 					continue
