@@ -42,7 +42,8 @@ type TableRows struct {
 // the source is never written (no lease, no upgrade). The copy is written
 // to a temporary file (mode 0600) beside dst, checked (integrity_check,
 // the same schema version as the source), flushed to disk and only then
-// put in place. An existing dst is refused with an error that wraps
+// put in place. The copy leaves out one thing: the outbound megolm
+// sessions (see dropOutboundSessions). An existing dst is refused with an error that wraps
 // os.ErrExist unless overwrite is set.
 func BackupSQLite(ctx context.Context, src, dst string, overwrite bool) (BackupReport, error) {
 	if fi, err := os.Stat(src); err != nil {
@@ -79,6 +80,9 @@ func BackupSQLite(ctx context.Context, src, dst string, overwrite bool) (BackupR
 	if _, err := srcDB.ExecContext(ctx, "VACUUM INTO ?", tmpPath); err != nil {
 		return BackupReport{}, fmt.Errorf("copy the database: %w", err)
 	}
+	if err := dropOutboundSessions(ctx, tmpPath); err != nil {
+		return BackupReport{}, err
+	}
 	report, err := verifyBackup(ctx, tmpPath, version)
 	if err != nil {
 		return BackupReport{}, fmt.Errorf("check the copy: %w", err)
@@ -108,6 +112,31 @@ func BackupSQLite(ctx context.Context, src, dst string, overwrite bool) (BackupR
 	}
 	report.Bytes = fi.Size()
 	return report, nil
+}
+
+// dropOutboundSessions deletes, from the copy, the megolm sessions Jarvis
+// encrypts its room messages with. The running Jarvis goes on using them
+// after the copy is taken; a Jarvis restored from the copy would encrypt
+// again at message indexes people's clients have already seen, and a
+// client refuses those as replays (and the same keys would encrypt two
+// messages). Without one, the restored Jarvis starts a new session and
+// shares it with the room on its first message. Everything that decrypts
+// (the olm account and sessions, the inbound megolm sessions) is kept.
+func dropOutboundSessions(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var n int
+	err = db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'crypto_megolm_outbound_session'").Scan(&n)
+	if err != nil || n == 0 {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, "DELETE FROM crypto_megolm_outbound_session"); err != nil {
+		return fmt.Errorf("drop the outbound megolm sessions from the copy: %w", err)
+	}
+	return nil
 }
 
 // openReadOnly opens a SQLite file so that nothing can be written to it.
