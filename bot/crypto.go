@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/crypto/cryptohelper"
+	"maunium.net/go/mautrix/crypto/olm"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -52,6 +53,14 @@ func (b *Bot) initCrypto(ctx context.Context) error {
 		b.crypto = helper
 	}
 	if err := b.crypto.Init(ctx); err != nil {
+		if errors.Is(err, olm.ErrBadMAC) {
+			// The stored olm account does not decrypt with this key: the
+			// key was changed, or the database was restored from a
+			// workspace that had another one.
+			return permanentError{core.Invalid("bot.encryption.pickle_key",
+				"does not decrypt Jarvis's keys stored in the database (%v): it is not the key they were saved with. "+
+					"Start with the key this database was used with; if it is lost, see \"Backups\" in the README", err)}
+		}
 		var httpErr mautrix.HTTPError
 		if !errors.As(err, &httpErr) {
 			// Not the homeserver being away: a pickle key that does not

@@ -420,11 +420,11 @@ func TestWrongPickleKey(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("Jarvis kept running with the wrong pickle key:\n%s", j.logs.String())
 	}
-	if code := j.cmd.ProcessState.ExitCode(); code != 4 {
-		t.Errorf("exit code %d, want 4 (Matrix)", code)
+	if code := j.cmd.ProcessState.ExitCode(); code != 2 {
+		t.Errorf("exit code %d, want 2 (configuration)", code)
 	}
-	if !strings.Contains(j.logs.String(), "set up encryption") {
-		t.Errorf("the log does not say encryption failed:\n%s", j.logs.String())
+	if !strings.Contains(j.logs.String(), "bot.encryption.pickle_key: does not decrypt") {
+		t.Errorf("the log does not name the pickle key:\n%s", j.logs.String())
 	}
 }
 

@@ -256,6 +256,11 @@ func (a *App) initMatrix(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return errStopped
 		}
+		if errors.Is(err, core.ErrInvalid) {
+			// A configured value the homeserver or the stored keys refuse,
+			// such as a pickle key that does not decrypt the keys.
+			return fail(exitConfig, err)
+		}
 		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
 	}
 	a.room = a.bot.RoomID()

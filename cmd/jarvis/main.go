@@ -71,6 +71,7 @@ func newRootCommand() *cobra.Command {
 		newCircuitBreakerCommand(&configPath),
 		newTokenCommand(&configPath),
 		newMigrateCommand(),
+		newBackupCommand(&configPath),
 		newConsoleCommand(),
 		&cobra.Command{
 			Use:   "run",

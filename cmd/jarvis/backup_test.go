@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/store"
+)
+
+// TestBackupCLI backs up a workspace whose store is open (its last writes
+// still in the WAL), opens the copy as Jarvis would and finds the
+// tripwire, the API token and the halted breaker; then refuses to replace
+// the copy without --force.
+func TestBackupCLI(t *testing.T) {
+	ctx := context.Background()
+	fx := newBreakerFixture(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	err := fx.st.InTx(ctx, func(ctx context.Context) error {
+		return fx.st.Tripwires().InsertTripwire(ctx, tripwire.Record{Scope: "@alice:example.org", Definition: tripwire.Definition{
+			ID: "tw_backup", Label: "GI below 0.70", Rationale: "watch GI",
+			Source:    core.SourceRef{Kind: "snapshot.metric", Param: "GI"},
+			Condition: tripwire.Condition{Op: tripwire.OpLT, Threshold: 0.7},
+			Action:    tripwire.Action{Journal: true}, CooldownSeconds: 60,
+			Status: tripwire.Armed, CreatedAt: now, UpdatedAt: now,
+		}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errLine, code := runCLI(t, "--config", fx.cfgPath, "token", "issue", "--role", "supervisor")
+	if code != exitOK {
+		t.Fatalf("token issue: exit %d, %s", code, errLine)
+	}
+	fields := strings.Fields(out)
+	token := fields[len(fields)-1]
+
+	dir := t.TempDir()
+	to := filepath.Join(dir, "jarvis-backup.db")
+	out, errLine, code = runCLI(t, "--config", fx.cfgPath, "backup", "--to", to)
+	if code != exitOK {
+		t.Fatalf("backup: exit %d, %s\n%s", code, errLine, out)
+	}
+	for _, want := range []string{"Wrote " + to, "schema version", "integrity checked", "tripwire", "api_credential", "breaker_event"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	fi, err := os.Stat(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the copy has mode %o, want 600", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the directory holds %d files after the backup, want the copy only", len(entries))
+	}
+
+	cp, err := store.Open(ctx, store.Config{Type: store.SQLite, URI: to}, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("open the copy: %v", err)
+	}
+	defer cp.Close()
+	tws, err := cp.Tripwires().ListTripwires(ctx, "@alice:example.org")
+	if err != nil || len(tws) != 1 || tws[0].ID != "tw_backup" || tws[0].Status != tripwire.Armed {
+		t.Errorf("tripwires in the copy: %+v, %v; want tw_backup armed", tws, err)
+	}
+	creds := credential.NewService(credential.Deps{Store: cp.Credentials(), Clock: core.SystemClock{}})
+	if p, err := creds.Authenticate(ctx, token); err != nil || p.Role != credential.Supervisor {
+		t.Errorf("the supervisor token against the copy: %+v, %v", p, err)
+	}
+	var events int
+	if err := cp.DB.QueryRow(ctx, "SELECT count(*) FROM breaker_event WHERE id = $1", fx.eventID).Scan(&events); err != nil || events != 1 {
+		t.Errorf("eve's breaker event in the copy: %d, %v", events, err)
+	}
+
+	before, _ := os.ReadFile(to)
+	_, errLine, code = runCLI(t, "--config", fx.cfgPath, "backup", "--to", to)
+	if code != exitBackupExists || !strings.Contains(errLine, "--force") {
+		t.Errorf("a second backup to the same file: exit %d, %q; want %d and a refusal naming --force", code, errLine, exitBackupExists)
+	}
+	if after, _ := os.ReadFile(to); !bytes.Equal(before, after) {
+		t.Error("the refused backup changed the existing file")
+	}
+	_, errLine, code = runCLI(t, "--config", fx.cfgPath, "backup", "--to", to, "--force")
+	if code != exitOK {
+		t.Errorf("backup --force: exit %d, %s", code, errLine)
+	}
+}
+
+// TestBackupCLIBadTarget: a target that cannot take the copy is refused
+// with an error naming what is wrong, and nothing is written.
+func TestBackupCLIBadTarget(t *testing.T) {
+	fx := newBreakerFixture(t)
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no --to", nil, exitUsage, `"to" not set`},
+		{"empty --to", []string{"--to", ""}, exitUsage, "--to is empty"},
+		{"a directory", []string{"--to", dir}, exitUsage, "is a directory"},
+		{"a missing directory", []string{"--to", filepath.Join(dir, "missing", "jarvis.db")}, exitUsage, "does not exist"},
+		{"the database itself", []string{"--to", fx.dbPath, "--force"}, exitUsage, "the workspace's database itself"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errLine, code := runCLI(t, append([]string{"--config", fx.cfgPath, "backup"}, tt.args...)...)
+			if code != tt.wantCode || !strings.Contains(errLine, tt.wantErr) {
+				t.Errorf("exit %d, %q; want %d and %q", code, errLine, tt.wantCode, tt.wantErr)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("%d files written", len(entries))
+			}
+		})
+	}
+}
+
+// TestBackupCLIPostgres: on PostgreSQL the command refuses and points to
+// pg_dump.
+func TestBackupCLIPostgres(t *testing.T) {
+	fx := newBreakerFixture(t)
+	t.Setenv("JARVIS_STORE_TYPE", store.Postgres)
+	t.Setenv("JARVIS_STORE_URI", "postgres://jarvis@127.0.0.1:1/jarvis")
+	to := filepath.Join(t.TempDir(), "jarvis.db")
+	_, errLine, code := runCLI(t, "--config", fx.cfgPath, "backup", "--to", to)
+	if code != exitUsage || !strings.Contains(errLine, "pg_dump") {
+		t.Errorf("exit %d, %q; want %d and pg_dump", code, errLine, exitUsage)
+	}
+	if _, err := os.Stat(to); err == nil {
+		t.Error("a file was written")
+	}
+}
