@@ -15,7 +15,12 @@ import (
 )
 
 const (
-	historySourcesQuery      = `SELECT id, kind, param FROM history_source`
+	// historySourcesOfQuery takes the sources as one JSON array of [kind,
+	// param] pairs: one statement for any number of them, which reads only
+	// theirs.
+	historySourcesOfQuery = `
+		SELECT id, kind, param FROM history_source
+		WHERE (kind, param) IN (SELECT value ->> 0, value ->> 1 FROM json_each($1))`
 	historySourceIDsQuery    = `SELECT id FROM history_source ORDER BY id`
 	historySourceQuery       = `SELECT id FROM history_source WHERE kind = $1 AND param = $2`
 	insertHistorySourceQuery = `INSERT INTO history_source (kind, param) VALUES ($1, $2) RETURNING id`
@@ -66,11 +71,19 @@ func (s *Store) AddReadings(ctx context.Context, readings []history.Reading) err
 	return writeReadings(ctx, s.DB, readings)
 }
 
-// historySourceIDs returns the ids of the given sources, adding those the
-// history does not know yet.
+// historySourceIDs returns the ids of the sources of readings, adding
+// those the history does not know yet (SQLite).
 func historySourceIDs(ctx context.Context, db *dbutil.Database, readings []history.Reading) (map[core.SourceRef]int64, error) {
 	ids := map[core.SourceRef]int64{}
-	rows, err := db.Query(ctx, historySourcesQuery)
+	pairs := make([][2]string, len(readings))
+	for i, r := range readings {
+		pairs[i] = [2]string{r.Source.Kind, r.Source.Param}
+	}
+	of, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Query(ctx, historySourcesOfQuery, string(of))
 	if err != nil {
 		return nil, err
 	}
