@@ -18,7 +18,8 @@ import (
 // attestations); an orchestrator or supervisor credential opens
 // attestation subjects; any credential reads. While an agent's breaker is
 // open its journal entries are refused with 423 and its heartbeats taken,
-// each answer saying the breaker's state.
+// each answer saying the breaker's state, which the fleet reads once per
+// batch of heartbeats (fleet.Deps.Breakers: give it the same breakers).
 func RegisterFleet(s *Server, fleet *fleet.Service, breakers BreakerStates) {
 	h := &fleetAPI{fleet: fleet, breakers: breakers}
 	s.HandleRole("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat), credential.Agent)
@@ -115,8 +116,7 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("mii", "is required"))
 		return
 	}
-	agent, err := h.actAs(r.Context(), req.Agent)
-	if err != nil {
+	if _, err := h.actAs(r.Context(), req.Agent); err != nil {
 		WriteError(w, r, err)
 		return
 	}
@@ -131,14 +131,9 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := heartbeatResponse{OK: true, ReceivedAt: apiTime(receipt.ReceivedAt), NextExpectedBy: apiTime(receipt.NextExpectedBy),
-		BreakerState: breaker.Closed}
-	if h.breakers != nil {
-		st, err := h.breakers.Status(r.Context(), agent)
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		resp.BreakerState = st.State
+		BreakerState: breaker.State(receipt.Breaker)}
+	if resp.BreakerState == "" {
+		resp.BreakerState = breaker.Closed
 	}
 	WriteJSON(w, http.StatusOK, resp)
 }

@@ -222,9 +222,11 @@ func (s *Server) RefuseWritesWhen(standby func(ctx context.Context) error) { s.s
 // such as "GET /healthz".
 func (s *Server) Handle(pattern string, h http.Handler) {
 	route := pattern
+	// The route's logger is the same for every request to it.
+	log := s.log.With().Str("route", route).Logger()
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-		r = r.WithContext(s.log.With().Str("route", route).Logger().WithContext(r.Context()))
+		r = r.WithContext(log.WithContext(r.Context()))
 		if err := s.writable(r); err != nil {
 			WriteError(rec, r, err)
 		} else {

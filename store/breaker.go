@@ -18,7 +18,12 @@ const (
 	breakerColumns    = `agent, state, event_id, since, version`
 	getBreakerQuery   = `SELECT ` + breakerColumns + ` FROM breaker WHERE agent = $1`
 	listBreakersQuery = `SELECT ` + breakerColumns + ` FROM breaker ORDER BY agent`
-	halfOpenQuery     = `SELECT ` + breakerColumns + ` FROM breaker WHERE state = $1 AND since <= $2 ORDER BY since`
+	// someBreakersQuery takes the list of agents in place of %s; on
+	// PostgreSQL someBreakersPGQuery takes it as one array, one statement
+	// for any number of agents.
+	someBreakersQuery   = `SELECT ` + breakerColumns + ` FROM breaker WHERE agent IN (%s) ORDER BY agent`
+	someBreakersPGQuery = `SELECT ` + breakerColumns + ` FROM breaker WHERE agent = ANY($1) ORDER BY agent`
+	halfOpenQuery       = `SELECT ` + breakerColumns + ` FROM breaker WHERE state = $1 AND since <= $2 ORDER BY since`
 	// moveBreakerQuery is the compare-and-swap of every transition: insert
 	// the first row (expected version 0), or update the row only while its
 	// version is still the one the caller read.
@@ -69,6 +74,20 @@ func (q *BreakerQuery) Get(ctx context.Context, agent string) (breaker.Record, e
 // List returns every breaker ever opened, by agent.
 func (q *BreakerQuery) List(ctx context.Context) ([]breaker.Record, error) {
 	rows, err := q.db.Query(ctx, listBreakersQuery)
+	return dbutil.NewRowIterWithError(rows, scanBreaker, err).AsList()
+}
+
+// Some returns the breakers of the named agents that were ever opened, by
+// agent.
+func (q *BreakerQuery) Some(ctx context.Context, agents []string) ([]breaker.Record, error) {
+	if len(agents) == 0 {
+		return nil, nil
+	}
+	query, args := someBreakersPGQuery, []any{agents}
+	if q.db.Dialect != dbutil.Postgres {
+		query, args = fmt.Sprintf(someBreakersQuery, bulkIn(1, len(agents))), bulkArgs(agents)
+	}
+	rows, err := q.db.Query(ctx, query, args...)
 	return dbutil.NewRowIterWithError(rows, scanBreaker, err).AsList()
 }
 

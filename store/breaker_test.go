@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -752,5 +753,23 @@ func TestBreakerLostRaceWritesNothing(t *testing.T) {
 	}
 	if breakerRows(t, s, "breaker_audit") != audits || breakerRows(t, s, "outbox") != notices {
 		t.Errorf("a lost race wrote audit rows or notices")
+	}
+}
+
+// TestBreakerStates: the breakers of several agents are read at once, an
+// agent whose breaker never opened as closed.
+func TestBreakerStates(t *testing.T) {
+	ctx := context.Background()
+	f := newBreakerFixture(t, testdb.OpenStore(t, testEngine), testconfig.Breaker())
+	if _, err := f.b.Open(ctx, breakerAgent, breakerHaltInput); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.Open(ctx, "eve", breakerHaltInput); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.b.States(ctx, []string{breakerAgent, "zeus"})
+	want := map[string]string{breakerAgent: string(breaker.Open), "zeus": string(breaker.Closed)}
+	if err != nil || !maps.Equal(got, want) {
+		t.Errorf("States = %v, %v; want %v", got, err, want)
 	}
 }

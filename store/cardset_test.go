@@ -607,3 +607,24 @@ func TestPublishBudgetUnderConcurrency(t *testing.T) {
 		t.Errorf("%d published and %d refused, want 5 and %d", published, refused, publishers-5)
 	}
 }
+
+// TestCardNeedsItsSet: a card whose set does not exist is refused, on
+// PostgreSQL when its transaction commits (the check is deferred there,
+// see upgrade 32), and nothing of the transaction is kept.
+func TestCardNeedsItsSet(t *testing.T) {
+	ctx := context.Background()
+	s := testdb.OpenStore(t, testEngine)
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	c := card.Card{ID: "card_orphan", SetID: "set_missing", Spec: spec("An orphan", card.P2), Author: card.MainAgent,
+		Priority: card.P2, State: card.Published, Revision: 1, CreatedAt: now, UpdatedAt: now}
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		return s.Cards().InsertCards(ctx, "set_missing", []card.Card{c})
+	})
+	if err == nil {
+		t.Fatal("a card of a set that does not exist was stored")
+	}
+	var n int
+	if err := s.DB.QueryRow(ctx, "SELECT COUNT(*) FROM card").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d cards stored (%v), want none", n, err)
+	}
+}

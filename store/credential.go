@@ -21,6 +21,12 @@ const (
 		SELECT id, role, agent, created_at, last_used_at FROM api_credential ORDER BY created_at, id`
 	deleteCredentialQuery = `DELETE FROM api_credential WHERE id = $1`
 	touchCredentialQuery  = `UPDATE api_credential SET last_used_at = $2 WHERE id = $1 AND last_used_at < $2`
+	// touchCredentialsPGQuery is touchCredentialQuery for any number of
+	// credentials in one statement.
+	touchCredentialsPGQuery = `
+		UPDATE api_credential AS c SET last_used_at = u.at
+		FROM unnest($1::text[], $2::bigint[]) AS u (id, at)
+		WHERE c.id = u.id AND c.last_used_at < u.at`
 )
 
 // CredentialQuery keeps the HTTP API's credentials, by token hash.
@@ -85,11 +91,24 @@ func (q *CredentialQuery) DeleteCredential(ctx context.Context, id string) error
 	})
 }
 
-// TouchCredential records a credential's last use.
-func (q *CredentialQuery) TouchCredential(ctx context.Context, id string, at time.Time) error {
+// TouchCredentials records credentials' last use, in one transaction (on
+// PostgreSQL one statement).
+func (q *CredentialQuery) TouchCredentials(ctx context.Context, uses map[string]time.Time) error {
 	return q.st.tx(ctx, func(ctx context.Context) error {
-		_, err := q.db.Exec(ctx, touchCredentialQuery, id, at.UnixMilli())
-		return err
+		if q.db.Dialect == dbutil.Postgres {
+			ids, at := make([]string, 0, len(uses)), make([]int64, 0, len(uses))
+			for id, t := range uses {
+				ids, at = append(ids, id), append(at, t.UnixMilli())
+			}
+			_, err := q.db.Exec(ctx, touchCredentialsPGQuery, ids, at)
+			return err
+		}
+		for id, t := range uses {
+			if _, err := q.db.Exec(ctx, touchCredentialQuery, id, t.UnixMilli()); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -78,3 +78,35 @@ func TestCredentials(t *testing.T) {
 		t.Errorf("refused issues stored %+v", list)
 	}
 }
+
+// TestTouchCredentials: the last uses of several credentials are written
+// together, each to its own credential, and a use earlier than the one
+// stored changes nothing.
+func TestTouchCredentials(t *testing.T) {
+	ctx := context.Background()
+	st := testdb.OpenStore(t, testEngine)
+	q := st.Credentials()
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for i, id := range []string{"cred_a", "cred_b", "cred_c"} {
+		c := credential.Credential{ID: id, Role: credential.Supervisor, CreatedAt: at}
+		if err := q.InsertCredential(ctx, c, "hash-"+id, nil); err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	if err := q.TouchCredentials(ctx, map[string]time.Time{"cred_a": at.Add(time.Minute), "cred_b": at.Add(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.TouchCredentials(ctx, map[string]time.Time{"cred_a": at.Add(30 * time.Second), "cred_c": at.Add(3 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Time{"cred_a": at.Add(time.Minute), "cred_b": at.Add(2 * time.Minute), "cred_c": at.Add(3 * time.Minute)}
+	list, err := q.ListCredentials(ctx)
+	if err != nil || len(list) != len(want) {
+		t.Fatalf("ListCredentials = %+v, %v", list, err)
+	}
+	for _, c := range list {
+		if !c.LastUsedAt.Equal(want[c.ID]) {
+			t.Errorf("%s last used %s, want %s", c.ID, c.LastUsedAt, want[c.ID])
+		}
+	}
+}

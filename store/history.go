@@ -15,17 +15,36 @@ import (
 )
 
 const (
-	historySourcesQuery      = `SELECT id, kind, param FROM history_source`
+	// historySourcesOfQuery takes the sources as one JSON array of [kind,
+	// param] pairs: one statement for any number of them, which reads only
+	// theirs.
+	historySourcesOfQuery = `
+		SELECT id, kind, param FROM history_source
+		WHERE (kind, param) IN (SELECT value ->> 0, value ->> 1 FROM json_each($1))`
 	historySourceIDsQuery    = `SELECT id FROM history_source ORDER BY id`
 	historySourceQuery       = `SELECT id FROM history_source WHERE kind = $1 AND param = $2`
 	insertHistorySourceQuery = `INSERT INTO history_source (kind, param) VALUES ($1, $2) RETURNING id`
 	insertReadingsQuery      = `INSERT INTO source_reading (source_id, at, num, val) VALUES %s ON CONFLICT (source_id, at) DO NOTHING`
 	readingRow               = `($%d, $%d, $%d, $%d)`
 	// On PostgreSQL one statement for any number of readings, prepared once
-	// per connection (see putHeartbeatsPGQuery).
+	// per connection (see putHeartbeatsPGQuery), which also adds the
+	// sources the history does not know yet and finds the ids of those it
+	// does, by their (kind, param): one round trip, and no read of every
+	// source. A source another transaction added meanwhile, unseen by this
+	// one, is a conflict that SERIALIZABLE refuses (the store runs the
+	// transaction again), not a reading dropped.
 	insertReadingsPGQuery = `
+		WITH r AS (
+			SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[], $5::text[]) AS r (kind, param, at, num, val)
+		), known AS (
+			SELECT s.id, s.kind, s.param FROM history_source s WHERE (s.kind, s.param) IN (SELECT kind, param FROM r)
+		), added AS (
+			INSERT INTO history_source (kind, param)
+			SELECT DISTINCT kind, param FROM r WHERE (kind, param) NOT IN (SELECT kind, param FROM known)
+			ON CONFLICT DO NOTHING RETURNING id, kind, param
+		)
 		INSERT INTO source_reading (source_id, at, num, val)
-		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::text[])
+		SELECT s.id, r.at, r.num, r.val FROM r JOIN (SELECT * FROM known UNION ALL SELECT * FROM added) s USING (kind, param)
 		ON CONFLICT (source_id, at) DO NOTHING`
 	historyPointsQuery = `
 		SELECT at, num, val, bucket, min, max FROM source_reading
@@ -52,11 +71,19 @@ func (s *Store) AddReadings(ctx context.Context, readings []history.Reading) err
 	return writeReadings(ctx, s.DB, readings)
 }
 
-// historySourceIDs returns the ids of the given sources, adding those the
-// history does not know yet.
+// historySourceIDs returns the ids of the sources of readings, adding
+// those the history does not know yet (SQLite).
 func historySourceIDs(ctx context.Context, db *dbutil.Database, readings []history.Reading) (map[core.SourceRef]int64, error) {
 	ids := map[core.SourceRef]int64{}
-	rows, err := db.Query(ctx, historySourcesQuery)
+	pairs := make([][2]string, len(readings))
+	for i, r := range readings {
+		pairs[i] = [2]string{r.Source.Kind, r.Source.Param}
+	}
+	of, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Query(ctx, historySourcesOfQuery, string(of))
 	if err != nil {
 		return nil, err
 	}
@@ -91,12 +118,12 @@ func writeReadings(ctx context.Context, db *dbutil.Database, readings []history.
 	if len(readings) == 0 {
 		return nil
 	}
+	if db.Dialect == dbutil.Postgres {
+		return writeReadingsPG(ctx, db, readings)
+	}
 	ids, err := historySourceIDs(ctx, db, readings)
 	if err != nil {
 		return err
-	}
-	if db.Dialect == dbutil.Postgres {
-		return writeReadingsPG(ctx, db, ids, readings)
 	}
 	const perRow = 4
 	return bulkChunks(readings, perRow, func(chunk []history.Reading) error {
@@ -114,16 +141,16 @@ func writeReadings(ctx context.Context, db *dbutil.Database, readings []history.
 }
 
 // writeReadingsPG writes readings on PostgreSQL, in one statement.
-func writeReadingsPG(ctx context.Context, db *dbutil.Database, ids map[core.SourceRef]int64, readings []history.Reading) error {
+func writeReadingsPG(ctx context.Context, db *dbutil.Database, readings []history.Reading) error {
 	n := len(readings)
-	sources, at := make([]int64, n), make([]int64, n)
+	kinds, params, at := make([]string, n), make([]string, n), make([]int64, n)
 	nums, vals := make([]*float64, n), make([]*string, n)
 	for i, r := range readings {
 		num, val, err := encodeReading(r.Value)
 		if err != nil {
 			return fmt.Errorf("reading of %s: %w", r.Source, err)
 		}
-		sources[i], at[i] = ids[r.Source], r.At.UnixMilli()
+		kinds[i], params[i], at[i] = r.Source.Kind, r.Source.Param, r.At.UnixMilli()
 		if f, ok := num.(float64); ok {
 			nums[i] = &f
 		}
@@ -131,7 +158,7 @@ func writeReadingsPG(ctx context.Context, db *dbutil.Database, ids map[core.Sour
 			vals[i] = &v
 		}
 	}
-	_, err := db.Exec(ctx, insertReadingsPGQuery, sources, at, nums, vals)
+	_, err := db.Exec(ctx, insertReadingsPGQuery, kinds, params, at, nums, vals)
 	return err
 }
 

@@ -1,16 +1,21 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/history"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestSourceHistory checks that every pass keeps what it read, numbers and
@@ -198,5 +203,60 @@ func backtestMatchesLive(t *testing.T, seed uint64) {
 		if bt.Cooled.Passes != 90 && bt.Cooled.QuarantinedAt.IsZero() {
 			t.Errorf("%s: backtest replayed %d passes, want 90", tw.def.Label, bt.Cooled.Passes)
 		}
+	}
+}
+
+// TestNewSourceInTwoTransactions: two transactions that both add the
+// first readings of a source the history does not know, at once, keep
+// both readings under one source (on PostgreSQL the one that finds the
+// source added by the other meanwhile is run again).
+func TestNewSourceInTwoTransactions(t *testing.T) {
+	ctx := context.Background()
+	s := testdb.OpenStore(t, testEngine)
+	src := core.SourceRef{Kind: "agent.mii", Param: "EVE"}
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	// On PostgreSQL both take their snapshot before either writes; SQLite
+	// runs one writer at a time, so there they cannot overlap.
+	var ready sync.WaitGroup
+	if testEngine == store.Postgres {
+		ready.Add(2)
+	}
+	reruns := metrics.Sum("jarvis_store_transaction_reruns_total")
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			first := true
+			errs[i] = s.InTx(ctx, func(ctx context.Context) error {
+				if first && testEngine == store.Postgres {
+					first = false
+					if _, err := s.Points(ctx, src, t0.Add(-time.Hour), t0.Add(time.Hour)); err != nil {
+						return err
+					}
+					ready.Done()
+					ready.Wait()
+				}
+				return s.AddReadings(ctx, []history.Reading{{Source: src, At: t0.Add(time.Duration(i) * time.Second), Value: float64(i)}})
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("transaction %d: %v", i, err)
+		}
+	}
+	points, err := s.Points(ctx, src, t0.Add(-time.Hour), t0.Add(time.Hour))
+	if err != nil || len(points) != 2 {
+		t.Errorf("Points = %+v, %v; want both readings", points, err)
+	}
+	var sources int
+	if err := s.DB.QueryRow(ctx, "SELECT COUNT(*) FROM history_source").Scan(&sources); err != nil || sources != 1 {
+		t.Errorf("%d sources (%v), want 1", sources, err)
+	}
+	if reran := metrics.Sum("jarvis_store_transaction_reruns_total") - reruns; testEngine == store.Postgres && reran < 1 {
+		t.Errorf("%v transactions run again, want the one that met the other's source", reran)
 	}
 }

@@ -463,7 +463,7 @@ func TestLeaseFenceInTx(t *testing.T) {
 			return sa.Outbox().Enqueue(ctx, core.Notice{Key: "stale", RoomID: "!room:test", Kind: core.NoticeMessage, Body: "hi"})
 		}, wantErr: core.ErrStaleEpoch, wantRows: 2, wantNotices: 2},
 		{name: "nor does recording a token's use", do: func() error {
-			touched := sa.Credentials().TouchCredential(ctx, cred.ID, leaseStart.Add(time.Minute))
+			touched := sa.Credentials().TouchCredentials(ctx, map[string]time.Time{cred.ID: leaseStart.Add(time.Minute)})
 			if got, _, err := sa.Credentials().CredentialByHash(ctx, "fence-hash"); err != nil || !got.LastUsedAt.IsZero() {
 				t.Errorf("the token's last use reads %s (%v), want none", got.LastUsedAt, err)
 			}

@@ -323,7 +323,7 @@ func (a *App) initServices() error {
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
-		Incidents: a.oncall,
+		Breakers: a.breakers, Incidents: a.oncall,
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {

@@ -98,8 +98,9 @@ type Store interface {
 	ListCredentials(ctx context.Context) ([]Credential, error)
 	// DeleteCredential deletes a credential; an unknown id is ErrNotFound.
 	DeleteCredential(ctx context.Context, id string) error
-	// TouchCredential records that a credential was used at at.
-	TouchCredential(ctx context.Context, id string, at time.Time) error
+	// TouchCredentials records when credentials were last used, by id; a
+	// time earlier than the one stored changes nothing.
+	TouchCredentials(ctx context.Context, uses map[string]time.Time) error
 }
 
 // Deps are what the credential service works with.
@@ -118,6 +119,11 @@ type Service struct {
 
 	mu    sync.Mutex
 	cache map[string]cached
+
+	// touchMu guards touching and untouched: see touch.
+	touchMu   sync.Mutex
+	touching  bool
+	untouched map[string]time.Time
 }
 
 type cached struct {
@@ -128,7 +134,7 @@ type cached struct {
 
 // NewService returns the credential service.
 func NewService(deps Deps) *Service {
-	return &Service{deps: deps, cache: map[string]cached{}}
+	return &Service{deps: deps, cache: map[string]cached{}, untouched: map[string]time.Time{}}
 }
 
 // Issue makes a credential for role (and, for an agent, for agent) and
@@ -215,16 +221,65 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 		}
 		c = cached{principal: Principal{Credential: cred, SigningKey: key}, fetched: now, touched: c.touched}
 	}
-	if now.Sub(c.touched) >= touchEvery {
-		// The last use is bookkeeping: a failure to write it refuses nothing.
-		if err := s.deps.Store.TouchCredential(ctx, c.principal.ID, now); err == nil {
-			c.touched = now
-		}
+	touch := now.Sub(c.touched) >= touchEvery
+	if touch {
+		c.touched = now
 	}
 	s.mu.Lock()
 	s.cache[hash] = c
 	s.mu.Unlock()
+	if touch {
+		s.touch(ctx, c.principal.ID, now)
+	}
 	return c.principal, nil
+}
+
+// touch records that credential id was used at at. The last use is
+// bookkeeping: a failure to write it refuses nothing, and the next request
+// with the credential tries again.
+//
+// One transaction at a time writes the uses: a request that finds one
+// under way leaves its use to it and goes on, and the request writing
+// writes again what came meanwhile before it returns. Credentials first
+// used together (every agent at Jarvis's start) are written together, not
+// in a transaction each, which on PostgreSQL collided with each other and
+// were run again.
+func (s *Service) touch(ctx context.Context, id string, at time.Time) {
+	s.touchMu.Lock()
+	if prev, ok := s.untouched[id]; !ok || at.After(prev) {
+		s.untouched[id] = at
+	}
+	if s.touching {
+		s.touchMu.Unlock()
+		return
+	}
+	s.touching = true
+	// The uses written belong to other requests too.
+	ctx = context.WithoutCancel(ctx)
+	for len(s.untouched) > 0 {
+		uses := s.untouched
+		s.untouched = map[string]time.Time{}
+		s.touchMu.Unlock()
+		if err := s.deps.Store.TouchCredentials(ctx, uses); err != nil {
+			s.forgetTouched(uses)
+		}
+		s.touchMu.Lock()
+	}
+	s.touching = false
+	s.touchMu.Unlock()
+}
+
+// forgetTouched marks the cached credentials of uses as not touched, so
+// that their next request writes the use again.
+func (s *Service) forgetTouched(uses map[string]time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for hash, c := range s.cache {
+		if _, ok := uses[c.principal.ID]; ok {
+			c.touched = time.Time{}
+			s.cache[hash] = c
+		}
+	}
 }
 
 // SigningKey derives an agent's attestation signing key from its bearer

@@ -3,7 +3,10 @@ package credential_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,16 @@ type memStore struct {
 	byHash  map[string]credential.Credential
 	keys    map[string][]byte
 	lookups int
+
+	mu sync.Mutex
+	// touches are the writes of last uses, in order.
+	touches []map[string]time.Time
+	// touchErr fails the writes of last uses while set.
+	touchErr error
+	// touching, when set, is sent each write of last uses, which then
+	// waits for release before it is recorded.
+	touching chan map[string]time.Time
+	release  chan struct{}
 }
 
 func (m *memStore) InsertCredential(_ context.Context, c credential.Credential, hash string, key []byte) error {
@@ -45,7 +58,92 @@ func (m *memStore) DeleteCredential(_ context.Context, id string) error {
 	return core.ErrNotFound
 }
 
-func (m *memStore) TouchCredential(context.Context, string, time.Time) error { return nil }
+func (m *memStore) TouchCredentials(_ context.Context, uses map[string]time.Time) error {
+	if m.touching != nil {
+		m.touching <- uses
+		<-m.release
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.touchErr != nil {
+		return m.touchErr
+	}
+	m.touches = append(m.touches, maps.Clone(uses))
+	return nil
+}
+
+func (m *memStore) written() []map[string]time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.touches)
+}
+
+// TestTouchesWrittenTogether: the last uses of credentials are written one
+// transaction at a time. A request that finds a write under way does not
+// wait for it: the request writing also writes what came meanwhile, in
+// one write. A write that fails is made again by the credential's next
+// request; one that succeeded is not made again within the minute.
+func TestTouchesWrittenTogether(t *testing.T) {
+	ctx := context.Background()
+	st := &memStore{byHash: map[string]credential.Credential{}, keys: map[string][]byte{},
+		touching: make(chan map[string]time.Time), release: make(chan struct{})}
+	clock := coretest.NewClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	svc := credential.NewService(credential.Deps{Store: st, Clock: clock})
+	tokens := map[string]string{}
+	ids := map[string]string{}
+	for _, name := range []string{"a", "b", "c"} {
+		token, c, err := svc.Issue(ctx, credential.Supervisor, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[name], ids[name] = token, c.ID
+	}
+	first := make(chan error)
+	go func() {
+		_, err := svc.Authenticate(ctx, tokens["a"])
+		first <- err
+	}()
+	held := <-st.touching // a's write, held until released
+	for _, name := range []string{"b", "c"} {
+		if _, err := svc.Authenticate(ctx, tokens[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := (map[string]time.Time{ids["a"]: clock.Now()}); !maps.Equal(held, want) {
+		t.Errorf("first write %v, want %v", held, want)
+	}
+	st.release <- struct{}{}
+	second := <-st.touching
+	st.release <- struct{}{}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if want := (map[string]time.Time{ids["b"]: clock.Now(), ids["c"]: clock.Now()}); !maps.Equal(second, want) {
+		t.Errorf("second write %v, want b's and c's uses together: %v", second, want)
+	}
+	if got := st.written(); len(got) != 2 {
+		t.Errorf("%d writes, want 2: %v", len(got), got)
+	}
+
+	st.touching = nil
+	clock.Advance(time.Minute)
+	st.touchErr = errors.New("database gone")
+	for range 2 {
+		if _, err := svc.Authenticate(ctx, tokens["a"]); err != nil {
+			t.Fatalf("a failed write of the last use refused the request: %v", err)
+		}
+	}
+	st.touchErr = nil
+	for range 2 {
+		if _, err := svc.Authenticate(ctx, tokens["a"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := st.written()
+	if want := (map[string]time.Time{ids["a"]: clock.Now()}); len(got) != 3 || !maps.Equal(got[2], want) {
+		t.Errorf("writes %v; want a's use written again after the failures, then once", got)
+	}
+}
 
 // TestAuthenticateCacheAge: a credential is read from the store again once
 // its cached copy is CacheTTL old, so that a deletion made behind the

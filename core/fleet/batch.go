@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -22,6 +24,9 @@ const batchMax = 256
 // so nothing acknowledged is lost.
 type batcher struct {
 	commit func(ctx context.Context, beats []queuedBeat) error
+	// breakers, when set, reads the breaker states of the agents whose
+	// heartbeats a batch committed, once for the batch, for their answers.
+	breakers func(ctx context.Context, agents []string) (map[string]string, error)
 
 	mu    sync.Mutex
 	busy  bool
@@ -31,14 +36,17 @@ type batcher struct {
 type beatRequest struct {
 	beat queuedBeat
 	err  error
+	// breaker is the state of the agent's breaker once beat committed.
+	breaker string
 	// lead is set when done is closed to hand this request leadership
 	// rather than its result.
 	lead bool
 	done chan struct{}
 }
 
-// do commits beat, alone or with others, and returns its outcome.
-func (b *batcher) do(ctx context.Context, beat queuedBeat) error {
+// do commits beat, alone or with others, and returns its outcome and the
+// state of its agent's breaker ("" when the batcher reads none).
+func (b *batcher) do(ctx context.Context, beat queuedBeat) (string, error) {
 	r := &beatRequest{beat: beat, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, r)
@@ -46,7 +54,7 @@ func (b *batcher) do(ctx context.Context, beat queuedBeat) error {
 		b.mu.Unlock()
 		<-r.done
 		if !r.lead {
-			return r.err
+			return r.breaker, r.err
 		}
 		b.mu.Lock()
 	}
@@ -67,7 +75,7 @@ func (b *batcher) do(ctx context.Context, beat queuedBeat) error {
 	// The batch belongs to every caller in it, so the leader's
 	// cancellation must not abort it.
 	b.run(context.WithoutCancel(ctx), batch)
-	return r.err
+	return r.breaker, r.err
 }
 
 // finish answers the batch's other callers and hands leadership to the
@@ -90,7 +98,8 @@ func (b *batcher) finish(leader *beatRequest, batch []*beatRequest) {
 }
 
 // run commits the batch in one transaction; when that fails, each heartbeat
-// is retried alone so that one bad write does not fail the others.
+// is retried alone so that one bad write does not fail the others. Then it
+// reads the breakers of the committed heartbeats' agents, in one read.
 func (b *batcher) run(ctx context.Context, batch []*beatRequest) {
 	beats := make([]queuedBeat, len(batch))
 	for i, r := range batch {
@@ -102,9 +111,38 @@ func (b *batcher) run(ctx context.Context, batch []*beatRequest) {
 		for _, r := range batch {
 			r.err = err
 		}
+	} else {
+		for _, r := range batch {
+			r.err = b.commit(ctx, []queuedBeat{r.beat})
+		}
+	}
+	b.readBreakers(ctx, batch)
+}
+
+// readBreakers gives each committed heartbeat of batch its agent's breaker
+// state; when they cannot be read, the heartbeats stay committed but are
+// answered with the error, as an answer must say the state.
+func (b *batcher) readBreakers(ctx context.Context, batch []*beatRequest) {
+	if b.breakers == nil {
 		return
 	}
+	var agents []string
 	for _, r := range batch {
-		r.err = b.commit(ctx, []queuedBeat{r.beat})
+		if r.err == nil && !slices.Contains(agents, r.beat.hb.Agent) {
+			agents = append(agents, r.beat.hb.Agent)
+		}
+	}
+	if len(agents) == 0 {
+		return
+	}
+	states, err := b.breakers(ctx, agents)
+	for _, r := range batch {
+		switch {
+		case r.err != nil:
+		case err != nil:
+			r.err = fmt.Errorf("read the breakers: %w", err)
+		default:
+			r.breaker = states[r.beat.hb.Agent]
+		}
 	}
 }

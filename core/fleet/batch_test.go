@@ -76,6 +76,16 @@ func queued(t *testing.T, b *batcher, n int) {
 	}
 }
 
+// failOn fails every commit that holds a heartbeat for cycle with err.
+func failOn(cycle string, err error) func(beats []queuedBeat) error {
+	return func(beats []queuedBeat) error {
+		if slices.ContainsFunc(beats, func(b queuedBeat) bool { return b.hb.Cycle == cycle }) {
+			return err
+		}
+		return nil
+	}
+}
+
 func beat(cycle string) queuedBeat { return queuedBeat{hb: Heartbeat{Agent: "EVE", Cycle: cycle}} }
 
 func TestFleetBatcherGroupsAndAcknowledgesAfterCommit(t *testing.T) {
@@ -85,7 +95,7 @@ func TestFleetBatcherGroupsAndAcknowledgesAfterCommit(t *testing.T) {
 	// The first heartbeat leads and is held; the next ten queue behind it.
 	do := func(cycle string) {
 		defer wg.Done()
-		if err := b.do(context.Background(), beat(cycle)); err != nil {
+		if _, err := b.do(context.Background(), beat(cycle)); err != nil {
 			t.Errorf("do(%s) = %v", cycle, err)
 		}
 		if !br.isCommitted(cycle) {
@@ -113,19 +123,14 @@ func TestFleetBatcherGroupsAndAcknowledgesAfterCommit(t *testing.T) {
 func TestFleetBatcherIsolatesAFailingHeartbeat(t *testing.T) {
 	bad := errors.New("bad row")
 	br := newBatchRecorder(true)
-	br.fail = func(beats []queuedBeat) error {
-		if slices.ContainsFunc(beats, func(b queuedBeat) bool { return b.hb.Cycle == "C-bad" }) {
-			return bad
-		}
-		return nil
-	}
+	br.fail = failOn("C-bad", bad)
 	b := &batcher{commit: br.commit}
 	var wg sync.WaitGroup
 	errs := map[string]error{}
 	var mu sync.Mutex
 	do := func(cycle string) {
 		defer wg.Done()
-		err := b.do(context.Background(), beat(cycle))
+		_, err := b.do(context.Background(), beat(cycle))
 		mu.Lock()
 		errs[cycle] = err
 		mu.Unlock()
@@ -180,7 +185,7 @@ func TestFleetBatcherSurvivesAPanickingCommit(t *testing.T) {
 		go func() {
 			var res result
 			defer func() { res.panicked = recover(); ch <- res }()
-			res.err = b.do(context.Background(), beat(cycle))
+			_, res.err = b.do(context.Background(), beat(cycle))
 		}()
 	}
 	// C-0 commits alone (held); C-1 and C-2 queue and form the batch whose
@@ -201,10 +206,78 @@ func TestFleetBatcherSurvivesAPanickingCommit(t *testing.T) {
 	if r := <-results["C-2"]; !errors.Is(r.err, errBatchAborted) {
 		t.Errorf("C-2 = %+v, want %v", r, errBatchAborted)
 	}
-	if err := b.do(context.Background(), beat("C-3")); err != nil || !br.isCommitted("C-3") {
+	if _, err := b.do(context.Background(), beat("C-3")); err != nil || !br.isCommitted("C-3") {
 		t.Errorf("after the panic, do(C-3) = %v (committed %v), want it committed", err, br.isCommitted("C-3"))
 	}
 	if br.isCommitted("C-1") || br.isCommitted("C-2") {
 		t.Error("the panicked batch was recorded as committed")
+	}
+}
+
+// TestFleetBatcherReadsBreakersOncePerBatch: the answers of a batch say
+// their agents' breaker states from one read made after the batch
+// committed, of the agents whose heartbeats it committed; a heartbeat
+// that failed reads nothing, and a read that fails fails the answers of
+// the heartbeats it was for.
+func TestFleetBatcherReadsBreakersOncePerBatch(t *testing.T) {
+	bad := errors.New("bad row")
+	br := newBatchRecorder(true)
+	br.fail = failOn("C-bad", bad)
+	var reads [][]string
+	var readErr error
+	b := &batcher{commit: br.commit, breakers: func(_ context.Context, agents []string) (map[string]string, error) {
+		for _, agent := range agents {
+			if !br.isCommitted("C-" + agent) {
+				t.Errorf("the breaker of %s was read before its heartbeat committed", agent)
+			}
+		}
+		reads = append(reads, slices.Sorted(slices.Values(agents)))
+		return map[string]string{"EVE": "closed", "ZEUS": "open", "HERMES": "half-open"}, readErr
+	}}
+	beatOf := func(agent, cycle string) queuedBeat { return queuedBeat{hb: Heartbeat{Agent: agent, Cycle: cycle}} }
+	type answer struct {
+		state string
+		err   error
+	}
+	var mu sync.Mutex
+	answers := map[string]answer{}
+	var wg sync.WaitGroup
+	do := func(agent, cycle string) {
+		defer wg.Done()
+		state, err := b.do(context.Background(), beatOf(agent, cycle))
+		mu.Lock()
+		answers[agent+"/"+cycle] = answer{state, err}
+		mu.Unlock()
+	}
+	// EVE leads alone (held); ZEUS twice, HERMES and a bad heartbeat of
+	// APOLLO queue behind it.
+	wg.Add(1)
+	go do("EVE", "C-EVE")
+	<-br.entered
+	for _, q := range [][2]string{{"ZEUS", "C-ZEUS"}, {"ZEUS", "C-ZEUS"}, {"HERMES", "C-HERMES"}, {"APOLLO", "C-bad"}} {
+		wg.Add(1)
+		go do(q[0], q[1])
+	}
+	queued(t, b, 4)
+	close(br.hold)
+	wg.Wait()
+	if want := [][]string{{"EVE"}, {"HERMES", "ZEUS"}}; !slices.EqualFunc(reads, want, slices.Equal) {
+		t.Errorf("breaker reads %v, want one per batch of the agents it committed: %v", reads, want)
+	}
+	for key, want := range map[string]answer{
+		"EVE/C-EVE": {state: "closed"}, "ZEUS/C-ZEUS": {state: "open"}, "HERMES/C-HERMES": {state: "half-open"},
+		"APOLLO/C-bad": {err: bad},
+	} {
+		if got := answers[key]; got.state != want.state || !errors.Is(got.err, want.err) || (want.err == nil && got.err != nil) {
+			t.Errorf("%s answered %+v, want %+v", key, got, want)
+		}
+	}
+
+	readErr = errors.New("database gone")
+	if state, err := b.do(context.Background(), beatOf("EVE", "C-EVE")); !errors.Is(err, readErr) || state != "" {
+		t.Errorf("with the breakers unreadable: %q, %v; want %v", state, err, readErr)
+	}
+	if !br.isCommitted("C-EVE") {
+		t.Error("the heartbeat whose breaker could not be read was not committed")
 	}
 }

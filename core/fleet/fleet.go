@@ -149,6 +149,10 @@ type Heartbeat struct {
 type HeartbeatReceipt struct {
 	ReceivedAt     time.Time
 	NextExpectedBy time.Time
+	// Breaker is the state of the agent's circuit breaker ("closed",
+	// "open", "half-open") read once the heartbeat committed; "" when the
+	// fleet has no Deps.Breakers.
+	Breaker string
 }
 
 // AgentState is what Jarvis knows of one agent's reporting: its last
@@ -196,6 +200,14 @@ type HeartbeatStore interface {
 	PutHeartbeats(ctx context.Context, hbs []Heartbeat) (first []bool, err error)
 }
 
+// BreakerReader reads agents' circuit breakers, whose state every
+// heartbeat's answer says. breaker.Service is one.
+type BreakerReader interface {
+	// States returns the state of each named agent's breaker ("closed",
+	// "open", "half-open"), by agent.
+	States(ctx context.Context, agents []string) (map[string]string, error)
+}
+
 // HistoryWriter adds readings to the sources' history.
 type HistoryWriter interface {
 	AddReadings(ctx context.Context, readings []history.Reading) error
@@ -217,6 +229,9 @@ type Deps struct {
 	// Meter, when set, keeps spend and boots from heartbeats (budgets and
 	// crash loops).
 	Meter MeterStore
+	// Breakers, when set, is read once per batch of heartbeats, after it
+	// commits, for the state each answer says (HeartbeatReceipt.Breaker).
+	Breakers BreakerReader
 	// Incidents raises missed-heartbeat alerts as incidents people claim
 	// (👀), and resolves them when the agent reports again.
 	Incidents *oncall.Service
@@ -264,6 +279,9 @@ func NewService(cfg Config, deps Deps) (*Service, error) {
 	}
 	f := &Service{deps: deps}
 	f.batch.commit = f.commitHeartbeats
+	if deps.Breakers != nil {
+		f.batch.breakers = deps.Breakers.States
+	}
 	if err := f.SetConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -362,10 +380,11 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 		return HeartbeatReceipt{}, err
 	}
 	hb.ReceivedAt = f.deps.Clock.Now()
-	if err := f.batch.do(ctx, queuedBeat{hb: hb, agent: a}); err != nil {
+	breaker, err := f.batch.do(ctx, queuedBeat{hb: hb, agent: a})
+	if err != nil {
 		return HeartbeatReceipt{}, fmt.Errorf("record heartbeat of %s for %s: %w", hb.Agent, hb.Cycle, err)
 	}
-	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: hb.ReceivedAt.Add(a.Cadence)}, nil
+	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: hb.ReceivedAt.Add(a.Cadence), Breaker: breaker}, nil
 }
 
 func validateHeartbeat(hb Heartbeat) error {

@@ -1,0 +1,11 @@
+-- v32: A card's set is checked when its transaction commits
+-- On PostgreSQL the check that a card's set exists reads the set's key in
+-- the index of card_set, and under SERIALIZABLE that read locks the index
+-- page, the one every new set (their ids sort by time) is inserted into:
+-- concurrent publishes formed chains of such reads and inserts, and
+-- PostgreSQL refused and the store reran many of them. Checked at
+-- commit, the read comes after the transaction's last write, where it
+-- closes far fewer of them. SQLite runs one writer at a time and keeps the
+-- check where it was.
+-- only: postgres for next line
+ALTER TABLE card ALTER CONSTRAINT card_set_id_fkey DEFERRABLE INITIALLY DEFERRED;
