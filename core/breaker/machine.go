@@ -509,12 +509,12 @@ func (b *Service) ResolveState(ctx context.Context, agent string) (string, error
 	return string(st.State), err
 }
 
-// ResolveStates is ResolveState for many agents at once: one read of every
-// breaker ever opened, and the event of each open or half-open one asked
-// for, as Status reads it.
+// ResolveStates is ResolveState for many agents at once: one read of
+// their breakers, and the event of each open or half-open one, as Status
+// reads it.
 func (b *Service) ResolveStates(ctx context.Context, agents []string) ([]string, []error) {
 	states, errs := make([]string, len(agents)), make([]error, len(agents))
-	recs, listErr := b.deps.Store.List(ctx)
+	recs, listErr := b.deps.Store.Some(ctx, agents)
 	byAgent := make(map[string]Record, len(recs))
 	for _, rec := range recs {
 		byAgent[rec.Agent] = rec
