@@ -27,6 +27,10 @@ const (
 	remindQuery     = `UPDATE incident SET reminded_at = $3 WHERE id = $1 AND owner <> '' AND resolved_at = 0 AND reminded_at = $2`
 	membersQuery    = `SELECT ` + incidentColumns + ` FROM incident WHERE parent = $1 ORDER BY opened_at, id`
 	openOfKindQuery = `SELECT ` + incidentColumns + ` FROM incident WHERE kind = $1 AND resolved_at = 0 ORDER BY opened_at, id`
+	openOfQuery     = `SELECT ` + incidentColumns + ` FROM incident
+		WHERE kind = $1 AND subject = $2 AND resolved_at = 0 AND parent = '' ORDER BY opened_at, id LIMIT 1`
+	openSinceQuery = `SELECT ` + incidentColumns + ` FROM incident
+		WHERE kind = $1 AND resolved_at = 0 AND parent = '' AND opened_at >= $2 ORDER BY opened_at, id`
 )
 
 // IncidentQuery keeps the incidents behind the room's alerts.
@@ -79,6 +83,19 @@ func (q *IncidentQuery) Members(ctx context.Context, id string) ([]oncall.Incide
 // OpenIncidents lists the open incidents of a kind.
 func (q *IncidentQuery) OpenIncidents(ctx context.Context, kind string) ([]oncall.Incident, error) {
 	return q.list(ctx, openOfKindQuery, kind)
+}
+
+// OpenIncidentOf returns the oldest open incident of kind about subject
+// that has no parent.
+func (q *IncidentQuery) OpenIncidentOf(ctx context.Context, kind, subject string) (oncall.Incident, error) {
+	inc, err := scanIncident(q.db.QueryRow(ctx, openOfQuery, kind, subject))
+	return inc, notFound(err, "open "+kind+" incident of "+subject)
+}
+
+// OpenSince lists the open incidents of kind that have no parent and
+// opened at since or later.
+func (q *IncidentQuery) OpenSince(ctx context.Context, kind string, since time.Time) ([]oncall.Incident, error) {
+	return q.list(ctx, openSinceQuery, kind, since.UnixMilli())
 }
 
 // list runs a query for incidents.

@@ -86,14 +86,11 @@ func (f *Service) groupFor(ctx context.Context, r *roster, agent, kind string, n
 	if r.group == 0 || r.deps.needed[strings.ToUpper(agent)] {
 		return "", nil
 	}
-	open, err := f.deps.Incidents.Open(ctx, kind)
+	recent, err := f.deps.Incidents.Recent(ctx, kind, now.Add(-r.group))
 	if err != nil {
 		return "", err
 	}
-	for _, inc := range open {
-		if inc.Parent != "" || inc.OpenedAt.Before(now.Add(-r.group)) {
-			continue
-		}
+	for _, inc := range recent {
 		if strings.HasPrefix(inc.ID, oncall.GroupPrefix) {
 			return inc.ID, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 )
@@ -68,6 +69,17 @@ func (s *Service) Open(ctx context.Context, kind string) ([]Incident, error) {
 	open, err := s.deps.Store.OpenIncidents(ctx, kind)
 	if err != nil {
 		return nil, fmt.Errorf("open %s incidents: %w", kind, err)
+	}
+	return open, nil
+}
+
+// Recent lists the open incidents of a kind that have no parent and
+// opened at since or later, oldest first: those a new alert of the kind
+// may be grouped with.
+func (s *Service) Recent(ctx context.Context, kind string, since time.Time) ([]Incident, error) {
+	open, err := s.deps.Store.OpenSince(ctx, kind, since)
+	if err != nil {
+		return nil, fmt.Errorf("open %s incidents since %s: %w", kind, since.UTC().Format(time.RFC3339), err)
 	}
 	return open, nil
 }

@@ -96,6 +96,12 @@ type Store interface {
 	Members(ctx context.Context, id string) ([]Incident, error)
 	// OpenIncidents lists the open incidents of a kind, oldest first.
 	OpenIncidents(ctx context.Context, kind string) ([]Incident, error)
+	// OpenIncidentOf returns the oldest open incident of kind about
+	// subject that has no parent, core.ErrNotFound when there is none.
+	OpenIncidentOf(ctx context.Context, kind, subject string) (Incident, error)
+	// OpenSince lists the open incidents of kind that have no parent and
+	// opened at since or later, oldest first.
+	OpenSince(ctx context.Context, kind string, since time.Time) ([]Incident, error)
 	SnoozeStore
 	SilenceStore
 }
@@ -172,16 +178,14 @@ func (s *Service) Incident(ctx context.Context, id string) (Incident, error) {
 // OpenIncident returns the ID of the open incident of kind about subject
 // that has an alert of its own, if there is one.
 func (s *Service) OpenIncident(ctx context.Context, kind, subject string) (string, bool, error) {
-	open, err := s.deps.Store.OpenIncidents(ctx, kind)
-	if err != nil {
-		return "", false, fmt.Errorf("open %s incidents: %w", kind, err)
+	inc, err := s.deps.Store.OpenIncidentOf(ctx, kind, subject)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("open %s incident of %s: %w", kind, subject, err)
 	}
-	for _, inc := range open {
-		if inc.Subject == subject && inc.Parent == "" {
-			return inc.ID, true, nil
-		}
-	}
-	return "", false, nil
+	return inc.ID, true, nil
 }
 
 // Claim makes who the owner of incident id, if nobody is; an incident

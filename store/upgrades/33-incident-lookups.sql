@@ -1,0 +1,9 @@
+-- v33: Open incidents looked up by subject, and the recent ones of a kind
+-- The wake router finds the open incident of a condition (kind, subject)
+-- at every alert and every all-clear; the fleet watcher finds the alerts
+-- of a kind opened within fleet.group_window that a new silence may be
+-- grouped with. Both lead with kind, so they also serve the watcher's
+-- look-up of a kind's open incidents, which the index they replace did.
+DROP INDEX incident_kind_open_idx;
+CREATE INDEX incident_subject_open_idx ON incident (kind, subject, opened_at) WHERE resolved_at = 0;
+CREATE INDEX incident_recent_open_idx ON incident (kind, opened_at) WHERE resolved_at = 0 AND parent = '';
