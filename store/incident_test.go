@@ -197,6 +197,44 @@ func TestOpenIncidentLookups(t *testing.T) {
 	}
 }
 
+// TestHeldIncidents: an open incident whose alert a silence holds is
+// listed with the alert's key and mentions; one posted, folded into
+// another or resolved is not.
+func TestHeldIncidents(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			q := testdb.OpenStore(t, engine).Incidents()
+			at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+			for i, inc := range []oncall.Incident{
+				{ID: "silence:EVE:1", HeldKey: "fleet:offline:EVE:1", HeldMentions: []string{"@alice:x", "@bob:x"}},
+				{ID: "silence:HAL:1", NoticeKey: "fleet:alert:HAL:1"},
+				{ID: "silence:JADE:1", HeldKey: "fleet:alert:JADE:1", Parent: "silence:EVE:1"},
+				{ID: "crash-loop:EVE:b2", HeldKey: "crash-loop:EVE:b2", ResolvedAt: at.Add(time.Hour)},
+				{ID: "spend:alert:EVE:2026-12-01", HeldKey: "spend:alert:EVE:2026-12-01"},
+			} {
+				inc.Kind, inc.Subject, inc.RoomID, inc.Body, inc.OpenedAt = "offline", "EVE", "!room:x", "held", at.Add(time.Duration(i)*time.Second)
+				if err := q.PutIncident(ctx, inc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held, err := q.HeldIncidents(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(held) != 2 || held[0].ID != "silence:EVE:1" || held[1].ID != "spend:alert:EVE:2026-12-01" {
+				t.Fatalf("HeldIncidents() = %+v, want EVE's silence and the budget alert", held)
+			}
+			if h := held[0]; h.HeldKey != "fleet:offline:EVE:1" || !slices.Equal(h.HeldMentions, []string{"@alice:x", "@bob:x"}) || h.Posted() {
+				t.Errorf("EVE's held alert read back as %+v", h)
+			}
+			if h := held[1]; len(h.HeldMentions) != 0 {
+				t.Errorf("the budget alert's mentions read back as %v, want none", h.HeldMentions)
+			}
+		})
+	}
+}
+
 // incidentIDs are the IDs of incs, a listing that must not have failed.
 func incidentIDs(t *testing.T, incs []oncall.Incident, err error) []string {
 	t.Helper()

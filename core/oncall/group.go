@@ -86,7 +86,8 @@ func (s *Service) Recent(ctx context.Context, kind string, since time.Time) ([]I
 
 // Edit replaces the text of open incident id's alert with body (Markdown,
 // untrusted text escaped), keeping who handles it. The same text twice is
-// one edit.
+// one edit; the alert a silence holds is posted with the text as it
+// stands when the silence ends.
 func (s *Service) Edit(ctx context.Context, id, body string) error {
 	inc, err := s.deps.Store.Incident(ctx, id)
 	if err != nil {
@@ -98,6 +99,9 @@ func (s *Service) Edit(ctx context.Context, id, body string) error {
 	inc.Body = body
 	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
 		return fmt.Errorf("edit incident %s: %w", id, err)
+	}
+	if !inc.Posted() {
+		return nil
 	}
 	sum := sha256.Sum256([]byte(body))
 	n := core.Notice{Key: inc.NoticeKey + ":edit:" + hex.EncodeToString(sum[:8]), RoomID: inc.RoomID, Kind: core.NoticeEdit,

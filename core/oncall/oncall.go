@@ -47,7 +47,9 @@ type Incident struct {
 	ResolvedAt time.Time
 	// Tier is how many escalation tiers were called because nobody had
 	// claimed it (the admins first, then oncall.escalation in order), and
-	// EscalatedAt when the last was.
+	// EscalatedAt when the last was, or when its alert was posted as the
+	// silence that held it ended: the wait for the next tier counts from
+	// then.
 	Tier        int
 	EscalatedAt time.Time
 	// SnoozedBy snoozed it at SnoozedAt until SnoozedUntil (zero when it
@@ -62,6 +64,11 @@ type Incident struct {
 	// (it was folded or grouped into it): it has no alert of its own, and
 	// a claim of it claims the parent.
 	Parent string
+	// HeldKey and HeldMentions are the key and the mentions of the alert
+	// a silence holds from the room (Body is its text), posted when the
+	// silence ends with the incident still open; "" when none is held.
+	HeldKey      string
+	HeldMentions []string
 }
 
 // Posted reports whether the incident's alert was posted: a silence
@@ -102,6 +109,9 @@ type Store interface {
 	// OpenSince lists the open incidents of kind that have no parent and
 	// opened at since or later, oldest first.
 	OpenSince(ctx context.Context, kind string, since time.Time) ([]Incident, error)
+	// HeldIncidents lists the open incidents with no parent whose alert a
+	// silence holds, oldest first.
+	HeldIncidents(ctx context.Context) ([]Incident, error)
 	SnoozeStore
 	SilenceStore
 }
@@ -144,23 +154,34 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 		return fmt.Errorf("raise incident %s: %w", id, err)
 	case held:
 		// A silence holds it: the incident is kept, with no notice (or the
-		// one posted before the silence began).
+		// one posted before the silence began), and the alert to post if
+		// it is still open when the silence ends.
 		inc.Kind = kind
 		if !inc.Posted() {
-			inc.Body, inc.RoomID = n.Body, n.RoomID
+			inc.Body, inc.RoomID, inc.HeldKey, inc.HeldMentions = n.Body, n.RoomID, n.Key, n.Mentions
 		}
 		return s.deps.Store.PutIncident(ctx, inc)
 	}
 	inc.NoticeKey, inc.Body, inc.RoomID, inc.Kind = n.Key, n.Body, n.RoomID, kind
-	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
+	if err := s.post(ctx, inc, n); err != nil {
 		return fmt.Errorf("raise incident %s: %w", id, err)
+	}
+	return nil
+}
+
+// post writes inc, whose alert n is now, and posts n with inc's text and
+// 👀 and 💤 under it.
+func (s *Service) post(ctx context.Context, inc Incident, n core.Notice) error {
+	inc.HeldKey, inc.HeldMentions = "", nil
+	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
+		return err
 	}
 	n.Body = inc.text()
 	for _, m := range []core.Notice{n,
 		{Key: n.Key + ":claim", RoomID: n.RoomID, Kind: core.NoticeReaction, Body: ClaimReaction, Target: n.Key},
 		{Key: n.Key + ":snooze", RoomID: n.RoomID, Kind: core.NoticeReaction, Body: SnoozeReaction, Target: n.Key}} {
 		if err := s.enqueue(ctx, m); err != nil {
-			return fmt.Errorf("raise incident %s: %w", id, err)
+			return err
 		}
 	}
 	return nil
