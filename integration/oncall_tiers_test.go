@@ -26,9 +26,10 @@ func inThreadOf(j *jarvis, room id.RoomID, root id.EventID, text string) func(*e
 	}
 }
 
-// TestOnCallHaltClaimAndResume: the supervisor halts eve. bob, who is no
-// admin, taps 👀 on the halt notice and owns it: the notice is edited to
-// say he is reviewing it. carol's 👀 is told bob has it. bob's ▶️ resumes
+// TestOnCallHaltClaimAndResume: the supervisor halts eve. carol taps 💤
+// on the halt notice: it is edited to say she snoozed it. bob, who is no
+// admin, taps 👀 and owns it: the breaker's edit says he is reviewing it
+// and still says carol's snooze. carol's 👀 is told bob has it. bob's ▶️ resumes
 // nothing (a claim grants nothing else); alice, the admin, taps ▶️ and the
 // one edit that puts eve on its trial also says the alert resolved, how
 // long it was open and that bob handled it, with one all-clear reply in
@@ -58,8 +59,10 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no halt notice: %v", err)
 	}
-	if _, err := bob.WaitFor(ctx, waitReply, reactionBy(j.UserID, notice.ID, "👀")); err != nil {
-		t.Fatalf("no 👀 on the halt notice: %v", err)
+	for _, key := range []string{"👀", "💤"} {
+		if _, err := bob.WaitFor(ctx, waitReply, reactionBy(j.UserID, notice.ID, key)); err != nil {
+			t.Fatalf("no %s on the halt notice: %v", key, err)
+		}
 	}
 	editSays := func(text string) func(*event.Event) bool {
 		return func(evt *event.Event) bool {
@@ -67,11 +70,22 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 		}
 	}
 
+	snoozed := "💤 Snoozed by " + carol.UserID.String() + " until "
+	if _, err := carol.SendReaction(ctx, room, notice.ID, "💤"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, editSays(snoozed)); err != nil {
+		t.Fatalf("carol's 💤 did not edit the halt notice: %v", err)
+	}
 	if _, err := bob.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.WaitFor(ctx, waitReply, editSays("👀 reviewing by "+bob.UserID.String()+" since")); err != nil {
+	reviewed, err := alice.WaitFor(ctx, waitReply, editSays("👀 reviewing by "+bob.UserID.String()+" since"))
+	if err != nil {
 		t.Fatalf("bob's 👀 did not edit the halt notice to name him: %v\n%s", err, j.logs.String())
+	}
+	if body := newBody(reviewed); !strings.Contains(body, snoozed) || !strings.Contains(body, "HALTED") {
+		t.Errorf("the breaker's edit for bob's review lost carol's snooze:\n%s", body)
 	}
 	if _, err := carol.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
 		t.Fatal(err)
@@ -108,8 +122,8 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 	if body := tesths.Body(reply); !strings.HasSuffix(body, "handled by "+bob.UserID.String()+".") {
 		t.Errorf("the all-clear reads %q", body)
 	}
-	if n := len(alice.Events(editOf(j.UserID, notice.ID))); n != 2 {
-		t.Errorf("%d edits of the halt notice, want two: bob's claim and the resume", n)
+	if n := len(alice.Events(editOf(j.UserID, notice.ID))); n != 3 {
+		t.Errorf("%d edits of the halt notice, want three: carol's snooze, bob's claim and the resume", n)
 	}
 	if n := len(alice.Events(allClear)); n != 1 {
 		t.Errorf("%d all-clear replies, want one", n)

@@ -303,11 +303,15 @@ func (inc Incident) handled() string {
 	return "handled by " + core.EscapeMarkdown(inc.Owner)
 }
 
-// text is the alert with who handles it, once someone does, and who
-// snoozed it until when, while it is snoozed.
-func (inc Incident) text() string {
+// text is the alert with its status lines.
+func (inc Incident) text() string { return inc.Body + inc.status() }
+
+// status is what an alert says under its own text: who handles it, once
+// someone does, and who snoozed it until when, while it is snoozed; each
+// after a blank line, "" for neither. Every edit of the alert carries it,
+// a feature's edits of its own notice too (Redraw).
+func (inc Incident) status() string {
 	var b strings.Builder
-	b.WriteString(inc.Body)
 	if inc.Owner != "" {
 		fmt.Fprintf(&b, "\n\n👀 Handled by %s since %s.", core.EscapeMarkdown(inc.Owner), stamp(inc.ClaimedAt))
 	}
