@@ -36,18 +36,12 @@ func inThreadOf(j *jarvis, room id.RoomID, root id.EventID, text string) func(*e
 // the notice's thread and no new message in the room after the notice.
 func TestOnCallHaltClaimAndResume(t *testing.T) {
 	ctx := context.Background()
-	alice, bob, carol := newPerson(t, "alice"), newPerson(t, "bob"), newPerson(t, "carol")
-	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
-	room := j.joinRoom(t, alice)
-	for _, p := range []*tesths.Person{bob, carol} {
-		if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: p.UserID}); err != nil {
-			t.Fatal(err)
-		}
-		j.joinRoom(t, p)
+	j, room, alice, bob, api := onCallRoom(t, "")
+	carol := newPerson(t, "carol")
+	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: carol.UserID}); err != nil {
+		t.Fatal(err)
 	}
-	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t)}
-	api.waitUp(t, j)
+	j.joinRoom(t, carol)
 	code, out := api.call(t, http.MethodPost, "/api/breaker/eve/open", map[string]any{"severity": "safety", "reason": "tried to delete the workspace"})
 	if code != http.StatusCreated {
 		t.Fatalf("open: %d %v", code, out)
@@ -141,15 +135,8 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 // after that.
 func TestOnCallEscalationTiers(t *testing.T) {
 	ctx := context.Background()
-	alice, dave := newPerson(t, "alice"), newPerson(t, "dave")
-	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\noncall:\n  escalate_after: 1s\n  escalation: [[%q]]\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n",
-		port, dave.UserID)})
-	room := j.joinRoom(t, alice)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
-	agents.waitUp(t, j)
-	agents.heartbeat(t, "EVE", "C-1")
+	dave := newPerson(t, "dave")
+	j, room, alice, _, _ := onCallRoom(t, fmt.Sprintf("oncall:\n  escalate_after: 1s\n  escalation: [[%q]]\n", dave.UserID)+eveEvery2s, "EVE")
 
 	calls := func(who id.UserID) func(*event.Event) bool {
 		return func(evt *event.Event) bool {
@@ -188,18 +175,7 @@ func TestOnCallEscalationTiers(t *testing.T) {
 // him, every oncall.remind_every.
 func TestOnCallReminder(t *testing.T) {
 	ctx := context.Background()
-	alice, bob := newPerson(t, "alice"), newPerson(t, "bob")
-	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\noncall:\n  remind_every: 3s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port)})
-	room := j.joinRoom(t, alice)
-	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
-		t.Fatal(err)
-	}
-	j.joinRoom(t, bob)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
-	agents.waitUp(t, j)
-	agents.heartbeat(t, "EVE", "C-1")
+	j, room, _, bob, _ := onCallRoom(t, "oncall:\n  remind_every: 3s\n"+eveEvery2s, "EVE")
 	alert, err := bob.WaitFor(ctx, 20*time.Second, func(evt *event.Event) bool {
 		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "EVE is offline") &&
 			evt.Content.AsMessage().RelatesTo.GetReplaceID() == ""

@@ -21,7 +21,7 @@ import (
 // the next sweeps.
 func TestSilenceHoldsAndEnds(t *testing.T) {
 	ctx := context.Background()
-	j, room, alice, _, agents := onCallRoom(t, "")
+	j, room, alice, _, agents := onCallRoom(t, eveEvery2s, "EVE")
 	set := j.ask(t, alice, room, `!silence EVE for 1 minute --because "deploy <b>v2</b>"`)
 	if body := tesths.Body(set); !strings.HasPrefix(body, "🔕 Silence 1: I hold the alerts about it and the trips of tripwires reading it on EVE until ") {
 		t.Fatalf("!silence got %q", body)
