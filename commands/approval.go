@@ -132,6 +132,11 @@ func (c *approvalCommands) onAnswer(e *Event, key, answer string) {
 		c.claims.claim(e, a.NoticeKey(), answer == oncall.ClaimReaction)
 		return
 	}
+	if length, ok := oncall.SnoozeOf(answer); ok && c.claims != nil {
+		// Nor does a snooze.
+		c.claims.snooze(e, a.NoticeKey(), length, answer == oncall.SnoozeReaction)
+		return
+	}
 	tap := approval.IsReaction(answer)
 	reply := e.Reply
 	if tap {

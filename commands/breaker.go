@@ -307,11 +307,27 @@ func breakerActOn(e *Event, act breaker.Action) {
 	}
 }
 
-// breakerOnAnswer acts on a reaction to, or a reply to, one of a halt's
+// breakerOnAnswer takes the answers to halt notices: the breaker's own
+// (breakerAct), and, when halts are incidents (claims set), 💤 or a reply
+// `snooze 4h`, which snooze the halt like any alert, by anyone who may
+// talk to Jarvis in the room.
+func breakerOnAnswer(claims *oncallCommands) func(e *Event, key, answer string) {
+	return func(e *Event, key, answer string) {
+		length, snooze := oncall.SnoozeOf(answer)
+		if snooze && claims != nil {
+			eventID, _, _ := strings.Cut(strings.TrimPrefix(key, "breaker:"), ":")
+			claims.snooze(e, "breaker:"+eventID, length, answer == oncall.SnoozeReaction)
+			return
+		}
+		breakerOnAct(e, key, answer)
+	}
+}
+
+// breakerOnAct acts on a reaction to, or a reply to, one of a halt's
 // notices (the halt notice or its thread). Anything but the answers of
 // breakerAnswers is ignored. A refusal is threaded under the halt notice
 // and mentions the person; a done transition is told there by core.
-func breakerOnAnswer(e *Event, key, answer string) {
+func breakerOnAct(e *Event, key, answer string) {
 	b := e.Proc.breakers
 	act, ok := breakerAnswer(answer)
 	if !ok {

@@ -112,7 +112,7 @@ func (p *Processor) AddFeatures(f Features) {
 	if f.Breakers != nil {
 		p.breakers = f.Breakers
 		p.Register(cmdBreaker)
-		p.OnAnswer("breaker:", breakerOnAnswer)
+		p.OnAnswer("breaker:", breakerOnAnswer(claims))
 	}
 	if f.Identities != nil {
 		p.identities = f.Identities

@@ -17,12 +17,13 @@ import (
 // alice's 👀 is told bob has it, and her ✅ approves: the one outcome
 // edit says the alert resolved, how long it waited and who handled it,
 // with one all-clear reply in its thread. A request nobody answers
-// resolves at its deadline the same way.
+// resolves at its deadline the same way. A relay carries 💤 too: a tap
+// snoozes it, decides nothing, and the claim's edit keeps the snooze.
 func TestOnCallApproval(t *testing.T) {
 	const alice, bob = ratifier, stranger
 	setup := func(t *testing.T) (*harness, *approval.Service) {
 		h := newHarness(t)
-		oc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store,
+		oc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store,
 			Outbox: h.store.Outbox(), Clock: h.clock})
 		svc := approval.NewService(approval.Config{RemindAfter: 15 * time.Minute}, approval.Deps{Store: h.store.Approvals(),
 			Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}, Incidents: oc})
@@ -83,6 +84,28 @@ func TestOnCallApproval(t *testing.T) {
 		if r := caused[1]; r.Kind != core.NoticeMessage || !r.Thread || r.Target != relay ||
 			r.Body != "✅ Approved by @alice:x via matrix after 10m. All clear: the alert was open 10m, handled by @bob:x." {
 			t.Errorf("the reply = %+v", r)
+		}
+	})
+
+	t.Run("💤 snoozes a request and decides nothing", func(t *testing.T) {
+		h, svc := setup(t)
+		a := request(t, h, svc, time.Time{})
+		relay := a.NoticeKey()
+		if n, err := h.store.Outbox().Get(context.Background(), relay+":snooze"); err != nil || n.Kind != core.NoticeReaction || n.Body != oncall.SnoozeReaction {
+			t.Fatalf("the relay's 💤: %+v, %v", n, err)
+		}
+		caused := h.answer(t, relay, bob, oncall.SnoozeReaction)
+		if len(caused) != 1 || caused[0].Kind != core.NoticeEdit || !strings.Contains(caused[0].Body, "asks for approval to: deploy") ||
+			!strings.HasSuffix(caused[0].Body, "\n\n💤 Snoozed by @bob:x until 10:00 UTC.") {
+			t.Fatalf("bob's 💤: %+v, want the relay edited to say he snoozed it", caused)
+		}
+		if st := status(t, svc, a.ID); st != approval.Pending {
+			t.Errorf("after bob's 💤 the request is %s, want pending", st)
+		}
+		caused = h.answer(t, relay, bob, oncall.ClaimReaction)
+		if len(caused) != 1 || !strings.Contains(caused[0].Body, "asks for approval to: deploy") ||
+			!strings.HasSuffix(caused[0].Body, "\n\n👀 Handled by @bob:x since Nov 30 09:00 UTC.\n\n💤 Snoozed by @bob:x until 10:00 UTC.") {
+			t.Errorf("bob's 👀: %+v, want the relay naming him, still snoozed", caused)
 		}
 	})
 

@@ -19,12 +19,15 @@ import (
 // resumes the agent and the one edit of the notice says the alert
 // resolved, how long it was open and who handled it, with one reply in
 // its thread. Escalation calls the admins about a halt nobody reviewed,
-// and `mine` in reply to that call claims it.
+// and `mine` in reply to that call claims it. A halt carries 💤 too: a
+// tap snoozes it, nobody is called to it meanwhile, and the breaker's own
+// edits (a review, keeping it halted) keep saying who handles it and who
+// snoozed it until when.
 func TestOnCallHalt(t *testing.T) {
 	const bob, carol, admin = "@bob:x", "@carol:x", "@admin:x"
 	setup := func(t *testing.T) (*harness, *breaker.Service, *oncall.Service, string) {
 		h := newHarness(t)
-		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store,
+		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store,
 			Outbox: h.store.Outbox(), Clock: h.clock, Admins: []string{admin}})
 		b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: h.store.Breakers(), Tx: h.store, Outbox: h.store.Outbox(),
 			Clock: h.clock, Room: "!room:x", Admins: []string{admin}, Incidents: svc})
@@ -73,6 +76,32 @@ func TestOnCallHalt(t *testing.T) {
 		}
 		if len(replies) != 1 || !strings.HasSuffix(replies[0].Body, "All clear: the alert was open 12m, handled by @bob:x.") {
 			t.Errorf("the resume's replies: %+v, want one saying all clear", replies)
+		}
+	})
+
+	t.Run("💤 snoozes a halt, and the breaker's edits keep saying so", func(t *testing.T) {
+		h, _, svc, halt := setup(t)
+		if n, err := h.store.Outbox().Get(context.Background(), halt+":react:snooze"); err != nil || n.Kind != core.NoticeReaction || n.Body != oncall.SnoozeReaction {
+			t.Fatalf("the halt's 💤: %+v, %v", n, err)
+		}
+		caused := h.answer(t, halt, carol, oncall.SnoozeReaction)
+		if len(caused) != 1 || caused[0].Kind != core.NoticeEdit || caused[0].Target != halt || !strings.HasPrefix(caused[0].Body, "🛑 **HALTED**") ||
+			!strings.HasSuffix(caused[0].Body, "\n\n💤 Snoozed by @carol:x until 10:00 UTC.") {
+			t.Fatalf("carol's 💤: %+v, want the halt notice edited to say she snoozed it", caused)
+		}
+		h.clock.Advance(15 * time.Minute)
+		if n, err := svc.Escalate(context.Background()); err != nil || n != 0 {
+			t.Errorf("Escalate() while the halt is snoozed = %d, %v; want none", n, err)
+		}
+		caused = h.answer(t, halt, bob, oncall.ClaimReaction)
+		if len(caused) != 2 || caused[0].Kind != core.NoticeEdit || !strings.Contains(caused[0].Body, "👀 reviewing by @bob:x since") ||
+			!strings.HasSuffix(caused[0].Body, "\n\n👀 Handled by @bob:x since Nov 30 09:15 UTC.\n\n💤 Snoozed by @carol:x until 10:00 UTC.") {
+			t.Fatalf("bob's 👀: %+v, want the breaker's edit naming him, still snoozed", caused)
+		}
+		caused = h.answer(t, halt, bob, breaker.ReactKeep)
+		if len(caused) != 2 || caused[0].Kind != core.NoticeEdit || !strings.Contains(caused[0].Body, "⏹️ kept halted by @bob:x") ||
+			!strings.HasSuffix(caused[0].Body, "💤 Snoozed by @carol:x until 10:00 UTC.") {
+			t.Errorf("bob's ⏹️: %+v, want the breaker's edit, still snoozed", caused)
 		}
 	})
 

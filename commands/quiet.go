@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core/quiet"
@@ -18,29 +19,19 @@ func meQuiet(e *Event) {
 		e.Reply("From when to when? `%sme quiet 22:00-07:00` (your time zone), or `%sme quiet off`.", e.Proc.Prefix(), e.Proc.Prefix())
 		return
 	}
-	if strings.EqualFold(arg, "off") {
-		if err := svc.SetHours(e.Ctx, e.Sender, quiet.Off); err != nil {
-			e.Fail(err)
+	meSet(e, func() (quiet.Hours, error) {
+		if strings.EqualFold(arg, "off") {
+			return quiet.Off, nil
+		}
+		return quiet.ParseHours(arg)
+	}, svc.SetHours, func(h quiet.Hours) {
+		if h == quiet.Off {
+			e.Reply("Quiet hours off: your tripwire pushes come when they trip. Anything held comes now, in one digest.")
 			return
 		}
-		e.Reply("Quiet hours off: your tripwire pushes come when they trip. Anything held comes now, in one digest.")
-		return
-	}
-	h, err := quiet.ParseHours(arg)
-	if why, ok := refusal(err); ok {
-		e.Reply("Not set: %s.", why)
-		return
-	}
-	if err != nil {
-		e.Fail(err)
-		return
-	}
-	if err := svc.SetHours(e.Ctx, e.Sender, h); err != nil {
-		e.Fail(err)
-		return
-	}
-	e.Reply("Quiet hours %s (%s): I hold your tripwire pushes then and bring them in one digest when they end. `%sme quiet off` ends them.",
-		h, e.Proc.zone(e), e.Proc.Prefix())
+		e.Reply("Quiet hours %s (%s): I hold your tripwire pushes then and bring them in one digest when they end. `%sme quiet off` ends them.",
+			h, e.Proc.zone(e), e.Proc.Prefix())
+	})
 }
 
 // meDigest is `!me digest daily 09:00` and `!me digest off`.
@@ -50,19 +41,31 @@ func meDigest(e *Event) {
 		e.Reply("Daily digests are not available here.")
 		return
 	}
-	if len(e.Args) == 1 && strings.EqualFold(e.Args[0], "off") {
-		if err := svc.SetDigest(e.Ctx, e.Sender, quiet.NoDigest); err != nil {
-			e.Fail(err)
-			return
-		}
-		e.Reply("Daily digest off. What it gathered comes now; journal-only trips stay in your journal (`%stw journal`).", e.Proc.Prefix())
-		return
-	}
-	if len(e.Args) != 2 || !strings.EqualFold(e.Args[0], "daily") {
+	off := len(e.Args) == 1 && strings.EqualFold(e.Args[0], "off")
+	if !off && (len(e.Args) != 2 || !strings.EqualFold(e.Args[0], "daily")) {
 		e.Reply("When? `%sme digest daily 09:00` (your time zone), or `%sme digest off`.", e.Proc.Prefix(), e.Proc.Prefix())
 		return
 	}
-	at, err := quiet.ParseClock(e.Args[1])
+	meSet(e, func() (int, error) {
+		if off {
+			return quiet.NoDigest, nil
+		}
+		return quiet.ParseClock(e.Args[1])
+	}, svc.SetDigest, func(at int) {
+		if at == quiet.NoDigest {
+			e.Reply("Daily digest off. What it gathered comes now; journal-only trips stay in your journal (`%stw journal`).", e.Proc.Prefix())
+			return
+		}
+		e.Reply("Daily digest at %s (%s): every morning one message lists what your journal-only tripwires noted since the last. `%sme digest off` ends it.",
+			quiet.Clock(at), e.Proc.zone(e), e.Proc.Prefix())
+	})
+}
+
+// meSet settles one of the sender's `!me` settings: parse reads what they
+// wrote (a refusal is answered, naming why), store keeps it for them, and
+// done replies with what it now is.
+func meSet[T any](e *Event, parse func() (T, error), store func(ctx context.Context, who string, v T) error, done func(v T)) {
+	v, err := parse()
 	if why, ok := refusal(err); ok {
 		e.Reply("Not set: %s.", why)
 		return
@@ -71,10 +74,9 @@ func meDigest(e *Event) {
 		e.Fail(err)
 		return
 	}
-	if err := svc.SetDigest(e.Ctx, e.Sender, at); err != nil {
+	if err := store(e.Ctx, e.Sender, v); err != nil {
 		e.Fail(err)
 		return
 	}
-	e.Reply("Daily digest at %s (%s): every morning one message lists what your journal-only tripwires noted since the last. `%sme digest off` ends it.",
-		quiet.Clock(at), e.Proc.zone(e), e.Proc.Prefix())
+	done(v)
 }

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,22 @@ func newSilenceHarness(t *testing.T) *silenceHarness {
 	return sh
 }
 
+// reactions are the reactions waiting under the notice with key target.
+func (sh *silenceHarness) reactions(t *testing.T, target string) []string {
+	t.Helper()
+	waiting, err := sh.store.Outbox().Waiting(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range waiting {
+		if e.Kind == core.NoticeReaction && e.Target == target {
+			out = append(out, e.Body)
+		}
+	}
+	return out
+}
+
 // sent are the notices waiting whose key starts with prefix.
 func (sh *silenceHarness) sent(t *testing.T, prefix string) []core.OutboxEntry {
 	t.Helper()
@@ -60,9 +77,11 @@ func (sh *silenceHarness) sent(t *testing.T, prefix string) []core.OutboxEntry {
 // TestSilence: an admin silences EVE for 3h: its alert and the push of
 // alice's tripwire on EVE's status are held (the trip journaled), and
 // when the 3h are up one notice says so and lists both, the reason
-// escaped. Someone who is not an admin may not silence EVE, but may
+// escaped; EVE's alert, still open, is posted then, once, with 👀 and 💤,
+// and escalated escalate_after later. Someone who is not an admin may not silence EVE, but may
 // silence a source their own tripwire reads, which holds their trips
-// alone. A silence until EVE resolves ends when it reports again.
+// alone. A silence until EVE resolves ends when it reports again, and
+// the alert it held, resolved, is not posted.
 func TestSilence(t *testing.T) {
 	ctx := context.Background()
 	t.Run("held for a time, ended by itself with its summary", func(t *testing.T) {
@@ -99,12 +118,33 @@ func TestSilence(t *testing.T) {
 		ended := sh.sent(t, "silence:")
 		want := "🔔 **Silence 1 on EVE ended**: its 3h are up. It held 1 alert and 1 trip (all in the journals):\n\n" +
 			"- 🔔 EVE \\*online\\*\n" +
-			"- ⚠️ **EVE** has missed 2 heartbeats in a row: last heard 2h 2m ago (cycle C-1), expected every 1h.\n\nIt was set by @admin:x because “deploy \\*now\\*”."
+			"- ⚠️ **EVE** has missed 2 heartbeats in a row: last heard 2h 2m ago (cycle C-1), expected every 1h.\n\n" +
+			"1 alert is still open, posted below.\n\nIt was set by @admin:x because “deploy \\*now\\*”."
 		if len(ended) != 1 || ended[0].Body != want {
 			t.Errorf("the end: %+v, want %q", ended, want)
 		}
+		// EVE is still silent: its alert is posted now, as it would have
+		// been, with 👀 and 💤 under it, and waits escalate_after for a
+		// claim from now.
+		alert := sh.sent(t, "fleet:")
+		if len(alert) != 1 || alert[0].Key != "fleet:alert:EVE:1" || alert[0].Body != "⚠️ **EVE** has missed 2 heartbeats in a row: last heard 2h 2m ago (cycle C-1), expected every 1h." {
+			t.Fatalf("after the end: %+v, want EVE's alert once", alert)
+		}
+		if got := sh.reactions(t, "fleet:alert:EVE:1"); !slices.Equal(got, []string{oncall.ClaimReaction, oncall.SnoozeReaction}) {
+			t.Errorf("reactions under the alert: %v, want 👀 and 💤", got)
+		}
 		if n, _ := sh.oncall.EndSilences(ctx); n != 0 {
 			t.Errorf("ended again: %d", n)
+		}
+		if n, err := sh.oncall.Escalate(ctx); err != nil || n != 0 {
+			t.Errorf("Escalate() as the alert is posted = %d, %v; want it to wait for a claim", n, err)
+		}
+		sh.clock.Advance(15 * time.Minute)
+		if n, err := sh.oncall.Escalate(ctx); err != nil || n != 1 {
+			t.Errorf("Escalate() 15m after the alert was posted = %d, %v; want it raised", n, err)
+		}
+		if got := sh.sent(t, "fleet:"); len(got) != 1 {
+			t.Errorf("the alert was posted %d times", len(got))
 		}
 	})
 	t.Run("until resolved, ended when EVE reports again", func(t *testing.T) {
@@ -120,7 +160,7 @@ func TestSilence(t *testing.T) {
 			t.Errorf("the end: %+v", ended)
 		}
 		if got := sh.sent(t, "fleet:"); len(got) != 0 {
-			t.Errorf("the held alert's recovery was posted: %+v", got)
+			t.Errorf("the held alert, or its recovery, was posted: %+v", got)
 		}
 	})
 	t.Run("a tripwire's owner silences its source for their own trips", func(t *testing.T) {

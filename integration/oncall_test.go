@@ -22,7 +22,7 @@ import (
 // in the room.
 func TestOnCallClaimAndAllClear(t *testing.T) {
 	ctx := context.Background()
-	j, room, alice, bob, agents := onCallRoom(t, "")
+	j, room, alice, bob, agents := onCallRoom(t, eveEvery2s, "EVE")
 
 	fromJarvis := func(match func(evt *event.Event) bool) func(*event.Event) bool {
 		return func(evt *event.Event) bool { return tesths.MessageFrom(room, j.UserID)(evt) && match(evt) }
@@ -95,14 +95,7 @@ func TestOnCallClaimAndAllClear(t *testing.T) {
 // next two sweeps.
 func TestOnCallEscalation(t *testing.T) {
 	ctx := context.Background()
-	alice := newPerson(t, "alice")
-	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\noncall:\n  escalate_after: 1s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port)})
-	room := j.joinRoom(t, alice)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
-	agents.waitUp(t, j)
-	agents.heartbeat(t, "EVE", "C-1")
+	j, room, alice, _, _ := onCallRoom(t, "oncall:\n  escalate_after: 1s\n"+eveEvery2s, "EVE")
 
 	alert, err := alice.WaitFor(ctx, 20*time.Second, func(evt *event.Event) bool {
 		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "EVE has missed 2 heartbeats")
@@ -142,23 +135,29 @@ func TestOnCallEscalation(t *testing.T) {
 	}
 }
 
-// onCallRoom starts Jarvis with alice as its admin, the oncall section
-// given (YAML, "" for the defaults) and EVE reporting every 2 s, with
-// alice and bob in its room, and sends EVE's first heartbeat.
-func onCallRoom(t *testing.T, oncall string) (*jarvis, id.RoomID, *tesths.Person, *tesths.Person, agentAPI) {
+// eveEvery2s is the fleet section of the on-call tests that watch EVE
+// alone, reporting every 2 s.
+const eveEvery2s = "fleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n"
+
+// onCallRoom starts Jarvis with alice as its admin and the sections given
+// (YAML, such as oncall and fleet; the api's is added), with alice and
+// bob in its room, and sends the first heartbeat of each of agents, who
+// get a token each.
+func onCallRoom(t *testing.T, sections string, agents ...string) (*jarvis, id.RoomID, *tesths.Person, *tesths.Person, agentAPI) {
 	t.Helper()
 	alice := newPerson(t, "alice")
 	bob := newPerson(t, "bob")
 	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\n%sfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port, oncall)})
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n%s", port, sections)})
 	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(context.Background(), room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
 		t.Fatal(err)
 	}
 	j.joinRoom(t, bob)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
-	agents.waitUp(t, j)
-	agents.heartbeat(t, "EVE", "C-1")
-	return j, room, alice, bob, agents
+	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, agents...)}
+	api.waitUp(t, j)
+	for _, a := range agents {
+		api.heartbeat(t, a, "C-1")
+	}
+	return j, room, alice, bob, api
 }

@@ -26,27 +26,22 @@ func inThreadOf(j *jarvis, room id.RoomID, root id.EventID, text string) func(*e
 	}
 }
 
-// TestOnCallHaltClaimAndResume: the supervisor halts eve. bob, who is no
-// admin, taps 👀 on the halt notice and owns it: the notice is edited to
-// say he is reviewing it. carol's 👀 is told bob has it. bob's ▶️ resumes
+// TestOnCallHaltClaimAndResume: the supervisor halts eve. carol taps 💤
+// on the halt notice: it is edited to say she snoozed it. bob, who is no
+// admin, taps 👀 and owns it: the breaker's edit says he is reviewing it
+// and still says carol's snooze. carol's 👀 is told bob has it. bob's ▶️ resumes
 // nothing (a claim grants nothing else); alice, the admin, taps ▶️ and the
 // one edit that puts eve on its trial also says the alert resolved, how
 // long it was open and that bob handled it, with one all-clear reply in
 // the notice's thread and no new message in the room after the notice.
 func TestOnCallHaltClaimAndResume(t *testing.T) {
 	ctx := context.Background()
-	alice, bob, carol := newPerson(t, "alice"), newPerson(t, "bob"), newPerson(t, "carol")
-	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
-	room := j.joinRoom(t, alice)
-	for _, p := range []*tesths.Person{bob, carol} {
-		if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: p.UserID}); err != nil {
-			t.Fatal(err)
-		}
-		j.joinRoom(t, p)
+	j, room, alice, bob, api := onCallRoom(t, "")
+	carol := newPerson(t, "carol")
+	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: carol.UserID}); err != nil {
+		t.Fatal(err)
 	}
-	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t)}
-	api.waitUp(t, j)
+	j.joinRoom(t, carol)
 	code, out := api.call(t, http.MethodPost, "/api/breaker/eve/open", map[string]any{"severity": "safety", "reason": "tried to delete the workspace"})
 	if code != http.StatusCreated {
 		t.Fatalf("open: %d %v", code, out)
@@ -58,8 +53,10 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no halt notice: %v", err)
 	}
-	if _, err := bob.WaitFor(ctx, waitReply, reactionBy(j.UserID, notice.ID, "👀")); err != nil {
-		t.Fatalf("no 👀 on the halt notice: %v", err)
+	for _, key := range []string{"👀", "💤"} {
+		if _, err := bob.WaitFor(ctx, waitReply, reactionBy(j.UserID, notice.ID, key)); err != nil {
+			t.Fatalf("no %s on the halt notice: %v", key, err)
+		}
 	}
 	editSays := func(text string) func(*event.Event) bool {
 		return func(evt *event.Event) bool {
@@ -67,11 +64,22 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 		}
 	}
 
+	snoozed := "💤 Snoozed by " + carol.UserID.String() + " until "
+	if _, err := carol.SendReaction(ctx, room, notice.ID, "💤"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, editSays(snoozed)); err != nil {
+		t.Fatalf("carol's 💤 did not edit the halt notice: %v", err)
+	}
 	if _, err := bob.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.WaitFor(ctx, waitReply, editSays("👀 reviewing by "+bob.UserID.String()+" since")); err != nil {
+	reviewed, err := alice.WaitFor(ctx, waitReply, editSays("👀 reviewing by "+bob.UserID.String()+" since"))
+	if err != nil {
 		t.Fatalf("bob's 👀 did not edit the halt notice to name him: %v\n%s", err, j.logs.String())
+	}
+	if body := newBody(reviewed); !strings.Contains(body, snoozed) || !strings.Contains(body, "HALTED") {
+		t.Errorf("the breaker's edit for bob's review lost carol's snooze:\n%s", body)
 	}
 	if _, err := carol.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
 		t.Fatal(err)
@@ -108,8 +116,8 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 	if body := tesths.Body(reply); !strings.HasSuffix(body, "handled by "+bob.UserID.String()+".") {
 		t.Errorf("the all-clear reads %q", body)
 	}
-	if n := len(alice.Events(editOf(j.UserID, notice.ID))); n != 2 {
-		t.Errorf("%d edits of the halt notice, want two: bob's claim and the resume", n)
+	if n := len(alice.Events(editOf(j.UserID, notice.ID))); n != 3 {
+		t.Errorf("%d edits of the halt notice, want three: carol's snooze, bob's claim and the resume", n)
 	}
 	if n := len(alice.Events(allClear)); n != 1 {
 		t.Errorf("%d all-clear replies, want one", n)
@@ -127,15 +135,8 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 // after that.
 func TestOnCallEscalationTiers(t *testing.T) {
 	ctx := context.Background()
-	alice, dave := newPerson(t, "alice"), newPerson(t, "dave")
-	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\noncall:\n  escalate_after: 1s\n  escalation: [[%q]]\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n",
-		port, dave.UserID)})
-	room := j.joinRoom(t, alice)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
-	agents.waitUp(t, j)
-	agents.heartbeat(t, "EVE", "C-1")
+	dave := newPerson(t, "dave")
+	j, room, alice, _, _ := onCallRoom(t, fmt.Sprintf("oncall:\n  escalate_after: 1s\n  escalation: [[%q]]\n", dave.UserID)+eveEvery2s, "EVE")
 
 	calls := func(who id.UserID) func(*event.Event) bool {
 		return func(evt *event.Event) bool {
@@ -174,18 +175,7 @@ func TestOnCallEscalationTiers(t *testing.T) {
 // him, every oncall.remind_every.
 func TestOnCallReminder(t *testing.T) {
 	ctx := context.Background()
-	alice, bob := newPerson(t, "alice"), newPerson(t, "bob")
-	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(
-		"api:\n  listen: 127.0.0.1:%d\noncall:\n  remind_every: 3s\nfleet:\n  agents:\n    - name: EVE\n      cadence: 2s\n", port)})
-	room := j.joinRoom(t, alice)
-	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
-		t.Fatal(err)
-	}
-	j.joinRoom(t, bob)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, "EVE")}
-	agents.waitUp(t, j)
-	agents.heartbeat(t, "EVE", "C-1")
+	j, room, _, bob, _ := onCallRoom(t, "oncall:\n  remind_every: 3s\n"+eveEvery2s, "EVE")
 	alert, err := bob.WaitFor(ctx, 20*time.Second, func(evt *event.Event) bool {
 		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "EVE is offline") &&
 			evt.Content.AsMessage().RelatesTo.GetReplaceID() == ""

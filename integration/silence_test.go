@@ -16,10 +16,12 @@ import (
 // EVE going offline. EVE goes silent: neither its alerts nor the trip
 // reach the room; when the minute is up one message says the silence
 // ended and lists what it held, the alerts and the trip, the reason shown
-// as written.
+// as written. EVE is still offline: its alert is posted after that
+// message, once, with 👀 and 💤 from Jarvis under it, and not again at
+// the next sweeps.
 func TestSilenceHoldsAndEnds(t *testing.T) {
 	ctx := context.Background()
-	j, room, alice, _, agents := onCallRoom(t, "")
+	j, room, alice, _, agents := onCallRoom(t, eveEvery2s, "EVE")
 	set := j.ask(t, alice, room, `!silence EVE for 1 minute --because "deploy <b>v2</b>"`)
 	if body := tesths.Body(set); !strings.HasPrefix(body, "🔕 Silence 1: I hold the alerts about it and the trips of tripwires reading it on EVE until ") {
 		t.Fatalf("!silence got %q", body)
@@ -41,7 +43,7 @@ func TestSilenceHoldsAndEnds(t *testing.T) {
 	}
 	body := tesths.Body(ended)
 	for _, want := range []string{"its 1m are up. It held 2 alerts and 1 trip (all in the journals):", "EVE has missed 2 heartbeats", "EVE is offline",
-		"🔔 EVE offline", "because “deploy <b>v2</b>”"} {
+		"🔔 EVE offline", "1 alert is still open, posted below.", "because “deploy <b>v2</b>”"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the end says %q, without %q", body, want)
 		}
@@ -49,11 +51,26 @@ func TestSilenceHoldsAndEnds(t *testing.T) {
 	if html := ended.Content.AsMessage().FormattedBody; strings.Contains(html, "<b>v2</b>") {
 		t.Errorf("the reason was rendered as HTML: %s", html)
 	}
-	if held := alice.Events(func(evt *event.Event) bool {
+	alert := func(evt *event.Event) bool {
 		b := tesths.Body(evt)
-		return tesths.MessageFrom(room, j.UserID)(evt) && evt.ID != ended.ID && (strings.Contains(b, "EVE has missed") || strings.Contains(b, "EVE is offline"))
-	}); len(held) != 0 {
-		t.Errorf("a silenced alert reached the room: %q", tesths.Body(held[0]))
+		return tesths.MessageFrom(room, j.UserID)(evt) && evt.ID != ended.ID && evt.Content.AsMessage().RelatesTo == nil &&
+			(strings.Contains(b, "EVE has missed") || strings.Contains(b, "EVE is offline"))
+	}
+	posted, err := alice.WaitFor(ctx, waitReply, alert)
+	if err != nil {
+		t.Fatalf("EVE's alert, still open, was not posted when the silence ended: %v", err)
+	}
+	if body := tesths.Body(posted); !strings.HasPrefix(body, "🔴 EVE is offline: ") || posted.Timestamp < ended.Timestamp {
+		t.Errorf("posted %q at %d, want EVE's offline alert after the end (%d)", body, posted.Timestamp, ended.Timestamp)
+	}
+	for _, key := range []string{"👀", "💤"} {
+		if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, posted.ID, key)); err != nil {
+			t.Errorf("no %s from Jarvis on the alert posted: %v", key, err)
+		}
+	}
+	// The watcher sweeps every 5 s: two more sweeps post nothing again.
+	if again, err := alice.WaitFor(ctx, 11*time.Second, func(evt *event.Event) bool { return evt.ID != posted.ID && alert(evt) }); err == nil {
+		t.Errorf("an alert was posted again: %q", tesths.Body(again))
 	}
 	if n := len(alice.Events(func(evt *event.Event) bool {
 		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "Silence 1 on EVE ended")

@@ -23,7 +23,7 @@ import (
 func TestOnCallSnooze(t *testing.T) {
 	ctx := context.Background()
 	const snooze = 15 * time.Second
-	j, room, alice, bob, _ := onCallRoom(t, fmt.Sprintf("oncall:\n  escalate_after: 8s\n  snooze_default: %s\n", snooze))
+	j, room, alice, bob, _ := onCallRoom(t, fmt.Sprintf("oncall:\n  escalate_after: 8s\n  snooze_default: %s\n", snooze)+eveEvery2s, "EVE")
 
 	fromJarvis := func(match func(evt *event.Event) bool) func(*event.Event) bool {
 		return func(evt *event.Event) bool { return tesths.MessageFrom(room, j.UserID)(evt) && match(evt) }

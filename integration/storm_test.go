@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"maunium.net/go/mautrix/event"
-	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
 )
@@ -22,21 +21,12 @@ import (
 // of their own.
 func TestOnCallOrchestratorFold(t *testing.T) {
 	ctx := context.Background()
-	alice := newPerson(t, "alice")
-	port := freeLoopbackPort(t)
 	agentNames := []string{"ZEUS", "EVE", "JADE", "HERMES", "ECHO"}
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "api:\n  listen: 127.0.0.1:%d\nfleet:\n  orchestrator: ZEUS\n  group_window: 30s\n  agents:\n", port)
+	cfg := "fleet:\n  orchestrator: ZEUS\n  group_window: 30s\n  agents:\n"
 	for _, name := range agentNames {
-		fmt.Fprintf(&cfg, "    - name: %s\n      cadence: 4s\n", name)
+		cfg += fmt.Sprintf("    - name: %s\n      cadence: 4s\n", name)
 	}
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: cfg.String()})
-	room := j.joinRoom(t, alice)
-	agents := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, agentNames...)}
-	agents.waitUp(t, j)
-	for _, name := range agentNames {
-		agents.heartbeat(t, name, "C-1")
-	}
+	j, room, alice, _, agents := onCallRoom(t, cfg, agentNames...)
 
 	// topLevel are Jarvis's messages in the room about the agents that
 	// are neither edits nor replies: what a person scrolling sees. A

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"go.mau.fi/util/dbutil"
@@ -11,12 +13,13 @@ import (
 
 const (
 	incidentColumns = `id, notice_key, room_id, body, kind, subject, opened_at, owner, claimed_at, resolved_at, tier, escalated_at, reminded_at,
-		snoozed_by, snoozed_at, snoozed_until, parent`
-	putIncidentQuery = `INSERT INTO incident (` + incidentColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		snoozed_by, snoozed_at, snoozed_until, parent, held_key, held_mentions`
+	putIncidentQuery = `INSERT INTO incident (` + incidentColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 		ON CONFLICT (id) DO UPDATE SET notice_key = excluded.notice_key, room_id = excluded.room_id, body = excluded.body, kind = excluded.kind,
 		subject = excluded.subject, opened_at = excluded.opened_at, owner = excluded.owner, claimed_at = excluded.claimed_at, resolved_at = excluded.resolved_at,
 		tier = excluded.tier, escalated_at = excluded.escalated_at, reminded_at = excluded.reminded_at,
-		snoozed_by = excluded.snoozed_by, snoozed_at = excluded.snoozed_at, snoozed_until = excluded.snoozed_until, parent = excluded.parent`
+		snoozed_by = excluded.snoozed_by, snoozed_at = excluded.snoozed_at, snoozed_until = excluded.snoozed_until, parent = excluded.parent,
+		held_key = excluded.held_key, held_mentions = excluded.held_mentions`
 	getIncidentQuery   = `SELECT ` + incidentColumns + ` FROM incident WHERE id = $1`
 	claimIncidentQuery = `UPDATE incident SET owner = $2, claimed_at = $3 WHERE id = $1 AND owner = '' AND resolved_at = 0`
 	unclaimedQuery     = `SELECT ` + incidentColumns + ` FROM incident
@@ -27,6 +30,14 @@ const (
 	remindQuery     = `UPDATE incident SET reminded_at = $3 WHERE id = $1 AND owner <> '' AND resolved_at = 0 AND reminded_at = $2`
 	membersQuery    = `SELECT ` + incidentColumns + ` FROM incident WHERE parent = $1 ORDER BY opened_at, id`
 	openOfKindQuery = `SELECT ` + incidentColumns + ` FROM incident WHERE kind = $1 AND resolved_at = 0 ORDER BY opened_at, id`
+	openOfQuery     = `SELECT ` + incidentColumns + ` FROM incident
+		WHERE kind = $1 AND subject = $2 AND resolved_at = 0 AND parent = '' ORDER BY opened_at, id LIMIT 1`
+	openSinceQuery = `SELECT ` + incidentColumns + ` FROM incident
+		WHERE kind = $1 AND resolved_at = 0 AND parent = '' AND opened_at >= $2 ORDER BY opened_at, id`
+	// Nobody can claim an alert that was never posted: owner = '' lets
+	// the open, unclaimed incidents' index serve.
+	heldQuery = `SELECT ` + incidentColumns + ` FROM incident
+		WHERE owner = '' AND resolved_at = 0 AND parent = '' AND held_key <> '' ORDER BY opened_at, id`
 )
 
 // IncidentQuery keeps the incidents behind the room's alerts.
@@ -41,9 +52,14 @@ func (s *Store) Incidents() *IncidentQuery { return &IncidentQuery{db: s.DB} }
 
 // PutIncident writes an incident, replacing the one with its ID.
 func (q *IncidentQuery) PutIncident(ctx context.Context, inc oncall.Incident) error {
-	_, err := q.db.Exec(ctx, putIncidentQuery, inc.ID, inc.NoticeKey, inc.RoomID, inc.Body, inc.Kind, inc.Subject,
+	mentions, err := json.Marshal(nonNil(inc.HeldMentions))
+	if err != nil {
+		return err
+	}
+	_, err = q.db.Exec(ctx, putIncidentQuery, inc.ID, inc.NoticeKey, inc.RoomID, inc.Body, inc.Kind, inc.Subject,
 		inc.OpenedAt.UnixMilli(), inc.Owner, unixMilliOrZero(inc.ClaimedAt), unixMilliOrZero(inc.ResolvedAt), inc.Tier, unixMilliOrZero(inc.EscalatedAt),
-		unixMilliOrZero(inc.RemindedAt), inc.SnoozedBy, unixMilliOrZero(inc.SnoozedAt), unixMilliOrZero(inc.SnoozedUntil), inc.Parent)
+		unixMilliOrZero(inc.RemindedAt), inc.SnoozedBy, unixMilliOrZero(inc.SnoozedAt), unixMilliOrZero(inc.SnoozedUntil), inc.Parent,
+		inc.HeldKey, string(mentions))
 	return err
 }
 
@@ -81,6 +97,25 @@ func (q *IncidentQuery) OpenIncidents(ctx context.Context, kind string) ([]oncal
 	return q.list(ctx, openOfKindQuery, kind)
 }
 
+// OpenIncidentOf returns the oldest open incident of kind about subject
+// that has no parent.
+func (q *IncidentQuery) OpenIncidentOf(ctx context.Context, kind, subject string) (oncall.Incident, error) {
+	inc, err := scanIncident(q.db.QueryRow(ctx, openOfQuery, kind, subject))
+	return inc, notFound(err, "open "+kind+" incident of "+subject)
+}
+
+// OpenSince lists the open incidents of kind that have no parent and
+// opened at since or later.
+func (q *IncidentQuery) OpenSince(ctx context.Context, kind string, since time.Time) ([]oncall.Incident, error) {
+	return q.list(ctx, openSinceQuery, kind, since.UnixMilli())
+}
+
+// HeldIncidents lists the open incidents with no parent whose alert a
+// silence holds.
+func (q *IncidentQuery) HeldIncidents(ctx context.Context) ([]oncall.Incident, error) {
+	return q.list(ctx, heldQuery)
+}
+
 // list runs a query for incidents.
 func (q *IncidentQuery) list(ctx context.Context, query string, args ...any) ([]oncall.Incident, error) {
 	rows, err := q.db.Query(ctx, query, args...)
@@ -108,12 +143,19 @@ func (q *IncidentQuery) EscalateIncident(ctx context.Context, id string, tier in
 func scanIncident(row interface{ Scan(...any) error }) (oncall.Incident, error) {
 	var inc oncall.Incident
 	var opened, claimed, resolved, escalated, reminded, snoozedAt, snoozedUntil int64
+	var mentions string
 	err := row.Scan(&inc.ID, &inc.NoticeKey, &inc.RoomID, &inc.Body, &inc.Kind, &inc.Subject, &opened, &inc.Owner, &claimed, &resolved,
-		&inc.Tier, &escalated, &reminded, &inc.SnoozedBy, &snoozedAt, &snoozedUntil, &inc.Parent)
+		&inc.Tier, &escalated, &reminded, &inc.SnoozedBy, &snoozedAt, &snoozedUntil, &inc.Parent, &inc.HeldKey, &mentions)
+	if err != nil {
+		return inc, err
+	}
+	if err := json.Unmarshal([]byte(mentions), &inc.HeldMentions); err != nil {
+		return inc, fmt.Errorf("incident %s held mentions: %w", inc.ID, err)
+	}
 	inc.OpenedAt, inc.ClaimedAt, inc.ResolvedAt = time.UnixMilli(opened), timeOrZero(claimed), timeOrZero(resolved)
 	inc.EscalatedAt, inc.RemindedAt = timeOrZero(escalated), timeOrZero(reminded)
 	inc.SnoozedAt, inc.SnoozedUntil = timeOrZero(snoozedAt), timeOrZero(snoozedUntil)
-	return inc, err
+	return inc, nil
 }
 
 // ClaimIncident makes owner the owner of an open, unclaimed incident.

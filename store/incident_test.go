@@ -123,17 +123,7 @@ func TestIncidentMembers(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			ids := func(incs []oncall.Incident, err error) []string {
-				t.Helper()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var out []string
-				for _, inc := range incs {
-					out = append(out, inc.ID)
-				}
-				return out
-			}
+			ids := func(incs []oncall.Incident, err error) []string { return incidentIDs(t, incs, err) }
 			if got := ids(q.Members(ctx, "silence:ZEUS:1")); !slices.Equal(got, []string{"silence:EVE:1", "silence:JADE:1"}) {
 				t.Errorf("Members(ZEUS) = %v", got)
 			}
@@ -148,4 +138,112 @@ func TestIncidentMembers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOpenIncidentLookups: the open incident of a kind about a subject is
+// the oldest open one with an alert of its own, whatever else is open or
+// resolved; the recent open incidents of a kind are those opened within
+// the window with an alert of their own.
+func TestOpenIncidentLookups(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			q := testdb.OpenStore(t, engine).Incidents()
+			at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+			for i, inc := range []oncall.Incident{
+				{ID: "wake:blocked:c1:1", Kind: "wake", Subject: "blocked:c1", ResolvedAt: at.Add(time.Hour)},
+				{ID: "wake:blocked:c1:2", Kind: "wake", Subject: "blocked:c1"},
+				{ID: "wake:blocked:c1:3", Kind: "wake", Subject: "blocked:c1"},
+				{ID: "wake:blocked:c2:1", Kind: "wake", Subject: "blocked:c2"},
+				{ID: "trip:tw1:1", Kind: "trip", Subject: "blocked:c3"},
+				{ID: "silence:ZEUS:1", Kind: "alert", Subject: "ZEUS"},
+				{ID: "silence:EVE:1", Kind: "alert", Subject: "EVE", Parent: "silence:ZEUS:1"},
+				{ID: "silence:HAL:1", Kind: "alert", Subject: "HAL"},
+				{ID: "silence:JADE:1", Kind: "offline", Subject: "JADE"},
+			} {
+				inc.NoticeKey, inc.RoomID, inc.Body, inc.OpenedAt = inc.ID, "!room:x", "alert", at.Add(time.Duration(i)*time.Minute)
+				if err := q.PutIncident(ctx, inc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range []struct {
+				kind, subject, want string
+			}{
+				{"wake", "blocked:c1", "wake:blocked:c1:2"},
+				{"wake", "blocked:c2", "wake:blocked:c2:1"},
+				{"wake", "blocked:c3", ""},
+				{"alert", "EVE", ""},
+				{"alert", "ZEUS", "silence:ZEUS:1"},
+			} {
+				inc, err := q.OpenIncidentOf(ctx, c.kind, c.subject)
+				switch {
+				case c.want == "" && !errors.Is(err, core.ErrNotFound):
+					t.Errorf("OpenIncidentOf(%s, %s) = %s, %v; want ErrNotFound", c.kind, c.subject, inc.ID, err)
+				case c.want != "" && (err != nil || inc.ID != c.want):
+					t.Errorf("OpenIncidentOf(%s, %s) = %s, %v; want %s", c.kind, c.subject, inc.ID, err, c.want)
+				}
+			}
+			ids := func(incs []oncall.Incident, err error) []string { return incidentIDs(t, incs, err) }
+			if got := ids(q.OpenSince(ctx, "alert", at)); !slices.Equal(got, []string{"silence:ZEUS:1", "silence:HAL:1"}) {
+				t.Errorf("OpenSince(alert, 9:00) = %v, want ZEUS and HAL", got)
+			}
+			if got := ids(q.OpenSince(ctx, "alert", at.Add(6*time.Minute))); !slices.Equal(got, []string{"silence:HAL:1"}) {
+				t.Errorf("OpenSince(alert, 9:06) = %v, want HAL alone", got)
+			}
+			if got := ids(q.OpenSince(ctx, "alert", at.Add(8*time.Minute))); len(got) != 0 {
+				t.Errorf("OpenSince(alert, 9:08) = %v, want none", got)
+			}
+		})
+	}
+}
+
+// TestHeldIncidents: an open incident whose alert a silence holds is
+// listed with the alert's key and mentions; one posted, folded into
+// another or resolved is not.
+func TestHeldIncidents(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			q := testdb.OpenStore(t, engine).Incidents()
+			at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+			for i, inc := range []oncall.Incident{
+				{ID: "silence:EVE:1", HeldKey: "fleet:offline:EVE:1", HeldMentions: []string{"@alice:x", "@bob:x"}},
+				{ID: "silence:HAL:1", NoticeKey: "fleet:alert:HAL:1"},
+				{ID: "silence:JADE:1", HeldKey: "fleet:alert:JADE:1", Parent: "silence:EVE:1"},
+				{ID: "crash-loop:EVE:b2", HeldKey: "crash-loop:EVE:b2", ResolvedAt: at.Add(time.Hour)},
+				{ID: "spend:alert:EVE:2026-12-01", HeldKey: "spend:alert:EVE:2026-12-01"},
+			} {
+				inc.Kind, inc.Subject, inc.RoomID, inc.Body, inc.OpenedAt = "offline", "EVE", "!room:x", "held", at.Add(time.Duration(i)*time.Second)
+				if err := q.PutIncident(ctx, inc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held, err := q.HeldIncidents(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(held) != 2 || held[0].ID != "silence:EVE:1" || held[1].ID != "spend:alert:EVE:2026-12-01" {
+				t.Fatalf("HeldIncidents() = %+v, want EVE's silence and the budget alert", held)
+			}
+			if h := held[0]; h.HeldKey != "fleet:offline:EVE:1" || !slices.Equal(h.HeldMentions, []string{"@alice:x", "@bob:x"}) || h.Posted() {
+				t.Errorf("EVE's held alert read back as %+v", h)
+			}
+			if h := held[1]; len(h.HeldMentions) != 0 {
+				t.Errorf("the budget alert's mentions read back as %v, want none", h.HeldMentions)
+			}
+		})
+	}
+}
+
+// incidentIDs are the IDs of incs, a listing that must not have failed.
+func incidentIDs(t *testing.T, incs []oncall.Incident, err error) []string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, inc := range incs {
+		out = append(out, inc.ID)
+	}
+	return out
 }

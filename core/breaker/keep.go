@@ -56,9 +56,12 @@ func (b *Service) Keep(ctx context.Context, eventID, who string) (Status, error)
 		status := fmt.Sprintf("⏹️ kept halted by %s at %s; open since %s", by, stamp(now), stamp(rec.Since))
 		reply := fmt.Sprintf("⏹️ %s keeps **%s** halted. It stays open until an admin resumes it (%s, or `!breaker resume %s`) "+
 			"or resets it (`!breaker reset %s`).", by, agent, ReactResume, ev.ID, ev.ID)
+		body, err := b.haltBody(ctx, ev, next, status)
+		if err != nil {
+			return "", err
+		}
 		err = b.enqueue(ctx, []core.Notice{
-			{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.deps.Room, Kind: core.NoticeEdit, Target: key,
-				Body: noticeBody(ev, next, b.deps.Admins, b.cfg.HalfOpenTimeout, status)},
+			{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.deps.Room, Kind: core.NoticeEdit, Target: key, Body: body},
 			{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.deps.Room, Kind: core.NoticeMessage, Target: key, Thread: true, Body: reply},
 		})
 		st = Status{Record: next, Event: &ev}

@@ -886,12 +886,17 @@ func (b *Service) move(ctx context.Context, rec Record, version int64) error {
 }
 
 // notifyHalt enqueues the halt notice of a new event and the three
-// reactions people answer it with.
+// reactions people answer it with, and 💤 when halts are incidents.
 func (b *Service) notifyHalt(ctx context.Context, ev Event, rec Record) error {
 	key := ev.NoticeKey()
 	notices := []core.Notice{{Key: key, RoomID: b.deps.Room, Kind: core.NoticeMessage, Mentions: b.deps.Admins,
 		Body: noticeBody(ev, rec, b.deps.Admins, b.cfg.HalfOpenTimeout, openLine(ev))}}
-	for _, r := range []struct{ name, emoji string }{{"review", ReactReview}, {"resume", ReactResume}, {"reset", ReactKeep}} {
+	type reaction struct{ name, emoji string }
+	reactions := []reaction{{"review", ReactReview}, {"resume", ReactResume}, {"reset", ReactKeep}}
+	if b.deps.Incidents != nil {
+		reactions = append(reactions, reaction{"snooze", oncall.SnoozeReaction})
+	}
+	for _, r := range reactions {
 		notices = append(notices, core.Notice{Key: key + ":react:" + r.name, RoomID: b.deps.Room, Kind: core.NoticeReaction, Target: key, Body: r.emoji})
 	}
 	if err := b.trackHalt(ctx, ev, notices[0]); err != nil {
@@ -911,13 +916,16 @@ func (b *Service) notifyTransition(ctx context.Context, seq int64, ev Event, rec
 		return err
 	}
 	status, reply = status+resolvedStatus, reply+resolvedReply
+	body, err := b.haltBody(ctx, ev, rec, status)
+	if err != nil {
+		return err
+	}
 	var mentions []string
 	if act == ActTimeout {
 		mentions = b.deps.Admins
 	}
 	return b.enqueue(ctx, []core.Notice{
-		{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.deps.Room, Kind: core.NoticeEdit, Target: key,
-			Body: noticeBody(ev, rec, b.deps.Admins, b.cfg.HalfOpenTimeout, status)},
+		{Key: fmt.Sprintf("%s:%d:edit", key, seq), RoomID: b.deps.Room, Kind: core.NoticeEdit, Target: key, Body: body},
 		{Key: fmt.Sprintf("%s:%d:reply", key, seq), RoomID: b.deps.Room, Kind: core.NoticeMessage, Target: key, Thread: true,
 			Mentions: mentions, Body: reply},
 	})

@@ -9,9 +9,21 @@ import (
 )
 
 // A halt is an on-call incident like any alert in the room: 👀 (the
-// review) claims it, and resuming the agent or overruling the breaker
-// resolves it. The halt notice's own edits and replies say so; on-call
-// sends nothing of its own for a halt.
+// review) claims it, 💤 snoozes it, and resuming the agent or overruling
+// the breaker resolves it. The halt notice's own edits carry the
+// incident's status lines and say when it resolved; on-call sends only
+// the edits of a snooze.
+
+// haltBody is the halt notice of ev (rec its breaker) with status as its
+// status line and, while its incident is open, who handles it and who
+// snoozed it: every edit of the notice is made of it.
+func (b *Service) haltBody(ctx context.Context, ev Event, rec Record, status string) (string, error) {
+	body := noticeBody(ev, rec, b.deps.Admins, b.cfg.HalfOpenTimeout, status)
+	if b.deps.Incidents == nil {
+		return body, nil
+	}
+	return b.deps.Incidents.Redraw(ctx, ev.NoticeKey(), body)
+}
 
 // trackHalt keeps the halt notice n of ev as its incident.
 func (b *Service) trackHalt(ctx context.Context, ev Event, n core.Notice) error {

@@ -261,7 +261,7 @@ type Service struct {
 	// holdings reads what agents hold, for the fleet view (SetHoldings).
 	holdings Holdings
 	// silent holds the upper-cased names of the agents whose silence
-	// since the start was announced (neverReported).
+	// since the start was announced (neverDue).
 	silent sync.Map
 	batch  batcher
 
@@ -464,6 +464,11 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 				// The agent's first heartbeat, or its first after a silence
 				// (announced, or folded into another's alert that resolved).
 				readings = append(readings, history.Reading{Source: core.SourceRef{Kind: SourceAgentStatus, Param: b.hb.Agent}, At: b.hb.ReceivedAt, Value: string(PresenceOnline)})
+			}
+			if !ok {
+				if err := f.resolveNever(ctx, b.hb); err != nil {
+					return err
+				}
 			}
 			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
 				return err

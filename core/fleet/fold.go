@@ -37,35 +37,65 @@ func (f *Service) raiseSilence(ctx context.Context, a AgentConfig, st AgentState
 	case !errors.Is(err, core.ErrNotFound):
 		return "", err
 	}
+	return f.place(ctx, id, kind, st.Agent, n, now)
+}
+
+// raiseNever raises the incident of an agent that has never reported
+// with its alert n, folded or grouped as a silence is, and returns the
+// incident that stands for it when it was. An agent told about before
+// (Jarvis restarted since) is not told again, unless its alert had been
+// folded into one that resolved: then it gets its own.
+func (f *Service) raiseNever(ctx context.Context, a AgentConfig, n core.Notice, now time.Time) (string, error) {
+	id := neverIncident(a.Name)
+	inc, err := f.deps.Incidents.Incident(ctx, id)
+	switch {
+	case errors.Is(err, core.ErrNotFound), err == nil && inc.ResolvedAt.IsZero() && inc.Parent == "" && !inc.Posted() && inc.HeldKey == "":
+		return f.place(ctx, id, kindNever, a.Name, n, now)
+	case err != nil:
+		return "", err
+	}
+	return "", nil
+}
+
+// place raises incident id, of kind about agent, with its alert n, or
+// folds it into an alert already in the room: that of an agent it
+// depends on that is silent or never reported (the likelier cause), or
+// that of other agents' alerts of the same kind raised within
+// fleet.group_window. It returns the incident of the alert that stands
+// for a folded or grouped one.
+func (f *Service) place(ctx context.Context, id, kind, agent string, n core.Notice, now time.Time) (string, error) {
 	r := f.roster.Load()
-	parent, err := f.downUpstream(ctx, r, a.Name)
+	parent, err := f.downUpstream(ctx, r, agent)
 	if err == nil && parent == "" {
-		parent, err = f.groupFor(ctx, r, a.Name, kind, now)
+		parent, err = f.groupFor(ctx, r, agent, kind, now)
 	}
 	switch {
 	case err != nil:
 		return "", err
 	case parent == "":
-		return "", f.deps.Incidents.Raise(ctx, id, kind, st.Agent, n)
+		return "", f.deps.Incidents.Raise(ctx, id, kind, agent, n)
 	}
-	return parent, f.deps.Incidents.Join(ctx, id, kind, st.Agent, parent, n.Body)
+	return parent, f.deps.Incidents.Join(ctx, id, kind, agent, parent, n.Body)
 }
 
 // downUpstream returns the open incident, with an alert of its own, of
 // the most upstream agent that agent depends on whose silence is
-// announced; "" when none is.
+// announced, or that never reported; "" when none is.
 func (f *Service) downUpstream(ctx context.Context, r *roster, agent string) (string, error) {
 	for _, up := range r.deps.upstream[strings.ToUpper(agent)] {
 		st, err := f.deps.Heartbeats.AgentState(ctx, up)
+		var id string
 		switch {
 		case errors.Is(err, core.ErrNotFound):
-			continue
+			id = neverIncident(up)
 		case err != nil:
 			return "", err
 		case st.Announced == "":
 			continue
+		default:
+			id = silenceIncident(st.Agent, st.Incident)
 		}
-		inc, err := f.deps.Incidents.Incident(ctx, silenceIncident(st.Agent, st.Incident))
+		inc, err := f.deps.Incidents.Incident(ctx, id)
 		switch {
 		case errors.Is(err, core.ErrNotFound):
 			continue
@@ -86,18 +116,16 @@ func (f *Service) groupFor(ctx context.Context, r *roster, agent, kind string, n
 	if r.group == 0 || r.deps.needed[strings.ToUpper(agent)] {
 		return "", nil
 	}
-	open, err := f.deps.Incidents.Open(ctx, kind)
+	recent, err := f.deps.Incidents.Recent(ctx, kind, now.Add(-r.group))
 	if err != nil {
 		return "", err
 	}
-	for _, inc := range open {
-		if inc.Parent != "" || inc.OpenedAt.Before(now.Add(-r.group)) {
-			continue
-		}
+	for _, inc := range recent {
 		if strings.HasPrefix(inc.ID, oncall.GroupPrefix) {
 			return inc.ID, nil
 		}
-		if !strings.HasPrefix(inc.ID, silencePrefix) || strings.EqualFold(inc.Subject, agent) || r.deps.needed[strings.ToUpper(inc.Subject)] {
+		if !strings.HasPrefix(inc.ID, silencePrefix) && !strings.HasPrefix(inc.ID, neverPrefix) || strings.EqualFold(inc.Subject, agent) ||
+			r.deps.needed[strings.ToUpper(inc.Subject)] {
 			continue
 		}
 		g, err := f.deps.Incidents.Group(ctx, inc.ID)
@@ -131,36 +159,70 @@ func (f *Service) redraw(ctx context.Context, id string) error {
 // another agent's alert is marked back there; the group resolves with
 // its last member.
 func (f *Service) resolveSilence(ctx context.Context, st AgentState, hb Heartbeat) error {
-	id := silenceIncident(st.Agent, st.Incident)
-	inc, err := f.deps.Incidents.Incident(ctx, id)
+	inc, err := f.deps.Incidents.Incident(ctx, silenceIncident(st.Agent, st.Incident))
 	if errors.Is(err, core.ErrNotFound) {
 		return f.announce(ctx, recoveryNotice(f.deps.Room, st, hb))
 	}
 	if err != nil {
 		return err
 	}
-	said := recoveryText(st, hb)
+	return f.resolveAlert(ctx, inc, recoveryText(st, hb), hb.ReceivedAt)
+}
+
+// resolveNever closes the incident of an agent that had never reported
+// as its first heartbeat comes, as resolveSilence does a silence's.
+func (f *Service) resolveNever(ctx context.Context, hb Heartbeat) error {
+	inc, err := f.deps.Incidents.Incident(ctx, neverIncident(hb.Agent))
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return nil
+	case err != nil || !inc.ResolvedAt.IsZero():
+		return err
+	}
+	return f.resolveAlert(ctx, inc, fmt.Sprintf("✅ **%s** reported for the first time: heartbeat for %s.",
+		core.EscapeMarkdown(hb.Agent), core.EscapeMarkdown(hb.Cycle)), hb.ReceivedAt)
+}
+
+// resolveAlert closes inc, an agent's silence or its never having
+// reported, saying said, as its agent reports at at.
+func (f *Service) resolveAlert(ctx context.Context, inc oncall.Incident, said string, at time.Time) error {
+	id := inc.ID
 	if inc.Parent == "" {
 		members, err := f.deps.Incidents.Members(ctx, id)
 		if err != nil {
 			return err
 		}
-		var silent []string
+		var silent, never []string
 		for _, m := range members {
-			if m.ResolvedAt.IsZero() {
+			switch {
+			case !m.ResolvedAt.IsZero():
+			case m.Kind == kindNever:
+				// It has no state to give a grace to: it leaves the
+				// alert, and the next sweep gives it one of its own.
+				if err := f.deps.Incidents.Join(ctx, m.ID, m.Kind, m.Subject, "", m.Body); err != nil {
+					return err
+				}
+				never = append(never, m.Subject)
+			default:
 				silent = append(silent, m.Subject)
 			}
 		}
 		if len(silent) > 0 {
 			said += fmt.Sprintf(" Still silent: %s; each has its own alert if it does not report within its cadence.", agentList(silent))
 		}
+		if len(never) > 0 {
+			said += fmt.Sprintf(" Never reported yet: %s; each gets its own alert.", agentList(never))
+		}
 		if err := f.deps.Incidents.Resolve(ctx, id, said); err != nil {
 			return err
 		}
 		for _, agent := range silent {
-			if err := f.regrace(ctx, agent, hb.ReceivedAt); err != nil {
+			if err := f.regrace(ctx, agent, at); err != nil {
 				return err
 			}
+		}
+		for _, agent := range never {
+			f.silent.Delete(strings.ToUpper(agent))
 		}
 		return nil
 	}
@@ -180,6 +242,9 @@ func (f *Service) resolveSilence(ctx context.Context, st AgentState, hb Heartbea
 			return f.redraw(ctx, inc.Parent)
 		}
 		back = append(back, m.Subject)
+	}
+	if inc.Kind == kindNever {
+		return f.deps.Incidents.Resolve(ctx, inc.Parent, fmt.Sprintf("✅ All %d have reported: %s.", len(back), agentList(back)))
 	}
 	return f.deps.Incidents.Resolve(ctx, inc.Parent, fmt.Sprintf("✅ All %d are back: %s.", len(back), agentList(back)))
 }
@@ -201,6 +266,18 @@ func (f *Service) regrace(ctx context.Context, agent string, now time.Time) erro
 
 // silencePrefix starts the ID of every silence incident.
 const silencePrefix = "silence:"
+
+// kindNever is the kind of the incident of an agent that has never
+// reported, neverPrefix starts its ID, followed by the agent, and
+// neverKeyPrefix its alert's key.
+const (
+	kindNever      = "never"
+	neverPrefix    = "never:"
+	neverKeyPrefix = "fleet:never:"
+)
+
+// neverIncident names the incident of an agent that has never reported.
+func neverIncident(agent string) string { return neverPrefix + agent }
 
 // foldSeparator parts an agent's own alert from the line naming the
 // agents folded into it.
@@ -245,13 +322,18 @@ func groupText(kind string, members []oncall.Incident) string {
 	for i, m := range members {
 		names[i] = "**" + core.EscapeMarkdown(m.Subject) + "**"
 		switch {
+		case !m.ResolvedAt.IsZero() && kind == kindNever:
+			names[i] += " (reported)"
 		case !m.ResolvedAt.IsZero():
 			names[i] += " (back)"
 		case m.Kind == announcedOffline && kind != announcedOffline:
 			names[i] += " (offline)"
 		}
 	}
-	if kind == announcedOffline {
+	switch kind {
+	case kindNever:
+		return fmt.Sprintf("⚠️ %s have never reported: %s. Are they running, with their tokens?", counted(len(members)), strings.Join(names, ", "))
+	case announcedOffline:
 		return fmt.Sprintf("🔴 %s are offline: %s. They are left out of attestation quorum until they report again.",
 			counted(len(members)), strings.Join(names, ", "))
 	}

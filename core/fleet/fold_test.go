@@ -68,7 +68,13 @@ type room struct {
 	threads map[string][]string
 }
 
-func (fx *fleetFixture) room(t *testing.T) room {
+func (fx *fleetFixture) room(t *testing.T) room { return fx.roomOf(t, false) }
+
+// neverRoom is the room of the "never reported" alerts alone, which
+// room leaves out.
+func (fx *fleetFixture) neverRoom(t *testing.T) room { return fx.roomOf(t, true) }
+
+func (fx *fleetFixture) roomOf(t *testing.T, never bool) room {
 	t.Helper()
 	waiting, err := fx.store.Outbox().Waiting(context.Background(), 1000)
 	if err != nil {
@@ -77,7 +83,7 @@ func (fx *fleetFixture) room(t *testing.T) room {
 	r := room{edited: map[string]string{}, threads: map[string][]string{}}
 	for _, e := range waiting {
 		switch {
-		case strings.HasPrefix(e.Key, "fleet:never:"):
+		case strings.HasPrefix(e.Key, "fleet:never:") != never:
 		case e.Kind == core.NoticeEdit:
 			r.edited[e.Target] = e.Body
 		case e.Kind == core.NoticeMessage && e.Thread:
@@ -236,6 +242,80 @@ func TestGroupSilences(t *testing.T) {
 		fx.sweepAt(t, 2*time.Minute+time.Second)
 		if r := fx.room(t); len(r.top) != 3 || len(r.edited) != 0 {
 			t.Errorf("group_window 0: top-level %v, edits %v; want three alerts", r.top, r.edited)
+		}
+	})
+}
+
+// TestFoldAndGroupNeverReported: agents that never reported are folded
+// into the alert of the orchestrator that never reported either, and,
+// with no dependencies, grouped into one alert, edited as each reports;
+// the first heartbeat resolves an agent's alert. Those folded into an
+// alert that resolves get their own at the next sweep.
+func TestFoldAndGroupNeverReported(t *testing.T) {
+	setup := func(t *testing.T, orchestrator string) *fleetFixture {
+		fx := newFleetFixture(t)
+		var agents []fleet.AgentConfig
+		for _, n := range []string{"ZEUS", "EVE", "JADE"} {
+			agents = append(agents, fleet.AgentConfig{Name: n, Cadence: time.Minute})
+		}
+		fx.cfg = fleet.Config{Agents: agents, Orchestrator: orchestrator, GroupWindow: 30 * time.Second}
+		fx.fleet = fx.newFleet(t)
+		return fx
+	}
+	t.Run("folded into the orchestrator's", func(t *testing.T) {
+		fx := setup(t, "ZEUS")
+		fx.sweepAt(t, time.Minute+time.Second)
+		r := fx.neverRoom(t)
+		if !slices.Equal(r.top, []string{"fleet:never:ZEUS"}) {
+			t.Fatalf("none reported: top-level messages %v, want ZEUS's alone", r.top)
+		}
+		if got := r.edited["fleet:never:ZEUS"]; !strings.HasPrefix(got, "⚠️ **ZEUS** has never reported") ||
+			!strings.HasSuffix(got, "\n\n2 agents that depend on it are also silent: **EVE**, **JADE**.") {
+			t.Errorf("ZEUS's alert reads %q, want it to name the two", got)
+		}
+		if id, ok := fleet.IncidentOf("fleet:never:ZEUS"); !ok || id != "never:ZEUS" {
+			t.Errorf("IncidentOf(fleet:never:ZEUS) = %q, %v", id, ok)
+		}
+		fx.clock.Set(fleetT0.Add(2 * time.Minute))
+		fx.heartbeat(t, "ZEUS", "C-1")
+		r = fx.neverRoom(t)
+		if got := r.edited["fleet:never:ZEUS"]; !strings.HasPrefix(got, "✅ **Resolved** after 59s, nobody claimed it.") {
+			t.Errorf("ZEUS reported: its alert reads %q, want resolved", got)
+		}
+		want := "✅ **ZEUS** reported for the first time: heartbeat for C-1. Never reported yet: **EVE**, **JADE**; each gets its own alert. " +
+			"All clear: the alert was open 59s, nobody claimed it."
+		if got := r.threads["fleet:never:ZEUS"]; len(got) != 1 || got[0] != want {
+			t.Errorf("ZEUS reported: thread %q, want %q", got, want)
+		}
+		fx.sweepAt(t, 2*time.Minute+time.Second)
+		if r = fx.neverRoom(t); !slices.Equal(r.top, []string{"fleet:never:ZEUS", "fleet:never:EVE", "fleet:never:JADE"}) {
+			t.Errorf("the sweep after: top-level messages %v, want EVE's and JADE's own", r.top)
+		}
+	})
+	t.Run("grouped", func(t *testing.T) {
+		fx := setup(t, "")
+		fx.sweepAt(t, time.Minute+time.Second)
+		r := fx.neverRoom(t)
+		lead := "fleet:never:ZEUS"
+		if !slices.Equal(r.top, []string{lead}) {
+			t.Fatalf("none reported: top-level messages %v, want one", r.top)
+		}
+		if got := r.edited[lead]; got != "⚠️ 3 agents have never reported: **EVE**, **JADE**, **ZEUS**. Are they running, with their tokens?" {
+			t.Errorf("the group reads %q", got)
+		}
+		fx.heartbeat(t, "EVE", "C-1")
+		if got := fx.neverRoom(t).edited[lead]; got != "⚠️ 3 agents have never reported: **EVE** (reported), **JADE**, **ZEUS**. Are they running, with their tokens?" {
+			t.Errorf("EVE reported: the group reads %q", got)
+		}
+		fx.heartbeat(t, "JADE", "C-1")
+		fx.heartbeat(t, "ZEUS", "C-1")
+		r = fx.neverRoom(t)
+		want := "✅ All 3 have reported: **EVE**, **JADE**, **ZEUS**. All clear: the alert was open 0s, nobody claimed it."
+		if got := r.threads[lead]; len(got) != 1 || got[0] != want {
+			t.Errorf("all reported: thread %q, want %q", got, want)
+		}
+		if len(r.top) != 1 {
+			t.Errorf("all reported: top-level messages %v, want no new one", r.top)
 		}
 	})
 }

@@ -97,14 +97,14 @@ func (f *Service) Sweep(ctx context.Context) error {
 		byAgent[st.Agent] = st
 	}
 	var errs []error
-	var due []AgentConfig
+	var due, never []AgentConfig
 	r := f.roster.Load()
 	for _, key := range r.deps.order {
 		a := r.byKey[key]
 		st, ok := byAgent[a.Name]
 		if !ok {
-			if err := f.neverReported(ctx, a, r.since[strings.ToUpper(a.Name)], now); err != nil {
-				errs = append(errs, fmt.Errorf("sweep %s: %w", a.Name, err))
+			if f.neverDue(a, r.since[key], now) {
+				never = append(never, a)
 			}
 			continue
 		}
@@ -112,12 +112,21 @@ func (f *Service) Sweep(ctx context.Context) error {
 			due = append(due, a)
 		}
 	}
-	escalated := len(due) > 0
+	escalated := len(due)+len(never) > 0
 	if escalated {
 		// One transaction for the sweep's announcements: an alert that
 		// others fold or group into is edited once, with all of them.
 		err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 			var redraw []string
+			for _, a := range never {
+				parent, err := f.raiseNever(ctx, a, neverNotice(f.deps.Room, a, r.since[strings.ToUpper(a.Name)]), now)
+				if err != nil {
+					return fmt.Errorf("sweep %s: %w", a.Name, err)
+				}
+				if parent != "" && !slices.Contains(redraw, parent) {
+					redraw = append(redraw, parent)
+				}
+			}
 			for _, a := range due {
 				parent, err := f.escalate(ctx, a, now)
 				if err != nil {
@@ -137,6 +146,9 @@ func (f *Service) Sweep(ctx context.Context) error {
 		if err != nil {
 			errs = append(errs, err)
 			escalated = false
+			for _, a := range never {
+				f.silent.Delete(strings.ToUpper(a.Name))
+			}
 		}
 	}
 	if escalated {
@@ -148,26 +160,24 @@ func (f *Service) Sweep(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// neverReported alerts, once, about an agent that has not reported by
-// the end of its first expected window, counted from since (Jarvis's
-// start, or the reload that added the agent). The notice's key makes it
-// once per agent across restarts; told saves a transaction per sweep.
-func (f *Service) neverReported(ctx context.Context, a AgentConfig, since, now time.Time) error {
+// neverDue reports whether the sweep should alert, once, about an agent
+// that has not reported by the end of its first expected window, counted
+// from since (Jarvis's start, or the reload that added the agent). Its
+// incident makes it once per agent across restarts; silent, marked here,
+// saves reading that at every sweep.
+func (f *Service) neverDue(a AgentConfig, since, now time.Time) bool {
 	if !now.After(since.Add(a.Cadence)) {
-		return nil
+		return false
 	}
-	if _, done := f.silent.LoadOrStore(strings.ToUpper(a.Name), true); done {
-		return nil
-	}
-	err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
-		return f.announce(ctx, core.Notice{Key: "fleet:never:" + a.Name, RoomID: f.deps.Room, Kind: core.NoticeMessage, Body: fmt.Sprintf(
-			"⚠️ **%s** has never reported: its first heartbeat was expected within %s of %s, and none came. Is it running, with its token?",
-			core.EscapeMarkdown(a.Name), core.HumanDuration(a.Cadence), since.UTC().Format("Jan 2 15:04 MST"))})
-	})
-	if err != nil {
-		f.silent.Delete(strings.ToUpper(a.Name))
-	}
-	return err
+	_, done := f.silent.LoadOrStore(strings.ToUpper(a.Name), true)
+	return !done
+}
+
+// neverNotice tells the room an agent has never reported.
+func neverNotice(room string, a AgentConfig, since time.Time) core.Notice {
+	return core.Notice{Key: neverKeyPrefix + a.Name, RoomID: room, Kind: core.NoticeMessage, Body: fmt.Sprintf(
+		"⚠️ **%s** has never reported: its first heartbeat was expected within %s of %s, and none came. Is it running, with its token?",
+		core.EscapeMarkdown(a.Name), core.HumanDuration(a.Cadence), since.UTC().Format("Jan 2 15:04 MST"))}
 }
 
 // escalate re-reads the agent's state inside the transaction (a heartbeat
@@ -249,6 +259,9 @@ func silenceIncident(agent string, n int) string {
 // IncidentOf names the incident a fleet notice raised, from the notice's
 // key: false for a notice that raised none.
 func IncidentOf(noticeKey string) (string, bool) {
+	if agent, ok := strings.CutPrefix(noticeKey, neverKeyPrefix); ok && agent != "" && !strings.Contains(agent, ":") {
+		return neverIncident(agent), true
+	}
 	rest, ok := strings.CutPrefix(noticeKey, "fleet:"+announcedAlert+":")
 	if !ok {
 		rest, ok = strings.CutPrefix(noticeKey, "fleet:"+announcedOffline+":")

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 )
@@ -72,9 +73,21 @@ func (s *Service) Open(ctx context.Context, kind string) ([]Incident, error) {
 	return open, nil
 }
 
+// Recent lists the open incidents of a kind that have no parent and
+// opened at since or later, oldest first: those a new alert of the kind
+// may be grouped with.
+func (s *Service) Recent(ctx context.Context, kind string, since time.Time) ([]Incident, error) {
+	open, err := s.deps.Store.OpenSince(ctx, kind, since)
+	if err != nil {
+		return nil, fmt.Errorf("open %s incidents since %s: %w", kind, since.UTC().Format(time.RFC3339), err)
+	}
+	return open, nil
+}
+
 // Edit replaces the text of open incident id's alert with body (Markdown,
 // untrusted text escaped), keeping who handles it. The same text twice is
-// one edit.
+// one edit; the alert a silence holds is posted with the text as it
+// stands when the silence ends.
 func (s *Service) Edit(ctx context.Context, id, body string) error {
 	inc, err := s.deps.Store.Incident(ctx, id)
 	if err != nil {
@@ -86,6 +99,9 @@ func (s *Service) Edit(ctx context.Context, id, body string) error {
 	inc.Body = body
 	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
 		return fmt.Errorf("edit incident %s: %w", id, err)
+	}
+	if !inc.Posted() {
+		return nil
 	}
 	sum := sha256.Sum256([]byte(body))
 	n := core.Notice{Key: inc.NoticeKey + ":edit:" + hex.EncodeToString(sum[:8]), RoomID: inc.RoomID, Kind: core.NoticeEdit,

@@ -47,7 +47,9 @@ type Incident struct {
 	ResolvedAt time.Time
 	// Tier is how many escalation tiers were called because nobody had
 	// claimed it (the admins first, then oncall.escalation in order), and
-	// EscalatedAt when the last was.
+	// EscalatedAt when the last was, or when its alert was posted as the
+	// silence that held it ended: the wait for the next tier counts from
+	// then.
 	Tier        int
 	EscalatedAt time.Time
 	// SnoozedBy snoozed it at SnoozedAt until SnoozedUntil (zero when it
@@ -62,6 +64,11 @@ type Incident struct {
 	// (it was folded or grouped into it): it has no alert of its own, and
 	// a claim of it claims the parent.
 	Parent string
+	// HeldKey and HeldMentions are the key and the mentions of the alert
+	// a silence holds from the room (Body is its text), posted when the
+	// silence ends with the incident still open; "" when none is held.
+	HeldKey      string
+	HeldMentions []string
 }
 
 // Posted reports whether the incident's alert was posted: a silence
@@ -96,6 +103,15 @@ type Store interface {
 	Members(ctx context.Context, id string) ([]Incident, error)
 	// OpenIncidents lists the open incidents of a kind, oldest first.
 	OpenIncidents(ctx context.Context, kind string) ([]Incident, error)
+	// OpenIncidentOf returns the oldest open incident of kind about
+	// subject that has no parent, core.ErrNotFound when there is none.
+	OpenIncidentOf(ctx context.Context, kind, subject string) (Incident, error)
+	// OpenSince lists the open incidents of kind that have no parent and
+	// opened at since or later, oldest first.
+	OpenSince(ctx context.Context, kind string, since time.Time) ([]Incident, error)
+	// HeldIncidents lists the open incidents with no parent whose alert a
+	// silence holds, oldest first.
+	HeldIncidents(ctx context.Context) ([]Incident, error)
 	SnoozeStore
 	SilenceStore
 }
@@ -138,23 +154,34 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 		return fmt.Errorf("raise incident %s: %w", id, err)
 	case held:
 		// A silence holds it: the incident is kept, with no notice (or the
-		// one posted before the silence began).
+		// one posted before the silence began), and the alert to post if
+		// it is still open when the silence ends.
 		inc.Kind = kind
 		if !inc.Posted() {
-			inc.Body, inc.RoomID = n.Body, n.RoomID
+			inc.Body, inc.RoomID, inc.HeldKey, inc.HeldMentions = n.Body, n.RoomID, n.Key, n.Mentions
 		}
 		return s.deps.Store.PutIncident(ctx, inc)
 	}
 	inc.NoticeKey, inc.Body, inc.RoomID, inc.Kind = n.Key, n.Body, n.RoomID, kind
-	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
+	if err := s.post(ctx, inc, n); err != nil {
 		return fmt.Errorf("raise incident %s: %w", id, err)
+	}
+	return nil
+}
+
+// post writes inc, whose alert n is now, and posts n with inc's text and
+// 👀 and 💤 under it.
+func (s *Service) post(ctx context.Context, inc Incident, n core.Notice) error {
+	inc.HeldKey, inc.HeldMentions = "", nil
+	if err := s.deps.Store.PutIncident(ctx, inc); err != nil {
+		return err
 	}
 	n.Body = inc.text()
 	for _, m := range []core.Notice{n,
 		{Key: n.Key + ":claim", RoomID: n.RoomID, Kind: core.NoticeReaction, Body: ClaimReaction, Target: n.Key},
 		{Key: n.Key + ":snooze", RoomID: n.RoomID, Kind: core.NoticeReaction, Body: SnoozeReaction, Target: n.Key}} {
 		if err := s.enqueue(ctx, m); err != nil {
-			return fmt.Errorf("raise incident %s: %w", id, err)
+			return err
 		}
 	}
 	return nil
@@ -172,16 +199,14 @@ func (s *Service) Incident(ctx context.Context, id string) (Incident, error) {
 // OpenIncident returns the ID of the open incident of kind about subject
 // that has an alert of its own, if there is one.
 func (s *Service) OpenIncident(ctx context.Context, kind, subject string) (string, bool, error) {
-	open, err := s.deps.Store.OpenIncidents(ctx, kind)
-	if err != nil {
-		return "", false, fmt.Errorf("open %s incidents: %w", kind, err)
+	inc, err := s.deps.Store.OpenIncidentOf(ctx, kind, subject)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("open %s incident of %s: %w", kind, subject, err)
 	}
-	for _, inc := range open {
-		if inc.Subject == subject && inc.Parent == "" {
-			return inc.ID, true, nil
-		}
-	}
-	return "", false, nil
+	return inc.ID, true, nil
 }
 
 // Claim makes who the owner of incident id, if nobody is; an incident
@@ -278,11 +303,15 @@ func (inc Incident) handled() string {
 	return "handled by " + core.EscapeMarkdown(inc.Owner)
 }
 
-// text is the alert with who handles it, once someone does, and who
-// snoozed it until when, while it is snoozed.
-func (inc Incident) text() string {
+// text is the alert with its status lines.
+func (inc Incident) text() string { return inc.Body + inc.status() }
+
+// status is what an alert says under its own text: who handles it, once
+// someone does, and who snoozed it until when, while it is snoozed; each
+// after a blank line, "" for neither. Every edit of the alert carries it,
+// a feature's edits of its own notice too (Redraw).
+func (inc Incident) status() string {
 	var b strings.Builder
-	b.WriteString(inc.Body)
 	if inc.Owner != "" {
 		fmt.Fprintf(&b, "\n\n👀 Handled by %s since %s.", core.EscapeMarkdown(inc.Owner), stamp(inc.ClaimedAt))
 	}

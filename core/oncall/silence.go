@@ -115,8 +115,10 @@ func (s *Service) SilenceByID(ctx context.Context, id int64) (Silence, error) {
 }
 
 // EndSilence ends a silence now, telling its room what it held; why says
-// how it ended ("ended by @bob:x", Markdown, untrusted parts escaped). It
-// reports whether it ended it (false: it had ended).
+// how it ended ("ended by @bob:x", Markdown, untrusted parts escaped).
+// The alerts held that are still open, and that no other silence holds,
+// are posted after it, each as it would have been. It reports whether it
+// ended the silence (false: it had ended).
 func (s *Service) EndSilence(ctx context.Context, id int64, why string) (bool, error) {
 	ok, err := s.deps.Store.EndSilence(ctx, id, s.deps.Clock.Now())
 	if err != nil || !ok {
@@ -126,7 +128,45 @@ func (s *Service) EndSilence(ctx context.Context, id int64, why string) (bool, e
 	if err != nil {
 		return false, err
 	}
-	return true, s.enqueue(ctx, silenceEnded(sil, why))
+	var due []Incident
+	if sil.Scope == "" {
+		if due, err = s.unheld(ctx); err != nil {
+			return false, err
+		}
+	}
+	if err := s.enqueue(ctx, silenceEnded(sil, why, len(due))); err != nil {
+		return false, err
+	}
+	now := s.deps.Clock.Now()
+	for _, inc := range due {
+		n := core.Notice{Key: inc.HeldKey, RoomID: inc.RoomID, Kind: core.NoticeMessage, Mentions: inc.HeldMentions}
+		inc.NoticeKey, inc.EscalatedAt = n.Key, now
+		if err := s.post(ctx, inc, n); err != nil {
+			return false, fmt.Errorf("post the alert of incident %s: %w", inc.ID, err)
+		}
+	}
+	return true, nil
+}
+
+// unheld lists the open incidents whose alert a silence held and no
+// silence holds now.
+func (s *Service) unheld(ctx context.Context) ([]Incident, error) {
+	held, err := s.deps.Store.HeldIncidents(ctx)
+	if err != nil || len(held) == 0 {
+		return nil, err
+	}
+	active, err := s.deps.Store.ActiveSilences(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.deps.Clock.Now()
+	var out []Incident
+	for _, inc := range held {
+		if _, ok := holding(active, now, "", alertTargets(inc.Kind, inc.Subject)); !ok {
+			out = append(out, inc)
+		}
+	}
+	return out, nil
 }
 
 // EndSilences ends the silences whose time is up, each in a transaction
@@ -192,16 +232,21 @@ func (s *Service) holdAlert(ctx context.Context, kind, subject, body string) (bo
 	if err != nil {
 		return false, err
 	}
-	targets := []string{subject}
-	if !notFleet[kind] {
-		targets = append(targets, FleetTarget)
-	}
-	sil, ok := holding(active, s.deps.Clock.Now(), "", targets)
+	sil, ok := holding(active, s.deps.Clock.Now(), "", alertTargets(kind, subject))
 	if !ok {
 		return false, nil
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
 	return true, s.deps.Store.HoldInSilence(ctx, sil.ID, true, line, heldLines)
+}
+
+// alertTargets are the names a silence that holds an alert of kind about
+// subject gives: the subject, and the fleet for a fleet alert.
+func alertTargets(kind, subject string) []string {
+	if notFleet[kind] {
+		return []string{subject}
+	}
+	return []string{subject, FleetTarget}
 }
 
 // notFleet are the kinds of incident that are no fleet alert, which a
@@ -288,9 +333,9 @@ func sourceSubjects(sources []core.SourceRef) []string {
 	return out
 }
 
-// silenceEnded tells the silence's room that it ended, why, and what it
-// held.
-func silenceEnded(sil Silence, why string) core.Notice {
+// silenceEnded tells the silence's room that it ended, why, what it held,
+// and how many of the alerts it held are still open, posted after it.
+func silenceEnded(sil Silence, why string, open int) core.Notice {
 	var b strings.Builder
 	fmt.Fprintf(&b, "🔔 **Silence %d on %s ended**: %s. ", sil.ID, core.EscapeMarkdown(sil.Target), why)
 	if sil.HeldAlerts+sil.HeldTrips == 0 {
@@ -307,6 +352,9 @@ func silenceEnded(sil Silence, why string) core.Notice {
 		if more := sil.HeldAlerts + sil.HeldTrips - len(sil.Held); more > 0 {
 			fmt.Fprintf(&b, "\n- and %d more", more)
 		}
+	}
+	if open > 0 {
+		fmt.Fprintf(&b, "\n\n%s still open, posted below.", core.Plural(open, "alert is", "alerts are"))
 	}
 	if sil.Reason != "" {
 		fmt.Fprintf(&b, "\n\nIt was set by %s because “%s”.", core.EscapeMarkdown(sil.By), core.EscapeMarkdown(sil.Reason))
