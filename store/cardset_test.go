@@ -610,7 +610,7 @@ func TestPublishBudgetUnderConcurrency(t *testing.T) {
 
 // TestCardNeedsItsSet: a card whose set does not exist is refused, on
 // PostgreSQL when its transaction commits (the check is deferred there,
-// see upgrade 32), and nothing of the transaction is kept.
+// see upgrade 31), and nothing of the transaction is kept.
 func TestCardNeedsItsSet(t *testing.T) {
 	ctx := context.Background()
 	s := testdb.OpenStore(t, testEngine)

@@ -1,4 +1,4 @@
--- v32: A card's set is checked when its transaction commits
+-- v31: A card's set is checked when its transaction commits
 -- On PostgreSQL the check that a card's set exists reads the set's key in
 -- the index of card_set, and under SERIALIZABLE that read locks the index
 -- page, the one every new set (their ids sort by time) is inserted into:

@@ -1,4 +1,4 @@
--- v34: A console reads the outbox in commit order on PostgreSQL
+-- v33: A console reads the outbox in commit order on PostgreSQL
 -- On PostgreSQL a notice's seq is drawn when it is inserted, not when its
 -- transaction commits: a notice committed after one with a higher seq was
 -- skipped by a console whose cursor had passed it. Each notice now keeps

@@ -1,4 +1,4 @@
--- v33: Open incidents looked up by subject, the recent ones of a kind, and held alerts
+-- v32: Open incidents looked up by subject, the recent ones of a kind, and held alerts
 -- The wake router finds the open incident of a condition (kind, subject)
 -- at every alert and every all-clear; the fleet watcher finds the alerts
 -- of a kind opened within fleet.group_window that a new silence may be
