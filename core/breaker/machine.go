@@ -503,10 +503,11 @@ func (b *Service) status(ctx context.Context, rec Record) (Status, error) {
 }
 
 // ResolveState is the resolver of the breaker.state tripwire source: the
-// state of an agent's breaker (closed, open, half-open).
+// state of an agent's breaker (closed, open, half-open), read as
+// ResolveStates reads many.
 func (b *Service) ResolveState(ctx context.Context, agent string) (string, error) {
-	st, err := b.Status(ctx, agent)
-	return string(st.State), err
+	states, errs := b.ResolveStates(ctx, []string{agent})
+	return states[0], errs[0]
 }
 
 // ResolveStates is ResolveState for many agents at once: one read of
