@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testport"
 )
 
 // agentAPI is Jarvis's HTTP API as the supervisor and the agents call it.
@@ -27,12 +27,10 @@ type agentAPI struct {
 // freeLoopbackPort returns a port on 127.0.0.1 that nothing listens on.
 func freeLoopbackPort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testport.Get()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	return port
 }
 
@@ -119,6 +117,7 @@ func (a agentAPI) waitUp(t *testing.T, j *jarvis) {
 // the admin's ▶️ resumes into half-open, and the supervisor's verification
 // closes it; the notice is edited at each step.
 func TestBreakerHaltNotice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	bob := newPerson(t, "bob")

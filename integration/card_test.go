@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,17 +15,17 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testport"
 )
 
 // cardAPIListen returns a free loopback address for api.listen.
 func cardAPIListen(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // cardAPI is the orchestrator and the worker agents calling Jarvis's HTTP
@@ -113,6 +112,7 @@ type apiCard struct {
 // goes back to the worker as an answer amendment; a person drafts a card
 // set in chat and publishes it with ✅.
 func TestCards(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	addr := cardAPIListen(t)

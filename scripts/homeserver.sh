@@ -10,6 +10,8 @@
 #
 # Environment:
 #   JARVIS_DENDRITE_BIN   where the binaries live (default: the user cache dir)
+#   JARVIS_HS_PORT        the port to start on (default: a free one below the
+#                         kernel's ephemeral range)
 #   JARVIS_HS_APPSERVICE  an application service registration file to load
 #   JARVIS_HS_RATE_LIMIT  "THRESHOLD COOLOFF_MS": turn the client API's rate
 #                         limiting on, THRESHOLD requests per device (per
@@ -34,10 +36,19 @@ build() {
 		"github.com/matrix-org/dendrite/cmd/generate-config@$VERSION")
 }
 
+# free_port is JARVIS_HS_PORT when the caller reserved one (the tests do:
+# see internal/testport), or a port below the kernel's ephemeral range,
+# where no outgoing connection can be holding it, that nothing listens on.
 free_port() {
-	local port
+	if [[ -n ${JARVIS_HS_PORT:-} ]]; then
+		echo "$JARVIS_HS_PORT"
+		return
+	fi
+	local port low
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+	((low > 11000)) || low=32768
 	for _ in $(seq 100); do
-		port=$((20000 + RANDOM % 40000))
+		port=$((10000 + RANDOM % (low - 10000)))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port"
 			return

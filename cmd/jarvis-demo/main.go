@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testport"
 )
 
 func main() {
@@ -98,7 +98,7 @@ func run(ctx context.Context) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build jarvis: %w\n%s", err, out)
 	}
-	listen, err := freeAddr()
+	listen, err := testport.Addr()
 	if err != nil {
 		return err
 	}
@@ -579,15 +579,6 @@ func joinWhenReady(ctx context.Context, p *tesths.Person) (id.RoomID, error) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return "", fmt.Errorf("jarvis never created #jarvis:localhost")
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 func step(s string) { fmt.Printf("\033[2m== %s\033[0m\n", s) }

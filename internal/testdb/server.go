@@ -3,7 +3,6 @@ package testdb
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jarvis-hmi/jarvis/internal/testport"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -59,7 +59,7 @@ func StartServer(tb testing.TB) (*Server, error) {
 			return nil, err
 		}
 	}
-	if s.port, err = freePort(); err != nil {
+	if s.port, err = testport.Get(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -139,13 +139,4 @@ func postgresBin() (string, error) {
 func version(dir string) int {
 	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
 	return n
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

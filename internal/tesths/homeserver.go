@@ -20,6 +20,8 @@ import (
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/id"
 	"maunium.net/go/mautrix/synapseadmin"
+
+	"github.com/jarvis-hmi/jarvis/internal/testport"
 )
 
 // Homeserver is a running Dendrite.
@@ -64,7 +66,11 @@ func Start(dir string, env ...string) (*Homeserver, error) {
 		return nil, err
 	}
 	h := &Homeserver{Dir: dir, script: filepath.Join(root, "scripts", "homeserver.sh")}
-	if err := h.run(env, "start", dir); err != nil {
+	port, err := testport.Get()
+	if err != nil {
+		return nil, err
+	}
+	if err := h.run(append(env, "JARVIS_HS_PORT="+strconv.Itoa(port)), "start", dir); err != nil {
 		return nil, err
 	}
 	url, err := os.ReadFile(filepath.Join(dir, "url"))
