@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -27,6 +28,14 @@ type syncer struct {
 	*mautrix.DefaultSyncer
 	bot   *Bot
 	fails int
+	// downSince is when the current run of failed syncs began; catchUpFrom,
+	// when set, is where the catch-up after the homeserver came back reads
+	// from, until one succeeds.
+	downSince, catchUpFrom time.Time
+	// delivered holds the timeline events that syncs handed over lately,
+	// with their timestamps in milliseconds: the catch-up acts on the
+	// others alone.
+	delivered map[id.EventID]int64
 }
 
 func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, since string) error {
@@ -34,6 +43,11 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 		// The lease was lost: handle nothing, store no token, so the
 		// instance that holds the lease now picks up right here.
 		return errNotLeader
+	}
+	for _, room := range res.Rooms.Join {
+		for _, evt := range room.Timeline.Events {
+			s.delivered[evt.ID] = evt.Timestamp
+		}
 	}
 	// Nothing said in a room before Jarvis joined it is acted on. Should
 	// the join not be recorded, the response fails whole and its token is
@@ -55,14 +69,38 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 	if err := s.bot.deps.State.SetState(ctx, stateNextBatch, res.NextBatch); err != nil {
 		return err
 	}
+	if e := s.bot.log.Debug(); e.Enabled() {
+		var events []string
+		for _, room := range res.Rooms.Join {
+			for _, evt := range room.Timeline.Events {
+				events = append(events, evt.Type.Type+" "+evt.ID.String())
+			}
+		}
+		e.Str("since", since).Str("next_batch", res.NextBatch).Strs("timeline", events).Msg("Handled a sync response")
+	}
 	if s.fails > 0 {
 		// The homeserver is back: what waits in the outbox goes now, not
 		// when its back-off would have ended.
 		if err := s.bot.deps.Outbox.RetryNow(ctx); err != nil {
 			s.bot.log.Err(err).Msg("Failed to retry the outbox after reconnecting")
 		}
+		if s.catchUpFrom.IsZero() || s.downSince.Add(-catchUpWindow).Before(s.catchUpFrom) {
+			s.catchUpFrom = s.downSince.Add(-catchUpWindow)
+		}
 	}
 	s.fails = 0
+	if !s.catchUpFrom.IsZero() {
+		if err := s.bot.catchUp(ctx, s.catchUpFrom, res.NextBatch, s.delivered); err != nil {
+			s.bot.log.Warn().Err(err).Msg("Failed to read the rooms again after the homeserver came back; trying after the next sync")
+		} else {
+			s.catchUpFrom = time.Time{}
+		}
+	}
+	if s.catchUpFrom.IsZero() {
+		// Older than any catch-up reads back from the next time.
+		oldest := s.bot.deps.Clock.Now().Add(-2 * catchUpWindow).UnixMilli()
+		maps.DeleteFunc(s.delivered, func(_ id.EventID, ts int64) bool { return ts < oldest })
+	}
 	s.bot.mu.Lock()
 	s.bot.lastSync = s.bot.deps.Clock.Now()
 	s.bot.syncErr = ""
@@ -75,6 +113,9 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 func (s *syncer) OnFailedSync(_ *mautrix.RespSync, err error) (time.Duration, error) {
 	if errors.Is(err, mautrix.MUnknownToken) {
 		return 0, err
+	}
+	if s.fails == 0 {
+		s.downSince = s.bot.deps.Clock.Now()
 	}
 	s.fails++
 	s.bot.mu.Lock()

@@ -8,7 +8,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,14 +52,11 @@ const (
 // scenario logs its seed and plan: `make chaos SEED=<seed> N=1` replays
 // it.
 func TestFaultMatrix(t *testing.T) {
+	t.Parallel()
 	seed, n := chaosParams(t)
 	// The matrix's own homeserver, with the package's bridge registered
 	// as the other's is.
-	own, err := tesths.Start(filepath.Join(t.TempDir(), "homeserver"), bridgeAS.Env())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = own.Stop() })
+	own := ownHomeserver(t, bridgeAS.Env())
 	t.Logf("fault matrix: %d scenarios from seed %d (%s=%d %s=%d replays them)", n, seed, envChaosSeed, seed, envChaosN, n)
 	var failed []string
 	for i := range n {

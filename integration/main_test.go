@@ -31,6 +31,10 @@ var (
 	bridgeAS *tesths.Appservice
 )
 
+// envJarvisBin names a prebuilt jarvis binary to test instead of building
+// one.
+const envJarvisBin = "JARVIS_TEST_BIN"
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -47,12 +51,17 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	jarvisBin = filepath.Join(tmp, "jarvis")
-	build := exec.Command("go", "build", "-tags", "goolm", "-o", jarvisBin, "./cmd/jarvis")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build jarvis: %v\n%s", err, out)
-		return 1
+	// A jarvis built once for the whole run (make test builds it before
+	// the tests, a machine without Go gets it carried), or built here.
+	jarvisBin = os.Getenv(envJarvisBin)
+	if jarvisBin == "" {
+		jarvisBin = filepath.Join(tmp, "jarvis")
+		build := exec.Command("go", "build", "-tags", "goolm", "-o", jarvisBin, "./cmd/jarvis")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build jarvis: %v\n%s", err, out)
+			return 1
+		}
 	}
 	bridgeAS, err = tesths.NewAppservice(filepath.Join(tmp, "appservice"), "telegram_", "whatsapp_")
 	if err != nil {
@@ -67,6 +76,20 @@ func run(m *testing.M) int {
 	}
 	defer hs.Stop()
 	return m.Run()
+}
+
+// ownHomeserver starts a homeserver for t alone, for a test that stops,
+// kills or slows it, so that the tests running beside it on the shared
+// one are not disturbed; env goes to scripts/homeserver.sh. It is stopped
+// when t ends.
+func ownHomeserver(t *testing.T, env ...string) *tesths.Homeserver {
+	t.Helper()
+	server, err := tesths.Start(filepath.Join(t.TempDir(), "homeserver"), env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Stop() })
+	return server
 }
 
 // jarvis is one Jarvis process under test.
@@ -189,6 +212,9 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 	}
 	j.Start()
 	t.Cleanup(func() {
+		if t.Failed() {
+			j.dumpGoroutines()
+		}
 		j.Stop()
 		if t.Failed() {
 			t.Logf("jarvis log:\n%s", j.logs.String())
@@ -261,6 +287,22 @@ func stopped(pid int) bool {
 
 // Thaw resumes a frozen process.
 func (j *jarvis) Thaw() { _ = j.cmd.Process.Signal(syscall.SIGCONT) }
+
+// dumpGoroutines ends a running process with SIGQUIT, on which the Go
+// runtime writes every goroutine's stack to its log: what each was waiting
+// for when a test failed.
+func (j *jarvis) dumpGoroutines() {
+	select {
+	case <-j.exited:
+		return
+	default:
+	}
+	_ = j.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-j.exited:
+	case <-time.After(5 * time.Second):
+	}
+}
 
 // Stop ends the process with SIGTERM and waits for it.
 func (j *jarvis) Stop() {
@@ -386,6 +428,9 @@ func (j *jarvis) TwinOn(t testing.TB, host *host, env ...string) *jarvis {
 	twin.setHost(host)
 	twin.Start()
 	t.Cleanup(func() {
+		if t.Failed() {
+			twin.dumpGoroutines()
+		}
 		twin.Stop()
 		if t.Failed() {
 			t.Logf("twin jarvis log:\n%s", twin.logs.String())

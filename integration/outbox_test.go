@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +23,11 @@ import (
 // command is answered once and every notice arrives once, counted on the
 // homeserver against Jarvis's outbox.
 func TestHomeserverOutage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	alice := newPerson(t, "alice")
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	own := ownHomeserver(t)
+	alice := newPersonOn(t, own, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, hs: own})
 	room := j.joinRoom(t, alice)
 	var asked []id.EventID
 	say := func(text string) id.EventID {
@@ -50,16 +53,10 @@ func TestHomeserverOutage(t *testing.T) {
 	// Asked as the homeserver goes down: answered before it or after it.
 	say("!ping")
 	say("!sys status")
-	if err := hs.Stop(); err != nil {
+	if err := own.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	restarted := false
-	defer func() {
-		if !restarted {
-			_ = hs.Restart() // for the tests after this one
-		}
-	}()
 	const queued = 3
 	for i := range queued {
 		err := st.Outbox().Enqueue(ctx, core.Notice{
@@ -81,17 +78,16 @@ func TestHomeserverOutage(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Until(stopped.Add(10 * time.Second)))
-	if err := hs.Restart(); err != nil {
+	if err := own.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	restarted = true
 
 	for _, text := range []string{"!ping", "!help"} {
 		say(text)
 	}
 	for _, evt := range asked {
 		if _, err := alice.WaitFor(ctx, 30*time.Second, j.replyTo(evt)); err != nil {
-			t.Fatalf("command %s never answered across the outage: %v\n%s", evt, err, j.logs.String())
+			t.Fatalf("command %s never answered across the outage: %v\n%s", evt, err, j.whereIsTheReply(t, alice, room, evt))
 		}
 	}
 	notice := func(i int) func(*event.Event) bool {
@@ -145,6 +141,7 @@ func waitOutboxEmpty(t *testing.T, st *store.Store, timeout time.Duration) {
 // once and shown in `!sys status`. A notice to the room written after it
 // goes at once.
 func TestNoticeToNobodyGivenUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)
@@ -204,5 +201,48 @@ func TestNoticeToNobodyGivenUp(t *testing.T) {
 	}
 	if n := strings.Count(j.logs.String(), "giving up on it"); n != 1 {
 		t.Errorf("%d log lines give up on the notice, want 1", n)
+	}
+}
+
+// TestSkippedBySyncAnsweredAfterTheOutage: a homeserver going away once
+// took Jarvis's sync past a command without handing it over (the sync
+// answer's timeline lacked it, while the person's own sync and the room's
+// history had it), and no later sync brought it. A proxy does the same
+// here: it takes alice's command out of Jarvis's sync and fails the sync
+// after it. Once syncing works again, Jarvis reads its rooms back and
+// answers the command, once.
+func TestSkippedBySyncAnsweredAfterTheOutage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxy := newSkipProxy(t, hs.URL)
+	proxied := *hs
+	proxied.URL = proxy.URL
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, hs: &proxied})
+	room := j.joinRoom(t, alice)
+
+	proxy.skipFrom(alice.UserID)
+	cmd, err := alice.Say(ctx, room, "!ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case skipped := <-proxy.skipped:
+		if !slices.Contains(skipped, cmd.String()) {
+			t.Fatalf("the proxy took %v out of Jarvis's sync, not the command %s", skipped, cmd)
+		}
+	case <-time.After(waitReply):
+		t.Fatalf("Jarvis's sync never brought the command")
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, j.replyTo(cmd)); err != nil {
+		t.Fatalf("the command the sync skipped was never answered: %v\n%s", err, j.whereIsTheReply(t, alice, room, cmd))
+	}
+	// A command after it is answered too, and nothing twice.
+	j.ask(t, alice, room, "!help")
+	if n := answers(j.sentOnce(t, alice, room), cmd); n != 1 {
+		t.Errorf("the skipped command was answered %d times, want once", n)
+	}
+	if !strings.Contains(j.logs.String(), `"missed":1,`) {
+		t.Errorf("Jarvis's log does not say it found the one missed event:\n%s", j.logs.String())
 	}
 }

@@ -1,13 +1,24 @@
 package integration
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
 )
 
 // stallProxy passes requests on to a homeserver. The first request that
@@ -71,4 +82,96 @@ func (p *stallProxy) RoundTrip(req *http.Request) (*http.Response, error) {
 	case <-time.After(2 * time.Minute):
 	}
 	return resp, nil
+}
+
+// skipProxy passes requests on to a homeserver. Armed with a sender, it
+// takes that sender's events out of the next sync answer that has any, as
+// a homeserver going away once did, and fails the sync after it, as the
+// homeserver's going away would.
+type skipProxy struct {
+	*httptest.Server
+	// skipped receives the IDs of the events taken out.
+	skipped chan []string
+
+	mu       sync.Mutex
+	sender   id.UserID
+	failNext bool
+}
+
+func newSkipProxy(t *testing.T, target string) *skipProxy {
+	t.Helper()
+	to, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &skipProxy{skipped: make(chan []string, 1)}
+	p.Server = httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:        func(r *httputil.ProxyRequest) { r.SetURL(to) },
+		Transport:      p,
+		ModifyResponse: p.skip,
+		ErrorHandler:   func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) },
+	})
+	t.Cleanup(p.Close)
+	return p
+}
+
+// skipFrom arms the proxy for sender's events.
+func (p *skipProxy) skipFrom(sender id.UserID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sender = sender
+}
+
+func isSync(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/sync") }
+
+func (p *skipProxy) RoundTrip(req *http.Request) (*http.Response, error) {
+	p.mu.Lock()
+	fail := p.failNext && isSync(req)
+	if fail {
+		p.failNext = false
+	}
+	p.mu.Unlock()
+	if fail {
+		return nil, errors.New("the homeserver is away")
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// skip takes the armed sender's events out of a sync answer's timelines.
+func (p *skipProxy) skip(resp *http.Response) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sender == "" || !isSync(resp.Request) || resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	var sync mautrix.RespSync
+	if err := json.Unmarshal(raw, &sync); err != nil {
+		return err
+	}
+	var skipped []string
+	for _, room := range sync.Rooms.Join {
+		room.Timeline.Events = slices.DeleteFunc(room.Timeline.Events, func(evt *event.Event) bool {
+			if evt.Sender != p.sender {
+				return false
+			}
+			skipped = append(skipped, evt.ID.String())
+			return true
+		})
+	}
+	if len(skipped) > 0 {
+		if raw, err = json.Marshal(&sync); err != nil {
+			return err
+		}
+		p.sender, p.failNext = "", true
+		p.skipped <- skipped
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	resp.ContentLength = int64(len(raw))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(raw)))
+	return nil
 }

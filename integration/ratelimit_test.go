@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +24,13 @@ import (
 // retry_after_ms asks and not a moment less, coalesce what waits, and
 // deliver every notice exactly once.
 func TestRateLimited(t *testing.T) {
+	t.Parallel()
 	const (
 		cooloff = 3500 * time.Millisecond // no power of two seconds: not the outbox's own back-off
 		flood   = 45
 	)
 	ctx := context.Background()
-	server, err := tesths.Start(filepath.Join(t.TempDir(), "homeserver"), tesths.RateLimit(1, cooloff))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = server.Stop() })
+	server := ownHomeserver(t, tesths.RateLimit(1, cooloff))
 	alice, err := server.NewPerson(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,4 +267,72 @@ func sessionOf(t *testing.T, p *tesths.Person, room id.RoomID, text string) id.S
 	}
 	_ = evt.Content.ParseRaw(evt.Type)
 	return evt.Content.AsEncrypted().SessionID
+}
+
+// whereIsTheReply says how far the answer to cmd got, for a test that
+// waited for it in vain: whether the homeserver holds the command, whether
+// Jarvis's outbox holds a reply to it and sent it, and whether the
+// homeserver holds that event and p could decrypt it. A reply the person
+// could not decrypt is the homeserver's and the person's to explain, not
+// the sender's.
+func (j *jarvis) whereIsTheReply(t *testing.T, p *tesths.Person, room id.RoomID, cmd id.EventID) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	if evt, err := p.GetEvent(ctx, room, cmd); err != nil {
+		fmt.Fprintf(&b, "the homeserver does not return the command %s: %v\n", cmd, err)
+	} else {
+		fmt.Fprintf(&b, "the homeserver holds the command %s (%s)\n", cmd, evt.Type.Type)
+	}
+	if listed, err := p.FromServer(ctx, room, p.UserID); err != nil {
+		fmt.Fprintf(&b, "could not read the room's /messages: %v\n", err)
+	} else {
+		fmt.Fprintf(&b, "the room's /messages lists the command: %t\n",
+			slices.ContainsFunc(listed, func(e *event.Event) bool { return e.ID == cmd }))
+	}
+	fmt.Fprintf(&b, "%s's own sync brought the command: %t\n", p.UserID,
+		len(p.Events(func(e *event.Event) bool { return e.ID == cmd })) > 0)
+	if strings.Contains(j.logs.String(), string(cmd)) {
+		fmt.Fprintf(&b, "Jarvis's log names the command\n")
+	}
+	st := j.openStore(t)
+	var handled int
+	if err := st.DB.QueryRow(ctx, `SELECT COUNT(*) FROM handled_event WHERE event_id = $1`, string(cmd)).Scan(&handled); err != nil {
+		fmt.Fprintf(&b, "could not read the handled events: %v\n", err)
+	}
+	fmt.Fprintf(&b, "Jarvis marked the command handled: %t\n", handled > 0)
+	res, err := st.DB.Query(ctx, `SELECT key, event_id, sent_at, attempts, last_error FROM outbox WHERE key LIKE $1`, "reply:"+string(cmd)+":%")
+	if err != nil {
+		fmt.Fprintf(&b, "could not read the outbox: %v\n", err)
+		return b.String()
+	}
+	defer res.Close()
+	rows := 0
+	for res.Next() {
+		rows++
+		var key, eventID, lastErr string
+		var sentAt int64
+		var attempts int
+		if err := res.Scan(&key, &eventID, &sentAt, &attempts, &lastErr); err != nil {
+			fmt.Fprintf(&b, "could not read the outbox: %v\n", err)
+			return b.String()
+		}
+		fmt.Fprintf(&b, "outbox row %q: event %q, sent at %d, %d attempts, last error %q\n", key, eventID, sentAt, attempts, lastErr)
+		if eventID == "" {
+			continue
+		}
+		evt, err := p.GetEvent(ctx, room, id.EventID(eventID))
+		if err != nil {
+			fmt.Fprintf(&b, "  the homeserver does not return %s: %v\n", eventID, err)
+			continue
+		}
+		fmt.Fprintf(&b, "  the homeserver holds %s (%s)\n", eventID, evt.Type.Type)
+		seen := p.Events(func(e *event.Event) bool { return e.ID == id.EventID(eventID) })
+		decrypted := slices.ContainsFunc(seen, tesths.Encrypted)
+		fmt.Fprintf(&b, "  %s saw it %d times, decrypted: %t\n", p.UserID, len(seen), decrypted)
+	}
+	if rows == 0 {
+		b.WriteString("no reply to it in Jarvis's outbox: Jarvis never handled the command\n")
+	}
+	return b.String()
 }
