@@ -29,7 +29,7 @@ vet: $(STATICCHECK) ## go vet, gofmt, go mod tidy, staticcheck, and the core-imp
 unit: ## Unit tests (no homeserver)
 	$(GO) test -tags $(TAGS) -count=1 $$($(GO) list ./... | grep -v /integration)
 
-integration: homeserver ## Integration tests against a real Dendrite (started by the tests); a failed test gets one more try, named
+integration: homeserver ## Integration tests against a real Dendrite (started by the tests), side by side, once
 	TAGS=$(TAGS) scripts/integration.sh
 
 # The fault matrix: N scenarios from SEED (a seed of the current time when
@@ -40,9 +40,8 @@ N    ?= 20
 chaos: homeserver ## The fault matrix, long: make chaos SEED=… N=…
 	JARVIS_CHAOS_SEED=$(SEED) JARVIS_CHAOS_N=$(N) $(GO) test -tags $(TAGS) -count=1 -timeout 0 -run '^TestFaultMatrix$$' ./integration/
 
-test: vet homeserver ## Every test: vet, unit, integration
-	$(GO) test -tags $(TAGS) -count=1 -timeout 25m $$($(GO) list ./... | grep -v /integration)
-	TAGS=$(TAGS) scripts/integration.sh
+test: ## Every test in timed stages: vet, build, unit, the store on both engines side by side, integration
+	TAGS=$(TAGS) scripts/test.sh
 
 bench: homeserver ## Every benchmark a fixed number of times, then the README's table (figures depend on machine load)
 	scripts/bench.sh

@@ -21,6 +21,7 @@ import (
 // second request, for the admins, with a deadline expires into its
 // default, and the relay says so.
 func TestApprovals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	bob := newPerson(t, "bob")

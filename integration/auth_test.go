@@ -18,6 +18,7 @@ import (
 // that it fails with the answer the README's "Attacks and what stops them"
 // table gives and changes nothing.
 func TestAttacks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)

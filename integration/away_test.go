@@ -23,6 +23,7 @@ import (
 // message naming both, and not again after another quick restart; `!fleet`
 // shows EVE halted, holding the blocked card.
 func TestWhileIWasAway(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWakeSetup(t)
 	for _, state := range []string{"claimed", "in_progress"} {

@@ -23,6 +23,7 @@ import (
 // same keys. A copy started with another pickle key stops at once, naming
 // the key.
 func TestBackupRestore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},

@@ -21,6 +21,7 @@ import (
 // relay-mode message authorises nothing; and a confirmation asks for a
 // text reply instead of seeding reactions, and takes it.
 func TestBridgedPeople(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	relayBot := id.NewUserID(bridgeAS.BotLocalpart, "localhost")

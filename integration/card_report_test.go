@@ -18,6 +18,7 @@ import (
 // done; the report arrives in the thread of her publish message, quoting
 // what the worker journaled on the card as data, and closes the set.
 func TestMissionReport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWakeSetup(t)
 	for _, state := range []string{"claimed", "in_progress"} {

@@ -12,6 +12,7 @@ import (
 // to revision 1; after an amendment `!card show` says the sign-off is
 // stale, and alice signs off the new revision in chat.
 func TestCardSignOff(t *testing.T) {
+	t.Parallel()
 	w := newWakeSetup(t)
 	w.api.call(http.MethodPost, "/api/cards/"+w.card+"/signoffs", nil, map[string]any{
 		"revision": 1, "verdict": "approved", "note": "schema reviewed"}, http.StatusCreated, nil)

@@ -17,6 +17,7 @@ import (
 const waitReply = 20 * time.Second
 
 func TestPingPong(t *testing.T) {
+	t.Parallel()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
 	room := j.joinRoom(t, alice)
@@ -41,6 +42,7 @@ func TestPingPong(t *testing.T) {
 // and reading it, gets nothing from Jarvis for a command: no reply, no
 // notice, no direct message.
 func TestStrangersGetNoAnswer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	mallory := newPerson(t, "mallory")
@@ -59,6 +61,7 @@ func TestStrangersGetNoAnswer(t *testing.T) {
 // was down. The new process waits for the killed one's lease to lapse
 // (3 s here), as any second Jarvis must.
 func TestRestartAnswersOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: "workspace:\n  lease_ttl: 3s\n"})
@@ -106,6 +109,7 @@ func TestRestartAnswersOnce(t *testing.T) {
 // Jarvis (a command, a tripwire sentence) is history Jarvis can see but
 // does not act on; a command after its join is answered.
 func TestNoHistoryReplayed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
@@ -159,6 +163,7 @@ func TestNoHistoryReplayed(t *testing.T) {
 // TestSenderFlood: 50 `!ping` from one person get at most the burst of
 // pongs and one notice; another person is still answered.
 func TestSenderFlood(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	bob := newPerson(t, "bob")
@@ -221,6 +226,7 @@ func TestSenderFlood(t *testing.T) {
 // invited as an admin, has joined and said !ping, so she speaks while
 // Jarvis is still starting.
 func TestAnswersWhileStarting(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	proxy := newStallProxy(t, hs.URL)
 	proxy.stallNext(func(r *http.Request) bool {

@@ -144,6 +144,7 @@ func consoleUser(t *testing.T) string {
 // API, and answers a worker's question by its option number; then -c runs
 // one command for a script, with its exit status.
 func TestConsole(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	addr := cardAPIListen(t)
 	db := testdb.NewConfig(t, store.SQLite)
@@ -251,6 +252,7 @@ func TestConsole(t *testing.T) {
 // is acted on by the running Jarvis, and a halt shows in the room and in
 // the console, once each.
 func TestConsoleBesideJarvis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)

@@ -41,6 +41,7 @@ func sentEncrypted(t *testing.T, p *tesths.Person, eventID id.EventID) {
 // breaker notice with its edit and thread reply are all encrypted and
 // read by two people with their own devices; reactions stay in the clear.
 func TestEncryptedRoom(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	bob := newPerson(t, "bob")
@@ -165,6 +166,7 @@ func jarvisDevices(t *testing.T, p *tesths.Person, j *jarvis) (map[id.DeviceID]i
 // its keys, cross-signed on the first start (the recovery key logged
 // once), and a person who joined before the restart still reads it.
 func TestEncryptionAcrossRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
@@ -203,6 +205,7 @@ func TestEncryptionAcrossRestart(t *testing.T) {
 // TestNewDeviceReadsJarvis: a person who logs in on a new device after
 // joining reads Jarvis's next message there.
 func TestNewDeviceReadsJarvis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
@@ -243,6 +246,7 @@ func TestNewDeviceReadsJarvis(t *testing.T) {
 // never received is logged with its session and sender, and answered
 // once, in clear words, after Jarvis asked for the keys and waited.
 func TestUndecryptableMessage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
@@ -292,6 +296,7 @@ func TestUndecryptableMessage(t *testing.T) {
 // TestEncryptedDirectRoom: a notice for a person goes to a direct room
 // that Jarvis creates encrypted, and the person reads it there.
 func TestEncryptedDirectRoom(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
@@ -325,6 +330,7 @@ func TestEncryptedDirectRoom(t *testing.T) {
 // event by the notice marker inside its encrypted content and does not
 // send it again.
 func TestLostOutcomeInEncryptedRoom(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
@@ -367,6 +373,7 @@ func TestLostOutcomeInEncryptedRoom(t *testing.T) {
 // TestInvitedToEncryptedRoom: Jarvis joins an encrypted room a person
 // invites it to, reads them there and answers encrypted.
 func TestInvitedToEncryptedRoom(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
@@ -402,6 +409,7 @@ func TestInvitedToEncryptedRoom(t *testing.T) {
 // stops Jarvis at start with a message, instead of retrying for ever or
 // making a new identity.
 func TestWrongPickleKey(t *testing.T) {
+	t.Parallel()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
 	j.joinRoom(t, alice)
@@ -432,6 +440,7 @@ func TestWrongPickleKey(t *testing.T) {
 // the state store knows nothing of yet (its state lost, or not synced
 // yet); Jarvis reads the room's state first and sends it encrypted.
 func TestSendBeforeSyncKnowsTheRoom(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})

@@ -23,6 +23,7 @@ import (
 // again; the notices queued behind it arrive within 30 s, and every notice
 // is in the room once.
 func TestSendDeadline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	proxy := newStallProxy(t, hs.URL)
 	proxied := *hs

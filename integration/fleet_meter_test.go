@@ -20,6 +20,7 @@ import (
 // shows the spend. WALL-E, configured but never heard from, is alerted once
 // its first window has passed.
 func TestSpendCrashLoopAndSilence(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)

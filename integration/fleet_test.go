@@ -23,6 +23,7 @@ import (
 // busy machine answers; EVE's 2 s cadence is for the notices, each waited
 // for as a state.
 func TestFleetWatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)

@@ -23,6 +23,7 @@ import (
 // twice; when the holder is killed, the second takes over within the
 // lease time, says so, and answers what was asked in between.
 func TestExactlyOneJarvis(t *testing.T) {
+	t.Parallel()
 	alice := newPerson(t, "alice")
 	failover(t, alice, options{admins: []id.UserID{alice.UserID}, extra: "workspace:\n  lease_ttl: 3s\n"}, nil)
 }
@@ -107,6 +108,7 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 // table of the schema but bot_state (Matrix login state) is compared row
 // by row. Resumed, the holder trips the tripwire: it was armed to trip.
 func TestStandbyWritesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	feed, url := newSnapshotFeed(t, 0.80)
 	alice := newPerson(t, "alice")

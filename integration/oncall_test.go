@@ -21,6 +21,7 @@ import (
 // handled it, and one reply in its thread says so, with no new message
 // in the room.
 func TestOnCallClaimAndAllClear(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j, room, alice, bob, agents := onCallRoom(t, eveEvery2s, "EVE")
 
@@ -94,6 +95,7 @@ func TestOnCallClaimAndAllClear(t *testing.T) {
 // calls the admins, mentioning them, and no second one comes over the
 // next two sweeps.
 func TestOnCallEscalation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j, room, alice, _, _ := onCallRoom(t, "oncall:\n  escalate_after: 1s\n"+eveEvery2s, "EVE")
 

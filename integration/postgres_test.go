@@ -27,6 +27,7 @@ import (
 // (counted on the homeserver, encrypted or not) is one sent outbox row,
 // and every sent row is there once.
 func TestPostgresFailover(t *testing.T) {
+	t.Parallel()
 	alice := newPerson(t, "alice")
 	failover(t, alice, options{
 		admins: []id.UserID{alice.UserID},
@@ -39,6 +40,7 @@ func TestPostgresFailover(t *testing.T) {
 // of its own (a network namespace), reaching PostgreSQL and the
 // homeserver over its own link.
 func TestTwoHostsFailover(t *testing.T) {
+	t.Parallel()
 	db := testdb.EmptyConfig(t, store.Postgres)
 	hosts := twoHosts(t, db.URI)
 	alice := newPerson(t, "alice")
@@ -57,6 +59,7 @@ func TestTwoHostsFailover(t *testing.T) {
 // /messages: every event since the cut is the new holder's, each once),
 // and when its link is back it says, once, that it lost the lease.
 func TestTwoHostsPartition(t *testing.T) {
+	t.Parallel()
 	const ttl = 3 * time.Second
 	ctx := context.Background()
 	db := testdb.EmptyConfig(t, store.Postgres)
@@ -150,6 +153,7 @@ func TestTwoHostsPartition(t *testing.T) {
 // question is answered once, and every event it put in the room is one
 // sent outbox row.
 func TestTwoHostsDatabaseRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pg, err := testdb.StartServer(t)
 	if err != nil {
@@ -273,6 +277,7 @@ func postHeartbeat(ctx context.Context, base, token, agent, cycle string) int {
 // standby's poll comes every 20 s: a takeover within 10 s of the stop is
 // the notification's.
 func TestTwoHostsCleanStop(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := testdb.EmptyConfig(t, store.Postgres)
 	hosts := twoHosts(t, db.URI)

@@ -18,6 +18,7 @@ import (
 // when she turns the hours off one digest in her direct room brings what
 // was held, mentioning her; the held trip is never pushed on its own.
 func TestQuietHoursDigest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	feed, url := newSnapshotFeed(t, 0.80)
 	alice := newPerson(t, "alice")

@@ -68,6 +68,7 @@ func (j *jarvis) sayThrough(t *testing.T, watcher *tesths.Person, cli *mautrix.C
 // `!card ratify` is refused and changes nothing; the admin's Matrix
 // account ratifies, and the worker can claim the card.
 func TestBridgedCardsWaitForRatification(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	listen := cardAPIListen(t)
@@ -165,6 +166,7 @@ func (j *jarvis) directRoom(t *testing.T, p *tesths.Person) id.RoomID {
 // homeserver's user directory, the one puppet in a room with Jarvis that a
 // display name names, and refuses an unknown or ambiguous handle.
 func TestLinkWithoutACode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})

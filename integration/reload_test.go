@@ -15,6 +15,7 @@ import (
 // at once and the old one stops working within seconds, without a restart
 // or a signal.
 func TestTokenRotatesWhileRunning(t *testing.T) {
+	t.Parallel()
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: EVE\n", port)})
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)

@@ -28,6 +28,7 @@ import (
 // chat anywhere but in the one message that showed it. Jarvis runs with
 // encryption off here, so that what the homeserver holds is readable.
 func TestSecretsNeverLeave(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	listen := cardAPIListen(t)

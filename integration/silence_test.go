@@ -20,6 +20,7 @@ import (
 // message, once, with 👀 and 💤 from Jarvis under it, and not again at
 // the next sweeps.
 func TestSilenceHoldsAndEnds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	j, room, alice, _, agents := onCallRoom(t, eveEvery2s, "EVE")
 	set := j.ask(t, alice, room, `!silence EVE for 1 minute --because "deploy <b>v2</b>"`)

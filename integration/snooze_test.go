@@ -21,6 +21,7 @@ import (
 // called only then. bob then replies `snooze 1h` to the alert: it is
 // edited to say he snoozed it, an hour on.
 func TestOnCallSnooze(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const snooze = 15 * time.Second
 	j, room, alice, bob, _ := onCallRoom(t, fmt.Sprintf("oncall:\n  escalate_after: 8s\n  snooze_default: %s\n", snooze)+eveEvery2s, "EVE")

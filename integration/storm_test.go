@@ -20,6 +20,7 @@ import (
 // silent; a cadence later the four, still silent, get one grouped alert
 // of their own.
 func TestOnCallOrchestratorFold(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	agentNames := []string{"ZEUS", "EVE", "JADE", "HERMES", "ECHO"}
 	cfg := "fleet:\n  orchestrator: ZEUS\n  group_window: 30s\n  agents:\n"

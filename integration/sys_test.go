@@ -14,6 +14,7 @@ import (
 )
 
 func TestSysVerbsForAdminsOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	bob := newPerson(t, "bob")
@@ -57,6 +58,7 @@ func TestSysVerbsForAdminsOnly(t *testing.T) {
 // gains the lease, and `!sys status` says so. The pass runs beside the
 // first commands, so the status is asked again until it shows the pass.
 func TestSysStatusShowsRetention(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
@@ -91,6 +93,7 @@ func TestSysStatusShowsRetention(t *testing.T) {
 // as handled, so the new process does not take the same ✅ again: one
 // restart, one answer to it, one "Back".
 func TestSysClearAndRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})

@@ -20,6 +20,7 @@ import (
 // particular (m.in_reply_to only the fallback to the thread's latest
 // event, someone's message there), claims that alert.
 func TestThreads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)

@@ -67,6 +67,7 @@ var tripwireIDs = regexp.MustCompile(`tw_[a-z0-9]+_[a-z2-7]+`)
 // why they armed it; when the value recovers, "Cleared at …" follows in
 // its thread. A journal-only trip sends nothing and waits in `!tw journal`.
 func TestTripwirePushAndJournal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	feed, url := newSnapshotFeed(t, 0.80)
 	alice := newPerson(t, "alice")
@@ -150,6 +151,7 @@ func TestTripwirePushAndJournal(t *testing.T) {
 // with ✅ ❌ on it. Another person's ✅ does nothing; the proposer's arms
 // it, once; ❌ dismisses a proposal; the reply "arm" arms one.
 func TestConversationalArming(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, url := newSnapshotFeed(t, 0.80)
 	alice := newPerson(t, "alice")
@@ -287,6 +289,7 @@ func TestConversationalArming(t *testing.T) {
 // encrypted), are a PNG of the width and height its info states, with a
 // body that says in words what it shows.
 func TestTripChartImage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	feed, url := newSnapshotFeed(t, 0.80)
 	alice := newPerson(t, "alice")
@@ -360,6 +363,7 @@ func checkChartPNG(t *testing.T, p *tesths.Person, msg *event.MessageEventConten
 // answers with an encrypted m.image that both people in the room decrypt
 // to the same PNG.
 func TestChartInSharedRoom(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, url := newSnapshotFeed(t, 0.80)
 	alice, bob := newPerson(t, "alice"), newPerson(t, "bob")

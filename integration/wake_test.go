@@ -20,6 +20,7 @@ import (
 // router's fixed frame, mentioning the ratifier; a restart does not say
 // them again.
 func TestWakeRouter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWakeSetup(t)
 	alice, j, room, api, card := w.alice, w.j, w.room, w.api, w.card
@@ -125,6 +126,7 @@ func newWakeSetup(t testing.TB) wakeSetup {
 // unblocks the card, the notice is edited to resolved and one reply in
 // its thread gives the all-clear, with no new top-level message.
 func TestWakeAlertClaimAndAllClear(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWakeSetup(t)
 	alice, j, room, api, card := w.alice, w.j, w.room, w.api, w.card

@@ -1,29 +1,19 @@
 #!/usr/bin/env bash
-# The integration tests, with one more try for the tests that failed.
+# The integration tests, once: a test that fails now and then is a defect
+# to find, not to retry. The tests run side by side against the shared
+# homeserver (INTEGRATION_PARALLEL at a time); a failed test's whole output
+# is printed together.
 #
-# Each test that failed runs once more, on its own, in a fresh test binary
-# with a fresh homeserver; the run fails if it fails again. Every test that
-# needed the second try is named at the end, so a test that fails now and
-# then is seen, not hidden: no test should need it.
-set -uo pipefail
+# Environment:
+#   TAGS                  build tags (goolm)
+#   JARVIS_TEST_BIN       a prebuilt jarvis to test (default: built here)
+#   INTEGRATION_PARALLEL  how many tests run at once (default 16)
+#   TEST_TIMES            a file to which each test's duration is appended
+#   TESTREPORT            a built internal/testreport (default: go run)
+set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-go test -tags "${TAGS:-goolm}" -count=1 -timeout 20m ./integration/ 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
-[ "$status" -eq 0 ] && exit 0
-
-failed=$(grep -E '^--- FAIL: Test[A-Za-z0-9_]+' "$log" | sed -E 's/^--- FAIL: (Test[A-Za-z0-9_]+).*/\1/' | sort -u | paste -sd '|' -)
-if [ -z "$failed" ]; then
-	echo "integration tests failed without a failing test to try again (build error, panic or timeout)"
-	exit "$status"
-fi
-echo
-echo "=== trying again, once, on their own: $failed"
-if go test -tags "${TAGS:-goolm}" -count=1 -timeout 20m -run "^($failed)\$" ./integration/; then
-	echo "=== passed on the second try: $failed"
-	exit 0
-fi
-echo "=== failed twice: $failed"
-exit 1
+report=(go run ./internal/testreport)
+[[ -n ${TESTREPORT:-} ]] && report=("$TESTREPORT")
+go test -tags "${TAGS:-goolm}" -count=1 -timeout 15m -json -parallel "${INTEGRATION_PARALLEL:-16}" ./integration/ |
+	"${report[@]}" -stage integration ${TEST_TIMES:+-times "$TEST_TIMES"}

@@ -11,7 +11,8 @@ import (
 
 // testEngine is the engine the current run of the package's tests uses:
 // TestMain runs every test and benchmark once on SQLite, then once more on
-// PostgreSQL when JARVIS_TEST_POSTGRES is set.
+// PostgreSQL when JARVIS_TEST_POSTGRES is set (one of them alone when
+// JARVIS_TEST_ENGINE names it, as `make test` runs the two side by side).
 var testEngine = store.SQLite
 
 func TestMain(m *testing.M) {
@@ -23,7 +24,9 @@ func TestMain(m *testing.M) {
 			code = c
 		}
 	}
-	if len(testdb.Engines()) == 1 {
+	if only := os.Getenv(testdb.EnvEngine); only != "" {
+		fmt.Printf("=== store tests on %s alone: %s is set\n", only, testdb.EnvEngine)
+	} else if len(testdb.Engines()) == 1 {
 		fmt.Printf("=== store tests on PostgreSQL skipped: %s is not set\n", testdb.EnvPostgres)
 	}
 	os.Exit(code)

@@ -15,6 +15,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,13 +30,22 @@ import (
 // need it; when it is not, they are skipped.
 const EnvPostgres = "JARVIS_TEST_POSTGRES"
 
+// EnvEngine names the environment variable that keeps a test process to
+// one engine ("sqlite" or "postgres"), so that a suite can run on both
+// side by side, one process each.
+const EnvEngine = "JARVIS_TEST_ENGINE"
+
 // Engines returns the engines tests run on: SQLite, and PostgreSQL when
-// EnvPostgres is set.
+// EnvPostgres is set; only the one EnvEngine names when it is set.
 func Engines() []string {
-	if os.Getenv(EnvPostgres) == "" {
-		return []string{store.SQLite}
+	engines := []string{store.SQLite}
+	if os.Getenv(EnvPostgres) != "" {
+		engines = append(engines, store.Postgres)
 	}
-	return []string{store.SQLite, store.Postgres}
+	if only := os.Getenv(EnvEngine); only != "" {
+		return slices.DeleteFunc(engines, func(e string) bool { return e != only })
+	}
+	return engines
 }
 
 // OpenStore opens a store on a fresh database of engine with the latest
