@@ -159,7 +159,7 @@ func New(hs HomeserverConfig, cfg Config, deps Deps, log zerolog.Logger) (*Bot, 
 	b := &Bot{cfg: cfg, deps: deps, log: log, Client: cli, matrix: cli, rooms: map[id.RoomID]bridge.Room{},
 		joined: map[id.RoomID]int64{}}
 	// The syncer exists before login: the crypto helper hooks into it.
-	b.syncer = &syncer{DefaultSyncer: mautrix.NewDefaultSyncer(), bot: b, delivered: map[id.EventID]int64{}}
+	b.syncer = &syncer{DefaultSyncer: mautrix.NewDefaultSyncer(), bot: b}
 	cli.Syncer = b.syncer
 	cli.Store = syncStore{state: deps.State}
 	return b, nil

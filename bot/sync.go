@@ -44,6 +44,9 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 		// instance that holds the lease now picks up right here.
 		return errNotLeader
 	}
+	if s.delivered == nil {
+		s.delivered = map[id.EventID]int64{}
+	}
 	for _, room := range res.Rooms.Join {
 		for _, evt := range room.Timeline.Events {
 			s.delivered[evt.ID] = evt.Timestamp
