@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# make test: every test, in timed stages: vet; the binaries, built once;
-# the unit tests; the store's suite on SQLite and on PostgreSQL side by
-# side (PostgreSQL when JARVIS_TEST_POSTGRES is set); the integration
-# tests against a real homeserver. Every stage runs even when one before
-# it failed, so that one run shows every failure; the run fails if any
-# stage did. At the end: one line per stage with its time, the slowest
-# tests, and the count of all of them.
+# make test: every test, in timed stages: vet, with the test homeserver
+# building beside it; the binaries, built once; then the integration tests
+# against the homeserver, which mostly wait (for the homeserver, for the
+# clock), beside the unit tests and the store's suite on SQLite and on
+# PostgreSQL (when JARVIS_TEST_POSTGRES is set), which mostly compute.
+# Every stage runs even when one before it failed, so that one run shows
+# every failure; the run fails if any stage did. At the end: one line per
+# stage with its time, the slowest tests, and the count of all of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TAGS=${TAGS:-goolm}
@@ -35,8 +36,7 @@ stage() {
 }
 
 build() {
-	scripts/homeserver.sh build &&
-		go build -tags "$TAGS" -o "$work/jarvis" ./cmd/jarvis &&
+	go build -tags "$TAGS" -o "$work/jarvis" ./cmd/jarvis &&
 		go build -o "$work/testreport" ./internal/testreport &&
 		go test -tags "$TAGS" -count=1 -exec true ./... >/dev/null
 }
@@ -73,15 +73,26 @@ stores() {
 }
 
 failed=0
+timed "homeserver (beside vet)" scripts/homeserver.sh build >"$work/homeserver.log" 2>&1 &
+homeserver=$!
 stage vet make --no-print-directory vet || failed=1
 stage build build || failed=1
+if ! wait "$homeserver"; then
+	failed=1
+	cat "$work/homeserver.log"
+fi
 if [[ -x $work/testreport ]]; then
 	export JARVIS_TEST_BIN=$work/jarvis TESTREPORT=$work/testreport
+	timed "integration (beside unit and store)" scripts/integration.sh >"$work/integration.log" 2>&1 &
+	integration=$!
 	stage unit unit || failed=1
 	echo
 	echo "=== store"
 	stores || failed=1
-	stage integration scripts/integration.sh || failed=1
+	echo
+	echo "=== integration"
+	wait "$integration" || failed=1
+	cat "$work/integration.log"
 fi
 
 echo
