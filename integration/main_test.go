@@ -347,7 +347,9 @@ func (j *jarvis) joinStranger(t testing.TB, p *tesths.Person) id.RoomID {
 func (j *jarvis) enter(t testing.TB, p *tesths.Person) id.RoomID {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(20 * time.Second)
+	// Jarvis creates its room while it starts; on a loaded machine the
+	// homeserver can take its time.
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		resolved, err := p.ResolveAlias(ctx, id.RoomAlias(j.Alias))
 		if err == nil {

@@ -151,15 +151,18 @@ func onCallRoom(t *testing.T, sections string, agents ...string) (*jarvis, id.Ro
 	bob := newPerson(t, "bob")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n%s", port, sections)})
-	room := j.joinRoom(t, alice)
-	if _, err := alice.InviteUser(context.Background(), room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
-		t.Fatal(err)
-	}
-	j.joinRoom(t, bob)
+	// The agents report as soon as Jarvis listens: an agent that has not
+	// reported within its cadence of Jarvis's start is one that never
+	// reported, and people joining take a while on a loaded machine.
 	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, agents...)}
 	api.waitUp(t, j)
 	for _, a := range agents {
 		api.heartbeat(t, a, "C-1")
 	}
+	room := j.joinRoom(t, alice)
+	if _, err := alice.InviteUser(context.Background(), room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	j.joinRoom(t, bob)
 	return j, room, alice, bob, api
 }
