@@ -14,8 +14,8 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/internal/workload"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
 )
 
 // loadPairs is how many idle blocks and load blocks
