@@ -14,9 +14,10 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 )
 
-// The notebook's commands (PRD J-R5): what each person keeps, shown to
-// them only. Said to Jarvis, "add a task: …", "note: …", "idea: …",
-// "what are my tasks?" and "find my note about …" become them.
+// The notebook's commands, personal-assistant work that Jarvis does itself
+// rather than delegate: what each person keeps, shown to them only. Said to
+// Jarvis, "add a task: …", "note: …", "idea: …", "what are my tasks?" and
+// "find my note about …" become them.
 var (
 	cmdTask = &Handler{Name: "task", Aliases: []string{"tasks", "todo"}, Help: "Your tasks; one with a date reminds you of it.", Func: taskList,
 		Subcommands: []*Handler{

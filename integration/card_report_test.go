@@ -11,7 +11,7 @@ import (
 
 	"maunium.net/go/mautrix/event"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // TestMissionReport: a card alice published and ratified in chat reaches

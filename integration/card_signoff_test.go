@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // TestCardSignOff: a reviewer agent signs off a card over the API, pinned

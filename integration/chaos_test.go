@@ -18,9 +18,9 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/core/lease"
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/internal/workload"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 

@@ -14,14 +14,14 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
-// TestExactlyOneJarvis is the PRD's fencing criterion: a second Jarvis on
-// the same workspace posts one notice and stays mute; nothing is answered
-// twice; when the holder is killed, the second takes over within the
-// lease time, says so, and answers what was asked in between.
+// TestExactlyOneJarvis checks the workspace lease's fencing: a second
+// Jarvis on the same workspace posts one notice and stays mute; nothing is
+// answered twice; when the holder is killed, the second takes over within
+// the lease time, says so, and answers what was asked in between.
 func TestExactlyOneJarvis(t *testing.T) {
 	t.Parallel()
 	alice := newPerson(t, "alice")

@@ -14,8 +14,8 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/internal/workload"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
 )
 
 // loadPairs is how many idle blocks and load blocks
@@ -23,17 +23,18 @@ import (
 // comes from resampling their round trips.
 const loadPairs = 5
 
-// BenchmarkRoundTripUnderLoad measures AC-NS-8: the chat round trip
-// (!ping → pong in the encrypted dedicated room) while Jarvis is idle and
-// while it is under full load, side by side in one run. Full load is 64
+// BenchmarkRoundTripUnderLoad measures the chat round trip under agent load
+// against idle: !ping → pong in the encrypted dedicated room while Jarvis
+// is idle and while it is under full load, side by side in one run; its p95
+// under load should stay within 1.2 times its idle p95. Full load is 64
 // agents heartbeating as fast as they are answered (each journaling every
 // tenth time), 100,000 armed tripwires on the agents' MII, re-evaluated
-// whenever the fleet changes (one in 1,000 trips and resets), and card
-// sets of one to three cards published back to back. The b.N round trips
-// of each condition are split over loadPairs idle blocks and loadPairs
-// load blocks, alternating (idle first in even pairs, load first in odd
-// ones), so that drift of the machine's own load hits both; the load
-// starts 2 s before its block and Jarvis gets 2 s after it to drain.
+// whenever the fleet changes (one in 1,000 trips and resets), and card sets
+// of one to three cards published back to back. The b.N round trips of each
+// condition are split over loadPairs idle blocks and loadPairs load blocks,
+// alternating (idle first in even pairs, load first in odd ones), so that
+// drift of the machine's own load hits both; the load starts 2 s before its
+// block and Jarvis gets 2 s after it to drain.
 //
 // It reports each condition's p50/p95/p99, the ratio of the p95s and a
 // 95 % bootstrap confidence interval of that ratio (2,000 resamples of

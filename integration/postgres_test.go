@@ -14,8 +14,8 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 

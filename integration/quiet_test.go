@@ -10,7 +10,7 @@ import (
 
 	"maunium.net/go/mautrix/event"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // TestQuietHoursDigest: Alice sets quiet hours around the present; her

@@ -12,7 +12,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // TestRateLimited floods one room on a homeserver that rate-limits: one

@@ -8,7 +8,7 @@ import (
 
 	"maunium.net/go/mautrix/event"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // TestSilenceHoldsAndEnds: alice, an admin, silences EVE for a minute

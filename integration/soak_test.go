@@ -15,8 +15,8 @@ import (
 
 	"maunium.net/go/mautrix"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/internal/workload"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
 )
 
 // soakSeries are what TestSoak samples, in the order it prints them.

@@ -9,7 +9,7 @@ import (
 
 	"maunium.net/go/mautrix/event"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // TestOnCallOrchestratorFold: ZEUS, the orchestrator, and the four agents

@@ -17,7 +17,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // snapshotFeed serves the terminal snapshot the snapshot source kinds

@@ -8,9 +8,9 @@ import (
 
 	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/internal/workload"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -126,7 +126,8 @@ func TestWorkload(t *testing.T) {
 	}
 	for route, n := range rec.Refused {
 		// A journal entry of an agent whose breaker the workload opened
-		// is refused, as seed 001 says; nothing else is.
+		// is refused, since an open breaker halts its agent until a person
+		// reviews and resumes it; nothing else is.
 		if route != "POST /api/agents/journal 423" {
 			t.Errorf("%d refused: %s", n, route)
 		}

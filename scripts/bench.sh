@@ -39,6 +39,6 @@ bench ./integration/ BenchmarkWakeRouter 100x
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
 echo
-go run ./internal/benchtable <"$out"
+go run ./internal/testkit/benchtable <"$out"
 echo
 echo "load average (1, 5, 15 min) before: $load_before; after: $load_after; $(nproc) cores"

@@ -37,7 +37,7 @@ build() {
 }
 
 # free_port is JARVIS_HS_PORT when the caller reserved one (the tests do:
-# see internal/testport), or a port below the kernel's ephemeral range,
+# see internal/testkit/testport), or a port below the kernel's ephemeral range,
 # where no outgoing connection can be holding it, that nothing listens on.
 free_port() {
 	if [[ -n ${JARVIS_HS_PORT:-} ]]; then

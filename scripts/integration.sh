@@ -9,11 +9,11 @@
 #   JARVIS_TEST_BIN       a prebuilt jarvis to test (default: built here)
 #   INTEGRATION_PARALLEL  how many tests run at once (default 16)
 #   TEST_TIMES            a file to which each test's duration is appended
-#   TESTREPORT            a built internal/testreport (default: go run)
+#   TESTREPORT            a built internal/testkit/testreport (default: go run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-report=(go run ./internal/testreport)
+report=(go run ./internal/testkit/testreport)
 [[ -n ${TESTREPORT:-} ]] && report=("$TESTREPORT")
 go test -tags "${TAGS:-goolm}" -count=1 -timeout 15m -json -parallel "${INTEGRATION_PARALLEL:-16}" ./integration/ |
 	"${report[@]}" -stage integration ${TEST_TIMES:+-times "$TEST_TIMES"}

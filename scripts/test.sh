@@ -37,7 +37,7 @@ stage() {
 
 build() {
 	go build -tags "$TAGS" -o "$work/jarvis" ./cmd/jarvis &&
-		go build -o "$work/testreport" ./internal/testreport &&
+		go build -o "$work/testreport" ./internal/testkit/testreport &&
 		go test -tags "$TAGS" -count=1 -exec true ./... >/dev/null
 }
 

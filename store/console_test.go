@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
 // TestConsole checks the console's tables and its part of the outbox:

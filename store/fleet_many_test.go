@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core/fleet"
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
 // TestFleetManyReads: the reads of many agents at once give each agent

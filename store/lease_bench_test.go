@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core/coretest"
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
 // BenchmarkFencedWrite measures what the lease's fence adds to a write

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
 func TestMeterStore(t *testing.T) {

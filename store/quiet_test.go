@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core/quiet"
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
 // TestQuietHours: a person's quiet hours and held pushes are kept, taken

@@ -166,8 +166,9 @@ func (s *Store) PruneApprovals(ctx context.Context, before time.Time, limit int)
 
 // PruneDeletedTripwires deletes the definitions and state rows of up to
 // limit tripwires deleted before before, in one transaction. Their trips
-// (history, journal, push queue) stay: seed 000 keeps a deleted
-// tripwire's history, and those tables have their own caps.
+// (history, journal, push queue) stay: a deleted tripwire's history is
+// kept, as the record of what it noticed, and those tables have their own
+// caps.
 func (s *Store) PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int
 	err := s.tx(ctx, func(ctx context.Context) error {

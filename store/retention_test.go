@@ -213,7 +213,8 @@ func TestRetentionWindows(t *testing.T) {
 		if got := f.get("@alice:example.org", live.ID); got.Label != "live" {
 			t.Errorf("live tripwire = %+v", got)
 		}
-		// The pruned tripwire's trip outlives it (seed 000 §5).
+		// The pruned tripwire's trip outlives it: a deleted tripwire's
+		// history is kept.
 		if h := f.history("@alice:example.org", gone.ID); len(h) != 1 || h[0].TripwireID != gone.ID {
 			t.Errorf("history of the pruned tripwire = %+v, want its one trip", h)
 		}

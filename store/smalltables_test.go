@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
 // TestSmallTables exercises the queries of the small tables (excerpts,

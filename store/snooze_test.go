@@ -10,7 +10,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
 // TestIncidentSnoozes: a snooze is read back with who set it and until

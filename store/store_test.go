@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/jarvis-hmi/jarvis/internal/testdb"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 

@@ -23,8 +23,8 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
-	"github.com/jarvis-hmi/jarvis/internal/testport"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testport"
 )
 
 func main() {

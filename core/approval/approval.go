@@ -1,10 +1,11 @@
-// Package approval is the permission relay Jarvis runs for agents (J-R13,
-// J-R23): an agent asks before a risky action, Jarvis relays the request to
-// the room, the approver it names (or an admin) approves or denies it once,
-// and at the deadline its default applies. The state machine is a
-// compare-and-swap on the request's status, so two answers at once decide
-// once. Jarvis's own store is the approval queue here; a gateway that keeps
-// one elsewhere would implement Store.
+// Package approval is the permission relay Jarvis runs for agents: an agent
+// asks before a risky action, Jarvis relays the request to the room (and
+// reminds of it, through the wake router, while it waits), the approver it
+// names (or an admin) approves or denies it once, and at the deadline its
+// default applies. The state machine is a compare-and-swap on the request's
+// status, so two answers at once decide once. Jarvis's own store is the
+// approval queue here; a gateway that keeps one elsewhere would implement
+// Store.
 package approval
 
 import (

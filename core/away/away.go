@@ -1,4 +1,4 @@
-// Package away is what Jarvis says when it comes back (J-R18): it rebuilds
+// Package away is what Jarvis says when it comes back: it rebuilds
 // its view of what needs someone from the store (breakers, cards,
 // questions, approvals, agents), compares it with the view it kept while
 // it was last running, and, after a downtime longer than a threshold,

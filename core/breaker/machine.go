@@ -1,6 +1,6 @@
-// Package breaker is the per-agent circuit breaker of seed 001: the Closed,
-// Open and Half-Open state machine, its audited transitions, halt notices and
-// the human review that lifts a halt.
+// Package breaker is the per-agent circuit breaker: the Closed, Open and
+// Half-Open state machine, its audited transitions, halt notices and the
+// human review that lifts a halt.
 package breaker
 
 import (

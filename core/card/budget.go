@@ -20,8 +20,10 @@ type BudgetRule struct {
 
 // Config is the cards section of the configuration.
 type Config struct {
-	// Budget is the priority budget (J-R22), keyed by class ("P0" … "P3",
-	// any case). A class not listed is unlimited.
+	// Budget is the priority budget, keyed by class ("P0" … "P3", any
+	// case): how many cards each class may take within a window, so that
+	// no card author can inflate priorities. A class not listed is
+	// unlimited.
 	Budget map[string]BudgetRule
 }
 

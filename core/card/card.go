@@ -1,6 +1,6 @@
-// Package card is the backlog of PRD J3: card sets published atomically,
-// the card lifecycle, typed amendments, sign-offs, the priority budget and
-// the needs-decision relay.
+// Package card is the backlog, the only way Jarvis hands work to the
+// orchestrator: card sets published atomically, the card lifecycle, typed
+// amendments, sign-offs, the priority budget and the needs-decision relay.
 package card
 
 import (
@@ -14,7 +14,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-// MainAgent is the author Jarvis puts on the cards it publishes (J-R10).
+// MainAgent is the author Jarvis puts on the cards it publishes, so that
+// an audit can tell who wrote each card.
 const MainAgent = "main-agent"
 
 // Priority is a card's priority class, P0 (most urgent) to P3.
@@ -241,7 +242,8 @@ type Card struct {
 	Author string
 	// RatifiedBy is the person who last ratified the card, if anyone did;
 	// RatifiedRevision is the revision they ratified. Ratification
-	// authorises dispatch only, never a merge (J-R11).
+	// authorises dispatch only, never a merge: merging stays with the
+	// orchestrator's reviewer of record.
 	RatifiedBy       string
 	RatifiedRevision int
 	// SourceTrust is where the card's text came from: the weakest trust
@@ -314,9 +316,10 @@ type Store interface {
 	BudgetStore
 }
 
-// Service is the backlog: card sets drafted and published atomically, the
-// card lifecycle, amendments, reviewer sign-offs, the priority budget and
-// the needs-decision relay (J3).
+// Service is the backlog through which Jarvis hands work to the
+// orchestrator: card sets drafted and published atomically, the card
+// lifecycle, amendments, reviewer sign-offs, the priority budget and the
+// needs-decision relay.
 type Service struct {
 	deps   Deps
 	budget map[Priority]BudgetRule

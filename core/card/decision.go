@@ -42,8 +42,8 @@ const (
 const decisionIDPrefix = "q_"
 
 // Checkpoint is where a worker left its work when it asked: a pushed
-// branch and a note, so that the answer re-dispatches the card rather than
-// continuing a lost context (J-R21).
+// branch and a note, so that the answer, even days later, re-dispatches the
+// card rather than continuing a lost context.
 type Checkpoint struct {
 	Branch string
 	Note   string

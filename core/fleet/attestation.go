@@ -46,8 +46,7 @@ type AttestationSubject struct {
 	ClosesAt time.Time
 }
 
-// Attestation is one agent's verdict on a subject (Agent Reporting
-// Protocol §4).
+// Attestation is one agent's signed verdict on a subject.
 type Attestation struct {
 	SubjectID string
 	Agent     string

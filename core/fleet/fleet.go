@@ -1,4 +1,4 @@
-// Package fleet keeps what agents report (seed 003): heartbeats, journals and
+// Package fleet keeps what agents report: heartbeats, journals and
 // attestations, the watcher that notices silence, and the fleet status that
 // answers "what is the fleet doing".
 package fleet
@@ -125,8 +125,8 @@ type roster struct {
 	since map[string]time.Time
 }
 
-// Heartbeat is one agent's "I am alive" for a cycle (Agent Reporting
-// Protocol §2).
+// Heartbeat is one agent's "I am alive" for a cycle, with its self-reported
+// MII and mode.
 type Heartbeat struct {
 	Agent string
 	Cycle string

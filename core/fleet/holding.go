@@ -7,8 +7,9 @@ import (
 )
 
 // Holding is what the rest of the workspace knows of an agent, for the
-// fleet view (J-R12): its breaker, the cards it holds, the CI failures
-// journaled on them. The fleet reads it; it never asks an agent.
+// fleet view that answers "what is the fleet doing": its breaker, the cards
+// it holds, the CI failures journaled on them. The fleet reads it; it never
+// asks an agent.
 type Holding struct {
 	// Breaker is the agent's breaker state ("closed", "open",
 	// "half-open"), "" when it never had one.

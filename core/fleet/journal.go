@@ -22,9 +22,9 @@ const (
 	MaxJournalEvidence = 50
 )
 
-// AgentJournalEntry is one entry of an agent's journal for a cycle (Agent
-// Reporting Protocol §3). Entries are append-only per (agent, cycle,
-// entry id).
+// AgentJournalEntry is one entry of an agent's journal for a cycle: what
+// it did, with the evidence behind it. Entries are append-only per (agent,
+// cycle, entry id).
 type AgentJournalEntry struct {
 	Agent   string
 	Cycle   string

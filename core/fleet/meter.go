@@ -14,7 +14,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-// Spend is what an agent says it spent since its last heartbeat (J-R17).
+// Spend is what an agent says it spent since its last heartbeat, metered
+// per day against the agent's daily budget.
 type Spend struct {
 	TokensIn  int64
 	TokensOut int64

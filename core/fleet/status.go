@@ -10,8 +10,9 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-// AgentReport is one agent's row in the fleet status and the snapshot
-// (Agent Reporting Protocol §7).
+// AgentReport is one agent's row in the fleet status and the snapshot:
+// what is observed of it, from its last heartbeat and on-time streak to its
+// journal entries this cycle, pending attestations and MII.
 type AgentReport struct {
 	Agent    string
 	Presence AgentPresence

@@ -1,7 +1,7 @@
-// Package notebook keeps what a person asks Jarvis to keep for them
-// (PRD J-R5): tasks, with an optional due date that reminds them, notes
-// they can search in full text, and ideas. Everything is its owner's
-// alone.
+// Package notebook keeps what a person asks Jarvis to keep for them,
+// personal-assistant work that Jarvis does itself rather than delegate:
+// tasks, with an optional due date that reminds them, notes they can search
+// in full text, and ideas. Everything is its owner's alone.
 package notebook
 
 import (

@@ -1,5 +1,6 @@
-// Package tripwire is the personal tripwires protocol of seed 000: rules,
-// conditions, the evaluator, templates and personal tokens.
+// Package tripwire is the personal tripwires protocol: the standing "watch
+// this and tell me when it changes" rules a person arms with a rationale,
+// their conditions, the evaluator, templates and personal tokens.
 package tripwire
 
 import (

@@ -1,4 +1,4 @@
-// Package wake is the event/wake router (J-R23): it reconciles the conditions
+// Package wake is the event/wake router: it reconciles the conditions
 // that hold now against what it has said, and speaks only of what changed.
 package wake
 

@@ -1,7 +1,8 @@
 -- v21: Spend and boots from heartbeats, verdicts on sign-offs
--- What each agent spent per UTC day (J-R17), with whether the day's
--- budget warning and alert were posted; and each process an agent ran, by
--- the boot id its heartbeats carry, to tell a crash loop.
+-- What each agent spent per UTC day, metered against its daily budget,
+-- with whether the day's budget warning and alert were posted; and each
+-- process an agent ran, by the boot id its heartbeats carry, to tell a
+-- crash loop.
 CREATE TABLE agent_spend (
 	agent      TEXT             NOT NULL,
 	day        TEXT             NOT NULL,

@@ -21,7 +21,7 @@ import (
 	"maunium.net/go/mautrix/id"
 	"maunium.net/go/mautrix/synapseadmin"
 
-	"github.com/jarvis-hmi/jarvis/internal/testport"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testport"
 )
 
 // Homeserver is a running Dendrite.

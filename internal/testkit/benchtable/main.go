@@ -94,7 +94,7 @@ var rows = []row{
 		"Jarvis p95 ≤ 1.25 × echo p95", roundTrip("BenchmarkRoundTrip/encrypted")},
 	{"the same in plaintext rooms (`BenchmarkRoundTrip/plaintext`)",
 		"Jarvis p95 ≤ 1.25 × echo p95", roundTrip("BenchmarkRoundTrip/plaintext")},
-	{"AC-NS-8: chat round trip in the encrypted room, idle and under full load, alternating blocks (`BenchmarkRoundTripUnderLoad`)",
+	{"chat round trip in the encrypted room, idle and under full load, alternating blocks (`BenchmarkRoundTripUnderLoad`)",
 		"p95 under load ≤ 1.2 × p95 idle", underLoad("BenchmarkRoundTripUnderLoad")},
 	{"one tripwire evaluator pass, 100,000 tripwires, SQLite (`BenchmarkTripwireTick`)",
 		"≤ 250 ms", perOp("BenchmarkTripwireTick/sqlite3", 250)},

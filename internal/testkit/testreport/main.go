@@ -5,7 +5,7 @@
 // the packages printed, and a closing count. Parallel tests' output is
 // kept apart, test by test, so a failure reads as it happened.
 //
-//	go test -json ./... | go run ./internal/testreport -stage unit -times FILE
+//	go test -json ./... | go run ./internal/testkit/testreport -stage unit -times FILE
 //
 // -times appends each top-level test's result and duration to FILE, and
 // `testreport -summary FILE` prints the slowest of them and the count of

@@ -21,7 +21,7 @@ import (
 
 	"maunium.net/go/mautrix/id"
 
-	"github.com/jarvis-hmi/jarvis/internal/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // Pace is how often a client acts: Off never, Max as soon as its last

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jarvis-hmi/jarvis/internal/testport"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testport"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
