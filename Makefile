@@ -43,7 +43,7 @@ chaos: homeserver ## The fault matrix, long: make chaos SEED=… N=…
 test: ## Every test in timed stages: vet, build, unit, the store on both engines side by side, integration
 	TAGS=$(TAGS) scripts/test.sh
 
-bench: homeserver ## Every benchmark a fixed number of times, then the README's table (figures depend on machine load)
+bench: homeserver ## Every benchmark a fixed number of times, then the table of docs/benchmarks.md (figures depend on machine load)
 	scripts/bench.sh
 
 SOAK_DURATION ?= 20m

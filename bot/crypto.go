@@ -59,7 +59,7 @@ func (b *Bot) initCrypto(ctx context.Context) error {
 			// workspace that had another one.
 			return permanentError{core.Invalid("bot.encryption.pickle_key",
 				"does not decrypt Jarvis's keys stored in the database (%v): it is not the key they were saved with. "+
-					"Start with the key this database was used with; if it is lost, see \"Backups\" in the README", err)}
+					"Start with the key this database was used with; if it is lost, see \"Backups\" in docs/operating.md", err)}
 		}
 		var httpErr mautrix.HTTPError
 		if !errors.As(err, &httpErr) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every benchmark, each run a fixed number of times, then the summary table
-# (what | target | measured) the README's Benchmarks section shows.
+# (what | target | measured) docs/benchmarks.md shows.
 #
 # Environment:
 #   JARVIS_BENCH_TIMES  run every benchmark this many times instead (e.g. 3x),

@@ -1,5 +1,5 @@
 // Command benchtable reads the output of `go test -bench` (as `make bench`
-// writes it) on standard input and prints the README's benchmark table:
+// writes it) on standard input and prints the benchmark table of docs/benchmarks.md:
 // what | target | measured, with whether each target is met.
 package main
 
