@@ -44,8 +44,8 @@ func (s *Store) Approvals() *ApprovalQuery { return &ApprovalQuery{db: s.DB} }
 // InsertApproval writes a new request.
 func (q *ApprovalQuery) InsertApproval(ctx context.Context, a approval.Approval) error {
 	_, err := q.db.Exec(ctx, insertApprovalQuery, a.ID, a.Agent, a.Key, a.Fingerprint, a.Action, a.Reason,
-		jsonStrings(a.Options), a.Approver, jsonStrings(a.Asked), millisOrZero(a.Deadline), a.Default, string(a.Status),
-		a.Option, a.Defaulted, a.DecidedBy, a.Network, a.RequestedAt.UnixMilli(), millisOrZero(a.DecidedAt))
+		jsonStrings(a.Options), a.Approver, jsonStrings(a.Asked), millis(a.Deadline), a.Default, string(a.Status),
+		a.Option, a.Defaulted, a.DecidedBy, a.Network, a.RequestedAt.UnixMilli(), millis(a.DecidedAt))
 	if err != nil {
 		return fmt.Errorf("insert approval %s: %w", a.ID, err)
 	}
@@ -68,7 +68,7 @@ func (q *ApprovalQuery) ApprovalByKey(ctx context.Context, agent, key string) (a
 // pending is ErrConflict.
 func (q *ApprovalQuery) DecideApproval(ctx context.Context, a approval.Approval) error {
 	res, err := q.db.Exec(ctx, decideApprovalQuery, a.ID, string(a.Status), a.Option, a.Defaulted, a.DecidedBy, a.Network,
-		millisOrZero(a.DecidedAt))
+		millis(a.DecidedAt))
 	if err != nil {
 		return fmt.Errorf("decide approval %s: %w", a.ID, err)
 	}
@@ -110,9 +110,9 @@ func scanApproval(row dbutil.Scannable) (approval.Approval, error) {
 		a.Options = nil
 	}
 	a.Status = approval.Status(status)
-	a.Deadline = timeOrZero(deadline)
+	a.Deadline = timeOf(deadline)
 	a.RequestedAt = time.UnixMilli(requestedAt)
-	a.DecidedAt = timeOrZero(decidedAt)
+	a.DecidedAt = timeOf(decidedAt)
 	return a, nil
 }
 

@@ -118,8 +118,8 @@ func (q *BreakerQuery) AddEvent(ctx context.Context, e breaker.Event) error {
 		return err
 	}
 	_, err = q.db.Exec(ctx, insertBreakerEventQuery, e.ID, e.Agent, e.At.UnixMilli(), string(e.Severity), e.Reason,
-		string(evidence), e.OpenedBy, e.PreviousID, e.ReviewedBy, breakerMillis(e.ReviewedAt),
-		breakerMillis(e.ResolvedAt), e.ResolvedBy, string(e.Resolution), e.NextID)
+		string(evidence), e.OpenedBy, e.PreviousID, e.ReviewedBy, millis(e.ReviewedAt),
+		millis(e.ResolvedAt), e.ResolvedBy, string(e.Resolution), e.NextID)
 	if err != nil {
 		return fmt.Errorf("add breaker event %s: %w", e.ID, err)
 	}
@@ -128,8 +128,8 @@ func (q *BreakerQuery) AddEvent(ctx context.Context, e breaker.Event) error {
 
 // UpdateEvent writes an event's review and resolution fields.
 func (q *BreakerQuery) UpdateEvent(ctx context.Context, e breaker.Event) error {
-	res, err := q.db.Exec(ctx, updateBreakerEventQuery, e.ID, e.ReviewedBy, breakerMillis(e.ReviewedAt),
-		breakerMillis(e.ResolvedAt), e.ResolvedBy, string(e.Resolution), e.NextID)
+	res, err := q.db.Exec(ctx, updateBreakerEventQuery, e.ID, e.ReviewedBy, millis(e.ReviewedAt),
+		millis(e.ResolvedAt), e.ResolvedBy, string(e.Resolution), e.NextID)
 	if err != nil {
 		return fmt.Errorf("update breaker event %s: %w", e.ID, err)
 	}
@@ -197,8 +197,8 @@ func scanBreakerEvent(row dbutil.Scannable) (breaker.Event, error) {
 	e.Severity = breaker.Severity(severity)
 	e.Resolution = breaker.Resolution(resolution)
 	e.At = time.UnixMilli(openedAt)
-	e.ReviewedAt = breakerTimeOf(reviewedAt)
-	e.ResolvedAt = breakerTimeOf(resolvedAt)
+	e.ReviewedAt = timeOf(reviewedAt)
+	e.ResolvedAt = timeOf(resolvedAt)
 	return e, nil
 }
 
@@ -213,20 +213,4 @@ func scanBreakerTransition(row dbutil.Scannable) (breaker.Transition, error) {
 	t.From, t.To = breaker.State(from), breaker.State(to)
 	t.At = time.UnixMilli(at)
 	return t, nil
-}
-
-// breakerMillis stores the zero time as 0.
-func breakerMillis(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-// breakerTimeOf reads 0 as the zero time.
-func breakerTimeOf(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms)
 }

@@ -171,19 +171,3 @@ func parseStrings(s string) ([]string, error) {
 	err := json.Unmarshal([]byte(s), &out)
 	return out, err
 }
-
-// millisOrZero stores a time as unix milliseconds, the zero time as 0.
-func millisOrZero(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-// timeOrZero reads unix milliseconds, 0 as the zero time.
-func timeOrZero(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms)
-}

@@ -51,9 +51,9 @@ func (q *DecisionQuery) InsertDecision(ctx context.Context, d card.Decision) err
 		return err
 	}
 	_, err = q.db.Exec(ctx, insertDecisionQuery, d.ID, d.CardID, d.Question, string(options), d.Checkpoint.Branch,
-		d.Checkpoint.Note, millisOrZero(d.Deadline), d.DefaultOption, jsonStrings(d.Asked), string(d.Status), d.Option,
-		d.AnsweredBy, d.Network, d.AskedAt.UnixMilli(), millisOrZero(d.RemindAt), millisOrZero(d.RemindedAt),
-		millisOrZero(d.ClosedAt))
+		d.Checkpoint.Note, millis(d.Deadline), d.DefaultOption, jsonStrings(d.Asked), string(d.Status), d.Option,
+		d.AnsweredBy, d.Network, d.AskedAt.UnixMilli(), millis(d.RemindAt), millis(d.RemindedAt),
+		millis(d.ClosedAt))
 	if err != nil {
 		return fmt.Errorf("insert question %s: %w", d.ID, err)
 	}
@@ -82,7 +82,7 @@ func (q *DecisionQuery) DecisionsOfCard(ctx context.Context, cardID string) ([]c
 // question; one no longer open is ErrConflict.
 func (q *DecisionQuery) UpdateDecision(ctx context.Context, d card.Decision) error {
 	res, err := q.db.Exec(ctx, updateDecisionQuery, d.ID, string(d.Status), d.Option, d.AnsweredBy, d.Network,
-		millisOrZero(d.RemindedAt), millisOrZero(d.ClosedAt))
+		millis(d.RemindedAt), millis(d.ClosedAt))
 	if err != nil {
 		return fmt.Errorf("update question %s: %w", d.ID, err)
 	}
@@ -132,10 +132,10 @@ func scanDecision(row dbutil.Scannable) (card.Decision, error) {
 		return d, fmt.Errorf("question %s asked: %w", d.ID, err)
 	}
 	d.Status = card.DecisionStatus(status)
-	d.Deadline = timeOrZero(deadline)
+	d.Deadline = timeOf(deadline)
 	d.AskedAt = time.UnixMilli(askedAt)
-	d.RemindAt = timeOrZero(remindAt)
-	d.RemindedAt = timeOrZero(remindedAt)
-	d.ClosedAt = timeOrZero(closedAt)
+	d.RemindAt = timeOf(remindAt)
+	d.RemindedAt = timeOf(remindedAt)
+	d.ClosedAt = timeOf(closedAt)
 	return d, nil
 }

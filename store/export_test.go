@@ -43,7 +43,7 @@ func (q *TripwireQuery) InsertTripwires(ctx context.Context, recs []tripwire.Rec
 			args := make([]any, 0, len(chunk)*statePerRow)
 			for _, r := range chunk {
 				args = append(args, r.ID, rev, string(r.Status), r.CooldownSeconds, tripMillisPtr(r.LastTrippedAt), tripMillisPtr(r.LastResetAt),
-					r.TripSeq, r.TripPushed, r.LastObserved, r.ErrorStreak, r.LastError, tripMillis(r.FlapSince), r.QuarantineReason, r.QuarantineCount)
+					r.TripSeq, r.TripPushed, r.LastObserved, r.ErrorStreak, r.LastError, millis(r.FlapSince), r.QuarantineReason, r.QuarantineCount)
 			}
 			query := strings.Replace(insertTripwireStateQuery, placeholders(statePerRow), bulkRows(rowTemplate(statePerRow), len(chunk), statePerRow, 0), 1)
 			_, err := q.db.Exec(ctx, query, args...)

@@ -83,7 +83,7 @@ type agentStateRow fleet.AgentState
 // GetMassInsertValues returns the row's columns for a multi-row upsert.
 func (st agentStateRow) GetMassInsertValues() [12]any {
 	return [12]any{st.Agent, st.Cycle, st.LastAt.UnixMilli(), st.NextExpectedBy.UnixMilli(), st.Streak, st.MII, st.Mode,
-		st.Notes, st.Announced, st.Incident, st.Metered, unixMilliOrZero(st.GraceUntil)}
+		st.Notes, st.Announced, st.Incident, st.Metered, millis(st.GraceUntil)}
 }
 
 // HeartbeatQuery reads and writes agents' heartbeats and reporting state.
@@ -151,7 +151,7 @@ func (q *HeartbeatQuery) putAgentStatesPG(ctx context.Context, states []fleet.Ag
 	miis := make([]float64, n)
 	for i, st := range states {
 		agents[i], cycles[i], modes[i], notes[i], announced[i], metered[i] = st.Agent, st.Cycle, st.Mode, st.Notes, st.Announced, st.Metered
-		lastAt[i], nextBy[i], graceUntil[i] = st.LastAt.UnixMilli(), st.NextExpectedBy.UnixMilli(), unixMilliOrZero(st.GraceUntil)
+		lastAt[i], nextBy[i], graceUntil[i] = st.LastAt.UnixMilli(), st.NextExpectedBy.UnixMilli(), millis(st.GraceUntil)
 		streaks[i], incidents[i] = int32(st.Streak), int32(st.Incident)
 		miis[i] = st.MII
 	}
@@ -242,6 +242,6 @@ func scanAgentState(row dbutil.Scannable) (fleet.AgentState, error) {
 	if err != nil {
 		return st, err
 	}
-	st.LastAt, st.NextExpectedBy, st.GraceUntil = time.UnixMilli(lastAt), time.UnixMilli(nextExpected), timeOrZero(grace)
+	st.LastAt, st.NextExpectedBy, st.GraceUntil = time.UnixMilli(lastAt), time.UnixMilli(nextExpected), timeOf(grace)
 	return st, nil
 }

@@ -57,8 +57,8 @@ func (q *IncidentQuery) PutIncident(ctx context.Context, inc oncall.Incident) er
 		return err
 	}
 	_, err = q.db.Exec(ctx, putIncidentQuery, inc.ID, inc.NoticeKey, inc.RoomID, inc.Body, inc.Kind, inc.Subject,
-		inc.OpenedAt.UnixMilli(), inc.Owner, unixMilliOrZero(inc.ClaimedAt), unixMilliOrZero(inc.ResolvedAt), inc.Tier, unixMilliOrZero(inc.EscalatedAt),
-		unixMilliOrZero(inc.RemindedAt), inc.SnoozedBy, unixMilliOrZero(inc.SnoozedAt), unixMilliOrZero(inc.SnoozedUntil), inc.Parent,
+		inc.OpenedAt.UnixMilli(), inc.Owner, millis(inc.ClaimedAt), millis(inc.ResolvedAt), inc.Tier, millis(inc.EscalatedAt),
+		millis(inc.RemindedAt), inc.SnoozedBy, millis(inc.SnoozedAt), millis(inc.SnoozedUntil), inc.Parent,
 		inc.HeldKey, string(mentions))
 	return err
 }
@@ -84,7 +84,7 @@ func (q *IncidentQuery) Unreminded(ctx context.Context, before time.Time) ([]onc
 // RemindIncident records a reminder of an open incident's owner, once per
 // last reminder.
 func (q *IncidentQuery) RemindIncident(ctx context.Context, id string, last, at time.Time) (bool, error) {
-	return q.update(ctx, remindQuery, id, unixMilliOrZero(last), at.UnixMilli())
+	return q.update(ctx, remindQuery, id, millis(last), at.UnixMilli())
 }
 
 // Members lists the incidents folded or grouped into incident id.
@@ -152,9 +152,9 @@ func scanIncident(row interface{ Scan(...any) error }) (oncall.Incident, error) 
 	if err := json.Unmarshal([]byte(mentions), &inc.HeldMentions); err != nil {
 		return inc, fmt.Errorf("incident %s held mentions: %w", inc.ID, err)
 	}
-	inc.OpenedAt, inc.ClaimedAt, inc.ResolvedAt = time.UnixMilli(opened), timeOrZero(claimed), timeOrZero(resolved)
-	inc.EscalatedAt, inc.RemindedAt = timeOrZero(escalated), timeOrZero(reminded)
-	inc.SnoozedAt, inc.SnoozedUntil = timeOrZero(snoozedAt), timeOrZero(snoozedUntil)
+	inc.OpenedAt, inc.ClaimedAt, inc.ResolvedAt = time.UnixMilli(opened), timeOf(claimed), timeOf(resolved)
+	inc.EscalatedAt, inc.RemindedAt = timeOf(escalated), timeOf(reminded)
+	inc.SnoozedAt, inc.SnoozedUntil = timeOf(snoozedAt), timeOf(snoozedUntil)
 	return inc, nil
 }
 

@@ -46,7 +46,7 @@ func (s *Store) Notebook() *NotebookQuery { return &NotebookQuery{db: s.DB} }
 // index too, and returns its ID.
 func (q *NotebookQuery) InsertEntry(ctx context.Context, e notebook.Entry) (int64, error) {
 	var id int64
-	if err := q.db.QueryRow(ctx, insertEntryQuery, e.Owner, string(e.Kind), e.Text, unixMilliOrZero(e.Due), e.CreatedAt.UnixMilli()).Scan(&id); err != nil {
+	if err := q.db.QueryRow(ctx, insertEntryQuery, e.Owner, string(e.Kind), e.Text, millis(e.Due), e.CreatedAt.UnixMilli()).Scan(&id); err != nil {
 		return 0, err
 	}
 	if e.Kind == notebook.Note && q.db.Dialect == dbutil.SQLite {
@@ -135,12 +135,4 @@ func scanEntry(row interface{ Scan(...any) error }) (notebook.Entry, error) {
 		e.Done = time.UnixMilli(done)
 	}
 	return e, err
-}
-
-// unixMilliOrZero stores the zero time as 0.
-func unixMilliOrZero(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
 }

@@ -81,7 +81,7 @@ func scanSilence(row interface{ Scan(...any) error }) (oncall.Silence, error) {
 	var started, ends, ended int64
 	var held string
 	err := row.Scan(&s.ID, &s.Scope, &s.Target, &s.Reason, &s.By, &s.RoomID, &started, &ends, &s.UntilResolved, &ended, &s.HeldAlerts, &s.HeldTrips, &held)
-	s.StartedAt, s.EndsAt, s.EndedAt = time.UnixMilli(started), time.UnixMilli(ends), timeOrZero(ended)
+	s.StartedAt, s.EndsAt, s.EndedAt = time.UnixMilli(started), time.UnixMilli(ends), timeOf(ended)
 	if held != "" {
 		s.Held = strings.Split(strings.TrimSuffix(held, "\n"), "\n")
 	}

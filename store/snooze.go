@@ -37,7 +37,7 @@ func (q *IncidentQuery) WakeIncident(ctx context.Context, id string, until time.
 // until (zero: no longer); core.ErrNotFound when scope has no such
 // tripwire.
 func (q *TripwireQuery) SnoozeTripwire(ctx context.Context, scope, id string, until time.Time) error {
-	res, err := q.db.Exec(ctx, snoozeTripwireQuery, scope, id, unixMilliOrZero(until))
+	res, err := q.db.Exec(ctx, snoozeTripwireQuery, scope, id, millis(until))
 	if err != nil {
 		return err
 	}

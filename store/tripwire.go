@@ -151,7 +151,7 @@ func (q *TripwireQuery) InsertTripwire(ctx context.Context, r tripwire.Record) e
 		}
 		_, err = q.db.Exec(ctx, insertTripwireStateQuery, r.ID, rev, string(r.Status), r.CooldownSeconds,
 			tripMillisPtr(r.LastTrippedAt), tripMillisPtr(r.LastResetAt), r.TripSeq, r.TripPushed, r.LastObserved,
-			r.ErrorStreak, r.LastError, tripMillis(r.FlapSince), r.QuarantineReason, r.QuarantineCount)
+			r.ErrorStreak, r.LastError, millis(r.FlapSince), r.QuarantineReason, r.QuarantineCount)
 		if err != nil {
 			return fmt.Errorf("insert tripwire %q state: %w", r.ID, err)
 		}
@@ -228,7 +228,7 @@ func (q *TripwireQuery) SaveTripwire(ctx context.Context, r tripwire.Record) err
 			return err
 		}
 		_, err = q.db.Exec(ctx, saveTripwireStateQuery, r.ID, rev, string(r.Status), r.CooldownSeconds, r.LastObserved,
-			r.ErrorStreak, r.LastError, tripMillis(r.FlapSince), r.QuarantineReason)
+			r.ErrorStreak, r.LastError, millis(r.FlapSince), r.QuarantineReason)
 		if err != nil {
 			return fmt.Errorf("save tripwire %q state: %w", r.ID, err)
 		}
@@ -363,7 +363,7 @@ func (q *TripwireQuery) ChangedTripwires(ctx context.Context, rev int64) ([]trip
 		}
 		st.Status = tripwire.Status(status)
 		st.CooldownSeconds, st.ErrorStreak = int(cooldown), int(streak)
-		st.LastTrippedAt = tripTime(lastTripped)
+		st.LastTrippedAt = timeOf(lastTripped)
 		latest = max(latest, rowRev)
 		states = append(states, st)
 	}
@@ -572,10 +572,10 @@ func scanTripwire(row dbutil.Scannable) (tripwire.Record, error) {
 	}
 	r.Status = tripwire.Status(status)
 	r.SourceTrust = core.Trust(trust)
-	r.CreatedAt, r.UpdatedAt = tripTime(created), tripTime(updated)
+	r.CreatedAt, r.UpdatedAt = timeOf(created), timeOf(updated)
 	r.LastTrippedAt, r.LastResetAt = tripTimePtr(tripped), tripTimePtr(reset)
-	r.FlapSince = tripTime(flapSince)
-	r.SnoozedUntil = timeOrZero(snoozed)
+	r.FlapSince = timeOf(flapSince)
+	r.SnoozedUntil = timeOf(snoozed)
 	return r, nil
 }
 
@@ -600,7 +600,7 @@ func scanTripJournalEntry(row dbutil.Scannable) (tripwire.JournalEntry, error) {
 }
 
 func decodeTrip(e *tripwire.TripEvent, at int64, value, context string) error {
-	e.Timestamp = tripTime(at)
+	e.Timestamp = timeOf(at)
 	if err := json.Unmarshal([]byte(value), &e.ObservedValue); err != nil {
 		return fmt.Errorf("trip %s/%d observed value: %w", e.TripwireID, e.Trip, err)
 	}
@@ -699,27 +699,15 @@ func tripContext(m map[string]any) map[string]any {
 	return m
 }
 
-func tripMillis(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
+// tripMillisPtr is millis of *t, 0 for nil.
 func tripMillisPtr(t *time.Time) int64 {
 	if t == nil {
 		return 0
 	}
-	return tripMillis(*t)
+	return millis(*t)
 }
 
-func tripTime(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
-
+// tripTimePtr is timeOf as a pointer, nil for 0.
 func tripTimePtr(ms int64) *time.Time {
 	if ms == 0 {
 		return nil

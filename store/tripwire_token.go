@@ -69,7 +69,7 @@ func (q *TripwireTokenQuery) ListTokens(ctx context.Context, citizen string) ([]
 	return dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (tok tripwire.Token, err error) {
 		var created int64
 		err = row.Scan(&tok.ID, &tok.Citizen, &tok.Label, &created)
-		tok.CreatedAt = tripTime(created)
+		tok.CreatedAt = timeOf(created)
 		return
 	}, err).AsList()
 }
