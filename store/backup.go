@@ -152,7 +152,7 @@ func openReadOnly(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// schemaVersion is the version the numbered migrations brought db to.
+// schemaVersion is the version the schema upgrades brought db to.
 func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
 	var version int
 	err := db.QueryRowContext(ctx, "SELECT version FROM version LIMIT 1").Scan(&version)

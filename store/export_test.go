@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
@@ -58,3 +60,10 @@ func placeholders(n int) string { return "(" + bulkIn(1, n) + ")" }
 
 // rowTemplate is "($%d, …)" with n parameters, for bulkRows.
 func rowTemplate(n int) string { return "(" + strings.Repeat("$%d, ", n-1) + "$%d)" }
+
+// OpenThroughNumberedUpgrades opens cfg as Open does, but builds an empty
+// database's schema with the numbered upgrade files, from 01 to the last,
+// instead of with 00-latest-schema.sql.
+func OpenThroughNumberedUpgrades(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
+	return open(ctx, cfg, log, buildUpgradeTable(latestSchema))
+}

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,10 +32,41 @@ import (
 //go:embed upgrades/*.sql
 var upgrades embed.FS
 
-var upgradeTable = dbutil.BuildUpgradeTable().WithFSPath(upgrades, "upgrades").Finish()
+// The two ways from an empty database (version 0) to the latest schema:
+// latestSchema builds it in one step, and the numbered files from
+// firstUpgrade on build it one version at a time. An upgrade table holds
+// one way from each version, so Open's leaves out firstUpgrade: an empty
+// database runs latestSchema, one at version 1 or later the numbered files
+// after its version. The tests run the numbered files from the start too,
+// and compare the schemas the two ways build.
+const (
+	latestSchema = "00-latest-schema.sql"
+	firstUpgrade = "01-foundation.sql"
+)
 
-// Upgrades returns the numbered .sql files that Open applies, in order, to
-// bring a database to the latest schema.
+// upgradeTable is what Open applies.
+var upgradeTable = buildUpgradeTable(firstUpgrade)
+
+// buildUpgradeTable reads the upgrade files, but the one named skip.
+func buildUpgradeTable(skip string) dbutil.UpgradeTable {
+	return dbutil.BuildUpgradeTable().WithFSPath(upgradesWithout{upgrades, skip}, "upgrades").Finish()
+}
+
+// upgradesWithout is the upgrade files without the one named skip.
+type upgradesWithout struct {
+	embed.FS
+	skip string
+}
+
+// ReadDir lists the directory name without the skipped file.
+func (u upgradesWithout) ReadDir(name string) ([]fs.DirEntry, error) {
+	entries, err := u.FS.ReadDir(name)
+	return slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return e.Name() == u.skip }), err
+}
+
+// Upgrades returns the .sql files of the schema: 00-latest-schema.sql,
+// which Open applies to an empty database, and the numbered files, which
+// it applies in order to one at an older version.
 func Upgrades() fs.FS {
 	sub, err := fs.Sub(upgrades, "upgrades")
 	if err != nil {
@@ -147,6 +179,11 @@ func sqliteDSN(path string) string {
 
 // Open opens the database and brings its schema to the latest version.
 func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
+	return open(ctx, cfg, log, upgradeTable)
+}
+
+// open is Open with the upgrade table to apply.
+func open(ctx context.Context, cfg Config, log zerolog.Logger, table dbutil.UpgradeTable) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -162,7 +199,7 @@ func Open(ctx context.Context, cfg Config, log zerolog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.Owner = "jarvis"
-	db.UpgradeTable = upgradeTable
+	db.UpgradeTable = table
 	db.Log = dbutil.ZeroLogger(log.With().Str("component", "store").Logger())
 	if err := upgrade(ctx, db); err != nil {
 		db.Close()

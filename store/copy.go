@@ -30,7 +30,7 @@ const (
 	liveLeaseQuery = `SELECT holder FROM workspace_lease WHERE expires_at > $1 ORDER BY expires_at DESC LIMIT 1`
 )
 
-// seededRows are the rows the migrations themselves insert; a target that
+// seededRows are the rows the schema upgrades themselves insert; a target that
 // holds only these is empty.
 var seededRows = map[string]int{"tripwire_rev": 1}
 
