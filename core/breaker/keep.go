@@ -3,7 +3,6 @@ package breaker
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core"
 )
@@ -18,25 +17,17 @@ const ActKeep Action = "keep"
 // The breaker stays open. An event that does not hold its breaker open
 // (half-open, or over) is an illegal transition and changes nothing.
 func (b *Service) Keep(ctx context.Context, eventID, who string) (Status, error) {
-	who = strings.TrimSpace(who)
-	if who == "" {
-		return Status{}, core.Invalid("who", "is required")
+	who, err := actor(who)
+	if err != nil {
+		return Status{}, err
 	}
 	var st Status
-	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		ev, err := b.deps.Store.Event(ctx, eventID)
+	err = b.write(ctx, func(ctx context.Context) (string, error) {
+		ev, rec, err := b.liveEvent(ctx, eventID, ActKeep)
 		if err != nil {
 			return "", err
 		}
-		rec, err := b.deps.Store.Get(ctx, ev.Agent)
-		if err != nil {
-			return "", err
-		}
-		switch {
-		case rec.EventID != eventID || rec.State == Closed:
-			return "", fmt.Errorf("breaker of %s is %s and event %s is over, cannot keep it halted: %w",
-				rec.Agent, rec.State, eventID, core.ErrIllegalTransition)
-		case rec.State != Open:
+		if rec.State != Open {
 			return "", fmt.Errorf("breaker of %s is %s, cannot keep it halted: %w", rec.Agent, rec.State, core.ErrIllegalTransition)
 		}
 		now := b.deps.Clock.Now()

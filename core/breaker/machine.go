@@ -111,6 +111,7 @@ var verbs = map[Action]string{
 	ActVerifyFailed: "verify it",
 	ActTimeout:      "time it out",
 	ActOverrule:     "reset it",
+	ActKeep:         "keep it halted",
 }
 
 // nextState returns the state act leads to from from, or an
@@ -676,23 +677,15 @@ type eventChange func(ctx context.Context, rec Record, ev Event, now time.Time) 
 // onEvent applies a person's action to the event that holds an agent's
 // breaker; an event that is not the current one is an illegal transition.
 func (b *Service) onEvent(ctx context.Context, eventID, who string, act Action, change eventChange) (Status, error) {
-	who = strings.TrimSpace(who)
-	if who == "" {
-		return Status{}, core.Invalid("who", "is required")
+	who, err := actor(who)
+	if err != nil {
+		return Status{}, err
 	}
 	var st Status
-	err := b.write(ctx, func(ctx context.Context) (string, error) {
-		ev, err := b.deps.Store.Event(ctx, eventID)
+	err = b.write(ctx, func(ctx context.Context) (string, error) {
+		ev, rec, err := b.liveEvent(ctx, eventID, act)
 		if err != nil {
 			return "", err
-		}
-		rec, err := b.deps.Store.Get(ctx, ev.Agent)
-		if err != nil {
-			return "", err
-		}
-		if rec.State == Closed || rec.EventID != eventID {
-			return "", fmt.Errorf("breaker of %s is %s and event %s is over, cannot %s: %w",
-				rec.Agent, rec.State, eventID, verbs[act], core.ErrIllegalTransition)
 		}
 		st, err = b.transition(ctx, rec, ev, act, who, "", change)
 		return changed(rec.Agent, rec.State, st.State), err
@@ -701,6 +694,34 @@ func (b *Service) onEvent(ctx context.Context, eventID, who string, act Action, 
 		return Status{}, fmt.Errorf("%s breaker event %s: %w", act, eventID, err)
 	}
 	return st, nil
+}
+
+// actor is who acts on a breaker, trimmed; it is required.
+func actor(who string) (string, error) {
+	who = strings.TrimSpace(who)
+	if who == "" {
+		return "", core.Invalid("who", "is required")
+	}
+	return who, nil
+}
+
+// liveEvent reads breaker event eventID and its agent's breaker, which act
+// needs to be still on it: an event whose breaker closed or moved on to
+// another event is over.
+func (b *Service) liveEvent(ctx context.Context, eventID string, act Action) (Event, Record, error) {
+	ev, err := b.deps.Store.Event(ctx, eventID)
+	if err != nil {
+		return Event{}, Record{}, err
+	}
+	rec, err := b.deps.Store.Get(ctx, ev.Agent)
+	if err != nil {
+		return Event{}, Record{}, err
+	}
+	if rec.State == Closed || rec.EventID != eventID {
+		return Event{}, Record{}, fmt.Errorf("breaker of %s is %s and event %s is over, cannot %s: %w",
+			rec.Agent, rec.State, eventID, verbs[act], core.ErrIllegalTransition)
+	}
+	return ev, rec, nil
 }
 
 // Verify is the supervisor's verification pass over a half-open breaker:
