@@ -20,6 +20,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/chart"
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/console"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
@@ -105,7 +106,7 @@ var errRestart = errors.New("restart asked")
 // and Close closes the store once Run has returned.
 type App struct {
 	configPath string
-	cfg        *Config
+	cfg        *config.Config
 	log        zerolog.Logger
 	logs       *logring.Ring
 	started    time.Time
@@ -165,7 +166,7 @@ type App struct {
 // to Matrix and joins the dedicated room, and wires the services, the
 // commands and the API. A failure carries the exit code of its kind.
 func NewApp(ctx context.Context, configPath string) (*App, error) {
-	cfg, err := LoadConfig(configPath)
+	cfg, err := config.Load(configPath)
 	if err != nil {
 		return nil, fail(exitConfig, err)
 	}
@@ -194,7 +195,7 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 // openApp starts an application on the configuration: the logger, which
 // writes to logOut as well as to the ring `!sys logs` reads (to stderr when
 // nil), and the store, upgraded.
-func openApp(ctx context.Context, configPath string, cfg *Config, logOut io.Writer) (*App, error) {
+func openApp(ctx context.Context, configPath string, cfg *config.Config, logOut io.Writer) (*App, error) {
 	a := &App{
 		configPath: configPath,
 		cfg:        cfg,
@@ -726,7 +727,7 @@ func uncounted[T any](sweep func(context.Context) (T, error)) func(context.Conte
 // reload applies what a reloaded configuration may change without a
 // restart: the fleet's agents. (API credentials live in the store: see
 // `jarvis token`.)
-func (a *App) reload(next *Config) {
+func (a *App) reload(next *config.Config) {
 	if err := a.fleet.SetConfig(next.Fleet); err != nil {
 		a.log.Err(err).Msg("Failed to reload the fleet's agents")
 	}

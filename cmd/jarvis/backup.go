@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -35,7 +36,7 @@ func newBackupCommand(configPath *string) *cobra.Command {
 			"bot.encryption.pickle_key. On PostgreSQL, use pg_dump instead (see Backups in the README).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := LoadConfig(*configPath)
+			cfg, err := config.Load(*configPath)
 			if err != nil {
 				return fail(exitConfig, err)
 			}

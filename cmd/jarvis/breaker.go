@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/lease"
@@ -101,7 +102,7 @@ type breakerCLI struct {
 
 // withBreakers opens the database of the configuration and runs fn on it.
 func withBreakers(ctx context.Context, configPath string, fn func(cli *breakerCLI) error) error {
-	cfg, err := LoadConfig(configPath)
+	cfg, err := config.Load(configPath)
 	if err != nil {
 		return fail(exitConfig, err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/console"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -76,7 +77,7 @@ func newConsoleCommand() *cobra.Command {
 // runConsole opens the workspace, holds its lease while no Jarvis does,
 // and runs the console: one command with -c, else the terminal.
 func runConsole(ctx context.Context, opts consoleOptions) error {
-	cfg, err := LoadConfig(opts.config)
+	cfg, err := config.Load(opts.config)
 	if err != nil {
 		return fail(exitConfig, err)
 	}

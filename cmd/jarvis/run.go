@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
@@ -112,7 +113,7 @@ func (a *App) queueMute(ctx context.Context, epoch int64) error {
 // reloadOnHangup re-reads the configuration on SIGHUP and applies what
 // can change without a restart: the agents' token and the fleet's agents.
 // A file that does not load is logged and changes nothing.
-func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, apply func(*Config)) {
+func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, apply func(*config.Config)) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -121,7 +122,7 @@ func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, 
 		case <-ctx.Done():
 			return
 		case <-hup:
-			next, err := LoadConfig(configPath)
+			next, err := config.Load(configPath)
 			if err != nil {
 				log.Err(err).Msg("Not reloading: the configuration does not load")
 				continue
@@ -384,7 +385,7 @@ func (a *App) announceBack(ctx context.Context) error {
 
 // newLogger logs pretty on a terminal and JSON otherwise, unless the
 // config says which, and keeps the last lines in ring for `!sys logs`.
-func newLogger(cfg LoggingConfig, ring *logring.Ring, to io.Writer) zerolog.Logger {
+func newLogger(cfg config.LoggingConfig, ring *logring.Ring, to io.Writer) zerolog.Logger {
 	level, _ := zerolog.ParseLevel(cfg.Level)
 	if to == nil {
 		to = os.Stderr

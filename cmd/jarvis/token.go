@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -73,7 +74,7 @@ func newTokenCommand(configPath *string) *cobra.Command {
 // it is new, so that tokens can be issued before the first start) and runs
 // fn with the credential service on it.
 func withCredentials(ctx context.Context, configPath string, fn func(creds *credential.Service) error) error {
-	cfg, err := LoadConfig(configPath)
+	cfg, err := config.Load(configPath)
 	if err != nil {
 		return fail(exitConfig, err)
 	}
