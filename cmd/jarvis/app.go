@@ -157,7 +157,7 @@ type App struct {
 	// restart is `!sys restart`, asked once.
 	restart chan struct{}
 	// lastTick is the evaluator's last pass, for `!sys status`.
-	lastTick atomic.Pointer[tickSummary]
+	lastTick atomic.Pointer[commands.TickSummary]
 	// lastRetention is the retention loop's last pass, for `!sys status`.
 	lastRetention atomic.Pointer[retention.Report]
 }
@@ -392,16 +392,12 @@ func (a *App) initCommands() {
 			default:
 			}
 		}}
-	sys.Sections = append(a.statusSections(), commands.StatusSection{
-		Title: "Fleet", Verb: "fleet", Help: "What every agent is doing, from heartbeats.",
-		Lines: func(ctx context.Context) ([]string, error) {
-			rows, err := a.fleet.FleetStatus(ctx)
-			return strings.Split(fleet.Render(rows), "\n"), err
-		}}, commands.StatusSection{
-		Title: "Tripwires, breakers, cards",
-		Lines: func(ctx context.Context) ([]string, error) {
-			return a.domainStatus(ctx)
-		}})
+	sys.Sections = commands.StatusSections(commands.Status{Homeserver: a.cfg.Homeserver.URL,
+		Matrix: func() commands.MatrixHealth { return commands.MatrixHealth(a.bot.Health()) },
+		Lease:  a.lease, Outbox: a.outbox, Store: a.store, Fleet: a.fleet, Breakers: a.breakers,
+		Cards:         func(ctx context.Context) (map[string]int, error) { return cardCounts(ctx, a.cards) },
+		LastTick:      a.lastTick.Load,
+		LastRetention: a.lastRetention.Load})
 	// Drafts belong to people: clearing a room drops its members' drafts.
 	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(a.cards, func(ctx context.Context, roomID string) ([]string, error) {
 		if a.bot == nil || strings.HasPrefix(roomID, core.ConsolePrefix) {
@@ -666,7 +662,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		a.tripwires.Run(twCtx, func(r tripwire.TickReport, err error) {
 			now := time.Now()
 			if !started.IsZero() {
-				a.lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
+				a.lastTick.Store(&commands.TickSummary{At: now, Report: r, Err: err})
 			}
 			started = now
 			if err != nil {
