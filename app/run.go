@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -24,29 +24,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/store"
 )
-
-// runJarvis runs Jarvis until a signal, a failure, or `!sys restart`,
-// which starts the same binary again once the store is closed.
-func runJarvis(ctx context.Context, configPath string) error {
-	app, err := NewApp(ctx, configPath)
-	if errors.Is(err, errStopped) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	err = app.Run(ctx)
-	app.Close()
-	switch {
-	case errors.Is(err, errRestart):
-		app.log.Info().Msg("Restarting")
-		return reexec()
-	case err != nil:
-		return err
-	}
-	app.log.Info().Msg("Jarvis stopped")
-	return nil
-}
 
 // leaseChanged reacts to this Jarvis gaining or losing the workspace
 // lease. Gaining it, it says it is back if a restart was asked. Refused
@@ -208,15 +185,16 @@ func drainOutbox(ctx context.Context, outbox *store.Outbox, timeout time.Duratio
 	}
 }
 
-// reexec replaces this process with a fresh start of the same binary and
-// arguments. Under systemd the PID stays, so Restart=always is not needed
-// for it.
-func reexec() error {
+// Reexec replaces this process with a fresh start of the same binary and
+// arguments, for `!sys restart` (Run returned ErrRestart). Under systemd
+// the PID stays, so Restart=always is not needed for it. It returns only
+// when it fails.
+func Reexec() error {
 	self, err := os.Executable()
 	if err != nil {
-		return fail(exitFailure, fmt.Errorf("restart: %w", err))
+		return fail(ErrFailed, fmt.Errorf("restart: %w", err))
 	}
-	return fail(exitFailure, fmt.Errorf("restart: %w", syscall.Exec(self, os.Args, os.Environ())))
+	return fail(ErrFailed, fmt.Errorf("restart: %w", syscall.Exec(self, os.Args, os.Environ())))
 }
 
 // announceBack says "back" in the room where a restart was asked, once.
@@ -228,7 +206,7 @@ func (a *App) announceBack(ctx context.Context) error {
 		}
 		err = a.outbox.Enqueue(ctx, core.Notice{
 			Key: "back:" + strconv.FormatInt(time.Now().UnixNano(), 36), RoomID: room, Kind: core.NoticeMessage,
-			Body: fmt.Sprintf("Back: Jarvis %s is running again.", version),
+			Body: fmt.Sprintf("Back: Jarvis %s is running again.", a.version),
 		})
 		if err != nil {
 			return err

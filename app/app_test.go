@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func TestRunWithoutHomeserver(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewApp(context.Background(), path)
+	_, err := New(context.Background(), path, "test")
 	var fe *core.FieldError
 	if !errors.As(err, &fe) || fe.Field != "homeserver.url" {
 		t.Fatalf("jarvis run without a homeserver: %v, want an error naming homeserver.url", err)
