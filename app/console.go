@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -33,6 +34,21 @@ type ConsoleOptions struct {
 	History string
 	// Version is this build's, for the log and `!sys status`.
 	Version string
+}
+
+// DefaultConsoleHistory is where the console keeps what was typed unless
+// told otherwise: $XDG_STATE_HOME/jarvis/console_history, ~/.local/state
+// by default.
+func DefaultConsoleHistory() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "jarvis", "console_history")
 }
 
 // Console opens the workspace, holds its lease while no Jarvis does, and

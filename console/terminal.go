@@ -179,20 +179,6 @@ func User() (string, error) {
 	return "", errors.New("who is at this terminal? neither the user database nor $USER says")
 }
 
-// DefaultHistory is where the console keeps what was typed:
-// $XDG_STATE_HOME/jarvis/console_history, ~/.local/state by default.
-func DefaultHistory() string {
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(dir, "jarvis", "console_history")
-}
-
 // PromptLine asks a question on the terminal, for `jarvis console -c`,
 // and reads the answer.
 func PromptLine(prompt string) (string, error) {

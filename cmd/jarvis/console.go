@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-hmi/jarvis/app"
-	"github.com/jarvis-hmi/jarvis/console"
 )
 
 // newConsoleCommand is `jarvis console`: the operator's conversation with
@@ -31,6 +30,6 @@ func newConsoleCommand() *cobra.Command {
 	cmd.Flags().StringVar(&opts.ConfigPath, "config", "config.yaml", "configuration file")
 	cmd.Flags().StringVarP(&opts.Command, "command", "c", "", "run one command or sentence, print the answer and exit (0 answered, 1 refused, 2 error)")
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 30*time.Second, "with -c, how long to wait for a Jarvis to act on it")
-	cmd.Flags().StringVar(&opts.History, "history", console.DefaultHistory(), "file that keeps what was typed, across sessions")
+	cmd.Flags().StringVar(&opts.History, "history", app.DefaultConsoleHistory(), "file that keeps what was typed, across sessions")
 	return cmd
 }
