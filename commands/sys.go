@@ -12,6 +12,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/retention"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // System is what the `!sys` verbs report on. Features add status lines
@@ -209,4 +215,214 @@ func sysClear(e *Event, roomID string) string {
 		return fmt.Sprintf("Cleared, as %s asked: there was nothing to forget. Tripwires, journals and cards are untouched.", e.Sender)
 	}
 	return fmt.Sprintf("Cleared, as %s asked: %s. Tripwires, journals and cards are untouched.", e.Sender, strings.Join(parts, ", "))
+}
+
+// Status is where the figures of `!sys status` come from: the wiring
+// supplies them, and StatusSections writes them out, section by section.
+type Status struct {
+	// Homeserver is the URL of the homeserver Jarvis lives on.
+	Homeserver string
+	// Matrix is how the connection to the homeserver fares.
+	Matrix func() MatrixHealth
+	Lease  LeaseStatus
+	Outbox OutboxStatus
+	Store  StoreStatus
+	Fleet  FleetReader
+	// Breakers gives every agent's breaker.
+	Breakers interface {
+		StatusAll(ctx context.Context) ([]breaker.Status, error)
+	}
+	// Cards counts the cards in each state.
+	Cards func(ctx context.Context) (map[string]int, error)
+	// LastTick is the tripwire evaluator's last pass; nil before the first.
+	LastTick func() *TickSummary
+	// LastRetention is the retention loop's last pass; nil before the
+	// first.
+	LastRetention func() *retention.Report
+}
+
+// MatrixHealth is the connection to the homeserver.
+type MatrixHealth struct {
+	UserID     string
+	RoomID     string
+	DeviceID   string
+	Encryption bool
+	// LastSync is when the last sync succeeded; zero before the first.
+	LastSync time.Time
+	// SyncError is why syncing fails, empty while it works.
+	SyncError string
+}
+
+// LeaseStatus is the workspace lease as `!sys lease` shows it.
+type LeaseStatus interface {
+	Current(ctx context.Context) (lease.Record, error)
+	Holding() (epoch int64, held bool)
+}
+
+// OutboxStatus is the outbox as `!sys status` shows it: what waits, the
+// last send error, and the notices the sender gave up on.
+type OutboxStatus interface {
+	Depth(ctx context.Context) (int, error)
+	LastError(ctx context.Context) (string, error)
+	GivenUp(ctx context.Context) (int, *core.OutboxEntry, error)
+}
+
+// StoreStatus is the database as `!sys status` shows it.
+type StoreStatus interface {
+	Size(ctx context.Context) (engine string, bytes int64, err error)
+	TripwireStatusCounts(ctx context.Context) (map[string]int, error)
+}
+
+// TickSummary is the tripwire evaluator's last pass.
+type TickSummary struct {
+	At     time.Time
+	Report tripwire.TickReport
+	Err    error
+}
+
+// StatusSections are the sections of `!sys status`, in order, written
+// from the figures s supplies: Matrix, the lease (also `!sys lease`), the
+// outbox, the database, the fleet (also `!sys fleet`), and what Jarvis
+// keeps for people.
+func StatusSections(s Status) []StatusSection {
+	return []StatusSection{
+		{Title: "Matrix", Lines: func(context.Context) ([]string, error) { return matrixLines(s.Homeserver, s.Matrix()), nil }},
+		{Title: "Lease", Verb: "lease", Help: "Who holds the workspace lease, under which epoch, until when.", Lines: func(ctx context.Context) ([]string, error) {
+			rec, err := s.Lease.Current(ctx)
+			if err != nil {
+				return nil, err
+			}
+			_, held := s.Lease.Holding()
+			return []string{fmt.Sprintf("workspace %s, epoch %d, held by %s (this one: %v) since %s, until %s",
+				rec.WorkspaceID, rec.Epoch, rec.Holder, held, rec.AcquiredAt.UTC().Format(time.RFC3339), rec.ExpiresAt.UTC().Format(time.RFC3339))}, nil
+		}},
+		{Title: "Outbox", Lines: func(ctx context.Context) ([]string, error) { return outboxLines(ctx, s.Outbox) }},
+		{Title: "Database", Lines: func(ctx context.Context) ([]string, error) {
+			engine, size, err := s.Store.Size(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return []string{fmt.Sprintf("%s, %.1f MiB", engine, float64(size)/(1<<20))}, nil
+		}},
+		{Title: "Fleet", Verb: "fleet", Help: "What every agent is doing, from heartbeats.", Lines: func(ctx context.Context) ([]string, error) {
+			rows, err := s.Fleet.FleetStatus(ctx)
+			return strings.Split(fleet.Render(rows), "\n"), err
+		}},
+		{Title: "Tripwires, breakers, cards", Lines: s.domainLines},
+	}
+}
+
+// matrixLines are the lines of the Matrix section.
+func matrixLines(homeserver string, h MatrixHealth) []string {
+	lines := []string{fmt.Sprintf("homeserver %s as %s in %s", homeserver, h.UserID, h.RoomID)}
+	if h.Encryption {
+		lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption on", h.DeviceID))
+	} else {
+		lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption off", h.DeviceID))
+	}
+	if !h.LastSync.IsZero() {
+		lines = append(lines, fmt.Sprintf("last sync %s", h.LastSync.Format(time.RFC3339Nano)))
+	}
+	if h.SyncError != "" {
+		lines = append(lines, "sync failing: "+ErrorText(h.SyncError))
+	}
+	return lines
+}
+
+// outboxLines are the lines of the Outbox section.
+func outboxLines(ctx context.Context, outbox OutboxStatus) ([]string, error) {
+	depth, err := outbox.Depth(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lastErr, err := outbox.LastError(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if lastErr == "" {
+		lastErr = "none"
+	} else {
+		lastErr = ErrorText(lastErr)
+	}
+	lines := []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}
+	given, last, err := outbox.GivenUp(ctx)
+	if err != nil || last == nil {
+		return lines, err
+	}
+	return append(lines, givenUpLine(given, *last)), nil
+}
+
+// givenUpLine is the `!sys status` line of the notices the sender gave up
+// on: how many, and the latest with where it was going and why. The
+// destination and the refusal are shown as data: a user ID or the
+// homeserver's words may hold anything.
+func givenUpLine(n int, last core.OutboxEntry) string {
+	return fmt.Sprintf("%s given up after %d refusals in a row (kept, not retried); the latest, %s for %s at %s: %s",
+		core.Plural(n, "notice", "notices"), core.MaxRefusals, core.CodeSpan(last.Key), core.CodeSpan(last.Destination()),
+		last.FailedAt.UTC().Format(time.RFC3339), ErrorText(last.LastError))
+}
+
+// domainLines are the lines about what Jarvis keeps for people:
+// tripwires by status, the evaluator's and the retention loop's last
+// passes, open breakers, cards by state and the decisions waiting.
+func (s Status) domainLines(ctx context.Context) ([]string, error) {
+	counts, err := s.Store.TripwireStatusCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lines := []string{fmt.Sprintf("tripwires: %d armed, %d tripped, %d quarantined, %d disabled",
+		counts["armed"], counts["tripped"], counts["quarantined"], counts["disabled"])}
+	if tick := s.LastTick(); tick != nil {
+		line := fmt.Sprintf("evaluator: last pass %s, %d tripwires, %d sources, %d fired, %d reset",
+			tick.At.UTC().Format(time.RFC3339), tick.Report.Evaluated, tick.Report.Sources, tick.Report.Fired, tick.Report.Reset)
+		if tick.Err != nil {
+			line += ", failed: " + tick.Err.Error()
+		}
+		lines = append(lines, line)
+	}
+	if r := s.LastRetention(); r != nil {
+		lines = append(lines, retentionLine(*r))
+	}
+	all, err := s.Breakers.StatusAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var open []string
+	for _, b := range all {
+		if b.State != breaker.Closed {
+			open = append(open, fmt.Sprintf("%s (%s)", b.Agent, b.State))
+		}
+	}
+	if len(open) == 0 {
+		lines = append(lines, "breakers: all closed")
+	} else {
+		lines = append(lines, "breakers not closed: "+strings.Join(open, ", "))
+	}
+	byState, err := s.Cards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var parts []string
+	for _, state := range card.States {
+		if n := byState[string(state)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, state))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"none"}
+	}
+	return append(lines, "cards: "+strings.Join(parts, ", ")+fmt.Sprintf("; decisions waiting: %d", byState[string(card.NeedsDecision)])), nil
+}
+
+// retentionLine is the `!sys status` line of the last retention pass.
+func retentionLine(r retention.Report) string {
+	line := fmt.Sprintf("retention: last pass %s, %s removed (%d sent messages, %d handled events, %d confirmations, %d link codes, %d journal entries, "+
+		"%d agent boots and days of spend, %d approval requests, %d deleted tripwires, %d heartbeats, %d resolved incidents, "+
+		"%d reminders and tasks, %d consumed events)",
+		r.At.UTC().Format(time.RFC3339), core.Plural(r.Removed(), "row", "rows"), r.Notices, r.Events, r.Pending, r.LinkCodes, r.Journal,
+		r.Meter, r.Approvals, r.Tripwires, r.Heartbeats, r.Incidents, r.Reminders, r.Consumed)
+	if r.Err != nil {
+		line += ", failed: " + r.Err.Error()
+	}
+	return line
 }

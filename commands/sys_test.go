@@ -13,6 +13,11 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/lease"
+	"github.com/jarvis-hmi/jarvis/core/retention"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 func TestSysVerbs(t *testing.T) {
@@ -205,5 +210,105 @@ func TestSysQuestionsAskAsTheirChannel(t *testing.T) {
 				t.Errorf("the question reads\n%s\nwant it to end %q, without %q", q.Body, tt.want, tt.never)
 			}
 		})
+	}
+}
+
+func TestRetentionLine(t *testing.T) {
+	at := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		report retention.Report
+		want   string
+	}{
+		{"nothing to remove", retention.Report{At: at},
+			"retention: last pass 2026-12-01T15:00:00Z, 0 rows removed (0 sent messages, 0 handled events, 0 confirmations, 0 link codes, 0 journal entries, 0 agent boots and days of spend, 0 approval requests, 0 deleted tripwires, 0 heartbeats, 0 resolved incidents, 0 reminders and tasks, 0 consumed events)"},
+		{"some of each", retention.Report{At: at, Notices: 500, Events: 3, Pending: 2, LinkCodes: 1, Journal: 7, Meter: 4, Approvals: 2, Tripwires: 1, Heartbeats: 3, Incidents: 4,
+			Reminders: 5, Consumed: 6},
+			"retention: last pass 2026-12-01T15:00:00Z, 538 rows removed (500 sent messages, 3 handled events, 2 confirmations, 1 link codes, 7 journal entries, 4 agent boots and days of spend, 2 approval requests, 1 deleted tripwires, 3 heartbeats, 4 resolved incidents, 5 reminders and tasks, 6 consumed events)"},
+		{"failed part way", retention.Report{At: at, Notices: 1, Err: errors.New("prune handled events: disk I/O error")},
+			"retention: last pass 2026-12-01T15:00:00Z, 1 row removed (1 sent messages, 0 handled events, 0 confirmations, 0 link codes, 0 journal entries, 0 agent boots and days of spend, 0 approval requests, 0 deleted tripwires, 0 heartbeats, 0 resolved incidents, 0 reminders and tasks, 0 consumed events), failed: prune handled events: disk I/O error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := retentionLine(tt.report); got != tt.want {
+				t.Errorf("retentionLine() =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGivenUpLine(t *testing.T) {
+	last := core.OutboxEntry{Notice: core.Notice{Key: "push:tw_1:3", ToUser: "@ghost:example.org"},
+		LastError: "no direct room with @ghost:example.org: M_NOT_FOUND (HTTP 404): The user does not exist",
+		FailedAt:  time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
+	want := "2 notices given up after 5 refusals in a row (kept, not retried); the latest, `push:tw_1:3` for `user:@ghost:example.org` at " +
+		"2026-12-01T15:00:00Z: `no direct room with @ghost:example.org: M_NOT_FOUND (HTTP 404): The user does not exist`"
+	if got := givenUpLine(2, last); got != want {
+		t.Errorf("givenUpLine() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// statusFigures are the figures of one Jarvis, for TestStatusSections.
+type statusFigures struct{}
+
+func (statusFigures) Current(context.Context) (lease.Record, error) {
+	at := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	return lease.Record{WorkspaceID: "default", Holder: "host-a/42/abc", Epoch: 7, AcquiredAt: at, ExpiresAt: at.Add(30 * time.Second)}, nil
+}
+func (statusFigures) Holding() (int64, bool)                      { return 7, true }
+func (statusFigures) Depth(context.Context) (int, error)          { return 3, nil }
+func (statusFigures) LastError(context.Context) (string, error)   { return "M_FORBIDDEN *bold*", nil }
+func (statusFigures) Size(context.Context) (string, int64, error) { return "sqlite3", 3 << 20, nil }
+func (statusFigures) Agents() []fleet.AgentConfig                 { return nil }
+func (statusFigures) FleetStatus(context.Context) ([]fleet.AgentReport, error) {
+	return nil, errors.New("no heartbeats table")
+}
+func (statusFigures) GivenUp(context.Context) (int, *core.OutboxEntry, error) { return 0, nil, nil }
+func (statusFigures) TripwireStatusCounts(context.Context) (map[string]int, error) {
+	return map[string]int{"armed": 4, "tripped": 1}, nil
+}
+func (statusFigures) StatusAll(context.Context) ([]breaker.Status, error) {
+	return []breaker.Status{{Record: breaker.Record{Agent: "eve", State: breaker.Open}}, {Record: breaker.Record{Agent: "gi", State: breaker.Closed}}}, nil
+}
+
+// TestStatusSections: `!sys status` writes out the figures the wiring
+// supplies, section by section; one whose figures fail says so and the
+// rest still show.
+func TestStatusSections(t *testing.T) {
+	at := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	f := statusFigures{}
+	sections := StatusSections(Status{Homeserver: "https://matrix.example.org",
+		Matrix: func() MatrixHealth {
+			return MatrixHealth{UserID: "@jarvis:example.org", RoomID: "!room:example.org", DeviceID: "JARVIS1", Encryption: true, LastSync: at}
+		},
+		Lease: f, Outbox: f, Store: f, Fleet: f, Breakers: f,
+		Cards: func(context.Context) (map[string]int, error) {
+			return map[string]int{"needs_decision": 2, "claimed": 1}, nil
+		},
+		LastTick: func() *TickSummary {
+			return &TickSummary{At: at, Report: tripwire.TickReport{Evaluated: 5, Sources: 2, Fired: 1}}
+		},
+		LastRetention: func() *retention.Report { return nil }})
+	h := newHarness(t)
+	h.proc.AddFeatures(Features{System: &System{Version: "v1.2.3", Sections: sections}})
+	reply := onlyReply(t, h.say(t, "@admin:x", "!sys status"))
+	for _, want := range []string{
+		"**Matrix**\n- homeserver https://matrix.example.org as @jarvis:example.org in !room:example.org\n- device JARVIS1, end-to-end encryption on\n- last sync 2026-12-01T15:00:00Z",
+		"**Lease**\n- workspace default, epoch 7, held by host-a/42/abc (this one: true) since 2026-12-01T15:00:00Z, until 2026-12-01T15:00:30Z",
+		"**Outbox**\n- 3 waiting, last send error: `M_FORBIDDEN *bold*`",
+		"**Database**\n- sqlite3, 3.0 MiB",
+		"**Fleet**\n- unavailable: `no heartbeats table`",
+		"**Tripwires, breakers, cards**\n- tripwires: 4 armed, 1 tripped, 0 quarantined, 0 disabled\n" +
+			"- evaluator: last pass 2026-12-01T15:00:00Z, 5 tripwires, 2 sources, 1 fired, 0 reset\n" +
+			"- breakers not closed: eve (open)\n- cards: 1 claimed, 2 needs_decision; decisions waiting: 2",
+	} {
+		if !strings.Contains(reply, want) {
+			t.Errorf("status lacks\n%s\nin\n%s", want, reply)
+		}
+	}
+	for verb, title := range map[string]string{"!sys lease": "**Lease**", "!sys fleet": "**Fleet**"} {
+		if got := onlyReply(t, h.say(t, "@admin:x", verb)); !strings.HasPrefix(got, title) || strings.Contains(got, "**Outbox**") {
+			t.Errorf("%s = %q, want its section alone", verb, got)
+		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -164,4 +166,35 @@ func (b *statusBar) release() {
 		return
 	}
 	fmt.Fprintf(os.Stdout, "\x1b7\x1b[r\x1b[%d;1H\x1b[2K\x1b8", b.rows)
+}
+
+// User names the person at the terminal.
+func User() (string, error) {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username, nil
+	}
+	if name := os.Getenv("USER"); name != "" {
+		return name, nil
+	}
+	return "", errors.New("who is at this terminal? neither the user database nor $USER says")
+}
+
+// PromptLine asks a question on the terminal, for `jarvis console -c`,
+// and reads the answer.
+func PromptLine(prompt string) (string, error) {
+	fmt.Print(prompt)
+	var b strings.Builder
+	buf := make([]byte, 1)
+	for {
+		n, err := os.Stdin.Read(buf)
+		if n == 1 && buf[0] != '\n' {
+			b.WriteByte(buf[0])
+		}
+		if n == 1 && buf[0] == '\n' || err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return b.String(), err
+		}
+	}
 }

@@ -212,7 +212,7 @@ func BenchmarkWakeRouter(b *testing.B) {
 		b.StopTimer()
 		setState("in_progress", "working")
 		// Jarvis starts wake rounds asked for by changes at least a second
-		// apart (changeGap in cmd/jarvis): a block right after the round
+		// apart (changeGap in app): a block right after the round
 		// that resolved the last one would wait for the gap. Measure a
 		// block that meets the router at rest, as a change that comes
 		// alone does.

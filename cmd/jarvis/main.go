@@ -1,5 +1,7 @@
 // Command jarvis is the always-on human-machine interface of a workspace:
-// a Matrix bot that people talk to and agents report to.
+// a Matrix bot that people talk to and agents report to. This is its
+// command line: the flags, each subcommand handing over to the app
+// package, and the exit codes.
 package main
 
 import (
@@ -12,47 +14,54 @@ import (
 	_ "time/tzdata" // history.time_zone names a zone even where the host has no zoneinfo
 
 	"github.com/spf13/cobra"
+
+	"github.com/jarvis-hmi/jarvis/app"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// Exit codes, one per kind of start-up failure, so that a supervisor (and
-// a person reading `systemctl status`) can tell them apart.
-const (
-	exitOK      = 0
-	exitFailure = 1
-	exitConfig  = 2
-	exitStore   = 3
-	exitMatrix  = 4
-	exitAPI     = 5
-	exitUsage   = 64
-)
-
-// exitError carries the exit code a failure should end the process with.
-type exitError struct {
-	code int
-	err  error
+// exitCodes are the exit codes of the kinds of failure, one each, so that
+// a supervisor, a script and a person reading `systemctl status` can tell
+// them apart (see app.Kind). An error of no kind, such as a flag's, is
+// exitUsage.
+var exitCodes = map[error]int{
+	app.ErrFailed:         1,
+	app.ErrRefused:        1, // `console -c`: Jarvis refused the command
+	app.ErrConfig:         2,
+	app.ErrConsole:        2, // `console -c`: failed on Jarvis's side, or no Jarvis acted on it in time
+	app.ErrStore:          3,
+	app.ErrMatrix:         4,
+	app.ErrAPI:            5,
+	app.ErrBreakerOpen:    10,
+	app.ErrLeaseHeld:      11,
+	app.ErrTargetNotEmpty: 12,
+	app.ErrBackupExists:   13,
+	app.ErrUsage:          exitUsage,
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
+// exitUsage ends a command that was asked wrongly.
+const exitUsage = 64
 
-func fail(code int, err error) error { return &exitError{code: code, err: err} }
+// exitCode is the exit code err ends the process with.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if code, ok := exitCodes[app.Kind(err)]; ok {
+		return code
+	}
+	return exitUsage
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
-	if err == nil {
-		os.Exit(exitOK)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jarvis:", err)
 	}
-	fmt.Fprintln(os.Stderr, "jarvis:", err)
-	var ee *exitError
-	if errors.As(err, &ee) {
-		os.Exit(ee.code)
-	}
-	os.Exit(exitUsage)
+	os.Exit(exitCode(err))
 }
 
 func newRootCommand() *cobra.Command {
@@ -91,4 +100,27 @@ func newRootCommand() *cobra.Command {
 		},
 	)
 	return root
+}
+
+// runJarvis runs Jarvis until a signal, a failure, or `!sys restart`,
+// which starts the same binary again once the store is closed.
+func runJarvis(ctx context.Context, configPath string) error {
+	a, err := app.New(ctx, configPath, version)
+	if errors.Is(err, app.ErrStopped) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = a.Run(ctx)
+	a.Close()
+	switch {
+	case errors.Is(err, app.ErrRestart):
+		a.Log().Info().Msg("Restarting")
+		return app.Reexec()
+	case err != nil:
+		return err
+	}
+	a.Log().Info().Msg("Jarvis stopped")
+	return nil
 }

@@ -696,7 +696,7 @@ func intentJSON(v any) string {
 
 // The values the parser knows words for are values the kinds declare: the
 // fleet's and the backlog's registrations, and the test registry (for
-// breaker.state, which cmd/jarvis registers).
+// breaker.state, which app registers).
 func TestIntentVocabulariesAreCategories(t *testing.T) {
 	registered := core.NewSourceRegistry()
 	new(fleet.Service).RegisterSources(registered)

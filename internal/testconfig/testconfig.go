@@ -1,38 +1,40 @@
 // Package testconfig holds the configurations tests run the core services
-// with. They are the defaults config.example.yaml gives, written out so that
-// a test says what it runs with; cmd/jarvis checks that they still are.
+// with: the defaults config.example.yaml gives, read from it as config.Load
+// reads them (config's TestDefaults checks that they are the same). They are
+// not config.Defaults() itself because config imports commands, whose own
+// tests use them.
 package testconfig
 
 import (
-	"time"
+	"fmt"
 
+	"github.com/jarvis-hmi/jarvis"
+	"github.com/jarvis-hmi/jarvis/config/settings"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
-// Tripwires ticks every 5 minutes and quarantines a tripwire after more
-// than 6 fire/reset cycles within an hour or 12 failed passes in a row.
-func Tripwires() tripwire.Config {
-	return tripwire.Config{
-		Tick:       5 * time.Minute,
-		Quarantine: tripwire.QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12},
+// Tripwires is the tripwires section: how often the evaluator ticks, and
+// when a tripwire is quarantined.
+func Tripwires() tripwire.Config { return section[tripwire.Config]("tripwires") }
+
+// Breaker is the breaker section: which observations open a breaker, and
+// the half-open timeout.
+func Breaker() breaker.Config { return section[breaker.Config]("breaker") }
+
+// Cards is the cards section: the priority budget.
+func Cards() card.Config { return section[card.Config]("cards") }
+
+// section decodes the section under key of the example configuration.
+func section[T any](key string) T {
+	var out T
+	s, err := settings.FromExample(jarvis.ExampleConfig)
+	if err == nil {
+		err = s.Decode(key, &out)
 	}
-}
-
-// Breaker has no half-open timeout; critical observations of any severity,
-// and high ones about safety, open a breaker.
-func Breaker() breaker.Config {
-	return breaker.Config{OpenOn: []breaker.Trigger{
-		{Urgency: breaker.UrgencyCritical, Severity: breaker.SeverityAny},
-		{Urgency: breaker.UrgencyHigh, Severity: breaker.SeveritySafety},
-	}}
-}
-
-// Cards allows two P0 and ten P1 cards a day; P2 and P3 are unlimited.
-func Cards() card.Config {
-	return card.Config{Budget: map[string]card.BudgetRule{
-		"P0": {Count: 2, Window: 24 * time.Hour},
-		"P1": {Count: 10, Window: 24 * time.Hour},
-	}}
+	if err != nil {
+		panic(fmt.Sprintf("the %s section of config.example.yaml: %v", key, err))
+	}
+	return out
 }

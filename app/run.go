@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,38 +16,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
-	"github.com/jarvis-hmi/jarvis/core/retention"
-	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/store"
 )
-
-// runJarvis runs Jarvis until a signal, a failure, or `!sys restart`,
-// which starts the same binary again once the store is closed.
-func runJarvis(ctx context.Context, configPath string) error {
-	app, err := NewApp(ctx, configPath)
-	if errors.Is(err, errStopped) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	err = app.Run(ctx)
-	app.Close()
-	switch {
-	case errors.Is(err, errRestart):
-		app.log.Info().Msg("Restarting")
-		return reexec()
-	case err != nil:
-		return err
-	}
-	app.log.Info().Msg("Jarvis stopped")
-	return nil
-}
 
 // leaseChanged reacts to this Jarvis gaining or losing the workspace
 // lease. Gaining it, it says it is back if a restart was asked. Refused
@@ -112,7 +87,7 @@ func (a *App) queueMute(ctx context.Context, epoch int64) error {
 // reloadOnHangup re-reads the configuration on SIGHUP and applies what
 // can change without a restart: the agents' token and the fleet's agents.
 // A file that does not load is logged and changes nothing.
-func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, apply func(*Config)) {
+func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, apply func(*config.Config)) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -121,7 +96,7 @@ func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, 
 		case <-ctx.Done():
 			return
 		case <-hup:
-			next, err := LoadConfig(configPath)
+			next, err := config.Load(configPath)
 			if err != nil {
 				log.Err(err).Msg("Not reloading: the configuration does not load")
 				continue
@@ -130,79 +105,6 @@ func reloadOnHangup(ctx context.Context, log zerolog.Logger, configPath string, 
 			log.Info().Msg("Reloaded the agent token and the fleet's agents")
 		}
 	}
-}
-
-// tickSummary is the evaluator's last pass, for `!sys status`.
-type tickSummary struct {
-	At     time.Time
-	Report tripwire.TickReport
-	Err    error
-}
-
-// domainStatus is the `!sys status` part about what Jarvis keeps for
-// people: tripwires by status, the evaluator's and the retention loop's
-// last passes, open
-// breakers, cards by state and the decisions waiting.
-func (a *App) domainStatus(ctx context.Context) ([]string, error) {
-	counts, err := a.store.TripwireStatusCounts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lines := []string{fmt.Sprintf("tripwires: %d armed, %d tripped, %d quarantined, %d disabled",
-		counts["armed"], counts["tripped"], counts["quarantined"], counts["disabled"])}
-	if tick := a.lastTick.Load(); tick != nil {
-		line := fmt.Sprintf("evaluator: last pass %s, %d tripwires, %d sources, %d fired, %d reset",
-			tick.At.UTC().Format(time.RFC3339), tick.Report.Evaluated, tick.Report.Sources, tick.Report.Fired, tick.Report.Reset)
-		if tick.Err != nil {
-			line += ", failed: " + tick.Err.Error()
-		}
-		lines = append(lines, line)
-	}
-	if r := a.lastRetention.Load(); r != nil {
-		lines = append(lines, retentionLine(*r))
-	}
-	all, err := a.breakers.StatusAll(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var open []string
-	for _, b := range all {
-		if b.State != breaker.Closed {
-			open = append(open, fmt.Sprintf("%s (%s)", b.Agent, b.State))
-		}
-	}
-	if len(open) == 0 {
-		lines = append(lines, "breakers: all closed")
-	} else {
-		lines = append(lines, "breakers not closed: "+strings.Join(open, ", "))
-	}
-	byState, err := cardCounts(ctx, a.cards)
-	if err != nil {
-		return nil, err
-	}
-	var parts []string
-	for _, state := range card.States {
-		if n := byState[string(state)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, state))
-		}
-	}
-	if len(parts) == 0 {
-		parts = []string{"none"}
-	}
-	return append(lines, "cards: "+strings.Join(parts, ", ")+fmt.Sprintf("; decisions waiting: %d", byState[string(card.NeedsDecision)])), nil
-}
-
-// retentionLine is the `!sys status` line of the last retention pass.
-func retentionLine(r retention.Report) string {
-	line := fmt.Sprintf("retention: last pass %s, %s removed (%d sent messages, %d handled events, %d confirmations, %d link codes, %d journal entries, "+
-		"%d agent boots and days of spend, %d approval requests, %d deleted tripwires, %d heartbeats, %d resolved incidents, "+
-		"%d reminders and tasks, %d consumed events)",
-		r.At.UTC().Format(time.RFC3339), core.Plural(r.Removed(), "row", "rows"), r.Notices, r.Events, r.Pending, r.LinkCodes, r.Journal,
-		r.Meter, r.Approvals, r.Tripwires, r.Heartbeats, r.Incidents, r.Reminders, r.Consumed)
-	if r.Err != nil {
-		line += ", failed: " + r.Err.Error()
-	}
-	return line
 }
 
 // Bounds of how often the fleet's heartbeats are checked.
@@ -272,76 +174,6 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 	}
 }
 
-// statusSections are the parts of `!sys status` the wiring knows about.
-func (a *App) statusSections() []commands.StatusSection {
-	cfg, b, lease, outbox, st := a.cfg, a.bot, a.lease, a.outbox, a.store
-	return []commands.StatusSection{
-		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
-			h := b.Health()
-			lines := []string{fmt.Sprintf("homeserver %s as %s in %s", cfg.Homeserver.URL, h.UserID, h.RoomID)}
-			if h.Encryption {
-				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption on", h.DeviceID))
-			} else {
-				lines = append(lines, fmt.Sprintf("device %s, end-to-end encryption off", h.DeviceID))
-			}
-			if !h.LastSync.IsZero() {
-				lines = append(lines, fmt.Sprintf("last sync %s", h.LastSync.Format(time.RFC3339Nano)))
-			}
-			if h.SyncError != "" {
-				lines = append(lines, "sync failing: "+commands.ErrorText(h.SyncError))
-			}
-			return lines, nil
-		}},
-		{Title: "Lease", Verb: "lease", Help: "Who holds the workspace lease, under which epoch, until when.", Lines: func(ctx context.Context) ([]string, error) {
-			rec, err := lease.Current(ctx)
-			if err != nil {
-				return nil, err
-			}
-			_, held := lease.Holding()
-			return []string{fmt.Sprintf("workspace %s, epoch %d, held by %s (this one: %v) since %s, until %s",
-				rec.WorkspaceID, rec.Epoch, rec.Holder, held, rec.AcquiredAt.UTC().Format(time.RFC3339), rec.ExpiresAt.UTC().Format(time.RFC3339))}, nil
-		}},
-		{Title: "Outbox", Lines: func(ctx context.Context) ([]string, error) {
-			depth, err := outbox.Depth(ctx)
-			if err != nil {
-				return nil, err
-			}
-			lastErr, err := outbox.LastError(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if lastErr == "" {
-				lastErr = "none"
-			} else {
-				lastErr = commands.ErrorText(lastErr)
-			}
-			lines := []string{fmt.Sprintf("%d waiting, last send error: %s", depth, lastErr)}
-			given, last, err := outbox.GivenUp(ctx)
-			if err != nil || last == nil {
-				return lines, err
-			}
-			return append(lines, givenUpLine(given, *last)), nil
-		}},
-		{Title: "Database", Lines: func(ctx context.Context) ([]string, error) {
-			engine, size, err := st.Size(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return []string{fmt.Sprintf("%s, %.1f MiB", engine, float64(size)/(1<<20))}, nil
-		}},
-	}
-}
-
-// givenUpLine is the `!sys status` line of the notices the sender gave up
-// on: how many, and the latest with where it was going and why. The
-// destination and the refusal are shown as data: a user ID or the
-// homeserver's words may hold anything.
-func givenUpLine(n int, last core.OutboxEntry) string {
-	return fmt.Sprintf("%s given up after %d refusals in a row (kept, not retried); the latest, %s for %s at %s: %s",
-		core.Plural(n, "notice", "notices"), core.MaxRefusals, core.CodeSpan(last.Key), core.CodeSpan(last.Destination()),
-		last.FailedAt.UTC().Format(time.RFC3339), commands.ErrorText(last.LastError))
-}
-
 // drainOutbox waits until every queued notice is sent, or the timeout.
 func drainOutbox(ctx context.Context, outbox *store.Outbox, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
@@ -353,15 +185,16 @@ func drainOutbox(ctx context.Context, outbox *store.Outbox, timeout time.Duratio
 	}
 }
 
-// reexec replaces this process with a fresh start of the same binary and
-// arguments. Under systemd the PID stays, so Restart=always is not needed
-// for it.
-func reexec() error {
+// Reexec replaces this process with a fresh start of the same binary and
+// arguments, for `!sys restart` (Run returned ErrRestart). Under systemd
+// the PID stays, so Restart=always is not needed for it. It returns only
+// when it fails.
+func Reexec() error {
 	self, err := os.Executable()
 	if err != nil {
-		return fail(exitFailure, fmt.Errorf("restart: %w", err))
+		return fail(ErrFailed, fmt.Errorf("restart: %w", err))
 	}
-	return fail(exitFailure, fmt.Errorf("restart: %w", syscall.Exec(self, os.Args, os.Environ())))
+	return fail(ErrFailed, fmt.Errorf("restart: %w", syscall.Exec(self, os.Args, os.Environ())))
 }
 
 // announceBack says "back" in the room where a restart was asked, once.
@@ -373,7 +206,7 @@ func (a *App) announceBack(ctx context.Context) error {
 		}
 		err = a.outbox.Enqueue(ctx, core.Notice{
 			Key: "back:" + strconv.FormatInt(time.Now().UnixNano(), 36), RoomID: room, Kind: core.NoticeMessage,
-			Body: fmt.Sprintf("Back: Jarvis %s is running again.", version),
+			Body: fmt.Sprintf("Back: Jarvis %s is running again.", a.version),
 		})
 		if err != nil {
 			return err
@@ -384,7 +217,7 @@ func (a *App) announceBack(ctx context.Context) error {
 
 // newLogger logs pretty on a terminal and JSON otherwise, unless the
 // config says which, and keeps the last lines in ring for `!sys logs`.
-func newLogger(cfg LoggingConfig, ring *logring.Ring, to io.Writer) zerolog.Logger {
+func newLogger(cfg config.LoggingConfig, ring *logring.Ring, to io.Writer) zerolog.Logger {
 	level, _ := zerolog.ParseLevel(cfg.Level)
 	if to == nil {
 		to = os.Stderr

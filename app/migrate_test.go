@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -22,9 +22,9 @@ func TestMigrateCLI(t *testing.T) {
 	src := fx.dbPath
 	fx.st.Close()
 
-	out, errLine, code := runCLI(t, "migrate", "--from", "sqlite:"+src, "--to", "postgres:"+uri)
-	if code != exitOK {
-		t.Fatalf("migrate: exit %d, %s\n%s", code, errLine, out)
+	out, errLine, kind := runCLI(t, "migrate", "--from", "sqlite:"+src, "--to", "postgres:"+uri)
+	if kind != nil {
+		t.Fatalf("migrate: %v, %s\n%s", kind, errLine, out)
 	}
 	for _, want := range []string{"breaker_event", "outbox", "every count matches"} {
 		if !strings.Contains(out, want) {
@@ -40,9 +40,9 @@ func TestMigrateCLI(t *testing.T) {
 		t.Errorf("eve on PostgreSQL: %+v, %v; want open with event %s", status, err, fx.eventID)
 	}
 
-	_, errLine, code = runCLI(t, "migrate", "--from", "sqlite:"+src, "--to", uri)
-	if code != exitTargetNotEmpty || !strings.Contains(errLine, "not empty") {
-		t.Errorf("second migrate: exit %d, %q; want %d and a refusal", code, errLine, exitTargetNotEmpty)
+	_, errLine, kind = runCLI(t, "migrate", "--from", "sqlite:"+src, "--to", uri)
+	if kind != ErrTargetNotEmpty || !strings.Contains(errLine, "not empty") {
+		t.Errorf("second migrate: %v, %q; want %v and a refusal", kind, errLine, ErrTargetNotEmpty)
 	}
 }
 
@@ -55,9 +55,9 @@ func TestMigrateCLIUsage(t *testing.T) {
 		{"wrong direction", []string{"--from", "postgres://x/y", "--to", "sqlite:jarvis.db"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, errLine, code := runCLI(t, append([]string{"migrate"}, tt.args...)...)
-			if code != exitUsage {
-				t.Errorf("exit %d (%s), want %d", code, errLine, exitUsage)
+			_, errLine, kind := runCLI(t, append([]string{"migrate"}, tt.args...)...)
+			if kind != ErrUsage {
+				t.Errorf("failure %v (%s), want %v", kind, errLine, ErrUsage)
 			}
 		})
 	}

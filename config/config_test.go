@@ -1,7 +1,6 @@
-package main
+package config
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,9 +14,12 @@ import (
 
 	"github.com/jarvis-hmi/jarvis"
 	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/config/settings"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/retention"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 )
 
@@ -36,11 +38,11 @@ bot:
 // fail naming that key, and it returns nil.
 func loadConfig(t *testing.T, text, errKey string) *Config {
 	t.Helper()
-	cfg, err := LoadConfig(writeConfig(t, text))
+	cfg, err := Load(writeConfig(t, text))
 	if errKey != "" {
 		var fe *core.FieldError
 		if !errors.As(err, &fe) || fe.Field != errKey {
-			t.Fatalf("LoadConfig = %v, want an error naming %s", err, errKey)
+			t.Fatalf("Load = %v, want an error naming %s", err, errKey)
 		}
 		return nil
 	}
@@ -60,7 +62,7 @@ func writeConfig(t *testing.T, text string) string {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, minimalConfig))
+	cfg, err := Load(writeConfig(t, minimalConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +84,10 @@ func TestLoadConfigDefaults(t *testing.T) {
 			"10s 30s 1m0s 16384 512"},
 		{"api.rate_limit", fmt.Sprint(cfg.API.RateLimit), "{{20000 2000} {20 40}}"},
 		{"workspace.lease_ttl", cfg.Workspace.LeaseTTL.String(), "30s"},
-		{"breaker", fmt.Sprint(cfg.Breaker), fmt.Sprint(testconfig.Breaker())},
-		{"tripwires", fmt.Sprint(cfg.Tripwires), fmt.Sprint(testconfig.Tripwires())},
+		{"breaker", fmt.Sprint(cfg.Breaker), fmt.Sprint(breaker.Config{OpenOn: []breaker.Trigger{
+			{Urgency: breaker.UrgencyCritical, Severity: breaker.SeverityAny}, {Urgency: breaker.UrgencyHigh, Severity: breaker.SeveritySafety}}})},
+		{"tripwires", fmt.Sprint(cfg.Tripwires), fmt.Sprint(tripwire.Config{Tick: 5 * time.Minute,
+			Quarantine: tripwire.QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12}})},
 		{"bridges.networks", fmt.Sprint(cfg.Bridges.Networks), fmt.Sprint([]bridge.Network{
 			{Name: "telegram", Users: "@telegram_*"}, {Name: "whatsapp", Users: "@whatsapp_*"},
 			{Name: "signal", Users: "@signal_*"}, {Name: "discord", Users: "@discord_*"}})},
@@ -112,11 +116,11 @@ func TestLoadConfigDefaults(t *testing.T) {
 }
 
 func TestExampleConfigLoads(t *testing.T) {
-	cfg, err := LoadConfig(filepath.Join("..", "..", "config.example.yaml"))
+	cfg, err := Load(filepath.Join("..", "config.example.yaml"))
 	if err != nil {
 		t.Fatalf("config.example.yaml does not load: %v", err)
 	}
-	defaults, err := LoadConfig(writeConfig(t, minimalConfig))
+	defaults, err := Load(writeConfig(t, minimalConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +134,7 @@ func TestEnvironmentOverrides(t *testing.T) {
 	t.Setenv("JARVIS_API_LISTEN", "127.0.0.1:9000")
 	t.Setenv("JARVIS_BOT_ADMINS", "@a:example.org,@b:example.org")
 	t.Setenv("JARVIS_API_RATE_LIMIT_ADDRESS_PER_SECOND", "2.5")
-	cfg, err := LoadConfig(writeConfig(t, minimalConfig))
+	cfg, err := Load(writeConfig(t, minimalConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +185,8 @@ func TestEnvironmentSetsListsOfObjects(t *testing.T) {
 	}
 	t.Run("not a list", func(t *testing.T) {
 		t.Setenv("JARVIS_FLEET_AGENTS", "EVE,AUREA")
-		if _, err := LoadConfig(writeConfig(t, minimalConfig)); err == nil || !strings.Contains(err.Error(), "fleet.agents") {
-			t.Errorf("LoadConfig = %v, want an error naming fleet.agents", err)
+		if _, err := Load(writeConfig(t, minimalConfig)); err == nil || !strings.Contains(err.Error(), "fleet.agents") {
+			t.Errorf("Load = %v, want an error naming fleet.agents", err)
 		}
 	})
 }
@@ -190,7 +194,7 @@ func TestEnvironmentSetsListsOfObjects(t *testing.T) {
 // TestEveryFieldHasAKey: config.example.yaml, the defaults, names every
 // field, so that every one can be set from the environment.
 func TestEveryFieldHasAKey(t *testing.T) {
-	defaults, err := defaultsOf(jarvis.ExampleConfig)
+	defaults, err := settings.Defaults(jarvis.ExampleConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +202,7 @@ func TestEveryFieldHasAKey(t *testing.T) {
 	walk = func(prefix string, typ reflect.Type) {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
-			key := prefix + snakeCase(f.Name)
+			key := prefix + settings.Key(f.Name)
 			switch f.Type.Kind() {
 			case reflect.Struct:
 				walk(key+".", f.Type)
@@ -218,17 +222,6 @@ func TestEveryFieldHasAKey(t *testing.T) {
 		}
 	}
 	walk("", reflect.TypeOf(Config{}))
-}
-
-func TestSnakeCase(t *testing.T) {
-	for _, tt := range []struct{ field, key string }{
-		{"UserID", "user_id"}, {"URLFetch", "url_fetch"}, {"RSS", "rss"}, {"ProposalTTL", "proposal_ttl"},
-		{"HalfOpenTimeout", "half_open_timeout"}, {"ID", "id"}, {"MaxBytes", "max_bytes"},
-	} {
-		if got := snakeCase(tt.field); got != tt.key {
-			t.Errorf("snakeCase(%s) = %s, want %s", tt.field, got, tt.key)
-		}
-	}
 }
 
 func TestInvalidConfigNamesTheKey(t *testing.T) {
@@ -289,26 +282,26 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(writeConfig(t, merge(minimalConfig, tt.change)))
+			_, err := Load(writeConfig(t, merge(minimalConfig, tt.change)))
 			var fe *core.FieldError
 			if !errors.As(err, &fe) || fe.Field != tt.key {
-				t.Errorf("LoadConfig = %v, want an error naming %s", err, tt.key)
+				t.Errorf("Load = %v, want an error naming %s", err, tt.key)
 			}
 		})
 	}
 }
 
 func TestUnknownKeyIsAnError(t *testing.T) {
-	_, err := LoadConfig(writeConfig(t, minimalConfig+"  usr_id: typo\n"))
+	_, err := Load(writeConfig(t, minimalConfig+"  usr_id: typo\n"))
 	if err == nil || !strings.Contains(err.Error(), "usr_id") {
-		t.Errorf("LoadConfig with a typo = %v, want an error naming usr_id", err)
+		t.Errorf("Load with a typo = %v, want an error naming usr_id", err)
 	}
 }
 
 func TestMissingFile(t *testing.T) {
-	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"))
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "nope.yaml") {
-		t.Errorf("LoadConfig(missing) = %v", err)
+		t.Errorf("Load(missing) = %v", err)
 	}
 }
 
@@ -356,7 +349,7 @@ func TestCardsBudgetConfig(t *testing.T) {
 		// errKey, when set, is the key the error must name.
 		errKey string
 	}{
-		{name: "defaults", want: budgetOf(testconfig.Cards())},
+		{name: "defaults", want: map[card.Priority]card.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 10, Window: day}}},
 		{name: "a class added in the file keeps the default ones",
 			file: "cards:\n  budget:\n    P2:\n      count: 50\n      window: 168h\n",
 			want: map[card.Priority]card.BudgetRule{"P0": {Count: 2, Window: day}, "P1": {Count: 10, Window: day}, "P2": {Count: 50, Window: week}}},
@@ -395,11 +388,11 @@ func TestCardsBudgetConfig(t *testing.T) {
 		})
 	}
 	t.Run("the example says what the defaults say", func(t *testing.T) {
-		cfg, err := LoadConfig(filepath.Join("..", "..", "config.example.yaml"))
+		cfg, err := Load(filepath.Join("..", "config.example.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := budgetOf(cfg.Cards), budgetOf(testconfig.Cards()); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := budgetOf(cfg.Cards), budgetOf(Defaults().Cards); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("example budget = %v, defaults %v", got, want)
 		}
 	})
@@ -419,28 +412,49 @@ func budgetOf(c card.Config) map[card.Priority]card.BudgetRule {
 // saying how to issue tokens instead.
 func TestSharedAgentTokenRefused(t *testing.T) {
 	t.Setenv("JARVIS_API_AGENT_TOKEN", "a-long-enough-agent-token")
-	_, err := LoadConfig(writeConfig(t, minimalConfig))
+	_, err := Load(writeConfig(t, minimalConfig))
 	var fe *core.FieldError
 	if !errors.As(err, &fe) || fe.Field != "api.agent_token" || !strings.Contains(err.Error(), "jarvis token issue") {
-		t.Errorf("LoadConfig = %v, want api.agent_token refused, saying to use `jarvis token issue`", err)
+		t.Errorf("Load = %v, want api.agent_token refused, saying to use `jarvis token issue`", err)
 	}
 }
 
 // TestConfigWithoutHomeserver: a workspace used from the console only has
-// no homeserver and no bot account, and loads; `jarvis run` refuses it,
-// naming homeserver.url.
+// no homeserver and no bot account, and loads. (`jarvis run` refuses it:
+// see the app's TestRunWithoutHomeserver.)
 func TestConfigWithoutHomeserver(t *testing.T) {
 	path := writeConfig(t, "homeserver:\n  url: \"\"\nstore:\n  uri: "+filepath.Join(t.TempDir(), "jarvis.db")+"\n")
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatalf("a config with no homeserver: %v", err)
 	}
 	if cfg.Bot.CommandPrefix != "!" {
 		t.Errorf("command prefix %q, want the default !", cfg.Bot.CommandPrefix)
 	}
-	_, err = NewApp(context.Background(), path)
-	var fe *core.FieldError
-	if !errors.As(err, &fe) || fe.Field != "homeserver.url" {
-		t.Fatalf("jarvis run without a homeserver: %v, want an error naming homeserver.url", err)
+}
+
+// TestDefaults: Defaults is what loading no file gives (with nothing in the
+// environment), and the configurations tests run the core services with
+// are those defaults.
+func TestDefaults(t *testing.T) {
+	loaded, err := Load("")
+	if err != nil {
+		t.Fatalf("the defaults alone do not load: %v", err)
+	}
+	defaults := Defaults()
+	if !reflect.DeepEqual(loaded, defaults) {
+		t.Errorf("Defaults() =\n%+v\nLoad(\"\") =\n%+v", defaults, loaded)
+	}
+	for _, tt := range []struct {
+		name      string
+		test, cfg any
+	}{
+		{"breaker", testconfig.Breaker(), defaults.Breaker},
+		{"cards", testconfig.Cards(), defaults.Cards},
+		{"tripwires", testconfig.Tripwires(), defaults.Tripwires},
+	} {
+		if !reflect.DeepEqual(tt.test, tt.cfg) {
+			t.Errorf("testconfig's %s = %+v, the defaults' %+v", tt.name, tt.test, tt.cfg)
+		}
 	}
 }

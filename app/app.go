@@ -1,4 +1,10 @@
-package main
+// Package app is one Jarvis: the application object that wires the store,
+// the Matrix bot, the core services, the commands and the HTTP API
+// together from the configuration, and runs their loops (New, Run, Close);
+// the console's Jarvis, which needs no homeserver; and what the operator's
+// subcommands do on a workspace's database. Its errors carry the kind of
+// failure cmd/jarvis turns into an exit code (see Kind).
+package app
 
 import (
 	"context"
@@ -20,6 +26,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/chart"
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/console"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
@@ -93,19 +100,21 @@ const (
 // logLines is how many of the newest log lines `!sys logs` can show.
 const logLines = 1000
 
-// errStopped means a signal came before Jarvis was up: a clean stop.
-var errStopped = errors.New("stopped while starting")
+// ErrStopped means a signal came before Jarvis was up: a clean stop.
+var ErrStopped = errors.New("stopped while starting")
 
-// errRestart ends Run when `!sys restart` asked for a fresh process.
-var errRestart = errors.New("restart asked")
+// ErrRestart ends Run when `!sys restart` asked for a fresh process: see
+// Reexec.
+var ErrRestart = errors.New("restart asked")
 
 // App is one running Jarvis: the configuration, the store, the Matrix
 // bot, the core services, the command processor and the HTTP API, wired
-// together. NewApp builds it, Run runs its loops until the context ends,
+// together. New builds it, Run runs its loops until the context ends,
 // and Close closes the store once Run has returned.
 type App struct {
 	configPath string
-	cfg        *Config
+	version    string
+	cfg        *config.Config
 	log        zerolog.Logger
 	logs       *logring.Ring
 	started    time.Time
@@ -156,23 +165,25 @@ type App struct {
 	// restart is `!sys restart`, asked once.
 	restart chan struct{}
 	// lastTick is the evaluator's last pass, for `!sys status`.
-	lastTick atomic.Pointer[tickSummary]
+	lastTick atomic.Pointer[commands.TickSummary]
 	// lastRetention is the retention loop's last pass, for `!sys status`.
 	lastRetention atomic.Pointer[retention.Report]
 }
 
-// NewApp loads the configuration, opens the store (upgrading it), logs in
-// to Matrix and joins the dedicated room, and wires the services, the
-// commands and the API. A failure carries the exit code of its kind.
-func NewApp(ctx context.Context, configPath string) (*App, error) {
-	cfg, err := LoadConfig(configPath)
+// New loads the configuration at configPath, opens the store (upgrading
+// it), logs in to Matrix and joins the dedicated room, and wires the
+// services, the commands and the API; version is this build's, for the log
+// and `!sys status`. A failure is of its kind (see Kind); a signal before
+// Jarvis is up is ErrStopped.
+func New(ctx context.Context, configPath, version string) (*App, error) {
+	cfg, err := config.Load(configPath)
 	if err != nil {
-		return nil, fail(exitConfig, err)
+		return nil, fail(ErrConfig, err)
 	}
 	if cfg.Homeserver.URL == "" {
-		return nil, fail(exitConfig, core.Invalid("homeserver.url", "is empty: Jarvis lives in a Matrix room; a workspace with no homeserver is used with `jarvis console`"))
+		return nil, fail(ErrConfig, core.Invalid("homeserver.url", "is empty: Jarvis lives in a Matrix room; a workspace with no homeserver is used with `jarvis console`"))
 	}
-	a, err := openApp(ctx, configPath, cfg, nil)
+	a, err := openApp(ctx, configPath, version, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -194,9 +205,10 @@ func NewApp(ctx context.Context, configPath string) (*App, error) {
 // openApp starts an application on the configuration: the logger, which
 // writes to logOut as well as to the ring `!sys logs` reads (to stderr when
 // nil), and the store, upgraded.
-func openApp(ctx context.Context, configPath string, cfg *Config, logOut io.Writer) (*App, error) {
+func openApp(ctx context.Context, configPath, version string, cfg *config.Config, logOut io.Writer) (*App, error) {
 	a := &App{
 		configPath: configPath,
+		version:    version,
 		cfg:        cfg,
 		logs:       logring.New(logLines),
 		started:    time.Now(),
@@ -209,12 +221,12 @@ func openApp(ctx context.Context, configPath string, cfg *Config, logOut io.Writ
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs, logOut)
-	a.log.Info().Str("version", version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
+	a.log.Info().Str("version", a.version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
 
 	var err error
 	a.store, err = store.Open(ctx, cfg.Store, a.log)
 	if err != nil {
-		return nil, fail(exitStore, err)
+		return nil, fail(ErrStore, err)
 	}
 	a.outbox = a.store.Outbox()
 	return a, nil
@@ -234,7 +246,7 @@ func (a *App) initProcessor() {
 func (a *App) initMatrix(ctx context.Context) error {
 	policy, err := bridge.NewPolicy(a.cfg.Bot.AllowedUsers, a.cfg.Bridges, a.store)
 	if err != nil {
-		return fail(exitConfig, err)
+		return fail(ErrConfig, err)
 	}
 	a.policy = policy
 	a.bot, err = bot.New(a.cfg.Homeserver, a.cfg.Bot, bot.Deps{
@@ -250,18 +262,18 @@ func (a *App) initMatrix(ctx context.Context) error {
 		DB:        a.store.DB,
 	}, a.log)
 	if err != nil {
-		return fail(exitConfig, err)
+		return fail(ErrConfig, err)
 	}
 	if err := a.bot.Prepare(ctx); err != nil {
 		if ctx.Err() != nil {
-			return errStopped
+			return ErrStopped
 		}
 		if errors.Is(err, core.ErrInvalid) {
 			// A configured value the homeserver or the stored keys refuse,
 			// such as a pickle key that does not decrypt the keys.
-			return fail(exitConfig, err)
+			return fail(ErrConfig, err)
 		}
-		return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
+		return fail(ErrMatrix, fmt.Errorf("matrix: %w", err))
 	}
 	a.room = a.bot.RoomID()
 	a.proc.AddNames(a.bot.Names(ctx)...)
@@ -273,7 +285,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 				continue
 			}
 			if tier[i], err = a.bot.Join(ctx, to); err != nil {
-				return fail(exitMatrix, fmt.Errorf("oncall.escalation: %w", err))
+				return fail(ErrMatrix, fmt.Errorf("oncall.escalation: %w", err))
 			}
 		}
 	}
@@ -327,7 +339,7 @@ func (a *App) initServices() error {
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {
-		return fail(exitConfig, err)
+		return fail(ErrConfig, err)
 	}
 	a.fleet.SetHoldings(a.holdings)
 	a.fleet.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, a.breakers) })
@@ -356,7 +368,7 @@ func (a *App) initServices() error {
 		},
 	})
 	if err := sources.Register(registry, a.cfg.Sources); err != nil {
-		return fail(exitConfig, err)
+		return fail(ErrConfig, err)
 	}
 	zone, _ := a.cfg.Chat.Location() // checked when the configuration was read
 	a.quiet = quiet.NewService(quiet.Deps{Store: st.Quiet(), Tx: st, Outbox: outbox, Clock: clock, Zone: zone})
@@ -384,23 +396,19 @@ func (a *App) initServices() error {
 // initCommands registers the chat commands: !sys with its status
 // sections and clearers, !card, !breaker, !link, the fleet and !tw.
 func (a *App) initCommands() {
-	sys := &commands.System{Version: version, Started: a.started, Logs: a.logs.Last, State: a.store,
+	sys := &commands.System{Version: a.version, Started: a.started, Logs: a.logs.Last, State: a.store,
 		Restart: func() {
 			select {
 			case a.restart <- struct{}{}:
 			default:
 			}
 		}}
-	sys.Sections = append(a.statusSections(), commands.StatusSection{
-		Title: "Fleet", Verb: "fleet", Help: "What every agent is doing, from heartbeats.",
-		Lines: func(ctx context.Context) ([]string, error) {
-			rows, err := a.fleet.FleetStatus(ctx)
-			return strings.Split(fleet.Render(rows), "\n"), err
-		}}, commands.StatusSection{
-		Title: "Tripwires, breakers, cards",
-		Lines: func(ctx context.Context) ([]string, error) {
-			return a.domainStatus(ctx)
-		}})
+	sys.Sections = commands.StatusSections(commands.Status{Homeserver: a.cfg.Homeserver.URL,
+		Matrix: func() commands.MatrixHealth { return commands.MatrixHealth(a.bot.Health()) },
+		Lease:  a.lease, Outbox: a.outbox, Store: a.store, Fleet: a.fleet, Breakers: a.breakers,
+		Cards:         func(ctx context.Context) (map[string]int, error) { return cardCounts(ctx, a.cards) },
+		LastTick:      a.lastTick.Load,
+		LastRetention: a.lastRetention.Load})
 	// Drafts belong to people: clearing a room drops its members' drafts.
 	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(a.cards, func(ctx context.Context, roomID string) ([]string, error) {
 		if a.bot == nil || strings.HasPrefix(roomID, core.ConsolePrefix) {
@@ -574,22 +582,22 @@ func (a *App) health(ctx context.Context) (api.Health, error) {
 		OutboxDepth: depth, RoomID: h.RoomID, SyncError: h.SyncError, Synced: !h.LastSync.IsZero(), UserID: h.UserID}, nil
 }
 
-// Run runs Jarvis until ctx ends, a loop fails (the error carries its exit
-// code), or `!sys restart` drained the outbox (errRestart). Every loop
+// Run runs Jarvis until ctx ends, a loop fails (the error is of its kind:
+// see Kind), or `!sys restart` drained the outbox (ErrRestart). Every loop
 // runs in one errgroup, and Run returns only when all of them have ended.
 func (a *App) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	if a.api != nil {
 		g.Go(func() error {
 			if err := a.api.Run(ctx); err != nil {
-				return fail(exitAPI, fmt.Errorf("api: %w", err))
+				return fail(ErrAPI, fmt.Errorf("api: %w", err))
 			}
 			return nil
 		})
 	}
 	g.Go(func() error {
 		if err := a.bot.Run(ctx); err != nil && ctx.Err() == nil {
-			return fail(exitMatrix, fmt.Errorf("matrix: %w", err))
+			return fail(ErrMatrix, fmt.Errorf("matrix: %w", err))
 		}
 		return nil
 	})
@@ -613,7 +621,7 @@ func (a *App) Run(ctx context.Context) error {
 		case <-a.restart:
 			a.log.Info().Msg("Restart asked: draining the outbox")
 			drainOutbox(ctx, a.outbox, restartDrainTimeout)
-			return errRestart
+			return ErrRestart
 		case <-ctx.Done():
 			return nil
 		}
@@ -647,6 +655,9 @@ func (a *App) Close() error {
 	return a.store.Close()
 }
 
+// Log is the application's logger, which `!sys logs` reads too.
+func (a *App) Log() *zerolog.Logger { return &a.log }
+
 // lead starts the loops that write on their own (the tripwire evaluator
 // and re-evaluation, the wake router, the breaker, card and fleet sweeps,
 // retention), for as long as this Jarvis holds the workspace lease: Run
@@ -665,7 +676,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 		a.tripwires.Run(twCtx, func(r tripwire.TickReport, err error) {
 			now := time.Now()
 			if !started.IsZero() {
-				a.lastTick.Store(&tickSummary{At: now, Report: r, Err: err})
+				a.lastTick.Store(&commands.TickSummary{At: now, Report: r, Err: err})
 			}
 			started = now
 			if err != nil {
@@ -726,7 +737,7 @@ func uncounted[T any](sweep func(context.Context) (T, error)) func(context.Conte
 // reload applies what a reloaded configuration may change without a
 // restart: the fleet's agents. (API credentials live in the store: see
 // `jarvis token`.)
-func (a *App) reload(next *Config) {
+func (a *App) reload(next *config.Config) {
 	if err := a.fleet.SetConfig(next.Fleet); err != nil {
 		a.log.Err(err).Msg("Failed to reload the fleet's agents")
 	}

@@ -1,9 +1,7 @@
-package main
+package app
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,26 +58,6 @@ store:
 	return &breakerFixture{cfgPath: cfgPath, dbPath: storeCfg.URI, st: st, breakers: b, eventID: ev.ID}
 }
 
-// runCLI runs jarvis with args as main does, and returns what it printed,
-// the line main prints on failure, and the exit code.
-func runCLI(t *testing.T, args ...string) (out, errLine string, code int) {
-	t.Helper()
-	root := newRootCommand()
-	var buf bytes.Buffer
-	root.SetOut(&buf)
-	root.SetErr(&buf)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	if err == nil {
-		return buf.String(), "", exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return buf.String(), "jarvis: " + err.Error(), ee.code
-	}
-	return buf.String(), "jarvis: " + err.Error(), exitUsage
-}
-
 func TestCircuitBreakerCLI(t *testing.T) {
 	host, _ := os.Hostname()
 	operator := "operator@" + host
@@ -87,36 +65,34 @@ func TestCircuitBreakerCLI(t *testing.T) {
 		name      string
 		setup     func(t *testing.T, fx *breakerFixture)
 		args      string // after `--config <file> circuit-breaker`; {id} is eve's event
-		wantCode  int
+		wantKind  error
 		wantOut   []string
 		wantErr   []string
 		wantState breaker.State // eve's breaker afterwards
 	}{
-		{name: "status of a halted agent fails with the reason", args: "status --agent eve", wantCode: exitBreakerOpen,
+		{name: "status of a halted agent fails with the reason", args: "status --agent eve", wantKind: ErrBreakerOpen,
 			wantOut: []string{"eve: open since", "the agent is halted", "event:     {id} (safety)", "reason:    tried to delete the workspace",
 				"evidence:  [1] tool call: rm -rf /srv/workspace", "`!breaker resume {id}`", "jarvis circuit-breaker reset --agent eve"},
 			wantErr: []string{"jarvis: circuit breaker of eve is open (event {id}): tried to delete the workspace"}, wantState: breaker.Open},
-		{name: "status names who is reviewing", args: "status --agent eve", wantCode: exitBreakerOpen,
+		{name: "status names who is reviewing", args: "status --agent eve", wantKind: ErrBreakerOpen,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				if _, err := fx.breakers.Review(context.Background(), fx.eventID, "@alice:example.org"); err != nil {
 					t.Fatal(err)
 				}
 			},
 			wantOut: []string{"reviewing: @alice:example.org since"}, wantState: breaker.Open},
-		{name: "status of a half-open agent lets it run", args: "status --agent eve", wantCode: exitOK,
+		{name: "status of a half-open agent lets it run", args: "status --agent eve", wantKind: nil,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				if _, err := fx.breakers.Resume(context.Background(), fx.eventID, "@admin:example.org"); err != nil {
 					t.Fatal(err)
 				}
 			},
 			wantOut: []string{"eve: half-open since", "eve may run", "supervisor's verification"}, wantState: breaker.HalfOpen},
-		{name: "status of an agent never halted", args: "status --agent gi", wantCode: exitOK,
+		{name: "status of an agent never halted", args: "status --agent gi", wantKind: nil,
 			wantOut: []string{"gi: closed", "gi has never been halted"}, wantState: breaker.Open},
-		{name: "status without an agent", args: "status", wantCode: exitUsage,
-			wantErr: []string{`required flag(s) "agent" not set`}, wantState: breaker.Open},
-		{name: "status of a bad agent name", args: "status --agent a/b", wantCode: exitUsage,
+		{name: "status of a bad agent name", args: "status --agent a/b", wantKind: ErrUsage,
 			wantErr: []string{"agent: must be 1 to 64 letters"}, wantState: breaker.Open},
-		{name: "events with their history", args: "events --agent eve", wantCode: exitOK,
+		{name: "events with their history", args: "events --agent eve", wantKind: nil,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				if _, err := fx.breakers.Review(context.Background(), fx.eventID, "@alice:example.org"); err != nil {
 					t.Fatal(err)
@@ -124,11 +100,11 @@ func TestCircuitBreakerCLI(t *testing.T) {
 			},
 			wantOut: []string{"{id}  ", "open now", "reason:    tried to delete the workspace", "history:",
 				"open by supervisor (closed -> open)", "review by @alice:example.org (open -> open): reviewing"}, wantState: breaker.Open},
-		{name: "events of an agent never halted", args: "events --agent gi", wantCode: exitOK,
+		{name: "events of an agent never halted", args: "events --agent gi", wantKind: nil,
 			wantOut: []string{"gi has never been halted."}, wantState: breaker.Open},
-		{name: "events with a bad limit", args: "events --agent eve --limit 0", wantCode: exitUsage,
+		{name: "events with a bad limit", args: "events --agent eve --limit 0", wantKind: ErrUsage,
 			wantErr: []string{"--limit must be from 1 to 100"}, wantState: breaker.Open},
-		{name: "reset refuses while a Jarvis holds the lease", args: "reset --agent eve", wantCode: exitLeaseHeld,
+		{name: "reset refuses while a Jarvis holds the lease", args: "reset --agent eve", wantKind: ErrLeaseHeld,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				now := time.Now()
 				if _, ok, err := fx.st.Leases().Acquire(context.Background(), "default", "jarvis-host/42/abc", now, now.Add(time.Minute)); err != nil || !ok {
@@ -136,7 +112,7 @@ func TestCircuitBreakerCLI(t *testing.T) {
 				}
 			},
 			wantErr: []string{"Jarvis jarvis-host/42/abc holds the lease", "`!breaker reset <event>`", "Nothing changed"}, wantState: breaker.Open},
-		{name: "reset of an event refuses while a Jarvis holds the lease", args: "reset --agent eve --event {id}", wantCode: exitLeaseHeld,
+		{name: "reset of an event refuses while a Jarvis holds the lease", args: "reset --agent eve --event {id}", wantKind: ErrLeaseHeld,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				now := time.Now()
 				if _, ok, err := fx.st.Leases().Acquire(context.Background(), "default", "jarvis-host/42/abc", now, now.Add(time.Minute)); err != nil || !ok {
@@ -144,7 +120,7 @@ func TestCircuitBreakerCLI(t *testing.T) {
 				}
 			},
 			wantErr: []string{"`!breaker reset {id}`"}, wantState: breaker.Open},
-		{name: "reset overrules once the lease has lapsed", args: "reset --agent eve", wantCode: exitOK,
+		{name: "reset overrules once the lease has lapsed", args: "reset --agent eve", wantKind: nil,
 			setup: func(t *testing.T, fx *breakerFixture) {
 				past := time.Now().Add(-time.Hour)
 				if _, ok, err := fx.st.Leases().Acquire(context.Background(), "default", "jarvis-host/42/abc", past, past.Add(time.Minute)); err != nil || !ok {
@@ -152,13 +128,13 @@ func TestCircuitBreakerCLI(t *testing.T) {
 				}
 			},
 			wantOut: []string{"eve: closed. Overruled event {id} as " + operator}, wantState: breaker.Closed},
-		{name: "reset of a given event", args: "reset --agent eve --event {id}", wantCode: exitOK,
+		{name: "reset of a given event", args: "reset --agent eve --event {id}", wantKind: nil,
 			wantOut: []string{"Overruled event {id}"}, wantState: breaker.Closed},
-		{name: "reset of an event of another agent", args: "reset --agent gi --event {id}", wantCode: exitFailure,
+		{name: "reset of an event of another agent", args: "reset --agent gi --event {id}", wantKind: ErrFailed,
 			wantErr: []string{"event {id} is a halt of eve, not of gi; nothing changed"}, wantState: breaker.Open},
-		{name: "reset of an unknown event", args: "reset --agent eve --event brk_00000000", wantCode: exitFailure,
+		{name: "reset of an unknown event", args: "reset --agent eve --event brk_00000000", wantKind: ErrFailed,
 			wantErr: []string{"brk_00000000", "not found"}, wantState: breaker.Open},
-		{name: "reset of a closed breaker has nothing to do", args: "reset --agent gi", wantCode: exitOK,
+		{name: "reset of a closed breaker has nothing to do", args: "reset --agent gi", wantKind: nil,
 			wantOut: []string{"gi: closed, nothing to reset."}, wantState: breaker.Open},
 	}
 	for _, tt := range tests {
@@ -169,9 +145,9 @@ func TestCircuitBreakerCLI(t *testing.T) {
 			}
 			fill := func(s string) string { return strings.ReplaceAll(s, "{id}", fx.eventID) }
 			args := append([]string{"--config", fx.cfgPath, "circuit-breaker"}, strings.Fields(fill(tt.args))...)
-			out, errLine, code := runCLI(t, args...)
-			if code != tt.wantCode {
-				t.Errorf("exit code %d, want %d\nout: %s\nerr: %s", code, tt.wantCode, out, errLine)
+			out, errLine, kind := runCLI(t, args...)
+			if kind != tt.wantKind {
+				t.Errorf("failure %v, want %v\nout: %s\nerr: %s", kind, tt.wantKind, out, errLine)
 			}
 			for _, w := range tt.wantOut {
 				if !strings.Contains(out, fill(w)) {
@@ -201,8 +177,8 @@ func TestCircuitBreakerCLIResetIsAudited(t *testing.T) {
 	ctx := context.Background()
 	fx := newBreakerFixture(t)
 	host, _ := os.Hostname()
-	if _, _, code := runCLI(t, "--config", fx.cfgPath, "circuit-breaker", "reset", "--agent", "eve"); code != exitOK {
-		t.Fatalf("reset exited %d", code)
+	if _, errLine, kind := runCLI(t, "--config", fx.cfgPath, "circuit-breaker", "reset", "--agent", "eve"); kind != nil {
+		t.Fatalf("reset failed: %s", errLine)
 	}
 	history, err := fx.breakers.History(ctx, fx.eventID)
 	if err != nil {
@@ -228,18 +204,18 @@ func TestCircuitBreakerCLIResetIsAudited(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
-		wantCode int
+		wantKind error
 		want     string
 	}{
-		{"status passes", []string{"status", "--agent", "eve"}, exitOK, "Last halt: " + fx.eventID},
-		{"events show the overrule", []string{"events", "--agent", "eve"}, exitOK, "overrule by operator@" + host + " (open -> closed)"},
-		{"a second reset has nothing to do", []string{"reset", "--agent", "eve"}, exitOK, "nothing to reset"},
+		{"status passes", []string{"status", "--agent", "eve"}, nil, "Last halt: " + fx.eventID},
+		{"events show the overrule", []string{"events", "--agent", "eve"}, nil, "overrule by operator@" + host + " (open -> closed)"},
+		{"a second reset has nothing to do", []string{"reset", "--agent", "eve"}, nil, "nothing to reset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errLine, code := runCLI(t, append([]string{"--config", fx.cfgPath, "circuit-breaker"}, tt.args...)...)
-			if code != tt.wantCode || !strings.Contains(out, tt.want) {
-				t.Errorf("exit %d (want %d), output lacks %q:\n%s%s", code, tt.wantCode, tt.want, out, errLine)
+			out, errLine, kind := runCLI(t, append([]string{"--config", fx.cfgPath, "circuit-breaker"}, tt.args...)...)
+			if kind != tt.wantKind || !strings.Contains(out, tt.want) {
+				t.Errorf("failure %v (want %v), output lacks %q:\n%s%s", kind, tt.wantKind, tt.want, out, errLine)
 			}
 		})
 	}
@@ -257,9 +233,9 @@ func TestCircuitBreakerCLIWithoutDatabase(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, errLine, code := runCLI(t, "--config", path, "circuit-breaker", "status", "--agent", "eve")
-	if code != exitStore || !strings.Contains(errLine, "no Jarvis database at "+missing) {
-		t.Errorf("exit %d, %q; want %d and that no database is there", code, errLine, exitStore)
+	_, errLine, kind := runCLI(t, "--config", path, "circuit-breaker", "status", "--agent", "eve")
+	if kind != ErrStore || !strings.Contains(errLine, "no Jarvis database at "+missing) {
+		t.Errorf("failure %v, %q; want %v and that no database is there", kind, errLine, ErrStore)
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Error("status created a database")

@@ -1,23 +1,20 @@
-package main
+// Package config is Jarvis's configuration: the sections of every package
+// gathered in one struct, read from a YAML file over the defaults, which
+// are config.example.yaml, embedded, and from the environment, and
+// validated.
+package config
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"reflect"
-	"strings"
 	"time"
-	"unicode"
-
-	"github.com/go-viper/mapstructure/v2"
-	"github.com/spf13/viper"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/jarvis-hmi/jarvis"
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/commands"
+	"github.com/jarvis-hmi/jarvis/config/settings"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/away"
@@ -36,7 +33,7 @@ import (
 // Config is the whole configuration file. Each package owns the struct of
 // its own section; this one only gathers them. A key of the file is the
 // name of its field in snake_case (UserID is user_id, URLFetch is
-// url_fetch): see snakeCase.
+// url_fetch): see settings.Key.
 type Config struct {
 	Homeserver bot.HomeserverConfig
 	Bot        bot.Config
@@ -130,44 +127,31 @@ type LoggingConfig struct {
 	Format string
 }
 
-// LoadConfig reads the file (if path is not empty) over the defaults,
-// applies environment overrides and validates the result. The defaults
-// are config.example.yaml, embedded; every key in it is also registered,
-// so that JARVIS_<SECTION>_<KEY> overrides any of them.
-func LoadConfig(path string) (*Config, error) {
-	defaults, err := defaultsOf(jarvis.ExampleConfig)
+// Load reads the file (if path is not empty) over the defaults, applies
+// environment overrides and validates the result. The defaults are
+// config.example.yaml, embedded; every key in it is also registered, so
+// that JARVIS_<SECTION>_<KEY> overrides any of them.
+func Load(path string) (*Config, error) {
+	s, err := settings.FromExample(jarvis.ExampleConfig)
 	if err != nil {
 		return nil, fmt.Errorf("the built-in config.example.yaml: %w", err)
 	}
-	v := viper.New()
-	for key, value := range defaults {
-		v.SetDefault(key, value)
-	}
-	v.SetEnvPrefix("JARVIS")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
+	s.Environment("JARVIS")
 	if path != "" {
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("config file: %w", err)
 		}
 		defer f.Close()
-		v.SetConfigType("yaml")
-		if err := v.ReadConfig(f); err != nil {
+		if err := s.Read(f); err != nil {
 			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
-	if v.IsSet("api.agent_token") {
+	if s.IsSet("api.agent_token") {
 		return nil, fmt.Errorf("config: %w", errSharedAgentToken)
 	}
 	var cfg Config
-	err = v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
-		dc.ErrorUnused = true
-		dc.MapFieldName = snakeCase
-		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(
-			objectsFromYAML, mapstructure.StringToTimeDurationHookFunc(), listFromCommas)
-	})
-	if err != nil {
+	if err := s.Decode("", &cfg); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -176,104 +160,28 @@ func LoadConfig(path string) (*Config, error) {
 	return &cfg, nil
 }
 
+// Defaults is the configuration config.example.yaml gives: its values,
+// with no file and no environment over them, and not validated (the
+// example's own values, such as the homeserver's URL, are no defaults).
+// It panics if the embedded file does not decode, which a test rules out.
+func Defaults() *Config {
+	s, err := settings.FromExample(jarvis.ExampleConfig)
+	var cfg Config
+	if err == nil {
+		err = s.Decode("", &cfg)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("the built-in config.example.yaml: %v", err))
+	}
+	return &cfg
+}
+
 // errSharedAgentToken refuses a configuration that still sets the one
 // shared agent token of earlier versions.
 var errSharedAgentToken = core.Invalid("api.agent_token",
 	"is gone: every agent and role now has its own token. Remove api.agent_token, then issue tokens with "+
 		"`jarvis token issue --config FILE --role agent --agent NAME` (one per agent), `--role supervisor` and "+
-		"`--role orchestrator`, and give each agent its own (see \"Upgrading a workspace\" in the README)")
-
-// exampleMark, as the line comment of a key or its value in
-// config.example.yaml, says the value only shows what to write: the key
-// has no default.
-const exampleMark = "# example"
-
-// defaultsOf reads the example configuration as defaults, keyed by dotted
-// path: a mapping is a section whose keys are defaults each, anything else
-// (a value, a list) is one default. A value marked exampleMark counts as
-// empty.
-func defaultsOf(example []byte) (map[string]any, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(example, &doc); err != nil {
-		return nil, err
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("not a mapping of sections")
-	}
-	defaults := map[string]any{}
-	return defaults, addDefaults(defaults, "", doc.Content[0])
-}
-
-// addDefaults adds the keys of mapping m, under prefix, to defaults.
-func addDefaults(defaults map[string]any, prefix string, m *yaml.Node) error {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		key := prefix + strings.ToLower(k.Value)
-		switch {
-		case v.Kind == yaml.MappingNode:
-			if err := addDefaults(defaults, key+".", v); err != nil {
-				return err
-			}
-		case strings.HasPrefix(k.LineComment, exampleMark) || strings.HasPrefix(v.LineComment, exampleMark):
-			if v.Kind == yaml.SequenceNode {
-				defaults[key] = []any{}
-			} else {
-				defaults[key] = ""
-			}
-		default:
-			var value any
-			if err := v.Decode(&value); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			defaults[key] = value
-		}
-	}
-	return nil
-}
-
-// snakeCase gives the key of a config struct's field: its name in
-// snake_case, an acronym as one word (UserID is user_id, URLFetch is
-// url_fetch, ProposalTTL is proposal_ttl). Errors name the field by it too.
-func snakeCase(name string) string {
-	runes := []rune(name)
-	var b strings.Builder
-	for i, r := range runes {
-		if i > 0 && unicode.IsUpper(r) && (unicode.IsLower(runes[i-1]) || i+1 < len(runes) && unicode.IsLower(runes[i+1])) {
-			b.WriteByte('_')
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
-}
-
-// objectsFromYAML reads a list of objects given as one string, as the
-// environment gives it, in YAML flow style:
-// JARVIS_FLEET_AGENTS='[{name: EVE, cadence: 24h}]'.
-func objectsFromYAML(from, to reflect.Type, data any) (any, error) {
-	if from.Kind() != reflect.String || to.Kind() != reflect.Slice {
-		return data, nil
-	}
-	if elem := to.Elem().Kind(); elem != reflect.Struct && elem != reflect.Map {
-		return data, nil
-	}
-	var list []any
-	if err := yaml.Unmarshal([]byte(data.(string)), &list); err != nil {
-		return nil, fmt.Errorf("want a list in YAML flow style, e.g. [{name: x}, {name: y}]: %w", err)
-	}
-	return list, nil
-}
-
-// listFromCommas reads a list of values given as one string, as the
-// environment gives it, separated by commas: JARVIS_BOT_ADMINS=@a:x,@b:x.
-func listFromCommas(from, to reflect.Type, data any) (any, error) {
-	if from.Kind() != reflect.String || to.Kind() != reflect.Slice {
-		return data, nil
-	}
-	if data.(string) == "" {
-		return []string{}, nil
-	}
-	return strings.Split(data.(string), ","), nil
-}
+		"`--role orchestrator`, and give each agent its own (see \"Upgrading a workspace\" in docs/operating.md)")
 
 // Validate checks every section.
 func (c *Config) Validate() error {
