@@ -99,7 +99,9 @@ func (a agentAPI) heartbeat(t *testing.T, agent, cycle string) {
 // waitUp waits until the API answers.
 func (a agentAPI) waitUp(t *testing.T, j *jarvis) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	// Jarvis listens once it is in its room: on a loaded machine the
+	// homeserver can take its time.
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(a.base + "/healthz")
 		if err == nil {

@@ -154,8 +154,9 @@ func onCallRoom(t *testing.T, sections string, agents ...string) (*jarvis, id.Ro
 	// The agents report as soon as Jarvis listens: an agent that has not
 	// reported within its cadence of Jarvis's start is one that never
 	// reported, and people joining take a while on a loaded machine.
-	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t, agents...)}
+	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	api.waitUp(t, j)
+	api.tokens = j.issueTokens(t, agents...)
 	for _, a := range agents {
 		api.heartbeat(t, a, "C-1")
 	}
