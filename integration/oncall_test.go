@@ -1,8 +1,11 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -151,19 +154,53 @@ func onCallRoom(t *testing.T, sections string, agents ...string) (*jarvis, id.Ro
 	bob := newPerson(t, "bob")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n%s", port, sections)})
-	// The agents report as soon as Jarvis listens: an agent that has not
-	// reported within its cadence of Jarvis's start is one that never
-	// reported, and people joining take a while on a loaded machine.
+	// The agents report from the moment Jarvis listens, and keep reporting
+	// while people join, which takes a while on a loaded machine: an agent
+	// that has not reported within its cadence of Jarvis's start is one
+	// that never reported, and one that stops misses heartbeats. Their
+	// last report comes as the test begins.
 	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	api.waitUp(t, j)
 	api.tokens = j.issueTokens(t, agents...)
-	for _, a := range agents {
-		api.heartbeat(t, a, "C-1")
-	}
+	stop := api.keepReporting(agents, "C-1")
 	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(context.Background(), room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
 		t.Fatal(err)
 	}
 	j.joinRoom(t, bob)
+	stop()
+	for _, a := range agents {
+		api.heartbeat(t, a, "C-1")
+	}
 	return j, room, alice, bob, api
+}
+
+// keepReporting has the agents heartbeat for cycle every half second until
+// the returned function is called, which returns once they have stopped.
+func (a agentAPI) keepReporting(agents []string, cycle string) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			for _, agent := range agents {
+				body, _ := json.Marshal(map[string]any{"agent": agent, "cycle": cycle, "timestamp": time.Now().UTC().Format(time.RFC3339),
+					"mii": 0.97, "mode_self_report": "green"})
+				req, _ := http.NewRequest(http.MethodPost, a.base+"/api/agents/heartbeat", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+a.tokens.agent[agent])
+				req.Header.Set("Content-Type", "application/json")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
