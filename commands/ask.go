@@ -85,24 +85,22 @@ func (e *Event) more(answer, command string) {
 	e.Reply("%s\n\nMore: `%s%s`.", strings.TrimSpace(answer), e.Proc.Prefix(), command)
 }
 
-func askBreakersAnswer(e *Event) {
+func askBreakersAnswer(e *Event) error {
 	b := e.Proc.breakers
 	if len(e.Args) > 0 {
 		st, err := b.Status(e.Ctx, e.Args[0])
 		if breakerBadInput(e, err) {
-			return
+			return nil
 		}
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.more(askBreakerWords(st), "breaker status "+st.Agent)
-		return
+		return nil
 	}
 	all, err := b.StatusAll(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	var halted, trial []string
 	for _, st := range all {
@@ -115,9 +113,10 @@ func askBreakersAnswer(e *Event) {
 	}
 	if len(halted)+len(trial) == 0 {
 		e.more("Nothing is halted: every agent's circuit breaker is closed.", "breaker status")
-		return
+		return nil
 	}
 	e.more(strings.Join(slices.Concat(halted, trial), "\n"), "breaker status")
+	return nil
 }
 
 // askBreakerWords says where one agent's breaker stands, in a sentence.
@@ -134,30 +133,28 @@ func askBreakerWords(st breaker.Status) string {
 	}
 }
 
-func askCardsAnswer(e *Event) {
+func askCardsAnswer(e *Event) error {
 	c := e.Proc.cards
 	if len(e.Args) > 0 && e.Args[0] == "blocked" {
 		cards, err := c.List(e.Ctx, card.Filter{State: card.Blocked})
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		if len(cards) == 0 {
 			e.more("No card is blocked.", "card list")
-			return
+			return nil
 		}
 		e.more(fmt.Sprintf("%s blocked: %s.", core.UpperFirst(core.Plural(len(cards), "card is", "cards are")), askCardNames(cards)),
 			"card list blocked")
-		return
+		return nil
 	}
 	cards, err := c.List(e.Ctx, card.Filter{})
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(cards) == 0 {
 		e.more("There are no cards.", "card list")
-		return
+		return nil
 	}
 	count := map[card.State]int{}
 	for _, cd := range cards {
@@ -171,6 +168,7 @@ func askCardsAnswer(e *Event) {
 	}
 	e.more(fmt.Sprintf("%s: %s. The most urgent: %s.", core.UpperFirst(core.Plural(len(cards), "card", "cards")), strings.Join(parts, ", "),
 		askCardNames(cards[:1])), "card list")
+	return nil
 }
 
 // askCardNames names up to askListCap cards, "and N more" after them.
@@ -185,15 +183,14 @@ func askCardNames(cards []card.Card) string {
 	return joinAnd(names)
 }
 
-func askDecisionsAnswer(e *Event) {
+func askDecisionsAnswer(e *Event) error {
 	waiting, err := e.Proc.cards.WaitingOn(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(waiting) == 0 {
 		e.more("Nothing is waiting for your decision.", "card list needs_decision")
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s waiting for your decision:\n\n", core.UpperFirst(core.Plural(len(waiting), "question is", "questions are")))
@@ -204,17 +201,17 @@ func askDecisionsAnswer(e *Event) {
 		fmt.Fprintf(&b, "- and %d more\n", more)
 	}
 	e.more(b.String(), "card show <card-id>")
+	return nil
 }
 
-func askWatchingAnswer(e *Event) {
+func askWatchingAnswer(e *Event) error {
 	defs, err := e.Proc.tripwires.tw.List(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(defs) == 0 {
 		e.more("You are not watching anything yet. Say what to watch, e.g. “tell me when GI drops below 0.70”.", "tw templates")
-		return
+		return nil
 	}
 	var names []string
 	for _, d := range defs[:min(len(defs), askListCap)] {
@@ -228,6 +225,7 @@ func askWatchingAnswer(e *Event) {
 		names = append(names, fmt.Sprintf("%d more", more))
 	}
 	e.more(fmt.Sprintf("You have %s: %s.", core.Plural(len(defs), "tripwire", "tripwires"), joinAnd(names)), "tw list")
+	return nil
 }
 
 // askSpans are how far back "did anything trip …" looks, by the word the
@@ -249,17 +247,16 @@ func startOfDay(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
 }
 
-func askTrippedAnswer(e *Event) {
+func askTrippedAnswer(e *Event) error {
 	span, ok := askSpans[strings.Join(e.Args, " ")]
 	if !ok {
 		e.Reply("Since when? `%sask tripped [overnight|today|yesterday|hour|week]`.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	now := e.Proc.deps.Clock.Now().In(e.Proc.zone(e))
 	page, err := e.Proc.tripwires.tw.Journal(e.Ctx, e.Sender, tripwire.JournalQuery{Limit: tripwire.TripJournalCap})
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	since := span.since(now)
 	var trips []tripwire.JournalEntry
@@ -270,7 +267,7 @@ func askTrippedAnswer(e *Event) {
 	}
 	if len(trips) == 0 {
 		e.more(fmt.Sprintf("Nothing tripped %s.", span.words), "tw journal")
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s:\n\n", core.UpperFirst(core.Plural(len(trips), "trip", "trips")), span.words)
@@ -283,6 +280,7 @@ func askTrippedAnswer(e *Event) {
 		fmt.Fprintf(&b, "- and %d earlier\n", more)
 	}
 	e.more(b.String(), "tw journal")
+	return nil
 }
 
 // leaseSection is the `!sys lease` section, if the system has one.
@@ -295,21 +293,22 @@ func (p *Processor) leaseSection() *StatusSection {
 	return nil
 }
 
-func askLeaseAnswer(e *Event) {
+func askLeaseAnswer(e *Event) error {
 	lines, err := e.Proc.leaseSection().Lines(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.more(strings.Join(lines, "\n"), "sys lease")
+	return nil
 }
 
-func askJarvisAnswer(e *Event) {
+func askJarvisAnswer(e *Event) error {
 	p := e.Proc
 	if !e.Admin() || p.sys == nil {
 		e.Reply("I'm here and listening. `%shelp` lists what I can do.", p.Prefix())
-		return
+		return nil
 	}
 	up := p.deps.Clock.Now().Sub(p.sys.Started)
 	e.more(fmt.Sprintf("I'm fine: version %s, up %s.", core.EscapeMarkdown(p.sys.Version), core.HumanDuration(up)), "sys status")
+	return nil
 }

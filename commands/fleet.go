@@ -32,45 +32,45 @@ var cmdFleet = &Handler{
 	},
 }
 
-func fleetAnswer(e *Event) {
+func fleetAnswer(e *Event) error {
 	rows, err := e.Proc.fleet.FleetStatus(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(e.Args) == 0 {
 		e.Reply("%s", fleet.Render(rows))
-		return
+		return nil
 	}
 	for _, r := range rows {
 		if strings.EqualFold(r.Agent, e.Args[0]) {
 			e.Reply("%s", fleet.Render([]fleet.AgentReport{r}))
-			return
+			return nil
 		}
 	}
 	e.Reply("I know no agent called %q. `%sfleet` lists them.", e.Args[0], e.Proc.Prefix())
+	return nil
 }
 
 // fleetChart is `!fleet chart [agent]`: an image notice asking for every
 // configured agent's MII (or one agent's) over the last history.ChartSpan,
 // its offline spans shaded.
-func fleetChart(e *Event) {
+func fleetChart(e *Event) error {
 	agents := e.Proc.fleet.Agents()
 	if len(e.Args) > 1 {
 		e.Reply("Which agent? `%sfleet chart [agent]`", e.Proc.Prefix())
-		return
+		return nil
 	}
 	if len(e.Args) == 1 {
 		i := slices.IndexFunc(agents, func(a fleet.AgentConfig) bool { return strings.EqualFold(a.Name, e.Args[0]) })
 		if i < 0 {
 			e.Reply("I know no agent called %q. `%sfleet` lists them.", e.Args[0], e.Proc.Prefix())
-			return
+			return nil
 		}
 		agents = agents[i : i+1]
 	}
 	if len(agents) == 0 {
 		e.Reply("No agents are configured, so there is nothing to chart.")
-		return
+		return nil
 	}
 	now := e.Proc.deps.Clock.Now()
 	req := history.Chart{Title: "MII per agent", Source: core.SourceRef{Kind: fleet.SourceAgentMII}, Unit: "ratio",
@@ -81,10 +81,10 @@ func fleetChart(e *Event) {
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeImage, Body: string(body), TargetEvent: e.EventID})
+	return nil
 }
 
 var (

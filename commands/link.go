@@ -50,52 +50,47 @@ const (
 	confirmLink   = "link"
 )
 
-var confirmLinkKind = ConfirmKind{Kind: confirmLink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
+var confirmLinkKind = ConfirmKind{Kind: confirmLink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) (string, error) {
 	puppet, network, _ := strings.Cut(p.Payload, " ")
 	now := e.Proc.deps.Clock.Now()
 	err := e.Proc.identities.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: p.Requester, Network: network, LinkedAt: now})
 	if errors.Is(err, core.ErrDuplicate) {
-		return fmt.Sprintf("Not linked: %s was linked to another account meanwhile.", puppet)
+		return fmt.Sprintf("Not linked: %s was linked to another account meanwhile.", puppet), nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
 	moved, err := adopt(e, puppet, p.Requester, now)
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
-	return fmt.Sprintf("Linked: %s on %s is %s. %s", puppet, network, p.Requester, moved)
+	return fmt.Sprintf("Linked: %s on %s is %s. %s", puppet, network, p.Requester, moved), nil
 }}
 
-var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, YesDoes: "unlink", NoDoes: "keep it", OnConfirm: func(e *Event, p core.Pending) string {
+var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, YesDoes: "unlink", NoDoes: "keep it", OnConfirm: func(e *Event, p core.Pending) (string, error) {
 	err := e.Proc.identities.DeleteLink(e.Ctx, p.Payload, p.Requester)
 	if errors.Is(err, core.ErrNotFound) {
-		return fmt.Sprintf("%s was no longer linked to you.", p.Payload)
+		return fmt.Sprintf("%s was no longer linked to you.", p.Payload), nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
-	return fmt.Sprintf("Unlinked: %s no longer acts as %s.", p.Payload, p.Requester)
+	return fmt.Sprintf("Unlinked: %s no longer acts as %s.", p.Payload, p.Requester), nil
 }}
 
-func link(e *Event) {
+func link(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("In a direct room with me, name your other account: from a bridged account `%slink @you:example.org`, from Matrix `%slink @telegram_123:example.org`. "+
 			"I'll give you a code to send from that account.", e.Proc.Prefix(), e.Proc.Prefix())
-		return
+		return nil
 	}
 	if strings.HasPrefix(e.Args[0], "@") {
-		askLink(e, e.Args[0])
-		return
+		return askLink(e, e.Args[0])
 	}
 	if network, handle, ok := strings.Cut(e.Args[0], ":"); ok {
-		linkHandle(e, network, handle)
-		return
+		return linkHandle(e, network, handle)
 	}
-	redeemLink(e, strings.ToUpper(e.Args[0]))
+	return redeemLink(e, strings.ToUpper(e.Args[0]))
 }
 
 // from is who wrote: the puppet itself, not the account it is linked to.
@@ -106,23 +101,22 @@ func (e *Event) from() string {
 	return e.Sender
 }
 
-func askLink(e *Event, other string) {
+func askLink(e *Event, other string) error {
 	ids, from := e.Proc.identities, e.from()
 	if !strings.Contains(other, ":") || other == from {
 		e.Reply("`%s` is not another account: name it in full, like `@you:example.org`.", other)
-		return
+		return nil
 	}
 	room, err := ids.DirectRoom(e.Ctx, from)
 	if err != nil && !errors.Is(err, core.ErrNotFound) {
-		e.Fail(err)
-		return
+		return err
 	}
 	// A puppet with no direct room with Jarvis has nowhere private to see
 	// a code: the Matrix account confirms with ✅ in its own instead.
 	byConfirmation := room == "" && e.Puppet != ""
 	if room != e.RoomID && !byConfirmation {
 		e.Reply("I only give link codes in private: ask me in a direct room with me, not here.")
-		return
+		return nil
 	}
 	puppet := from
 	if e.Puppet == "" {
@@ -130,63 +124,62 @@ func askLink(e *Event, other string) {
 	}
 	if account, err := ids.LinkedAccount(e.Ctx, puppet); err == nil {
 		e.Reply("%s is already linked to %s; that Matrix account must `%sunlink %s` first.", puppet, account, e.Proc.Prefix(), puppet)
-		return
+		return nil
 	} else if !errors.Is(err, core.ErrNotFound) {
-		e.Fail(err)
-		return
+		return err
 	}
 	if byConfirmation {
-		askLinkConfirmation(e, from, other)
-		return
+		return askLinkConfirmation(e, from, other)
 	}
 	code, err := newLinkCode()
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	err = ids.AddLinkCode(e.Ctx, core.LinkCode{Code: code, From: from, Network: e.Network, Redeemer: other,
 		ExpiresAt: e.Proc.deps.Clock.Now().Add(core.LinkCodeTTL)})
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Your link code is %s. Send `%slink %s` from %s within %d minutes; it works for that account only, once.",
 		code, e.Proc.Prefix(), code, other, int(core.LinkCodeTTL.Minutes()))
+	return nil
 }
 
 // askLinkConfirmation asks account, in its direct room with Jarvis, to
 // confirm with ✅ that the puppet asking is theirs.
-func askLinkConfirmation(e *Event, puppet, account string) {
+func askLinkConfirmation(e *Event, puppet, account string) error {
 	room, err := e.Proc.identities.DirectRoom(e.Ctx, account)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("I have no direct room with you on either account to link them in private. Open one with me from %s (or from here) and ask there.", account)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	e.askConfirmOf(confirmLink, account, room, bridge.Room{}, puppet+" "+e.Network, fmt.Sprintf(
+	err = e.askConfirmOf(confirmLink, account, room, bridge.Room{}, puppet+" "+e.Network, fmt.Sprintf(
 		"%s on %s asks to be linked to your account, so that what it does acts as you. Is it yours? React ✅ to link it, ❌ if it is not.",
 		puppet, e.Network))
+	if err != nil {
+		return err
+	}
 	e.Reply("I asked %s to confirm in their direct room with me; nothing is linked until they do.", account)
+	return nil
 }
 
 // linkHandle resolves network:handle, from Matrix, to the one puppet it
 // names, and asks for a code bound to it.
-func linkHandle(e *Event, network, handle string) {
+func linkHandle(e *Event, network, handle string) error {
 	if e.Puppet != "" || e.Relay {
 		e.Reply("Name your Matrix account instead: `%slink @you:example.org`.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	if e.Proc.searchUsers == nil {
 		e.Reply("I cannot look up handles here; name the bridged account in full: `%slink @telegram_123:example.org`.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	users, err := e.Proc.searchUsers(e.Ctx, strings.TrimPrefix(handle, "@"))
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	puppets, known := e.Proc.bridges.Puppets(network, handle, users)
 	switch {
@@ -199,43 +192,39 @@ func linkHandle(e *Event, network, handle string) {
 		e.Reply("`%s` names %d %s accounts: %s. Name the one you mean in full: `%slink %s`.",
 			handle, len(puppets), network, strings.Join(puppets, ", "), e.Proc.Prefix(), puppets[0])
 	default:
-		askLink(e, puppets[0])
+		return askLink(e, puppets[0])
 	}
+	return nil
 }
 
-func redeemLink(e *Event, code string) {
+func redeemLink(e *Event, code string) error {
 	ids, from, now := e.Proc.identities, e.from(), e.Proc.deps.Clock.Now()
 	failures, err := ids.LinkFailures(e.Ctx, from, now.Add(-core.LinkCodeTTL))
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if failures >= maxLinkTries {
 		e.Reply("Too many wrong link codes from this account: try again in %d minutes.", int(core.LinkCodeTTL.Minutes()))
-		return
+		return nil
 	}
 	c, err := ids.GetLinkCode(e.Ctx, code)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		if err := ids.AddLinkFailure(e.Ctx, from, now); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.Reply("That link code is unknown or already used. Ask for a new one with `%slink @your-other-account` in a direct room.", e.Proc.Prefix())
-		return
+		return nil
 	case err != nil:
-		e.Fail(err)
-		return
+		return err
 	case now.After(c.ExpiresAt):
 		if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.Reply("That link code has expired. Ask for a new one with `%slink @your-other-account` in a direct room.", e.Proc.Prefix())
-		return
+		return nil
 	case c.Redeemer != from:
-		wrongLinkCode(e, code, from, now)
-		return
+		return wrongLinkCode(e, code, from, now)
 	}
 	// One side must be a bridged puppet, the other a native account.
 	puppet, account, network := c.From, from, c.Network
@@ -245,27 +234,25 @@ func redeemLink(e *Event, code string) {
 	}
 	if bridgedFirst == bridgedNow {
 		e.Reply("A link ties one bridged account to one Matrix account: send the code from the other kind of account.")
-		return
+		return nil
 	}
 	if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	err = ids.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: account, Network: network, LinkedAt: now})
 	if errors.Is(err, core.ErrDuplicate) {
 		e.Reply("%s is already linked to another account; that Matrix account must `%sunlink %s` first. Nothing changed.", puppet, e.Proc.Prefix(), puppet)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	moved, err := adopt(e, puppet, account, now)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s. %s", puppet, network, account, account, moved)
+	return nil
 }
 
 // adopt gives a puppet's tripwires, tokens, reminders, notebook, open confirmations, the
@@ -328,46 +315,43 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 
 // wrongLinkCode counts a code sent by an account it is not for, against
 // both; the code is deleted after maxLinkTries.
-func wrongLinkCode(e *Event, code, from string, now time.Time) {
+func wrongLinkCode(e *Event, code, from string, now time.Time) error {
 	ids := e.Proc.identities
 	if err := ids.AddLinkFailure(e.Ctx, from, now); err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	tries, err := ids.MissLinkCode(e.Ctx, code)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if tries >= maxLinkTries {
 		if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 	}
 	e.Reply("That link code is not for this account. Nothing was linked.")
+	return nil
 }
 
-func unlink(e *Event) {
+func unlink(e *Event) error {
 	if e.Puppet != "" {
 		e.Reply("Unlink from your Matrix account, not through a bridge.")
-		return
+		return nil
 	}
 	if len(e.Args) != 1 || !strings.HasPrefix(e.Args[0], "@") {
 		e.Reply("Say which bridged account: `%sunlink @telegram_123:example.org`.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	puppet := e.Args[0]
 	account, err := e.Proc.identities.LinkedAccount(e.Ctx, puppet)
 	if errors.Is(err, core.ErrNotFound) || (err == nil && account != e.Sender) {
 		e.Reply("%s is not linked to you.", puppet)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s?", puppet, e.Sender))
+	return e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s?", puppet, e.Sender))
 }
 
 // newLinkCode returns 8 base32 characters, 40 bits from crypto/rand.
@@ -379,28 +363,28 @@ func newLinkCode() (string, error) {
 	return base32.StdEncoding.EncodeToString(b), nil
 }
 
-func ratify(e *Event) {
+func ratify(e *Event) error {
 	if e.Puppet != "" || e.Relay {
 		e.Reply("Ratify from your Matrix account, not through a bridge.")
-		return
+		return nil
 	}
 	if len(e.Args) != 1 {
 		e.Reply("Say which message: `%sratify <n>`, with the number I gave when I held it.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	id, err := strconv.ParseInt(e.Args[0], 10, 64)
 	if err != nil {
 		e.Reply("`%s` is not a message number.", e.Args[0])
-		return
+		return nil
 	}
 	err = e.Proc.deps.Excerpts.RatifyExcerpt(e.Ctx, id, e.Sender, e.Sender)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("You have no held message %d.", id)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Ratified: message %d is yours, and no longer held.", id)
+	return nil
 }

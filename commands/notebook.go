@@ -74,11 +74,11 @@ type notebookCommands struct {
 	svc *notebook.Service
 }
 
-func taskAdd(e *Event) {
+func taskAdd(e *Event) error {
 	p := e.Proc
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("Which task? `%stask add renew the certificate by Friday`.", p.Prefix())
-		return
+		return nil
 	}
 	text, due := e.RawArgs, time.Time{}
 	loc, now := p.zone(e), p.deps.Clock.Now()
@@ -86,23 +86,23 @@ func taskAdd(e *Event) {
 		text, due = w.What, w.At
 	}
 	t, err := p.notebook.svc.Add(e.Ctx, e.Sender, notebook.Task, text, due)
-	if !notebookAdded(e, err) {
-		return
+	if err != nil {
+		return notebookNotAdded(e, err)
 	}
 	if due.IsZero() {
 		e.Private("Task %d added: %s. `%stask done %d` when it is done.", t.ID, remindQuote(t.Text), p.Prefix(), t.ID)
-		return
+		return nil
 	}
 	when := reminder.When(due, now, loc)
 	if p.reminders != nil {
 		if _, err := p.reminders.svc.Add(e.Ctx, reminder.Reminder{Owner: e.Sender, Text: "Task due: " + t.Text, Due: due, Zone: loc.String()}); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.Private("Task %d added, due %s: %s. I'll remind you then. `%stask done %d` when it is done.", t.ID, when, remindQuote(t.Text), p.Prefix(), t.ID)
-		return
+		return nil
 	}
 	e.Private("Task %d added, due %s: %s.", t.ID, when, remindQuote(t.Text))
+	return nil
 }
 
 // Private answers what only the sender may read: in a direct room as a
@@ -117,29 +117,25 @@ func (e *Event) Private(format string, args ...any) {
 	e.Reply("I answered in our direct room: only you see what you keep with me.")
 }
 
-// notebookAdded answers a failed Add and reports whether it succeeded.
-func notebookAdded(e *Event, err error) bool {
+// notebookNotAdded answers a failed Add: a refusal says why; any other
+// error is returned.
+func notebookNotAdded(e *Event, err error) error {
 	if why, ok := refusal(err); ok {
 		e.Reply("Not kept: %s.", why)
-		return false
+		return nil
 	}
-	if err != nil {
-		e.Fail(err)
-		return false
-	}
-	return true
+	return err
 }
 
-func taskList(e *Event) {
+func taskList(e *Event) error {
 	p := e.Proc
 	tasks, err := p.notebook.svc.List(e.Ctx, e.Sender, notebook.Task)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(tasks) == 0 {
 		e.Reply("You have no open tasks. `%stask add <what>` adds one.", p.Prefix())
-		return
+		return nil
 	}
 	loc, now := p.zone(e), p.deps.Clock.Now()
 	var b strings.Builder
@@ -153,24 +149,25 @@ func taskList(e *Event) {
 	}
 	fmt.Fprintf(&b, "\n`%stask done <id>` marks one done.", p.Prefix())
 	e.Private("%s", b.String())
+	return nil
 }
 
-func taskDone(e *Event) {
+func taskDone(e *Event) error {
 	p := e.Proc
 	id, ok := notebookID(e, "task done")
 	if !ok {
-		return
+		return nil
 	}
 	t, err := p.notebook.svc.Finish(e.Ctx, e.Sender, id)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("You have no open task %d; `%stask list` shows yours.", id, p.Prefix())
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Private("Done: %s.", remindQuote(t.Text))
+	return nil
 }
 
 // notebookID reads the one id argument of a command.
@@ -184,56 +181,55 @@ func notebookID(e *Event, command string) (int64, bool) {
 	return 0, false
 }
 
-func noteAdd(e *Event) { notebookAdd(e, notebook.Note, "Noted") }
-func ideaAdd(e *Event) { notebookAdd(e, notebook.Idea, "Idea kept") }
+func noteAdd(e *Event) error { return notebookAdd(e, notebook.Note, "Noted") }
+func ideaAdd(e *Event) error { return notebookAdd(e, notebook.Idea, "Idea kept") }
 
-func notebookAdd(e *Event, kind notebook.Kind, done string) {
+func notebookAdd(e *Event, kind notebook.Kind, done string) error {
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("What should I keep? `%s%s add <text>`.", e.Proc.Prefix(), kind)
-		return
+		return nil
 	}
 	n, err := e.Proc.notebook.svc.Add(e.Ctx, e.Sender, kind, e.RawArgs, time.Time{})
-	if !notebookAdded(e, err) {
-		return
+	if err != nil {
+		return notebookNotAdded(e, err)
 	}
 	e.Private("%s (%d): %s. Only you see it; `%s%s list` shows yours.", done, n.ID, remindQuote(n.Text), e.Proc.Prefix(), kind)
+	return nil
 }
 
-func noteList(e *Event) { notebookShow(e, notebook.Note, nil, false) }
-func ideaList(e *Event) { notebookShow(e, notebook.Idea, nil, false) }
+func noteList(e *Event) error { return notebookShow(e, notebook.Note, nil, false) }
+func ideaList(e *Event) error { return notebookShow(e, notebook.Idea, nil, false) }
 
-func noteFind(e *Event) {
+func noteFind(e *Event) error {
 	found, err := e.Proc.notebook.svc.Find(e.Ctx, e.Sender, e.RawArgs)
 	if why, ok := refusal(err); ok {
 		e.Reply("Find what? %s: `%snote find <words>`.", core.UpperFirst(why), e.Proc.Prefix())
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	notebookShow(e, notebook.Note, found, true)
+	return notebookShow(e, notebook.Note, found, true)
 }
 
 // notebookShow lists the sender's newest notes or ideas, or the notes a
 // search found.
-func notebookShow(e *Event, kind notebook.Kind, found []notebook.Entry, search bool) {
+func notebookShow(e *Event, kind notebook.Kind, found []notebook.Entry, search bool) error {
 	entries, title := found, "Your notes that hold "+remindQuote(strings.Join(notebook.Words(e.RawArgs), " "))
 	if !search {
 		var err error
 		if entries, err = e.Proc.notebook.svc.List(e.Ctx, e.Sender, kind); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		title = "Your newest " + string(kind) + "s"
 	}
 	if len(entries) == 0 {
 		if search {
 			e.Reply("None of your notes holds %s.", remindQuote(strings.Join(notebook.Words(e.RawArgs), " ")))
-			return
+			return nil
 		}
 		e.Reply("You have no %ss yet. `%s%s add <text>` keeps one.", kind, e.Proc.Prefix(), kind)
-		return
+		return nil
 	}
 	loc := e.Proc.zone(e)
 	var b strings.Builder
@@ -242,4 +238,5 @@ func notebookShow(e *Event, kind notebook.Kind, found []notebook.Entry, search b
 		fmt.Fprintf(&b, "- `%d` %s: %s\n", n.ID, n.CreatedAt.In(loc).Format("2 Jan 2006"), core.EscapeMarkdown(n.Text))
 	}
 	e.Private("%s", b.String())
+	return nil
 }

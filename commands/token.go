@@ -14,8 +14,9 @@ import (
 var cmdSysToken = &Handler{
 	Name: "token",
 	Help: "The HTTP API's tokens (one per agent and per role), only in our direct chat: `sys token issue agent <name>|supervisor|orchestrator`, `sys token list`, `sys token revoke <id>`.",
-	Func: func(e *Event) {
+	Func: func(e *Event) error {
 		e.Reply("Say `%ssys token issue agent <name>`, `issue supervisor`, `issue orchestrator`, `list` or `revoke <id>`, in our direct chat.", e.Proc.Prefix())
+		return nil
 	},
 	Subcommands: []*Handler{
 		{Name: "issue", Args: "agent <name> | supervisor | orchestrator", Help: "Issue a token, shown once.", Func: sysTokenIssue},
@@ -27,32 +28,31 @@ var cmdSysToken = &Handler{
 // inDirectRoom says whether the event comes from the sender's direct room
 // with Jarvis, on Matrix itself; otherwise it answers why a token is not
 // handled here.
-func inDirectRoom(e *Event) bool {
+func inDirectRoom(e *Event) (bool, error) {
 	prefix := e.Proc.Prefix()
 	if e.Puppet != "" {
 		e.Reply("A token is a password, so I handle them only in our direct chat on Matrix, never through a bridge. Ask me there with `%ssys token`.", prefix)
-		return false
+		return false, nil
 	}
 	direct, err := directRoomOf(e)
 	if err != nil {
-		e.Fail(err)
-		return false
+		return false, err
 	}
 	if direct != e.RoomID {
 		e.Reply("A token is a password, so I handle them only in our direct chat, never in a shared room where others read along. Say `%ssys token` there.", prefix)
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
-func sysTokenIssue(e *Event) {
-	if !inDirectRoom(e) {
-		return
+func sysTokenIssue(e *Event) error {
+	if ok, err := inDirectRoom(e); !ok || err != nil {
+		return err
 	}
 	prefix := e.Proc.Prefix()
 	if len(e.Args) < 1 || len(e.Args) > 2 {
 		e.Reply("Issue which token? `%ssys token issue agent <name>`, `%ssys token issue supervisor` or `%ssys token issue orchestrator`.", prefix, prefix, prefix)
-		return
+		return nil
 	}
 	role, agent := credential.Role(strings.ToLower(e.Args[0])), ""
 	if len(e.Args) == 2 {
@@ -62,11 +62,10 @@ func sysTokenIssue(e *Event) {
 	var fe *core.FieldError
 	if errors.As(err, &fe) {
 		e.Reply("No token issued: %s %s.", fe.Field, core.EscapeMarkdown(fe.Reason))
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	who := string(c.Role)
 	if c.Agent != "" {
@@ -76,20 +75,20 @@ func sysTokenIssue(e *Event) {
 		Body: fmt.Sprintf("The %s token, shown this once (I keep only its hash):\n\n`%s`\n\n"+
 			"Its holder sends it with every request to Jarvis's API: `Authorization: Bearer <token>`.\n\n"+
 			"Its ID is `%s`: `%ssys token revoke %s` turns it off.", who, token, c.ID, prefix, c.ID)})
+	return nil
 }
 
-func sysTokenList(e *Event) {
-	if !inDirectRoom(e) {
-		return
+func sysTokenList(e *Event) error {
+	if ok, err := inDirectRoom(e); !ok || err != nil {
+		return err
 	}
 	list, err := e.Proc.credentials.List(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(list) == 0 {
 		e.Reply("There are no API tokens. `%ssys token issue agent <name>` issues one.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	var b strings.Builder
 	b.WriteString("**API tokens** (their secret is never shown again)\n\n")
@@ -106,26 +105,27 @@ func sysTokenList(e *Event) {
 		}
 	}
 	e.Reply("%s", b.String())
+	return nil
 }
 
-func sysTokenRevoke(e *Event) {
-	if !inDirectRoom(e) {
-		return
+func sysTokenRevoke(e *Event) error {
+	if ok, err := inDirectRoom(e); !ok || err != nil {
+		return err
 	}
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 1 {
 		e.Reply("Which token? `%ssys token revoke <id>`; `%ssys token list` shows them.", prefix, prefix)
-		return
+		return nil
 	}
 	id := strings.Trim(e.Args[0], "`")
 	err := e.Proc.credentials.Revoke(e.Ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no token %s. `%ssys token list` shows them.", twCode(id), prefix)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Token `%s` is revoked: requests bearing it are refused within %s.", id, credential.CacheTTL)
+	return nil
 }
