@@ -19,9 +19,9 @@ type approvalCommands struct {
 	claims *oncallCommands
 }
 
-// handler is `!approval`.
-func (c *approvalCommands) handler() *Handler {
-	return &Handler{
+// handlers are `!approval`.
+func (c *approvalCommands) handlers() []*Handler {
+	return []*Handler{{
 		Name: "approval", Aliases: []string{"approvals"},
 		Help: "Agents' requests for permission: list those waiting, approve or deny one (or react to its request).",
 		Subcommands: []*Handler{
@@ -29,7 +29,7 @@ func (c *approvalCommands) handler() *Handler {
 			{Name: "approve", Args: "<id> [option]", Help: "Approve a request (with the option's number when it has options).", Func: c.approve},
 			{Name: "deny", Args: "<id>", Help: "Deny a request.", Func: c.deny},
 		},
-	}
+	}}
 }
 
 func (c *approvalCommands) list(e *Event) error {

@@ -56,30 +56,40 @@ func breakerAnswer(answer string) (breaker.Action, bool) {
 	return act, ok
 }
 
-// cmdBreaker are the `!breaker` verbs; breakerOnAnswer takes the answers
+// breakerCommands are the `!breaker` verbs; onAnswer takes the answers
 // (reactions and replies) to halt notices.
-var cmdBreaker = &Handler{
-	Name: "breaker",
-	Help: "The agents' circuit breakers: see them, review a halt, resume or reset it.",
-	Subcommands: []*Handler{
-		{Name: "status", Args: "[agent]", Help: "Where every agent's breaker stands, or one agent's in full.",
-			Func: breakerStatus},
-		{Name: "events", Args: "[agent] [N]", Help: fmt.Sprintf("The latest N halts (default %d, at most %d), of one agent or of all.", defaultBreakerEvents, maxBreakerEvents),
-			Func: breakerEvents},
-		{Name: "review", Args: "<event>", Help: "Show a halt in full, with evidence and history, and say you are reviewing it.",
-			Func: breakerAct(breaker.ActReview)},
-		{Name: "keep", Args: "<event>", Help: "Say the agent stays halted; the breaker stays open.",
-			Func: breakerAct(breaker.ActKeep)},
-		{Name: "resume", Args: "<event>", Help: "Resume a halted agent into a half-open trial that the supervisor verifies. Admins only.",
-			Admin: true, Func: breakerAct(breaker.ActResume)},
-		{Name: "reset", Args: "<event>", Help: "Overrule: close the breaker at once, without verification, under your name. Admins only.",
-			Admin: true, Func: breakerAct(breaker.ActOverrule)},
-	},
+type breakerCommands struct {
+	svc *breaker.Service
+	// claims take 💤 or a reply `snooze 4h` on a halt, when halts are
+	// incidents.
+	claims *oncallCommands
 }
 
-// breakerStatus answers `!breaker status [agent]`.
-func breakerStatus(e *Event) error {
-	b := e.Proc.breakers
+// handlers are `!breaker`.
+func (c *breakerCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name: "breaker",
+		Help: "The agents' circuit breakers: see them, review a halt, resume or reset it.",
+		Subcommands: []*Handler{
+			{Name: "status", Args: "[agent]", Help: "Where every agent's breaker stands, or one agent's in full.",
+				Func: c.status},
+			{Name: "events", Args: "[agent] [N]", Help: fmt.Sprintf("The latest N halts (default %d, at most %d), of one agent or of all.", defaultBreakerEvents, maxBreakerEvents),
+				Func: c.events},
+			{Name: "review", Args: "<event>", Help: "Show a halt in full, with evidence and history, and say you are reviewing it.",
+				Func: c.act(breaker.ActReview)},
+			{Name: "keep", Args: "<event>", Help: "Say the agent stays halted; the breaker stays open.",
+				Func: c.act(breaker.ActKeep)},
+			{Name: "resume", Args: "<event>", Help: "Resume a halted agent into a half-open trial that the supervisor verifies. Admins only.",
+				Admin: true, Func: c.act(breaker.ActResume)},
+			{Name: "reset", Args: "<event>", Help: "Overrule: close the breaker at once, without verification, under your name. Admins only.",
+				Admin: true, Func: c.act(breaker.ActOverrule)},
+		},
+	}}
+}
+
+// status answers `!breaker status [agent]`.
+func (c *breakerCommands) status(e *Event) error {
+	b := c.svc
 	prefix := e.Proc.Prefix()
 	if len(e.Args) > 1 {
 		e.Reply("One agent at a time: `%sbreaker status [agent]`.", prefix)
@@ -169,9 +179,9 @@ func breakerStatusOf(e *Event, b *breaker.Service, agent string) error {
 	return nil
 }
 
-// breakerEvents answers `!breaker events [agent] [N]`.
-func breakerEvents(e *Event) error {
-	b := e.Proc.breakers
+// events answers `!breaker events [agent] [N]`.
+func (c *breakerCommands) events(e *Event) error {
+	b := c.svc
 	prefix := e.Proc.Prefix()
 	agent, n := "", defaultBreakerEvents
 	for _, arg := range e.Args {
@@ -240,13 +250,13 @@ func breakerEvents(e *Event) error {
 	return nil
 }
 
-// breakerAct answers `!breaker review|keep|resume|reset <event>`.
-func breakerAct(act breaker.Action) func(*Event) error {
-	return func(e *Event) error { return breakerActOn(e, act) }
+// act answers `!breaker review|keep|resume|reset <event>`.
+func (c *breakerCommands) act(act breaker.Action) func(*Event) error {
+	return func(e *Event) error { return c.actOn(e, act) }
 }
 
-func breakerActOn(e *Event, act breaker.Action) error {
-	b := e.Proc.breakers
+func (c *breakerCommands) actOn(e *Event, act breaker.Action) error {
+	b := c.svc
 	prefix := e.Proc.Prefix()
 	ev, ok, err := breakerTarget(e, b, act)
 	if !ok || err != nil {
@@ -300,27 +310,25 @@ func breakerActOn(e *Event, act breaker.Action) error {
 	return nil
 }
 
-// breakerOnAnswer takes the answers to halt notices: the breaker's own
-// (breakerAct), and, when halts are incidents (claims set), 💤 or a reply
-// `snooze 4h`, which snooze the halt like any alert, by anyone who may
-// talk to Jarvis in the room.
-func breakerOnAnswer(claims *oncallCommands) func(e *Event, key, answer string) error {
-	return func(e *Event, key, answer string) error {
-		length, snooze := oncall.SnoozeOf(answer)
-		if snooze && claims != nil {
-			eventID, _, _ := strings.Cut(strings.TrimPrefix(key, "breaker:"), ":")
-			return claims.snooze(e, "breaker:"+eventID, length, answer == oncall.SnoozeReaction)
-		}
-		return breakerOnAct(e, key, answer)
+// onAnswer takes the answers to halt notices: the breaker's own (act),
+// and, when halts are incidents (claims set), 💤 or a reply `snooze 4h`,
+// which snooze the halt like any alert, by anyone who may talk to Jarvis
+// in the room.
+func (c *breakerCommands) onAnswer(e *Event, key, answer string) error {
+	length, snooze := oncall.SnoozeOf(answer)
+	if snooze && c.claims != nil {
+		eventID, _, _ := strings.Cut(strings.TrimPrefix(key, "breaker:"), ":")
+		return c.claims.snooze(e, "breaker:"+eventID, length, answer == oncall.SnoozeReaction)
 	}
+	return c.onAct(e, key, answer)
 }
 
-// breakerOnAct acts on a reaction to, or a reply to, one of a halt's
+// onAct acts on a reaction to, or a reply to, one of a halt's
 // notices (the halt notice or its thread). Anything but the answers of
 // breakerAnswers is ignored. A refusal is threaded under the halt notice
 // and mentions the person; a done transition is told there by core.
-func breakerOnAct(e *Event, key, answer string) error {
-	b := e.Proc.breakers
+func (c *breakerCommands) onAct(e *Event, key, answer string) error {
+	b := c.svc
 	act, ok := breakerAnswer(answer)
 	if !ok {
 		return nil

@@ -52,34 +52,43 @@ func DraftsClearer(cards *card.Service, members func(ctx context.Context, roomID
 	}
 }
 
-// cmdCard are the `!card` verbs: drafting and publishing card sets,
+// cardCommands are the `!card` verbs: drafting and publishing card sets,
 // reading cards, ratifying them, answering their questions.
-// confirmCardPublish publishes a draft set, and onDecisionAnswer takes the
-// answers to needs-decision relays: a reaction 1️⃣…🔟 on the relay, or a
-// reply with the option's number or text.
-var cmdCard = &Handler{
-	Name: "card",
-	Help: "Backlog cards for the orchestrator: draft a set, publish it in one go, follow the cards, answer their questions.",
-	Subcommands: []*Handler{
-		{Name: "draft", Args: `<goal> --accept "…" [--accept "…"] --priority P0|P1|P2|P3 [--depends d1|card-id] [--budget "…"]`,
-			Help: "Add a card to your draft set.", Func: cardDraft},
-		{Name: "show-draft", Aliases: []string{"drafts"}, Help: "Show your draft set.", Func: cardShowDraft},
-		{Name: "drop", Args: "<ref>|all", Help: "Remove a card (d1, d2, …) or all of them from your draft set.", Func: cardDrop},
-		{Name: "publish", Help: "Publish your draft set, all cards or none, after your ✅: author main-agent, ratified by you.", Func: cardPublish},
-		{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: cardList},
-		{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: cardShow},
-		{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: cardRatify},
-		{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: cardAnswer},
-		{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: cardSignOff},
-	},
+// confirmPublish publishes a draft set on its ✅, and onDecisionAnswer
+// takes the answers to needs-decision relays: a reaction 1️⃣…🔟 on the
+// relay, or a reply with the option's number or text.
+type cardCommands struct {
+	svc *card.Service
 }
 
-var confirmCardPublish = ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: confirmPublish, OnDismiss: dismissPublish,
-	YesWord: "publish", NoWord: "cancel", YesDoes: "publish", NoDoes: "keep drafting"}
+// handlers are `!card`.
+func (c *cardCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name: "card",
+		Help: "Backlog cards for the orchestrator: draft a set, publish it in one go, follow the cards, answer their questions.",
+		Subcommands: []*Handler{
+			{Name: "draft", Args: `<goal> --accept "…" [--accept "…"] --priority P0|P1|P2|P3 [--depends d1|card-id] [--budget "…"]`,
+				Help: "Add a card to your draft set.", Func: c.draft},
+			{Name: "show-draft", Aliases: []string{"drafts"}, Help: "Show your draft set.", Func: c.showDraft},
+			{Name: "drop", Args: "<ref>|all", Help: "Remove a card (d1, d2, …) or all of them from your draft set.", Func: c.drop},
+			{Name: "publish", Help: "Publish your draft set, all cards or none, after your ✅: author main-agent, ratified by you.", Func: c.publish},
+			{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: c.list},
+			{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: c.show},
+			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
+			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answer},
+			{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: c.signOff},
+		},
+	}}
+}
+
+// publishConfirm is the confirmation of `!card publish`.
+func (c *cardCommands) publishConfirm() ConfirmKind {
+	return ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish, OnDismiss: dismissPublish,
+		YesWord: "publish", NoWord: "cancel", YesDoes: "publish", NoDoes: "keep drafting"}
+}
 
 // draft adds a card to the sender's draft set.
-func cardDraft(e *Event) error {
-	c := e.Proc.cards
+func (c *cardCommands) draft(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("%s", draftUsage(prefix))
@@ -90,11 +99,11 @@ func cardDraft(e *Event) error {
 		e.Reply("%s.\n\n%s", core.UpperFirst(err.Error()), draftUsage(prefix))
 		return nil
 	}
-	drafts, err := c.Drafts(e.Ctx, e.Sender)
+	drafts, err := c.svc.Drafts(e.Ctx, e.Sender)
 	if err != nil {
 		return err
 	}
-	unknown, err := checkDependencies(e.Ctx, c, drafts, spec.DependsOn)
+	unknown, err := checkDependencies(e.Ctx, c.svc, drafts, spec.DependsOn)
 	if err != nil {
 		return err
 	}
@@ -102,7 +111,7 @@ func cardDraft(e *Event) error {
 		e.Reply("`--depends`: %s", unknown)
 		return nil
 	}
-	d, err := c.AddDraft(e.Ctx, e.Sender, spec, e.Trust)
+	d, err := c.svc.AddDraft(e.Ctx, e.Sender, spec, e.Trust)
 	var fe *core.FieldError
 	if errors.As(err, &fe) {
 		e.Reply("`%s`: %s.", flagOf(fe.Field), fe.Reason)
@@ -147,9 +156,8 @@ func checkDependencies(ctx context.Context, c *card.Service, drafts []card.Draft
 }
 
 // showDraft lists the sender's draft set.
-func cardShowDraft(e *Event) error {
-	c := e.Proc.cards
-	drafts, err := c.Drafts(e.Ctx, e.Sender)
+func (c *cardCommands) showDraft(e *Event) error {
+	drafts, err := c.svc.Drafts(e.Ctx, e.Sender)
 	if err != nil {
 		return err
 	}
@@ -164,8 +172,7 @@ func cardShowDraft(e *Event) error {
 }
 
 // drop removes one draft, or all of them, from the sender's set.
-func cardDrop(e *Event) error {
-	c := e.Proc.cards
+func (c *cardCommands) drop(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 1 {
 		e.Reply("Which one? `%scard drop d2` removes d2, `%scard drop all` empties your draft.", prefix, prefix)
@@ -173,7 +180,7 @@ func cardDrop(e *Event) error {
 	}
 	ref := strings.ToLower(e.Args[0])
 	if ref == "all" {
-		n, err := c.ClearDrafts(e.Ctx, e.Sender)
+		n, err := c.svc.ClearDrafts(e.Ctx, e.Sender)
 		if err != nil {
 			return err
 		}
@@ -184,7 +191,7 @@ func cardDrop(e *Event) error {
 		e.Reply("Dropped all %s of your draft.", core.Plural(n, "card", "cards"))
 		return nil
 	}
-	drafts, err := c.Drafts(e.Ctx, e.Sender)
+	drafts, err := c.svc.Drafts(e.Ctx, e.Sender)
 	if err != nil {
 		return err
 	}
@@ -203,7 +210,7 @@ func cardDrop(e *Event) error {
 		e.Reply("%s depends on %s; drop %s first.", strings.Join(dependents, " and "), ref, strings.Join(dependents, " and "))
 		return nil
 	}
-	if err := c.DropDraft(e.Ctx, e.Sender, ref); err != nil {
+	if err := c.svc.DropDraft(e.Ctx, e.Sender, ref); err != nil {
 		return err
 	}
 	e.Reply("Dropped %s (%s). %s left in your draft.", ref, core.EscapeMarkdown(drafts[i].Goal), core.UpperFirst(core.Plural(len(drafts)-1, "card", "cards")))
@@ -211,9 +218,8 @@ func cardDrop(e *Event) error {
 }
 
 // publish asks the sender to confirm publishing the whole draft set.
-func cardPublish(e *Event) error {
-	c := e.Proc.cards
-	drafts, err := c.Drafts(e.Ctx, e.Sender)
+func (c *cardCommands) publish(e *Event) error {
+	drafts, err := c.svc.Drafts(e.Ctx, e.Sender)
 	if err != nil {
 		return err
 	}
@@ -240,10 +246,9 @@ func cardPublish(e *Event) error {
 
 // confirmPublish publishes the draft set the sender confirmed, unless it
 // changed since the question. The returned text replaces the question.
-func confirmPublish(e *Event, p core.Pending) (string, error) {
-	c := e.Proc.cards
+func (c *cardCommands) confirmPublish(e *Event, p core.Pending) (string, error) {
 	prefix := e.Proc.Prefix()
-	drafts, err := c.Drafts(e.Ctx, p.Requester)
+	drafts, err := c.svc.Drafts(e.Ctx, p.Requester)
 	if err != nil {
 		return "", err
 	}
@@ -261,7 +266,7 @@ func confirmPublish(e *Event, p core.Pending) (string, error) {
 	// Unknown dependencies are told in the draft's own terms (its refs)
 	// before core is asked, which refuses them too, before writing.
 	for _, d := range drafts {
-		msg, err := checkDependencies(e.Ctx, c, drafts, d.DependsOn)
+		msg, err := checkDependencies(e.Ctx, c.svc, drafts, d.DependsOn)
 		if err != nil {
 			return "", err
 		}
@@ -272,7 +277,7 @@ func confirmPublish(e *Event, p core.Pending) (string, error) {
 	}
 	// The trust is the tap's: a draft confirmed from a puppet linked to
 	// nobody waits for a Matrix account, whoever asked.
-	set, err := c.PublishDraft(e.Ctx, p.Requester, e.Trust, card.Message{Room: p.RoomID, Notice: p.Key})
+	set, err := c.svc.PublishDraft(e.Ctx, p.Requester, e.Trust, card.Message{Room: p.RoomID, Notice: p.Key})
 	if why, ok := refusal(err); ok {
 		return "Nothing published: " + why + ". Your draft is unchanged.", nil
 	}
@@ -299,8 +304,7 @@ func dismissPublish(e *Event, _ core.Pending) string {
 }
 
 // list shows cards, most urgent first.
-func cardList(e *Event) error {
-	c := e.Proc.cards
+func (c *cardCommands) list(e *Event) error {
 	var f card.Filter
 	if len(e.Args) > 1 {
 		e.Reply("`%scard list` takes at most one state: %s.", e.Proc.Prefix(), cardStateNames())
@@ -313,7 +317,7 @@ func cardList(e *Event) error {
 			return nil
 		}
 	}
-	cards, err := c.List(e.Ctx, f)
+	cards, err := c.svc.List(e.Ctx, f)
 	if err != nil {
 		return err
 	}
@@ -341,13 +345,12 @@ func cardList(e *Event) error {
 }
 
 // show describes one card.
-func cardShow(e *Event) error {
-	c := e.Proc.cards
+func (c *cardCommands) show(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("Which card? `%scard show <card-id>`; `%scard list` shows the ids.", e.Proc.Prefix(), e.Proc.Prefix())
 		return nil
 	}
-	d, err := c.Get(e.Ctx, e.Args[0])
+	d, err := c.svc.Get(e.Ctx, e.Args[0])
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no card `%s`; `%scard list` shows them.", e.Args[0], e.Proc.Prefix())
 		return nil
@@ -360,13 +363,12 @@ func cardShow(e *Event) error {
 }
 
 // ratify puts a card whose scope grew back on the backlog.
-func cardRatify(e *Event) error {
-	c := e.Proc.cards
+func (c *cardCommands) ratify(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("Which card? `%scard ratify <card-id>`.", e.Proc.Prefix())
 		return nil
 	}
-	card, err := c.Ratify(e.Ctx, e.Args[0], e.Sender, e.Trust)
+	card, err := c.svc.Ratify(e.Ctx, e.Args[0], e.Sender, e.Trust)
 	switch {
 	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
 		e.Reply("Ratify from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
@@ -386,17 +388,16 @@ func cardRatify(e *Event) error {
 	return nil
 }
 
-// cardAnswer answers a card's open question from a command, for networks
+// answer answers a card's open question from a command, for networks
 // where replying to the relay message is awkward.
-func cardAnswer(e *Event) error {
-	c := e.Proc.cards
+func (c *cardCommands) answer(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) < 2 {
 		e.Reply("`%scard answer <card-id> <option>`: the option's number or its text.", prefix)
 		return nil
 	}
 	cardID := e.Args[0]
-	detail, err := c.Get(e.Ctx, cardID)
+	detail, err := c.svc.Get(e.Ctx, cardID)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no card `%s`; `%scard list needs_decision` shows the cards waiting for an answer.", cardID, prefix)
 		return nil
@@ -414,7 +415,7 @@ func cardAnswer(e *Event) error {
 		e.Reply("%s", optionsHint(d))
 		return nil
 	}
-	res, done, err := applyAnswer(e, d, option, e.Reply)
+	res, done, err := c.applyAnswer(e, d, option, e.Reply)
 	switch {
 	case err != nil:
 		return err
@@ -431,13 +432,12 @@ func cardAnswer(e *Event) error {
 // (or to its reminder). The first valid answer wins and the relay is
 // edited to show it; later answers change nothing and say nothing.
 // Refusals get one short reply.
-func onDecisionAnswer(e *Event, key, answer string) error {
-	c := e.Proc.cards
+func (c *cardCommands) onDecisionAnswer(e *Event, key, answer string) error {
 	cardID, questionID, ok := parseDecisionKey(key)
 	if !ok {
 		return nil
 	}
-	d, err := question(e.Ctx, c, cardID, questionID)
+	d, err := question(e.Ctx, c.svc, cardID, questionID)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil
 	}
@@ -463,15 +463,14 @@ func onDecisionAnswer(e *Event, key, answer string) error {
 		}
 		return nil
 	}
-	_, _, err = applyAnswer(e, d, option, reply)
+	_, _, err = c.applyAnswer(e, d, option, reply)
 	return err
 }
 
 // applyAnswer gives an answer to question d and replies to refusals. done
 // is false when it replied with a refusal or failed.
-func applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...any)) (card.AnswerResult, bool, error) {
-	c := e.Proc.cards
-	res, err := c.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network, e.Trust)
+func (c *cardCommands) applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...any)) (card.AnswerResult, bool, error) {
+	res, err := c.svc.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network, e.Trust)
 	switch {
 	case errors.Is(err, core.ErrForbidden):
 		reply("Only %s (or an admin) can answer this question.", strings.Join(d.Asked, ", "))

@@ -9,15 +9,14 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
-// cardSignOff signs a card off as its reviewer, the sender, at the
+// signOff signs a card off as its reviewer, the sender, at the
 // revision given or the current one.
-func cardSignOff(e *Event) error {
-	c := e.Proc.cards
+func (c *cardCommands) signOff(e *Event) error {
 	if len(e.Args) < 1 || len(e.Args) > 2 {
 		e.Reply("`%scard signoff <card-id> [revision]`", e.Proc.Prefix())
 		return nil
 	}
-	detail, err := c.Get(e.Ctx, e.Args[0])
+	detail, err := c.svc.Get(e.Ctx, e.Args[0])
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no card `%s`; `%scard list` shows them.", core.EscapeMarkdown(e.Args[0]), e.Proc.Prefix())
 		return nil
@@ -32,7 +31,7 @@ func cardSignOff(e *Event) error {
 			return nil
 		}
 	}
-	s, err := c.SignOff(e.Ctx, detail.ID, card.SignOffInput{Reviewer: e.Sender, Revision: revision})
+	s, err := c.svc.SignOff(e.Ctx, detail.ID, card.SignOffInput{Reviewer: e.Sender, Revision: revision})
 	if errors.Is(err, core.ErrConflict) {
 		e.Reply("Card %s is at revision %d, not %d: read its amendments (`%scard show %s`) and sign off what it says now.",
 			detail.ID, detail.Revision, revision, e.Proc.Prefix(), detail.ID)

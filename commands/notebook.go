@@ -14,30 +14,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 )
 
-// The notebook's commands, personal-assistant work that Jarvis does itself
-// rather than delegate: what each person keeps, shown to them only. Said to
-// Jarvis, "add a task: …", "note: …", "idea: …", "what are my tasks?" and
-// "find my note about …" become them.
-var (
-	cmdTask = &Handler{Name: "task", Aliases: []string{"tasks", "todo"}, Help: "Your tasks; one with a date reminds you of it.", Func: taskList,
-		Subcommands: []*Handler{
-			{Name: "add", Args: "<what> [by|on <day>] [at <time>]", Help: "Add a task: `!task add renew the certificate by Friday`.", Func: taskAdd},
-			{Name: "list", Aliases: []string{"ls"}, Help: "Your open tasks, soonest due first.", Func: taskList},
-			{Name: "done", Args: "<id>", Help: "Mark a task done.", Func: taskDone},
-		}}
-	cmdNote = &Handler{Name: "note", Aliases: []string{"notes"}, Help: "Your notes, searched in full text.", Func: noteList,
-		Subcommands: []*Handler{
-			{Name: "add", Args: "<text>", Help: "Keep a note: `!note add the staging DB password rotates monthly`.", Func: noteAdd},
-			{Name: "find", Aliases: []string{"search"}, Args: "<words>", Help: "Your notes that hold every word.", Func: noteFind},
-			{Name: "list", Aliases: []string{"ls"}, Help: "Your newest notes.", Func: noteList},
-		}}
-	cmdIdea = &Handler{Name: "idea", Aliases: []string{"ideas"}, Help: "Your ideas.", Func: ideaList,
-		Subcommands: []*Handler{
-			{Name: "add", Args: "<text>", Help: "Keep an idea: `!idea add let agents vote on priorities`.", Func: ideaAdd},
-			{Name: "list", Aliases: []string{"ls"}, Help: "Your newest ideas.", Func: ideaList},
-		}}
-)
-
 // notebookSentences are what, said to Jarvis, becomes a notebook command:
 // the command, and whether the words after the match are its argument.
 var notebookSentences = []struct {
@@ -71,10 +47,37 @@ func notebookIntent(text string) (string, []string, bool) {
 // notebookCommands are what the notebook commands act on; reminders, when
 // there, remind of dated tasks.
 type notebookCommands struct {
-	svc *notebook.Service
+	svc       *notebook.Service
+	reminders *reminderCommands
 }
 
-func taskAdd(e *Event) error {
+// handlers are the notebook's commands, personal-assistant work that
+// Jarvis does itself rather than delegate: what each person keeps, shown
+// to them only. Said to Jarvis, "add a task: …", "note: …", "idea: …",
+// "what are my tasks?" and "find my note about …" become them.
+func (c *notebookCommands) handlers() []*Handler {
+	return []*Handler{
+		{Name: "task", Aliases: []string{"tasks", "todo"}, Help: "Your tasks; one with a date reminds you of it.", Func: c.taskList,
+			Subcommands: []*Handler{
+				{Name: "add", Args: "<what> [by|on <day>] [at <time>]", Help: "Add a task: `!task add renew the certificate by Friday`.", Func: c.taskAdd},
+				{Name: "list", Aliases: []string{"ls"}, Help: "Your open tasks, soonest due first.", Func: c.taskList},
+				{Name: "done", Args: "<id>", Help: "Mark a task done.", Func: c.taskDone},
+			}},
+		{Name: "note", Aliases: []string{"notes"}, Help: "Your notes, searched in full text.", Func: c.noteList,
+			Subcommands: []*Handler{
+				{Name: "add", Args: "<text>", Help: "Keep a note: `!note add the staging DB password rotates monthly`.", Func: c.noteAdd},
+				{Name: "find", Aliases: []string{"search"}, Args: "<words>", Help: "Your notes that hold every word.", Func: c.noteFind},
+				{Name: "list", Aliases: []string{"ls"}, Help: "Your newest notes.", Func: c.noteList},
+			}},
+		{Name: "idea", Aliases: []string{"ideas"}, Help: "Your ideas.", Func: c.ideaList,
+			Subcommands: []*Handler{
+				{Name: "add", Args: "<text>", Help: "Keep an idea: `!idea add let agents vote on priorities`.", Func: c.ideaAdd},
+				{Name: "list", Aliases: []string{"ls"}, Help: "Your newest ideas.", Func: c.ideaList},
+			}},
+	}
+}
+
+func (c *notebookCommands) taskAdd(e *Event) error {
 	p := e.Proc
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("Which task? `%stask add renew the certificate by Friday`.", p.Prefix())
@@ -85,7 +88,7 @@ func taskAdd(e *Event) error {
 	if w := intent.Reminder(e.RawArgs, now, loc); w.What != "" && !w.At.IsZero() && w.Every == "" {
 		text, due = w.What, w.At
 	}
-	t, err := p.notebook.svc.Add(e.Ctx, e.Sender, notebook.Task, text, due)
+	t, err := c.svc.Add(e.Ctx, e.Sender, notebook.Task, text, due)
 	if err != nil {
 		return notebookNotAdded(e, err)
 	}
@@ -94,8 +97,8 @@ func taskAdd(e *Event) error {
 		return nil
 	}
 	when := reminder.When(due, now, loc)
-	if p.reminders != nil {
-		if _, err := p.reminders.svc.Add(e.Ctx, reminder.Reminder{Owner: e.Sender, Text: "Task due: " + t.Text, Due: due, Zone: loc.String()}); err != nil {
+	if c.reminders != nil {
+		if _, err := c.reminders.svc.Add(e.Ctx, reminder.Reminder{Owner: e.Sender, Text: "Task due: " + t.Text, Due: due, Zone: loc.String()}); err != nil {
 			return err
 		}
 		e.Private("Task %d added, due %s: %s. I'll remind you then. `%stask done %d` when it is done.", t.ID, when, remindQuote(t.Text), p.Prefix(), t.ID)
@@ -127,9 +130,9 @@ func notebookNotAdded(e *Event, err error) error {
 	return err
 }
 
-func taskList(e *Event) error {
+func (c *notebookCommands) taskList(e *Event) error {
 	p := e.Proc
-	tasks, err := p.notebook.svc.List(e.Ctx, e.Sender, notebook.Task)
+	tasks, err := c.svc.List(e.Ctx, e.Sender, notebook.Task)
 	if err != nil {
 		return err
 	}
@@ -152,13 +155,13 @@ func taskList(e *Event) error {
 	return nil
 }
 
-func taskDone(e *Event) error {
+func (c *notebookCommands) taskDone(e *Event) error {
 	p := e.Proc
 	id, ok := notebookID(e, "task done")
 	if !ok {
 		return nil
 	}
-	t, err := p.notebook.svc.Finish(e.Ctx, e.Sender, id)
+	t, err := c.svc.Finish(e.Ctx, e.Sender, id)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("You have no open task %d; `%stask list` shows yours.", id, p.Prefix())
 		return nil
@@ -181,15 +184,15 @@ func notebookID(e *Event, command string) (int64, bool) {
 	return 0, false
 }
 
-func noteAdd(e *Event) error { return notebookAdd(e, notebook.Note, "Noted") }
-func ideaAdd(e *Event) error { return notebookAdd(e, notebook.Idea, "Idea kept") }
+func (c *notebookCommands) noteAdd(e *Event) error { return c.add(e, notebook.Note, "Noted") }
+func (c *notebookCommands) ideaAdd(e *Event) error { return c.add(e, notebook.Idea, "Idea kept") }
 
-func notebookAdd(e *Event, kind notebook.Kind, done string) error {
+func (c *notebookCommands) add(e *Event, kind notebook.Kind, done string) error {
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("What should I keep? `%s%s add <text>`.", e.Proc.Prefix(), kind)
 		return nil
 	}
-	n, err := e.Proc.notebook.svc.Add(e.Ctx, e.Sender, kind, e.RawArgs, time.Time{})
+	n, err := c.svc.Add(e.Ctx, e.Sender, kind, e.RawArgs, time.Time{})
 	if err != nil {
 		return notebookNotAdded(e, err)
 	}
@@ -197,11 +200,11 @@ func notebookAdd(e *Event, kind notebook.Kind, done string) error {
 	return nil
 }
 
-func noteList(e *Event) error { return notebookShow(e, notebook.Note, nil, false) }
-func ideaList(e *Event) error { return notebookShow(e, notebook.Idea, nil, false) }
+func (c *notebookCommands) noteList(e *Event) error { return c.show(e, notebook.Note, nil, false) }
+func (c *notebookCommands) ideaList(e *Event) error { return c.show(e, notebook.Idea, nil, false) }
 
-func noteFind(e *Event) error {
-	found, err := e.Proc.notebook.svc.Find(e.Ctx, e.Sender, e.RawArgs)
+func (c *notebookCommands) noteFind(e *Event) error {
+	found, err := c.svc.Find(e.Ctx, e.Sender, e.RawArgs)
 	if why, ok := refusal(err); ok {
 		e.Reply("Find what? %s: `%snote find <words>`.", core.UpperFirst(why), e.Proc.Prefix())
 		return nil
@@ -209,16 +212,16 @@ func noteFind(e *Event) error {
 	if err != nil {
 		return err
 	}
-	return notebookShow(e, notebook.Note, found, true)
+	return c.show(e, notebook.Note, found, true)
 }
 
-// notebookShow lists the sender's newest notes or ideas, or the notes a
+// show lists the sender's newest notes or ideas, or the notes a
 // search found.
-func notebookShow(e *Event, kind notebook.Kind, found []notebook.Entry, search bool) error {
+func (c *notebookCommands) show(e *Event, kind notebook.Kind, found []notebook.Entry, search bool) error {
 	entries, title := found, "Your notes that hold "+remindQuote(strings.Join(notebook.Words(e.RawArgs), " "))
 	if !search {
 		var err error
-		if entries, err = e.Proc.notebook.svc.List(e.Ctx, e.Sender, kind); err != nil {
+		if entries, err = c.svc.List(e.Ctx, e.Sender, kind); err != nil {
 			return err
 		}
 		title = "Your newest " + string(kind) + "s"

@@ -11,9 +11,13 @@ import (
 )
 
 // oncallCommands take the claims and snoozes on the alerts Jarvis raises
-// in its room, and the snoozes on the trips it pushes to a person.
+// in its room, and the snoozes on the trips it pushes to a person; and
+// `!silence`.
 type oncallCommands struct {
 	svc *oncall.Service
+	// tripwires, when there, snooze the pushes of a person's tripwire and
+	// tell whose source a silence may hold.
+	tripwires *tripwireCommands
 }
 
 // onFleetAnswer takes a 👀 or 💤 on, or a reply `mine` or `snooze 4h`

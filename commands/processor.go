@@ -17,9 +17,6 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/breaker"
-	"github.com/jarvis-hmi/jarvis/core/card"
-	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
@@ -145,20 +142,11 @@ type Processor struct {
 	admins     map[string]bool
 	limiter    *senderLimiter
 
-	// What the features' commands act on, from AddFeatures.
-	sys         *System
-	credentials *credential.Service
-	cards       *card.Service
-	approvals   *approvalCommands
-	breakers    *breaker.Service
-	identities  core.IdentityStore
-	bridges     bridge.Config
-	searchUsers func(ctx context.Context, term string) ([]bridge.User, error)
-	fleet       FleetReader
-	agents      func() []string
-	tripwires   *tripwireCommands
-	reminders   *reminderCommands
-	notebook    *notebookCommands
+	// sys is what the `!sys` verbs report on, from AddFeatures.
+	sys *System
+	// features are the features added, each holding what its handlers
+	// act on; AddFeatures wires them to one another.
+	features featureSet
 }
 
 // Intent recognises a sentence that asks for a command, and names the

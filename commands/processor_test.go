@@ -10,6 +10,8 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -245,6 +247,34 @@ func TestAddFeaturesTwicePanics(t *testing.T) {
 		}
 	}()
 	h.proc.AddFeatures(Features{Identities: h.store})
+}
+
+// TestFeaturesFindEachOther: features added by separate calls of
+// AddFeatures, in either order, are wired to the features they act on: a
+// link moves what reminders and the notebook keep, and a task with a date
+// reminds through reminders.
+func TestFeaturesFindEachOther(t *testing.T) {
+	for _, order := range []string{"identities first", "identities last"} {
+		t.Run(order, func(t *testing.T) {
+			h := newHarness(t)
+			adds := []Features{
+				{Identities: h.store},
+				{Reminders: reminder.NewService(reminder.Deps{Store: h.store.Reminders(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock}),
+					People: h.store.Reminders()},
+				{Notebook: notebook.NewService(h.store.Notebook(), h.clock)},
+			}
+			if order == "identities last" {
+				adds = append(adds[1:], adds[0])
+			}
+			for _, f := range adds {
+				h.proc.AddFeatures(f)
+			}
+			f := h.proc.features
+			if f.links.reminders != f.reminders || f.links.notebook != f.notebook || f.notebook.reminders != f.reminders {
+				t.Errorf("features not wired to one another: link %+v, notebook %+v", *f.links, *f.notebook)
+			}
+		})
+	}
 }
 
 func TestAdminFlagReachesSubcommands(t *testing.T) {

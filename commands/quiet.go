@@ -8,8 +8,8 @@ import (
 )
 
 // meQuiet is `!me quiet 22:00-07:00` and `!me quiet off`.
-func meQuiet(e *Event) error {
-	svc := e.Proc.reminders.quiet
+func (c *reminderCommands) meQuiet(e *Event) error {
+	svc := c.quiet
 	if svc == nil {
 		e.Reply("Quiet hours are not available here.")
 		return nil
@@ -35,8 +35,8 @@ func meQuiet(e *Event) error {
 }
 
 // meDigest is `!me digest daily 09:00` and `!me digest off`.
-func meDigest(e *Event) error {
-	svc := e.Proc.reminders.quiet
+func (c *reminderCommands) meDigest(e *Event) error {
+	svc := c.quiet
 	if svc == nil {
 		e.Reply("Daily digests are not available here.")
 		return nil

@@ -111,8 +111,8 @@ func (c *oncallCommands) mayTarget(e *Event, sil *oncall.Silence) (bool, error) 
 		}
 		return true, nil
 	}
-	if e.Proc.tripwires != nil {
-		defs, err := e.Proc.tripwires.tw.List(e.Ctx, e.Sender)
+	if c.tripwires != nil {
+		defs, err := c.tripwires.tw.List(e.Ctx, e.Sender)
 		if err != nil {
 			return false, err
 		}

@@ -66,7 +66,7 @@ func (c *oncallCommands) onTripAnswer(e *Event, key, answer string) error {
 	}
 	id, ok := tripwire.TripOf(key)
 	length, snooze := oncall.SnoozeOf(answer)
-	if !ok || !snooze || e.Proc.tripwires == nil {
+	if !ok || !snooze || c.tripwires == nil {
 		return nil
 	}
 	// The answer goes under the push, in the room it was pushed to.
@@ -83,7 +83,7 @@ func (c *oncallCommands) onTripAnswer(e *Event, key, answer string) error {
 		reply("Not snoozed: %s.", reasonOf(err))
 		return nil
 	}
-	err := e.Proc.tripwires.tw.Snooze(e.Ctx, e.Sender, id, until)
+	err := c.tripwires.tw.Snooze(e.Ctx, e.Sender, id, until)
 	if errors.Is(err, core.ErrNotFound) {
 		reply("Only the owner of this tripwire can snooze it.")
 		return nil

@@ -9,20 +9,27 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
-// cmdSysToken is `!sys token issue|list|revoke`: the HTTP API's tokens, one
-// per agent and per role, handed out only in an admin's direct room.
-var cmdSysToken = &Handler{
-	Name: "token",
-	Help: "The HTTP API's tokens (one per agent and per role), only in our direct chat: `sys token issue agent <name>|supervisor|orchestrator`, `sys token list`, `sys token revoke <id>`.",
-	Func: func(e *Event) error {
-		e.Reply("Say `%ssys token issue agent <name>`, `issue supervisor`, `issue orchestrator`, `list` or `revoke <id>`, in our direct chat.", e.Proc.Prefix())
-		return nil
-	},
-	Subcommands: []*Handler{
-		{Name: "issue", Args: "agent <name> | supervisor | orchestrator", Help: "Issue a token, shown once.", Func: sysTokenIssue},
-		{Name: "list", Help: "Every token: id, role, agent, created, last used (never the secret).", Func: sysTokenList},
-		{Name: "revoke", Args: "<id>", Help: "Revoke a token; it stops working within seconds.", Func: sysTokenRevoke},
-	},
+// tokenCommands are `!sys token issue|list|revoke`: the HTTP API's tokens,
+// one per agent and per role, handed out only in an admin's direct room.
+type tokenCommands struct {
+	svc *credential.Service
+}
+
+// handler is `!sys token`, a verb of `!sys`.
+func (t *tokenCommands) handler() *Handler {
+	return &Handler{
+		Name: "token",
+		Help: "The HTTP API's tokens (one per agent and per role), only in our direct chat: `sys token issue agent <name>|supervisor|orchestrator`, `sys token list`, `sys token revoke <id>`.",
+		Func: func(e *Event) error {
+			e.Reply("Say `%ssys token issue agent <name>`, `issue supervisor`, `issue orchestrator`, `list` or `revoke <id>`, in our direct chat.", e.Proc.Prefix())
+			return nil
+		},
+		Subcommands: []*Handler{
+			{Name: "issue", Args: "agent <name> | supervisor | orchestrator", Help: "Issue a token, shown once.", Func: t.issue},
+			{Name: "list", Help: "Every token: id, role, agent, created, last used (never the secret).", Func: t.list},
+			{Name: "revoke", Args: "<id>", Help: "Revoke a token; it stops working within seconds.", Func: t.revoke},
+		},
+	}
 }
 
 // inDirectRoom says whether the event comes from the sender's direct room
@@ -45,7 +52,7 @@ func inDirectRoom(e *Event) (bool, error) {
 	return true, nil
 }
 
-func sysTokenIssue(e *Event) error {
+func (t *tokenCommands) issue(e *Event) error {
 	if ok, err := inDirectRoom(e); !ok || err != nil {
 		return err
 	}
@@ -58,7 +65,7 @@ func sysTokenIssue(e *Event) error {
 	if len(e.Args) == 2 {
 		agent = e.Args[1]
 	}
-	token, c, err := e.Proc.credentials.Issue(e.Ctx, role, agent)
+	token, c, err := t.svc.Issue(e.Ctx, role, agent)
 	var fe *core.FieldError
 	if errors.As(err, &fe) {
 		e.Reply("No token issued: %s %s.", fe.Field, core.EscapeMarkdown(fe.Reason))
@@ -78,11 +85,11 @@ func sysTokenIssue(e *Event) error {
 	return nil
 }
 
-func sysTokenList(e *Event) error {
+func (t *tokenCommands) list(e *Event) error {
 	if ok, err := inDirectRoom(e); !ok || err != nil {
 		return err
 	}
-	list, err := e.Proc.credentials.List(e.Ctx)
+	list, err := t.svc.List(e.Ctx)
 	if err != nil {
 		return err
 	}
@@ -108,7 +115,7 @@ func sysTokenList(e *Event) error {
 	return nil
 }
 
-func sysTokenRevoke(e *Event) error {
+func (t *tokenCommands) revoke(e *Event) error {
 	if ok, err := inDirectRoom(e); !ok || err != nil {
 		return err
 	}
@@ -118,7 +125,7 @@ func sysTokenRevoke(e *Event) error {
 		return nil
 	}
 	id := strings.Trim(e.Args[0], "`")
-	err := e.Proc.credentials.Revoke(e.Ctx, id)
+	err := t.svc.Revoke(e.Ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no token %s. `%ssys token list` shows them.", twCode(id), prefix)
 		return nil

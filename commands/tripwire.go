@@ -48,43 +48,44 @@ type tripwireCommands struct {
 	agents func() []string
 }
 
-// cmdTripwire are the `!tw` verbs. Every verb acts in the sender's own
+// handlers are the `!tw` verbs. Every verb acts in the sender's own
 // scope: nobody sees or changes another person's tripwires.
-var cmdTripwire = &Handler{
-	Name:    "tw",
-	Aliases: []string{"tripwire", "tripwires"},
-	Help:    "Your tripwires: things Jarvis watches for you, noted in your journal and, if you like, messaged to you.",
-	Subcommands: []*Handler{
-		{Name: "list", Aliases: []string{"ls"}, Help: "Your tripwires, one line each.", Func: twList},
-		{Name: "show", Args: "<id>", Help: "One tripwire in full: rule, status, what a trip does, why you armed it.", Func: twShow},
-		{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push|--urgent] [--cooldown 6h] [--param P]`,
-			Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled; --urgent pushes even in your quiet hours.",
-			Func: twArm},
-		{Name: "propose", Args: "<sentence>", Help: `Read a sentence like "tell me when GI drops below 0.70" and propose the tripwire; saying it in chat does the same.`,
-			Func: twPropose},
-		{Name: "disable", Args: "<id>", Help: "Stop watching it until you enable it again.", Func: twDisable},
-		{Name: "enable", Args: "<id>", Help: "Watch a disabled tripwire again.", Func: twEnable},
-		{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: twDelete},
-		{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: twPush},
-		{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: twCooldown},
-		{Name: "chart", Args: "<id> [24h|7d|30d]", Help: "A chart of what it watches over the last day (or 7 or 30), its threshold and its last trip.", Func: twChart},
-		{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: twHistory},
-		{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: twJournal},
-		{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: twTemplates},
-		{Name: "template", Args: "<N> [param]", Help: "Arm starter template N from `tw templates`.", Func: twTemplate},
-		{Name: "release", Args: "<id>", Help: "Re-arm a quarantined tripwire once you have looked at why it was stopped.", Func: twRelease},
-		{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token list`, `tw token revoke <id>`.", Func: twToken,
-			Subcommands: []*Handler{
-				{Name: "list", Help: "Your API tokens (never their secret).", Func: twTokenList},
-				{Name: "revoke", Args: "<token id>", Help: "Turn a token off; requests with it fail from then on.", Func: twTokenRevoke},
-			}},
-	},
+func (c *tripwireCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name:    "tw",
+		Aliases: []string{"tripwire", "tripwires"},
+		Help:    "Your tripwires: things Jarvis watches for you, noted in your journal and, if you like, messaged to you.",
+		Subcommands: []*Handler{
+			{Name: "list", Aliases: []string{"ls"}, Help: "Your tripwires, one line each.", Func: c.list},
+			{Name: "show", Args: "<id>", Help: "One tripwire in full: rule, status, what a trip does, why you armed it.", Func: c.show},
+			{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push|--urgent] [--cooldown 6h] [--param P]`,
+				Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled; --urgent pushes even in your quiet hours.",
+				Func: c.arm},
+			{Name: "propose", Args: "<sentence>", Help: `Read a sentence like "tell me when GI drops below 0.70" and propose the tripwire; saying it in chat does the same.`,
+				Func: c.propose},
+			{Name: "disable", Args: "<id>", Help: "Stop watching it until you enable it again.", Func: c.disable},
+			{Name: "enable", Args: "<id>", Help: "Watch a disabled tripwire again.", Func: c.enable},
+			{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: c.remove},
+			{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: c.push},
+			{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: c.cooldown},
+			{Name: "chart", Args: "<id> [24h|7d|30d]", Help: "A chart of what it watches over the last day (or 7 or 30), its threshold and its last trip.", Func: c.chart},
+			{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: c.history},
+			{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: c.journal},
+			{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: c.templates},
+			{Name: "template", Args: "<N> [param]", Help: "Arm starter template N from `tw templates`.", Func: c.template},
+			{Name: "release", Args: "<id>", Help: "Re-arm a quarantined tripwire once you have looked at why it was stopped.", Func: c.release},
+			{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token list`, `tw token revoke <id>`.", Func: c.token,
+				Subcommands: []*Handler{
+					{Name: "list", Help: "Your API tokens (never their secret).", Func: c.tokenList},
+					{Name: "revoke", Args: "<token id>", Help: "Turn a token off; requests with it fail from then on.", Func: c.tokenRevoke},
+				}},
+		},
+	}}
 }
 
 // ---- reading tripwires ----
 
-func twList(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) list(e *Event) error {
 	prefix := e.Proc.Prefix()
 	defs, err := c.tw.List(e.Ctx, e.Sender)
 	if err != nil {
@@ -112,8 +113,7 @@ func twList(e *Event) error {
 	return nil
 }
 
-func twShow(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) show(e *Event) error {
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "show")
 	if !ok {
@@ -137,13 +137,13 @@ func twShow(e *Event) error {
 	fmt.Fprintf(&b, "- Its reason came from: %s\n", d.SourceTrust.Describe())
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
-	return twSendChart(e, d.ID, history.ChartSpan)
+	return c.sendChart(e, d.ID, history.ChartSpan)
 }
 
 // twChartSpans are the spans `!tw chart` draws.
 var twChartSpans = map[string]time.Duration{"24h": 24 * time.Hour, "1d": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
 
-func twChart(e *Event) error {
+func (c *tripwireCommands) chart(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) == 0 || len(e.Args) > 2 {
 		e.Reply("Which tripwire, over how long? `%stw chart <id> [24h|7d|30d]`", prefix)
@@ -157,13 +157,12 @@ func twChart(e *Event) error {
 			return nil
 		}
 	}
-	return twSendChart(e, e.Args[0], span)
+	return c.sendChart(e, e.Args[0], span)
 }
 
-// twSendChart sends, in reply to e, the chart of the tripwire id over the
+// sendChart sends, in reply to e, the chart of the tripwire id over the
 // last span, as an image the sender draws.
-func twSendChart(e *Event, id string, span time.Duration) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) sendChart(e *Event, id string, span time.Duration) error {
 	request, err := c.tw.Chart(e.Ctx, e.Sender, id, span)
 	if err != nil {
 		return c.refused(e, "", id, err)
@@ -172,8 +171,7 @@ func twSendChart(e *Event, id string, span time.Duration) error {
 	return nil
 }
 
-func twHistory(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) history(e *Event) error {
 	prefix := e.Proc.Prefix()
 	n := defaultTripHistory
 	if len(e.Args) == 2 {
@@ -208,8 +206,7 @@ func twHistory(e *Event) error {
 
 // journal shows what was noticed since the citizen last looked, and marks
 // it read.
-func twJournal(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) journal(e *Event) error {
 	prefix := e.Proc.Prefix()
 	page, err := c.tw.Journal(e.Ctx, e.Sender, tripwire.JournalQuery{UnreadOnly: true, MarkRead: true, Limit: journalPageSize})
 	if err != nil {
@@ -231,8 +228,7 @@ func twJournal(e *Event) error {
 	return nil
 }
 
-func twTemplates(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) templates(e *Event) error {
 	prefix := e.Proc.Prefix()
 	list := c.tw.Templates()
 	if len(list) == 0 {
@@ -256,8 +252,7 @@ func twTemplates(e *Event) error {
 
 // ---- arming ----
 
-func twArm(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) arm(e *Event) error {
 	d, problem := c.parseArm(e.RawArgs, e.Proc.Prefix())
 	if problem != "" {
 		e.Reply("Not armed: %s", problem)
@@ -280,8 +275,7 @@ func twBacktestSuffix(bt string) string {
 	return "\n" + bt
 }
 
-func twTemplate(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) template(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) == 0 {
 		e.Reply("Which template? `%stw template <N> [param]`; `%stw templates` lists them.", prefix, prefix)
@@ -527,8 +521,7 @@ func (c *tripwireCommands) intent(text string) (string, []string, bool) {
 
 // propose answers a sentence: a proposal to confirm with ✅, or a
 // question when Jarvis needs to know more.
-func twPropose(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) propose(e *Event) error {
 	prefix := e.Proc.Prefix()
 	sentence := strings.TrimSpace(e.RawArgs)
 	reg := c.tw.Sources()
@@ -564,7 +557,7 @@ func twPropose(e *Event) error {
 	if err != nil {
 		return fmt.Errorf("encode tripwire proposal: %w", err)
 	}
-	return e.AskConfirm(confirmTripwire, string(payload), twProposalText(e, w, d))
+	return e.AskConfirm(confirmTripwire, string(payload), c.proposalText(e, w, d))
 }
 
 // twCheckProposal validates a draft the way TripwireService.Arm does, so
@@ -634,9 +627,9 @@ func twBacktestText(bt tripwire.Backtest, def tripwire.Definition) string {
 	return text
 }
 
-// twProposalText says what Jarvis will watch, in words and as the exact
+// proposalText says what Jarvis will watch, in words and as the exact
 // rule, and what a trip does; the channel says how to answer.
-func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
+func (c *tripwireCommands) proposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 	action := tripwire.DefaultAction
 	if d.Action != nil {
 		action = *d.Action
@@ -651,7 +644,7 @@ func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 	fmt.Fprintf(&b, "- Label: %s\n", core.EscapeMarkdown(d.Label))
 	fmt.Fprintf(&b, "- When it trips: %s\n", twAction(e.Proc.Prefix(), action))
 	fmt.Fprintf(&b, "- Cooldown: %s between trips\n", twDuration(cooldown))
-	if bt := e.Proc.tripwires.backtest(e, twProposed(d)); bt != "" {
+	if bt := c.backtest(e, twProposed(d)); bt != "" {
 		fmt.Fprintf(&b, "\n%s\n", bt)
 	}
 	if w.Note != "" {
@@ -785,8 +778,7 @@ func (c *tripwireCommands) kindNames() string {
 
 // ---- changing tripwires ----
 
-func twDisable(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) disable(e *Event) error {
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "disable")
 	if !ok {
@@ -807,8 +799,7 @@ func twDisable(e *Event) error {
 	return nil
 }
 
-func twEnable(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) enable(e *Event) error {
 	id, ok := c.oneID(e, "enable")
 	if !ok {
 		return nil
@@ -828,8 +819,7 @@ func twEnable(e *Event) error {
 	return nil
 }
 
-func twRelease(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) release(e *Event) error {
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "release")
 	if !ok {
@@ -850,8 +840,7 @@ func twRelease(e *Event) error {
 	return nil
 }
 
-func twDelete(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) remove(e *Event) error {
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "delete")
 	if !ok {
@@ -868,8 +857,7 @@ func twDelete(e *Event) error {
 	return nil
 }
 
-func twPush(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) push(e *Event) error {
 	prefix := e.Proc.Prefix()
 	var on, ok bool
 	if len(e.Args) == 2 {
@@ -888,8 +876,7 @@ func twPush(e *Event) error {
 	return nil
 }
 
-func twCooldown(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) cooldown(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 2 {
 		e.Reply("Say which tripwire and how long: `%stw cooldown <id> <duration>`, e.g. 30m, 6h or 1d.", prefix)
@@ -919,8 +906,7 @@ type twDirectRooms interface {
 
 // token makes a personal API token, in the person's direct room only: a
 // token is a password and never lands in a shared room or on a bridge.
-func twToken(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) token(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if e.Puppet != "" {
 		e.Reply("A token is a password, so I hand it out only in our direct chat on Matrix, never through a bridge. Ask me there with `%stw token`.", prefix)
@@ -972,8 +958,7 @@ func directRoomOf(e *Event) (string, error) {
 	return room, err
 }
 
-func twTokenList(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) tokenList(e *Event) error {
 	prefix := e.Proc.Prefix()
 	toks, err := c.tw.ListTokens(e.Ctx, e.Sender)
 	if err != nil {
@@ -997,8 +982,7 @@ func twTokenList(e *Event) error {
 	return nil
 }
 
-func twTokenRevoke(e *Event) error {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) tokenRevoke(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 1 {
 		e.Reply("Which token? `%stw token revoke <id>`; `%stw token list` shows yours.", prefix, prefix)
