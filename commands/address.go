@@ -142,17 +142,18 @@ func (p *Processor) AddAddressedIntent(intent Intent) { p.askIntents = append(p.
 // short line with what Jarvis can do here, and `!help`. It repeats
 // nothing of what was said.
 func (p *Processor) notUnderstood(e *Event, greeted bool) {
+	f := p.features
 	var can []string
-	if p.breakers != nil || p.cards != nil {
+	if f.breakers != nil || f.cards != nil {
 		can = append(can, "answer questions such as “any cards blocked?”")
 	}
-	if p.notebook != nil {
+	if f.notebook != nil {
 		can = append(can, "keep your tasks and notes (“note: the staging DB password rotates monthly”)")
 	}
-	if p.reminders != nil {
+	if f.reminders != nil {
 		can = append(can, "remind you (“remind me to call the bank tomorrow at 10”)")
 	}
-	if p.tripwires != nil {
+	if f.tripwires != nil {
 		can = append(can, "watch something for you (“tell me when GI drops below 0.70”)")
 	}
 	if len(can) > 3 {

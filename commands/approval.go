@@ -19,9 +19,9 @@ type approvalCommands struct {
 	claims *oncallCommands
 }
 
-// handler is `!approval`.
-func (c *approvalCommands) handler() *Handler {
-	return &Handler{
+// handlers are `!approval`.
+func (c *approvalCommands) handlers() []*Handler {
+	return []*Handler{{
 		Name: "approval", Aliases: []string{"approvals"},
 		Help: "Agents' requests for permission: list those waiting, approve or deny one (or react to its request).",
 		Subcommands: []*Handler{
@@ -29,18 +29,17 @@ func (c *approvalCommands) handler() *Handler {
 			{Name: "approve", Args: "<id> [option]", Help: "Approve a request (with the option's number when it has options).", Func: c.approve},
 			{Name: "deny", Args: "<id>", Help: "Deny a request.", Func: c.deny},
 		},
-	}
+	}}
 }
 
-func (c *approvalCommands) list(e *Event) {
+func (c *approvalCommands) list(e *Event) error {
 	pending, err := c.svc.Pending(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(pending) == 0 {
 		e.Reply("No approval requests are waiting.")
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s waiting:\n\n", core.Plural(len(pending), "request", "requests"))
@@ -49,51 +48,53 @@ func (c *approvalCommands) list(e *Event) {
 			core.EscapeMarkdown(strings.Join(a.Asked, ", ")))
 	}
 	e.Reply("%s", strings.TrimSpace(b.String()))
+	return nil
 }
 
-func (c *approvalCommands) approve(e *Event) {
+func (c *approvalCommands) approve(e *Event) error {
 	if len(e.Args) < 1 {
 		e.Reply("`%sapproval approve <id> [option]`", e.Proc.Prefix())
-		return
+		return nil
 	}
 	v := approval.Verdict{Approve: true}
 	if len(e.Args) > 1 {
 		a, err := c.svc.Get(e.Ctx, e.Args[0])
 		if err != nil {
-			c.refused(e, e.Args[0], err, e.Reply)
-			return
+			return c.refused(e, e.Args[0], err, e.Reply)
 		}
 		if v, _ = approval.ParseVerdict(a, e.Args[1]); !v.Approve {
 			e.Reply("Request `%s` has options 1 to %d.", a.ID, len(a.Options))
-			return
+			return nil
 		}
 	}
-	c.decide(e, e.Args[0], v, e.Reply)
+	return c.decide(e, e.Args[0], v, e.Reply)
 }
 
-func (c *approvalCommands) deny(e *Event) {
+func (c *approvalCommands) deny(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("`%sapproval deny <id>`", e.Proc.Prefix())
-		return
+		return nil
 	}
-	c.decide(e, e.Args[0], approval.Verdict{}, e.Reply)
+	return c.decide(e, e.Args[0], approval.Verdict{}, e.Reply)
 }
 
 // decide applies a verdict and says what came of it.
-func (c *approvalCommands) decide(e *Event, id string, v approval.Verdict, reply func(string, ...any)) {
+func (c *approvalCommands) decide(e *Event, id string, v approval.Verdict, reply func(string, ...any)) error {
 	res, err := c.svc.Decide(e.Ctx, id, v, e.Sender, e.Network)
 	switch {
 	case err != nil:
-		c.refused(e, id, err, reply)
+		return c.refused(e, id, err, reply)
 	case res.AlreadyDecided:
 		reply("Already decided: request `%s` was %s. The first answer stands.", res.Approval.ID, res.Approval.Status)
 	default:
 		reply("Request `%s` %s; %s reads it with its next look.", res.Approval.ID, res.Approval.Status, core.EscapeMarkdown(res.Approval.Agent))
 	}
+	return nil
 }
 
-// refused answers a verdict that was not taken.
-func (c *approvalCommands) refused(e *Event, id string, err error, reply func(string, ...any)) {
+// refused answers a verdict that was not taken; an error that is not the
+// sender's is returned.
+func (c *approvalCommands) refused(e *Event, id string, err error, reply func(string, ...any)) error {
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		reply("There is no approval request `%s`; `%sapproval list` shows those waiting.", core.EscapeMarkdown(id), e.Proc.Prefix())
@@ -106,36 +107,34 @@ func (c *approvalCommands) refused(e *Event, id string, err error, reply func(st
 	case errors.Is(err, core.ErrConflict):
 		reply("Someone answered this request at the same moment; their answer stands.")
 	default:
-		e.Fail(err)
+		return err
 	}
+	return nil
 }
 
 // onAnswer handles a reaction or reply to a relay (or to the notices
 // threaded under it). The first verdict wins and the relay is edited to
 // show it; later taps say nothing. Refusals get one short reply, under
 // the request for a tap.
-func (c *approvalCommands) onAnswer(e *Event, key, answer string) {
+func (c *approvalCommands) onAnswer(e *Event, key, answer string) error {
 	id, ok := approval.IDFromKey(key)
 	if !ok {
-		return
+		return nil
 	}
 	a, err := c.svc.Get(e.Ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if c.claims != nil && oncall.IsClaim(answer) {
 		// A claim, by anyone who may talk to Jarvis, decides nothing.
-		c.claims.claim(e, a.NoticeKey(), answer == oncall.ClaimReaction)
-		return
+		return c.claims.claim(e, a.NoticeKey(), answer == oncall.ClaimReaction)
 	}
 	if length, ok := oncall.SnoozeOf(answer); ok && c.claims != nil {
 		// Nor does a snooze.
-		c.claims.snooze(e, a.NoticeKey(), length, answer == oncall.SnoozeReaction)
-		return
+		return c.claims.snooze(e, a.NoticeKey(), length, answer == oncall.SnoozeReaction)
 	}
 	tap := approval.IsReaction(answer)
 	reply := e.Reply
@@ -152,15 +151,16 @@ func (c *approvalCommands) onAnswer(e *Event, key, answer string) {
 		if !tap && a.Status == approval.Pending && strings.IndexFunc(answer, isAnswerRune) >= 0 {
 			reply("Answer with approve or deny%s.", optionsWord(a))
 		}
-		return
+		return nil
 	}
 	res, err := c.svc.Decide(e.Ctx, a.ID, v, e.Sender, e.Network)
 	switch {
 	case err != nil:
-		c.refused(e, a.ID, err, reply)
+		return c.refused(e, a.ID, err, reply)
 	case res.AlreadyDecided && !tap:
 		reply("Already decided: this request was %s. The first answer stands.", res.Approval.Status)
 	}
+	return nil
 }
 
 func optionsWord(a approval.Approval) string {

@@ -17,38 +17,39 @@ import (
 // points at the command that lists them all.
 const askListCap = 5
 
-// askAnswers are the topics of `!ask`, each the answer to a question
+// askCommands are `!ask`: its topics, each the answer to a question
 // people ask in their own words ("is anything halted?"), read from the
-// records only, ending with the command that shows more. AddFeatures
-// registers those whose feature is there.
-var (
-	askBreakers = &Handler{Name: "breakers", Args: "[agent]", Help: "Is any agent halted, or why is this one?", Func: askBreakersAnswer}
-	askCards    = &Handler{Name: "cards", Args: "[blocked]", Help: "How the backlog stands, or which cards are blocked.", Func: askCardsAnswer}
-	askDecision = &Handler{Name: "decisions", Help: "The cards' questions waiting for your answer.", Func: askDecisionsAnswer}
-	askWatching = &Handler{Name: "watching", Help: "What your tripwires watch.", Func: askWatchingAnswer}
-	askTripped  = &Handler{Name: "tripped", Args: "[overnight|today|yesterday|hour|week]", Help: "What tripped in your journal in that time (the last day by default); it stays unread.", Func: askTrippedAnswer}
-	askLease    = &Handler{Name: "lease", Help: "Which Jarvis holds the workspace lease.", Admin: true, Func: askLeaseAnswer}
-	askJarvis   = &Handler{Name: "jarvis", Help: "How Jarvis itself is doing (in full for admins).", Func: askJarvisAnswer}
-)
+// records only, ending with the command that shows more. AddFeatures gives
+// it the topics whose feature is there.
+type askCommands struct {
+	breakers  *breakerCommands
+	cards     *cardCommands
+	tripwires *tripwireCommands
+	sys       *System
+}
 
-// registerAsk registers `!ask` with the topics of the features added, and
-// the sentences that become it.
-func (p *Processor) registerAsk() {
+// handler is `!ask` with the topics of the features there, and of the
+// system when it has a lease section.
+func (a *askCommands) handler() *Handler {
 	ask := &Handler{Name: "ask", Help: "Answer a question from the records, in plain words; asking me in your own words does the same.",
-		Subcommands: []*Handler{askJarvis}}
-	if p.breakers != nil {
-		ask.Subcommands = append(ask.Subcommands, askBreakers)
+		Subcommands: []*Handler{{Name: "jarvis", Help: "How Jarvis itself is doing (in full for admins).", Func: a.jarvisAnswer}}}
+	if a.breakers != nil {
+		ask.Subcommands = append(ask.Subcommands, &Handler{Name: "breakers", Args: "[agent]", Help: "Is any agent halted, or why is this one?", Func: a.breakersAnswer})
 	}
-	if p.cards != nil {
-		ask.Subcommands = append(ask.Subcommands, askCards, askDecision)
+	if a.cards != nil {
+		ask.Subcommands = append(ask.Subcommands,
+			&Handler{Name: "cards", Args: "[blocked]", Help: "How the backlog stands, or which cards are blocked.", Func: a.cardsAnswer},
+			&Handler{Name: "decisions", Help: "The cards' questions waiting for your answer.", Func: a.decisionsAnswer})
 	}
-	if p.tripwires != nil {
-		ask.Subcommands = append(ask.Subcommands, askWatching, askTripped)
+	if a.tripwires != nil {
+		ask.Subcommands = append(ask.Subcommands,
+			&Handler{Name: "watching", Help: "What your tripwires watch.", Func: a.watchingAnswer},
+			&Handler{Name: "tripped", Args: "[overnight|today|yesterday|hour|week]", Help: "What tripped in your journal in that time (the last day by default); it stays unread.", Func: a.trippedAnswer})
 	}
-	if p.sys != nil && p.leaseSection() != nil {
-		ask.Subcommands = append(ask.Subcommands, askLease)
+	if leaseSection(a.sys) != nil {
+		ask.Subcommands = append(ask.Subcommands, &Handler{Name: "lease", Help: "Which Jarvis holds the workspace lease.", Admin: true, Func: a.leaseAnswer})
 	}
-	p.Register(ask)
+	return ask
 }
 
 // askIntent turns a question addressed to Jarvis into `!help` or the
@@ -67,15 +68,15 @@ func (p *Processor) askIntent(text string) (string, []string, bool) {
 // agentNames are the agents sentences may name: the fleet's, or those
 // Features.Agents gives.
 func (p *Processor) agentNames() []string {
-	if p.fleet != nil {
+	if f := p.features.fleet; f != nil {
 		var names []string
-		for _, a := range p.fleet.Agents() {
+		for _, a := range f.reader.Agents() {
 			names = append(names, a.Name)
 		}
 		return names
 	}
-	if p.agents != nil {
-		return p.agents()
+	if p.features.agents != nil {
+		return p.features.agents()
 	}
 	return nil
 }
@@ -85,24 +86,22 @@ func (e *Event) more(answer, command string) {
 	e.Reply("%s\n\nMore: `%s%s`.", strings.TrimSpace(answer), e.Proc.Prefix(), command)
 }
 
-func askBreakersAnswer(e *Event) {
-	b := e.Proc.breakers
+func (a *askCommands) breakersAnswer(e *Event) error {
+	b := a.breakers.svc
 	if len(e.Args) > 0 {
 		st, err := b.Status(e.Ctx, e.Args[0])
 		if breakerBadInput(e, err) {
-			return
+			return nil
 		}
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.more(askBreakerWords(st), "breaker status "+st.Agent)
-		return
+		return nil
 	}
 	all, err := b.StatusAll(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	var halted, trial []string
 	for _, st := range all {
@@ -115,9 +114,10 @@ func askBreakersAnswer(e *Event) {
 	}
 	if len(halted)+len(trial) == 0 {
 		e.more("Nothing is halted: every agent's circuit breaker is closed.", "breaker status")
-		return
+		return nil
 	}
 	e.more(strings.Join(slices.Concat(halted, trial), "\n"), "breaker status")
+	return nil
 }
 
 // askBreakerWords says where one agent's breaker stands, in a sentence.
@@ -134,30 +134,28 @@ func askBreakerWords(st breaker.Status) string {
 	}
 }
 
-func askCardsAnswer(e *Event) {
-	c := e.Proc.cards
+func (a *askCommands) cardsAnswer(e *Event) error {
+	c := a.cards.svc
 	if len(e.Args) > 0 && e.Args[0] == "blocked" {
 		cards, err := c.List(e.Ctx, card.Filter{State: card.Blocked})
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		if len(cards) == 0 {
 			e.more("No card is blocked.", "card list")
-			return
+			return nil
 		}
 		e.more(fmt.Sprintf("%s blocked: %s.", core.UpperFirst(core.Plural(len(cards), "card is", "cards are")), askCardNames(cards)),
 			"card list blocked")
-		return
+		return nil
 	}
 	cards, err := c.List(e.Ctx, card.Filter{})
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(cards) == 0 {
 		e.more("There are no cards.", "card list")
-		return
+		return nil
 	}
 	count := map[card.State]int{}
 	for _, cd := range cards {
@@ -171,6 +169,7 @@ func askCardsAnswer(e *Event) {
 	}
 	e.more(fmt.Sprintf("%s: %s. The most urgent: %s.", core.UpperFirst(core.Plural(len(cards), "card", "cards")), strings.Join(parts, ", "),
 		askCardNames(cards[:1])), "card list")
+	return nil
 }
 
 // askCardNames names up to askListCap cards, "and N more" after them.
@@ -185,15 +184,14 @@ func askCardNames(cards []card.Card) string {
 	return joinAnd(names)
 }
 
-func askDecisionsAnswer(e *Event) {
-	waiting, err := e.Proc.cards.WaitingOn(e.Ctx, e.Sender)
+func (a *askCommands) decisionsAnswer(e *Event) error {
+	waiting, err := a.cards.svc.WaitingOn(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(waiting) == 0 {
 		e.more("Nothing is waiting for your decision.", "card list needs_decision")
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s waiting for your decision:\n\n", core.UpperFirst(core.Plural(len(waiting), "question is", "questions are")))
@@ -204,17 +202,17 @@ func askDecisionsAnswer(e *Event) {
 		fmt.Fprintf(&b, "- and %d more\n", more)
 	}
 	e.more(b.String(), "card show <card-id>")
+	return nil
 }
 
-func askWatchingAnswer(e *Event) {
-	defs, err := e.Proc.tripwires.tw.List(e.Ctx, e.Sender)
+func (a *askCommands) watchingAnswer(e *Event) error {
+	defs, err := a.tripwires.tw.List(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(defs) == 0 {
 		e.more("You are not watching anything yet. Say what to watch, e.g. “tell me when GI drops below 0.70”.", "tw templates")
-		return
+		return nil
 	}
 	var names []string
 	for _, d := range defs[:min(len(defs), askListCap)] {
@@ -228,6 +226,7 @@ func askWatchingAnswer(e *Event) {
 		names = append(names, fmt.Sprintf("%d more", more))
 	}
 	e.more(fmt.Sprintf("You have %s: %s.", core.Plural(len(defs), "tripwire", "tripwires"), joinAnd(names)), "tw list")
+	return nil
 }
 
 // askSpans are how far back "did anything trip …" looks, by the word the
@@ -249,17 +248,16 @@ func startOfDay(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
 }
 
-func askTrippedAnswer(e *Event) {
+func (a *askCommands) trippedAnswer(e *Event) error {
 	span, ok := askSpans[strings.Join(e.Args, " ")]
 	if !ok {
 		e.Reply("Since when? `%sask tripped [overnight|today|yesterday|hour|week]`.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	now := e.Proc.deps.Clock.Now().In(e.Proc.zone(e))
-	page, err := e.Proc.tripwires.tw.Journal(e.Ctx, e.Sender, tripwire.JournalQuery{Limit: tripwire.TripJournalCap})
+	page, err := a.tripwires.tw.Journal(e.Ctx, e.Sender, tripwire.JournalQuery{Limit: tripwire.TripJournalCap})
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	since := span.since(now)
 	var trips []tripwire.JournalEntry
@@ -270,7 +268,7 @@ func askTrippedAnswer(e *Event) {
 	}
 	if len(trips) == 0 {
 		e.more(fmt.Sprintf("Nothing tripped %s.", span.words), "tw journal")
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s:\n\n", core.UpperFirst(core.Plural(len(trips), "trip", "trips")), span.words)
@@ -283,33 +281,39 @@ func askTrippedAnswer(e *Event) {
 		fmt.Fprintf(&b, "- and %d earlier\n", more)
 	}
 	e.more(b.String(), "tw journal")
+	return nil
 }
 
-// leaseSection is the `!sys lease` section, if the system has one.
-func (p *Processor) leaseSection() *StatusSection {
-	for i, s := range p.sys.Sections {
+// leaseSection is the `!sys lease` section, if there is a system and it
+// has one.
+func leaseSection(sys *System) *StatusSection {
+	if sys == nil {
+		return nil
+	}
+	for i, s := range sys.Sections {
 		if s.Verb == "lease" {
-			return &p.sys.Sections[i]
+			return &sys.Sections[i]
 		}
 	}
 	return nil
 }
 
-func askLeaseAnswer(e *Event) {
-	lines, err := e.Proc.leaseSection().Lines(e.Ctx)
+func (a *askCommands) leaseAnswer(e *Event) error {
+	lines, err := leaseSection(a.sys).Lines(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.more(strings.Join(lines, "\n"), "sys lease")
+	return nil
 }
 
-func askJarvisAnswer(e *Event) {
+func (a *askCommands) jarvisAnswer(e *Event) error {
 	p := e.Proc
-	if !e.Admin() || p.sys == nil {
+	if !e.Admin() || a.sys == nil {
 		e.Reply("I'm here and listening. `%shelp` lists what I can do.", p.Prefix())
-		return
+		return nil
 	}
-	up := p.deps.Clock.Now().Sub(p.sys.Started)
-	e.more(fmt.Sprintf("I'm fine: version %s, up %s.", core.EscapeMarkdown(p.sys.Version), core.HumanDuration(up)), "sys status")
+	up := p.deps.Clock.Now().Sub(a.sys.Started)
+	e.more(fmt.Sprintf("I'm fine: version %s, up %s.", core.EscapeMarkdown(a.sys.Version), core.HumanDuration(up)), "sys status")
+	return nil
 }

@@ -56,47 +56,55 @@ func breakerAnswer(answer string) (breaker.Action, bool) {
 	return act, ok
 }
 
-// cmdBreaker are the `!breaker` verbs; breakerOnAnswer takes the answers
+// breakerCommands are the `!breaker` verbs; onAnswer takes the answers
 // (reactions and replies) to halt notices.
-var cmdBreaker = &Handler{
-	Name: "breaker",
-	Help: "The agents' circuit breakers: see them, review a halt, resume or reset it.",
-	Subcommands: []*Handler{
-		{Name: "status", Args: "[agent]", Help: "Where every agent's breaker stands, or one agent's in full.",
-			Func: breakerStatus},
-		{Name: "events", Args: "[agent] [N]", Help: fmt.Sprintf("The latest N halts (default %d, at most %d), of one agent or of all.", defaultBreakerEvents, maxBreakerEvents),
-			Func: breakerEvents},
-		{Name: "review", Args: "<event>", Help: "Show a halt in full, with evidence and history, and say you are reviewing it.",
-			Func: breakerAct(breaker.ActReview)},
-		{Name: "keep", Args: "<event>", Help: "Say the agent stays halted; the breaker stays open.",
-			Func: breakerAct(breaker.ActKeep)},
-		{Name: "resume", Args: "<event>", Help: "Resume a halted agent into a half-open trial that the supervisor verifies. Admins only.",
-			Admin: true, Func: breakerAct(breaker.ActResume)},
-		{Name: "reset", Args: "<event>", Help: "Overrule: close the breaker at once, without verification, under your name. Admins only.",
-			Admin: true, Func: breakerAct(breaker.ActOverrule)},
-	},
+type breakerCommands struct {
+	svc *breaker.Service
+	// claims take 💤 or a reply `snooze 4h` on a halt, when halts are
+	// incidents.
+	claims *oncallCommands
 }
 
-// breakerStatus answers `!breaker status [agent]`.
-func breakerStatus(e *Event) {
-	b := e.Proc.breakers
+// handlers are `!breaker`.
+func (c *breakerCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name: "breaker",
+		Help: "The agents' circuit breakers: see them, review a halt, resume or reset it.",
+		Subcommands: []*Handler{
+			{Name: "status", Args: "[agent]", Help: "Where every agent's breaker stands, or one agent's in full.",
+				Func: c.status},
+			{Name: "events", Args: "[agent] [N]", Help: fmt.Sprintf("The latest N halts (default %d, at most %d), of one agent or of all.", defaultBreakerEvents, maxBreakerEvents),
+				Func: c.events},
+			{Name: "review", Args: "<event>", Help: "Show a halt in full, with evidence and history, and say you are reviewing it.",
+				Func: c.act(breaker.ActReview)},
+			{Name: "keep", Args: "<event>", Help: "Say the agent stays halted; the breaker stays open.",
+				Func: c.act(breaker.ActKeep)},
+			{Name: "resume", Args: "<event>", Help: "Resume a halted agent into a half-open trial that the supervisor verifies. Admins only.",
+				Admin: true, Func: c.act(breaker.ActResume)},
+			{Name: "reset", Args: "<event>", Help: "Overrule: close the breaker at once, without verification, under your name. Admins only.",
+				Admin: true, Func: c.act(breaker.ActOverrule)},
+		},
+	}}
+}
+
+// status answers `!breaker status [agent]`.
+func (c *breakerCommands) status(e *Event) error {
+	b := c.svc
 	prefix := e.Proc.Prefix()
 	if len(e.Args) > 1 {
 		e.Reply("One agent at a time: `%sbreaker status [agent]`.", prefix)
-		return
+		return nil
 	}
 	if len(e.Args) == 1 {
-		breakerStatusOf(e, b, strings.Trim(e.Args[0], "`"))
-		return
+		return breakerStatusOf(e, b, strings.Trim(e.Args[0], "`"))
 	}
 	all, err := b.StatusAll(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(all) == 0 {
 		e.Reply("No agent has been halted: every circuit breaker is closed. When the supervisor halts one, a notice comes to this room.")
-		return
+		return nil
 	}
 	// Halted agents first, then those on trial, then the rest by name.
 	rank := map[breaker.State]int{breaker.Open: 0, breaker.HalfOpen: 1, breaker.Closed: 2}
@@ -108,6 +116,7 @@ func breakerStatus(e *Event) {
 	}
 	fmt.Fprintf(&sb, "\n`%sbreaker status <agent>` shows one in full, `%sbreaker events <agent>` its halts.", prefix, prefix)
 	e.Reply("%s", sb.String())
+	return nil
 }
 
 // breakerLine is one agent's breaker in a list.
@@ -126,15 +135,14 @@ func breakerLine(st breaker.Status) string {
 }
 
 // breakerStatusOf answers `!breaker status <agent>`.
-func breakerStatusOf(e *Event, b *breaker.Service, agent string) {
+func breakerStatusOf(e *Event, b *breaker.Service, agent string) error {
 	prefix := e.Proc.Prefix()
 	st, err := b.Status(e.Ctx, agent)
 	if breakerBadInput(e, err) {
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	name := core.EscapeMarkdown(st.Agent)
 	ev := st.Event
@@ -159,35 +167,35 @@ func breakerStatusOf(e *Event, b *breaker.Service, agent string) {
 	default:
 		last, err := b.Events(e.Ctx, st.Agent, 1)
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		if len(last) == 0 {
 			e.Reply("✅ **%s** runs: its circuit breaker is closed, and it has never been halted. `%sbreaker status` shows every breaker.", name, prefix)
-			return
+			return nil
 		}
 		e.Reply("✅ **%s** runs: its circuit breaker is closed since %s. Last halt: `%s` on %s, %s.\n\n`%sbreaker events %s` lists its halts.",
 			name, breakerTime(st.Since), last[0].ID, breakerTime(last[0].At), breakerOutcome(last[0], st), prefix, st.Agent)
 	}
+	return nil
 }
 
-// breakerEvents answers `!breaker events [agent] [N]`.
-func breakerEvents(e *Event) {
-	b := e.Proc.breakers
+// events answers `!breaker events [agent] [N]`.
+func (c *breakerCommands) events(e *Event) error {
+	b := c.svc
 	prefix := e.Proc.Prefix()
 	agent, n := "", defaultBreakerEvents
 	for _, arg := range e.Args {
 		if v, err := strconv.Atoi(arg); err == nil {
 			if v < 1 || v > maxBreakerEvents {
 				e.Reply("N must be between 1 and %d.", maxBreakerEvents)
-				return
+				return nil
 			}
 			n = v
 			continue
 		}
 		if agent != "" {
 			e.Reply("One agent at a time: `%sbreaker events [agent] [N]`.", prefix)
-			return
+			return nil
 		}
 		agent = strings.Trim(arg, "`")
 	}
@@ -195,18 +203,16 @@ func breakerEvents(e *Event) {
 	if agent != "" {
 		st, err := b.Status(e.Ctx, agent)
 		if breakerBadInput(e, err) {
-			return
+			return nil
 		}
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		statuses = []breaker.Status{st}
 	} else {
 		var err error
 		if statuses, err = b.StatusAll(e.Ctx); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 	}
 	current := map[string]breaker.Status{}
@@ -215,8 +221,7 @@ func breakerEvents(e *Event) {
 		current[st.Agent] = st
 		more, err := b.Events(e.Ctx, st.Agent, n)
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		evs = append(evs, more...)
 	}
@@ -225,10 +230,10 @@ func breakerEvents(e *Event) {
 	switch {
 	case len(evs) == 0 && agent != "":
 		e.Reply("**%s** has never been halted. `%sbreaker status` shows every breaker.", core.EscapeMarkdown(agent), prefix)
-		return
+		return nil
 	case len(evs) == 0:
 		e.Reply("No agent has been halted yet. When the supervisor halts one, a notice comes to this room.")
-		return
+		return nil
 	}
 	var sb strings.Builder
 	if agent != "" {
@@ -242,53 +247,50 @@ func breakerEvents(e *Event) {
 	}
 	fmt.Fprintf(&sb, "\n`%sbreaker review <event>` shows one in full, with its history.", prefix)
 	e.Reply("%s", sb.String())
+	return nil
 }
 
-// breakerAct answers `!breaker review|keep|resume|reset <event>`.
-func breakerAct(act breaker.Action) func(*Event) {
-	return func(e *Event) { breakerActOn(e, act) }
+// act answers `!breaker review|keep|resume|reset <event>`.
+func (c *breakerCommands) act(act breaker.Action) func(*Event) error {
+	return func(e *Event) error { return c.actOn(e, act) }
 }
 
-func breakerActOn(e *Event, act breaker.Action) {
-	b := e.Proc.breakers
+func (c *breakerCommands) actOn(e *Event, act breaker.Action) error {
+	b := c.svc
 	prefix := e.Proc.Prefix()
-	ev, ok := breakerTarget(e, b, act)
-	if !ok {
-		return
+	ev, ok, err := breakerTarget(e, b, act)
+	if !ok || err != nil {
+		return err
 	}
-	_, err := breakerDo(e, b, act, ev)
+	_, err = breakerDo(e, b, act, ev)
 	name := core.EscapeMarkdown(ev.Agent)
 	if errors.Is(err, core.ErrIllegalTransition) || act == breaker.ActReview && errors.Is(err, core.ErrForbidden) {
 		why := reasonOf(err)
 		if errors.Is(err, core.ErrIllegalTransition) {
 			if why, err = breakerNotNow(e, b, ev, act); err != nil {
-				e.Fail(err)
-				return
+				return err
 			}
 		}
 		if act != breaker.ActReview {
 			e.Reply("%s", why)
-			return
+			return nil
 		}
 		// A halt that is over, or someone else reviews, can still be read.
 		detail, err := breakerDetail(e, b, ev.ID)
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.Reply("%s\n\n%s", why, detail)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	switch act {
 	case breaker.ActReview:
 		detail, err := breakerDetail(e, b, ev.ID)
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.Reply("👀 You are reviewing the halt of **%s**.\n\n%s\n\n"+
 			"Next: an admin resumes it with %s on the halt notice or `%sbreaker resume %s` (a half-open trial the supervisor verifies), "+
@@ -305,42 +307,39 @@ func breakerActOn(e *Event, act breaker.Action) {
 		e.Reply("Overruled: the breaker of **%s** is closed without verification and the agent runs again. "+
 			"The audit trail names you; `%sbreaker events %s` shows it.", name, prefix, ev.Agent)
 	}
+	return nil
 }
 
-// breakerOnAnswer takes the answers to halt notices: the breaker's own
-// (breakerAct), and, when halts are incidents (claims set), 💤 or a reply
-// `snooze 4h`, which snooze the halt like any alert, by anyone who may
-// talk to Jarvis in the room.
-func breakerOnAnswer(claims *oncallCommands) func(e *Event, key, answer string) {
-	return func(e *Event, key, answer string) {
-		length, snooze := oncall.SnoozeOf(answer)
-		if snooze && claims != nil {
-			eventID, _, _ := strings.Cut(strings.TrimPrefix(key, "breaker:"), ":")
-			claims.snooze(e, "breaker:"+eventID, length, answer == oncall.SnoozeReaction)
-			return
-		}
-		breakerOnAct(e, key, answer)
+// onAnswer takes the answers to halt notices: the breaker's own (act),
+// and, when halts are incidents (claims set), 💤 or a reply `snooze 4h`,
+// which snooze the halt like any alert, by anyone who may talk to Jarvis
+// in the room.
+func (c *breakerCommands) onAnswer(e *Event, key, answer string) error {
+	length, snooze := oncall.SnoozeOf(answer)
+	if snooze && c.claims != nil {
+		eventID, _, _ := strings.Cut(strings.TrimPrefix(key, "breaker:"), ":")
+		return c.claims.snooze(e, "breaker:"+eventID, length, answer == oncall.SnoozeReaction)
 	}
+	return c.onAct(e, key, answer)
 }
 
-// breakerOnAct acts on a reaction to, or a reply to, one of a halt's
+// onAct acts on a reaction to, or a reply to, one of a halt's
 // notices (the halt notice or its thread). Anything but the answers of
 // breakerAnswers is ignored. A refusal is threaded under the halt notice
 // and mentions the person; a done transition is told there by core.
-func breakerOnAct(e *Event, key, answer string) {
-	b := e.Proc.breakers
+func (c *breakerCommands) onAct(e *Event, key, answer string) error {
+	b := c.svc
 	act, ok := breakerAnswer(answer)
 	if !ok {
-		return
+		return nil
 	}
 	eventID, _, _ := strings.Cut(strings.TrimPrefix(key, "breaker:"), ":")
 	ev, err := b.EventByNoticeKey(e.Ctx, "breaker:"+eventID)
 	if errors.Is(err, core.ErrNotFound) {
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	say := func(text string) {
 		e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Target: ev.NoticeKey(), Thread: true,
@@ -358,26 +357,23 @@ func breakerOnAct(e *Event, key, answer string) {
 		}
 		say(fmt.Sprintf("Sorry, %s a breaker is for admins, so **%s** stays halted and nothing changed. React %s to say you are reviewing it, or ask %s to %s it.",
 			doing, core.EscapeMarkdown(ev.Agent), breakerReview, ask, breakerVerb[act]))
-		return
+		return nil
 	}
 	_, err = breakerDo(e, b, act, ev)
 	if errors.Is(err, core.ErrIllegalTransition) {
 		why, err := breakerNotNow(e, b, ev, act)
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		say(why)
-		return
+		return nil
 	}
 	if why, ok := refusal(err); ok {
 		// Someone else claimed the halt.
 		say(why)
-		return
+		return nil
 	}
-	if err != nil {
-		e.Fail(err)
-	}
+	return err
 }
 
 // breakerDo applies a person's action to the event.
@@ -396,37 +392,36 @@ func breakerDo(e *Event, b *breaker.Service, act breaker.Action, ev breaker.Even
 }
 
 // breakerTarget reads the one argument of a verb: an event ID, or an
-// agent's name standing for the event that holds its breaker now.
-func breakerTarget(e *Event, b *breaker.Service, act breaker.Action) (breaker.Event, bool) {
+// agent's name standing for the event that holds its breaker now. When
+// there is none, it answers why and ok is false.
+func breakerTarget(e *Event, b *breaker.Service, act breaker.Action) (breaker.Event, bool, error) {
 	prefix := e.Proc.Prefix()
 	verb := map[breaker.Action]string{breaker.ActReview: "review", breaker.ActKeep: "keep",
 		breaker.ActResume: "resume", breaker.ActOverrule: "reset"}[act]
 	if len(e.Args) != 1 {
 		e.Reply("Which halt? `%sbreaker %s <event>`; `%sbreaker status` shows the agents halted now, with their event IDs.", prefix, verb, prefix)
-		return breaker.Event{}, false
+		return breaker.Event{}, false, nil
 	}
 	arg := strings.Trim(e.Args[0], "`")
 	ev, err := b.Event(e.Ctx, arg)
 	if err == nil {
-		return ev, true
+		return ev, true, nil
 	}
 	if !errors.Is(err, core.ErrNotFound) {
-		e.Fail(err)
-		return ev, false
+		return ev, false, err
 	}
 	if breaker.CheckAgent(arg) == nil {
 		st, err := b.Status(e.Ctx, arg)
 		if err != nil {
-			e.Fail(err)
-			return ev, false
+			return ev, false, err
 		}
 		if st.Event != nil {
-			return *st.Event, true
+			return *st.Event, true, nil
 		}
 	}
 	e.Reply("There is no halt %s: it is neither an event ID nor an agent halted now. `%sbreaker status` shows the agents halted now, with their event IDs.",
 		core.EscapeMarkdown(arg), prefix)
-	return ev, false
+	return ev, false, nil
 }
 
 // breakerNotNow says why act cannot be done on ev now, and what to do

@@ -9,9 +9,10 @@ import (
 var cmdPing = &Handler{
 	Name: "ping",
 	Help: "Check that Jarvis is listening, and how long your message took to reach it.",
-	Func: func(e *Event) {
+	Func: func(e *Event) error {
 		took := e.Proc.deps.Clock.Now().Sub(e.Sent)
 		e.Reply("pong (your message took %s to reach me)", took.Round(time.Millisecond))
+		return nil
 	},
 }
 
@@ -23,18 +24,19 @@ var cmdHelp = &Handler{
 	Func:    help,
 }
 
-func help(e *Event) {
+func help(e *Event) error {
 	p := e.Proc
 	if len(e.Args) == 0 {
 		e.Reply("%s", p.helpAll(e.Admin()))
-		return
+		return nil
 	}
 	h, path, rest := p.resolve(e.Args)
 	if h == nil || len(rest) > 0 {
 		e.Reply("There is no command `%s%s`, try `%shelp`.", p.cfg.Prefix, strings.Join(e.Args, " "), p.cfg.Prefix)
-		return
+		return nil
 	}
 	e.Reply("%s", p.helpFor(h, path))
+	return nil
 }
 
 // helpAll lists every command the reader may run, generated from the table.

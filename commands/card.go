@@ -52,70 +52,77 @@ func DraftsClearer(cards *card.Service, members func(ctx context.Context, roomID
 	}
 }
 
-// cmdCard are the `!card` verbs: drafting and publishing card sets,
+// cardCommands are the `!card` verbs: drafting and publishing card sets,
 // reading cards, ratifying them, answering their questions.
-// confirmCardPublish publishes a draft set, and onDecisionAnswer takes the
-// answers to needs-decision relays: a reaction 1️⃣…🔟 on the relay, or a
-// reply with the option's number or text.
-var cmdCard = &Handler{
-	Name: "card",
-	Help: "Backlog cards for the orchestrator: draft a set, publish it in one go, follow the cards, answer their questions.",
-	Subcommands: []*Handler{
-		{Name: "draft", Args: `<goal> --accept "…" [--accept "…"] --priority P0|P1|P2|P3 [--depends d1|card-id] [--budget "…"]`,
-			Help: "Add a card to your draft set.", Func: cardDraft},
-		{Name: "show-draft", Aliases: []string{"drafts"}, Help: "Show your draft set.", Func: cardShowDraft},
-		{Name: "drop", Args: "<ref>|all", Help: "Remove a card (d1, d2, …) or all of them from your draft set.", Func: cardDrop},
-		{Name: "publish", Help: "Publish your draft set, all cards or none, after your ✅: author main-agent, ratified by you.", Func: cardPublish},
-		{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: cardList},
-		{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: cardShow},
-		{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: cardRatify},
-		{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: cardAnswer},
-		{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: cardSignOff},
-	},
+// confirmPublish publishes a draft set on its ✅, and onDecisionAnswer
+// takes the answers to needs-decision relays: a reaction 1️⃣…🔟 on the
+// relay, or a reply with the option's number or text.
+type cardCommands struct {
+	svc *card.Service
 }
 
-var confirmCardPublish = ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: confirmPublish, OnDismiss: dismissPublish,
-	YesWord: "publish", NoWord: "cancel", YesDoes: "publish", NoDoes: "keep drafting"}
+// handlers are `!card`.
+func (c *cardCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name: "card",
+		Help: "Backlog cards for the orchestrator: draft a set, publish it in one go, follow the cards, answer their questions.",
+		Subcommands: []*Handler{
+			{Name: "draft", Args: `<goal> --accept "…" [--accept "…"] --priority P0|P1|P2|P3 [--depends d1|card-id] [--budget "…"]`,
+				Help: "Add a card to your draft set.", Func: c.draft},
+			{Name: "show-draft", Aliases: []string{"drafts"}, Help: "Show your draft set.", Func: c.showDraft},
+			{Name: "drop", Args: "<ref>|all", Help: "Remove a card (d1, d2, …) or all of them from your draft set.", Func: c.drop},
+			{Name: "publish", Help: "Publish your draft set, all cards or none, after your ✅: author main-agent, ratified by you.", Func: c.publish},
+			{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: c.list},
+			{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: c.show},
+			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
+			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answer},
+			{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: c.signOff},
+		},
+	}}
+}
+
+// publishConfirm is the confirmation of `!card publish`.
+func (c *cardCommands) publishConfirm() ConfirmKind {
+	return ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish, OnDismiss: dismissPublish,
+		YesWord: "publish", NoWord: "cancel", YesDoes: "publish", NoDoes: "keep drafting"}
+}
 
 // draft adds a card to the sender's draft set.
-func cardDraft(e *Event) {
-	c := e.Proc.cards
+func (c *cardCommands) draft(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("%s", draftUsage(prefix))
-		return
+		return nil
 	}
 	spec, err := parseDraft(e.RawArgs)
 	if err != nil {
 		e.Reply("%s.\n\n%s", core.UpperFirst(err.Error()), draftUsage(prefix))
-		return
+		return nil
 	}
-	drafts, err := c.Drafts(e.Ctx, e.Sender)
+	drafts, err := c.svc.Drafts(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	unknown, err := checkDependencies(e.Ctx, c, drafts, spec.DependsOn)
+	unknown, err := checkDependencies(e.Ctx, c.svc, drafts, spec.DependsOn)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if unknown != "" {
 		e.Reply("`--depends`: %s", unknown)
-		return
+		return nil
 	}
-	d, err := c.AddDraft(e.Ctx, e.Sender, spec, e.Trust)
+	d, err := c.svc.AddDraft(e.Ctx, e.Sender, spec, e.Trust)
 	var fe *core.FieldError
 	if errors.As(err, &fe) {
 		e.Reply("`%s`: %s.", flagOf(fe.Field), fe.Reason)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Added **%s** to your draft (%s): %s — %s.\n\n`%scard show-draft` shows the set, `%scard publish` publishes it.",
 		d.Ref, core.Plural(len(drafts)+1, "card", "cards"), core.EscapeMarkdown(d.Goal), draftTraits(d.Spec), prefix, prefix)
+	return nil
 }
 
 // checkDependencies says what is wrong with dependencies on drafts that
@@ -149,53 +156,49 @@ func checkDependencies(ctx context.Context, c *card.Service, drafts []card.Draft
 }
 
 // showDraft lists the sender's draft set.
-func cardShowDraft(e *Event) {
-	c := e.Proc.cards
-	drafts, err := c.Drafts(e.Ctx, e.Sender)
+func (c *cardCommands) showDraft(e *Event) error {
+	drafts, err := c.svc.Drafts(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	prefix := e.Proc.Prefix()
 	if len(drafts) == 0 {
 		e.Reply("You have no draft cards. Start with `%scard draft <goal> --accept \"…\" --priority P2`.", prefix)
-		return
+		return nil
 	}
 	e.Reply("Your draft has %s:\n\n%s\n`%scard publish` publishes them together, `%scard drop <ref>` removes one.",
 		core.Plural(len(drafts), "card", "cards"), renderDrafts(drafts), prefix, prefix)
+	return nil
 }
 
 // drop removes one draft, or all of them, from the sender's set.
-func cardDrop(e *Event) {
-	c := e.Proc.cards
+func (c *cardCommands) drop(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 1 {
 		e.Reply("Which one? `%scard drop d2` removes d2, `%scard drop all` empties your draft.", prefix, prefix)
-		return
+		return nil
 	}
 	ref := strings.ToLower(e.Args[0])
 	if ref == "all" {
-		n, err := c.ClearDrafts(e.Ctx, e.Sender)
+		n, err := c.svc.ClearDrafts(e.Ctx, e.Sender)
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		if n == 0 {
 			e.Reply("Your draft was already empty.")
-			return
+			return nil
 		}
 		e.Reply("Dropped all %s of your draft.", core.Plural(n, "card", "cards"))
-		return
+		return nil
 	}
-	drafts, err := c.Drafts(e.Ctx, e.Sender)
+	drafts, err := c.svc.Drafts(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	i := slices.IndexFunc(drafts, func(d card.Draft) bool { return d.Ref == ref })
 	if i < 0 {
 		e.Reply("You have no draft `%s`; `%scard show-draft` lists yours.", e.Args[0], prefix)
-		return
+		return nil
 	}
 	var dependents []string
 	for _, d := range drafts {
@@ -205,31 +208,28 @@ func cardDrop(e *Event) {
 	}
 	if len(dependents) > 0 {
 		e.Reply("%s depends on %s; drop %s first.", strings.Join(dependents, " and "), ref, strings.Join(dependents, " and "))
-		return
+		return nil
 	}
-	if err := c.DropDraft(e.Ctx, e.Sender, ref); err != nil {
-		e.Fail(err)
-		return
+	if err := c.svc.DropDraft(e.Ctx, e.Sender, ref); err != nil {
+		return err
 	}
 	e.Reply("Dropped %s (%s). %s left in your draft.", ref, core.EscapeMarkdown(drafts[i].Goal), core.UpperFirst(core.Plural(len(drafts)-1, "card", "cards")))
+	return nil
 }
 
 // publish asks the sender to confirm publishing the whole draft set.
-func cardPublish(e *Event) {
-	c := e.Proc.cards
-	drafts, err := c.Drafts(e.Ctx, e.Sender)
+func (c *cardCommands) publish(e *Event) error {
+	drafts, err := c.svc.Drafts(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(drafts) == 0 {
 		e.Reply("Your draft is empty: add cards with `%scard draft` first.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	sig, err := draftSignature(drafts)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	what := "these " + core.Plural(len(drafts), "card", "cards")
 	if len(drafts) == 1 {
@@ -239,55 +239,50 @@ func cardPublish(e *Event) {
 	if !card.DraftTrust(drafts, e.Trust).AtLeast(core.TrustLinked) {
 		how = fmt.Sprintf("with author %s, to wait for a Matrix account to ratify them (they come from a bridged account linked to nobody)", card.MainAgent)
 	}
-	e.AskConfirm(confirmCardSet, sig, fmt.Sprintf(
+	return e.AskConfirm(confirmCardSet, sig, fmt.Sprintf(
 		"Publish %s %s, all or none?\n\n%s",
 		what, how, renderDrafts(drafts)))
 }
 
 // confirmPublish publishes the draft set the sender confirmed, unless it
 // changed since the question. The returned text replaces the question.
-func confirmPublish(e *Event, p core.Pending) string {
-	c := e.Proc.cards
+func (c *cardCommands) confirmPublish(e *Event, p core.Pending) (string, error) {
 	prefix := e.Proc.Prefix()
-	drafts, err := c.Drafts(e.Ctx, p.Requester)
+	drafts, err := c.svc.Drafts(e.Ctx, p.Requester)
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
 	if len(drafts) == 0 {
-		return "Nothing published: the draft is empty now (published or cleared since I asked)."
+		return "Nothing published: the draft is empty now (published or cleared since I asked).", nil
 	}
 	sig, err := draftSignature(drafts)
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
 	if sig != p.Payload {
 		return fmt.Sprintf("Nothing published: the draft changed since I asked (it has %s now). Say `%scard publish` again to see it and confirm.",
-			core.Plural(len(drafts), "card", "cards"), prefix)
+			core.Plural(len(drafts), "card", "cards"), prefix), nil
 	}
 	// Unknown dependencies are told in the draft's own terms (its refs)
 	// before core is asked, which refuses them too, before writing.
 	for _, d := range drafts {
-		msg, err := checkDependencies(e.Ctx, c, drafts, d.DependsOn)
+		msg, err := checkDependencies(e.Ctx, c.svc, drafts, d.DependsOn)
 		if err != nil {
-			e.Fail(err)
-			return ""
+			return "", err
 		}
 		if msg != "" {
 			return fmt.Sprintf("Nothing published: %s depends on something unknown — %s Drop %s with `%scard drop %s` and draft it again.",
-				d.Ref, msg, d.Ref, prefix, d.Ref)
+				d.Ref, msg, d.Ref, prefix, d.Ref), nil
 		}
 	}
 	// The trust is the tap's: a draft confirmed from a puppet linked to
 	// nobody waits for a Matrix account, whoever asked.
-	set, err := c.PublishDraft(e.Ctx, p.Requester, e.Trust, card.Message{Room: p.RoomID, Notice: p.Key})
+	set, err := c.svc.PublishDraft(e.Ctx, p.Requester, e.Trust, card.Message{Room: p.RoomID, Notice: p.Key})
 	if why, ok := refusal(err); ok {
-		return "Nothing published: " + why + ". Your draft is unchanged."
+		return "Nothing published: " + why + ". Your draft is unchanged.", nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
 	ids := make([]string, len(set.Cards))
 	var b strings.Builder
@@ -298,10 +293,10 @@ func confirmPublish(e *Event, p core.Pending) string {
 	if set.RatifiedBy == "" {
 		return fmt.Sprintf("Published, waiting for ratification: %s\n\nTheir text came from %s, so they are not on the backlog: "+
 			"a Matrix account (or one linked to it) that may ratify them must say `%scard ratify <card-id>` for each.\n\n%s",
-			strings.Join(ids, " "), set.Cards[0].SourceTrust.Describe(), prefix, b.String())
+			strings.Join(ids, " "), set.Cards[0].SourceTrust.Describe(), prefix, b.String()), nil
 	}
 	return fmt.Sprintf("Published: %s\n\nAuthor %s, ratified by %s; the orchestrator takes them from the backlog.\n\n%s",
-		strings.Join(ids, " "), set.Author, set.RatifiedBy, b.String())
+		strings.Join(ids, " "), set.Author, set.RatifiedBy, b.String()), nil
 }
 
 func dismissPublish(e *Event, _ core.Pending) string {
@@ -309,24 +304,22 @@ func dismissPublish(e *Event, _ core.Pending) string {
 }
 
 // list shows cards, most urgent first.
-func cardList(e *Event) {
-	c := e.Proc.cards
+func (c *cardCommands) list(e *Event) error {
 	var f card.Filter
 	if len(e.Args) > 1 {
 		e.Reply("`%scard list` takes at most one state: %s.", e.Proc.Prefix(), cardStateNames())
-		return
+		return nil
 	}
 	if len(e.Args) == 1 {
 		f.State = card.State(strings.ReplaceAll(strings.ToLower(e.Args[0]), "-", "_"))
 		if !f.State.Valid() {
 			e.Reply("`%s` is not a card state; one of %s.", e.Args[0], cardStateNames())
-			return
+			return nil
 		}
 	}
-	cards, err := c.List(e.Ctx, f)
+	cards, err := c.svc.List(e.Ctx, f)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	where := ""
 	if f.State != "" {
@@ -334,7 +327,7 @@ func cardList(e *Event) {
 	}
 	if len(cards) == 0 {
 		e.Reply("No%s cards.", where)
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s%s, most urgent first:\n\n", core.UpperFirst(core.Plural(len(cards), "card", "cards")), where)
@@ -348,35 +341,34 @@ func cardList(e *Event) {
 		fmt.Fprintf(&b, "\nand %d more; `%scard list <state>` narrows the list.", len(cards)-listCap, e.Proc.Prefix())
 	}
 	e.Reply("%s", strings.TrimSpace(b.String()))
+	return nil
 }
 
 // show describes one card.
-func cardShow(e *Event) {
-	c := e.Proc.cards
+func (c *cardCommands) show(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("Which card? `%scard show <card-id>`; `%scard list` shows the ids.", e.Proc.Prefix(), e.Proc.Prefix())
-		return
+		return nil
 	}
-	d, err := c.Get(e.Ctx, e.Args[0])
+	d, err := c.svc.Get(e.Ctx, e.Args[0])
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no card `%s`; `%scard list` shows them.", e.Args[0], e.Proc.Prefix())
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("%s", renderCard(d))
+	return nil
 }
 
 // ratify puts a card whose scope grew back on the backlog.
-func cardRatify(e *Event) {
-	c := e.Proc.cards
+func (c *cardCommands) ratify(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("Which card? `%scard ratify <card-id>`.", e.Proc.Prefix())
-		return
+		return nil
 	}
-	card, err := c.Ratify(e.Ctx, e.Args[0], e.Sender, e.Trust)
+	card, err := c.svc.Ratify(e.Ctx, e.Args[0], e.Sender, e.Trust)
 	switch {
 	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
 		e.Reply("Ratify from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
@@ -388,69 +380,69 @@ func cardRatify(e *Event) {
 	case errors.Is(err, core.ErrForbidden):
 		e.Reply("Only the card's ratifier or an admin can ratify card %s.", e.Args[0])
 	case err != nil:
-		e.Fail(err)
+		return err
 	default:
 		e.Reply("Ratified card %s at revision %d: it is back on the backlog for dispatch. Ratification authorises dispatch only, never a merge.",
 			card.ID, card.Revision)
 	}
+	return nil
 }
 
-// cardAnswer answers a card's open question from a command, for networks
+// answer answers a card's open question from a command, for networks
 // where replying to the relay message is awkward.
-func cardAnswer(e *Event) {
-	c := e.Proc.cards
+func (c *cardCommands) answer(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) < 2 {
 		e.Reply("`%scard answer <card-id> <option>`: the option's number or its text.", prefix)
-		return
+		return nil
 	}
 	cardID := e.Args[0]
-	detail, err := c.Get(e.Ctx, cardID)
+	detail, err := c.svc.Get(e.Ctx, cardID)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no card `%s`; `%scard list needs_decision` shows the cards waiting for an answer.", cardID, prefix)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(detail.Decisions) == 0 {
 		e.Reply("Card %s has no question to answer.", cardID)
-		return
+		return nil
 	}
 	d := detail.Decisions[len(detail.Decisions)-1]
 	option, ok := parseOption(rawAfter(e.RawArgs, 1), d.Options)
 	if !ok {
 		e.Reply("%s", optionsHint(d))
-		return
+		return nil
 	}
-	res, done := applyAnswer(e, d, option, e.Reply)
+	res, done, err := c.applyAnswer(e, d, option, e.Reply)
 	switch {
+	case err != nil:
+		return err
 	case !done:
 	case res.AlreadyAnswered:
 		e.Reply("Already answered: %d. %s. The first answer stands.", res.Decision.Option, core.EscapeMarkdown(res.Decision.Options[res.Decision.Option-1]))
 	default:
 		e.Reply("Answered card %s: %d. %s. The worker reads it when the card is dispatched again.", d.CardID, option, core.EscapeMarkdown(d.Options[option-1]))
 	}
+	return nil
 }
 
 // onDecisionAnswer handles a reaction or reply to a needs-decision relay
 // (or to its reminder). The first valid answer wins and the relay is
 // edited to show it; later answers change nothing and say nothing.
 // Refusals get one short reply.
-func onDecisionAnswer(e *Event, key, answer string) {
-	c := e.Proc.cards
+func (c *cardCommands) onDecisionAnswer(e *Event, key, answer string) error {
 	cardID, questionID, ok := parseDecisionKey(key)
 	if !ok {
-		return
+		return nil
 	}
-	d, err := question(e.Ctx, c, cardID, questionID)
+	d, err := question(e.Ctx, c.svc, cardID, questionID)
 	if errors.Is(err, core.ErrNotFound) {
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	_, tap := card.OptionFromEmoji(answer)
 	reply := e.Reply
@@ -469,16 +461,16 @@ func onDecisionAnswer(e *Event, key, answer string) {
 		if d.Status == card.DecisionOpen && strings.IndexFunc(answer, isAnswerRune) >= 0 {
 			reply("%s", optionsHint(d))
 		}
-		return
+		return nil
 	}
-	applyAnswer(e, d, option, reply)
+	_, _, err = c.applyAnswer(e, d, option, reply)
+	return err
 }
 
 // applyAnswer gives an answer to question d and replies to refusals. done
 // is false when it replied with a refusal or failed.
-func applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...any)) (card.AnswerResult, bool) {
-	c := e.Proc.cards
-	res, err := c.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network, e.Trust)
+func (c *cardCommands) applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...any)) (card.AnswerResult, bool, error) {
+	res, err := c.svc.AnswerDecision(e.Ctx, d.ID, option, e.Sender, e.Network, e.Trust)
 	switch {
 	case errors.Is(err, core.ErrForbidden):
 		reply("Only %s (or an admin) can answer this question.", strings.Join(d.Asked, ", "))
@@ -489,11 +481,11 @@ func applyAnswer(e *Event, d card.Decision, option int, reply func(string, ...an
 	case errors.Is(err, core.ErrInvalid):
 		reply("%s", optionsHint(d))
 	case err != nil:
-		e.Fail(err)
+		return res, false, err
 	default:
-		return res, true
+		return res, true, nil
 	}
-	return res, false
+	return res, false, nil
 }
 
 // question finds a question of a card.

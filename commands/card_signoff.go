@@ -9,41 +9,39 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 )
 
-// cardSignOff signs a card off as its reviewer, the sender, at the
+// signOff signs a card off as its reviewer, the sender, at the
 // revision given or the current one.
-func cardSignOff(e *Event) {
-	c := e.Proc.cards
+func (c *cardCommands) signOff(e *Event) error {
 	if len(e.Args) < 1 || len(e.Args) > 2 {
 		e.Reply("`%scard signoff <card-id> [revision]`", e.Proc.Prefix())
-		return
+		return nil
 	}
-	detail, err := c.Get(e.Ctx, e.Args[0])
+	detail, err := c.svc.Get(e.Ctx, e.Args[0])
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("There is no card `%s`; `%scard list` shows them.", core.EscapeMarkdown(e.Args[0]), e.Proc.Prefix())
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	revision := detail.Revision
 	if len(e.Args) == 2 {
 		if revision, err = strconv.Atoi(e.Args[1]); err != nil || revision < 1 {
 			e.Reply("The revision is a number: card %s is at revision %d.", detail.ID, detail.Revision)
-			return
+			return nil
 		}
 	}
-	s, err := c.SignOff(e.Ctx, detail.ID, card.SignOffInput{Reviewer: e.Sender, Revision: revision})
+	s, err := c.svc.SignOff(e.Ctx, detail.ID, card.SignOffInput{Reviewer: e.Sender, Revision: revision})
 	if errors.Is(err, core.ErrConflict) {
 		e.Reply("Card %s is at revision %d, not %d: read its amendments (`%scard show %s`) and sign off what it says now.",
 			detail.ID, detail.Revision, revision, e.Proc.Prefix(), detail.ID)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Signed off card %s at revision %d. An amendment after this makes your sign-off stale.", s.CardID, s.Revision)
+	return nil
 }
 
 // signOffLine is one sign-off as `!card show` lists it.

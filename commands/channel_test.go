@@ -21,12 +21,12 @@ func (typedAnswers) Ask(q core.Question) []core.Notice {
 // through the same confirmation path: once, by the requester only.
 func TestChannelAsks(t *testing.T) {
 	confirmed := 0
-	h := newHarness(t, &Handler{Name: "wipe", Help: "Wipe.", Admin: true, Func: func(e *Event) {
-		e.AskConfirm("wipe", "", "Wipe it?")
+	h := newHarness(t, &Handler{Name: "wipe", Help: "Wipe.", Admin: true, Func: func(e *Event) error {
+		return e.AskConfirm("wipe", "", "Wipe it?")
 	}})
-	h.proc.RegisterConfirm(ConfirmKind{Kind: "wipe", TTL: time.Hour, OnConfirm: func(*Event, core.Pending) string {
+	h.proc.RegisterConfirm(ConfirmKind{Kind: "wipe", TTL: time.Hour, OnConfirm: func(*Event, core.Pending) (string, error) {
 		confirmed++
-		return "Wiped."
+		return "Wiped.", nil
 	}})
 	ctx := context.Background()
 	op := Message{RoomID: "console:op", EventID: "console:in:1", Sender: "console:op", Network: "console",
@@ -65,7 +65,7 @@ func TestChannelAsks(t *testing.T) {
 // TestOutcomes checks what Handle reports, for a channel that tells its
 // user (the console's exit status).
 func TestOutcomes(t *testing.T) {
-	h := newHarness(t, &Handler{Name: "secret", Help: "Admins' business.", Admin: true, Func: func(e *Event) { e.Reply("the secret") }})
+	h := newHarness(t, &Handler{Name: "secret", Help: "Admins' business.", Admin: true, Func: func(e *Event) error { e.Reply("the secret"); return nil }})
 	tests := []struct {
 		name, sender, body string
 		want               Outcome

@@ -33,8 +33,9 @@ type ConfirmKind struct {
 	// TTL is how long the question stays open.
 	TTL time.Duration
 	// OnConfirm does the thing, in the same transaction as the answer, and
-	// returns the new text of the question notice ("Armed — …").
-	OnConfirm func(e *Event, p core.Pending) string
+	// returns the new text of the question notice ("Armed — …"); an error
+	// fails the answer, as a handler's does.
+	OnConfirm func(e *Event, p core.Pending) (string, error)
 	// OnDismiss, if set, returns the new text after ❌; the default says
 	// "Dismissed".
 	OnDismiss func(e *Event, p core.Pending) string
@@ -70,17 +71,16 @@ func (p *Processor) RegisterConfirm(kinds ...ConfirmKind) {
 // AskConfirm asks the sender to confirm text, in the message's room and
 // as its channel puts a question (✅ and ❌ already on it in a Matrix
 // room), and records what to do when they say yes.
-func (e *Event) AskConfirm(kind, payload, text string) {
-	e.askConfirmOf(kind, e.Sender, e.RoomID, e.channel(), payload, text)
+func (e *Event) AskConfirm(kind, payload, text string) error {
+	return e.askConfirmOf(kind, e.Sender, e.RoomID, e.channel(), payload, text)
 }
 
 // askConfirmOf asks requester, in room (reached through ch), to confirm;
 // the question answers the event only when it is in the event's room.
-func (e *Event) askConfirmOf(kind, requester, room string, ch Channel, payload, text string) {
+func (e *Event) askConfirmOf(kind, requester, room string, ch Channel, payload, text string) error {
 	k, ok := e.Proc.confirms[kind]
 	if !ok {
-		e.Fail(fmt.Errorf("confirmation kind %q is not registered", kind))
-		return
+		return fmt.Errorf("confirmation kind %q is not registered", kind)
 	}
 	key := fmt.Sprintf("confirm:%s:%s", kind, e.EventID)
 	now := e.Proc.deps.Clock.Now()
@@ -89,8 +89,7 @@ func (e *Event) askConfirmOf(kind, requester, room string, ch Channel, payload, 
 		CreatedAt: now, ExpiresAt: now.Add(k.TTL),
 	})
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	q := core.Question{Key: key, RoomID: room, Text: text, Yes: cmp.Or(k.YesWord, "yes"), No: cmp.Or(k.NoWord, "no"),
 		YesDoes: k.YesDoes, NoDoes: k.NoDoes}
@@ -100,48 +99,48 @@ func (e *Event) askConfirmOf(kind, requester, room string, ch Channel, payload, 
 	for _, n := range ch.Ask(q) {
 		e.Send(n)
 	}
+	return nil
 }
 
 // answerConfirm resolves a confirmation from a reaction or reply. Answers
 // from anyone but the requester, and repeated answers, change nothing and
 // say nothing; a late answer is told the question expired.
-func (p *Processor) answerConfirm(e *Event, key, answer string) {
+func (p *Processor) answerConfirm(e *Event, key, answer string) error {
 	word := strings.ToLower(strings.Trim(strings.TrimSpace(answer), ".!"))
 	yes, no := yesWords[word], noWords[word]
 	if !yes && !no {
-		return
+		return nil
 	}
 	pending, err := p.deps.Pending.GetPending(e.Ctx, key)
 	if errors.Is(err, core.ErrNotFound) {
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	kind, ok := p.confirms[pending.Kind]
 	if !ok {
 		zerolog.Ctx(e.Ctx).Warn().Str("kind", pending.Kind).Msg("Answer to a confirmation of an unknown kind")
-		return
+		return nil
 	}
 	now := p.deps.Clock.Now()
 	switch err := pending.Resolve(e.Sender, now); {
 	case errors.Is(err, core.ErrExpired):
 		e.Send(core.Notice{Key: fmt.Sprintf("expired:%s", e.EventID), RoomID: e.RoomID, Kind: core.NoticeMessage,
 			Body: "This has expired; say it again and I'll ask anew.", TargetEvent: e.EventID})
-		return
+		return nil
 	case err != nil:
-		return
+		return nil
 	}
 	if kind.Admin && !e.Admin() {
 		e.Send(core.Notice{Key: fmt.Sprintf("refused:%s", e.EventID), RoomID: e.RoomID, Kind: core.NoticeMessage,
 			Body: "Only an admin, from their own Matrix account and not through a bridge, can answer this. Nothing was done.", TargetEvent: e.EventID})
-		return
+		return nil
 	}
 	if kind.Native && e.Puppet != "" {
 		e.Send(core.Notice{Key: fmt.Sprintf("refused:%s", e.EventID), RoomID: e.RoomID, Kind: core.NoticeMessage,
 			Body: "Answer this from your Matrix account, not through a bridge. Nothing was done.", TargetEvent: e.EventID})
-		return
+		return nil
 	}
 	resolution := core.Dismissed
 	if yes {
@@ -149,16 +148,17 @@ func (p *Processor) answerConfirm(e *Event, key, answer string) {
 	}
 	first, err := p.deps.Pending.ResolvePending(e.Ctx, key, resolution, now)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if !first {
-		return
+		return nil
 	}
 	var text string
 	switch {
 	case yes:
-		text = kind.OnConfirm(e, pending)
+		if text, err = kind.OnConfirm(e, pending); err != nil {
+			return err
+		}
 	case kind.OnDismiss != nil:
 		text = kind.OnDismiss(e, pending)
 	default:
@@ -167,4 +167,5 @@ func (p *Processor) answerConfirm(e *Event, key, answer string) {
 	if text != "" {
 		e.Send(core.Notice{Key: fmt.Sprintf("%s:%s", key, resolution), RoomID: pending.RoomID, Kind: core.NoticeEdit, Body: text, Target: key})
 	}
+	return nil
 }

@@ -39,12 +39,12 @@ func (h *harness) answerAs(t *testing.T, key string, from Message, answer string
 
 func TestConfirmations(t *testing.T) {
 	launched := 0
-	kind := ConfirmKind{Kind: "launch", TTL: time.Hour, OnConfirm: func(e *Event, p core.Pending) string {
+	kind := ConfirmKind{Kind: "launch", TTL: time.Hour, OnConfirm: func(e *Event, p core.Pending) (string, error) {
 		launched++
-		return "Launched " + p.Payload + "."
+		return "Launched " + p.Payload + ".", nil
 	}}
-	ask := &Handler{Name: "launch", Help: "Launch.", Func: func(e *Event) {
-		e.AskConfirm("launch", "the rocket", "Launch the rocket? React ✅ to confirm, ❌ to dismiss.")
+	ask := &Handler{Name: "launch", Help: "Launch.", Func: func(e *Event) error {
+		return e.AskConfirm("launch", "the rocket", "Launch the rocket? React ✅ to confirm, ❌ to dismiss.")
 	}}
 	setup := func(t *testing.T) (*harness, string) {
 		h := newHarness(t, ask)

@@ -75,55 +75,82 @@ type PersonStore interface {
 // builtins are the commands of every processor.
 var builtins = []*Handler{cmdHelp, cmdPing}
 
+// featureSet holds the features a processor has, each the struct its
+// handlers are methods of, holding what they act on. No handler reads it:
+// it is kept so that the features added by one call of AddFeatures are
+// wired to those of another (a link moves what a puppet owns in the
+// features there, `!ask` answers from them), and for what the processor
+// reads itself: a person's time zone (reminders), the agents' names
+// (fleet, agents) and what it can do for someone it did not understand.
+type featureSet struct {
+	cards     *cardCommands
+	approvals *approvalCommands
+	breakers  *breakerCommands
+	links     *linkCommands
+	fleet     *fleetCommands
+	oncall    *oncallCommands
+	tripwires *tripwireCommands
+	reminders *reminderCommands
+	notebook  *notebookCommands
+	ask       *askCommands
+	// agents lists the configured agents, for sentences about an agent
+	// when there is no fleet.
+	agents func() []string
+}
+
 // AddFeatures adds the commands of the features given, with their
 // confirmations, the answers to their notices and the sentences that
 // become their commands. It is the one place Jarvis's commands are
 // registered, in the order `!help` lists them; a feature added twice
 // panics, its names being taken.
 func (p *Processor) AddFeatures(f Features) {
+	s := &p.features
 	if f.System != nil {
 		p.sys = f.System
 		sys := *cmdSys
 		var token []*Handler
 		if f.Credentials != nil {
-			p.credentials = f.Credentials
-			token = []*Handler{cmdSysToken}
+			token = []*Handler{(&tokenCommands{svc: f.Credentials}).handler()}
 		}
 		sys.Subcommands = slices.Concat(cmdSys.Subcommands, sectionVerbs(f.System.Sections), token, []*Handler{cmdSysHelp})
 		p.Register(&sys)
 		p.RegisterConfirm(confirmSysClear, confirmSysRestart)
 	}
 	if f.Cards != nil {
-		p.cards = f.Cards
-		p.Register(cmdCard)
-		p.RegisterConfirm(confirmCardPublish)
-		p.OnAnswer("decision:", onDecisionAnswer)
+		c := &cardCommands{svc: f.Cards}
+		s.cards = c
+		p.Register(c.handlers()...)
+		p.RegisterConfirm(c.publishConfirm())
+		p.OnAnswer("decision:", c.onDecisionAnswer)
 	}
 	var claims *oncallCommands
 	if f.OnCall != nil {
 		claims = &oncallCommands{svc: f.OnCall}
+		s.oncall = claims
 	}
 	if f.Approvals != nil {
-		c := &approvalCommands{svc: f.Approvals, claims: claims}
-		p.approvals = c
-		p.Register(c.handler())
+		c := &approvalCommands{svc: f.Approvals}
+		s.approvals = c
+		p.Register(c.handlers()...)
 		p.OnAnswer("approval:", c.onAnswer)
 	}
 	if f.Breakers != nil {
-		p.breakers = f.Breakers
-		p.Register(cmdBreaker)
-		p.OnAnswer("breaker:", breakerOnAnswer(claims))
+		c := &breakerCommands{svc: f.Breakers}
+		s.breakers = c
+		p.Register(c.handlers()...)
+		p.OnAnswer("breaker:", c.onAnswer)
 	}
 	if f.Identities != nil {
-		p.identities = f.Identities
-		p.bridges, p.searchUsers = f.Bridges, f.SearchUsers
-		p.Register(cmdRatify, cmdLink, cmdUnlink)
-		p.RegisterConfirm(confirmUnlinkKind, confirmLinkKind)
+		l := &linkCommands{ids: f.Identities, bridges: f.Bridges, searchUsers: f.SearchUsers}
+		s.links = l
+		p.Register(l.handlers()...)
+		p.RegisterConfirm(l.confirms()...)
 	}
 	if f.Fleet != nil {
-		p.fleet = f.Fleet
-		p.Register(cmdFleet)
-		p.AddIntent(func(text string) (string, []string, bool) { return fleetQuestion(text, p.fleet.Agents()) })
+		c := &fleetCommands{reader: f.Fleet}
+		s.fleet = c
+		p.Register(c.handlers()...)
+		p.AddIntent(c.intent)
 	}
 	if claims != nil {
 		p.OnAnswer("fleet:", claims.onFleetAnswer)
@@ -136,15 +163,15 @@ func (p *Processor) AddFeatures(f Features) {
 		p.Register(claims.silenceHandler())
 	}
 	if f.Agents != nil {
-		p.agents = f.Agents
+		s.agents = f.Agents
 	}
 	if f.Tripwires != nil {
 		c := &tripwireCommands{tw: f.Tripwires, agents: f.Agents}
 		if c.agents == nil {
 			c.agents = func() []string { return nil }
 		}
-		p.tripwires = c
-		p.Register(cmdTripwire)
+		s.tripwires = c
+		p.Register(c.handlers()...)
 		ttl := f.ProposalTTL
 		if ttl <= 0 {
 			ttl = DefaultProposalTTL
@@ -154,17 +181,45 @@ func (p *Processor) AddFeatures(f Features) {
 		p.AddIntent(c.intent)
 	}
 	if f.Reminders != nil {
-		p.reminders = &reminderCommands{svc: f.Reminders, people: f.People, quiet: f.Quiet}
-		p.Register(cmdRemind, cmdMe)
-		p.OnAnswer(reminder.NoticeKeyPrefix, remindAnswer)
+		c := &reminderCommands{svc: f.Reminders, people: f.People, quiet: f.Quiet}
+		s.reminders = c
+		p.Register(c.handlers()...)
+		p.OnAnswer(reminder.NoticeKeyPrefix, c.onAnswer)
 		p.AddAddressedIntent(remindIntent)
 	}
 	if f.Notebook != nil {
-		p.notebook = &notebookCommands{svc: f.Notebook}
-		p.Register(cmdTask, cmdNote, cmdIdea)
+		c := &notebookCommands{svc: f.Notebook}
+		s.notebook = c
+		p.Register(c.handlers()...)
 		p.AddAddressedIntent(notebookIntent)
 	}
 	if p.byName["ask"] == nil {
-		p.registerAsk()
+		// `!ask` has the topics of the features added first.
+		s.ask = &askCommands{breakers: s.breakers, cards: s.cards, tripwires: s.tripwires, sys: p.sys}
+		p.Register(s.ask.handler())
+	}
+	s.wire(p.sys)
+}
+
+// wire points each feature at the others it acts on, whichever call of
+// AddFeatures added them.
+func (s *featureSet) wire(sys *System) {
+	if c := s.approvals; c != nil {
+		c.claims = s.oncall
+	}
+	if c := s.breakers; c != nil {
+		c.claims = s.oncall
+	}
+	if c := s.oncall; c != nil {
+		c.tripwires = s.tripwires
+	}
+	if c := s.notebook; c != nil {
+		c.reminders = s.reminders
+	}
+	if l := s.links; l != nil {
+		l.tripwires, l.reminders, l.notebook, l.cards, l.approvals = s.tripwires, s.reminders, s.notebook, s.cards, s.approvals
+	}
+	if a := s.ask; a != nil {
+		a.breakers, a.cards, a.tripwires, a.sys = s.breakers, s.cards, s.tripwires, sys
 	}
 }

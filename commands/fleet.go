@@ -19,58 +19,66 @@ type FleetReader interface {
 	Agents() []fleet.AgentConfig
 }
 
-// cmdFleet is `!fleet [agent]`; fleetQuestion turns the questions people
-// ask in their own words ("what's the fleet doing", "is EVE ok?") into it.
-var cmdFleet = &Handler{
-	Name:    "fleet",
-	Aliases: []string{"agents"},
-	Args:    "[agent]",
-	Help:    "What the fleet is doing, from the agents' heartbeats: one line per agent, then what needs attention.",
-	Func:    fleetAnswer,
-	Subcommands: []*Handler{
-		{Name: "chart", Args: "[agent]", Help: "A chart of each agent's MII over the last day, the times it was offline shaded.", Func: fleetChart},
-	},
+// fleetCommands are `!fleet [agent]`, read from what reader says; intent
+// turns the questions people ask in their own words ("what's the fleet
+// doing", "is EVE ok?") into it.
+type fleetCommands struct {
+	reader FleetReader
 }
 
-func fleetAnswer(e *Event) {
-	rows, err := e.Proc.fleet.FleetStatus(e.Ctx)
+// handlers are `!fleet`.
+func (c *fleetCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name:    "fleet",
+		Aliases: []string{"agents"},
+		Args:    "[agent]",
+		Help:    "What the fleet is doing, from the agents' heartbeats: one line per agent, then what needs attention.",
+		Func:    c.answer,
+		Subcommands: []*Handler{
+			{Name: "chart", Args: "[agent]", Help: "A chart of each agent's MII over the last day, the times it was offline shaded.", Func: c.chart},
+		},
+	}}
+}
+
+func (c *fleetCommands) answer(e *Event) error {
+	rows, err := c.reader.FleetStatus(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(e.Args) == 0 {
 		e.Reply("%s", fleet.Render(rows))
-		return
+		return nil
 	}
 	for _, r := range rows {
 		if strings.EqualFold(r.Agent, e.Args[0]) {
 			e.Reply("%s", fleet.Render([]fleet.AgentReport{r}))
-			return
+			return nil
 		}
 	}
 	e.Reply("I know no agent called %q. `%sfleet` lists them.", e.Args[0], e.Proc.Prefix())
+	return nil
 }
 
-// fleetChart is `!fleet chart [agent]`: an image notice asking for every
+// chart is `!fleet chart [agent]`: an image notice asking for every
 // configured agent's MII (or one agent's) over the last history.ChartSpan,
 // its offline spans shaded.
-func fleetChart(e *Event) {
-	agents := e.Proc.fleet.Agents()
+func (c *fleetCommands) chart(e *Event) error {
+	agents := c.reader.Agents()
 	if len(e.Args) > 1 {
 		e.Reply("Which agent? `%sfleet chart [agent]`", e.Proc.Prefix())
-		return
+		return nil
 	}
 	if len(e.Args) == 1 {
 		i := slices.IndexFunc(agents, func(a fleet.AgentConfig) bool { return strings.EqualFold(a.Name, e.Args[0]) })
 		if i < 0 {
 			e.Reply("I know no agent called %q. `%sfleet` lists them.", e.Args[0], e.Proc.Prefix())
-			return
+			return nil
 		}
 		agents = agents[i : i+1]
 	}
 	if len(agents) == 0 {
 		e.Reply("No agents are configured, so there is nothing to chart.")
-		return
+		return nil
 	}
 	now := e.Proc.deps.Clock.Now()
 	req := history.Chart{Title: "MII per agent", Source: core.SourceRef{Kind: fleet.SourceAgentMII}, Unit: "ratio",
@@ -81,10 +89,10 @@ func fleetChart(e *Event) {
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeImage, Body: string(body), TargetEvent: e.EventID})
+	return nil
 }
 
 var (
@@ -93,6 +101,11 @@ var (
 	fleetWell  = regexp.MustCompile(`\b(ok|okay|alright|all right|fine|up|alive|online|offline|running|working|healthy|doing|late|down|status)\b`)
 	fleetWatch = regexp.MustCompile(`\b(tell me|let me know|alert me|ping me|notify me|warn me|watch|keep an eye)\b`)
 )
+
+// intent turns a question about the fleet into `!fleet [agent]`.
+func (c *fleetCommands) intent(text string) (string, []string, bool) {
+	return fleetQuestion(text, c.reader.Agents())
+}
 
 // fleetQuestion recognises a question about the fleet or one agent and
 // turns it into `!fleet [agent]`. Requests to be told later ("tell me if

@@ -20,8 +20,11 @@ type Handler struct {
 	// Admin restricts the command (and its sub-handlers) to admins.
 	Admin bool
 	// Func runs the command; nil for a command that only groups
-	// sub-handlers, which then answers with its help.
-	Func func(*Event)
+	// sub-handlers, which then answers with its help. It returns a
+	// refusal (refuse) when Jarvis will not act on the message, and any
+	// other error when the command failed on Jarvis's side: its changes
+	// roll back and the sender is told it failed (see Processor.exec).
+	Func func(*Event) error
 	// Subcommands are the verbs under this command (`!tw list`).
 	Subcommands []*Handler
 }
@@ -76,7 +79,9 @@ type Event struct {
 	RawArgs string
 
 	replies int
-	err     error
+	// err is the first reply that could not be queued: it fails the
+	// command.
+	err error
 	// refused says Jarvis would not act on the message: see Refused.
 	refused bool
 }
@@ -119,22 +124,6 @@ func (e *Event) Send(n core.Notice) {
 		n.Key = fmt.Sprintf("reply:%s:%d", e.EventID, e.replies)
 	}
 	if err := e.Proc.deps.Outbox.Enqueue(e.Ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
-		e.err = err
-	}
-}
-
-// Refuse answers that Jarvis will not act on the message, and why (bad
-// arguments, a rule core holds to), so a channel that reports outcomes
-// reports a refusal.
-func (e *Event) Refuse(format string, args ...any) {
-	e.refused = true
-	e.Reply(format, args...)
-}
-
-// Fail records an internal failure: the command's changes roll back and
-// the sender is told briefly that it failed.
-func (e *Event) Fail(err error) {
-	if e.err == nil {
 		e.err = err
 	}
 }

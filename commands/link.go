@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
@@ -14,33 +15,50 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
-var cmdRatify = &Handler{
-	Name: "ratify",
-	Args: "<n>",
-	Help: "Confirm, from your Matrix account, a held message you sent through a bridge.",
-	Func: ratify,
+// linkCommands tie a bridged puppet to its person's Matrix account
+// (`!link`, `!unlink`) and ratify what a puppet said (`!ratify`). A link
+// moves what the puppet owns in the features that keep a person's things
+// to the account (adopt).
+type linkCommands struct {
+	ids core.IdentityStore
+	// bridges and searchUsers find the puppet a handle names
+	// (`!link network:handle`); searchUsers may be nil.
+	bridges     bridge.Config
+	searchUsers func(ctx context.Context, term string) ([]bridge.User, error)
+	// What a link moves, of the features there.
+	tripwires *tripwireCommands
+	reminders *reminderCommands
+	notebook  *notebookCommands
+	cards     *cardCommands
+	approvals *approvalCommands
 }
 
 // maxLinkTries is how many wrong tries lock a code (it is deleted) or an
 // account (for core.LinkCodeTTL).
 const maxLinkTries = 5
 
-// cmdLink ties a bridged puppet to its person's Matrix account: `!link
-// @other` in a direct room gives a code only the named account may use,
-// `!link CODE` from that account confirms it.
-var cmdLink = &Handler{
-	Name: "link",
-	Args: "@other-account | network:handle | code",
-	Help: "Link your bridged account to your Matrix account, so your tripwires and decisions follow you. Ask in a direct room with me.",
-	Func: link,
-}
-
-// cmdUnlink undoes a link, from the Matrix account, after a ✅.
-var cmdUnlink = &Handler{
-	Name: "unlink",
-	Args: "@bridged-account",
-	Help: "Undo the link of a bridged account to your Matrix account.",
-	Func: unlink,
+// handlers are `!ratify`; `!link`, which ties a bridged puppet to its
+// person's Matrix account (`!link @other` in a direct room gives a code
+// only the named account may use, `!link CODE` from that account confirms
+// it); and `!unlink`, which undoes a link from the Matrix account, after a
+// ✅.
+func (l *linkCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name: "ratify",
+		Args: "<n>",
+		Help: "Confirm, from your Matrix account, a held message you sent through a bridge.",
+		Func: l.ratify,
+	}, {
+		Name: "link",
+		Args: "@other-account | network:handle | code",
+		Help: "Link your bridged account to your Matrix account, so your tripwires and decisions follow you. Ask in a direct room with me.",
+		Func: l.link,
+	}, {
+		Name: "unlink",
+		Args: "@bridged-account",
+		Help: "Undo the link of a bridged account to your Matrix account.",
+		Func: l.unlink,
+	}}
 }
 
 // The confirmation kinds of linking: undoing a link, and linking a
@@ -50,52 +68,59 @@ const (
 	confirmLink   = "link"
 )
 
-var confirmLinkKind = ConfirmKind{Kind: confirmLink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: func(e *Event, p core.Pending) string {
+// confirms are the confirmations of linking: a puppet that has no direct
+// room with Jarvis, confirmed by the account, and undoing a link.
+func (l *linkCommands) confirms() []ConfirmKind {
+	return []ConfirmKind{
+		{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, YesDoes: "unlink", NoDoes: "keep it", OnConfirm: l.confirmUnlink},
+		{Kind: confirmLink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: l.confirmLink},
+	}
+}
+
+// confirmLink links the puppet the payload names to the account that
+// confirmed.
+func (l *linkCommands) confirmLink(e *Event, p core.Pending) (string, error) {
 	puppet, network, _ := strings.Cut(p.Payload, " ")
 	now := e.Proc.deps.Clock.Now()
-	err := e.Proc.identities.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: p.Requester, Network: network, LinkedAt: now})
+	err := l.ids.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: p.Requester, Network: network, LinkedAt: now})
 	if errors.Is(err, core.ErrDuplicate) {
-		return fmt.Sprintf("Not linked: %s was linked to another account meanwhile.", puppet)
+		return fmt.Sprintf("Not linked: %s was linked to another account meanwhile.", puppet), nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
-	moved, err := adopt(e, puppet, p.Requester, now)
+	moved, err := l.adopt(e, puppet, p.Requester, now)
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
-	return fmt.Sprintf("Linked: %s on %s is %s. %s", puppet, network, p.Requester, moved)
-}}
+	return fmt.Sprintf("Linked: %s on %s is %s. %s", puppet, network, p.Requester, moved), nil
+}
 
-var confirmUnlinkKind = ConfirmKind{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, YesDoes: "unlink", NoDoes: "keep it", OnConfirm: func(e *Event, p core.Pending) string {
-	err := e.Proc.identities.DeleteLink(e.Ctx, p.Payload, p.Requester)
+// confirmUnlink undoes the link the payload names.
+func (l *linkCommands) confirmUnlink(e *Event, p core.Pending) (string, error) {
+	err := l.ids.DeleteLink(e.Ctx, p.Payload, p.Requester)
 	if errors.Is(err, core.ErrNotFound) {
-		return fmt.Sprintf("%s was no longer linked to you.", p.Payload)
+		return fmt.Sprintf("%s was no longer linked to you.", p.Payload), nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
-	return fmt.Sprintf("Unlinked: %s no longer acts as %s.", p.Payload, p.Requester)
-}}
+	return fmt.Sprintf("Unlinked: %s no longer acts as %s.", p.Payload, p.Requester), nil
+}
 
-func link(e *Event) {
+func (l *linkCommands) link(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("In a direct room with me, name your other account: from a bridged account `%slink @you:example.org`, from Matrix `%slink @telegram_123:example.org`. "+
 			"I'll give you a code to send from that account.", e.Proc.Prefix(), e.Proc.Prefix())
-		return
+		return nil
 	}
 	if strings.HasPrefix(e.Args[0], "@") {
-		askLink(e, e.Args[0])
-		return
+		return l.askLink(e, e.Args[0])
 	}
 	if network, handle, ok := strings.Cut(e.Args[0], ":"); ok {
-		linkHandle(e, network, handle)
-		return
+		return l.linkHandle(e, network, handle)
 	}
-	redeemLink(e, strings.ToUpper(e.Args[0]))
+	return l.redeemLink(e, strings.ToUpper(e.Args[0]))
 }
 
 // from is who wrote: the puppet itself, not the account it is linked to.
@@ -106,23 +131,22 @@ func (e *Event) from() string {
 	return e.Sender
 }
 
-func askLink(e *Event, other string) {
-	ids, from := e.Proc.identities, e.from()
+func (l *linkCommands) askLink(e *Event, other string) error {
+	ids, from := l.ids, e.from()
 	if !strings.Contains(other, ":") || other == from {
 		e.Reply("`%s` is not another account: name it in full, like `@you:example.org`.", other)
-		return
+		return nil
 	}
 	room, err := ids.DirectRoom(e.Ctx, from)
 	if err != nil && !errors.Is(err, core.ErrNotFound) {
-		e.Fail(err)
-		return
+		return err
 	}
 	// A puppet with no direct room with Jarvis has nowhere private to see
 	// a code: the Matrix account confirms with ✅ in its own instead.
 	byConfirmation := room == "" && e.Puppet != ""
 	if room != e.RoomID && !byConfirmation {
 		e.Reply("I only give link codes in private: ask me in a direct room with me, not here.")
-		return
+		return nil
 	}
 	puppet := from
 	if e.Puppet == "" {
@@ -130,65 +154,64 @@ func askLink(e *Event, other string) {
 	}
 	if account, err := ids.LinkedAccount(e.Ctx, puppet); err == nil {
 		e.Reply("%s is already linked to %s; that Matrix account must `%sunlink %s` first.", puppet, account, e.Proc.Prefix(), puppet)
-		return
+		return nil
 	} else if !errors.Is(err, core.ErrNotFound) {
-		e.Fail(err)
-		return
+		return err
 	}
 	if byConfirmation {
-		askLinkConfirmation(e, from, other)
-		return
+		return l.askLinkConfirmation(e, from, other)
 	}
 	code, err := newLinkCode()
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	err = ids.AddLinkCode(e.Ctx, core.LinkCode{Code: code, From: from, Network: e.Network, Redeemer: other,
 		ExpiresAt: e.Proc.deps.Clock.Now().Add(core.LinkCodeTTL)})
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Your link code is %s. Send `%slink %s` from %s within %d minutes; it works for that account only, once.",
 		code, e.Proc.Prefix(), code, other, int(core.LinkCodeTTL.Minutes()))
+	return nil
 }
 
 // askLinkConfirmation asks account, in its direct room with Jarvis, to
 // confirm with ✅ that the puppet asking is theirs.
-func askLinkConfirmation(e *Event, puppet, account string) {
-	room, err := e.Proc.identities.DirectRoom(e.Ctx, account)
+func (l *linkCommands) askLinkConfirmation(e *Event, puppet, account string) error {
+	room, err := l.ids.DirectRoom(e.Ctx, account)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("I have no direct room with you on either account to link them in private. Open one with me from %s (or from here) and ask there.", account)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	e.askConfirmOf(confirmLink, account, room, bridge.Room{}, puppet+" "+e.Network, fmt.Sprintf(
+	err = e.askConfirmOf(confirmLink, account, room, bridge.Room{}, puppet+" "+e.Network, fmt.Sprintf(
 		"%s on %s asks to be linked to your account, so that what it does acts as you. Is it yours? React ✅ to link it, ❌ if it is not.",
 		puppet, e.Network))
+	if err != nil {
+		return err
+	}
 	e.Reply("I asked %s to confirm in their direct room with me; nothing is linked until they do.", account)
+	return nil
 }
 
 // linkHandle resolves network:handle, from Matrix, to the one puppet it
 // names, and asks for a code bound to it.
-func linkHandle(e *Event, network, handle string) {
+func (l *linkCommands) linkHandle(e *Event, network, handle string) error {
 	if e.Puppet != "" || e.Relay {
 		e.Reply("Name your Matrix account instead: `%slink @you:example.org`.", e.Proc.Prefix())
-		return
+		return nil
 	}
-	if e.Proc.searchUsers == nil {
+	if l.searchUsers == nil {
 		e.Reply("I cannot look up handles here; name the bridged account in full: `%slink @telegram_123:example.org`.", e.Proc.Prefix())
-		return
+		return nil
 	}
-	users, err := e.Proc.searchUsers(e.Ctx, strings.TrimPrefix(handle, "@"))
+	users, err := l.searchUsers(e.Ctx, strings.TrimPrefix(handle, "@"))
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	puppets, known := e.Proc.bridges.Puppets(network, handle, users)
+	puppets, known := l.bridges.Puppets(network, handle, users)
 	switch {
 	case !known:
 		e.Reply("I know no bridged network `%s`.", network)
@@ -199,43 +222,39 @@ func linkHandle(e *Event, network, handle string) {
 		e.Reply("`%s` names %d %s accounts: %s. Name the one you mean in full: `%slink %s`.",
 			handle, len(puppets), network, strings.Join(puppets, ", "), e.Proc.Prefix(), puppets[0])
 	default:
-		askLink(e, puppets[0])
+		return l.askLink(e, puppets[0])
 	}
+	return nil
 }
 
-func redeemLink(e *Event, code string) {
-	ids, from, now := e.Proc.identities, e.from(), e.Proc.deps.Clock.Now()
+func (l *linkCommands) redeemLink(e *Event, code string) error {
+	ids, from, now := l.ids, e.from(), e.Proc.deps.Clock.Now()
 	failures, err := ids.LinkFailures(e.Ctx, from, now.Add(-core.LinkCodeTTL))
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if failures >= maxLinkTries {
 		e.Reply("Too many wrong link codes from this account: try again in %d minutes.", int(core.LinkCodeTTL.Minutes()))
-		return
+		return nil
 	}
 	c, err := ids.GetLinkCode(e.Ctx, code)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		if err := ids.AddLinkFailure(e.Ctx, from, now); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.Reply("That link code is unknown or already used. Ask for a new one with `%slink @your-other-account` in a direct room.", e.Proc.Prefix())
-		return
+		return nil
 	case err != nil:
-		e.Fail(err)
-		return
+		return err
 	case now.After(c.ExpiresAt):
 		if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.Reply("That link code has expired. Ask for a new one with `%slink @your-other-account` in a direct room.", e.Proc.Prefix())
-		return
+		return nil
 	case c.Redeemer != from:
-		wrongLinkCode(e, code, from, now)
-		return
+		return l.wrongLinkCode(e, code, from, now)
 	}
 	// One side must be a bridged puppet, the other a native account.
 	puppet, account, network := c.From, from, c.Network
@@ -245,42 +264,40 @@ func redeemLink(e *Event, code string) {
 	}
 	if bridgedFirst == bridgedNow {
 		e.Reply("A link ties one bridged account to one Matrix account: send the code from the other kind of account.")
-		return
+		return nil
 	}
 	if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	err = ids.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: account, Network: network, LinkedAt: now})
 	if errors.Is(err, core.ErrDuplicate) {
 		e.Reply("%s is already linked to another account; that Matrix account must `%sunlink %s` first. Nothing changed.", puppet, e.Proc.Prefix(), puppet)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	moved, err := adopt(e, puppet, account, now)
+	moved, err := l.adopt(e, puppet, account, now)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Linked: %s on %s is %s. From now on what you do from either acts as %s. %s", puppet, network, account, account, moved)
+	return nil
 }
 
 // adopt gives a puppet's tripwires, tokens, reminders, notebook, open confirmations, the
 // open card questions and the approval requests it is asked to the account it was just linked to, in the link's transaction, and says what
 // moved.
-func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
+func (l *linkCommands) adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 	var moved []string
-	if c := e.Proc.tripwires; c != nil {
+	if c := l.tripwires; c != nil {
 		tripwires, tokens, err := c.tw.Adopt(e.Ctx, puppet, account)
 		if err != nil {
 			return "", err
 		}
 		moved = append(moved, core.Plural(tripwires, "tripwire", "tripwires"), core.Plural(tokens, "token", "tokens"))
 	}
-	if c := e.Proc.reminders; c != nil {
+	if c := l.reminders; c != nil {
 		n, err := c.svc.Adopt(e.Ctx, puppet, account)
 		if err != nil {
 			return "", err
@@ -293,7 +310,7 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 			moved = append(moved, core.Plural(n, "held push", "held pushes"))
 		}
 	}
-	if c := e.Proc.notebook; c != nil {
+	if c := l.notebook; c != nil {
 		n, err := c.svc.Adopt(e.Ctx, puppet, account)
 		if err != nil {
 			return "", err
@@ -304,14 +321,14 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if c := e.Proc.cards; c != nil {
-		asked, err := c.Adopt(e.Ctx, puppet, account)
+	if c := l.cards; c != nil {
+		asked, err := c.svc.Adopt(e.Ctx, puppet, account)
 		if err != nil {
 			return "", err
 		}
 		questions += asked
 	}
-	if c := e.Proc.approvals; c != nil {
+	if c := l.approvals; c != nil {
 		asked, err := c.svc.Adopt(e.Ctx, puppet, account)
 		if err != nil {
 			return "", err
@@ -328,46 +345,43 @@ func adopt(e *Event, puppet, account string, now time.Time) (string, error) {
 
 // wrongLinkCode counts a code sent by an account it is not for, against
 // both; the code is deleted after maxLinkTries.
-func wrongLinkCode(e *Event, code, from string, now time.Time) {
-	ids := e.Proc.identities
+func (l *linkCommands) wrongLinkCode(e *Event, code, from string, now time.Time) error {
+	ids := l.ids
 	if err := ids.AddLinkFailure(e.Ctx, from, now); err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	tries, err := ids.MissLinkCode(e.Ctx, code)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if tries >= maxLinkTries {
 		if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 	}
 	e.Reply("That link code is not for this account. Nothing was linked.")
+	return nil
 }
 
-func unlink(e *Event) {
+func (l *linkCommands) unlink(e *Event) error {
 	if e.Puppet != "" {
 		e.Reply("Unlink from your Matrix account, not through a bridge.")
-		return
+		return nil
 	}
 	if len(e.Args) != 1 || !strings.HasPrefix(e.Args[0], "@") {
 		e.Reply("Say which bridged account: `%sunlink @telegram_123:example.org`.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	puppet := e.Args[0]
-	account, err := e.Proc.identities.LinkedAccount(e.Ctx, puppet)
+	account, err := l.ids.LinkedAccount(e.Ctx, puppet)
 	if errors.Is(err, core.ErrNotFound) || (err == nil && account != e.Sender) {
 		e.Reply("%s is not linked to you.", puppet)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s?", puppet, e.Sender))
+	return e.AskConfirm(confirmUnlink, puppet, fmt.Sprintf("Unlink %s from %s?", puppet, e.Sender))
 }
 
 // newLinkCode returns 8 base32 characters, 40 bits from crypto/rand.
@@ -379,28 +393,28 @@ func newLinkCode() (string, error) {
 	return base32.StdEncoding.EncodeToString(b), nil
 }
 
-func ratify(e *Event) {
+func (l *linkCommands) ratify(e *Event) error {
 	if e.Puppet != "" || e.Relay {
 		e.Reply("Ratify from your Matrix account, not through a bridge.")
-		return
+		return nil
 	}
 	if len(e.Args) != 1 {
 		e.Reply("Say which message: `%sratify <n>`, with the number I gave when I held it.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	id, err := strconv.ParseInt(e.Args[0], 10, 64)
 	if err != nil {
 		e.Reply("`%s` is not a message number.", e.Args[0])
-		return
+		return nil
 	}
 	err = e.Proc.deps.Excerpts.RatifyExcerpt(e.Ctx, id, e.Sender, e.Sender)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("You have no held message %d.", id)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Ratified: message %d is yours, and no longer held.", id)
+	return nil
 }

@@ -14,30 +14,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 )
 
-// The notebook's commands, personal-assistant work that Jarvis does itself
-// rather than delegate: what each person keeps, shown to them only. Said to
-// Jarvis, "add a task: …", "note: …", "idea: …", "what are my tasks?" and
-// "find my note about …" become them.
-var (
-	cmdTask = &Handler{Name: "task", Aliases: []string{"tasks", "todo"}, Help: "Your tasks; one with a date reminds you of it.", Func: taskList,
-		Subcommands: []*Handler{
-			{Name: "add", Args: "<what> [by|on <day>] [at <time>]", Help: "Add a task: `!task add renew the certificate by Friday`.", Func: taskAdd},
-			{Name: "list", Aliases: []string{"ls"}, Help: "Your open tasks, soonest due first.", Func: taskList},
-			{Name: "done", Args: "<id>", Help: "Mark a task done.", Func: taskDone},
-		}}
-	cmdNote = &Handler{Name: "note", Aliases: []string{"notes"}, Help: "Your notes, searched in full text.", Func: noteList,
-		Subcommands: []*Handler{
-			{Name: "add", Args: "<text>", Help: "Keep a note: `!note add the staging DB password rotates monthly`.", Func: noteAdd},
-			{Name: "find", Aliases: []string{"search"}, Args: "<words>", Help: "Your notes that hold every word.", Func: noteFind},
-			{Name: "list", Aliases: []string{"ls"}, Help: "Your newest notes.", Func: noteList},
-		}}
-	cmdIdea = &Handler{Name: "idea", Aliases: []string{"ideas"}, Help: "Your ideas.", Func: ideaList,
-		Subcommands: []*Handler{
-			{Name: "add", Args: "<text>", Help: "Keep an idea: `!idea add let agents vote on priorities`.", Func: ideaAdd},
-			{Name: "list", Aliases: []string{"ls"}, Help: "Your newest ideas.", Func: ideaList},
-		}}
-)
-
 // notebookSentences are what, said to Jarvis, becomes a notebook command:
 // the command, and whether the words after the match are its argument.
 var notebookSentences = []struct {
@@ -71,38 +47,65 @@ func notebookIntent(text string) (string, []string, bool) {
 // notebookCommands are what the notebook commands act on; reminders, when
 // there, remind of dated tasks.
 type notebookCommands struct {
-	svc *notebook.Service
+	svc       *notebook.Service
+	reminders *reminderCommands
 }
 
-func taskAdd(e *Event) {
+// handlers are the notebook's commands, personal-assistant work that
+// Jarvis does itself rather than delegate: what each person keeps, shown
+// to them only. Said to Jarvis, "add a task: …", "note: …", "idea: …",
+// "what are my tasks?" and "find my note about …" become them.
+func (c *notebookCommands) handlers() []*Handler {
+	return []*Handler{
+		{Name: "task", Aliases: []string{"tasks", "todo"}, Help: "Your tasks; one with a date reminds you of it.", Func: c.taskList,
+			Subcommands: []*Handler{
+				{Name: "add", Args: "<what> [by|on <day>] [at <time>]", Help: "Add a task: `!task add renew the certificate by Friday`.", Func: c.taskAdd},
+				{Name: "list", Aliases: []string{"ls"}, Help: "Your open tasks, soonest due first.", Func: c.taskList},
+				{Name: "done", Args: "<id>", Help: "Mark a task done.", Func: c.taskDone},
+			}},
+		{Name: "note", Aliases: []string{"notes"}, Help: "Your notes, searched in full text.", Func: c.noteList,
+			Subcommands: []*Handler{
+				{Name: "add", Args: "<text>", Help: "Keep a note: `!note add the staging DB password rotates monthly`.", Func: c.noteAdd},
+				{Name: "find", Aliases: []string{"search"}, Args: "<words>", Help: "Your notes that hold every word.", Func: c.noteFind},
+				{Name: "list", Aliases: []string{"ls"}, Help: "Your newest notes.", Func: c.noteList},
+			}},
+		{Name: "idea", Aliases: []string{"ideas"}, Help: "Your ideas.", Func: c.ideaList,
+			Subcommands: []*Handler{
+				{Name: "add", Args: "<text>", Help: "Keep an idea: `!idea add let agents vote on priorities`.", Func: c.ideaAdd},
+				{Name: "list", Aliases: []string{"ls"}, Help: "Your newest ideas.", Func: c.ideaList},
+			}},
+	}
+}
+
+func (c *notebookCommands) taskAdd(e *Event) error {
 	p := e.Proc
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("Which task? `%stask add renew the certificate by Friday`.", p.Prefix())
-		return
+		return nil
 	}
 	text, due := e.RawArgs, time.Time{}
 	loc, now := p.zone(e), p.deps.Clock.Now()
 	if w := intent.Reminder(e.RawArgs, now, loc); w.What != "" && !w.At.IsZero() && w.Every == "" {
 		text, due = w.What, w.At
 	}
-	t, err := p.notebook.svc.Add(e.Ctx, e.Sender, notebook.Task, text, due)
-	if !notebookAdded(e, err) {
-		return
+	t, err := c.svc.Add(e.Ctx, e.Sender, notebook.Task, text, due)
+	if err != nil {
+		return notebookNotAdded(e, err)
 	}
 	if due.IsZero() {
 		e.Private("Task %d added: %s. `%stask done %d` when it is done.", t.ID, remindQuote(t.Text), p.Prefix(), t.ID)
-		return
+		return nil
 	}
 	when := reminder.When(due, now, loc)
-	if p.reminders != nil {
-		if _, err := p.reminders.svc.Add(e.Ctx, reminder.Reminder{Owner: e.Sender, Text: "Task due: " + t.Text, Due: due, Zone: loc.String()}); err != nil {
-			e.Fail(err)
-			return
+	if c.reminders != nil {
+		if _, err := c.reminders.svc.Add(e.Ctx, reminder.Reminder{Owner: e.Sender, Text: "Task due: " + t.Text, Due: due, Zone: loc.String()}); err != nil {
+			return err
 		}
 		e.Private("Task %d added, due %s: %s. I'll remind you then. `%stask done %d` when it is done.", t.ID, when, remindQuote(t.Text), p.Prefix(), t.ID)
-		return
+		return nil
 	}
 	e.Private("Task %d added, due %s: %s.", t.ID, when, remindQuote(t.Text))
+	return nil
 }
 
 // Private answers what only the sender may read: in a direct room as a
@@ -117,29 +120,25 @@ func (e *Event) Private(format string, args ...any) {
 	e.Reply("I answered in our direct room: only you see what you keep with me.")
 }
 
-// notebookAdded answers a failed Add and reports whether it succeeded.
-func notebookAdded(e *Event, err error) bool {
+// notebookNotAdded answers a failed Add: a refusal says why; any other
+// error is returned.
+func notebookNotAdded(e *Event, err error) error {
 	if why, ok := refusal(err); ok {
 		e.Reply("Not kept: %s.", why)
-		return false
+		return nil
 	}
-	if err != nil {
-		e.Fail(err)
-		return false
-	}
-	return true
+	return err
 }
 
-func taskList(e *Event) {
+func (c *notebookCommands) taskList(e *Event) error {
 	p := e.Proc
-	tasks, err := p.notebook.svc.List(e.Ctx, e.Sender, notebook.Task)
+	tasks, err := c.svc.List(e.Ctx, e.Sender, notebook.Task)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(tasks) == 0 {
 		e.Reply("You have no open tasks. `%stask add <what>` adds one.", p.Prefix())
-		return
+		return nil
 	}
 	loc, now := p.zone(e), p.deps.Clock.Now()
 	var b strings.Builder
@@ -153,24 +152,25 @@ func taskList(e *Event) {
 	}
 	fmt.Fprintf(&b, "\n`%stask done <id>` marks one done.", p.Prefix())
 	e.Private("%s", b.String())
+	return nil
 }
 
-func taskDone(e *Event) {
+func (c *notebookCommands) taskDone(e *Event) error {
 	p := e.Proc
 	id, ok := notebookID(e, "task done")
 	if !ok {
-		return
+		return nil
 	}
-	t, err := p.notebook.svc.Finish(e.Ctx, e.Sender, id)
+	t, err := c.svc.Finish(e.Ctx, e.Sender, id)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("You have no open task %d; `%stask list` shows yours.", id, p.Prefix())
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Private("Done: %s.", remindQuote(t.Text))
+	return nil
 }
 
 // notebookID reads the one id argument of a command.
@@ -184,56 +184,55 @@ func notebookID(e *Event, command string) (int64, bool) {
 	return 0, false
 }
 
-func noteAdd(e *Event) { notebookAdd(e, notebook.Note, "Noted") }
-func ideaAdd(e *Event) { notebookAdd(e, notebook.Idea, "Idea kept") }
+func (c *notebookCommands) noteAdd(e *Event) error { return c.add(e, notebook.Note, "Noted") }
+func (c *notebookCommands) ideaAdd(e *Event) error { return c.add(e, notebook.Idea, "Idea kept") }
 
-func notebookAdd(e *Event, kind notebook.Kind, done string) {
+func (c *notebookCommands) add(e *Event, kind notebook.Kind, done string) error {
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("What should I keep? `%s%s add <text>`.", e.Proc.Prefix(), kind)
-		return
+		return nil
 	}
-	n, err := e.Proc.notebook.svc.Add(e.Ctx, e.Sender, kind, e.RawArgs, time.Time{})
-	if !notebookAdded(e, err) {
-		return
+	n, err := c.svc.Add(e.Ctx, e.Sender, kind, e.RawArgs, time.Time{})
+	if err != nil {
+		return notebookNotAdded(e, err)
 	}
 	e.Private("%s (%d): %s. Only you see it; `%s%s list` shows yours.", done, n.ID, remindQuote(n.Text), e.Proc.Prefix(), kind)
+	return nil
 }
 
-func noteList(e *Event) { notebookShow(e, notebook.Note, nil, false) }
-func ideaList(e *Event) { notebookShow(e, notebook.Idea, nil, false) }
+func (c *notebookCommands) noteList(e *Event) error { return c.show(e, notebook.Note, nil, false) }
+func (c *notebookCommands) ideaList(e *Event) error { return c.show(e, notebook.Idea, nil, false) }
 
-func noteFind(e *Event) {
-	found, err := e.Proc.notebook.svc.Find(e.Ctx, e.Sender, e.RawArgs)
+func (c *notebookCommands) noteFind(e *Event) error {
+	found, err := c.svc.Find(e.Ctx, e.Sender, e.RawArgs)
 	if why, ok := refusal(err); ok {
 		e.Reply("Find what? %s: `%snote find <words>`.", core.UpperFirst(why), e.Proc.Prefix())
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
-	notebookShow(e, notebook.Note, found, true)
+	return c.show(e, notebook.Note, found, true)
 }
 
-// notebookShow lists the sender's newest notes or ideas, or the notes a
+// show lists the sender's newest notes or ideas, or the notes a
 // search found.
-func notebookShow(e *Event, kind notebook.Kind, found []notebook.Entry, search bool) {
+func (c *notebookCommands) show(e *Event, kind notebook.Kind, found []notebook.Entry, search bool) error {
 	entries, title := found, "Your notes that hold "+remindQuote(strings.Join(notebook.Words(e.RawArgs), " "))
 	if !search {
 		var err error
-		if entries, err = e.Proc.notebook.svc.List(e.Ctx, e.Sender, kind); err != nil {
-			e.Fail(err)
-			return
+		if entries, err = c.svc.List(e.Ctx, e.Sender, kind); err != nil {
+			return err
 		}
 		title = "Your newest " + string(kind) + "s"
 	}
 	if len(entries) == 0 {
 		if search {
 			e.Reply("None of your notes holds %s.", remindQuote(strings.Join(notebook.Words(e.RawArgs), " ")))
-			return
+			return nil
 		}
 		e.Reply("You have no %ss yet. `%s%s add <text>` keeps one.", kind, e.Proc.Prefix(), kind)
-		return
+		return nil
 	}
 	loc := e.Proc.zone(e)
 	var b strings.Builder
@@ -242,4 +241,5 @@ func notebookShow(e *Event, kind notebook.Kind, found []notebook.Entry, search b
 		fmt.Fprintf(&b, "- `%d` %s: %s\n", n.ID, n.CreatedAt.In(loc).Format("2 Jan 2006"), core.EscapeMarkdown(n.Text))
 	}
 	e.Private("%s", b.String())
+	return nil
 }

@@ -11,96 +11,104 @@ import (
 )
 
 // oncallCommands take the claims and snoozes on the alerts Jarvis raises
-// in its room, and the snoozes on the trips it pushes to a person.
+// in its room, and the snoozes on the trips it pushes to a person; and
+// `!silence`.
 type oncallCommands struct {
 	svc *oncall.Service
+	// tripwires, when there, snooze the pushes of a person's tripwire and
+	// tell whose source a silence may hold.
+	tripwires *tripwireCommands
 }
 
 // onFleetAnswer takes a 👀 or 💤 on, or a reply `mine` or `snooze 4h`
 // to, a fleet alert.
-func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) {
+func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) error {
 	if id, ok := fleet.IncidentOf(key); ok {
-		c.answer(e, id, answer)
+		return c.answer(e, id, answer)
 	}
+	return nil
 }
 
 // onAlertAnswer takes an answer to an alert that is its own incident (a
 // crash loop, a budget alert, a shared tripwire's trip).
-func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) {
-	c.answer(e, key, answer)
+func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) error {
+	return c.answer(e, key, answer)
 }
 
 // onWakeAnswer takes a 👀 or 💤 on, or a reply `mine` or `snooze 4h` to,
 // a wake-router notice: an answer to the open incident of its condition.
-func (c *oncallCommands) onWakeAnswer(e *Event, key, answer string) {
+func (c *oncallCommands) onWakeAnswer(e *Event, key, answer string) error {
 	cond, ok := wake.ConditionOf(key)
 	if !ok {
-		return
+		return nil
 	}
 	id, open, err := c.svc.OpenIncident(e.Ctx, wake.IncidentKind, cond)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if open {
-		c.answer(e, id, answer)
+		return c.answer(e, id, answer)
 	}
+	return nil
 }
 
 // onWokeAnswer takes an answer to the reply that said a snoozed alert is
 // back, which a message in the alert's thread after it replies to.
-func (c *oncallCommands) onWokeAnswer(e *Event, key, answer string) {
+func (c *oncallCommands) onWokeAnswer(e *Event, key, answer string) error {
 	if id, ok := oncall.IncidentOfWoke(key); ok {
-		c.toAlert(e, id, answer)
+		return c.toAlert(e, id, answer)
 	}
+	return nil
 }
 
 // answer claims incident id (👀, `mine`) or snoozes it (💤, `snooze …`).
-func (c *oncallCommands) answer(e *Event, id, answer string) {
+func (c *oncallCommands) answer(e *Event, id, answer string) error {
 	if oncall.IsClaim(answer) {
-		c.claim(e, id, answer == oncall.ClaimReaction)
-	} else if length, ok := oncall.SnoozeOf(answer); ok {
-		c.snooze(e, id, length, answer == oncall.SnoozeReaction)
+		return c.claim(e, id, answer == oncall.ClaimReaction)
 	}
+	if length, ok := oncall.SnoozeOf(answer); ok {
+		return c.snooze(e, id, length, answer == oncall.SnoozeReaction)
+	}
+	return nil
 }
 
 // onEscalationAnswer takes an answer to a reply that called people to an
 // alert (a message in the alert's thread after it replies to it) as an
 // answer to the alert itself: 👀 or `mine` claims it, and a halt's or an
 // approval request's own answers do what they do there.
-func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) {
+func (c *oncallCommands) onEscalationAnswer(e *Event, key, answer string) error {
 	if id, ok := oncall.IncidentOfEscalation(key); ok {
-		c.toAlert(e, id, answer)
+		return c.toAlert(e, id, answer)
 	}
+	return nil
 }
 
 // toAlert takes an answer to a reply in an alert's thread as an answer to
 // the alert itself, with the alert's own answers.
-func (c *oncallCommands) toAlert(e *Event, id, answer string) {
+func (c *oncallCommands) toAlert(e *Event, id, answer string) error {
 	inc, err := c.svc.Incident(e.Ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if fn, _ := e.Proc.answerFunc(inc.NoticeKey); fn != nil {
-		fn(e, inc.NoticeKey, answer)
+		return fn(e, inc.NoticeKey, answer)
 	}
+	return nil
 }
 
 // claim makes the sender the owner of incident id if nobody is: the
 // alert is edited to name them. Anyone else is told who has it; the owner
 // tapping again changes nothing and says nothing.
-func (c *oncallCommands) claim(e *Event, id string, tap bool) {
+func (c *oncallCommands) claim(e *Event, id string, tap bool) error {
 	inc, first, err := c.svc.Claim(e.Ctx, id, e.Sender)
 	if errors.Is(err, core.ErrNotFound) {
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	reply := alertReply(e, inc, tap)
 	switch {
@@ -114,6 +122,7 @@ func (c *oncallCommands) claim(e *Event, id string, tap bool) {
 	default:
 		reply("%s", oncall.HeldBy(inc))
 	}
+	return nil
 }
 
 // alertReply answers who answered an alert: a reply to a text answer,

@@ -17,9 +17,6 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/breaker"
-	"github.com/jarvis-hmi/jarvis/core/card"
-	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
@@ -145,20 +142,11 @@ type Processor struct {
 	admins     map[string]bool
 	limiter    *senderLimiter
 
-	// What the features' commands act on, from AddFeatures.
-	sys         *System
-	credentials *credential.Service
-	cards       *card.Service
-	approvals   *approvalCommands
-	breakers    *breaker.Service
-	identities  core.IdentityStore
-	bridges     bridge.Config
-	searchUsers func(ctx context.Context, term string) ([]bridge.User, error)
-	fleet       FleetReader
-	agents      func() []string
-	tripwires   *tripwireCommands
-	reminders   *reminderCommands
-	notebook    *notebookCommands
+	// sys is what the `!sys` verbs report on, from AddFeatures.
+	sys *System
+	// features are the features added, each holding what its handlers
+	// act on; AddFeatures wires them to one another.
+	features featureSet
 }
 
 // Intent recognises a sentence that asks for a command, and names the
@@ -169,7 +157,7 @@ type Intent func(text string) (command string, args []string, ok bool)
 // AnswerFunc handles a person's answer to one of Jarvis's notices: a
 // reaction (answer is the emoji) or a text reply (answer is the text).
 // key is the notice's outbox key.
-type AnswerFunc func(e *Event, key, answer string)
+type AnswerFunc func(e *Event, key, answer string) error
 
 // NewProcessor builds a processor with the built-in commands (`help`,
 // `ping`); AddFeatures adds those of the features.
@@ -251,8 +239,8 @@ func (p *Processor) answer(ctx context.Context, msg Message, key string) Outcome
 		return Ignored
 	}
 	answer := strings.TrimSpace(msg.Body)
-	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "answer " + strings.TrimSuffix(prefix, ":")}, func(evt *Event) {
-		fn(evt, key, answer)
+	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "answer " + strings.TrimSuffix(prefix, ":")}, func(evt *Event) error {
+		return fn(evt, key, answer)
 	})
 }
 
@@ -274,10 +262,10 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 	if msg.Relay || (strings.TrimSpace(msg.Body) == "" && !msg.Addressed) {
 		return Ignored
 	}
-	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) {
+	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) error {
 		if strings.TrimFunc(msg.Body, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
 			p.notUnderstood(e, true)
-			return
+			return nil
 		}
 		held := !msg.Trust.AtLeast(core.TrustNative) && core.LooksLikeInstruction(msg.Body)
 		var id int64
@@ -288,14 +276,13 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 				Trust: cmp.Or(msg.Trust, core.TrustNative), Held: held, At: msg.Sent,
 			})
 			if err != nil {
-				e.Fail(err)
-				return
+				return err
 			}
 		}
 		if held {
 			e.Reply("That reads like a standing instruction, and it came through a bridge, so I won't act on it or let it shape what I do. "+
 				"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
-			return
+			return nil
 		}
 		intents := p.intents
 		if msg.Addressed {
@@ -308,12 +295,12 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 			}
 			h, path, rest := p.resolve(append(strings.Fields(name), args...))
 			e.Handler, e.Command, e.Args, e.RawArgs = h, path, rest, strings.Join(rest, " ")
-			p.run(e)
-			return
+			return p.run(e)
 		}
 		if msg.Addressed {
 			p.notUnderstood(e, false)
 		}
+		return nil
 	})
 }
 
@@ -347,9 +334,8 @@ func (p *Processor) Handle(ctx context.Context, msg Message) Outcome {
 	}
 	metrics.MessagesHandled.Inc()
 	if msg.Relay {
-		return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "relayed"}, func(e *Event) {
-			e.refused = true
-			e.Reply("I can't act on messages relayed for someone else. %s, message me from your own account (or link it with `%slink`).",
+		return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "relayed"}, func(*Event) error {
+			return refuse("I can't act on messages relayed for someone else. %s, message me from your own account (or link it with `%slink`).",
 				cmp.Or(msg.RelayedName, "Whoever wrote this"), p.cfg.Prefix)
 		})
 	}
@@ -367,8 +353,9 @@ func (p *Processor) admit(ctx context.Context, msg Message) bool {
 	case warn:
 		zerolog.Ctx(ctx).Warn().Dur("quiet", quiet).Msg("Sender past the chat rate limit")
 		metrics.MessagesLimited.Inc()
-		p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "limited"}, func(e *Event) {
+		p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "limited"}, func(e *Event) error {
 			e.Reply("You are sending faster than I can answer; I will ignore messages for %d s.", int(quiet.Seconds()))
+			return nil
 		})
 	default:
 		metrics.MessagesLimited.Inc()
@@ -384,9 +371,17 @@ func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, 
 }
 
 // exec runs fn in one transaction with the event's replies, marking the
-// event handled in it. A handler that panics or fails is answered, and
-// its changes are rolled back.
-func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*Event)) Outcome {
+// event handled in it. It is the one place a handler's error becomes an
+// answer, as api.WriteError is for the HTTP API:
+//
+//   - nil: the command's changes and replies commit;
+//   - a refusal (refuse): its text is the reply, in the same transaction,
+//     and the message counts as refused;
+//   - the store's fence (core.ErrStaleEpoch): nothing is written or
+//     answered, and the event is delivered again;
+//   - any other error, or a panic: the changes roll back and the sender is
+//     told briefly that the command failed.
+func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*Event) error) Outcome {
 	// Someone is waiting for the answer: go before the agents' reports.
 	ctx = core.Urgent(ctx)
 	log := zerolog.Ctx(ctx)
@@ -405,8 +400,18 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 				err = fmt.Errorf("panic in %q: %v\n%s", path, r, debug.Stack())
 			}
 		}()
-		fn(evt)
-		return evt.err
+		err = fn(evt)
+		var r *refusedError
+		if errors.As(err, &r) {
+			evt.refused = true
+			evt.Reply("%s", r.reply)
+			err = nil
+		}
+		if evt.err != nil {
+			// A reply that could not be queued fails the command.
+			return evt.err
+		}
+		return err
 	})
 	switch {
 	case err == nil && (!first || evt.replies == 0):
@@ -442,23 +447,23 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	return Failed
 }
 
-func (p *Processor) run(evt *Event) {
+// run runs the handler of a command, refusing an unknown command and an
+// admin verb from anyone else.
+func (p *Processor) run(evt *Event) error {
 	h := evt.Handler
 	switch {
 	case h == nil:
-		evt.refused = true
-		evt.Reply("Unknown command `%s%s`, try `%shelp`.", p.cfg.Prefix, evt.Command, p.cfg.Prefix)
+		return refuse("Unknown command `%s%s`, try `%shelp`.", p.cfg.Prefix, evt.Command, p.cfg.Prefix)
 	case h.Admin && !evt.Admin() && p.IsAdmin(evt.Sender):
-		evt.refused = true
-		evt.Reply("`%s%s` is for admins, and only from their Matrix account, not through a bridge.", p.cfg.Prefix, evt.Command)
+		return refuse("`%s%s` is for admins, and only from their Matrix account, not through a bridge.", p.cfg.Prefix, evt.Command)
 	case h.Admin && !evt.Admin():
-		evt.refused = true
-		evt.Reply("`%s%s` is for admins only.", p.cfg.Prefix, evt.Command)
+		return refuse("`%s%s` is for admins only.", p.cfg.Prefix, evt.Command)
 	case h.Func == nil:
 		evt.Reply("%s", p.helpFor(h, evt.Command))
+		return nil
 	default:
 		metrics.Commands.WithLabelValues(evt.Command).Inc()
-		h.Func(evt)
+		return h.Func(evt)
 	}
 }
 

@@ -3,12 +3,15 @@ package commands
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/core/notebook"
+	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -75,9 +78,9 @@ func (h *harness) repliesTo(t *testing.T, eventID string) []string {
 }
 
 func TestBuiltinCommands(t *testing.T) {
-	secret := &Handler{Name: "secret", Help: "Admins' business.", Admin: true, Func: func(e *Event) { e.Reply("the secret") }}
+	secret := &Handler{Name: "secret", Help: "Admins' business.", Admin: true, Func: func(e *Event) error { e.Reply("the secret"); return nil }}
 	group := &Handler{Name: "tw", Help: "Tripwires.", Subcommands: []*Handler{
-		{Name: "list", Aliases: []string{"ls"}, Help: "List them.", Func: func(e *Event) { e.Reply("listed %v", e.Args) }},
+		{Name: "list", Aliases: []string{"ls"}, Help: "List them.", Func: func(e *Event) error { e.Reply("listed %v", e.Args); return nil }},
 	}}
 	tests := []struct {
 		name, sender, body string
@@ -130,7 +133,7 @@ func TestBuiltinCommands(t *testing.T) {
 
 func TestSameEventHandledOnce(t *testing.T) {
 	calls := 0
-	h := newHarness(t, &Handler{Name: "count", Help: "Count.", Func: func(e *Event) { calls++; e.Reply("counted") }})
+	h := newHarness(t, &Handler{Name: "count", Help: "Count.", Func: func(e *Event) error { calls++; e.Reply("counted"); return nil }})
 	h.sayAs(t, "$same", "@alice:x", "!count")
 	replies := h.sayAs(t, "$same", "@alice:x", "!count")
 	if calls != 1 || len(replies) != 1 {
@@ -139,7 +142,7 @@ func TestSameEventHandledOnce(t *testing.T) {
 }
 
 func TestPanicIsRecoveredAndAnswered(t *testing.T) {
-	h := newHarness(t, &Handler{Name: "boom", Help: "Explode.", Func: func(e *Event) {
+	h := newHarness(t, &Handler{Name: "boom", Help: "Explode.", Func: func(e *Event) error {
 		if err := h2(e); err != nil {
 			panic(err)
 		}
@@ -163,8 +166,10 @@ func h2(e *Event) error {
 }
 
 func TestFailedHandlerRollsBack(t *testing.T) {
-	h := newHarness(t, &Handler{Name: "boom", Help: "Explode.", Func: func(e *Event) {
-		h2(e)
+	h := newHarness(t, &Handler{Name: "boom", Help: "Explode.", Func: func(e *Event) error {
+		if err := h2(e); err != nil {
+			return err
+		}
 		panic("kaboom")
 	}})
 	replies := h.say(t, "@alice:x", "!boom")
@@ -172,6 +177,42 @@ func TestFailedHandlerRollsBack(t *testing.T) {
 		if strings.Contains(r, "half-done") {
 			t.Errorf("the failed command's own notice was kept: %q", replies)
 		}
+	}
+}
+
+// TestReturnedErrors: an error a handler returns fails the command, its
+// changes rolled back and the sender told that it failed; a refusal it
+// returns is answered in the command's own transaction, what the command
+// did kept, and the message counts as refused.
+func TestReturnedErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		want    Outcome
+		replies []string
+	}{
+		{name: "nil answers", want: Answered, replies: []string{"half-done work"}},
+		{name: "an error fails and rolls back", err: errors.New("disk on fire"), want: Failed,
+			replies: []string{"Sorry, `try` failed on my side. It changed nothing; try again, or ask an admin to check `!sys logs`."}},
+		{name: "a refusal is answered and keeps what was done", err: refuse("Not now: %s.", "it is late"), want: Refused,
+			replies: []string{"half-done work", "Not now: it is late."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, &Handler{Name: "try", Help: "Try.", Func: func(e *Event) error {
+				if err := h2(e); err != nil {
+					return err
+				}
+				return tt.err
+			}})
+			msg := Message{RoomID: "!room:x", EventID: "$try", Sender: "@alice:x", Body: "!try", Sent: h.clock.Now()}
+			if got := h.proc.Handle(context.Background(), msg); got != tt.want {
+				t.Errorf("outcome = %s, want %s", got, tt.want)
+			}
+			if got := h.repliesTo(t, "$try"); !slices.Equal(got, tt.replies) {
+				t.Errorf("replies = %q, want %q", got, tt.replies)
+			}
+		})
 	}
 }
 
@@ -208,9 +249,37 @@ func TestAddFeaturesTwicePanics(t *testing.T) {
 	h.proc.AddFeatures(Features{Identities: h.store})
 }
 
+// TestFeaturesFindEachOther: features added by separate calls of
+// AddFeatures, in either order, are wired to the features they act on: a
+// link moves what reminders and the notebook keep, and a task with a date
+// reminds through reminders.
+func TestFeaturesFindEachOther(t *testing.T) {
+	for _, order := range []string{"identities first", "identities last"} {
+		t.Run(order, func(t *testing.T) {
+			h := newHarness(t)
+			adds := []Features{
+				{Identities: h.store},
+				{Reminders: reminder.NewService(reminder.Deps{Store: h.store.Reminders(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock}),
+					People: h.store.Reminders()},
+				{Notebook: notebook.NewService(h.store.Notebook(), h.clock)},
+			}
+			if order == "identities last" {
+				adds = append(adds[1:], adds[0])
+			}
+			for _, f := range adds {
+				h.proc.AddFeatures(f)
+			}
+			f := h.proc.features
+			if f.links.reminders != f.reminders || f.links.notebook != f.notebook || f.notebook.reminders != f.reminders {
+				t.Errorf("features not wired to one another: link %+v, notebook %+v", *f.links, *f.notebook)
+			}
+		})
+	}
+}
+
 func TestAdminFlagReachesSubcommands(t *testing.T) {
 	h := newHarness(t, &Handler{Name: "sys", Help: "Admin verbs.", Admin: true, Subcommands: []*Handler{
-		{Name: "status", Help: "Status.", Func: func(e *Event) { e.Reply("all good") }},
+		{Name: "status", Help: "Status.", Func: func(e *Event) error { e.Reply("all good"); return nil }},
 	}})
 	if replies := h.say(t, "@alice:x", "!sys status"); len(replies) != 1 || !strings.Contains(replies[0], "admins only") {
 		t.Errorf("non-admin !sys status got %q", replies)

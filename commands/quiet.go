@@ -8,18 +8,18 @@ import (
 )
 
 // meQuiet is `!me quiet 22:00-07:00` and `!me quiet off`.
-func meQuiet(e *Event) {
-	svc := e.Proc.reminders.quiet
+func (c *reminderCommands) meQuiet(e *Event) error {
+	svc := c.quiet
 	if svc == nil {
 		e.Reply("Quiet hours are not available here.")
-		return
+		return nil
 	}
 	arg := strings.Join(e.Args, "")
 	if arg == "" {
 		e.Reply("From when to when? `%sme quiet 22:00-07:00` (your time zone), or `%sme quiet off`.", e.Proc.Prefix(), e.Proc.Prefix())
-		return
+		return nil
 	}
-	meSet(e, func() (quiet.Hours, error) {
+	return meSet(e, func() (quiet.Hours, error) {
 		if strings.EqualFold(arg, "off") {
 			return quiet.Off, nil
 		}
@@ -35,18 +35,18 @@ func meQuiet(e *Event) {
 }
 
 // meDigest is `!me digest daily 09:00` and `!me digest off`.
-func meDigest(e *Event) {
-	svc := e.Proc.reminders.quiet
+func (c *reminderCommands) meDigest(e *Event) error {
+	svc := c.quiet
 	if svc == nil {
 		e.Reply("Daily digests are not available here.")
-		return
+		return nil
 	}
 	off := len(e.Args) == 1 && strings.EqualFold(e.Args[0], "off")
 	if !off && (len(e.Args) != 2 || !strings.EqualFold(e.Args[0], "daily")) {
 		e.Reply("When? `%sme digest daily 09:00` (your time zone), or `%sme digest off`.", e.Proc.Prefix(), e.Proc.Prefix())
-		return
+		return nil
 	}
-	meSet(e, func() (int, error) {
+	return meSet(e, func() (int, error) {
 		if off {
 			return quiet.NoDigest, nil
 		}
@@ -64,19 +64,18 @@ func meDigest(e *Event) {
 // meSet settles one of the sender's `!me` settings: parse reads what they
 // wrote (a refusal is answered, naming why), store keeps it for them, and
 // done replies with what it now is.
-func meSet[T any](e *Event, parse func() (T, error), store func(ctx context.Context, who string, v T) error, done func(v T)) {
+func meSet[T any](e *Event, parse func() (T, error), store func(ctx context.Context, who string, v T) error, done func(v T)) error {
 	v, err := parse()
 	if why, ok := refusal(err); ok {
 		e.Reply("Not set: %s.", why)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if err := store(e.Ctx, e.Sender, v); err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	done(v)
+	return nil
 }

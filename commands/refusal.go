@@ -8,6 +8,19 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
+// refusedError is what a handler returns when Jarvis will not act on the
+// message (bad arguments, a rule core holds to): Processor.exec answers
+// with its text, keeps what the command did, and the message counts as
+// refused, so a channel that reports outcomes reports a refusal.
+type refusedError struct{ reply string }
+
+func (r *refusedError) Error() string { return r.reply }
+
+// refuse returns the refusal that answers format.
+func refuse(format string, args ...any) error {
+	return &refusedError{reply: fmt.Sprintf(format, args...)}
+}
+
 // refusals are core's sentinel errors for a request the sender can fix or
 // wait out, and what a reply says of each, in one table, as the API's
 // statusOf gives status codes. Any other error is Jarvis's own: the command

@@ -16,35 +16,6 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 )
 
-// cmdRemind is `!remind`: "remind me to call the bank tomorrow at 10",
-// said to Jarvis, becomes it too.
-var cmdRemind = &Handler{
-	Name:    "remind",
-	Aliases: []string{"reminder", "reminders"},
-	Args:    "<what> <when>",
-	Help:    "Remind you in our direct room: `!remind me to call the bank tomorrow at 10`, `in 20 minutes`, `every Monday at 9`.",
-	Func:    remindAdd,
-	Subcommands: []*Handler{
-		{Name: "list", Aliases: []string{"ls"}, Help: "Your reminders still to come.", Func: remindList},
-		{Name: "cancel", Aliases: []string{"rm", "delete"}, Args: "<id>", Help: "Cancel one of your reminders.", Func: remindCancel},
-	},
-}
-
-// cmdMe is `!me`: what a person set about themselves.
-var cmdMe = &Handler{
-	Name: "me",
-	Help: "What you set about yourself: your time zone, quiet hours and daily digest.",
-	Func: meShow,
-	Subcommands: []*Handler{
-		{Name: "tz", Aliases: []string{"timezone"}, Args: "<zone>", Help: "Set your time zone, e.g. `Europe/Berlin`: reminders and times are read and said in it.",
-			Func: meTimeZone},
-		{Name: "quiet", Args: "<from-to>|off", Help: "Hold your tripwire pushes during quiet hours, e.g. `22:00-07:00` in your time zone, and get them as one digest when they end.",
-			Func: meQuiet},
-		{Name: "digest", Args: "daily <time>|off", Help: "One message a day, e.g. `daily 09:00` in your time zone, with what your journal-only tripwires noted.",
-			Func: meDigest},
-	},
-}
-
 // DefaultSnooze is how long ⏰ puts a reminder off unless configured.
 const DefaultSnooze = 10 * time.Minute
 
@@ -55,11 +26,40 @@ type reminderCommands struct {
 	quiet  *quiet.Service
 }
 
+// handlers are `!remind` ("remind me to call the bank tomorrow at 10",
+// said to Jarvis, becomes it too) and `!me`, what a person set about
+// themselves.
+func (c *reminderCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name:    "remind",
+		Aliases: []string{"reminder", "reminders"},
+		Args:    "<what> <when>",
+		Help:    "Remind you in our direct room: `!remind me to call the bank tomorrow at 10`, `in 20 minutes`, `every Monday at 9`.",
+		Func:    c.add,
+		Subcommands: []*Handler{
+			{Name: "list", Aliases: []string{"ls"}, Help: "Your reminders still to come.", Func: c.list},
+			{Name: "cancel", Aliases: []string{"rm", "delete"}, Args: "<id>", Help: "Cancel one of your reminders.", Func: c.cancel},
+		},
+	}, {
+		Name: "me",
+		Help: "What you set about yourself: your time zone, quiet hours and daily digest.",
+		Func: c.meShow,
+		Subcommands: []*Handler{
+			{Name: "tz", Aliases: []string{"timezone"}, Args: "<zone>", Help: "Set your time zone, e.g. `Europe/Berlin`: reminders and times are read and said in it.",
+				Func: c.meTimeZone},
+			{Name: "quiet", Args: "<from-to>|off", Help: "Hold your tripwire pushes during quiet hours, e.g. `22:00-07:00` in your time zone, and get them as one digest when they end.",
+				Func: c.meQuiet},
+			{Name: "digest", Args: "daily <time>|off", Help: "One message a day, e.g. `daily 09:00` in your time zone, with what your journal-only tripwires noted.",
+				Func: c.meDigest},
+		},
+	}}
+}
+
 // zone is the time zone of the sender: their own, or the configured
 // default.
 func (p *Processor) zone(e *Event) *time.Location {
-	if p.reminders != nil {
-		name, err := p.reminders.people.TimeZone(e.Ctx, e.Sender)
+	if r := p.features.reminders; r != nil {
+		name, err := r.people.TimeZone(e.Ctx, e.Sender)
 		if err != nil {
 			zerolog.Ctx(e.Ctx).Err(err).Msg("Failed to read a time zone")
 		} else if loc, err := time.LoadLocation(name); err == nil && name != "" {
@@ -80,27 +80,26 @@ func remindIntent(text string) (string, []string, bool) {
 	return "remind", strings.Fields(text), true
 }
 
-func remindAdd(e *Event) {
+func (c *reminderCommands) add(e *Event) error {
 	if strings.TrimSpace(e.RawArgs) == "" {
 		e.Reply("Remind you of what, and when? Say `%sremind me to call the bank tomorrow at 10`.", e.Proc.Prefix())
-		return
+		return nil
 	}
 	loc := e.Proc.zone(e)
 	now := e.Proc.deps.Clock.Now()
 	w := intent.Reminder(e.RawArgs, now, loc)
 	if w.Question != "" {
 		e.Reply("%s", w.Question)
-		return
+		return nil
 	}
-	r, err := e.Proc.reminders.svc.Add(e.Ctx, reminder.Reminder{Owner: e.Sender, Text: w.What, Due: w.At,
+	r, err := c.svc.Add(e.Ctx, reminder.Reminder{Owner: e.Sender, Text: w.What, Due: w.At,
 		Every: reminder.Repeat(w.Every), Zone: loc.String()})
 	if why, ok := refusal(err); ok {
 		e.Reply("Not set: %s.", why)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	repeat := ""
 	switch r.Every {
@@ -111,21 +110,21 @@ func remindAdd(e *Event) {
 	}
 	e.Reply("Okay: I'll remind you %s%s to %s, in our direct room. `%sremind list` shows your reminders, `%sremind cancel %d` cancels this one.",
 		reminder.When(r.Due, now, loc), repeat, remindQuote(r.Text), e.Proc.Prefix(), e.Proc.Prefix(), r.ID)
+	return nil
 }
 
 // remindQuote shows a reminder's text, as its owner wrote it, on one line
 // in quotes.
 func remindQuote(s string) string { return "“" + core.EscapeMarkdown(core.Truncate(s, 200)) + "”" }
 
-func remindList(e *Event) {
-	list, err := e.Proc.reminders.svc.List(e.Ctx, e.Sender)
+func (c *reminderCommands) list(e *Event) error {
+	list, err := c.svc.List(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(list) == 0 {
 		e.Reply("You have no reminders to come. Say “remind me to … tomorrow at 10” to set one.")
-		return
+		return nil
 	}
 	loc, now := e.Proc.zone(e), e.Proc.deps.Clock.Now()
 	var b strings.Builder
@@ -142,39 +141,40 @@ func remindList(e *Event) {
 	}
 	fmt.Fprintf(&b, "\n`%sremind cancel <id>` cancels one.", e.Proc.Prefix())
 	e.Private("%s", b.String())
+	return nil
 }
 
-func remindCancel(e *Event) {
+func (c *reminderCommands) cancel(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("Which one? `%sremind cancel <id>`; `%sremind list` shows the ids.", e.Proc.Prefix(), e.Proc.Prefix())
-		return
+		return nil
 	}
 	id, err := strconv.ParseInt(strings.TrimPrefix(e.Args[0], "#"), 10, 64)
 	if err != nil {
 		e.Reply("`%s` is not a reminder id; `%sremind list` shows them.", core.EscapeMarkdown(e.Args[0]), e.Proc.Prefix())
-		return
+		return nil
 	}
-	r, err := e.Proc.reminders.svc.Cancel(e.Ctx, e.Sender, id)
+	r, err := c.svc.Cancel(e.Ctx, e.Sender, id)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("You have no reminder %d to cancel; `%sremind list` shows yours.", id, e.Proc.Prefix())
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Cancelled reminder %d: %s.", r.ID, remindQuote(r.Text))
+	return nil
 }
 
-// remindAnswer acts on a reaction or reply to a delivered reminder: ⏰
+// onAnswer acts on a reaction or reply to a delivered reminder: ⏰
 // (or `10m`) snoozes it chat.snooze (10 minutes), 🕐 (`1h`) an hour, 🌅 (`tomorrow`)
 // a day, ✅ (`done`) marks it done. Only its owner's answers count.
-func remindAnswer(e *Event, key, answer string) {
+func (c *reminderCommands) onAnswer(e *Event, key, answer string) error {
 	id, ok := reminder.ParseNoticeKey(key)
 	if !ok {
-		return
+		return nil
 	}
-	svc := e.Proc.reminders.svc
+	svc := c.svc
 	loc, now := e.Proc.zone(e), e.Proc.deps.Clock.Now()
 	reply := func(format string, args ...any) {
 		e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Body: fmt.Sprintf(format, args...), TargetEvent: e.EventID})
@@ -190,53 +190,50 @@ func remindAnswer(e *Event, key, answer string) {
 	case reminder.MarkDone, "done", "✔️", "☑️", "ok", "thanks", "thank you":
 		r, err := svc.Finish(e.Ctx, e.Sender, id)
 		if errors.Is(err, core.ErrNotFound) {
-			return
+			return nil
 		}
 		if err != nil {
-			e.Fail(err)
-			return
+			return err
 		}
 		if r.Status == reminder.Waiting {
 			reply("Done for now; next time %s.", reminder.When(r.Due, now, loc))
-			return
+			return nil
 		}
 		reply("Done: %s.", remindQuote(r.Text))
-		return
+		return nil
 	default:
 		if strings.IndexFunc(a, unicode.IsLetter) >= 0 {
 			reply("Reply `10m`, `1h` or `tomorrow` to snooze this reminder, or `done`.")
 		}
-		return
+		return nil
 	}
 	r, err := svc.Snooze(e.Ctx, e.Sender, id, until)
 	if errors.Is(err, core.ErrNotFound) {
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	reply("Snoozed: I'll remind you again %s.", reminder.When(r.Due, now, loc))
+	return nil
 }
 
-func meShow(e *Event) {
-	zone, err := e.Proc.reminders.people.TimeZone(e.Ctx, e.Sender)
+func (c *reminderCommands) meShow(e *Event) error {
+	zone, err := c.people.TimeZone(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	tz := fmt.Sprintf("Your time zone: %s. `%sme tz <zone>` changes it.", core.EscapeMarkdown(zone), e.Proc.Prefix())
 	if zone == "" {
 		tz = fmt.Sprintf("Your time zone: %s (the default; `%sme tz Europe/Berlin` sets yours).", e.Proc.zone(e), e.Proc.Prefix())
 	}
-	if e.Proc.reminders.quiet == nil {
+	if c.quiet == nil {
 		e.Reply("%s", tz)
-		return
+		return nil
 	}
-	set, _, err := e.Proc.reminders.quiet.Settings(e.Ctx, e.Sender)
+	set, _, err := c.quiet.Settings(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	hours := fmt.Sprintf("Quiet hours: none. `%sme quiet 22:00-07:00` holds your tripwire pushes overnight.", e.Proc.Prefix())
 	if set.Hours.Set {
@@ -247,22 +244,23 @@ func meShow(e *Event) {
 		daily = fmt.Sprintf("Daily digest: at %s. `%sme digest off` ends it.", quiet.Clock(set.Digest), e.Proc.Prefix())
 	}
 	e.Reply("%s\n\n%s\n\n%s", tz, hours, daily)
+	return nil
 }
 
-func meTimeZone(e *Event) {
+func (c *reminderCommands) meTimeZone(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("Which time zone? `%sme tz Europe/Berlin` (an IANA name).", e.Proc.Prefix())
-		return
+		return nil
 	}
 	loc, err := time.LoadLocation(e.Args[0])
 	if err != nil || strings.EqualFold(e.Args[0], "local") {
 		e.Reply("I know no time zone `%s`; give an IANA name such as `Europe/Berlin`, `America/New_York` or `UTC`.",
 			strings.ReplaceAll(core.Truncate(e.Args[0], 60), "`", "'"))
-		return
+		return nil
 	}
-	if err := e.Proc.reminders.people.SetTimeZone(e.Ctx, e.Sender, loc.String()); err != nil {
-		e.Fail(err)
-		return
+	if err := c.people.SetTimeZone(e.Ctx, e.Sender, loc.String()); err != nil {
+		return err
 	}
 	e.Reply("Your time zone is %s now: it is %s there. Reminders you set from now on follow it.", loc, e.Proc.deps.Clock.Now().In(loc).Format("15:04 MST"))
+	return nil
 }

@@ -29,16 +29,16 @@ func (c *oncallCommands) silenceHandler() *Handler {
 // silenceUsage says how to set a silence.
 const silenceUsage = "Say what and for how long: `%ssilence EVE for 2h --because \"deploy\"`, `… until 18:00`, or `… --until-resolved`."
 
-func (c *oncallCommands) silenceAdd(e *Event) {
+func (c *oncallCommands) silenceAdd(e *Event) error {
 	prefix := e.Proc.Prefix()
 	words, err := splitArgs(e.RawArgs)
 	if err != nil || len(words) == 0 {
 		e.Reply(silenceUsage, prefix)
-		return
+		return nil
 	}
 	if _, isFlag := flagName(words[0]); isFlag {
 		e.Reply("Name what to silence first. "+silenceUsage, prefix)
-		return
+		return nil
 	}
 	var rest []string
 	var because string
@@ -55,7 +55,7 @@ func (c *oncallCommands) silenceAdd(e *Event) {
 			i++
 		default:
 			e.Reply("%s is not a flag of `silence`; it takes --because \"…\" and --until-resolved. "+silenceUsage, twCode(words[i].text), prefix)
-			return
+			return nil
 		}
 	}
 	now := e.Proc.deps.Clock.Now()
@@ -67,24 +67,23 @@ func (c *oncallCommands) silenceAdd(e *Event) {
 		at, ok := intent.Until(strings.Join(rest, " "), now, e.Proc.zone(e))
 		if !ok {
 			e.Reply("I can't read %s as a time. "+silenceUsage, twCode(strings.Join(rest, " ")), prefix)
-			return
+			return nil
 		}
 		sil.EndsAt = at
 	default:
 		e.Reply(silenceUsage, prefix)
-		return
+		return nil
 	}
-	if !c.mayTarget(e, &sil) {
-		return
+	if ok, err := c.mayTarget(e, &sil); !ok || err != nil {
+		return err
 	}
 	sil, err = c.svc.Silence(e.Ctx, sil)
 	if why, ok := refusal(err); ok {
 		e.Reply("Not silenced: %s.", why)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	held := "the alerts about it and the trips of tripwires reading it"
 	switch {
@@ -99,33 +98,33 @@ func (c *oncallCommands) silenceAdd(e *Event) {
 	}
 	e.Reply("🔕 Silence %d: I hold %s on %s %s; they are journaled, not posted or pushed. When it ends I'll say what it held. `%ssilence end %d` ends it now.",
 		sil.ID, held, core.EscapeMarkdown(sil.Target), ends, prefix, sil.ID)
+	return nil
 }
 
 // mayTarget checks that the sender may silence sil's target: an admin
 // anything, for everyone; anyone else a source one of their own
 // tripwires reads, for their own trips (sil.Scope). It answers a refusal.
-func (c *oncallCommands) mayTarget(e *Event, sil *oncall.Silence) bool {
+func (c *oncallCommands) mayTarget(e *Event, sil *oncall.Silence) (bool, error) {
 	if e.Admin() {
 		if a := matchAgent(sil.Target, e.Proc.agentNames()); a != "" {
 			sil.Target = a
 		}
-		return true
+		return true, nil
 	}
-	if e.Proc.tripwires != nil {
-		defs, err := e.Proc.tripwires.tw.List(e.Ctx, e.Sender)
+	if c.tripwires != nil {
+		defs, err := c.tripwires.tw.List(e.Ctx, e.Sender)
 		if err != nil {
-			e.Fail(err)
-			return false
+			return false, err
 		}
 		for _, d := range defs {
 			if oncall.Names(sil.Target, d.Sources()) {
 				sil.Scope = e.Sender
-				return true
+				return true, nil
 			}
 		}
 	}
 	e.Reply("Only an admin silences an agent or the fleet; you may silence a source one of your own tripwires reads (`%stw list`).", e.Proc.Prefix())
-	return false
+	return false, nil
 }
 
 // matchAgent is the configured name of the agent name names, "" for none.
@@ -138,11 +137,10 @@ func matchAgent(name string, agents []string) string {
 	return ""
 }
 
-func (c *oncallCommands) silenceList(e *Event) {
+func (c *oncallCommands) silenceList(e *Event) error {
 	list, err := c.svc.Silences(e.Ctx)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	now, loc := e.Proc.deps.Clock.Now(), e.Proc.zone(e)
 	var b strings.Builder
@@ -162,40 +160,40 @@ func (c *oncallCommands) silenceList(e *Event) {
 	}
 	if b.Len() == 0 {
 		e.Reply("No silences hold. "+silenceUsage, e.Proc.Prefix())
-		return
+		return nil
 	}
 	e.Reply("**Silences**\n\n%s\n`%ssilence end <id>` ends one.", b.String(), e.Proc.Prefix())
+	return nil
 }
 
-func (c *oncallCommands) silenceEnd(e *Event) {
+func (c *oncallCommands) silenceEnd(e *Event) error {
 	if len(e.Args) != 1 {
 		e.Reply("Which one? `%ssilence end <id>`; `%ssilence list` shows them.", e.Proc.Prefix(), e.Proc.Prefix())
-		return
+		return nil
 	}
 	id, err := strconv.ParseInt(strings.TrimPrefix(e.Args[0], "#"), 10, 64)
 	if err != nil {
 		e.Reply("%s is not a silence id; `%ssilence list` shows them.", twCode(e.Args[0]), e.Proc.Prefix())
-		return
+		return nil
 	}
 	sil, err := c.svc.SilenceByID(e.Ctx, id)
 	if errors.Is(err, core.ErrNotFound) || err == nil && sil.Scope != "" && sil.Scope != e.Sender && !e.Admin() {
 		e.Reply("There is no silence %d of yours; `%ssilence list` shows them.", id, e.Proc.Prefix())
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if sil.Scope == "" && !e.Admin() {
 		e.Reply("Only an admin ends silence %d.", id)
-		return
+		return nil
 	}
 	ended, err := c.svc.EndSilence(e.Ctx, id, "ended by "+core.EscapeMarkdown(e.Sender))
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if !ended {
 		e.Reply("Silence %d ended at %s.", id, oncall.UntilText(sil.EndedAt, e.Proc.deps.Clock.Now(), e.Proc.zone(e)))
 	}
+	return nil
 }

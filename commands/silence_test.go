@@ -37,7 +37,7 @@ func newSilenceHarness(t *testing.T) *silenceHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th.proc.tripwires.tw = th.tw
+	th.proc.features.tripwires.tw = th.tw
 	th.heartbeat(t, sh.fleet)
 	return sh
 }

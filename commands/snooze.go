@@ -27,29 +27,29 @@ func (c *oncallCommands) snoozeUntil(e *Event, length string) (time.Time, bool) 
 // snooze has the sender snooze incident id: nobody is called to it until
 // the snooze ends, and the alert is edited to say who snoozed it until
 // when. Anyone who may talk to Jarvis in the room may, as for a claim.
-func (c *oncallCommands) snooze(e *Event, id, length string, tap bool) {
+func (c *oncallCommands) snooze(e *Event, id, length string, tap bool) error {
 	until, ok := c.snoozeUntil(e, length)
 	if !ok {
 		e.Reply("%s", snoozeHelp)
-		return
+		return nil
 	}
 	inc, snoozed, err := c.svc.Snooze(e.Ctx, id, e.Sender, until)
 	if errors.Is(err, core.ErrNotFound) {
-		return
+		return nil
 	}
 	if why, ok := refusal(err); ok {
 		e.Reply("Not snoozed: %s.", why)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if !snoozed {
 		alertReply(e, inc, tap)("This resolved at %s; there is nothing left to snooze.", inc.ResolvedAt.UTC().Format("Jan 2 15:04 MST"))
-		return
+		return nil
 	}
 	e.Send(oncall.SnoozeEdit(inc))
+	return nil
 }
 
 // onTripAnswer takes an answer to a trip. A shared tripwire's trip,
@@ -57,19 +57,17 @@ func (c *oncallCommands) snooze(e *Event, id, length string, tap bool) {
 // or a reply `snooze 4h` to, a trip pushed to a person stops the tripwire
 // pushing to them until the snooze ends (its trips are still journaled).
 // Only its owner (and their linked identities, who answer as them) may.
-func (c *oncallCommands) onTripAnswer(e *Event, key, answer string) {
+func (c *oncallCommands) onTripAnswer(e *Event, key, answer string) error {
 	switch _, err := c.svc.Incident(e.Ctx, key); {
 	case err == nil:
-		c.answer(e, key, answer)
-		return
+		return c.answer(e, key, answer)
 	case !errors.Is(err, core.ErrNotFound):
-		e.Fail(err)
-		return
+		return err
 	}
 	id, ok := tripwire.TripOf(key)
 	length, snooze := oncall.SnoozeOf(answer)
-	if !ok || !snooze || e.Proc.tripwires == nil {
-		return
+	if !ok || !snooze || c.tripwires == nil {
+		return nil
 	}
 	// The answer goes under the push, in the room it was pushed to.
 	reply := func(format string, args ...any) {
@@ -78,22 +76,22 @@ func (c *oncallCommands) onTripAnswer(e *Event, key, answer string) {
 	until, ok := c.snoozeUntil(e, length)
 	if !ok {
 		reply("%s", snoozeHelp)
-		return
+		return nil
 	}
 	now := e.Proc.deps.Clock.Now()
 	if err := oncall.CheckSnooze(until, now); err != nil {
 		reply("Not snoozed: %s.", reasonOf(err))
-		return
+		return nil
 	}
-	err := e.Proc.tripwires.tw.Snooze(e.Ctx, e.Sender, id, until)
+	err := c.tripwires.tw.Snooze(e.Ctx, e.Sender, id, until)
 	if errors.Is(err, core.ErrNotFound) {
 		reply("Only the owner of this tripwire can snooze it.")
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	reply("💤 Snoozed: %s won't push to you until %s; its trips are still journaled (`%stw journal`).",
 		core.CodeSpan(id), oncall.UntilText(until, now, e.Proc.zone(e)), e.Proc.Prefix())
+	return nil
 }

@@ -80,19 +80,20 @@ var cmdSys = &Handler{
 	Help:  "Admin verbs: status, logs, clear and restart of this Jarvis.",
 	Admin: true,
 	Subcommands: []*Handler{
-		{Name: "clear", Help: "Forget this room's conversational context (pending proposals, drafts), after ✅. Never touches tripwires, journals or cards.", Func: func(e *Event) {
-			e.AskConfirm(confirmClear, "", "Clear this room's conversational context: pending proposals and confirmations, draft card sets? Armed tripwires, journals and cards stay.")
+		{Name: "clear", Help: "Forget this room's conversational context (pending proposals, drafts), after ✅. Never touches tripwires, journals or cards.", Func: func(e *Event) error {
+			return e.AskConfirm(confirmClear, "", "Clear this room's conversational context: pending proposals and confirmations, draft card sets? Armed tripwires, journals and cards stay.")
 		}},
-		{Name: "restart", Help: "Drain the outbox, release the lease and restart, after ✅.", Func: func(e *Event) {
-			e.AskConfirm(confirmRestart, "", "Restart Jarvis?")
+		{Name: "restart", Help: "Drain the outbox, release the lease and restart, after ✅.", Func: func(e *Event) error {
+			return e.AskConfirm(confirmRestart, "", "Restart Jarvis?")
 		}},
 		{Name: "status", Help: "Version, uptime, homeserver and sync state, outbox, and every feature's counts.", Func: sysStatus},
 		{Name: "logs", Args: "[N] [level]", Help: fmt.Sprintf("The last N log lines (default %d, at most %d), secrets redacted.", defaultLogLines, maxLogLines), Func: sysLogs},
 	},
 }
 
-var cmdSysHelp = &Handler{Name: "help", Help: "These verbs.", Func: func(e *Event) {
+var cmdSysHelp = &Handler{Name: "help", Help: "These verbs.", Func: func(e *Event) error {
 	e.Reply("%s", e.Proc.helpFor(e.Proc.byName[cmdSys.Name], cmdSys.Name))
+	return nil
 }}
 
 // sectionVerbs are the `!sys` verbs of the status sections that have one
@@ -101,8 +102,9 @@ func sectionVerbs(sections []StatusSection) []*Handler {
 	var out []*Handler
 	for _, section := range sections {
 		if section.Verb != "" {
-			out = append(out, &Handler{Name: section.Verb, Help: section.Help, Func: func(e *Event) {
+			out = append(out, &Handler{Name: section.Verb, Help: section.Help, Func: func(e *Event) error {
 				e.Reply("%s", renderSections(e, section))
+				return nil
 			}})
 		}
 	}
@@ -110,27 +112,27 @@ func sectionVerbs(sections []StatusSection) []*Handler {
 }
 
 var (
-	confirmSysClear = ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, Admin: true, YesDoes: "clear", NoDoes: "keep", OnConfirm: func(e *Event, pending core.Pending) string {
+	confirmSysClear = ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, Admin: true, YesDoes: "clear", NoDoes: "keep", OnConfirm: func(e *Event, pending core.Pending) (string, error) {
 		return sysClear(e, pending.RoomID)
 	}}
-	confirmSysRestart = ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, Admin: true, YesDoes: "restart", NoDoes: "cancel", OnConfirm: func(e *Event, pending core.Pending) string {
+	confirmSysRestart = ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, Admin: true, YesDoes: "restart", NoDoes: "cancel", OnConfirm: func(e *Event, pending core.Pending) (string, error) {
 		sys := e.Proc.sys
 		if err := sys.State.SetState(e.Ctx, StateRestartRoom, pending.RoomID); err != nil {
-			e.Fail(err)
-			return ""
+			return "", err
 		}
 		// Restarting drains the outbox and ends the process: it must not
 		// begin before the confirmation and this reply are committed, or the
 		// same ✅ would be handled again after the restart.
 		core.AfterCommit(e.Ctx, sys.Restart)
-		return fmt.Sprintf("Restarting, as %s asked: sending what is queued, then starting again. I'll say when I'm back.", e.Sender)
+		return fmt.Sprintf("Restarting, as %s asked: sending what is queued, then starting again. I'll say when I'm back.", e.Sender), nil
 	}}
 )
 
-func sysStatus(e *Event) {
+func sysStatus(e *Event) error {
 	sys := e.Proc.sys
 	uptime := e.Proc.deps.Clock.Now().Sub(sys.Started).Round(time.Second)
 	e.Reply("**Jarvis %s**, up %s\n\n%s", sys.Version, uptime, renderSections(e, sys.Sections...))
+	return nil
 }
 
 // renderSections renders status sections; one that fails says so and the
@@ -161,14 +163,14 @@ func ErrorText(s string) string {
 // maxErrorText is how much of an error's text a status line shows.
 const maxErrorText = 300
 
-func sysLogs(e *Event) {
+func sysLogs(e *Event) error {
 	sys := e.Proc.sys
 	n, level := defaultLogLines, zerolog.TraceLevel
 	for _, arg := range e.Args {
 		if v, err := strconv.Atoi(arg); err == nil {
 			if v < 1 || v > maxLogLines {
 				e.Reply("N must be between 1 and %d.", maxLogLines)
-				return
+				return nil
 			}
 			n = v
 			continue
@@ -176,26 +178,26 @@ func sysLogs(e *Event) {
 		l, err := zerolog.ParseLevel(strings.ToLower(arg))
 		if err != nil || arg == "" {
 			e.Reply("`%s` is neither a number of lines nor a level (trace, debug, info, warn, error).", arg)
-			return
+			return nil
 		}
 		level = l
 	}
 	lines := sys.Logs(n, level)
 	if len(lines) == 0 {
 		e.Reply("No log lines at %s or above yet.", level)
-		return
+		return nil
 	}
 	e.Reply("Last %d log lines:\n```\n%s\n```", len(lines), strings.Join(lines, "\n"))
+	return nil
 }
 
 // sysClear drops the room's pending confirmations and whatever the
 // clearers hold, and says what it dropped.
-func sysClear(e *Event, roomID string) string {
+func sysClear(e *Event, roomID string) (string, error) {
 	sys := e.Proc.sys
 	counts, err := e.Proc.deps.Pending.ClearPending(e.Ctx, roomID, e.Proc.deps.Clock.Now())
 	if err != nil {
-		e.Fail(err)
-		return ""
+		return "", err
 	}
 	var parts []string
 	for _, kind := range slices.Sorted(maps.Keys(counts)) {
@@ -204,17 +206,16 @@ func sysClear(e *Event, roomID string) string {
 	for _, clear := range sys.Clearers {
 		what, err := clear(e.Ctx, roomID)
 		if err != nil {
-			e.Fail(err)
-			return ""
+			return "", err
 		}
 		if what != "" {
 			parts = append(parts, what)
 		}
 	}
 	if len(parts) == 0 {
-		return fmt.Sprintf("Cleared, as %s asked: there was nothing to forget. Tripwires, journals and cards are untouched.", e.Sender)
+		return fmt.Sprintf("Cleared, as %s asked: there was nothing to forget. Tripwires, journals and cards are untouched.", e.Sender), nil
 	}
-	return fmt.Sprintf("Cleared, as %s asked: %s. Tripwires, journals and cards are untouched.", e.Sender, strings.Join(parts, ", "))
+	return fmt.Sprintf("Cleared, as %s asked: %s. Tripwires, journals and cards are untouched.", e.Sender, strings.Join(parts, ", ")), nil
 }
 
 // Status is where the figures of `!sys status` come from: the wiring

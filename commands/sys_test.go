@@ -98,8 +98,8 @@ func TestSysClearAndRestartAskFirst(t *testing.T) {
 	ctx := context.Background()
 
 	// Something pending in the room that clear must drop.
-	h.proc.RegisterConfirm(ConfirmKind{Kind: "tripwire", TTL: time.Hour, OnConfirm: func(*Event, core.Pending) string { return "armed" }})
-	h.proc.Register(&Handler{Name: "propose", Help: "x", Func: func(e *Event) { e.AskConfirm("tripwire", "", "Arm it?") }})
+	h.proc.RegisterConfirm(ConfirmKind{Kind: "tripwire", TTL: time.Hour, OnConfirm: func(*Event, core.Pending) (string, error) { return "armed", nil }})
+	h.proc.Register(&Handler{Name: "propose", Help: "x", Func: func(e *Event) error { return e.AskConfirm("tripwire", "", "Arm it?") }})
 	h.sayAs(t, "$proposal", "@alice:x", "!propose")
 
 	h.sayAs(t, "$clear", "@admin:x", "!sys clear")

@@ -48,53 +48,53 @@ type tripwireCommands struct {
 	agents func() []string
 }
 
-// cmdTripwire are the `!tw` verbs. Every verb acts in the sender's own
+// handlers are the `!tw` verbs. Every verb acts in the sender's own
 // scope: nobody sees or changes another person's tripwires.
-var cmdTripwire = &Handler{
-	Name:    "tw",
-	Aliases: []string{"tripwire", "tripwires"},
-	Help:    "Your tripwires: things Jarvis watches for you, noted in your journal and, if you like, messaged to you.",
-	Subcommands: []*Handler{
-		{Name: "list", Aliases: []string{"ls"}, Help: "Your tripwires, one line each.", Func: twList},
-		{Name: "show", Args: "<id>", Help: "One tripwire in full: rule, status, what a trip does, why you armed it.", Func: twShow},
-		{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push|--urgent] [--cooldown 6h] [--param P]`,
-			Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled; --urgent pushes even in your quiet hours.",
-			Func: twArm},
-		{Name: "propose", Args: "<sentence>", Help: `Read a sentence like "tell me when GI drops below 0.70" and propose the tripwire; saying it in chat does the same.`,
-			Func: twPropose},
-		{Name: "disable", Args: "<id>", Help: "Stop watching it until you enable it again.", Func: twDisable},
-		{Name: "enable", Args: "<id>", Help: "Watch a disabled tripwire again.", Func: twEnable},
-		{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: twDelete},
-		{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: twPush},
-		{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: twCooldown},
-		{Name: "chart", Args: "<id> [24h|7d|30d]", Help: "A chart of what it watches over the last day (or 7 or 30), its threshold and its last trip.", Func: twChart},
-		{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: twHistory},
-		{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: twJournal},
-		{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: twTemplates},
-		{Name: "template", Args: "<N> [param]", Help: "Arm starter template N from `tw templates`.", Func: twTemplate},
-		{Name: "release", Args: "<id>", Help: "Re-arm a quarantined tripwire once you have looked at why it was stopped.", Func: twRelease},
-		{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token list`, `tw token revoke <id>`.", Func: twToken,
-			Subcommands: []*Handler{
-				{Name: "list", Help: "Your API tokens (never their secret).", Func: twTokenList},
-				{Name: "revoke", Args: "<token id>", Help: "Turn a token off; requests with it fail from then on.", Func: twTokenRevoke},
-			}},
-	},
+func (c *tripwireCommands) handlers() []*Handler {
+	return []*Handler{{
+		Name:    "tw",
+		Aliases: []string{"tripwire", "tripwires"},
+		Help:    "Your tripwires: things Jarvis watches for you, noted in your journal and, if you like, messaged to you.",
+		Subcommands: []*Handler{
+			{Name: "list", Aliases: []string{"ls"}, Help: "Your tripwires, one line each.", Func: c.list},
+			{Name: "show", Args: "<id>", Help: "One tripwire in full: rule, status, what a trip does, why you armed it.", Func: c.show},
+			{Name: "arm", Args: `<source> <op> [value] --because "…" [--label "…"] [--push|--urgent] [--cooldown 6h] [--param P]`,
+				Help: "Arm a tripwire. op is lt lte gt gte eq neq in changed (or < <= > >= = !=); without --push it is only journaled; --urgent pushes even in your quiet hours.",
+				Func: c.arm},
+			{Name: "propose", Args: "<sentence>", Help: `Read a sentence like "tell me when GI drops below 0.70" and propose the tripwire; saying it in chat does the same.`,
+				Func: c.propose},
+			{Name: "disable", Args: "<id>", Help: "Stop watching it until you enable it again.", Func: c.disable},
+			{Name: "enable", Args: "<id>", Help: "Watch a disabled tripwire again.", Func: c.enable},
+			{Name: "delete", Aliases: []string{"rm"}, Args: "<id>", Help: "Delete it; its past trips stay in its history and your journal.", Func: c.remove},
+			{Name: "push", Args: "<id> on|off", Help: "on: message you when it trips. off: only note it in your journal.", Func: c.push},
+			{Name: "cooldown", Args: "<id> <duration>", Help: "The least time between two trips, e.g. 30m, 6h or 1d (at most 30d).", Func: c.cooldown},
+			{Name: "chart", Args: "<id> [24h|7d|30d]", Help: "A chart of what it watches over the last day (or 7 or 30), its threshold and its last trip.", Func: c.chart},
+			{Name: "history", Args: "<id> [N]", Help: fmt.Sprintf("Its latest N trips (default %d, at most %d), oldest first.", defaultTripHistory, maxTripHistory), Func: c.history},
+			{Name: "journal", Help: "What Jarvis noticed since you last looked; then it counts as read.", Func: c.journal},
+			{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: c.templates},
+			{Name: "template", Args: "<N> [param]", Help: "Arm starter template N from `tw templates`.", Func: c.template},
+			{Name: "release", Args: "<id>", Help: "Re-arm a quarantined tripwire once you have looked at why it was stopped.", Func: c.release},
+			{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token list`, `tw token revoke <id>`.", Func: c.token,
+				Subcommands: []*Handler{
+					{Name: "list", Help: "Your API tokens (never their secret).", Func: c.tokenList},
+					{Name: "revoke", Args: "<token id>", Help: "Turn a token off; requests with it fail from then on.", Func: c.tokenRevoke},
+				}},
+		},
+	}}
 }
 
 // ---- reading tripwires ----
 
-func twList(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) list(e *Event) error {
 	prefix := e.Proc.Prefix()
 	defs, err := c.tw.List(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(defs) == 0 {
 		e.Reply("You have no tripwires yet.\n"+
 			"Say what to watch (\"tell me when GI drops below 0.70\"), arm one with `%stw arm`, or pick a starter from `%stw templates`.", prefix, prefix)
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Your tripwires** (%d)\n\n", len(defs))
@@ -110,18 +110,18 @@ func twList(e *Event) {
 	}
 	fmt.Fprintf(&b, "\n`%stw show <id>` shows one in full.", prefix)
 	e.Reply("%s", b.String())
+	return nil
 }
 
-func twShow(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) show(e *Event) error {
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "show")
 	if !ok {
-		return
+		return nil
 	}
 	d, err := c.tw.Get(e.Ctx, e.Sender, id)
-	if c.refused(e, "", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "", id, err)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** `%s`\n\n", core.EscapeMarkdown(d.Label), d.ID)
@@ -137,64 +137,63 @@ func twShow(e *Event) {
 	fmt.Fprintf(&b, "- Its reason came from: %s\n", d.SourceTrust.Describe())
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
-	twSendChart(e, d.ID, history.ChartSpan)
+	return c.sendChart(e, d.ID, history.ChartSpan)
 }
 
 // twChartSpans are the spans `!tw chart` draws.
 var twChartSpans = map[string]time.Duration{"24h": 24 * time.Hour, "1d": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
 
-func twChart(e *Event) {
+func (c *tripwireCommands) chart(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) == 0 || len(e.Args) > 2 {
 		e.Reply("Which tripwire, over how long? `%stw chart <id> [24h|7d|30d]`", prefix)
-		return
+		return nil
 	}
 	span := 24 * time.Hour
 	if len(e.Args) == 2 {
 		var ok bool
 		if span, ok = twChartSpans[strings.ToLower(e.Args[1])]; !ok {
 			e.Reply("I draw the last 24h, 7d or 30d, not %s.", twCode(e.Args[1]))
-			return
+			return nil
 		}
 	}
-	twSendChart(e, e.Args[0], span)
+	return c.sendChart(e, e.Args[0], span)
 }
 
-// twSendChart sends, in reply to e, the chart of the tripwire id over the
+// sendChart sends, in reply to e, the chart of the tripwire id over the
 // last span, as an image the sender draws.
-func twSendChart(e *Event, id string, span time.Duration) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) sendChart(e *Event, id string, span time.Duration) error {
 	request, err := c.tw.Chart(e.Ctx, e.Sender, id, span)
-	if c.refused(e, "", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "", id, err)
 	}
 	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeImage, Body: request, TargetEvent: e.EventID})
+	return nil
 }
 
-func twHistory(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) history(e *Event) error {
 	prefix := e.Proc.Prefix()
 	n := defaultTripHistory
 	if len(e.Args) == 2 {
 		v, err := strconv.Atoi(e.Args[1])
 		if err != nil || v < 1 || v > maxTripHistory {
 			e.Reply("N must be a number from 1 to %d: `%stw history <id> [N]`.", maxTripHistory, prefix)
-			return
+			return nil
 		}
 		n = v
 	}
 	if len(e.Args) == 0 || len(e.Args) > 2 {
 		e.Reply("Which tripwire? `%stw history <id> [N]`; `%stw list` shows your tripwires with their IDs.", prefix, prefix)
-		return
+		return nil
 	}
 	id := strings.Trim(e.Args[0], "`")
 	events, err := c.tw.History(e.Ctx, e.Sender, id, n)
-	if c.refused(e, "", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "", id, err)
 	}
 	if len(events) == 0 {
 		e.Reply("%s has not tripped yet. `%stw show %s` shows what it watches.", twCode(id), prefix, strings.ReplaceAll(id, "`", "'"))
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Trips of %s** %s, oldest first\n\n", core.EscapeMarkdown(events[len(events)-1].Label), twCode(id))
@@ -202,21 +201,20 @@ func twHistory(e *Event) {
 		fmt.Fprintf(&b, "- %s: %s\n", breakerTime(ev.Timestamp), core.EscapeMarkdown(ev.Summary))
 	}
 	e.Reply("%s", strings.TrimSpace(b.String()))
+	return nil
 }
 
 // journal shows what was noticed since the citizen last looked, and marks
 // it read.
-func twJournal(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) journal(e *Event) error {
 	prefix := e.Proc.Prefix()
 	page, err := c.tw.Journal(e.Ctx, e.Sender, tripwire.JournalQuery{UnreadOnly: true, MarkRead: true, Limit: journalPageSize})
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(page.Entries) == 0 {
 		e.Reply("Nothing new since you last looked. `%stw history <id>` shows a tripwire's past trips.", prefix)
-		return
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Since you last looked**: %s\n\n", core.Plural(page.Unread, "trip", "trips"))
@@ -227,15 +225,15 @@ func twJournal(e *Event) {
 		fmt.Fprintf(&b, "\n%s more: say `%stw journal` again.", core.Plural(more, "trip", "trips"), prefix)
 	}
 	e.Reply("%s", strings.TrimSpace(b.String()))
+	return nil
 }
 
-func twTemplates(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) templates(e *Event) error {
 	prefix := e.Proc.Prefix()
 	list := c.tw.Templates()
 	if len(list) == 0 {
 		e.Reply("No starter template fits the sources this Jarvis can read. `%stw arm` arms your own.", prefix)
-		return
+		return nil
 	}
 	var b strings.Builder
 	b.WriteString("**Starter tripwires**: nothing is armed until you ask.\n\n")
@@ -249,23 +247,24 @@ func twTemplates(e *Event) {
 	}
 	fmt.Fprintf(&b, "\n`%stw template <N> [param]` arms one, e.g. `%stw template 1`.", prefix, prefix)
 	e.Reply("%s", b.String())
+	return nil
 }
 
 // ---- arming ----
 
-func twArm(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) arm(e *Event) error {
 	d, problem := c.parseArm(e.RawArgs, e.Proc.Prefix())
 	if problem != "" {
 		e.Reply("Not armed: %s", problem)
-		return
+		return nil
 	}
 	d.SourceTrust = cmp.Or(e.Trust, core.TrustNative)
 	def, err := c.tw.Arm(e.Ctx, e.Sender, d)
-	if c.refused(e, "Not armed", "", err) {
-		return
+	if err != nil {
+		return c.refused(e, "Not armed", "", err)
 	}
 	e.Reply("%s", twArmed(e.Proc.Prefix(), def)+twBacktestSuffix(c.backtest(e, def)))
+	return nil
 }
 
 // twBacktestSuffix puts a backtest on a line of its own after a reply.
@@ -276,19 +275,18 @@ func twBacktestSuffix(bt string) string {
 	return "\n" + bt
 }
 
-func twTemplate(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) template(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) == 0 {
 		e.Reply("Which template? `%stw template <N> [param]`; `%stw templates` lists them.", prefix, prefix)
-		return
+		return nil
 	}
 	list := c.tw.Templates()
 	id := e.Args[0]
 	if n, err := strconv.Atoi(id); err == nil {
 		if n < 1 || n > len(list) {
 			e.Reply("There is no template %d: `%stw templates` lists %d.", n, prefix, len(list))
-			return
+			return nil
 		}
 		id = list[n-1].ID
 	}
@@ -297,20 +295,21 @@ func twTemplate(e *Event) {
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		e.Reply("There is no template %s: `%stw templates` lists them.", twCode(id), prefix)
-		return
+		return nil
 	case twField(err) == "param":
 		for _, t := range list {
 			if t.ID == id {
 				e.Reply("Not armed: %s needs the %s. Give it after the number: `%stw template %s <%s>`.",
 					core.EscapeMarkdown(t.Label), core.EscapeMarkdown(t.Param), prefix, e.Args[0], t.Param)
-				return
+				return nil
 			}
 		}
 	}
-	if c.refused(e, "Not armed", "", err) {
-		return
+	if err != nil {
+		return c.refused(e, "Not armed", "", err)
 	}
 	e.Reply("%s", twArmed(prefix, def))
+	return nil
 }
 
 // parseArm reads `!tw arm`'s arguments into a draft; problem says what is
@@ -522,8 +521,7 @@ func (c *tripwireCommands) intent(text string) (string, []string, bool) {
 
 // propose answers a sentence: a proposal to confirm with ✅, or a
 // question when Jarvis needs to know more.
-func twPropose(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) propose(e *Event) error {
 	prefix := e.Proc.Prefix()
 	sentence := strings.TrimSpace(e.RawArgs)
 	reg := c.tw.Sources()
@@ -532,10 +530,10 @@ func twPropose(e *Event) {
 	case intent.None:
 		e.Reply("I don't read that as something to watch. Say it like \"tell me when GI drops below 0.70\", or arm one exactly with `%stw arm`.\n\n%s",
 			prefix, c.watchable())
-		return
+		return nil
 	case intent.Question:
 		e.Reply("%s", c.clarify(e, w.Question))
-		return
+		return nil
 	}
 	d := w.Draft
 	if w.Mine && d.Source.Param == "" {
@@ -545,24 +543,21 @@ func twPropose(e *Event) {
 	}
 	var err error
 	if d.Rationale, d.SourceTrust, err = c.rationale(e, sentence); err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if err := twCheckProposal(d, reg); err != nil {
 		why, ok := twRefusal(err)
 		if !ok {
-			e.Fail(err)
-			return
+			return err
 		}
 		e.Reply("%s", c.clarify(e, fmt.Sprintf("I can't watch that as I read it: %s.", why)))
-		return
+		return nil
 	}
 	payload, err := json.Marshal(d)
 	if err != nil {
-		e.Fail(fmt.Errorf("encode tripwire proposal: %w", err))
-		return
+		return fmt.Errorf("encode tripwire proposal: %w", err)
 	}
-	e.AskConfirm(confirmTripwire, string(payload), twProposalText(e, w, d))
+	return e.AskConfirm(confirmTripwire, string(payload), c.proposalText(e, w, d))
 }
 
 // twCheckProposal validates a draft the way TripwireService.Arm does, so
@@ -632,9 +627,9 @@ func twBacktestText(bt tripwire.Backtest, def tripwire.Definition) string {
 	return text
 }
 
-// twProposalText says what Jarvis will watch, in words and as the exact
+// proposalText says what Jarvis will watch, in words and as the exact
 // rule, and what a trip does; the channel says how to answer.
-func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
+func (c *tripwireCommands) proposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 	action := tripwire.DefaultAction
 	if d.Action != nil {
 		action = *d.Action
@@ -649,7 +644,7 @@ func twProposalText(e *Event, w intent.Watch, d tripwire.Draft) string {
 	fmt.Fprintf(&b, "- Label: %s\n", core.EscapeMarkdown(d.Label))
 	fmt.Fprintf(&b, "- When it trips: %s\n", twAction(e.Proc.Prefix(), action))
 	fmt.Fprintf(&b, "- Cooldown: %s between trips\n", twDuration(cooldown))
-	if bt := e.Proc.tripwires.backtest(e, twProposed(d)); bt != "" {
+	if bt := c.backtest(e, twProposed(d)); bt != "" {
 		fmt.Fprintf(&b, "\n%s\n", bt)
 	}
 	if w.Note != "" {
@@ -710,22 +705,20 @@ func (c *tripwireCommands) rationale(e *Event, sentence string) (string, core.Tr
 // confirmProposal arms a proposal on the proposer's ✅, through the same
 // validation and rate limit as `!tw arm`. A refusal becomes the question's
 // new text.
-func (c *tripwireCommands) confirmProposal(e *Event, p core.Pending) string {
+func (c *tripwireCommands) confirmProposal(e *Event, p core.Pending) (string, error) {
 	prefix := e.Proc.Prefix()
 	var d tripwire.Draft
 	if err := json.Unmarshal([]byte(p.Payload), &d); err != nil {
-		e.Fail(fmt.Errorf("read tripwire proposal %s: %w", p.Key, err))
-		return ""
+		return "", fmt.Errorf("read tripwire proposal %s: %w", p.Key, err)
 	}
 	def, err := c.tw.Arm(e.Ctx, p.Requester, d)
 	if err == nil {
-		return twArmed(prefix, def) + twBacktestSuffix(c.backtest(e, def))
+		return twArmed(prefix, def) + twBacktestSuffix(c.backtest(e, def)), nil
 	}
 	if why, ok := twRefusal(err); ok {
-		return fmt.Sprintf("Not armed: %s. Nothing changed; say it again later and I'll propose it anew.", why)
+		return fmt.Sprintf("Not armed: %s. Nothing changed; say it again later and I'll propose it anew.", why), nil
 	}
-	e.Fail(err)
-	return ""
+	return "", err
 }
 
 func (c *tripwireCommands) dismissProposal(_ *Event, p core.Pending) string {
@@ -785,87 +778,86 @@ func (c *tripwireCommands) kindNames() string {
 
 // ---- changing tripwires ----
 
-func twDisable(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) disable(e *Event) error {
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "disable")
 	if !ok {
-		return
+		return nil
 	}
 	d, err := c.tw.Get(e.Ctx, e.Sender, id)
-	if c.refused(e, "", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "", id, err)
 	}
 	if d.Status == tripwire.Disabled {
 		e.Reply("`%s` (%s) is already disabled. `%stw enable %s` re-arms it.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
-		return
+		return nil
 	}
-	if _, err = c.tw.Disable(e.Ctx, e.Sender, id); c.refused(e, "Not disabled", id, err) {
-		return
+	if _, err = c.tw.Disable(e.Ctx, e.Sender, id); err != nil {
+		return c.refused(e, "Not disabled", id, err)
 	}
 	e.Reply("Disabled `%s` (%s): I stop watching it.\n`%stw enable %s` re-arms it.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
+	return nil
 }
 
-func twEnable(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) enable(e *Event) error {
 	id, ok := c.oneID(e, "enable")
 	if !ok {
-		return
+		return nil
 	}
 	d, err := c.tw.Get(e.Ctx, e.Sender, id)
-	if c.refused(e, "", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "", id, err)
 	}
 	if d.Status.Active() {
 		e.Reply("`%s` (%s) is already %s: I am watching it.", d.ID, core.EscapeMarkdown(d.Label), d.Status)
-		return
+		return nil
 	}
-	if d, err = c.tw.Enable(e.Ctx, e.Sender, id); c.refused(e, "Not enabled", id, err) {
-		return
+	if d, err = c.tw.Enable(e.Ctx, e.Sender, id); err != nil {
+		return c.refused(e, "Not enabled", id, err)
 	}
 	e.Reply("Enabled `%s` (%s): watching %s again.", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)))
+	return nil
 }
 
-func twRelease(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) release(e *Event) error {
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "release")
 	if !ok {
-		return
+		return nil
 	}
 	d, err := c.tw.Get(e.Ctx, e.Sender, id)
-	if c.refused(e, "", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "", id, err)
 	}
 	if d.Status != tripwire.Quarantined {
 		e.Reply("`%s` (%s) is %s, not quarantined: there is nothing to release. `%stw show %s` shows it.", d.ID, core.EscapeMarkdown(d.Label), d.Status, prefix, d.ID)
-		return
+		return nil
 	}
-	if d, err = c.tw.Release(e.Ctx, e.Sender, id); c.refused(e, "Not released", id, err) {
-		return
+	if d, err = c.tw.Release(e.Ctx, e.Sender, id); err != nil {
+		return c.refused(e, "Not released", id, err)
 	}
 	e.Reply("Released `%s` (%s): watching %s again.", d.ID, core.EscapeMarkdown(d.Label), twCode(twRule(d.Source, d.Condition)))
+	return nil
 }
 
-func twDelete(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) remove(e *Event) error {
 	prefix := e.Proc.Prefix()
 	id, ok := c.oneID(e, "delete")
 	if !ok {
-		return
+		return nil
 	}
 	d, err := c.tw.Get(e.Ctx, e.Sender, id)
-	if c.refused(e, "", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "", id, err)
 	}
-	if err := c.tw.Delete(e.Ctx, e.Sender, id); c.refused(e, "Not deleted", id, err) {
-		return
+	if err := c.tw.Delete(e.Ctx, e.Sender, id); err != nil {
+		return c.refused(e, "Not deleted", id, err)
 	}
 	e.Reply("Deleted `%s` (%s). Its past trips stay: `%stw history %s`.", d.ID, core.EscapeMarkdown(d.Label), prefix, d.ID)
+	return nil
 }
 
-func twPush(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) push(e *Event) error {
 	prefix := e.Proc.Prefix()
 	var on, ok bool
 	if len(e.Args) == 2 {
@@ -873,34 +865,35 @@ func twPush(e *Event) {
 	}
 	if !ok {
 		e.Reply("Say which tripwire and on or off: `%stw push <id> on|off`.", prefix)
-		return
+		return nil
 	}
 	id := strings.Trim(e.Args[0], "`")
 	d, err := c.tw.SetPush(e.Ctx, e.Sender, id, on)
-	if c.refused(e, "Not changed", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "Not changed", id, err)
 	}
 	e.Reply("Push is %s for `%s` (%s): when it trips, %s.", map[bool]string{true: "on", false: "off"}[on], d.ID, core.EscapeMarkdown(d.Label), twAction(prefix, d.Action))
+	return nil
 }
 
-func twCooldown(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) cooldown(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 2 {
 		e.Reply("Say which tripwire and how long: `%stw cooldown <id> <duration>`, e.g. 30m, 6h or 1d.", prefix)
-		return
+		return nil
 	}
 	dur, ok := twParseDuration(e.Args[1])
 	if !ok {
 		e.Reply("Not changed: the cooldown is a duration like 30m, 6h or 1d, not %s.", twCode(e.Args[1]))
-		return
+		return nil
 	}
 	id := strings.Trim(e.Args[0], "`")
 	d, err := c.tw.SetCooldown(e.Ctx, e.Sender, id, dur)
-	if c.refused(e, "Not changed", id, err) {
-		return
+	if err != nil {
+		return c.refused(e, "Not changed", id, err)
 	}
 	e.Reply("`%s` (%s) now trips at most once every %s.", d.ID, core.EscapeMarkdown(d.Label), twDuration(d.CooldownSeconds))
+	return nil
 }
 
 // ---- personal API tokens ----
@@ -913,37 +906,34 @@ type twDirectRooms interface {
 
 // token makes a personal API token, in the person's direct room only: a
 // token is a password and never lands in a shared room or on a bridge.
-func twToken(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) token(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if e.Puppet != "" {
 		e.Reply("A token is a password, so I hand it out only in our direct chat on Matrix, never through a bridge. Ask me there with `%stw token`.", prefix)
-		return
+		return nil
 	}
 	direct, err := directRoomOf(e)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if direct != e.RoomID {
 		if direct == "" {
 			e.Send(core.Notice{Key: "tw:token-room:" + e.EventID, ToUser: e.Sender, Kind: core.NoticeMessage,
 				Body: fmt.Sprintf("This is our direct chat. Say `%stw token` here and I'll make you a personal API token.", prefix)})
 			e.Reply("A token is a password, so I hand it out only in our direct chat, never in a shared room. I've opened one with you: say `%stw token` there.", prefix)
-			return
+			return nil
 		}
 		e.Reply("A token is a password, so I hand it out only in our direct chat, never in a shared room. Say `%stw token` there.", prefix)
-		return
+		return nil
 	}
 	plain, tok, err := c.tw.CreateToken(e.Ctx, e.Sender, e.RawArgs)
 	var fe *core.FieldError
 	if errors.As(err, &fe) {
 		e.Reply("No token made: the label %s.", fe.Reason)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, TargetEvent: e.EventID, Secret: true,
 		Body: fmt.Sprintf("Your personal API token, shown this once (I keep only its hash):\n\n`%s`\n\n"+
@@ -951,6 +941,7 @@ func twToken(e *Event) {
 			"`Authorization: Bearer %s`\n"+
 			"`GET /api/tripwires` lists your tripwires, `POST /api/tripwires` arms one.\n\n"+
 			"Its ID is `%s`: `%stw token revoke %s` turns it off.", plain, plain, tok.ID, prefix, tok.ID)})
+	return nil
 }
 
 // directRoomOf finds the direct room Jarvis shares with the sender; "" when
@@ -967,17 +958,15 @@ func directRoomOf(e *Event) (string, error) {
 	return room, err
 }
 
-func twTokenList(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) tokenList(e *Event) error {
 	prefix := e.Proc.Prefix()
 	toks, err := c.tw.ListTokens(e.Ctx, e.Sender)
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	if len(toks) == 0 {
 		e.Reply("You have no API tokens. `%stw token` in our direct chat makes one.", prefix)
-		return
+		return nil
 	}
 	var b strings.Builder
 	b.WriteString("**Your API tokens** (their secret is never shown again)\n\n")
@@ -990,26 +979,26 @@ func twTokenList(e *Event) {
 	}
 	fmt.Fprintf(&b, "\n`%stw token revoke <id>` turns one off.", prefix)
 	e.Reply("%s", b.String())
+	return nil
 }
 
-func twTokenRevoke(e *Event) {
-	c := e.Proc.tripwires
+func (c *tripwireCommands) tokenRevoke(e *Event) error {
 	prefix := e.Proc.Prefix()
 	if len(e.Args) != 1 {
 		e.Reply("Which token? `%stw token revoke <id>`; `%stw token list` shows yours.", prefix, prefix)
-		return
+		return nil
 	}
 	id := strings.Trim(e.Args[0], "`")
 	err := c.tw.RevokeToken(e.Ctx, e.Sender, id)
 	if errors.Is(err, core.ErrNotFound) {
 		e.Reply("You have no token %s. `%stw token list` shows yours.", twCode(id), prefix)
-		return
+		return nil
 	}
 	if err != nil {
-		e.Fail(err)
-		return
+		return err
 	}
 	e.Reply("Revoked %s: requests bearing it are refused from now on.", twCode(id))
+	return nil
 }
 
 // ---- replies ----
@@ -1024,23 +1013,18 @@ func (c *tripwireCommands) oneID(e *Event, verb string) (string, bool) {
 	return strings.Trim(e.Args[0], "`"), true
 }
 
-// refused answers an error core gave about the sender's request, in one
-// short reply saying what is wrong and what to type instead, and reports
-// whether there was an error. Errors that are not the sender's fail the
-// command.
-func (c *tripwireCommands) refused(e *Event, what, id string, err error) bool {
-	if err == nil {
-		return false
-	}
+// refused turns an error core gave about the sender's request into a
+// refusal, one short reply saying what is wrong and what to type instead.
+// Errors that are not the sender's are returned as they are: they fail
+// the command.
+func (c *tripwireCommands) refused(e *Event, what, id string, err error) error {
 	prefix := e.Proc.Prefix()
 	if errors.Is(err, core.ErrNotFound) && id != "" {
-		e.Refuse("You have no tripwire %s. `%stw list` shows yours.", twCode(id), prefix)
-		return true
+		return refuse("You have no tripwire %s. `%stw list` shows yours.", twCode(id), prefix)
 	}
 	why, ok := twRefusal(err)
 	if !ok {
-		e.Fail(err)
-		return true
+		return err
 	}
 	if what == "" {
 		what = "Sorry"
@@ -1056,8 +1040,7 @@ func (c *tripwireCommands) refused(e *Event, what, id string, err error) bool {
 	case strings.HasPrefix(f, "source"), strings.HasPrefix(f, "condition"):
 		hint = " " + c.armExample(prefix)
 	}
-	e.Refuse("%s: %s.%s", what, why, hint)
-	return true
+	return refuse("%s: %s.%s", what, why, hint)
 }
 
 // twRefusal is refusal naming the field at fault the way a person typed
