@@ -322,7 +322,7 @@ func (a *App) initServices() error {
 	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Incidents: a.oncall,
-		OnChange: func(string) { a.sourcesChanged("breaker.state") }})
+		OnChange: func(string) { a.sourcesChanged(breaker.SourceState) }})
 	a.credentials = credential.NewService(credential.Deps{Store: st.Credentials(), Clock: clock, Agents: a.agentNames})
 	a.cards = card.NewService(a.cfg.Cards, card.Deps{Store: st.Cards(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, WorkerNotes: a.workerNotes,
@@ -346,27 +346,7 @@ func (a *App) initServices() error {
 	a.fleet.AddSnapshotSection("cards", func(ctx context.Context) (any, error) { return cardCounts(ctx, a.cards) })
 
 	registry := core.NewSourceRegistry()
-	registry.Register(core.SourceKind{
-		Kind:        "breaker.state",
-		Aliases:     []string{"breaker", "circuit breaker", "breaker state"},
-		Description: "an agent's circuit breaker (closed, open, half-open)",
-		Value:       core.ValueCategory,
-		Categories:  []string{string(breaker.Closed), string(breaker.Open), string(breaker.HalfOpen)},
-		Param:       "agent name",
-		ParamType:   core.ParamAgent,
-		Resolve: func(ctx context.Context, agent string) (core.Observation, error) {
-			state, err := a.breakers.ResolveState(ctx, agent)
-			return core.Observation{Value: state}, err
-		},
-		ResolveMany: func(ctx context.Context, agents []string) ([]core.Observation, []error) {
-			states, errs := a.breakers.ResolveStates(ctx, agents)
-			obs := make([]core.Observation, len(states))
-			for i, state := range states {
-				obs[i].Value = state
-			}
-			return obs, errs
-		},
-	})
+	a.breakers.RegisterSources(registry)
 	if err := sources.Register(registry, a.cfg.Sources); err != nil {
 		return fail(ErrConfig, err)
 	}
