@@ -383,9 +383,12 @@ func (a *App) initCommands() {
 			default:
 			}
 		}}
-	sys.Sections = commands.StatusSections(commands.Status{Homeserver: a.cfg.Homeserver.URL,
-		Matrix: func() commands.MatrixHealth { return commands.MatrixHealth(a.bot.Health()) },
-		Lease:  a.lease, Outbox: a.outbox, Store: a.store, Fleet: a.fleet, Breakers: a.breakers,
+	var matrix func() commands.MatrixHealth
+	if a.bot != nil {
+		matrix = func() commands.MatrixHealth { return commands.MatrixHealth(a.bot.Health()) }
+	}
+	sys.Sections = commands.StatusSections(commands.Status{Homeserver: a.cfg.Homeserver.URL, Matrix: matrix,
+		Lease: a.lease, Outbox: a.outbox, Store: a.store, Fleet: a.fleet, Breakers: a.breakers,
 		Cards:         func(ctx context.Context) (map[string]int, error) { return cardCounts(ctx, a.cards) },
 		LastTick:      a.lastTick.Load,
 		LastRetention: a.lastRetention.Load})

@@ -223,7 +223,8 @@ func sysClear(e *Event, roomID string) (string, error) {
 type Status struct {
 	// Homeserver is the URL of the homeserver Jarvis lives on.
 	Homeserver string
-	// Matrix is how the connection to the homeserver fares.
+	// Matrix is how the connection to the homeserver fares; nil in the
+	// console, which never talks to Matrix itself.
 	Matrix func() MatrixHealth
 	Lease  LeaseStatus
 	Outbox OutboxStatus
@@ -287,7 +288,12 @@ type TickSummary struct {
 // keeps for people.
 func StatusSections(s Status) []StatusSection {
 	return []StatusSection{
-		{Title: "Matrix", Lines: func(context.Context) ([]string, error) { return matrixLines(s.Homeserver, s.Matrix()), nil }},
+		{Title: "Matrix", Lines: func(context.Context) ([]string, error) {
+			if s.Matrix == nil {
+				return []string{consoleMatrixLine(s.Homeserver)}, nil
+			}
+			return matrixLines(s.Homeserver, s.Matrix()), nil
+		}},
 		{Title: "Lease", Verb: "lease", Help: "Who holds the workspace lease, under which epoch, until when.", Lines: func(ctx context.Context) ([]string, error) {
 			rec, err := s.Lease.Current(ctx)
 			if err != nil {
@@ -328,6 +334,15 @@ func matrixLines(homeserver string, h MatrixHealth) []string {
 		lines = append(lines, "sync failing: "+ErrorText(h.SyncError))
 	}
 	return lines
+}
+
+// consoleMatrixLine is the Matrix section in the console, which has no
+// connection of its own: the Jarvis running beside it has one.
+func consoleMatrixLine(homeserver string) string {
+	if homeserver == "" {
+		return "no homeserver: this workspace is used from the console alone"
+	}
+	return fmt.Sprintf("the console does not talk to %s itself; Jarvis's own `!sys status` shows its connection", homeserver)
 }
 
 // outboxLines are the lines of the Outbox section.

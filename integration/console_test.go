@@ -242,6 +242,12 @@ func TestConsole(t *testing.T) {
 	if out, code := run("!nosuch"); code != 1 || !strings.Contains(out, "Unknown command") {
 		t.Errorf("-c '!nosuch': exit %d, %q; want 1 and the refusal", code, out)
 	}
+	// The console has no Matrix connection of its own: its status says so,
+	// and gives every other section.
+	if out, code := run("!sys status"); code != 0 || !strings.Contains(out, "this workspace is used from the console alone") ||
+		!strings.Contains(out, "Outbox") {
+		t.Errorf("-c '!sys status': exit %d, %q; want 0 and the status", code, out)
+	}
 	if !c.leave() {
 		t.Error("Ctrl-D did not end the console")
 	}
