@@ -83,13 +83,11 @@ type breakerStatusJSON struct {
 	Event  *breakerEventJSON `json:"event"`
 }
 
-func breakerTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
 func breakerOptionalTime(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
-	s := breakerTime(t)
+	s := apiTime(t)
 	return &s
 }
 
@@ -99,7 +97,7 @@ func toBreakerEventJSON(e breaker.Event) *breakerEventJSON {
 		evidence = []string{}
 	}
 	return &breakerEventJSON{
-		ID: e.ID, Agent: e.Agent, Timestamp: breakerTime(e.At), Severity: e.Severity, Reason: e.Reason,
+		ID: e.ID, Agent: e.Agent, Timestamp: apiTime(e.At), Severity: e.Severity, Reason: e.Reason,
 		Evidence: evidence, OpenedBy: e.OpenedBy, PreviousID: e.PreviousID, ReviewedBy: e.ReviewedBy,
 		ReviewedAt: breakerOptionalTime(e.ReviewedAt), ResolvedAt: breakerOptionalTime(e.ResolvedAt),
 		ResolvedBy: e.ResolvedBy, Resolution: e.Resolution, NextID: e.NextID,
@@ -241,7 +239,7 @@ func (h *breakerAPI) getEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, t := range history {
 			out[i].History = append(out[i].History, breakerTransitionJSON{
-				Action: t.Action, From: t.From, To: t.To, Actor: t.Actor, Why: t.Why, At: breakerTime(t.At),
+				Action: t.Action, From: t.From, To: t.To, Actor: t.Actor, Why: t.Why, At: apiTime(t.At),
 			})
 		}
 	}
