@@ -121,7 +121,7 @@ func TestPendingTakenOnce(t *testing.T) {
 			t.Errorf("answer %d: %v", i, err)
 		}
 	})
-	if n := breakerRows(t, stores[0], "outbox"); n != 1 {
+	if n := testdb.Rows(t, stores[0], "outbox"); n != 1 {
 		t.Errorf("%d confirmations acted on, want 1 (%d transactions took it, retried ones included)", n, taken)
 	}
 }
@@ -180,7 +180,7 @@ func TestOutboxKeyTakenOnce(t *testing.T) {
 			t.Errorf("enqueue %d: %v", i, err)
 		}
 	})
-	if n := breakerRows(t, stores[0], "outbox"); stored != 1 || n != 1 {
+	if n := testdb.Rows(t, stores[0], "outbox"); stored != 1 || n != 1 {
 		t.Errorf("%d enqueues succeeded and %d notices stored, want 1 and 1", stored, n)
 	}
 }

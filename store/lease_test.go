@@ -475,10 +475,10 @@ func TestLeaseFenceInTx(t *testing.T) {
 			if err := st.do(); !errors.Is(err, st.wantErr) {
 				t.Fatalf("error %v, want %v", err, st.wantErr)
 			}
-			if n := breakerRows(t, sa, "bot_state WHERE key IN ('held', 'open', 'stale')"); n != st.wantRows {
+			if n := testdb.Rows(t, sa, "bot_state WHERE key IN ('held', 'open', 'stale')"); n != st.wantRows {
 				t.Errorf("%d rows written, want %d", n, st.wantRows)
 			}
-			if n := breakerRows(t, sa, "outbox"); n != st.wantNotices {
+			if n := testdb.Rows(t, sa, "outbox"); n != st.wantNotices {
 				t.Errorf("%d notices, want %d", n, st.wantNotices)
 			}
 		})
