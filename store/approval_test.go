@@ -18,6 +18,11 @@ import (
 
 const stranger = "@mallory:elsewhere.org"
 
+const (
+	alice = "@alice:example.org"
+	bob   = "@bob:example.org"
+)
+
 // newTestApprovals is the approval service on a fresh store: admins are
 // testAdmin, and Jarvis talks to everyone on example.org.
 func newTestApprovals(t testing.TB, clock core.Clock) (*approval.Service, *store.Store) {
