@@ -507,67 +507,6 @@ func TestBreakerHalfOpenTimeout(t *testing.T) {
 	}
 }
 
-func TestBreakerConcurrentResume(t *testing.T) {
-	for _, engine := range testdb.Engines() {
-		t.Run(engine, func(t *testing.T) {
-			ctx := context.Background()
-			cfg := testdb.NewConfig(t, engine)
-			const instances, taps = 3, 4
-			fixtures := make([]*breakerFixture, instances)
-			for i := range fixtures {
-				fixtures[i] = newBreakerFixture(t, testdb.OpenConfig(t, cfg), testconfig.Breaker())
-			}
-			ev, err := fixtures[0].b.Open(ctx, breakerAgent, breakerHaltInput)
-			if err != nil {
-				t.Fatalf("open: %v", err)
-			}
-			notices := testdb.Rows(t, fixtures[0].s, "outbox")
-
-			var wg sync.WaitGroup
-			errs := make(chan error, instances*taps)
-			for _, f := range fixtures {
-				for range taps {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						_, err := f.b.Resume(ctx, ev.ID, breakerReviewer)
-						errs <- err
-					}()
-				}
-			}
-			wg.Wait()
-			close(errs)
-			resumed := 0
-			for err := range errs {
-				switch {
-				case err == nil:
-					resumed++
-				case !errors.Is(err, core.ErrIllegalTransition):
-					t.Errorf("resume: %v, want nil or ErrIllegalTransition", err)
-				}
-			}
-			if resumed != 1 {
-				t.Errorf("%d taps resumed, want exactly 1", resumed)
-			}
-			s := fixtures[0].s
-			history, err := fixtures[0].b.History(ctx, ev.ID)
-			if err != nil || len(history) != 2 || history[1].Action != breaker.ActResume {
-				t.Errorf("history %+v (%v), want open then one resume", history, err)
-			}
-			if n := testdb.Rows(t, s, "outbox") - notices; n != 2 {
-				t.Errorf("%d notices for the resume, want one edit and one reply", n)
-			}
-			heard := 0
-			for _, f := range fixtures {
-				heard += len(f.changes())
-			}
-			if heard != 2 { // the open and the one resume
-				t.Errorf("OnChange heard %d changes, want 2", heard)
-			}
-		})
-	}
-}
-
 func TestBreakerObservations(t *testing.T) {
 	for _, engine := range testdb.Engines() {
 		t.Run(engine, func(t *testing.T) {
