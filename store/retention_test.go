@@ -16,6 +16,10 @@ import (
 	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
+// The retention service's own rules (a window for each kind, batches, a
+// stop at the first error) are tested in core/retention on a fake store;
+// here, which rows each of the store's prune queries removes.
+
 // retentionWindows differ from each other, so that a kind pruned by
 // another's window fails the test.
 var retentionWindows = retention.Config{Outbox: 72 * time.Hour, Events: 48 * time.Hour, Pending: 24 * time.Hour,
@@ -131,7 +135,7 @@ func TestRetentionWindows(t *testing.T) {
 	}
 
 	f.Clock.Set(now)
-	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.Clock, History: historyWindow}).Pass(ctx)
+	r := services.Wiring{Store: s, Clock: f.Clock}.Retention(retentionWindows, func(d *retention.Deps) { d.History = historyWindow }).Pass(ctx)
 	if r.Err != nil {
 		t.Fatalf("Pass() error = %v", r.Err)
 	}
@@ -249,7 +253,7 @@ func TestRetentionHandledEventsAfterALongStop(t *testing.T) {
 		}
 	}
 	f.Clock.Set(stopped.Add(10 * window))
-	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.Clock}).Pass(ctx)
+	r := services.Wiring{Store: s, Clock: f.Clock}.Retention(retentionWindows).Pass(ctx)
 	if r.Err != nil || r.Events != 1 {
 		t.Fatalf("Pass() = %+v, want one handled event removed", r)
 	}
@@ -279,7 +283,7 @@ func TestRetentionBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.Clock}).Pass(ctx)
+	r := services.Wiring{Store: s, Clock: f.Clock}.Retention(retentionWindows).Pass(ctx)
 	if r.Err != nil || r.LinkCodes != backlog {
 		t.Fatalf("Pass() = %+v, want %d link codes removed", r, backlog)
 	}
