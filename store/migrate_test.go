@@ -35,7 +35,7 @@ func fillWorkspace(t *testing.T, s *store.Store) {
 	if _, err := s.DB.Exec(ctx, "DELETE FROM outbox WHERE key IN ('n28', 'n29')"); err != nil {
 		t.Fatal(err)
 	}
-	creds := credential.NewService(credential.Deps{Store: s.Credentials(), Clock: core.SystemClock{}})
+	creds := services.Wiring{Store: s, Clock: core.SystemClock{}}.Credentials()
 	if _, _, err := creds.Issue(ctx, credential.Agent, "EVE"); err != nil {
 		t.Fatalf("issue: %v", err)
 	}

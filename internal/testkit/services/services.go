@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
@@ -96,6 +97,14 @@ func (w Wiring) Tripwires(cfg tripwire.Config, sources *core.SourceRegistry, wir
 	deps := w.TripwireDeps(sources)
 	apply(&deps, wire)
 	return tripwire.NewService(cfg, deps)
+}
+
+// Credentials returns the credential service, which issues tokens for
+// any agent unless wire lists the agents.
+func (w Wiring) Credentials(wire ...func(*credential.Deps)) *credential.Service {
+	deps := credential.Deps{Store: w.Store.Credentials(), Clock: w.Clock}
+	apply(&deps, wire)
+	return credential.NewService(deps)
 }
 
 // Fleet returns the fleet service for the agents of cfg, keeping spend,
