@@ -15,6 +15,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -23,11 +24,11 @@ func TestApprovalsAPI(t *testing.T) {
 	ctx := context.Background()
 	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
 	st := testdb.OpenStore(t, store.SQLite)
-	approvals := approval.NewService(approval.Config{RemindAfter: 15 * time.Minute}, approval.Deps{Store: st.Approvals(), Tx: st,
-		Outbox: st.Outbox(), Clock: clock, Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"},
-		MayAsk: func(u string) bool { return strings.HasSuffix(u, ":example.org") }})
-	breakers := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(),
-		Clock: clock, Room: "!jarvis:example.org"})
+	w := services.Wiring{Store: st, Clock: clock, Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}}
+	approvals := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute}, func(d *approval.Deps) {
+		d.MayAsk = func(u string) bool { return strings.HasSuffix(u, ":example.org") }
+	})
+	breakers := w.Breakers(testconfig.Breaker())
 	tokens := issueTokens(t, st, "worker", "other")
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
 	api.RegisterApprovals(server, approvals, breakers)

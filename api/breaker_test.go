@@ -16,6 +16,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -33,8 +34,7 @@ func newBreakerAPIFixture(t *testing.T) *breakerAPIFixture {
 	t.Helper()
 	st := testdb.OpenStore(t, store.SQLite)
 	clock := coretest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	svc := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: clock,
-		Room: "!ops:test", Admins: []string{"@alice:test"}})
+	svc := services.Wiring{Store: st, Clock: clock, Room: "!ops:test", Admins: []string{"@alice:test"}}.Breakers(testconfig.Breaker())
 	tokens := issueTokens(t, st, "ani")
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
 	api.RegisterBreaker(server, svc, nil)

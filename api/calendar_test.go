@@ -16,8 +16,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/notebook"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
-	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -29,9 +29,8 @@ func TestCalendarFeed(t *testing.T) {
 	ctx := context.Background()
 	st := testdb.OpenStore(t, store.SQLite)
 	clock := coretest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	tw := tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st,
-		Outbox: st.Outbox(), Sources: core.NewSourceRegistry(), Clock: clock, History: st})
-	reminders := reminder.NewService(reminder.Deps{Store: st.Reminders(), Tx: st, Outbox: st.Outbox(), Clock: clock})
+	w := services.Wiring{Store: st, Clock: clock}
+	tw, reminders := w.Tripwires(testconfig.Tripwires(), core.NewSourceRegistry()), w.Reminders()
 	notes := notebook.NewService(st.Notebook(), clock)
 	alice, _, err := tw.CreateToken(ctx, "@alice:x", "calendar")
 	if err != nil {

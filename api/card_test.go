@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -40,10 +41,8 @@ func newCardsAPIFixture(t testing.TB, clock core.Clock, cfg card.Config) *cardsA
 func newCardsAPIFixtureOn(t testing.TB, engine string, clock core.Clock, cfg card.Config) *cardsAPIFixture {
 	t.Helper()
 	st := testdb.OpenStore(t, engine)
-	cards := card.NewService(cfg, card.Deps{Store: st.Cards(), Tx: st, Outbox: st.Outbox(), Clock: clock,
-		Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}})
-	breakers := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(),
-		Clock: clock, Room: "!jarvis:example.org"})
+	w := services.Wiring{Store: st, Clock: clock, Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}}
+	cards, breakers := w.Cards(cfg), w.Breakers(testconfig.Breaker())
 	tokens := issueTokens(t, st, "worker", "other")
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
 	api.RegisterCards(server, cards, breakers)

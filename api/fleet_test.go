@@ -24,6 +24,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -57,16 +58,10 @@ func newFleetAPIFixtureWith(t testing.TB, clock core.Clock, agents ...fleet.Agen
 func newFleetAPIFixtureOn(t testing.TB, engine string, cfg api.Config, clock core.Clock, agents ...fleet.AgentConfig) *fleetAPIFixture {
 	t.Helper()
 	st := testdb.OpenStore(t, engine)
-	breakers := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(),
-		Clock: clock, Room: "!fleet:test"})
-	fleet, err := fleet.NewService(fleet.Config{Agents: agents}, fleet.Deps{
-		Room: "!fleet:test", Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(), Attestations: st.Attestations(),
-		Outbox: st.Outbox(), Clock: clock, History: st, Meter: st.Meter(), Breakers: breakers,
-		Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: st.Incidents(), Outbox: st.Outbox(), Clock: clock}),
-	})
-	if err != nil {
-		t.Fatalf("new fleet: %v", err)
-	}
+	w := services.Wiring{Store: st, Clock: clock, Room: "!fleet:test"}
+	breakers := w.Breakers(testconfig.Breaker())
+	incidents := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute})
+	fleet := w.Fleet(t, fleet.Config{Agents: agents}, func(d *fleet.Deps) { d.Breakers, d.Incidents = breakers, incidents })
 	names := make([]string, len(agents))
 	for i, a := range agents {
 		names[i] = a.Name

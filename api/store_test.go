@@ -6,6 +6,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -21,7 +22,7 @@ type apiTokens struct {
 // issueTokens issues the tokens of agents and of the two other roles on st.
 func issueTokens(t testing.TB, st *store.Store, agents ...string) *apiTokens {
 	t.Helper()
-	tk := &apiTokens{creds: credential.NewService(credential.Deps{Store: st.Credentials(), Clock: core.SystemClock{}}),
+	tk := &apiTokens{creds: services.Wiring{Store: st, Clock: core.SystemClock{}}.Credentials(),
 		agent: map[string]string{}}
 	issue := func(role credential.Role, agent string) string {
 		token, _, err := tk.creds.Issue(context.Background(), role, agent)

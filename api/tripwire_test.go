@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -50,9 +51,7 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 				return core.Observation{Value: "online"}, nil
 			}},
 	)
-	fx.svc = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{
-		Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st, Outbox: st.Outbox(), Sources: reg, Clock: fx.clock, History: st,
-	})
+	fx.svc = services.Wiring{Store: st, Clock: fx.clock}.Tripwires(testconfig.Tripwires(), reg)
 	tokens := issueTokens(t, st, "EVE")
 	fx.agentToken = tokens.agent["EVE"]
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)

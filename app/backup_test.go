@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -75,7 +76,7 @@ func TestBackupCLI(t *testing.T) {
 	if err != nil || len(tws) != 1 || tws[0].ID != "tw_backup" || tws[0].Status != tripwire.Armed {
 		t.Errorf("tripwires in the copy: %+v, %v; want tw_backup armed", tws, err)
 	}
-	creds := credential.NewService(credential.Deps{Store: cp.Credentials(), Clock: core.SystemClock{}})
+	creds := services.Wiring{Store: cp, Clock: core.SystemClock{}}.Credentials()
 	if p, err := creds.Authenticate(ctx, token); err != nil || p.Role != credential.Supervisor {
 		t.Errorf("the supervisor token against the copy: %+v, %v", p, err)
 	}

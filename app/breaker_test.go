@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -48,8 +49,8 @@ store:
 		t.Fatal(err)
 	}
 	st := testdb.OpenConfig(t, storeCfg)
-	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: core.SystemClock{},
-		Room: "!room:example.org", Admins: []string{"@admin:example.org"}})
+	w := services.Wiring{Store: st, Clock: core.SystemClock{}, Room: "!room:example.org", Admins: []string{"@admin:example.org"}}
+	b := w.Breakers(testconfig.Breaker())
 	ev, err := b.Open(ctx, "eve", breaker.OpenInput{Severity: breaker.SeveritySafety,
 		Reason: "tried to delete the workspace", Evidence: []string{"tool call: rm -rf /srv/workspace"}})
 	if err != nil {

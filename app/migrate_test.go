@@ -8,6 +8,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -34,7 +35,7 @@ func TestMigrateCLI(t *testing.T) {
 
 	ctx := context.Background()
 	st := testdb.OpenConfig(t, target)
-	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: st.Outbox(), Clock: core.SystemClock{}})
+	b := services.Wiring{Store: st, Clock: core.SystemClock{}}.Breakers(testconfig.Breaker())
 	status, err := b.Status(ctx, "eve")
 	if err != nil || status.State != breaker.Open || status.Event == nil || status.Event.ID != fx.eventID {
 		t.Errorf("eve on PostgreSQL: %+v, %v; want open with event %s", status, err, fx.eventID)

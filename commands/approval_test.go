@@ -8,6 +8,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // newApprovalHarness is a processor with `!approval` and the answers to
@@ -15,8 +16,8 @@ import (
 func newApprovalHarness(t *testing.T) (*harness, *approval.Service) {
 	t.Helper()
 	h := newHarness(t)
-	svc := approval.NewService(approval.Config{RemindAfter: 15 * time.Minute}, approval.Deps{Store: h.store.Approvals(),
-		Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}})
+	w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}}
+	svc := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute})
 	h.proc.AddFeatures(Features{Approvals: svc})
 	return h, svc
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // breakerHarness is a processor with the `!breaker` verbs, and the halt
@@ -23,8 +24,7 @@ type breakerHarness struct {
 func newBreakerHarness(t *testing.T, state breaker.State, overruled bool) *breakerHarness {
 	t.Helper()
 	h := newHarness(t)
-	b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: h.store.Breakers(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock,
-		Room: "!room:x", Admins: []string{"@admin:x"}})
+	b := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{"@admin:x"}}.Breakers(testconfig.Breaker())
 	h.proc.AddFeatures(Features{Breakers: b})
 	bh := &breakerHarness{harness: h, breakers: b}
 	if state == "" && !overruled {

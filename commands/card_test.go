@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // The people of the card tests: the ratifier of their cards, someone
@@ -24,8 +25,7 @@ const (
 func newCardHarness(t *testing.T, cfg card.Config) (*harness, *card.Service) {
 	t.Helper()
 	h := newHarness(t)
-	cards := card.NewService(cfg, card.Deps{Store: h.store.Cards(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock,
-		Room: "!room:x", Admins: []string{cardAdmin}})
+	cards := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}}.Cards(cfg)
 	h.proc.AddFeatures(Features{Cards: cards})
 	return h, cards
 }

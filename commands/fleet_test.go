@@ -13,6 +13,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/history"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // TestFleetChart: the fleet keeps each heartbeat's MII and each agent's
@@ -22,13 +23,10 @@ import (
 func TestFleetChart(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	f, err := fleet.NewService(fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Minute}, {Name: "HAL", Cadence: time.Minute}}},
-		fleet.Deps{Tx: h.store, Heartbeats: h.store.Heartbeats(), Journal: h.store.AgentJournal(), Attestations: h.store.Attestations(),
-			Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", History: h.store,
-			Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Outbox: h.store.Outbox(), Clock: h.clock})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x"}
+	incidents := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute})
+	f := w.Fleet(t, fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Minute}, {Name: "HAL", Cadence: time.Minute}}},
+		func(d *fleet.Deps) { d.Incidents = incidents })
 	h.proc.AddFeatures(Features{Fleet: f})
 	for i, mii := range []float64{0.91, 0.88} {
 		if _, err := f.RecordHeartbeat(ctx, fleet.Heartbeat{Agent: "EVE", Cycle: strconv.Itoa(i), Timestamp: h.clock.Now(), MII: mii, Mode: "green"}); err != nil {

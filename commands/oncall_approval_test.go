@@ -9,6 +9,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // TestOnCallApproval: a request waiting is an incident. Its relay carries
@@ -23,10 +24,9 @@ func TestOnCallApproval(t *testing.T) {
 	const alice, bob = ratifier, stranger
 	setup := func(t *testing.T) (*harness, *approval.Service) {
 		h := newHarness(t)
-		oc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store,
-			Outbox: h.store.Outbox(), Clock: h.clock})
-		svc := approval.NewService(approval.Config{RemindAfter: 15 * time.Minute}, approval.Deps{Store: h.store.Approvals(),
-			Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}, Incidents: oc})
+		w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}}
+		oc := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour})
+		svc := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute}, func(d *approval.Deps) { d.Incidents = oc })
 		h.proc.AddFeatures(Features{Approvals: svc, OnCall: oc})
 		return h, svc
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // TestOnCallHalt: a halt is an incident. bob (no admin) taps 👀 and owns
@@ -27,10 +28,9 @@ func TestOnCallHalt(t *testing.T) {
 	const bob, carol, admin = "@bob:x", "@carol:x", "@admin:x"
 	setup := func(t *testing.T) (*harness, *breaker.Service, *oncall.Service, string) {
 		h := newHarness(t)
-		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store,
-			Outbox: h.store.Outbox(), Clock: h.clock, Admins: []string{admin}})
-		b := breaker.NewService(testconfig.Breaker(), breaker.Deps{Store: h.store.Breakers(), Tx: h.store, Outbox: h.store.Outbox(),
-			Clock: h.clock, Room: "!room:x", Admins: []string{admin}, Incidents: svc})
+		w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{admin}}
+		svc := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour})
+		b := w.Breakers(testconfig.Breaker(), func(d *breaker.Deps) { d.Incidents = svc })
 		h.proc.AddFeatures(Features{Breakers: b, OnCall: svc})
 		ev, err := b.Open(context.Background(), "eve", breaker.OpenInput{Severity: breaker.SeveritySafety, Reason: "tried to delete the workspace"})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // TestOnCallClaim: EVE goes silent and its alert carries 👀; the first
@@ -19,13 +20,9 @@ func TestOnCallClaim(t *testing.T) {
 	const bob = "@bob:x"
 	setup := func(t *testing.T) (*harness, *fleet.Service, *oncall.Service) {
 		h := newHarness(t)
-		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: h.store.Incidents(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock})
-		f, err := fleet.NewService(fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}},
-			fleet.Deps{Tx: h.store, Heartbeats: h.store.Heartbeats(), Journal: h.store.AgentJournal(), Attestations: h.store.Attestations(),
-				Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", Incidents: svc})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x"}
+		svc := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute})
+		f := w.Fleet(t, fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}}, func(d *fleet.Deps) { d.Incidents = svc })
 		h.proc.AddFeatures(Features{OnCall: svc})
 		h.heartbeat(t, f)
 		h.clock.Advance(2*time.Hour + time.Minute)

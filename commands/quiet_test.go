@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/reminder"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // pushes returns the messages queued to who's direct room whose keys
@@ -43,7 +43,7 @@ func (th *twHarness) sweepQuiet(t *testing.T) {
 // and Bob, who set no quiet hours, was never held.
 func TestQuietHoursHoldPushesForOneDigest(t *testing.T) {
 	th := newTripwireHarness(t, 0)
-	svc := reminder.NewService(reminder.Deps{Store: th.store.Reminders(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
+	svc := services.Wiring{Store: th.store, Clock: th.clock}.Reminders()
 	th.proc.AddFeatures(Features{Reminders: svc, People: th.store.Reminders(), Quiet: th.quiet})
 
 	wantText(t, "no hours yet", onlyReply(t, th.say(t, alice, "!me")), "Quiet hours: none", "!me quiet 22:00-07:00")
@@ -140,7 +140,7 @@ func TestQuietHoursHoldPushesForOneDigest(t *testing.T) {
 // 09:00 waits for the next morning, or for `!me digest off`.
 func TestDailyDigestAtNineInBerlin(t *testing.T) {
 	th := newTripwireHarness(t, 0)
-	svc := reminder.NewService(reminder.Deps{Store: th.store.Reminders(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
+	svc := services.Wiring{Store: th.store, Clock: th.clock}.Reminders()
 	th.proc.AddFeatures(Features{Reminders: svc, People: th.store.Reminders(), Quiet: th.quiet})
 
 	th.say(t, alice, "!me tz Europe/Berlin")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // remindHarness is a processor with reminders on a real store; the clock
@@ -21,7 +22,7 @@ type remindHarness struct {
 func newRemindHarness(t *testing.T) *remindHarness {
 	t.Helper()
 	h := newHarness(t)
-	svc := reminder.NewService(reminder.Deps{Store: h.store.Reminders(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock})
+	svc := services.Wiring{Store: h.store, Clock: h.clock}.Reminders()
 	h.proc.AddFeatures(Features{Reminders: svc, People: h.store.Reminders()})
 	h.proc.AddNames("jarvis")
 	return &remindHarness{harness: h, svc: svc}

@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // silenceHarness is a processor with `!tw` and `!silence`, the fleet
@@ -30,13 +31,8 @@ func newSilenceHarness(t *testing.T) *silenceHarness {
 	deps := th.deps
 	deps.Silences = sh.oncall
 	th.tw = tripwire.NewService(testconfig.Tripwires(), deps)
-	var err error
-	sh.fleet, err = fleet.NewService(fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}},
-		fleet.Deps{Tx: th.store, Heartbeats: th.store.Heartbeats(), Journal: th.store.AgentJournal(), Attestations: th.store.Attestations(),
-			Outbox: th.store.Outbox(), Clock: th.clock, Room: "!room:x", Incidents: sh.oncall})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := services.Wiring{Store: th.store, Clock: th.clock, Room: "!room:x"}
+	sh.fleet = w.Fleet(t, fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}}, func(d *fleet.Deps) { d.Incidents = sh.oncall })
 	th.proc.features.tripwires.tw = th.tw
 	th.heartbeat(t, sh.fleet)
 	return sh

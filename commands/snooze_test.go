@@ -9,7 +9,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
-	"github.com/jarvis-hmi/jarvis/core/reminder"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // TestOnCallSnooze: EVE's alert carries 💤 beside 👀; a tap snoozes it
@@ -20,16 +20,10 @@ import (
 func TestOnCallSnooze(t *testing.T) {
 	setup := func(t *testing.T) (*harness, *oncall.Service) {
 		h := newHarness(t)
-		svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour},
-			oncall.Deps{Store: h.store.Incidents(), Tx: h.store, Outbox: h.store.Outbox(), Clock: h.clock, Admins: []string{"@admin:x"}})
-		f, err := fleet.NewService(fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}},
-			fleet.Deps{Tx: h.store, Heartbeats: h.store.Heartbeats(), Journal: h.store.AgentJournal(), Attestations: h.store.Attestations(),
-				Outbox: h.store.Outbox(), Clock: h.clock, Room: "!room:x", Incidents: svc})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.proc.AddFeatures(Features{OnCall: svc, Reminders: reminder.NewService(reminder.Deps{Store: h.store.Reminders(), Tx: h.store,
-			Outbox: h.store.Outbox(), Clock: h.clock}), People: h.store.Reminders()})
+		w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{"@admin:x"}}
+		svc := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour})
+		f := w.Fleet(t, fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}}, func(d *fleet.Deps) { d.Incidents = svc })
+		h.proc.AddFeatures(Features{OnCall: svc, Reminders: w.Reminders(), People: h.store.Reminders()})
 		h.heartbeat(t, f)
 		h.clock.Advance(2*time.Hour + time.Minute) // 11:01 UTC
 		if err := f.Sweep(context.Background()); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // TestSysToken: an admin issues, lists and revokes the API's tokens in
@@ -19,8 +20,9 @@ func TestSysToken(t *testing.T) {
 	ctx := context.Background()
 	tokenRE := regexp.MustCompile(`jat_[0-9a-f]{64}`)
 	h := newHarness(t)
-	creds := credential.NewService(credential.Deps{Store: h.store.Credentials(), Clock: h.clock,
-		Agents: func() []string { return []string{"EVE"} }})
+	creds := services.Wiring{Store: h.store, Clock: h.clock}.Credentials(func(d *credential.Deps) {
+		d.Agents = func() []string { return []string{"EVE"} }
+	})
 	h.proc.AddFeatures(Features{System: &System{}, Credentials: creds})
 	const admin, dm = "@admin:x", "!dm:x"
 	if err := h.store.Outbox().SetDirectRoom(ctx, admin, dm); err != nil {

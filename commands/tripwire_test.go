@@ -19,6 +19,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/quiet"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // twHarness is a processor with `!tw` on a real store, whose integrity.gi
@@ -51,11 +52,11 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 		core.SourceKind{Kind: fleet.SourceAgentStatus, Aliases: []string{"agent status"}, Description: "whether an agent is online, late or offline",
 			Value: core.ValueCategory, Categories: []string{"online", "late", "offline"}, Param: "agent name", ParamType: core.ParamAgent, Resolve: fixed("online")},
 	)
-	th.quiet = quiet.NewService(quiet.Deps{Store: th.store.Quiet(), Tx: th.store, Outbox: th.store.Outbox(), Clock: th.clock})
-	th.oncall = oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour}, oncall.Deps{Store: th.store.Incidents(), Tx: th.store,
-		Outbox: th.store.Outbox(), Clock: th.clock, Admins: []string{"@admin:x"}})
-	th.deps = tripwire.Deps{Store: th.store.Tripwires(), Tokens: th.store.TripwireTokens(), Tx: th.store,
-		Outbox: th.store.Outbox(), Sources: reg, Clock: th.clock, History: th.store, Quiet: th.quiet, Room: "!room:x", Incidents: th.oncall}
+	w := services.Wiring{Store: th.store, Clock: th.clock, Room: "!room:x", Admins: []string{"@admin:x"}}
+	th.quiet = w.Quiet()
+	th.oncall = w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour})
+	th.deps = w.TripwireDeps(reg)
+	th.deps.Quiet, th.deps.Incidents = th.quiet, th.oncall
 	th.tw = tripwire.NewService(testconfig.Tripwires(), th.deps)
 	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl, OnCall: th.oncall})
 	return th

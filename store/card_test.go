@@ -3,17 +3,17 @@ package store_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
-	"github.com/jarvis-hmi/jarvis/core/coretest"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
+
+// The card service's behaviour is tested in core/card; here, what the
+// card tables and the write fence keep.
 
 // testRoom and testAdmin are the room and admin the card service is wired
 // with in tests.
@@ -27,177 +27,14 @@ const (
 func newTestCards(t testing.TB, clock core.Clock, cfg card.Config, wire ...func(*card.Deps)) (*card.Service, *store.Store) {
 	t.Helper()
 	s := testdb.OpenStore(t, testEngine)
-	deps := card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: clock, Room: testRoom, Admins: []string{testAdmin}}
-	for _, w := range wire {
-		w(&deps)
-	}
-	return card.NewService(cfg, deps), s
-}
-
-// spec is a valid card spec with the given goal and priority.
-func spec(goal string, p card.Priority, deps ...string) card.Spec {
-	return card.Spec{Goal: goal, Acceptance: []string{goal + " is verified"}, Priority: p, DependsOn: deps}
-}
-
-// publishOne publishes a one-card set and returns the card.
-func publishOne(t testing.TB, c *card.Service, key string, s card.Spec, ratifiedBy string) card.Card {
-	t.Helper()
-	set, err := c.Publish(context.Background(), card.SetInput{Key: key, Author: card.MainAgent, RatifiedBy: ratifiedBy,
-		Cards: []card.Input{{Spec: s}}})
-	if err != nil {
-		t.Fatalf("publish %s: %v", key, err)
-	}
-	return set.Cards[0]
-}
-
-func TestCardLifecycle(t *testing.T) {
-	ctx := context.Background()
-	cards, _ := newTestCards(t, coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), card.Config{})
-	c := publishOne(t, cards, "k1", spec("Ship the importer", card.P2), "")
-	steps := []struct {
-		name      string
-		to        card.State
-		note      string
-		wantState card.State
-		wantErr   error
-		wantText  string
-	}{
-		{name: "published cannot be done", to: card.Done, wantState: card.Published, wantErr: core.ErrIllegalTransition, wantText: "from published: claimed, cancelled"},
-		{name: "claim", to: card.Claimed, note: "worker-3 took it", wantState: card.Claimed},
-		{name: "start", to: card.InProgress, wantState: card.InProgress},
-		{name: "no needs_decision without a question", to: card.NeedsDecision, wantState: card.InProgress, wantErr: core.ErrIllegalTransition, wantText: "raises a question"},
-		{name: "block", to: card.Blocked, note: "CI is down", wantState: card.Blocked},
-		{name: "resume", to: card.InProgress, wantState: card.InProgress},
-		{name: "finish", to: card.Done, note: "merged", wantState: card.Done},
-		{name: "done is final", to: card.Published, wantState: card.Done, wantErr: core.ErrIllegalTransition, wantText: "done is final"},
-		{name: "unknown state", to: "shipped", wantState: card.Done, wantErr: core.ErrInvalid},
-	}
-	for _, st := range steps {
-		t.Run(st.name, func(t *testing.T) {
-			got, err := cards.SetState(ctx, c.ID, st.to, st.note)
-			if st.wantErr != nil {
-				if !errors.Is(err, st.wantErr) || !strings.Contains(err.Error(), st.wantText) {
-					t.Fatalf("SetState(%s) = %v, want %v saying %q", st.to, err, st.wantErr, st.wantText)
-				}
-			} else if err != nil {
-				t.Fatalf("SetState(%s) = %v", st.to, err)
-			} else if got.StateNote != st.note {
-				t.Errorf("note = %q, want %q", got.StateNote, st.note)
-			}
-			stored, err := cards.Get(ctx, c.ID)
-			if err != nil {
-				t.Fatalf("Get: %v", err)
-			}
-			if stored.State != st.wantState {
-				t.Errorf("state = %s, want %s", stored.State, st.wantState)
-			}
-		})
-	}
-}
-
-func TestClaimWaitsForDependencies(t *testing.T) {
-	ctx := context.Background()
-	cards, _ := newTestCards(t, coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), card.Config{})
-	set, err := cards.Publish(ctx, card.SetInput{Key: "deps", Author: card.MainAgent, Cards: []card.Input{
-		{Ref: "schema", Spec: spec("Design the schema", card.P1)},
-		{Ref: "api", Spec: spec("Build the API", card.P1, "schema")},
-	}})
-	if err != nil {
-		t.Fatalf("publish: %v", err)
-	}
-	schema, api := set.Cards[0], set.Cards[1]
-	if len(api.Spec.DependsOn) != 1 || api.Spec.DependsOn[0] != schema.ID {
-		t.Fatalf("api depends on %v, want [%s]", api.Spec.DependsOn, schema.ID)
-	}
-	steps := []struct {
-		name    string
-		card    string
-		to      card.State
-		wantErr error
-	}{
-		{name: "api cannot be claimed before the schema is done", card: api.ID, to: card.Claimed, wantErr: core.ErrConflict},
-		{name: "claim schema", card: schema.ID, to: card.Claimed},
-		{name: "start schema", card: schema.ID, to: card.InProgress},
-		{name: "api still waits", card: api.ID, to: card.Claimed, wantErr: core.ErrConflict},
-		{name: "finish schema", card: schema.ID, to: card.Done},
-		{name: "api can be claimed", card: api.ID, to: card.Claimed},
-	}
-	for _, st := range steps {
-		t.Run(st.name, func(t *testing.T) {
-			_, err := cards.SetState(ctx, st.card, st.to, "")
-			if !errors.Is(err, st.wantErr) {
-				t.Fatalf("SetState = %v, want %v", err, st.wantErr)
-			}
-			if st.wantErr != nil && !strings.Contains(err.Error(), "depends on "+schema.ID) {
-				t.Errorf("error %q does not name the dependency", err)
-			}
-		})
-	}
-	// A later set may depend on a card published earlier, by id.
-	later := publishOne(t, cards, "later", spec("Document the API", card.P3, api.ID), "")
-	if later.Spec.DependsOn[0] != api.ID {
-		t.Errorf("later depends on %v, want %s", later.Spec.DependsOn, api.ID)
-	}
-}
-
-func TestListAndCountCards(t *testing.T) {
-	ctx := context.Background()
-	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
-	cards, _ := newTestCards(t, clock, card.Config{})
-	low := publishOne(t, cards, "low", spec("Tidy the docs", card.P3), "")
-	clock.Advance(time.Minute)
-	high := publishOne(t, cards, "high", spec("Fix the outage", card.P0), "")
-	clock.Advance(time.Minute)
-	mid := publishOne(t, cards, "mid", spec("Add metrics", card.P2), "")
-	if _, err := cards.SetState(ctx, mid.ID, card.Claimed, ""); err != nil {
-		t.Fatalf("claim: %v", err)
-	}
-	if _, err := cards.SetState(ctx, mid.ID, card.Blocked, "waiting on infra"); err != nil {
-		t.Fatalf("block: %v", err)
-	}
-	tests := []struct {
-		name    string
-		filter  card.Filter
-		want    []string
-		wantErr error
-	}{
-		{name: "all, most urgent first", filter: card.Filter{}, want: []string{high.ID, mid.ID, low.ID}},
-		{name: "published only", filter: card.Filter{State: card.Published}, want: []string{high.ID, low.ID}},
-		{name: "blocked only", filter: card.Filter{State: card.Blocked}, want: []string{mid.ID}},
-		{name: "limit", filter: card.Filter{Limit: 1}, want: []string{high.ID}},
-		{name: "unknown state", filter: card.Filter{State: "lost"}, wantErr: core.ErrInvalid},
-		{name: "limit too large", filter: card.Filter{Limit: card.MaxListLimit + 1}, wantErr: core.ErrInvalid},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := cards.List(ctx, tt.filter)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("List = %v, want %v", err, tt.wantErr)
-			}
-			var ids []string
-			for _, c := range got {
-				ids = append(ids, c.ID)
-			}
-			if strings.Join(ids, ",") != strings.Join(tt.want, ",") {
-				t.Errorf("List = %v, want %v", ids, tt.want)
-			}
-		})
-	}
-	if n, err := cards.Count(ctx, card.Blocked); err != nil || n != 1 {
-		t.Errorf("Count(blocked) = %d, %v; want 1", n, err)
-	}
-	if st, err := cards.StateOf(ctx, mid.ID); err != nil || st != card.Blocked {
-		t.Errorf("StateOf = %s, %v; want blocked", st, err)
-	}
-	if _, err := cards.StateOf(ctx, "card_missing"); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("StateOf(missing) = %v, want ErrNotFound", err)
-	}
+	w := services.Wiring{Store: s, Clock: clock, Room: testRoom, Admins: []string{testAdmin}}
+	return w.Cards(cfg, wire...), s
 }
 
 func TestUpdateCardRefusesStaleWrite(t *testing.T) {
 	ctx := context.Background()
 	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
-	c := publishOne(t, cards, "k", spec("Refactor", card.P2), "")
+	c := services.PublishOne(t, cards, "k", services.CardSpec("Refactor", card.P2), "")
 	if _, err := cards.SetState(ctx, c.ID, card.Claimed, ""); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
@@ -218,41 +55,11 @@ func TestFenceStopsWrites(t *testing.T) {
 	cards, s := newTestCards(t, core.SystemClock{}, card.Config{})
 	s.SetFence(func(context.Context) error { return core.ErrStaleEpoch })
 	_, err := cards.Publish(ctx, card.SetInput{Key: "fenced", Author: card.MainAgent,
-		Cards: []card.Input{{Spec: spec("Anything", card.P2)}}})
+		Cards: []card.Input{{Spec: services.CardSpec("Anything", card.P2)}}})
 	if !errors.Is(err, core.ErrStaleEpoch) {
 		t.Fatalf("Publish behind a lost lease = %v, want ErrStaleEpoch", err)
 	}
 	if _, err := s.Cards().CardSetByKey(ctx, "fenced"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("the set was written anyway: %v", err)
-	}
-}
-
-// TestCardStatesAtOnce: card.state read for many cards at once (one query)
-// gives each card what reading it alone gives, an unknown card the same
-// error, and CardsByID of no cards reads nothing.
-func TestCardStatesAtOnce(t *testing.T) {
-	ctx := context.Background()
-	cards, s := newTestCards(t, coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)), card.Config{})
-	a := publishOne(t, cards, "a", spec("Ship the importer", card.P2), "")
-	b := publishOne(t, cards, "b", spec("Fix the outage", card.P0), "")
-	if _, err := cards.SetState(ctx, b.ID, card.Claimed, ""); err != nil {
-		t.Fatal(err)
-	}
-	reg := core.NewSourceRegistry()
-	cards.RegisterSources(reg)
-	refs := []core.SourceRef{{Kind: card.SourceCardState, Param: a.ID}, {Kind: card.SourceCardState, Param: "card_missing"},
-		{Kind: card.SourceCardState, Param: b.ID}}
-	got := reg.ResolveAll(ctx, refs, 2)
-	for i, ref := range refs {
-		obs, err := reg.Resolve(ctx, ref)
-		if fmt.Sprint(got[i].Err) != fmt.Sprint(err) || fmt.Sprint(got[i].Observation) != fmt.Sprint(obs) {
-			t.Errorf("%s at once = %+v, %v; alone %+v, %v", ref, got[i].Observation, got[i].Err, obs, err)
-		}
-	}
-	if got[0].Observation.Value != "published" || got[2].Observation.Value != "claimed" || !errors.Is(got[1].Err, core.ErrNotFound) {
-		t.Errorf("at once: %+v; want published, not found, claimed", got)
-	}
-	if none, err := s.Cards().CardsByID(ctx, nil); err != nil || len(none) != 0 {
-		t.Errorf("CardsByID(none) = %v, %v; want nothing", none, err)
 	}
 }

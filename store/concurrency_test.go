@@ -12,6 +12,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -56,17 +57,17 @@ func raceOn(t *testing.T) []*store.Store {
 func TestCardClaimRace(t *testing.T) {
 	ctx := context.Background()
 	stores := raceOn(t)
-	services := make(map[*store.Store]*card.Service, len(stores))
+	cards := make(map[*store.Store]*card.Service, len(stores))
 	for _, s := range stores {
-		services[s] = card.NewService(card.Config{}, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}, Room: testRoom})
+		cards[s] = services.Wiring{Store: s, Clock: core.SystemClock{}, Room: testRoom}.Cards(card.Config{})
 	}
-	c := publishOne(t, services[stores[0]], "claim-race", spec("Ship the importer", card.P2), "")
+	c := services.PublishOne(t, cards[stores[0]], "claim-race", services.CardSpec("Ship the importer", card.P2), "")
 
 	var mu sync.Mutex
 	var winners []string
 	race(t, stores, func(i int, s *store.Store) {
 		worker := fmt.Sprintf("agent-%d", i)
-		_, err := services[s].SetStateAs(ctx, worker, c.ID, card.Claimed, "")
+		_, err := cards[s].SetStateAs(ctx, worker, c.ID, card.Claimed, "")
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -80,7 +81,7 @@ func TestCardClaimRace(t *testing.T) {
 	if len(winners) != 1 {
 		t.Fatalf("claimed by %v, want exactly one worker", winners)
 	}
-	got, err := services[stores[0]].Get(ctx, c.ID)
+	got, err := cards[stores[0]].Get(ctx, c.ID)
 	if err != nil {
 		t.Fatalf("get card: %v", err)
 	}
@@ -121,7 +122,7 @@ func TestPendingTakenOnce(t *testing.T) {
 			t.Errorf("answer %d: %v", i, err)
 		}
 	})
-	if n := breakerRows(t, stores[0], "outbox"); n != 1 {
+	if n := testdb.Rows(t, stores[0], "outbox"); n != 1 {
 		t.Errorf("%d confirmations acted on, want 1 (%d transactions took it, retried ones included)", n, taken)
 	}
 }
@@ -180,7 +181,7 @@ func TestOutboxKeyTakenOnce(t *testing.T) {
 			t.Errorf("enqueue %d: %v", i, err)
 		}
 	})
-	if n := breakerRows(t, stores[0], "outbox"); stored != 1 || n != 1 {
+	if n := testdb.Rows(t, stores[0], "outbox"); stored != 1 || n != 1 {
 		t.Errorf("%d enqueues succeeded and %d notices stored, want 1 and 1", stored, n)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -20,7 +20,7 @@ import (
 func fillWorkspace(t *testing.T, s *store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	cards := card.NewService(crashConfig, card.Deps{Store: s.Cards(), Tx: s, Outbox: s.Outbox(), Clock: core.SystemClock{}})
+	cards := services.Wiring{Store: s, Clock: core.SystemClock{}}.Cards(crashConfig)
 	for i := range 5 {
 		if _, err := cards.Publish(ctx, crashSet(i)); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
@@ -35,7 +35,7 @@ func fillWorkspace(t *testing.T, s *store.Store) {
 	if _, err := s.DB.Exec(ctx, "DELETE FROM outbox WHERE key IN ('n28', 'n29')"); err != nil {
 		t.Fatal(err)
 	}
-	creds := credential.NewService(credential.Deps{Store: s.Credentials(), Clock: core.SystemClock{}})
+	creds := services.Wiring{Store: s, Clock: core.SystemClock{}}.Credentials()
 	if _, _, err := creds.Issue(ctx, credential.Agent, "EVE"); err != nil {
 		t.Fatalf("issue: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
@@ -21,9 +22,10 @@ func TestCredentials(t *testing.T) {
 	cfg := testdb.NewConfig(t, testEngine)
 	jarvis, cli := testdb.OpenConfig(t, cfg), testdb.OpenConfig(t, cfg)
 	clock := coretest.NewClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	running := credential.NewService(credential.Deps{Store: jarvis.Credentials(), Clock: clock})
-	admin := credential.NewService(credential.Deps{Store: cli.Credentials(), Clock: clock,
-		Agents: func() []string { return []string{"EVE", "ZEUS"} }})
+	running := services.Wiring{Store: jarvis, Clock: clock}.Credentials()
+	admin := services.Wiring{Store: cli, Clock: clock}.Credentials(func(d *credential.Deps) {
+		d.Agents = func() []string { return []string{"EVE", "ZEUS"} }
+	})
 
 	token, eve, err := admin.Issue(ctx, credential.Agent, "eve")
 	if err != nil {

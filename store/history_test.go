@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -24,21 +25,21 @@ import (
 // once past its retention.
 func TestSourceHistory(t *testing.T) {
 	f := newTWFixture(t, testconfig.Tripwires())
-	ctx := f.ctx
-	f.arm(twAlice, giBelow("GI low", 0.7, false, 60))
-	f.arm(twAlice, tripwire.Draft{Label: "mood", Rationale: "watch the lane", Source: core.SourceRef{Kind: "lane.sentiment"},
+	ctx := f.Ctx
+	f.Arm(twAlice, services.GIBelow("GI low", 0.7, false, 60))
+	f.Arm(twAlice, tripwire.Draft{Label: "mood", Rationale: "watch the lane", Source: core.SourceRef{Kind: "lane.sentiment"},
 		Condition: tripwire.Condition{Op: tripwire.OpChanged}})
-	start := f.clock.Now().Truncate(history.BucketWidth)
-	f.clock.Set(start)
+	start := f.Clock.Now().Truncate(history.BucketWidth)
+	f.Clock.Set(start)
 	gi := []float64{0.9, 0.6, 0.8, 0.75, 0.5, 0.95}
 	moods := []string{"calm", "calm", "tense", "calm", "tense", "tense"}
 	for i := range gi {
-		f.set("integrity.gi", gi[i])
-		f.set("lane.sentiment", moods[i])
-		f.tick()
-		f.clock.Advance(time.Minute)
+		f.Set("integrity.gi", gi[i])
+		f.Set("lane.sentiment", moods[i])
+		f.Tick()
+		f.Clock.Advance(time.Minute)
 	}
-	points, err := f.st.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, f.clock.Now())
+	points, err := f.Store.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, f.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestSourceHistory(t *testing.T) {
 			t.Errorf("point %d = %+v, want %v at %s", i, p, gi[i], start.Add(time.Duration(i)*time.Minute))
 		}
 	}
-	moodPoints, err := f.st.Points(ctx, core.SourceRef{Kind: "lane.sentiment"}, start, f.clock.Now())
+	moodPoints, err := f.Store.Points(ctx, core.SourceRef{Kind: "lane.sentiment"}, start, f.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +61,11 @@ func TestSourceHistory(t *testing.T) {
 
 	// Two days later the first 5 minutes are one bucket each; the sixth
 	// reading, in the next bucket, becomes a bucket of its own.
-	n, err := f.st.DownsampleHistory(ctx, start.Add(10*time.Minute), 500)
+	n, err := f.Store.DownsampleHistory(ctx, start.Add(10*time.Minute), 500)
 	if err != nil || n != 2*len(gi) {
 		t.Fatalf("DownsampleHistory() = %d, %v; want %d readings", n, err, 2*len(gi))
 	}
-	points, err = f.st.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, f.clock.Now())
+	points, err = f.Store.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, f.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestSourceHistory(t *testing.T) {
 	if !slices.Equal(points, want) {
 		t.Errorf("buckets = %+v, want %+v", points, want)
 	}
-	moodPoints, _ = f.st.Points(ctx, core.SourceRef{Kind: "lane.sentiment"}, start, f.clock.Now())
+	moodPoints, _ = f.Store.Points(ctx, core.SourceRef{Kind: "lane.sentiment"}, start, f.Clock.Now())
 	if len(moodPoints) != 2 || moodPoints[0].Value != "tense" || !moodPoints[0].Bucket {
 		t.Errorf("lane.sentiment buckets = %+v, want its last value, tense", moodPoints)
 	}
@@ -86,12 +87,12 @@ func TestSourceHistory(t *testing.T) {
 	// Readings that come after their bucket was written, taken one at a
 	// time, are merged into it.
 	for _, v := range []float64{0.4, 0.3, 0.7} {
-		f.set("integrity.gi", v)
-		f.tick()
-		f.clock.Advance(time.Minute)
+		f.Set("integrity.gi", v)
+		f.Tick()
+		f.Clock.Advance(time.Minute)
 	}
 	for {
-		n, err := f.st.DownsampleHistory(ctx, f.clock.Now().Add(time.Hour), 1)
+		n, err := f.Store.DownsampleHistory(ctx, f.Clock.Now().Add(time.Hour), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,20 +100,20 @@ func TestSourceHistory(t *testing.T) {
 			break
 		}
 	}
-	points, _ = f.st.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, f.clock.Now())
+	points, _ = f.Store.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, f.Clock.Now())
 	if wantB := (history.Point{At: start.Add(5 * time.Minute), Value: 0.7, Bucket: true, Min: 0.3, Max: 0.95}); len(points) != 2 || points[1] != wantB {
 		t.Errorf("buckets after merging = %+v, want the second %+v", points, wantB)
 	}
 
-	n, err = f.st.PruneHistory(ctx, start.Add(5*time.Minute), 500)
+	n, err = f.Store.PruneHistory(ctx, start.Add(5*time.Minute), 500)
 	if err != nil || n != 2 {
 		t.Fatalf("PruneHistory() = %d, %v; want the first bucket of both sources", n, err)
 	}
-	points, _ = f.st.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, f.clock.Now())
+	points, _ = f.Store.Points(ctx, core.SourceRef{Kind: "integrity.gi"}, start, f.Clock.Now())
 	if len(points) != 1 || !points[0].At.Equal(start.Add(5*time.Minute)) {
 		t.Errorf("after pruning: %+v, want the bucket at %s alone", points, start.Add(5*time.Minute))
 	}
-	if none, err := f.st.Points(ctx, core.SourceRef{Kind: "vault.balance"}, start, f.clock.Now()); err != nil || len(none) != 0 {
+	if none, err := f.Store.Points(ctx, core.SourceRef{Kind: "vault.balance"}, start, f.Clock.Now()); err != nil || len(none) != 0 {
 		t.Errorf("Points(never read) = %v, %v; want none", none, err)
 	}
 }
@@ -168,7 +169,7 @@ func backtestMatchesLive(t *testing.T, seed uint64) {
 	for i, c := range cases {
 		for j, cd := range cooldowns {
 			scope := fmt.Sprintf("@p%d:example.org", i*len(cooldowns)+j)
-			def := f.arm(scope, tripwire.Draft{Label: fmt.Sprintf("case %d cooldown %d", i, cd), Rationale: "property",
+			def := f.Arm(scope, tripwire.Draft{Label: fmt.Sprintf("case %d cooldown %d", i, cd), Rationale: "property",
 				Source: c.src, Condition: c.cond, CooldownSeconds: &cd})
 			tws = append(tws, armed{scope, def})
 		}
@@ -179,22 +180,22 @@ func backtestMatchesLive(t *testing.T, seed uint64) {
 		if rnd.IntN(25) == 0 {
 			giValue = "n/a" // not a number: a source error for the numeric leaves
 		}
-		f.set("integrity.gi", giValue)
-		f.set("vault.balance", float64(rnd.IntN(6)))
-		f.set("lane.sentiment", moods[rnd.IntN(len(moods))])
-		f.tick()
-		f.clock.Advance(time.Duration(1+rnd.IntN(40)) * time.Minute)
+		f.Set("integrity.gi", giValue)
+		f.Set("vault.balance", float64(rnd.IntN(6)))
+		f.Set("lane.sentiment", moods[rnd.IntN(len(moods))])
+		f.Tick()
+		f.Clock.Advance(time.Duration(1+rnd.IntN(40)) * time.Minute)
 	}
 	for _, tw := range tws {
 		var live []time.Time
-		for _, ev := range f.history(tw.scope, tw.def.ID) {
+		for _, ev := range f.History(tw.scope, tw.def.ID) {
 			live = append(live, ev.Timestamp)
 		}
-		bt, err := f.svc.Backtest(f.ctx, tw.def, 1000*time.Hour)
+		bt, err := f.Service.Backtest(f.Ctx, tw.def, 1000*time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		def := f.get(tw.scope, tw.def.ID)
+		def := f.Get(tw.scope, tw.def.ID)
 		quarantined := def.Status == tripwire.Quarantined
 		if !slices.EqualFunc(live, bt.Cooled.Trips, time.Time.Equal) || quarantined != !bt.Cooled.QuarantinedAt.IsZero() {
 			t.Errorf("%s (%s, cooldown %ds):\nlive trips     %v (quarantined %v)\nbacktest trips %v (quarantined at %v)",

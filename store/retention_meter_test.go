@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/retention"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
 
 // TestRetentionApprovalsBootsSpend: decided approval requests go after
@@ -43,8 +44,9 @@ func TestRetentionApprovalsBootsSpend(t *testing.T) {
 	if _, err := m.AddSpend(ctx, "EVE", "2026-07-31", fleet.Spend{Cost: 2, Currency: "USD"}); err != nil {
 		t.Fatal(err)
 	}
-	r := retention.New(retention.Config{Outbox: time.Hour, Events: 24 * time.Hour, Pending: time.Hour, Journal: 7 * 24 * time.Hour,
-		Deleted: time.Hour, Approvals: 7 * 24 * time.Hour}, retention.Deps{Store: s, Clock: clock}).Pass(ctx)
+	w := services.Wiring{Store: s, Clock: clock}
+	r := w.Retention(retention.Config{Outbox: time.Hour, Events: 24 * time.Hour, Pending: time.Hour, Journal: 7 * 24 * time.Hour,
+		Deleted: time.Hour, Approvals: 7 * 24 * time.Hour}).Pass(ctx)
 	if r.Err != nil || r.Approvals != 1 || r.Meter != 2 {
 		t.Fatalf("Pass() = %+v, want 1 approval, 1 boot and 1 day of spend removed", r)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/wake"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
@@ -141,7 +142,7 @@ func TestRetentionRecords(t *testing.T) {
 		}
 	}
 
-	r := retention.New(recordWindows, retention.Deps{Store: s, Clock: clock}).Pass(ctx)
+	r := services.Wiring{Store: s, Clock: clock}.Retention(recordWindows).Pass(ctx)
 	if r.Err != nil {
 		t.Fatalf("Pass() error = %v", r.Err)
 	}

@@ -13,7 +13,12 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 )
+
+// The retention service's own rules (a window for each kind, batches, a
+// stop at the first error) are tested in core/retention on a fake store;
+// here, which rows each of the store's prune queries removes.
 
 // retentionWindows differ from each other, so that a kind pruned by
 // another's window fails the test.
@@ -28,8 +33,8 @@ var historyWindow = history.Config{Retention: 200 * time.Hour}
 // on purpose stays.
 func TestRetentionWindows(t *testing.T) {
 	f := newTWFixture(t, testconfig.Tripwires())
-	ctx, s := f.ctx, f.st
-	start := f.clock.Now()
+	ctx, s := f.Ctx, f.Store
+	start := f.Clock.Now()
 	now := start.Add(1000 * time.Hour)
 	inside := func(window time.Duration) time.Time { return now.Add(-window + time.Millisecond) }
 	outside := func(window time.Duration) time.Time { return now.Add(-window - time.Millisecond) }
@@ -42,15 +47,15 @@ func TestRetentionWindows(t *testing.T) {
 
 	// Tripwires: one fires (so it has a trip), then two are deleted, one
 	// just outside retention.deleted and one just inside.
-	f.set("integrity.gi", 0.5)
-	gone := f.arm("@alice:example.org", giBelow("gone", 0.7, false, 60))
-	f.tick()
-	kept := f.arm("@alice:example.org", giBelow("kept", 0.7, false, 60))
-	live := f.arm("@alice:example.org", giBelow("live", 0.7, false, 60))
-	f.clock.Set(outside(retentionWindows.Deleted))
-	must(f.svc.Delete(ctx, "@alice:example.org", gone.ID))
-	f.clock.Set(inside(retentionWindows.Deleted))
-	must(f.svc.Delete(ctx, "@alice:example.org", kept.ID))
+	f.Set("integrity.gi", 0.5)
+	gone := f.Arm("@alice:example.org", services.GIBelow("gone", 0.7, false, 60))
+	f.Tick()
+	kept := f.Arm("@alice:example.org", services.GIBelow("kept", 0.7, false, 60))
+	live := f.Arm("@alice:example.org", services.GIBelow("live", 0.7, false, 60))
+	f.Clock.Set(outside(retentionWindows.Deleted))
+	must(f.Service.Delete(ctx, "@alice:example.org", gone.ID))
+	f.Clock.Set(inside(retentionWindows.Deleted))
+	must(f.Service.Delete(ctx, "@alice:example.org", kept.ID))
 
 	// Sent notices; "root" is old but a notice sent within the window
 	// threads on it, "waited" is old and a waiting edit targets it.
@@ -129,8 +134,8 @@ func TestRetentionWindows(t *testing.T) {
 		must(s.Tripwires().ApplyTick(ctx, tripwire.TickWrites{Readings: []history.Reading{{Source: core.SourceRef{Kind: "integrity.gi"}, At: at, Value: 0.5}}}))
 	}
 
-	f.clock.Set(now)
-	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.clock, History: historyWindow}).Pass(ctx)
+	f.Clock.Set(now)
+	r := services.Wiring{Store: s, Clock: f.Clock}.Retention(retentionWindows, func(d *retention.Deps) { d.History = historyWindow }).Pass(ctx)
 	if r.Err != nil {
 		t.Fatalf("Pass() error = %v", r.Err)
 	}
@@ -210,24 +215,24 @@ func TestRetentionWindows(t *testing.T) {
 				t.Errorf("deleted tripwire %s: Tripwire() error = %v, want ErrNotFound", id, err)
 			}
 		}
-		if got := f.get("@alice:example.org", live.ID); got.Label != "live" {
+		if got := f.Get("@alice:example.org", live.ID); got.Label != "live" {
 			t.Errorf("live tripwire = %+v", got)
 		}
 		// The pruned tripwire's trip outlives it: a deleted tripwire's
 		// history is kept.
-		if h := f.history("@alice:example.org", gone.ID); len(h) != 1 || h[0].TripwireID != gone.ID {
+		if h := f.History("@alice:example.org", gone.ID); len(h) != 1 || h[0].TripwireID != gone.ID {
 			t.Errorf("history of the pruned tripwire = %+v, want its one trip", h)
 		}
 		// The evaluator, which last looked before the deletions, neither
 		// resets nor fires the pruned tripwire again; the live one fires.
-		f.set("integrity.gi", 0.9)
-		f.tick()
-		f.set("integrity.gi", 0.5)
-		f.tick()
-		if h := f.history("@alice:example.org", gone.ID); len(h) != 1 {
+		f.Set("integrity.gi", 0.9)
+		f.Tick()
+		f.Set("integrity.gi", 0.5)
+		f.Tick()
+		if h := f.History("@alice:example.org", gone.ID); len(h) != 1 {
 			t.Errorf("after two more passes, the pruned tripwire has %d trips, want 1", len(h))
 		}
-		if h := f.history("@alice:example.org", live.ID); len(h) != 1 {
+		if h := f.History("@alice:example.org", live.ID); len(h) != 1 {
 			t.Errorf("the live tripwire has %d trips, want 1", len(h))
 		}
 	})
@@ -238,8 +243,8 @@ func TestRetentionWindows(t *testing.T) {
 // last: a replay of its last sync response must still find them.
 func TestRetentionHandledEventsAfterALongStop(t *testing.T) {
 	f := newTWFixture(t, testconfig.Tripwires())
-	ctx, s := f.ctx, f.st
-	stopped := f.clock.Now()
+	ctx, s := f.Ctx, f.Store
+	stopped := f.Clock.Now()
 	window := retentionWindows.Events
 	for id, at := range map[string]time.Time{"$last": stopped, "$near": stopped.Add(-window + time.Millisecond),
 		"$far": stopped.Add(-window - time.Millisecond)} {
@@ -247,13 +252,13 @@ func TestRetentionHandledEventsAfterALongStop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.clock.Set(stopped.Add(10 * window))
-	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.clock}).Pass(ctx)
+	f.Clock.Set(stopped.Add(10 * window))
+	r := services.Wiring{Store: s, Clock: f.Clock}.Retention(retentionWindows).Pass(ctx)
 	if r.Err != nil || r.Events != 1 {
 		t.Fatalf("Pass() = %+v, want one handled event removed", r)
 	}
 	for id, wantKept := range map[string]bool{"$last": true, "$near": true, "$far": false} {
-		if first, err := s.MarkHandled(ctx, id, f.clock.Now()); err != nil || first == wantKept {
+		if first, err := s.MarkHandled(ctx, id, f.Clock.Now()); err != nil || first == wantKept {
 			t.Errorf("event %s: MarkHandled() = %v, %v; want kept %v", id, first, err, wantKept)
 		}
 	}
@@ -263,8 +268,8 @@ func TestRetentionHandledEventsAfterALongStop(t *testing.T) {
 // whole in one pass, a batch at a time.
 func TestRetentionBatches(t *testing.T) {
 	f := newTWFixture(t, testconfig.Tripwires())
-	ctx, s := f.ctx, f.st
-	now := f.clock.Now()
+	ctx, s := f.Ctx, f.Store
+	now := f.Clock.Now()
 	backlog := 2*retention.Batch + 1
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		for i := range backlog {
@@ -278,7 +283,7 @@ func TestRetentionBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := retention.New(retentionWindows, retention.Deps{Store: s, Clock: f.clock}).Pass(ctx)
+	r := services.Wiring{Store: s, Clock: f.Clock}.Retention(retentionWindows).Pass(ctx)
 	if r.Err != nil || r.LinkCodes != backlog {
 		t.Fatalf("Pass() = %+v, want %d link codes removed", r, backlog)
 	}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
-	"github.com/jarvis-hmi/jarvis/core/tripwire"
-	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
@@ -71,47 +69,6 @@ func TestIncidentSnoozes(t *testing.T) {
 	}
 	if due, _ := q.SnoozesEnded(ctx, at.Add(3*time.Hour)); len(due) != 0 {
 		t.Errorf("SnoozesEnded() after waking = %+v", due)
-	}
-}
-
-// TestTripwireSnoozeJournalsInsteadOfPushing: alice snoozes her
-// tripwire's pushes for an hour; a trip within it is journaled and in her
-// history but neither pushed nor queued for push, and does not reply in a
-// thread when it clears; the first trip after the hour is pushed again.
-// Bob cannot snooze her tripwire.
-func TestTripwireSnoozeJournalsInsteadOfPushing(t *testing.T) {
-	f := newTWFixture(t, testconfig.Tripwires())
-	draft := giBelow("GI below yellow band", 0.7, true, 0)
-	draft.Action = &tripwire.Action{Push: true}
-	def := f.arm(twAlice, draft)
-	if err := f.svc.Snooze(f.ctx, twBob, def.ID, f.clock.Now().Add(time.Hour)); !errors.Is(err, core.ErrNotFound) {
-		t.Errorf("bob snoozing alice's tripwire: %v, want ErrNotFound", err)
-	}
-	if err := f.svc.Snooze(f.ctx, twAlice, def.ID, f.clock.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	f.set("integrity.gi", 0.5)
-	if r := f.tick(); r.Fired != 1 {
-		t.Fatalf("report %+v, want 1 fired", r)
-	}
-	f.clock.Advance(time.Minute)
-	f.set("integrity.gi", 0.9)
-	f.tick()
-	if n := f.notices(); len(n) != 0 {
-		t.Errorf("a snoozed tripwire queued %d notices, want none: %+v", len(n), n)
-	}
-	page, err := f.svc.Journal(f.ctx, twAlice, tripwire.JournalQuery{})
-	if err != nil || len(page.Entries) != 1 || page.Entries[0].Trip != 1 {
-		t.Errorf("journal = %+v, %v; want the snoozed trip", page, err)
-	}
-	if push, err := f.svc.ConsumePush(f.ctx, twAlice); err != nil || len(push) != 0 {
-		t.Errorf("push queue = %v, %v; want empty", push, err)
-	}
-	f.clock.Advance(time.Hour)
-	f.set("integrity.gi", 0.5)
-	f.tick()
-	if n := f.notices(); len(n) != 3 || n[0].Key != "trip:"+def.ID+":2" {
-		t.Errorf("after the snooze: notices %+v, want trip 2 pushed with 💤 and its chart", n)
 	}
 }
 

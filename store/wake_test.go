@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/wake"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -222,8 +223,7 @@ func TestRouterAlertsAreIncidents(t *testing.T) {
 	s := testdb.OpenStore(t, testEngine)
 	ctx := context.Background()
 	h := newWakeHarness(t, s)
-	incidents := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour},
-		oncall.Deps{Store: s.Incidents(), Tx: s, Outbox: s.Outbox(), Clock: h.clock})
+	incidents := services.Wiring{Store: s, Clock: h.clock}.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour})
 	h.router = wake.NewRouter(wake.Deps{Store: s, Tx: s, Outbox: s.Outbox(), Clock: h.clock, Room: "!room:x", Incidents: incidents,
 		Sources: []wake.Source{{Name: "test", List: func(context.Context) ([]core.WakeCondition, error) { return h.conds, nil }}}})
 	if _, err := incidents.Silence(ctx, oncall.Silence{Target: oncall.FleetTarget, By: "@admin:x", RoomID: "!room:x",

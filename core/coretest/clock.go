@@ -1,5 +1,6 @@
 // Package coretest holds what tests of the core packages share: a clock that
-// moves only when told and a registry of source kinds to arm tripwires on.
+// moves only when told, a registry of source kinds to arm tripwires on,
+// and sources of those kinds whose values a test sets.
 package coretest
 
 import (

@@ -13,6 +13,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -54,16 +55,9 @@ func newFleetFixture(t testing.TB) *fleetFixture {
 // newFleet builds a fleet service over the fixture's store, as a restart does.
 func (fx *fleetFixture) newFleet(t testing.TB) *fleet.Service {
 	t.Helper()
-	f, err := fleet.NewService(fx.cfg, fleet.Deps{
-		Room: fleetRoom, Tx: fx.store, Heartbeats: fx.store.Heartbeats(), Journal: fx.store.AgentJournal(),
-		Attestations: fx.store.Attestations(), Meter: fx.store.Meter(), Outbox: fx.store.Outbox(), Clock: fx.clock,
-		Admins:    []string{fleetAdmin},
-		Incidents: oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: fx.store.Incidents(), Outbox: fx.store.Outbox(), Clock: fx.clock}),
-	})
-	if err != nil {
-		t.Fatalf("new fleet: %v", err)
-	}
-	return f
+	w := services.Wiring{Store: fx.store, Clock: fx.clock, Room: fleetRoom, Admins: []string{fleetAdmin}}
+	incidents := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute})
+	return w.Fleet(t, fx.cfg, func(d *fleet.Deps) { d.Incidents = incidents })
 }
 
 func (fx *fleetFixture) heartbeat(t testing.TB, agent, cycle string) fleet.HeartbeatReceipt {

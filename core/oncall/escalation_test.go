@@ -8,6 +8,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -25,7 +26,7 @@ func newSweepFixture(t *testing.T, cfg oncall.Config, admins []string) *sweepFix
 	st := testdb.OpenStore(t, store.SQLite)
 	clock := coretest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	return &sweepFixture{t: t, st: st, clock: clock,
-		svc: oncall.NewService(cfg, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: st.Outbox(), Clock: clock, Admins: admins})}
+		svc: services.Wiring{Store: st, Clock: clock, Admins: admins}.Oncall(cfg)}
 }
 
 func (f *sweepFixture) raise(id string) {

@@ -9,6 +9,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -21,8 +22,7 @@ func TestEscalation(t *testing.T) {
 	st := testdb.OpenStore(t, store.SQLite)
 	clock := coretest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	admins := []string{"@alice:x", "@carol:x"}
-	svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute},
-		oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: st.Outbox(), Clock: clock, Admins: admins})
+	svc := services.Wiring{Store: st, Clock: clock, Admins: admins}.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute})
 	raise := func(id string) {
 		t.Helper()
 		err := st.InTx(ctx, func(ctx context.Context) error {
@@ -76,8 +76,7 @@ func newGroup(t *testing.T) (*oncall.Service, *store.Store, *coretest.Clock) {
 	ctx := context.Background()
 	st := testdb.OpenStore(t, store.SQLite)
 	clock := coretest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	svc := oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute},
-		oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: st.Outbox(), Clock: clock, Admins: []string{"@alice:x"}})
+	svc := services.Wiring{Store: st, Clock: clock, Admins: []string{"@alice:x"}}.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute})
 	err := st.InTx(ctx, func(ctx context.Context) error {
 		if err := svc.Raise(ctx, "silence:A:1", "alert", "A", core.Notice{Key: "alert:A", RoomID: "!room:x", Kind: core.NoticeMessage, Body: "A is late"}); err != nil {
 			return err

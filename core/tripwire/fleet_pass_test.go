@@ -14,6 +14,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -123,17 +124,15 @@ func newFleetWorkspace(t *testing.T, oneByOne bool) *fleetWorkspace {
 	st := testdb.OpenStore(t, store.SQLite)
 	w := &fleetWorkspace{st: st, clock: coretest.NewClock(time.Date(2026, 4, 17, 9, 0, 0, 0, time.UTC)), reads: &atomic.Int64{},
 		armed: map[string]armedWatch{}}
-	f, err := fleet.NewService(fleetPassConfig(true), fleet.Deps{
-		Tx: st, Outbox: st.Outbox(), Clock: w.clock, Room: "!jarvis:example.org",
-		Heartbeats:   countedHeartbeats{st.Heartbeats(), w.reads},
-		Journal:      countedJournal{st.AgentJournal(), w.reads},
-		Attestations: countedAttestations{st.Attestations(), w.reads},
-		Meter:        countedMeter{st.Meter(), w.reads},
-		Incidents:    oncall.NewService(oncall.Config{EscalateAfter: 15 * time.Minute}, oncall.Deps{Store: st.Incidents(), Outbox: st.Outbox(), Clock: w.clock}),
+	wired := services.Wiring{Store: st, Clock: w.clock, Room: "!jarvis:example.org"}
+	incidents := wired.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute})
+	f := wired.Fleet(t, fleetPassConfig(true), func(d *fleet.Deps) {
+		d.Heartbeats = countedHeartbeats{st.Heartbeats(), w.reads}
+		d.Journal = countedJournal{st.AgentJournal(), w.reads}
+		d.Attestations = countedAttestations{st.Attestations(), w.reads}
+		d.Meter = countedMeter{st.Meter(), w.reads}
+		d.Incidents = incidents
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	w.fleet = f
 	reg := core.NewSourceRegistry()
 	if oneByOne {
@@ -146,8 +145,7 @@ func newFleetWorkspace(t *testing.T, oneByOne bool) *fleetWorkspace {
 	} else {
 		f.RegisterSources(reg)
 	}
-	w.tw = tripwire.NewService(testconfig.Tripwires(), tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(), Tx: st,
-		Outbox: st.Outbox(), Sources: reg, Clock: w.clock, History: st, Room: "!jarvis:example.org"})
+	w.tw = wired.Tripwires(testconfig.Tripwires(), reg)
 	return w
 }
 

@@ -108,3 +108,14 @@ func newConfig(tb testing.TB, engine string, schema bool) store.Config {
 	tb.Fatalf("no engine %q", engine)
 	return store.Config{}
 }
+
+// Rows counts the rows of table in st; table may go on with a WHERE
+// clause.
+func Rows(tb testing.TB, st *store.Store, table string) int {
+	tb.Helper()
+	var n int
+	if err := st.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+		tb.Fatalf("count %s: %v", table, err)
+	}
+	return n
+}
