@@ -8,7 +8,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
-	"github.com/jarvis-hmi/jarvis/internal/testconfig"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
 )
 
 // ask says a sentence to Jarvis by name and returns the one answer.

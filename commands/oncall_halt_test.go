@@ -9,8 +9,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
-	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
 )
 
 // TestOnCallHalt: a halt is an incident. bob (no admin) taps 👀 and owns

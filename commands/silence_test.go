@@ -11,8 +11,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
-	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
 )
 
 // silenceHarness is a processor with `!tw` and `!silence`, the fleet

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
-	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
-	"github.com/jarvis-hmi/jarvis/internal/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 )
 
