@@ -559,7 +559,7 @@ func breakerBadInput(e *Event, err error) bool {
 }
 
 // breakerTime shows a time in replies, as the halt notices do.
-func breakerTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+func breakerTime(t time.Time) string { return core.TimeText(t) }
 
 func breakerCount(n int, noun string) string {
 	if n == 0 {

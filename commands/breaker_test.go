@@ -94,7 +94,7 @@ func TestBreakerCommands(t *testing.T) {
 		{name: "status with nothing halted", say: "!breaker status",
 			want: []string{"No agent has been halted", "every circuit breaker is closed"}},
 		{name: "status lists the halted agent", state: open, say: "!breaker status",
-			want: []string{"**Circuit breakers**", "🛑 **eve** halted since 2026-11-30 09:00 UTC", "`{id}` (safety): tried to delete the workspace", "!breaker status <agent>"}, wantState: open},
+			want: []string{"**Circuit breakers**", "🛑 **eve** halted since Nov 30 09:00 UTC", "`{id}` (safety): tried to delete the workspace", "!breaker status <agent>"}, wantState: open},
 		{name: "status of a halted agent says what to do", state: open, say: "!breaker status eve",
 			want: []string{"**eve** is halted", "Reason: tried to delete the workspace", "Evidence: 1 item", "Reviewing: nobody yet",
 				"`!breaker review {id}`", "`!breaker resume {id}`", "`!breaker reset {id}`"}, wantState: open},

@@ -116,9 +116,9 @@ func (c *oncallCommands) claim(e *Event, id string, tap bool) error {
 		e.Send(oncall.ClaimEdit(inc))
 	case inc.Owner == e.Sender:
 	case !inc.ResolvedAt.IsZero() && inc.Owner == "":
-		reply("This resolved at %s, before anyone claimed it.", inc.ResolvedAt.UTC().Format("Jan 2 15:04 MST"))
+		reply("This resolved at %s, before anyone claimed it.", core.TimeText(inc.ResolvedAt))
 	case !inc.ResolvedAt.IsZero():
-		reply("This resolved at %s; %s handled it.", inc.ResolvedAt.UTC().Format("Jan 2 15:04 MST"), core.EscapeMarkdown(inc.Owner))
+		reply("This resolved at %s; %s handled it.", core.TimeText(inc.ResolvedAt), core.EscapeMarkdown(inc.Owner))
 	default:
 		reply("%s", oncall.HeldBy(inc))
 	}

@@ -45,7 +45,7 @@ func (c *oncallCommands) snooze(e *Event, id, length string, tap bool) error {
 		return err
 	}
 	if !snoozed {
-		alertReply(e, inc, tap)("This resolved at %s; there is nothing left to snooze.", inc.ResolvedAt.UTC().Format("Jan 2 15:04 MST"))
+		alertReply(e, inc, tap)("This resolved at %s; there is nothing left to snooze.", core.TimeText(inc.ResolvedAt))
 		return nil
 	}
 	e.Send(oncall.SnoozeEdit(inc))

@@ -168,8 +168,8 @@ func TestTripwireCommands(t *testing.T) {
 			want: []string{"**Since you last looked**: 1 trip", `**GI low**: integrity.gi is 0.65 (integrity.gi \< 0.7)`}, forbid: []string{"EVE"}},
 		{name: "the journal was marked read", say: "!tw journal", want: []string{"Nothing new since you last looked"}},
 		{name: "another person's journal is empty", who: bob, say: "!tw journal", want: []string{"Nothing new"}},
-		{name: "history after the trip", say: "!tw history {gi}", want: []string{"**Trips of GI low** `{gi}`", "2026-11-30 09:01 UTC: integrity.gi is 0.65"}},
-		{name: "show after the trip", say: "!tw show {gi}", want: []string{"Status: tripped", "Last tripped: 2026-11-30 09:01 UTC; last cleared: never"}, chart: true},
+		{name: "history after the trip", say: "!tw history {gi}", want: []string{"**Trips of GI low** `{gi}`", "Nov 30 09:01 UTC: integrity.gi is 0.65"}},
+		{name: "show after the trip", say: "!tw show {gi}", want: []string{"Status: tripped", "Last tripped: Nov 30 09:01 UTC; last cleared: never"}, chart: true},
 		{name: "disable", say: "!tw disable {gi}", want: []string{"Disabled `{gi}` (GI low): I stop watching it.", "`!tw enable {gi}`"}},
 		{name: "disable twice", say: "!tw disable {gi}", want: []string{"already disabled"}},
 		{name: "a disabled tripwire does not trip", before: func(t *testing.T) { th.tick(t, 0.9); th.tick(t, 0.5) }, say: "!tw journal",
@@ -442,9 +442,9 @@ func TestConversationalArming(t *testing.T) {
 			rationales[twRule(d.Source, d.Condition)] = d.Rationale
 		}
 		want := map[string]string{
-			"integrity.gi < 0.7": "You said in chat on 2026-11-30 08:59 UTC:\n“The substrate felt shaky all week.”\n“tell me when GI drops below 0.70”",
+			"integrity.gi < 0.7": "You said in chat on Nov 30 08:59 UTC:\n“The substrate felt shaky all week.”\n“tell me when GI drops below 0.70”",
 			// The conversation starts again after each request.
-			"integrity.gi < 0.5": "You said in chat on 2026-11-30 08:59 UTC:\n“let me know if GI drops below 0.5”",
+			"integrity.gi < 0.5": "You said in chat on Nov 30 08:59 UTC:\n“let me know if GI drops below 0.5”",
 		}
 		for rule, w := range want {
 			if rationales[rule] != w {

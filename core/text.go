@@ -94,3 +94,7 @@ func ClockDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }
+
+// TimeText is how chat shows a moment, in UTC: "Jan 2 15:04 UTC". The
+// API's moments are RFC 3339.
+func TimeText(t time.Time) string { return t.UTC().Format("Jan 2 15:04 MST") }

@@ -143,7 +143,7 @@ func TestBreakerNoticeBody(t *testing.T) {
 			want: []string{
 				`🛑 **HALTED**: circuit breaker open for agent **ani**`,
 				`**Reason:** said \<b\>hi\</b\> and \*\*shouted\*\*`,
-				"**Event:** `brk_1a2b3c4d`, opened 2025-03-01 12:00 UTC by aster",
+				"**Event:** `brk_1a2b3c4d`, opened Mar 1 12:00 UTC by aster",
 				"````\n[1] ```\nbreak out\n[2] second\n````",
 				"React 👀 to take the review", "`!breaker reset brk_1a2b3c4d`", "\n\n@alice:test",
 			},

@@ -114,4 +114,4 @@ func transitionText(ev Event, rec Record, act Action, actor, why, nextID string,
 }
 
 // stamp shows a time in notices.
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+func stamp(t time.Time) string { return core.TimeText(t) }

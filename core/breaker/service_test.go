@@ -163,7 +163,7 @@ func TestBreakerTransitions(t *testing.T) {
 					name: "open: review records the breakerReviewer", setup: []string{"open"}, act: "review", wantState: breaker.Open,
 					wantAudit: []breaker.Action{breaker.ActReview},
 					wantNotices: []breakerWantNotice{
-						{kind: core.NoticeEdit, on: "after", contains: []string{"**HALTED**", "👀 reviewing by @alice:test since 2025-03-01 12:00 UTC"}},
+						{kind: core.NoticeEdit, on: "after", contains: []string{"**HALTED**", "👀 reviewing by @alice:test since Mar 1 12:00 UTC"}},
 						{kind: core.NoticeMessage, on: "after", thread: true, contains: []string{"@alice:test is reviewing the halt of **ani**"}},
 					},
 					wantEvent: func(t *testing.T, _, after breaker.Event) {
@@ -176,7 +176,7 @@ func TestBreakerTransitions(t *testing.T) {
 					name: "open to half-open by resume", setup: []string{"open", "review"}, act: "resume", wantState: breaker.HalfOpen,
 					wantAudit: []breaker.Action{breaker.ActResume},
 					wantNotices: []breakerWantNotice{
-						{kind: core.NoticeEdit, on: "after", contains: []string{"**HALF-OPEN**", "half-open since 2025-03-01 12:00 UTC, resumed by @alice:test"}},
+						{kind: core.NoticeEdit, on: "after", contains: []string{"**HALF-OPEN**", "half-open since Mar 1 12:00 UTC, resumed by @alice:test"}},
 						{kind: core.NoticeMessage, on: "after", thread: true, contains: []string{"@alice:test resumed **ani** into a half-open trial"}},
 					},
 				},

@@ -77,7 +77,7 @@ func reportBody(card Card, notes []WorkerNote, set Set, cards []Card) string {
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, "\nWhat %s reported on it, as written:\n", core.EscapeMarkdown(card.Worker))
 		for _, n := range notes {
-			fmt.Fprintf(&b, "- %s — %s: %s\n", n.At.UTC().Format("Jan 2 15:04 MST"), core.EscapeMarkdown(n.Title),
+			fmt.Fprintf(&b, "- %s — %s: %s\n", core.TimeText(n.At), core.EscapeMarkdown(n.Title),
 				core.EscapeMarkdown(core.TruncateAfter(n.Content, reportNoteContent)))
 		}
 	}

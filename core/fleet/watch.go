@@ -177,7 +177,7 @@ func (f *Service) neverDue(a AgentConfig, since, now time.Time) bool {
 func neverNotice(room string, a AgentConfig, since time.Time) core.Notice {
 	return core.Notice{Key: neverKeyPrefix + a.Name, RoomID: room, Kind: core.NoticeMessage, Body: fmt.Sprintf(
 		"⚠️ **%s** has never reported: its first heartbeat was expected within %s of %s, and none came. Is it running, with its token?",
-		core.EscapeMarkdown(a.Name), core.HumanDuration(a.Cadence), since.UTC().Format("Jan 2 15:04 MST"))}
+		core.EscapeMarkdown(a.Name), core.HumanDuration(a.Cadence), core.TimeText(since))}
 }
 
 // escalate re-reads the agent's state inside the transaction (a heartbeat

@@ -322,7 +322,7 @@ func (inc Incident) status() string {
 }
 
 // stamp shows a time in notices.
-func stamp(t time.Time) string { return t.UTC().Format("Jan 2 15:04 MST") }
+func stamp(t time.Time) string { return core.TimeText(t) }
 
 // enqueue writes a notice; one already in the outbox was written before.
 func (s *Service) enqueue(ctx context.Context, n core.Notice) error {

@@ -802,7 +802,7 @@ func (s *Service) reset(rec *Record, c candidate, now time.Time, notices []core.
 	}
 	rec.TripPushed = false
 	key := tripNoticeKey(rec.ID, rec.TripSeq)
-	body := fmt.Sprintf("✅ Cleared at %s — %s.", now.Format("2006-01-02 15:04 UTC"), observedText(c.cc, c.obs, markdown))
+	body := fmt.Sprintf("✅ Cleared at %s — %s.", core.TimeText(now), observedText(c.cc, c.obs, markdown))
 	return s.notify(notices, rec.Scope, core.Notice{Key: key + clearedSuffix, Kind: core.NoticeMessage, Target: key, Thread: true, Body: body}, false)
 }
 

@@ -87,7 +87,7 @@ func TestTripwirePushTripAndReset(t *testing.T) {
 				t.Fatalf("outbox has %d notices, want the trip, 💤 on it, its chart and its clearing", len(notices))
 			}
 			c := notices[3]
-			if c.Kind != core.NoticeMessage || c.Target != wantKey || !c.Thread || c.ToUser != twAlice || !strings.Contains(c.Body, "Cleared at 2026-01-01 09:10 UTC") {
+			if c.Kind != core.NoticeMessage || c.Target != wantKey || !c.Thread || c.ToUser != twAlice || !strings.Contains(c.Body, "Cleared at Jan 1 09:10 UTC") {
 				t.Errorf("clearing notice = %+v; want a threaded reply to %s saying when it cleared", c, wantKey)
 			}
 			if len(c.Mentions) != 0 {
