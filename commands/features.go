@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/bridge"
@@ -83,6 +82,7 @@ var builtins = []*Handler{cmdHelp, cmdPing}
 // reads itself: a person's time zone (reminders), the agents' names
 // (fleet, agents) and what it can do for someone it did not understand.
 type featureSet struct {
+	sys       *sysCommands
 	cards     *cardCommands
 	approvals *approvalCommands
 	breakers  *breakerCommands
@@ -106,15 +106,13 @@ type featureSet struct {
 func (p *Processor) AddFeatures(f Features) {
 	s := &p.features
 	if f.System != nil {
-		p.sys = f.System
-		sys := *cmdSys
+		s.sys = &sysCommands{sys: f.System}
 		var token []*Handler
 		if f.Credentials != nil {
 			token = []*Handler{(&tokenCommands{svc: f.Credentials}).handler()}
 		}
-		sys.Subcommands = slices.Concat(cmdSys.Subcommands, sectionVerbs(f.System.Sections), token, []*Handler{cmdSysHelp})
-		p.Register(&sys)
-		p.RegisterConfirm(confirmSysClear, confirmSysRestart)
+		p.Register(s.sys.handler(token))
+		p.RegisterConfirm(s.sys.confirms()...)
 	}
 	if f.Cards != nil {
 		c := &cardCommands{svc: f.Cards}
@@ -195,15 +193,16 @@ func (p *Processor) AddFeatures(f Features) {
 	}
 	if p.byName["ask"] == nil {
 		// `!ask` has the topics of the features added first.
-		s.ask = &askCommands{breakers: s.breakers, cards: s.cards, tripwires: s.tripwires, sys: p.sys}
+		s.ask = &askCommands{}
+		s.wire()
 		p.Register(s.ask.handler())
 	}
-	s.wire(p.sys)
+	s.wire()
 }
 
 // wire points each feature at the others it acts on, whichever call of
 // AddFeatures added them.
-func (s *featureSet) wire(sys *System) {
+func (s *featureSet) wire() {
 	if c := s.approvals; c != nil {
 		c.claims = s.oncall
 	}
@@ -220,6 +219,9 @@ func (s *featureSet) wire(sys *System) {
 		l.tripwires, l.reminders, l.notebook, l.cards, l.approvals = s.tripwires, s.reminders, s.notebook, s.cards, s.approvals
 	}
 	if a := s.ask; a != nil {
-		a.breakers, a.cards, a.tripwires, a.sys = s.breakers, s.cards, s.tripwires, sys
+		a.breakers, a.cards, a.tripwires = s.breakers, s.cards, s.tripwires
+		if s.sys != nil {
+			a.sys = s.sys.sys
+		}
 	}
 }

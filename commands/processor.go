@@ -142,8 +142,6 @@ type Processor struct {
 	admins     map[string]bool
 	limiter    *senderLimiter
 
-	// sys is what the `!sys` verbs report on, from AddFeatures.
-	sys *System
 	// features are the features added, each holding what its handlers
 	// act on; AddFeatures wires them to one another.
 	features featureSet

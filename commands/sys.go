@@ -73,28 +73,34 @@ const (
 	maxLogLines     = 200
 )
 
-// cmdSys are the admin verbs. AddFeatures puts the verbs of the status
-// sections that have one after them, then cmdSysHelp.
-var cmdSys = &Handler{
-	Name:  "sys",
-	Help:  "Admin verbs: status, logs, clear and restart of this Jarvis.",
-	Admin: true,
-	Subcommands: []*Handler{
+// sysCommands are the admin verbs, on the System they report on and act
+// on.
+type sysCommands struct{ sys *System }
+
+// handler is `!sys`: its verbs, the verbs of the status sections that
+// have one, token when credentials are given, and help.
+func (c *sysCommands) handler(token []*Handler) *Handler {
+	sys := &Handler{
+		Name:  "sys",
+		Help:  "Admin verbs: status, logs, clear and restart of this Jarvis.",
+		Admin: true,
+	}
+	help := &Handler{Name: "help", Help: "These verbs.", Func: func(e *Event) error {
+		e.Reply("%s", e.Proc.helpFor(e.Proc.byName[sys.Name], sys.Name))
+		return nil
+	}}
+	sys.Subcommands = slices.Concat([]*Handler{
 		{Name: "clear", Help: "Forget this room's conversational context (pending proposals, drafts), after ✅. Never touches tripwires, journals or cards.", Func: func(e *Event) error {
 			return e.AskConfirm(confirmClear, "", "Clear this room's conversational context: pending proposals and confirmations, draft card sets? Armed tripwires, journals and cards stay.")
 		}},
 		{Name: "restart", Help: "Drain the outbox, release the lease and restart, after ✅.", Func: func(e *Event) error {
 			return e.AskConfirm(confirmRestart, "", "Restart Jarvis?")
 		}},
-		{Name: "status", Help: "Version, uptime, homeserver and sync state, outbox, and every feature's counts.", Func: sysStatus},
-		{Name: "logs", Args: "[N] [level]", Help: fmt.Sprintf("The last N log lines (default %d, at most %d), secrets redacted.", defaultLogLines, maxLogLines), Func: sysLogs},
-	},
+		{Name: "status", Help: "Version, uptime, homeserver and sync state, outbox, and every feature's counts.", Func: c.status},
+		{Name: "logs", Args: "[N] [level]", Help: fmt.Sprintf("The last N log lines (default %d, at most %d), secrets redacted.", defaultLogLines, maxLogLines), Func: c.logs},
+	}, sectionVerbs(c.sys.Sections), token, []*Handler{help})
+	return sys
 }
-
-var cmdSysHelp = &Handler{Name: "help", Help: "These verbs.", Func: func(e *Event) error {
-	e.Reply("%s", e.Proc.helpFor(e.Proc.byName[cmdSys.Name], cmdSys.Name))
-	return nil
-}}
 
 // sectionVerbs are the `!sys` verbs of the status sections that have one
 // (`!sys lease`).
@@ -111,25 +117,27 @@ func sectionVerbs(sections []StatusSection) []*Handler {
 	return out
 }
 
-var (
-	confirmSysClear = ConfirmKind{Kind: confirmClear, TTL: 10 * time.Minute, Admin: true, YesDoes: "clear", NoDoes: "keep", OnConfirm: func(e *Event, pending core.Pending) (string, error) {
-		return sysClear(e, pending.RoomID)
-	}}
-	confirmSysRestart = ConfirmKind{Kind: confirmRestart, TTL: 10 * time.Minute, Admin: true, YesDoes: "restart", NoDoes: "cancel", OnConfirm: func(e *Event, pending core.Pending) (string, error) {
-		sys := e.Proc.sys
-		if err := sys.State.SetState(e.Ctx, StateRestartRoom, pending.RoomID); err != nil {
-			return "", err
-		}
-		// Restarting drains the outbox and ends the process: it must not
-		// begin before the confirmation and this reply are committed, or the
-		// same ✅ would be handled again after the restart.
-		core.AfterCommit(e.Ctx, sys.Restart)
-		return fmt.Sprintf("Restarting, as %s asked: sending what is queued, then starting again. I'll say when I'm back.", e.Sender), nil
-	}}
-)
+// confirms are the confirmations of `!sys clear` and `!sys restart`.
+func (c *sysCommands) confirms() []ConfirmKind {
+	return []ConfirmKind{
+		{Kind: confirmClear, TTL: 10 * time.Minute, Admin: true, YesDoes: "clear", NoDoes: "keep", OnConfirm: func(e *Event, pending core.Pending) (string, error) {
+			return c.clear(e, pending.RoomID)
+		}},
+		{Kind: confirmRestart, TTL: 10 * time.Minute, Admin: true, YesDoes: "restart", NoDoes: "cancel", OnConfirm: func(e *Event, pending core.Pending) (string, error) {
+			if err := c.sys.State.SetState(e.Ctx, StateRestartRoom, pending.RoomID); err != nil {
+				return "", err
+			}
+			// Restarting drains the outbox and ends the process: it must not
+			// begin before the confirmation and this reply are committed, or
+			// the same ✅ would be handled again after the restart.
+			core.AfterCommit(e.Ctx, c.sys.Restart)
+			return fmt.Sprintf("Restarting, as %s asked: sending what is queued, then starting again. I'll say when I'm back.", e.Sender), nil
+		}},
+	}
+}
 
-func sysStatus(e *Event) error {
-	sys := e.Proc.sys
+func (c *sysCommands) status(e *Event) error {
+	sys := c.sys
 	uptime := e.Proc.deps.Clock.Now().Sub(sys.Started).Round(time.Second)
 	e.Reply("**Jarvis %s**, up %s\n\n%s", sys.Version, uptime, renderSections(e, sys.Sections...))
 	return nil
@@ -163,8 +171,8 @@ func ErrorText(s string) string {
 // maxErrorText is how much of an error's text a status line shows.
 const maxErrorText = 300
 
-func sysLogs(e *Event) error {
-	sys := e.Proc.sys
+func (c *sysCommands) logs(e *Event) error {
+	sys := c.sys
 	n, level := defaultLogLines, zerolog.TraceLevel
 	for _, arg := range e.Args {
 		if v, err := strconv.Atoi(arg); err == nil {
@@ -191,10 +199,10 @@ func sysLogs(e *Event) error {
 	return nil
 }
 
-// sysClear drops the room's pending confirmations and whatever the
-// clearers hold, and says what it dropped.
-func sysClear(e *Event, roomID string) (string, error) {
-	sys := e.Proc.sys
+// clear drops the room's pending confirmations and whatever the clearers
+// hold, and says what it dropped.
+func (c *sysCommands) clear(e *Event, roomID string) (string, error) {
+	sys := c.sys
 	counts, err := e.Proc.deps.Pending.ClearPending(e.Ctx, roomID, e.Proc.deps.Clock.Now())
 	if err != nil {
 		return "", err
