@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# make test: every test, in timed stages: vet, with the test homeserver
-# building beside it; the binaries, built once; the unit tests; the store's
-# suite on SQLite and on PostgreSQL side by side (PostgreSQL when
-# JARVIS_TEST_POSTGRES is set); the integration tests against the
-# homeserver, alone: sixteen at a time keep two cores busy enough, and
-# tests that set short deadlines on the homeserver should not wait behind
-# anything else.
+# make test: every test, in timed stages: vet; the test homeserver and
+# the binaries, built once; the unit tests; the store's suite on SQLite
+# and on PostgreSQL side by side (PostgreSQL when JARVIS_TEST_POSTGRES is
+# set), with the integration tests against the homeserver beside it: both
+# mostly wait, on databases, the homeserver and the clock.
 # Every stage runs even when one before it failed, so that one run shows
 # every failure; the run fails if any stage did. At the end: one line per
 # stage with its time, the slowest tests, and the count of all of them.
@@ -38,7 +36,8 @@ stage() {
 }
 
 build() {
-	go build -tags "$TAGS" -o "$work/jarvis" ./cmd/jarvis &&
+	scripts/homeserver.sh build &&
+		go build -tags "$TAGS" -o "$work/jarvis" ./cmd/jarvis &&
 		go build -o "$work/testreport" ./internal/testkit/testreport &&
 		go test -tags "$TAGS" -count=1 -exec true ./... >/dev/null
 }
@@ -75,21 +74,22 @@ stores() {
 }
 
 failed=0
-timed "homeserver (beside vet)" scripts/homeserver.sh build >"$work/homeserver.log" 2>&1 &
-homeserver=$!
 stage vet make --no-print-directory vet || failed=1
 stage build build || failed=1
-if ! wait "$homeserver"; then
-	failed=1
-	cat "$work/homeserver.log"
-fi
 if [[ -x $work/testreport ]]; then
 	export JARVIS_TEST_BIN=$work/jarvis TESTREPORT=$work/testreport
 	stage unit unit || failed=1
+	# The store's suite waits mostly on its databases and the integration
+	# tests mostly on the homeserver and the clock: they share the machine.
+	timed "integration (beside store)" scripts/integration.sh >"$work/integration.log" 2>&1 &
+	integration=$!
 	echo
 	echo "=== store"
 	stores || failed=1
-	stage integration scripts/integration.sh || failed=1
+	echo
+	echo "=== integration"
+	wait "$integration" || failed=1
+	cat "$work/integration.log"
 fi
 
 echo

@@ -711,7 +711,7 @@ CREATE UNIQUE INDEX approval_key_idx ON approval (agent, idem_key);
 CREATE INDEX approval_pending_idx ON approval (status, deadline);
 
 -- Spend and boots from heartbeats (v21)
--- What each agent spent per UTC day (J-R17), with whether the day's
+-- What each agent spent per UTC day, metered against its daily budget, with whether the day's
 -- budget warning and alert were posted; and each process an agent ran, by
 -- the boot id its heartbeats carry, to tell a crash loop.
 CREATE TABLE agent_spend (
