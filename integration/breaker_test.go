@@ -84,13 +84,18 @@ func (a agentAPI) state(t *testing.T, agent string) string {
 	return state
 }
 
+// heartbeatBody is a healthy heartbeat of agent for cycle, now.
+func heartbeatBody(agent, cycle string) map[string]any {
+	return map[string]any{
+		"agent": agent, "cycle": cycle, "timestamp": time.Now().UTC().Format(time.RFC3339),
+		"mii": 0.97, "mode_self_report": "green", "notes": "narrative check clean",
+	}
+}
+
 // heartbeat reports a heartbeat of agent for cycle, now.
 func (a agentAPI) heartbeat(t *testing.T, agent, cycle string) {
 	t.Helper()
-	code, out := a.call(t, http.MethodPost, "/api/agents/heartbeat", map[string]any{
-		"agent": agent, "cycle": cycle, "timestamp": time.Now().UTC().Format(time.RFC3339),
-		"mii": 0.97, "mode_self_report": "green", "notes": "narrative check clean",
-	})
+	code, out := a.call(t, http.MethodPost, "/api/agents/heartbeat", heartbeatBody(agent, cycle))
 	if code != http.StatusOK || out["ok"] != true {
 		t.Fatalf("heartbeat: %d %v", code, out)
 	}

@@ -183,8 +183,7 @@ func (a agentAPI) keepReporting(agents []string, cycle string) (stop func()) {
 		defer close(stopped)
 		for {
 			for _, agent := range agents {
-				body, _ := json.Marshal(map[string]any{"agent": agent, "cycle": cycle, "timestamp": time.Now().UTC().Format(time.RFC3339),
-					"mii": 0.97, "mode_self_report": "green"})
+				body, _ := json.Marshal(heartbeatBody(agent, cycle))
 				req, _ := http.NewRequest(http.MethodPost, a.base+"/api/agents/heartbeat", bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+a.tokens.agent[agent])
 				req.Header.Set("Content-Type", "application/json")

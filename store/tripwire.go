@@ -712,6 +712,6 @@ func tripTimePtr(ms int64) *time.Time {
 	if ms == 0 {
 		return nil
 	}
-	t := time.UnixMilli(ms).UTC()
+	t := timeOf(ms)
 	return &t
 }
