@@ -7,8 +7,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/jarvis-hmi/jarvis"
 	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/config"
 )
 
 // exampleAPIConfig is the api section of config.example.yaml: the
@@ -19,7 +19,7 @@ func exampleAPIConfig(t testing.TB) api.Config {
 	var doc struct {
 		API map[string]any `yaml:"api"`
 	}
-	if err := yaml.Unmarshal(jarvis.ExampleConfig, &doc); err != nil {
+	if err := yaml.Unmarshal(config.Example, &doc); err != nil {
 		t.Fatalf("config.example.yaml: %v", err)
 	}
 	var cfg api.Config

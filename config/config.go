@@ -5,11 +5,11 @@
 package config
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/jarvis-hmi/jarvis"
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/bot"
 	"github.com/jarvis-hmi/jarvis/bridge"
@@ -29,6 +29,13 @@ import (
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
+
+// Example is config.example.yaml: every key, each with a comment above
+// it, and its default value. A value whose line is marked "# example"
+// only shows what to write there: that key has no default.
+//
+//go:embed config.example.yaml
+var Example []byte
 
 // Config is the whole configuration file. Each package owns the struct of
 // its own section; this one only gathers them. A key of the file is the
@@ -132,7 +139,7 @@ type LoggingConfig struct {
 // config.example.yaml, embedded; every key in it is also registered, so
 // that JARVIS_<SECTION>_<KEY> overrides any of them.
 func Load(path string) (*Config, error) {
-	s, err := settings.FromExample(jarvis.ExampleConfig)
+	s, err := settings.FromExample(Example)
 	if err != nil {
 		return nil, fmt.Errorf("the built-in config.example.yaml: %w", err)
 	}
@@ -165,7 +172,7 @@ func Load(path string) (*Config, error) {
 // example's own values, such as the homeserver's URL, are no defaults).
 // It panics if the embedded file does not decode, which a test rules out.
 func Defaults() *Config {
-	s, err := settings.FromExample(jarvis.ExampleConfig)
+	s, err := settings.FromExample(Example)
 	var cfg Config
 	if err == nil {
 		err = s.Decode("", &cfg)

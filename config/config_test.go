@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarvis-hmi/jarvis"
 	"github.com/jarvis-hmi/jarvis/bridge"
+	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/config/settings"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -116,7 +116,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 }
 
 func TestExampleConfigLoads(t *testing.T) {
-	cfg, err := Load(filepath.Join("..", "config.example.yaml"))
+	cfg, err := Load("config.example.yaml")
 	if err != nil {
 		t.Fatalf("config.example.yaml does not load: %v", err)
 	}
@@ -194,7 +194,7 @@ func TestEnvironmentSetsListsOfObjects(t *testing.T) {
 // TestEveryFieldHasAKey: config.example.yaml, the defaults, names every
 // field, so that every one can be set from the environment.
 func TestEveryFieldHasAKey(t *testing.T) {
-	defaults, err := settings.Defaults(jarvis.ExampleConfig)
+	defaults, err := settings.Defaults(Example)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestCardsBudgetConfig(t *testing.T) {
 		})
 	}
 	t.Run("the example says what the defaults say", func(t *testing.T) {
-		cfg, err := Load(filepath.Join("..", "config.example.yaml"))
+		cfg, err := Load("config.example.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -452,6 +452,10 @@ func TestDefaults(t *testing.T) {
 		{"breaker", testconfig.Breaker(), defaults.Breaker},
 		{"cards", testconfig.Cards(), defaults.Cards},
 		{"tripwires", testconfig.Tripwires(), defaults.Tripwires},
+		// What a processor built without a configuration (as in commands'
+		// own tests) takes for zero.
+		{"chat.snooze", commands.DefaultSnooze, defaults.Chat.Snooze},
+		{"chat.proposal_ttl", commands.DefaultProposalTTL, defaults.Chat.ProposalTTL},
 	} {
 		if !reflect.DeepEqual(tt.test, tt.cfg) {
 			t.Errorf("testconfig's %s = %+v, the defaults' %+v", tt.name, tt.test, tt.cfg)

@@ -1,14 +1,16 @@
 // Package testconfig holds the configurations tests run the core services
-// with: the defaults config.example.yaml gives, read from it as config.Load
-// reads them (config's TestDefaults checks that they are the same). They are
-// not config.Defaults() itself because config imports commands, whose own
-// tests use them.
+// with: the defaults config/config.example.yaml gives, read from it as
+// config.Load reads them (config's TestDefaults checks that they are the
+// same). They are not config.Defaults() itself because config imports
+// commands, whose own tests use them: the file is read from the source tree.
 package testconfig
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 
-	"github.com/jarvis-hmi/jarvis"
 	"github.com/jarvis-hmi/jarvis/config/settings"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
@@ -29,7 +31,11 @@ func Cards() card.Config { return section[card.Config]("cards") }
 // section decodes the section under key of the example configuration.
 func section[T any](key string) T {
 	var out T
-	s, err := settings.FromExample(jarvis.ExampleConfig)
+	example, err := os.ReadFile(examplePath())
+	var s *settings.Settings
+	if err == nil {
+		s, err = settings.FromExample(example)
+	}
 	if err == nil {
 		err = s.Decode(key, &out)
 	}
@@ -37,4 +43,11 @@ func section[T any](key string) T {
 		panic(fmt.Sprintf("the %s section of config.example.yaml: %v", key, err))
 	}
 	return out
+}
+
+// examplePath is config/config.example.yaml in the source tree this file
+// was compiled from.
+func examplePath() string {
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(here), "..", "..", "..", "config", "config.example.yaml")
 }
