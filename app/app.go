@@ -229,6 +229,14 @@ func openApp(ctx context.Context, configPath, version string, cfg *config.Config
 		return nil, fail(ErrStore, err)
 	}
 	a.outbox = a.store.Outbox()
+	// Who may talk to Jarvis, and who a sender is, is the configuration's
+	// whether or not a homeserver is wired: the API asks it of an
+	// approval request's approver in a console too.
+	a.policy, err = bridge.NewPolicy(cfg.Bot.AllowedUsers, cfg.Bridges, a.store)
+	if err != nil {
+		a.store.Close()
+		return nil, fail(ErrConfig, err)
+	}
 	return a, nil
 }
 
@@ -244,17 +252,13 @@ func (a *App) initProcessor() {
 
 // initMatrix builds the bot, logs in and joins the dedicated room.
 func (a *App) initMatrix(ctx context.Context) error {
-	policy, err := bridge.NewPolicy(a.cfg.Bot.AllowedUsers, a.cfg.Bridges, a.store)
-	if err != nil {
-		return fail(ErrConfig, err)
-	}
-	a.policy = policy
+	var err error
 	a.bot, err = bot.New(a.cfg.Homeserver, a.cfg.Bot, bot.Deps{
 		State:     a.store,
 		Outbox:    a.outbox,
 		Wake:      a.outbox.Wake,
 		Processor: a.proc,
-		Policy:    policy,
+		Policy:    a.policy,
 		Clock:     a.clock,
 		Gate:      a.checkLease,
 		Leader:    a.leader,
