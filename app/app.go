@@ -223,6 +223,9 @@ func openApp(ctx context.Context, configPath, version string, cfg *config.Config
 	a.log = newLogger(cfg.Logging, a.logs, logOut)
 	a.log.Info().Str("version", a.version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
 
+	if err := checkPrivate(configPath, cfg.Store); err != nil {
+		return nil, err
+	}
 	var err error
 	a.store, err = store.Open(ctx, cfg.Store, a.log)
 	if err != nil {
