@@ -537,7 +537,7 @@ func (a *App) initAPI() {
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
-	api.RegisterCalendar(a.api, api.Calendar{Citizen: a.tripwires.CitizenForToken, Reminders: a.reminders.List,
+	api.RegisterCalendar(a.api, api.Calendar{Citizen: a.tripwires.CitizenForFeedToken, Reminders: a.reminders.List,
 		Tasks: func(ctx context.Context, owner string) ([]notebook.Entry, error) {
 			return a.notebook.List(ctx, owner, notebook.Task)
 		}, Now: a.clock.Now})
