@@ -235,7 +235,7 @@ func openApp(ctx context.Context, configPath, version string, cfg *config.Config
 	// Who may talk to Jarvis, and who a sender is, is the configuration's
 	// whether or not a homeserver is wired: the API asks it of an
 	// approval request's approver in a console too.
-	a.policy, err = bridge.NewPolicy(cfg.Bot.AllowedUsers, cfg.Bridges, a.store)
+	a.policy, err = bridge.NewPolicy(cfg.Bot.AllowedUsers, cfg.Bot.Admins, cfg.Bridges, a.store)
 	if err != nil {
 		a.store.Close()
 		return nil, fail(ErrConfig, err)
