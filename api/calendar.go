@@ -18,9 +18,11 @@ import (
 // in a calendar.
 const calendarEventLength = 15 * time.Minute
 
-// Calendar is what the calendar feed reads: whose a personal token is, and
-// that person's reminders and tasks.
+// Calendar is what the calendar feed reads: whose a calendar feed token
+// is, and that person's reminders and tasks.
 type Calendar struct {
+	// Citizen says whose calendar a feed token reads: a feed token's
+	// alone, never a personal API token's.
 	Citizen   func(ctx context.Context, token string) (string, error)
 	Reminders func(ctx context.Context, owner string) ([]reminder.Reminder, error)
 	Tasks     func(ctx context.Context, owner string) ([]notebook.Entry, error)
@@ -30,9 +32,10 @@ type Calendar struct {
 
 // RegisterCalendar adds GET /api/me/calendar.ics: the person's reminders
 // still to come (repeating ones with their rule) and dated open tasks, as
-// an iCalendar feed a calendar app subscribes to. The personal token
-// (`!tw token`) comes as a bearer token or, since most calendar apps can
-// only subscribe to a URL, as ?token=.
+// an iCalendar feed a calendar app subscribes to. The calendar feed token
+// (`!tw token feed`), which reads the feed and nothing else, comes as a
+// bearer token or, since most calendar apps can only subscribe to a URL,
+// as ?token=, where proxies log it.
 func RegisterCalendar(s *Server, c Calendar) {
 	s.Handle("GET /api/me/calendar.ics", http.HandlerFunc(c.serve))
 }

@@ -23,8 +23,10 @@ import (
 )
 
 // TestCalendarFeed fetches a person's feed over real HTTP with their
-// personal token and parses it back: their reminders (a weekly one with
-// its rule and an alarm) and dated open tasks, nobody else's.
+// calendar feed token and parses it back: their reminders (a weekly one
+// with its rule and an alarm) and dated open tasks, nobody else's. Their
+// personal API token, which arms and deletes tripwires, is refused there,
+// and so is the feed token once revoked.
 func TestCalendarFeed(t *testing.T) {
 	ctx := context.Background()
 	st := testdb.OpenStore(t, store.SQLite)
@@ -32,8 +34,19 @@ func TestCalendarFeed(t *testing.T) {
 	w := services.Wiring{Store: st, Clock: clock}
 	tw, reminders := w.Tripwires(testconfig.Tripwires(), core.NewSourceRegistry()), w.Reminders()
 	notes := notebook.NewService(st.Notebook(), clock)
-	alice, _, err := tw.CreateToken(ctx, "@alice:x", "calendar")
+	alice, _, err := tw.CreateFeedToken(ctx, "@alice:x")
 	if err != nil {
+		t.Fatal(err)
+	}
+	personal, _, err := tw.CreateToken(ctx, "@alice:x", "calendar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, gone, err := tw.CreateFeedToken(ctx, "@alice:x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.RevokeToken(ctx, "@alice:x", gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	standup := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
@@ -54,7 +67,7 @@ func TestCalendarFeed(t *testing.T) {
 	}
 
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, nil)
-	api.RegisterCalendar(server, api.Calendar{Citizen: tw.CitizenForToken, Reminders: reminders.List,
+	api.RegisterCalendar(server, api.Calendar{Citizen: tw.CitizenForFeedToken, Reminders: reminders.List,
 		Tasks: func(ctx context.Context, owner string) ([]notebook.Entry, error) {
 			return notes.List(ctx, owner, notebook.Task)
 		},
@@ -68,8 +81,15 @@ func TestCalendarFeed(t *testing.T) {
 	}{
 		{"no token", "/api/me/calendar.ics", "", http.StatusUnauthorized},
 		{"a wrong token", "/api/me/calendar.ics?token=jtw_nope", "", http.StatusUnauthorized},
+		{"the personal token in the query", "/api/me/calendar.ics?token=" + personal, "", http.StatusUnauthorized},
+		{"the personal token as a bearer", "/api/me/calendar.ics", personal, http.StatusUnauthorized},
+		{"a revoked feed token", "/api/me/calendar.ics?token=" + revoked, "", http.StatusUnauthorized},
 	} {
-		resp, err := http.Get(srv.URL + tt.url)
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+tt.url, nil)
+		if tt.bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.bearer)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,12 +46,14 @@ type Config struct {
 	// RateLimit bounds how many requests each caller may make.
 	RateLimit RateLimitConfig
 	// MetricsListen is host:port of a listener of its own for /metrics;
-	// empty serves /metrics on Listen.
+	// without MetricsToken it must be a loopback address.
 	MetricsListen string
-	// MetricsToken, when set, is the bearer token /metrics asks for.
+	// MetricsToken, when set, is the bearer token /metrics asks for, on
+	// MetricsListen or, when that is empty, on Listen. Without it and
+	// without MetricsListen, /metrics is not served at all.
 	MetricsToken string
 	// Profiling serves Go's profiles (/debug/pprof/) beside /metrics, on
-	// its listener and behind its token.
+	// its listener and behind its token; it needs MetricsToken.
 	Profiling bool
 }
 
@@ -107,17 +109,34 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.MetricsListen != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+		host, _, err := net.SplitHostPort(c.MetricsListen)
+		if err != nil {
 			return core.Invalid("api.metrics_listen", "must be host:port: %v", err)
 		}
 		if c.MetricsListen == c.Listen {
-			return core.Invalid("api.metrics_listen", "must differ from api.listen (leave it empty to serve /metrics there)")
+			return core.Invalid("api.metrics_listen", "must differ from api.listen (set api.metrics_token to serve /metrics there)")
+		}
+		if c.MetricsToken == "" && !isLoopback(host) {
+			return core.Invalid("api.metrics_listen", "must be a loopback address such as 127.0.0.1:9464 without api.metrics_token, got %q", c.MetricsListen)
 		}
 	}
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		return core.Invalid("api.metrics_token", "must be at least 16 characters when set")
 	}
+	if c.Profiling && c.MetricsToken == "" {
+		return core.Invalid("api.profiling", "needs api.metrics_token: the profiles are never served without a token")
+	}
 	return nil
+}
+
+// isLoopback reports whether host (of a host:port) names the loopback
+// interface alone: localhost, 127.0.0.0/8 or ::1.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Health is the body of /healthz for a caller with a valid credential. The
@@ -170,8 +189,16 @@ func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) 
 		mux: http.NewServeMux(), health: health, auth: auth}
 	s.limits = limits{credential: newLimiter(cfg.RateLimit.Credential), address: newLimiter(cfg.RateLimit.Address)}
 	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
-	observe := map[string]http.Handler{"GET /metrics": promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})}
-	if cfg.Profiling {
+	// Open to anyone who reaches api.listen, the metrics would tell them
+	// the fleet's load and the store's health, and the profiles the
+	// program's internals: /metrics is served behind its token or on a
+	// loopback listener of its own, else not at all, and the profiles
+	// only behind the token.
+	observe := map[string]http.Handler{}
+	if cfg.MetricsToken != "" || cfg.MetricsListen != "" {
+		observe["GET /metrics"] = promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
+	}
+	if cfg.Profiling && cfg.MetricsToken != "" {
 		observe["GET /debug/pprof/"] = http.HandlerFunc(pprof.Index)
 		observe["GET /debug/pprof/profile"] = http.HandlerFunc(pprof.Profile)
 		observe["GET /debug/pprof/trace"] = http.HandlerFunc(pprof.Trace)

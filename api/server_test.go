@@ -148,9 +148,12 @@ func TestHealthzBody(t *testing.T) {
 }
 
 func TestMetricsServed(t *testing.T) {
-	s := newTestServer(func(context.Context) (Health, error) { return Health{}, nil })
+	const metricsToken = "metrics-token-0123456789"
+	s := New(Config{Listen: "127.0.0.1:0", MetricsToken: metricsToken}, zerolog.Nop(),
+		func(context.Context) (Health, error) { return Health{}, nil }, nil)
 	do(s, "GET", "/healthz", "", "")
 	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+metricsToken)
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, req)
 	for _, want := range []string{"jarvis_http_requests_total", `route="GET /healthz"`, "jarvis_notices_sent_total"} {
@@ -258,6 +261,63 @@ func TestMetricsToken(t *testing.T) {
 			}
 			if has := strings.Contains(rec.Body.String(), "jarvis_http_requests_total"); has != (tt.code == 200) {
 				t.Errorf("/metrics with %s shows the metrics: %v", tt.name, has)
+			}
+		})
+	}
+}
+
+// TestMetricsClosedWithoutToken: with neither api.metrics_token nor
+// api.metrics_listen, api.listen serves neither /metrics nor the profiles,
+// whoever asks.
+func TestMetricsClosedWithoutToken(t *testing.T) {
+	s := New(Config{Listen: "127.0.0.1:0"}, zerolog.Nop(),
+		func(context.Context) (Health, error) { return Health{}, nil }, tokenAuth{"agent-token-0123456789": agentEVE})
+	for _, path := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+		for _, token := range []string{"", "agent-token-0123456789"} {
+			req := httptest.NewRequest("GET", path, nil)
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			if rec.Code != http.StatusNotFound {
+				t.Errorf("%s with token %q = %d, want 404", path, token, rec.Code)
+			}
+		}
+	}
+}
+
+// TestMetricsConfig: a metrics listener without a token is loopback
+// only, and profiling needs the token.
+func TestMetricsConfig(t *testing.T) {
+	base := Config{Listen: "127.0.0.1:8080", ReadTimeout: time.Second, WriteTimeout: time.Second, IdleTimeout: time.Second,
+		MaxHeaderBytes: 4096, MaxConnections: 8,
+		RateLimit: RateLimitConfig{Credential: Rate{PerSecond: 1, Burst: 1}, Address: Rate{PerSecond: 1, Burst: 1}}}
+	for _, tt := range []struct {
+		name  string
+		edit  func(*Config)
+		field string
+	}{
+		{name: "a loopback metrics listener", edit: func(c *Config) { c.MetricsListen = "127.0.0.1:9464" }},
+		{name: "localhost", edit: func(c *Config) { c.MetricsListen = "localhost:9464" }},
+		{name: "IPv6 loopback", edit: func(c *Config) { c.MetricsListen = "[::1]:9464" }},
+		{name: "every address without a token", edit: func(c *Config) { c.MetricsListen = "0.0.0.0:9464" }, field: "api.metrics_listen"},
+		{name: "every address with a token", edit: func(c *Config) {
+			c.MetricsListen, c.MetricsToken = ":9464", "metrics-token-0123456789"
+		}},
+		{name: "profiling without a token", edit: func(c *Config) { c.MetricsListen, c.Profiling = "127.0.0.1:9464", true }, field: "api.profiling"},
+		{name: "profiling with a token", edit: func(c *Config) { c.Profiling, c.MetricsToken = true, "metrics-token-0123456789" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := base
+			tt.edit(&cfg)
+			err := cfg.Validate()
+			var fe *core.FieldError
+			switch {
+			case tt.field == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.field != "" && (!errors.As(err, &fe) || fe.Field != tt.field):
+				t.Errorf("got %v, want a refusal of %s", err, tt.field)
 			}
 		})
 	}

@@ -223,12 +223,23 @@ func openApp(ctx context.Context, configPath, version string, cfg *config.Config
 	a.log = newLogger(cfg.Logging, a.logs, logOut)
 	a.log.Info().Str("version", a.version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
 
+	if err := checkPrivate(configPath, cfg.Store); err != nil {
+		return nil, err
+	}
 	var err error
 	a.store, err = store.Open(ctx, cfg.Store, a.log)
 	if err != nil {
 		return nil, fail(ErrStore, err)
 	}
 	a.outbox = a.store.Outbox()
+	// Who may talk to Jarvis, and who a sender is, is the configuration's
+	// whether or not a homeserver is wired: the API asks it of an
+	// approval request's approver in a console too.
+	a.policy, err = bridge.NewPolicy(cfg.Bot.AllowedUsers, cfg.Bot.Admins, cfg.Bridges, a.store)
+	if err != nil {
+		a.store.Close()
+		return nil, fail(ErrConfig, err)
+	}
 	return a, nil
 }
 
@@ -244,17 +255,13 @@ func (a *App) initProcessor() {
 
 // initMatrix builds the bot, logs in and joins the dedicated room.
 func (a *App) initMatrix(ctx context.Context) error {
-	policy, err := bridge.NewPolicy(a.cfg.Bot.AllowedUsers, a.cfg.Bridges, a.store)
-	if err != nil {
-		return fail(ErrConfig, err)
-	}
-	a.policy = policy
+	var err error
 	a.bot, err = bot.New(a.cfg.Homeserver, a.cfg.Bot, bot.Deps{
 		State:     a.store,
 		Outbox:    a.outbox,
 		Wake:      a.outbox.Wake,
 		Processor: a.proc,
-		Policy:    policy,
+		Policy:    a.policy,
 		Clock:     a.clock,
 		Gate:      a.checkLease,
 		Leader:    a.leader,
@@ -530,7 +537,7 @@ func (a *App) initAPI() {
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
-	api.RegisterCalendar(a.api, api.Calendar{Citizen: a.tripwires.CitizenForToken, Reminders: a.reminders.List,
+	api.RegisterCalendar(a.api, api.Calendar{Citizen: a.tripwires.CitizenForFeedToken, Reminders: a.reminders.List,
 		Tasks: func(ctx context.Context, owner string) ([]notebook.Entry, error) {
 			return a.notebook.List(ctx, owner, notebook.Task)
 		}, Now: a.clock.Now})

@@ -17,6 +17,10 @@ var (
 	// that Jarvis, the homeserver or the stored keys refuse, such as a
 	// pickle key that does not decrypt the keys (exit code 2).
 	ErrConfig = errors.New("configuration refused")
+	// ErrFileMode is a configuration file or a SQLite database that
+	// someone other than Jarvis's user may read or write; the error names
+	// the chmod that fixes it (exit code 6).
+	ErrFileMode = errors.New("file open to others")
 	// ErrConsole is `jarvis console -c` failing on Jarvis's side, no
 	// Jarvis acting on it in time, or the console not starting (exit
 	// code 2).

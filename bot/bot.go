@@ -69,7 +69,7 @@ func (c Config) Validate() error {
 	if len(c.AllowedUsers) == 0 {
 		return core.Invalid("bot.allowed_users", "list at least one pattern, e.g. \"@*:example.org\"")
 	}
-	_, err := bridge.NewPolicy(c.AllowedUsers, bridge.Config{}, nil)
+	_, err := bridge.NewPolicy(c.AllowedUsers, nil, bridge.Config{}, nil)
 	return err
 }
 

@@ -53,7 +53,7 @@ func parseRoomInfo(state map[event.Type]map[string]*event.Event) bridge.Room {
 		for _, evt := range state[typ] {
 			var content event.BridgeEventContent
 			if err := json.Unmarshal(evt.Content.VeryRaw, &content); err == nil && content.Protocol.ID != "" {
-				info.Network = content.Protocol.ID
+				info.Network, info.BridgeBot = content.Protocol.ID, content.BridgeBot.String()
 			}
 		}
 	}

@@ -160,7 +160,7 @@ func TestSenderImage(t *testing.T) {
 func TestSenderImageWordsOnly(t *testing.T) {
 	ctx := context.Background()
 	b, fake, outbox, _ := newTestSender(t)
-	policy, err := bridge.NewPolicy(nil, bridge.Config{Networks: []bridge.Network{
+	policy, err := bridge.NewPolicy(nil, nil, bridge.Config{Networks: []bridge.Network{
 		{Name: "telegram", Users: "@telegram_*", NoImages: true}, {Name: "signal", Users: "@signal_*"}}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestSyncRetriesWhatItCouldNotTakeIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := bridge.NewPolicy([]string{"@*:example.org"}, bridge.Config{}, nil)
+	policy, err := bridge.NewPolicy([]string{"@*:example.org"}, nil, bridge.Config{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

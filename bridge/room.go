@@ -18,6 +18,9 @@ const (
 type Room struct {
 	// Network is the bridged network of the room, "" for a native room.
 	Network string
+	// BridgeBot is the bridge's bot the bridge state names, "" when it
+	// names none: its homeserver is where the bridge's puppets live.
+	BridgeBot string
 	// NoReactions says reactions do not reach the other side (the zero
 	// Room, a native one, takes reactions).
 	NoReactions bool

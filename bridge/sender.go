@@ -8,6 +8,7 @@ import (
 	"errors"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -50,6 +51,7 @@ func (s Sender) Trust() core.Trust {
 // Policy decides who may talk to Jarvis and who they are.
 type Policy struct {
 	allowed []string
+	admins  []string
 	cfg     Config
 	links   Links
 }
@@ -59,8 +61,10 @@ type Links interface {
 	LinkedAccount(ctx context.Context, puppet string) (string, error)
 }
 
-// NewPolicy builds a policy from MXID glob patterns such as "@*:example.org".
-func NewPolicy(allowedUsers []string, cfg Config, links Links) (*Policy, error) {
+// NewPolicy builds a policy from MXID glob patterns such as "@*:example.org",
+// the bridges' configuration, and the admins (bot.admins), who are Matrix
+// accounts wherever they write.
+func NewPolicy(allowedUsers, admins []string, cfg Config, links Links) (*Policy, error) {
 	for i, pattern := range allowedUsers {
 		if _, err := path.Match(pattern, ""); err != nil || !strings.HasPrefix(pattern, "@") {
 			return nil, core.Invalid("bot.allowed_users", "entry %d (%q) is not an MXID glob like @*:example.org", i, pattern)
@@ -69,7 +73,7 @@ func NewPolicy(allowedUsers []string, cfg Config, links Links) (*Policy, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Policy{allowed: allowedUsers, cfg: cfg, links: links}, nil
+	return &Policy{allowed: allowedUsers, admins: admins, cfg: cfg, links: links}, nil
 }
 
 // Allowed reports whether the user matches one of the allowed patterns.
@@ -80,6 +84,33 @@ func (p *Policy) Allowed(userID string) bool {
 		}
 	}
 	return false
+}
+
+// unlistedPuppet says whether userID, which no pattern of
+// bridges.networks matches, is taken as a puppet of the room's bridge: the
+// room's bridge state (m.bridge, uk.half-shot.bridge) names a network that
+// bridges.networks does not list, and userID lives on the homeserver of
+// the bridge's bot, where its appservice's namespace is (an appservice
+// registers users on its own homeserver alone), and is not an admin. A
+// bridge missing from the list is so not a door to native trust; a native
+// account that writes in such a room is taken as bridged there until the
+// bridge is listed. For a listed network the patterns decide.
+func (p *Policy) unlistedPuppet(userID string, room Room) bool {
+	if room.Network == "" || slices.Contains(p.admins, userID) {
+		return false
+	}
+	for _, n := range p.cfg.Networks {
+		if n.Name == room.Network {
+			return false
+		}
+	}
+	return room.BridgeBot == "" || serverOf(userID) == serverOf(room.BridgeBot)
+}
+
+// serverOf is the server name of a Matrix user ID.
+func serverOf(userID string) string {
+	_, server, _ := strings.Cut(userID, ":")
+	return server
 }
 
 // relayPrefix is how mautrix bridges name the sender in relay mode:
@@ -97,8 +128,9 @@ func (p *Policy) NoImages(network string) bool {
 }
 
 // Identify classifies a sender: its network from the configured puppet
-// patterns (or, failing those, the room's bridge), the account it is
-// linked to, and whether it is a relay bot speaking for someone.
+// patterns (or, failing those, the room's bridge: see unlistedPuppet), the
+// account it is linked to, and whether it is a relay bot speaking for
+// someone.
 func (p *Policy) Identify(ctx context.Context, userID, body string, room Room) (Sender, error) {
 	s := Sender{UserID: userID, Network: NetworkMatrix}
 	for _, bot := range p.cfg.RelayBots {
@@ -119,6 +151,9 @@ func (p *Policy) Identify(ctx context.Context, userID, body string, room Room) (
 			s.Network, s.Puppet = n.Name, userID
 			break
 		}
+	}
+	if s.Puppet == "" && p.unlistedPuppet(userID, room) {
+		s.Network, s.Puppet = room.Network, userID
 	}
 	if s.Puppet == "" {
 		return s, nil

@@ -28,7 +28,7 @@ var exampleConfig = Config{Networks: []Network{
 }}
 
 func TestPolicyAllowed(t *testing.T) {
-	p, err := NewPolicy([]string{"@*:example.org", "@bob:other.org"}, exampleConfig, links{})
+	p, err := NewPolicy([]string{"@*:example.org", "@bob:other.org"}, nil, exampleConfig, links{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestPolicyAllowed(t *testing.T) {
 
 func TestPolicyRejectsBadPatterns(t *testing.T) {
 	for _, pattern := range []string{"*", "alice", "@[:x"} {
-		_, err := NewPolicy([]string{pattern}, Config{}, links{})
+		_, err := NewPolicy([]string{pattern}, nil, Config{}, links{})
 		var fe *core.FieldError
 		if !errors.As(err, &fe) || fe.Field != "bot.allowed_users" {
 			t.Errorf("NewPolicy(%q) = %v, want an error naming bot.allowed_users", pattern, err)
@@ -60,7 +60,7 @@ func TestPolicyRejectsBadPatterns(t *testing.T) {
 func TestIdentify(t *testing.T) {
 	cfg := exampleConfig
 	cfg.RelayBots = []string{"@telegrambot:x"}
-	p, err := NewPolicy([]string{"@*:x"}, cfg, links{"@telegram_2:x": "@alice:x"})
+	p, err := NewPolicy([]string{"@*:x"}, []string{"@admin:x"}, cfg, links{"@telegram_2:x": "@alice:x", "@slack_9:x": "@alice:x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +77,18 @@ func TestIdentify(t *testing.T) {
 			want: Sender{UserID: "@alice:x", Puppet: "@telegram_2:x", Network: "telegram"}, trust: core.TrustLinked},
 		{name: "whatsapp puppet", user: "@whatsapp_4915:x",
 			want: Sender{UserID: "@whatsapp_4915:x", Puppet: "@whatsapp_4915:x", Network: "whatsapp"}, trust: core.TrustBridged},
+		{name: "a puppet of a bridge the list lacks, in its room", user: "@slack_7:x", room: Room{Network: "slack", BridgeBot: "@slackbot:x"},
+			want: Sender{UserID: "@slack_7:x", Puppet: "@slack_7:x", Network: "slack"}, trust: core.TrustBridged},
+		{name: "a linked puppet of a bridge the list lacks", user: "@slack_9:x", room: Room{Network: "slack", BridgeBot: "@slackbot:x"},
+			want: Sender{UserID: "@alice:x", Puppet: "@slack_9:x", Network: "slack"}, trust: core.TrustLinked},
+		{name: "a bridge state naming no bot", user: "@slack_7:x", room: Room{Network: "slack"},
+			want: Sender{UserID: "@slack_7:x", Puppet: "@slack_7:x", Network: "slack"}, trust: core.TrustBridged},
+		{name: "an admin in such a room", user: "@admin:x", room: Room{Network: "slack", BridgeBot: "@slackbot:x"},
+			want: Sender{UserID: "@admin:x", Network: "matrix"}, trust: core.TrustNative},
+		{name: "an account on another homeserver than the bridge's", user: "@carol:y", room: Room{Network: "slack", BridgeBot: "@slackbot:x"},
+			want: Sender{UserID: "@carol:y", Network: "matrix"}, trust: core.TrustNative},
+		{name: "a native account in a listed bridge's room", user: "@bob:x", room: Room{Network: "telegram", BridgeBot: "@telegrambot:x"},
+			want: Sender{UserID: "@bob:x", Network: "matrix"}, trust: core.TrustNative},
 		{name: "relay bot names the sender", user: "@telegrambot:x", body: "**Bob**: !tw list", room: Room{Network: "telegram"},
 			want: Sender{UserID: "@telegrambot:x", Network: "telegram", Relay: true, RelayedName: "Bob"}, trust: core.TrustRelay},
 	}

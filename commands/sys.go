@@ -195,7 +195,10 @@ func (c *sysCommands) logs(e *Event) error {
 		e.Reply("No log lines at %s or above yet.", level)
 		return nil
 	}
-	e.Reply("Last %d log lines:\n```\n%s\n```", len(lines), strings.Join(lines, "\n"))
+	// A logged field is anyone's text (an agent's, a feed's): the one
+	// code-block helper fences it so that no line of it can close the
+	// block and be read as Jarvis's Markdown.
+	e.Reply("Last %d log lines:\n%s", len(lines), core.CodeBlock(strings.Join(lines, "\n")))
 	return nil
 }
 

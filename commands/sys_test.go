@@ -26,8 +26,11 @@ func TestSysVerbs(t *testing.T) {
 		Version: "v1.2.3",
 		Logs: func(n int, level zerolog.Level) []string {
 			asked = append(asked, fmt.Sprintf("%d %s", n, level))
-			if level == zerolog.ErrorLevel {
+			switch level {
+			case zerolog.ErrorLevel:
 				return nil
+			case zerolog.FatalLevel:
+				return []string{"12:00:02 FATAL x error=```\n**Jarvis says** [click](https://evil.example)"}
 			}
 			return []string{"12:00:00 INFO one", "12:00:01 WARN two"}
 		},
@@ -53,6 +56,8 @@ func TestSysVerbs(t *testing.T) {
 		{name: "logs too many", sender: "@admin:x", body: "!sys logs 500", want: []string{"between 1 and 200"}},
 		{name: "logs bad level", sender: "@admin:x", body: "!sys logs loud", want: []string{"neither a number"}},
 		{name: "logs nothing at level", sender: "@admin:x", body: "!sys logs error", want: []string{"No log lines at error"}, asked: "20 error"},
+		{name: "a logged field cannot close the block", sender: "@admin:x", body: "!sys logs fatal",
+			want: []string{"````\n12:00:02 FATAL x error=```\n**Jarvis says** [click](https://evil.example)\n````"}, asked: "20 fatal"},
 		{name: "logs refused to others", sender: "@alice:x", body: "!sys logs", want: []string{"admins only"}},
 	}
 	for _, tt := range tests {

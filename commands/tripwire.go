@@ -74,8 +74,9 @@ func (c *tripwireCommands) handlers() []*Handler {
 			{Name: "templates", Help: "Starter tripwires you can arm with one command.", Func: c.templates},
 			{Name: "template", Args: "<N> [param]", Help: "Arm starter template N from `tw templates`.", Func: c.template},
 			{Name: "release", Args: "<id>", Help: "Re-arm a quarantined tripwire once you have looked at why it was stopped.", Func: c.release},
-			{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token list`, `tw token revoke <id>`.", Func: c.token,
+			{Name: "token", Args: "[label]", Help: "A personal API token for /api/tripwires, shown once, only in our direct chat; `tw token feed`, `tw token list`, `tw token revoke <id>`.", Func: c.token,
 				Subcommands: []*Handler{
+					{Name: "feed", Help: "A token that reads your calendar feed (reminders and tasks) and nothing else, shown once, only in our direct chat.", Func: c.tokenFeed},
 					{Name: "list", Help: "Your API tokens (never their secret).", Func: c.tokenList},
 					{Name: "revoke", Args: "<token id>", Help: "Turn a token off; requests with it fail from then on.", Func: c.tokenRevoke},
 				}},
@@ -904,27 +905,38 @@ type twDirectRooms interface {
 	DirectRoom(ctx context.Context, userID string) (string, error)
 }
 
-// token makes a personal API token, in the person's direct room only: a
-// token is a password and never lands in a shared room or on a bridge.
-func (c *tripwireCommands) token(e *Event) error {
+// tokenHere says whether a token may be handed out where e was said: in
+// the person's direct room only, since a token is a password and never
+// lands in a shared room or on a bridge; otherwise it answers where to
+// ask with verb (`tw token`, `tw token feed`) and what for.
+func tokenHere(e *Event, verb, what string) (bool, error) {
 	prefix := e.Proc.Prefix()
 	if e.Puppet != "" {
-		e.Reply("A token is a password, so I hand it out only in our direct chat on Matrix, never through a bridge. Ask me there with `%stw token`.", prefix)
-		return nil
+		e.Reply("A token is a password, so I hand it out only in our direct chat on Matrix, never through a bridge. Ask me there with `%s%s`.", prefix, verb)
+		return false, nil
 	}
 	direct, err := directRoomOf(e)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if direct != e.RoomID {
 		if direct == "" {
 			e.Send(core.Notice{Key: "tw:token-room:" + e.EventID, ToUser: e.Sender, Kind: core.NoticeMessage,
-				Body: fmt.Sprintf("This is our direct chat. Say `%stw token` here and I'll make you a personal API token.", prefix)})
-			e.Reply("A token is a password, so I hand it out only in our direct chat, never in a shared room. I've opened one with you: say `%stw token` there.", prefix)
-			return nil
+				Body: fmt.Sprintf("This is our direct chat. Say `%s%s` here and I'll make you %s.", prefix, verb, what)})
+			e.Reply("A token is a password, so I hand it out only in our direct chat, never in a shared room. I've opened one with you: say `%s%s` there.", prefix, verb)
+			return false, nil
 		}
-		e.Reply("A token is a password, so I hand it out only in our direct chat, never in a shared room. Say `%stw token` there.", prefix)
-		return nil
+		e.Reply("A token is a password, so I hand it out only in our direct chat, never in a shared room. Say `%s%s` there.", prefix, verb)
+		return false, nil
+	}
+	return true, nil
+}
+
+// token makes a personal API token, in the person's direct room only.
+func (c *tripwireCommands) token(e *Event) error {
+	prefix := e.Proc.Prefix()
+	if ok, err := tokenHere(e, "tw token", "a personal API token"); !ok || err != nil {
+		return err
 	}
 	plain, tok, err := c.tw.CreateToken(e.Ctx, e.Sender, e.RawArgs)
 	var fe *core.FieldError
@@ -941,6 +953,27 @@ func (c *tripwireCommands) token(e *Event) error {
 			"`Authorization: Bearer %s`\n"+
 			"`GET /api/tripwires` lists your tripwires, `POST /api/tripwires` arms one.\n\n"+
 			"Its ID is `%s`: `%stw token revoke %s` turns it off.", plain, plain, tok.ID, prefix, tok.ID)})
+	return nil
+}
+
+// tokenFeed makes a calendar feed token, in the person's direct room
+// only: it reads their calendar feed and nothing else, so that the URL a
+// calendar app subscribes to (and a proxy may log) cannot arm or delete
+// their tripwires.
+func (c *tripwireCommands) tokenFeed(e *Event) error {
+	prefix := e.Proc.Prefix()
+	if ok, err := tokenHere(e, "tw token feed", "a calendar feed token"); !ok || err != nil {
+		return err
+	}
+	plain, tok, err := c.tw.CreateFeedToken(e.Ctx, e.Sender)
+	if err != nil {
+		return err
+	}
+	e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, TargetEvent: e.EventID, Secret: true,
+		Body: fmt.Sprintf("Your calendar feed token, shown this once (I keep only its hash):\n\n`%s`\n\n"+
+			"It reads your reminders and dated tasks and nothing else. Subscribe your calendar app to\n"+
+			"`/api/me/calendar.ics?token=%s` on Jarvis's API.\n\n"+
+			"Its ID is `%s`: `%stw token revoke %s` turns it off, and your other tokens keep working.", plain, plain, tok.ID, prefix, tok.ID)})
 	return nil
 }
 
@@ -972,7 +1005,9 @@ func (c *tripwireCommands) tokenList(e *Event) error {
 	b.WriteString("**Your API tokens** (their secret is never shown again)\n\n")
 	for _, t := range toks {
 		fmt.Fprintf(&b, "- `%s` made %s", t.ID, breakerTime(t.CreatedAt))
-		if t.Label != "" {
+		if t.Feed() {
+			b.WriteString(", reads the calendar feed only")
+		} else if t.Label != "" {
 			fmt.Fprintf(&b, ": %s", core.EscapeMarkdown(t.Label))
 		}
 		b.WriteString("\n")

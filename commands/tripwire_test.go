@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -363,6 +364,62 @@ func TestTripwireTokenOnlyInDirectRoom(t *testing.T) {
 				t.Errorf("a revoked token still works: %v", err)
 			}
 		})
+	}
+}
+
+// TestCalendarFeedToken: `!tw token feed` makes a token in the person's
+// direct room alone that reads their calendar feed and nothing else; the
+// list tells it from a personal token, and it is revoked on its own.
+func TestCalendarFeedToken(t *testing.T) {
+	ctx := context.Background()
+	th := newTripwireHarness(t, 0)
+	if err := th.store.Outbox().SetDirectRoom(ctx, alice, "!dm:x"); err != nil {
+		t.Fatal(err)
+	}
+	said := 0
+	say := func(room, body string) string {
+		t.Helper()
+		said++
+		replies := th.handle(t, Message{RoomID: room, EventID: fmt.Sprintf("$feed%d", said), Sender: alice, Sent: th.clock.Now(), Body: body})
+		if len(replies) != 1 {
+			t.Fatalf("%s: replies = %q, want one", body, replies)
+		}
+		return replies[0]
+	}
+	if got := say("!room:x", "!tw token feed"); !strings.Contains(got, "Say `!tw token feed` there.") {
+		t.Errorf("in a shared room: %q", got)
+	}
+	personal := regexp.MustCompile(`jtw_[a-z2-7]+`).FindString(say("!dm:x", "!tw token laptop"))
+	got := say("!dm:x", "!tw token feed")
+	feed := regexp.MustCompile(`jcal_[a-z2-7]+`).FindString(got)
+	if feed == "" || !strings.Contains(got, "/api/me/calendar.ics?token="+feed) || !strings.Contains(got, "nothing else") {
+		t.Fatalf("the feed token's reply: %q", got)
+	}
+	if who, err := th.tw.CitizenForFeedToken(ctx, feed); err != nil || who != alice {
+		t.Errorf("the feed token reads %q's feed (%v), want %s's", who, err, alice)
+	}
+	if _, err := th.tw.CitizenForToken(ctx, feed); !errors.Is(err, core.ErrUnauthorized) {
+		t.Errorf("the feed token acts on tripwires: %v", err)
+	}
+	toks, _ := th.tw.ListTokens(ctx, alice)
+	var feedID string
+	for _, tok := range toks {
+		if tok.Feed() {
+			feedID = tok.ID
+		}
+	}
+	if list := say("!dm:x", "!tw token list"); !strings.Contains(list, feedID+"` made") || !strings.Contains(list, "reads the calendar feed only") ||
+		strings.Contains(list, feed) {
+		t.Errorf("token list = %q", list)
+	}
+	if got := say("!dm:x", "!tw token revoke "+feedID); !strings.Contains(got, "Revoked") {
+		t.Errorf("revoke: %q", got)
+	}
+	if _, err := th.tw.CitizenForFeedToken(ctx, feed); !errors.Is(err, core.ErrUnauthorized) {
+		t.Errorf("the revoked feed token still reads the feed: %v", err)
+	}
+	if who, err := th.tw.CitizenForToken(ctx, personal); err != nil || who != alice {
+		t.Errorf("the personal token after the feed token's revocation: %q, %v", who, err)
 	}
 }
 

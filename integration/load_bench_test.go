@@ -147,7 +147,7 @@ func bootstrapRatio(idle, loaded []time.Duration, q float64, resamples int) (lo,
 // cpuProfile fetches a CPU profile of d from the Jarvis whose API is at
 // base and writes it to path.
 func cpuProfile(base, path string, d time.Duration) error {
-	resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds())))
+	resp, err := getMetrics(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds())))
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}

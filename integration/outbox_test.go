@@ -145,7 +145,7 @@ func TestNoticeToNobodyGivenUp(t *testing.T) {
 	ctx := context.Background()
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n  metrics_token: %s\n", port, metricsToken)})
 	room := j.joinRoom(t, alice)
 	st := j.openStore(t)
 	ghost := hs.UserID(tesths.RandomName("ghost"))

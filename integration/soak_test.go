@@ -142,9 +142,23 @@ func procStatusKB(pid int, field string) (float64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
+// metricsToken is api.metrics_token in the tests that read /metrics or
+// the profiles.
+const metricsToken = "integration-metrics-token"
+
+// getMetrics GETs url (/metrics or a profile) with the metrics token.
+func getMetrics(url string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+metricsToken)
+	return http.DefaultClient.Do(req)
+}
+
 // metricValue reads an unlabelled metric from /metrics.
 func metricValue(api, name string) (float64, error) {
-	resp, err := http.Get(api + "/metrics")
+	resp, err := getMetrics(api + "/metrics")
 	if err != nil {
 		return 0, err
 	}

@@ -72,7 +72,7 @@ func newLoaded(t testing.TB, s loadSetup) *loaded {
 	}
 	addr := cardAPIListen(t)
 	l.api = "http://" + addr
-	extra := fmt.Sprintf("api:\n  listen: %s\n  profiling: %t\n", addr, s.Profiling)
+	extra := fmt.Sprintf("api:\n  listen: %s\n  metrics_token: %s\n  profiling: %t\n", addr, metricsToken, s.Profiling)
 	if s.Agents > 0 {
 		extra += workload.FleetYAML(l.agents, s.Cadence)
 	}

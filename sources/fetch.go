@@ -213,20 +213,38 @@ func (f *fetcher) get(ctx context.Context, raw, token string) ([]byte, error) {
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
+		// The client's error names the URL it asked (a redirect's target
+		// too), query string and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			asked, perr := url.Parse(ue.URL)
+			if perr != nil {
+				asked = u
+			}
+			ue.URL = logged(asked)
+		}
 		return nil, unavailable(ctx, reasonOf(err), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, unavailable(ctx, reasonResponse, fmt.Errorf("%s answered %s", u.Redacted(), resp.Status))
+		return nil, unavailable(ctx, reasonResponse, fmt.Errorf("%s answered %s", logged(u), resp.Status))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
 	if err != nil {
-		return nil, unavailable(ctx, reasonOf(err), fmt.Errorf("read %s: %w", u.Redacted(), err))
+		return nil, unavailable(ctx, reasonOf(err), fmt.Errorf("read %s: %w", logged(u), err))
 	}
 	if int64(len(body)) > f.maxBytes {
-		return nil, unavailable(ctx, reasonTooLarge, fmt.Errorf("%s answered more than %d bytes", u.Redacted(), f.maxBytes))
+		return nil, unavailable(ctx, reasonTooLarge, fmt.Errorf("%s answered more than %d bytes", logged(u), f.maxBytes))
 	}
 	return body, nil
+}
+
+// logged is u as the log names it: without its userinfo, query string and
+// fragment, where a source's URL carries its secrets (`?api_key=…`).
+func logged(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
+	return c.String()
 }
 
 // unavailable logs why a source could not be read and returns the error

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/sources"
 )
@@ -204,6 +206,46 @@ func TestURLFetchErrorsTellOnlyTheReason(t *testing.T) {
 			_, err := kind.Resolve(context.Background(), tt.url+" gi")
 			errReads(t, err, tt.want, tt.detail)
 			citizenSees(t, err)
+		})
+	}
+}
+
+// TestURLFetchLogsNoSecrets: a source's URL carrying a key in its query
+// string and a password in its userinfo fails (a timeout, whose error is
+// the HTTP client's, and an error answer): the log names the URL's host and
+// path, and neither secret.
+func TestURLFetchLogsNoSecrets(t *testing.T) {
+	slow := hanging(t)
+	var hits atomic.Int32
+	broken := serve(t, map[string]string{}, &hits)
+	cfg := exampleConfig()
+	cfg.URLFetch = sources.FetchConfig{Enabled: true, AllowedHosts: []string{slow.URL, broken.URL},
+		Timeout: 100 * time.Millisecond, MaxBytes: 1024}
+	reg := core.NewSourceRegistry()
+	if err := sources.RegisterWith(reg, cfg, fakeDNS(nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	kind, _ := reg.Lookup("url-fetch")
+	for _, tt := range []struct{ name, base string }{
+		{name: "timed out", base: slow.URL},
+		{name: "an error answer", base: broken.URL},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logged strings.Builder
+			ctx := zerolog.New(&logged).WithContext(context.Background())
+			u := strings.Replace(tt.base, "://", "://bob:hunter22@", 1) + "/v1/price?api_key=k3y-v4lue&sym=X"
+			if _, err := kind.Resolve(ctx, u+" gi"); err == nil {
+				t.Fatal("the fetch did not fail")
+			}
+			line := logged.String()
+			if !strings.Contains(line, strings.TrimPrefix(tt.base, "http://")+"/v1/price") {
+				t.Errorf("the log does not name the source: %s", line)
+			}
+			for _, secret := range []string{"k3y-v4lue", "hunter22", "api_key", "sym=X"} {
+				if strings.Contains(line, secret) {
+					t.Errorf("the log shows %q: %s", secret, line)
+				}
+			}
 		})
 	}
 }

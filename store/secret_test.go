@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,5 +72,34 @@ func TestSizeNamesTheEngineOnly(t *testing.T) {
 	want := map[string]string{store.SQLite: "SQLite", store.Postgres: "PostgreSQL"}[cfg.Type]
 	if err != nil || engine != want || size <= 0 {
 		t.Errorf("Size() = %q, %d, %v; want %q and a size", engine, size, err, want)
+	}
+}
+
+// TestSQLiteFilesArePrivate opens a SQLite database in a directory that
+// does not exist yet, under a umask that leaves new files readable by
+// everyone, writes to it, and finds the directory 0700 and the database,
+// its write-ahead log and its shared-memory index 0600.
+func TestSQLiteFilesArePrivate(t *testing.T) {
+	ctx := context.Background()
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := filepath.Join(t.TempDir(), "jarvis")
+	cfg := store.Config{Type: store.SQLite, URI: filepath.Join(dir, "jarvis.db")}
+	s := testdb.OpenConfig(t, cfg)
+	if err := s.Outbox().Enqueue(ctx, core.Notice{Key: "k", RoomID: "!r:test", Kind: core.NoticeMessage, Body: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]os.FileMode{dir: 0o700}
+	for _, f := range cfg.Files() {
+		want[f] = 0o600
+	}
+	for path, mode := range want {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != mode {
+			t.Errorf("%s is %#o, want %#o", filepath.Base(path), got, mode)
+		}
 	}
 }

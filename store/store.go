@@ -12,6 +12,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,13 +157,53 @@ type Store struct {
 
 var _ core.Transactor = (*Store)(nil)
 
-// sqliteDSN turns a file path into a go-sqlite3 DSN with WAL, foreign keys,
-// immediate transactions and a busy timeout.
-func sqliteDSN(path string) string {
-	path = strings.TrimPrefix(path, "file:")
+// sqlitePath is the file path of a SQLite URI: without "file:" and any
+// query string.
+func sqlitePath(uri string) string {
+	path := strings.TrimPrefix(uri, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
+	return path
+}
+
+// Files are the files of a SQLite database: the database, its write-ahead
+// log and its shared-memory index; none for PostgreSQL. They hold
+// Jarvis's access token, its crypto keys and people's notes.
+func (c Config) Files() []string {
+	if c.Type != SQLite {
+		return nil
+	}
+	path := sqlitePath(c.URI)
+	return []string{path, path + "-wal", path + "-shm"}
+}
+
+// createPrivate creates the SQLite database at path, if it is not there
+// yet, readable by Jarvis's user alone (0600), in a directory of its own
+// (0700) when Jarvis creates that too. SQLite creates the write-ahead log
+// and the shared-memory index with the database's mode.
+func createPrivate(path string) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return err
+			}
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// sqliteDSN turns a file path into a go-sqlite3 DSN with WAL, foreign keys,
+// immediate transactions and a busy timeout.
+func sqliteDSN(path string) string {
+	path = sqlitePath(path)
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_foreign_keys", "on")
@@ -316,6 +358,9 @@ func openDB(cfg Config, pgConfig *pgx.ConnConfig) (*dbutil.Database, error) {
 		}
 		db.RawDB.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 		return db, nil
+	}
+	if err := createPrivate(sqlitePath(cfg.URI)); err != nil {
+		return nil, err
 	}
 	db, err := dbutil.NewWithDialect(sqliteDSN(cfg.URI), "sqlite3")
 	if err != nil {

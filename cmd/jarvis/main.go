@@ -29,6 +29,7 @@ var exitCodes = map[error]int{
 	app.ErrFailed:         1,
 	app.ErrRefused:        1, // `console -c`: Jarvis refused the command
 	app.ErrConfig:         2,
+	app.ErrFileMode:       6,
 	app.ErrConsole:        2, // `console -c`: failed on Jarvis's side, or no Jarvis acted on it in time
 	app.ErrStore:          3,
 	app.ErrMatrix:         4,

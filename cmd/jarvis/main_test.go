@@ -36,7 +36,7 @@ func TestExitCodes(t *testing.T) {
 		kind error
 		code int
 	}{
-		{app.ErrFailed, 1}, {app.ErrRefused, 1}, {app.ErrConfig, 2}, {app.ErrConsole, 2}, {app.ErrStore, 3}, {app.ErrMatrix, 4},
+		{app.ErrFailed, 1}, {app.ErrRefused, 1}, {app.ErrConfig, 2}, {app.ErrFileMode, 6}, {app.ErrConsole, 2}, {app.ErrStore, 3}, {app.ErrMatrix, 4},
 		{app.ErrAPI, 5}, {app.ErrBreakerOpen, 10}, {app.ErrLeaseHeld, 11}, {app.ErrTargetNotEmpty, 12}, {app.ErrBackupExists, 13},
 		{app.ErrUsage, 64},
 	} {
@@ -44,8 +44,8 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("exit code of %v = %d (%v), want %d", tt.kind, got, ok, tt.code)
 		}
 	}
-	if len(exitCodes) != 12 {
-		t.Errorf("%d kinds have an exit code, want the 12 above", len(exitCodes))
+	if len(exitCodes) != 13 {
+		t.Errorf("%d kinds have an exit code, want the 13 above", len(exitCodes))
 	}
 	if got := exitCode(nil); got != 0 {
 		t.Errorf("exit code of success = %d, want 0", got)

@@ -735,6 +735,43 @@ func TestTripwireTokens(t *testing.T) {
 	}
 }
 
+// TestFeedTokens: a calendar feed token reads whose feed it is and is
+// refused where a personal token acts, a personal token is refused as a
+// feed token, and revoking one kind leaves the other working.
+func TestFeedTokens(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			f := newTWFixture(t, engine, testconfig.Tripwires())
+			personal, _, err := f.Service.CreateToken(f.Ctx, twAlice, "dashboard")
+			if err != nil {
+				t.Fatal(err)
+			}
+			feed, tok, err := f.Service.CreateFeedToken(f.Ctx, twAlice)
+			if err != nil || !strings.HasPrefix(feed, "jcal_") || !tok.Feed() || tok.Label != tripwire.FeedTokenLabel {
+				t.Fatalf("CreateFeedToken() = %q, %+v, %v", feed, tok, err)
+			}
+			if who, err := f.Service.CitizenForFeedToken(f.Ctx, feed); err != nil || who != twAlice {
+				t.Errorf("CitizenForFeedToken(the feed token) = %q, %v; want alice", who, err)
+			}
+			if _, err := f.Service.CitizenForToken(f.Ctx, feed); !errors.Is(err, core.ErrUnauthorized) {
+				t.Errorf("CitizenForToken(the feed token) = %v, want ErrUnauthorized", err)
+			}
+			if _, err := f.Service.CitizenForFeedToken(f.Ctx, personal); !errors.Is(err, core.ErrUnauthorized) {
+				t.Errorf("CitizenForFeedToken(the personal token) = %v, want ErrUnauthorized", err)
+			}
+			if err := f.Service.RevokeToken(f.Ctx, twAlice, tok.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Service.CitizenForFeedToken(f.Ctx, feed); !errors.Is(err, core.ErrUnauthorized) {
+				t.Errorf("a revoked feed token: %v, want ErrUnauthorized", err)
+			}
+			if who, err := f.Service.CitizenForToken(f.Ctx, personal); err != nil || who != twAlice {
+				t.Errorf("the personal token after the feed token's revocation: %q, %v", who, err)
+			}
+		})
+	}
+}
+
 func TestTripwireViewSurvivesRestart(t *testing.T) {
 	for _, engine := range testdb.Engines() {
 		t.Run(engine, func(t *testing.T) {

@@ -17,6 +17,21 @@ import (
 // recognise.
 const tokenPrefix = "jtw_"
 
+// A calendar feed token reads its owner's calendar feed and nothing else:
+// a calendar app subscribes to a bare URL, where the token travels in the
+// query string and lands in proxies' logs, so it must not be the personal
+// token that arms and deletes tripwires. Its plaintext starts with
+// feedTokenPrefix (each kind of token is looked up only after its own
+// prefix is checked) and its ID with feedTokenIDPrefix, so that a list
+// tells the two kinds apart; it is kept, moved on linking and revoked as
+// a personal token is.
+const (
+	feedTokenPrefix   = "jcal_"
+	feedTokenIDPrefix = "cal_"
+	// FeedTokenLabel is the label of every calendar feed token.
+	FeedTokenLabel = "calendar feed"
+)
+
 // Token is a citizen's personal API token as Jarvis keeps it: the
 // token itself is shown once, at creation, and stored only as its SHA-256.
 type Token struct {
@@ -25,6 +40,9 @@ type Token struct {
 	Label     string    `json:"label"`
 	CreatedAt time.Time `json:"created_at"`
 }
+
+// Feed says whether t is a calendar feed token.
+func (t Token) Feed() bool { return strings.HasPrefix(t.ID, feedTokenIDPrefix) }
 
 // TokenStore keeps personal API tokens by hash.
 type TokenStore interface {
@@ -73,8 +91,24 @@ func (s *Service) CreateToken(ctx context.Context, citizen, label string) (strin
 	if utf8.RuneCountInString(label) > MaxLabelLength {
 		return "", Token{}, core.Invalid("label", "is longer than %d characters", MaxLabelLength)
 	}
-	plain := tokenPrefix + randomToken(32)
-	tok := Token{ID: "tok_" + randomToken(5), Citizen: citizen, Label: label, CreatedAt: msTime(s.deps.Clock.Now())}
+	return s.createToken(ctx, tokenPrefix, Token{ID: "tok_" + randomToken(5), Citizen: citizen, Label: label})
+}
+
+// CreateFeedToken makes a calendar feed token for citizen, which reads
+// their calendar feed and nothing else, and returns its plaintext, which
+// is never shown again.
+func (s *Service) CreateFeedToken(ctx context.Context, citizen string) (string, Token, error) {
+	if err := CheckScope(citizen); err != nil {
+		return "", Token{}, err
+	}
+	return s.createToken(ctx, feedTokenPrefix, Token{ID: feedTokenIDPrefix + randomToken(5), Citizen: citizen, Label: FeedTokenLabel})
+}
+
+// createToken stores tok under the hash of a new plaintext starting with
+// prefix, and returns the plaintext.
+func (s *Service) createToken(ctx context.Context, prefix string, tok Token) (string, Token, error) {
+	plain := prefix + randomToken(32)
+	tok.CreatedAt = msTime(s.deps.Clock.Now())
 	if err := s.deps.Tokens.InsertToken(ctx, tok, hashToken(plain)); err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
@@ -106,9 +140,20 @@ func (s *Service) ListTokens(ctx context.Context, citizen string) ([]Token, erro
 }
 
 // CitizenForToken returns the scope a personal API token acts for; an
-// unknown or revoked token is ErrUnauthorized.
+// unknown or revoked token, and a calendar feed token, is ErrUnauthorized.
 func (s *Service) CitizenForToken(ctx context.Context, token string) (string, error) {
-	if !strings.HasPrefix(token, tokenPrefix) {
+	return s.citizenFor(ctx, tokenPrefix, token)
+}
+
+// CitizenForFeedToken returns whose calendar a feed token reads; an
+// unknown or revoked token, and a personal API token, is ErrUnauthorized.
+func (s *Service) CitizenForFeedToken(ctx context.Context, token string) (string, error) {
+	return s.citizenFor(ctx, feedTokenPrefix, token)
+}
+
+// citizenFor looks a token of the kind prefix starts up.
+func (s *Service) citizenFor(ctx context.Context, prefix, token string) (string, error) {
+	if !strings.HasPrefix(token, prefix) {
 		return "", core.ErrUnauthorized
 	}
 	citizen, err := s.deps.Tokens.TokenCitizen(ctx, hashToken(token))

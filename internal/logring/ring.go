@@ -12,13 +12,16 @@ import (
 )
 
 // secrets match the values that must never reach a chat room: Matrix
-// access tokens, bearer tokens, and JSON fields that name a secret.
+// access tokens, bearer tokens, JSON fields that name a secret, and a
+// URL's userinfo and query string (a source's `?api_key=…`).
 var secrets = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)("(?:access_token|password|agent_token|token|signature|secret|pickle_key|authorization)"\s*:\s*")[^"]*(")`),
 	regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+()`),
 	regexp.MustCompile(`()\bsy[tg]_[A-Za-z0-9_]+()`),
 	regexp.MustCompile(`()\bjat_[0-9a-f]+()`),
-	regexp.MustCompile(`(?i)((?:access_token|token|password|signature)=)[^&\s"]+()`),
+	regexp.MustCompile(`(?i)((?:access_token|token|password|signature|api_?key|secret)=)[^&\s"]+()`),
+	regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://)[^\s/?#@"]+(@)`),
+	regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#"]*\?)[^\s#"]+()`),
 }
 
 // Redact replaces secret values in a log line with "[redacted]".
@@ -40,9 +43,12 @@ type Ring struct {
 // New returns a ring keeping size lines.
 func New(size int) *Ring { return &Ring{lines: make([]string, size)} }
 
-// Write stores one log line (zerolog writes one JSON object per call).
+// Write stores one log line (zerolog writes one JSON object per call). It
+// is redacted as it is read back, field by field once the JSON is
+// decoded: redacting the JSON text could cut through an escape and leave
+// a line that no longer decodes, secrets and all.
 func (r *Ring) Write(p []byte) (int, error) {
-	line := Redact(strings.TrimRight(string(p), "\n"))
+	line := strings.TrimRight(string(p), "\n")
 	r.mu.Lock()
 	r.lines[r.next] = line
 	r.next = (r.next + 1) % len(r.lines)
@@ -54,7 +60,7 @@ func (r *Ring) Write(p []byte) (int, error) {
 }
 
 // Last returns up to n of the newest lines at or above level, oldest
-// first, each shortened to "time level message key=value…".
+// first, each shortened to "time level message key=value…", redacted.
 func (r *Ring) Last(n int, level zerolog.Level) []string {
 	r.mu.Lock()
 	var all []string
@@ -78,7 +84,7 @@ func (r *Ring) Last(n int, level zerolog.Level) []string {
 func format(line string, min zerolog.Level) (string, bool) {
 	var fields map[string]any
 	if err := json.Unmarshal([]byte(line), &fields); err != nil {
-		return line, min <= zerolog.InfoLevel
+		return Redact(line), min <= zerolog.InfoLevel
 	}
 	lvl, _ := zerolog.ParseLevel(asString(fields["level"]))
 	if lvl < min {
@@ -89,10 +95,10 @@ func format(line string, min zerolog.Level) (string, bool) {
 	if len(ts) >= 19 {
 		ts = ts[11:19]
 	}
-	b.WriteString(ts + " " + strings.ToUpper(asString(fields["level"])) + " " + asString(fields["message"]))
+	b.WriteString(ts + " " + strings.ToUpper(asString(fields["level"])) + " " + Redact(asString(fields["message"])))
 	for _, key := range []string{"error", "component", "room_id", "sender", "command", "notice"} {
 		if v := asString(fields[key]); v != "" {
-			b.WriteString(" " + key + "=" + v)
+			b.WriteString(" " + key + "=" + Redact(v))
 		}
 	}
 	return b.String(), true

@@ -1,6 +1,7 @@
 package logring
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -16,6 +17,9 @@ func TestRedact(t *testing.T) {
 		{"query parameter", `GET /sync?access_token=abc123&since=s1`, "abc123"},
 		{"signature", `{"signature":"deadbeef"}`, "deadbeef"},
 		{"bare API token", `issued jat_00112233445566778899aabbccddeeff for EVE`, "jat_00112233445566778899aabbccddeeff"},
+		{"a URL's API key", `Get "https://feed.example/v1?api_key=k3y-v4lue": timeout`, "k3y-v4lue"},
+		{"a URL's query string", `Get "https://feed.example/v1?q=1&sig=s1gn3d": timeout`, "s1gn3d"},
+		{"a URL's userinfo", `Get "https://bob:hunter22@feed.example/v1": refused`, "hunter22"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -24,6 +28,24 @@ func TestRedact(t *testing.T) {
 				t.Errorf("Redact(%q) = %q", tt.in, out)
 			}
 		})
+	}
+}
+
+// TestRingRedactsDecodedFields: a secret in a logged error is redacted
+// once the line is decoded, so that the JSON escaping around it (a URL in
+// quotes) neither hides it nor breaks the line.
+func TestRingRedactsDecodedFields(t *testing.T) {
+	r := New(5)
+	log := zerolog.New(r)
+	log.Warn().Err(errors.New(`Get "https://bob:hunter22@feed.example/v1?api_key=k3y-v4lue&q=1": dial tcp: i/o timeout`)).
+		Str("component", "tripwires").Msg("Failed to read a tripwire source")
+	lines := r.Last(1, zerolog.TraceLevel)
+	if len(lines) != 1 {
+		t.Fatalf("Last(1) = %q", lines)
+	}
+	want := `WARN Failed to read a tripwire source error=Get "https://[redacted]@feed.example/v1?[redacted]": dial tcp: i/o timeout component=tripwires`
+	if !strings.HasSuffix(lines[0], want) {
+		t.Errorf("the line reads\n %s\nwant it to end\n %s", lines[0], want)
 	}
 }
 
