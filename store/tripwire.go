@@ -256,6 +256,13 @@ func (q *TripwireQuery) DeleteTripwire(ctx context.Context, scope, id string, at
 	})
 }
 
+// CountTripwires counts scope's tripwires that are not deleted.
+func (q *TripwireQuery) CountTripwires(ctx context.Context, scope string) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, countScopeQuery, scope).Scan(&n)
+	return n, err
+}
+
 // CountCreations counts scope's creations since a time.
 func (q *TripwireQuery) CountCreations(ctx context.Context, scope string, since time.Time) (int, error) {
 	var n int
