@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -65,6 +66,7 @@ type State struct {
 // Spec is what a tripwire watches and tests.
 type Spec struct {
 	ID        string
+	Scope     string
 	Source    core.SourceRef
 	Condition Condition
 }
@@ -153,8 +155,11 @@ func (t *sourceSlots) release(slot int) {
 type sourceResult struct {
 	gen  uint64
 	read bool
-	obs  core.Observation
-	err  error
+	// cached marks a network source's reading from the last tick, which a
+	// pass over Jarvis's own sources reuses and does not keep again.
+	cached bool
+	obs    core.Observation
+	err    error
 }
 
 // passResults are a pass's observations by source slot.
@@ -177,6 +182,8 @@ type evalView struct {
 	index   map[string]int // tripwire id → position in entries
 	slots   *sourceSlots
 	rev     int64
+	// fetched are the network sources the last tick read, by slot.
+	fetched passResults
 }
 
 func newEvalView() *evalView {
@@ -217,12 +224,13 @@ func (v *evalView) attach(spec Spec) {
 	for j := range cc.leaves {
 		cc.leaves[j].slot, cc.leaves[j].gen = v.slots.acquire(cc.leaves[j].source)
 	}
-	v.entries[i].cc = cc
+	v.entries[i].cc, v.entries[i].scope = cc, spec.Scope
 }
 
 // evalEntry is the evaluator's view of one active tripwire.
 type evalEntry struct {
 	state State
+	scope string
 	cc    *compiledCondition // nil when the stored condition cannot be read
 	// last is state.LastObserved decoded, and lastRaw what it was decoded
 	// from.
@@ -397,14 +405,28 @@ type candidate struct {
 // pass brings the evaluator's view of the tripwires up to date, reads each
 // distinct source once outside any transaction, then in one transaction
 // evaluates the tripwires and writes the outcome together with the notices
-// it causes.
+// it causes. A tick reads the network sources first, without the
+// evaluator's lock, so that a pass over Jarvis's own sources meanwhile
+// waits for none of them; such a pass reuses the last tick's readings of
+// the network sources its tripwires also read.
 func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) {
+	ctx = core.WithMemo(ctx)
+	var fetched passResults
+	if kinds == nil {
+		var err error
+		if fetched, err = s.fetchNetwork(ctx); err != nil {
+			return TickReport{}, fmt.Errorf("load tripwires: %w", err)
+		}
+	}
 	s.evalMu.Lock()
 	defer s.evalMu.Unlock()
 	if err := s.refresh(ctx); err != nil {
 		return TickReport{}, fmt.Errorf("load tripwires: %w", err)
 	}
-	results := s.resolveSources(core.WithMemo(ctx), s.slotsToRead(kinds))
+	if kinds == nil {
+		s.view.fetched = fetched
+	}
+	results := s.resolveSources(ctx, s.slotsToRead(kinds), kinds == nil)
 	var report TickReport
 	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		// Take in what was written while the sources were read.
@@ -546,26 +568,132 @@ func (s *Service) slotsToRead(kinds []string) []int {
 
 // resolveSources reads the sources of the given slots once each: the
 // sources of a kind that reads many at once together, the others a few
-// at a time. A resolver that panics counts as a source error.
-func (s *Service) resolveSources(ctx context.Context, slots []int) passResults {
+// at a time. A resolver that panics counts as a source error. A network
+// source is not read here: it takes what the last tick fetched (fresh
+// when this pass is a tick, cached when not), or stays unread.
+func (s *Service) resolveSources(ctx context.Context, slots []int, tick bool) passResults {
 	t := s.view.slots
-	refs := make([]core.SourceRef, len(slots))
-	for i, slot := range slots {
-		refs[i] = t.refs[slot]
-	}
 	results := make(passResults, len(t.refs))
+	var local []int
+	var refs []core.SourceRef
+	for _, slot := range slots {
+		if !s.network(t.refs[slot]) {
+			local, refs = append(local, slot), append(refs, t.refs[slot])
+			continue
+		}
+		if f := s.view.fetched; slot < len(f) && f[slot].read && f[slot].gen == t.gens[slot] {
+			results[slot] = f[slot]
+			results[slot].cached = !tick
+		}
+	}
 	for i, res := range s.deps.Sources.ResolveAll(ctx, refs, resolveWorkers) {
-		slot := slots[i]
+		slot := local[i]
 		results[slot] = sourceResult{gen: t.gens[slot], read: true, obs: res.Observation, err: res.Err}
 	}
 	return results
+}
+
+// network reports whether ref is of a kind read over the network.
+func (s *Service) network(ref core.SourceRef) bool {
+	k, ok := s.deps.Sources.Lookup(ref.Kind)
+	return ok && k.Network
+}
+
+// errFetchBudget is the reading of a network source its owner's fetch
+// budget had no time left for.
+var errFetchBudget = &core.SourceUnavailable{Reason: "fetch budget spent",
+	Detail: errors.New("not read within tripwires.fetch_budget.time")}
+
+// fetchNetwork reads the network sources of the active tripwires, each
+// charged to the owner of the first tripwire reading it: each owner's at
+// most FetchBudget.Workers at a time and within FetchBudget.Time, the
+// owners side by side. It holds the evaluator's lock only to see which
+// sources to read.
+func (s *Service) fetchNetwork(ctx context.Context) (passResults, error) {
+	type lane struct {
+		slots []int
+		refs  []core.SourceRef
+	}
+	s.evalMu.Lock()
+	if err := s.refresh(ctx); err != nil {
+		s.evalMu.Unlock()
+		return nil, err
+	}
+	t := s.view.slots
+	results := make(passResults, len(t.refs))
+	lanes := map[string]*lane{}
+	for i := range s.view.entries {
+		e := &s.view.entries[i]
+		if e.cc == nil {
+			continue
+		}
+		for _, l := range e.cc.leaves {
+			if results[l.slot].read || !s.network(l.source) {
+				continue
+			}
+			results[l.slot] = sourceResult{gen: l.gen, read: true, err: errFetchBudget}
+			ln := lanes[e.scope]
+			if ln == nil {
+				ln = &lane{}
+				lanes[e.scope] = ln
+			}
+			ln.slots, ln.refs = append(ln.slots, l.slot), append(ln.refs, l.source)
+		}
+	}
+	s.evalMu.Unlock()
+
+	budget := s.cfg.FetchBudget
+	var mu sync.Mutex // guards results, and each lane's spent
+	var wg sync.WaitGroup
+	for _, ln := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, budget.Time)
+			defer cancel()
+			spent := false
+			sem := make(chan struct{}, budget.Workers)
+			done := make(chan struct{})
+			var fetches sync.WaitGroup
+			for i := range ln.refs {
+				fetches.Add(1)
+				go func() {
+					defer fetches.Done()
+					select {
+					case sem <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					defer func() { <-sem }()
+					res := s.deps.Sources.ResolveAll(ctx, ln.refs[i:i+1], 1)[0]
+					mu.Lock()
+					defer mu.Unlock()
+					if !spent {
+						r := &results[ln.slots[i]]
+						r.obs, r.err = res.Observation, res.Err
+					}
+				}()
+			}
+			go func() { fetches.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				// What is still being read stays spent; cancel stops it.
+				mu.Lock()
+				spent = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return results, nil
 }
 
 // readings are the values a pass read that a history can keep.
 func (s *Service) readings(results passResults, now time.Time) []history.Reading {
 	var out []history.Reading
 	for slot, r := range results {
-		if !r.read || r.err != nil || r.gen != s.view.slots.gens[slot] {
+		if !r.read || r.cached || r.err != nil || r.gen != s.view.slots.gens[slot] {
 			continue
 		}
 		if v, ok := history.Keepable(r.obs.Value); ok {
