@@ -117,7 +117,7 @@ func TestParallelBacktestsAreBounded(t *testing.T) {
 		{carol, "tripwires.backtest.concurrent"},
 	} {
 		code, body := postBacktest(t, base, tokens[tt.who])
-		if msg, _ := body["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, tt.key+")") {
+		if msg, _ := body["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, tt.key+" (") {
 			t.Errorf("%s's backtest while two run: %d %v, want 429 naming %s", tt.who, code, body, tt.key)
 		}
 	}

@@ -200,9 +200,9 @@ func (b *backtestSlots) acquire(scope string) (func(), error) {
 	defer b.mu.Unlock()
 	switch {
 	case b.byScope[scope] >= b.cfg.ConcurrentPerPerson:
-		return nil, core.Refuse(core.ErrRateLimited, "you have %d backtests running, the most one person may (tripwires.backtest.concurrent_per_person); try again when it is done", b.byScope[scope])
+		return nil, core.Refuse(core.ErrRateLimited, "your backtests already running reach tripwires.backtest.concurrent_per_person (%d); try again when one is done", b.cfg.ConcurrentPerPerson)
 	case b.running >= b.cfg.Concurrent:
-		return nil, core.Refuse(core.ErrRateLimited, "%d backtests are running, the most at once (tripwires.backtest.concurrent); try again in a moment", b.running)
+		return nil, core.Refuse(core.ErrRateLimited, "the backtests already running reach tripwires.backtest.concurrent (%d); try again in a moment", b.cfg.Concurrent)
 	}
 	b.running++
 	b.byScope[scope]++
