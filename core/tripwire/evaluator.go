@@ -621,14 +621,23 @@ func (s *Service) fetchNetwork(ctx context.Context) (passResults, error) {
 	}
 	t := s.view.slots
 	results := make(passResults, len(t.refs))
+	// Which slots are network sources: with none (the usual workspace),
+	// the tripwires need no sweep.
+	network := make([]bool, len(t.refs))
+	entries := s.view.entries[:0]
+	for slot, n := range t.users {
+		if network[slot] = n > 0 && s.network(t.refs[slot]); network[slot] {
+			entries = s.view.entries
+		}
+	}
 	lanes := map[string]*lane{}
-	for i := range s.view.entries {
-		e := &s.view.entries[i]
+	for i := range entries {
+		e := &entries[i]
 		if e.cc == nil {
 			continue
 		}
 		for _, l := range e.cc.leaves {
-			if results[l.slot].read || !s.network(l.source) {
+			if results[l.slot].read || !network[l.slot] {
 				continue
 			}
 			results[l.slot] = sourceResult{gen: l.gen, read: true, err: errFetchBudget}
