@@ -604,15 +604,17 @@ func (s *Service) network(ref core.SourceRef) bool {
 var errFetchBudget = &core.SourceUnavailable{Reason: "fetch budget spent",
 	Detail: errors.New("not read within tripwires.fetch_budget.time")}
 
-// fetchNetwork reads the network sources of the active tripwires, each
-// charged to the owner of the first tripwire reading it: each owner's at
-// most FetchBudget.Workers at a time and within FetchBudget.Time, the
-// owners side by side. It holds the evaluator's lock only to see which
-// sources to read.
+// fetchNetwork reads the network sources of the active tripwires: each
+// person's at most FetchBudget.Workers at a time and within
+// FetchBudget.Time, people side by side. A source several people read is
+// in each one's lane and taken from the first to read it, so that no one
+// can hold back a source others read by queueing it behind their own slow
+// ones. It holds the evaluator's lock only to see which sources to read.
 func (s *Service) fetchNetwork(ctx context.Context) (passResults, error) {
 	type lane struct {
 		slots []int
 		refs  []core.SourceRef
+		has   map[int]bool
 	}
 	s.evalMu.Lock()
 	if err := s.refresh(ctx); err != nil {
@@ -637,22 +639,23 @@ func (s *Service) fetchNetwork(ctx context.Context) (passResults, error) {
 			continue
 		}
 		for _, l := range e.cc.leaves {
-			if results[l.slot].read || !network[l.slot] {
+			ln := lanes[e.scope]
+			if !network[l.slot] || (ln != nil && ln.has[l.slot]) {
 				continue
 			}
-			results[l.slot] = sourceResult{gen: l.gen, read: true, err: errFetchBudget}
-			ln := lanes[e.scope]
 			if ln == nil {
-				ln = &lane{}
+				ln = &lane{has: map[int]bool{}}
 				lanes[e.scope] = ln
 			}
-			ln.slots, ln.refs = append(ln.slots, l.slot), append(ln.refs, l.source)
+			results[l.slot] = sourceResult{gen: l.gen, read: true, err: errFetchBudget}
+			ln.slots, ln.refs, ln.has[l.slot] = append(ln.slots, l.slot), append(ln.refs, l.source), true
 		}
 	}
 	s.evalMu.Unlock()
 
 	budget := s.cfg.FetchBudget
-	var mu sync.Mutex // guards results, and each lane's spent
+	var mu sync.Mutex // guards results, done and each lane's spent
+	done := make([]bool, len(results))
 	var wg sync.WaitGroup
 	for _, ln := range lanes {
 		wg.Add(1)
@@ -662,9 +665,8 @@ func (s *Service) fetchNetwork(ctx context.Context) (passResults, error) {
 			defer cancel()
 			spent := false
 			sem := make(chan struct{}, budget.Workers)
-			done := make(chan struct{})
 			var fetches sync.WaitGroup
-			for i := range ln.refs {
+			for i, slot := range ln.slots {
 				fetches.Add(1)
 				go func() {
 					defer fetches.Done()
@@ -674,18 +676,26 @@ func (s *Service) fetchNetwork(ctx context.Context) (passResults, error) {
 						return
 					}
 					defer func() { <-sem }()
+					mu.Lock()
+					taken := done[slot]
+					mu.Unlock()
+					if taken {
+						return
+					}
 					res := s.deps.Sources.ResolveAll(ctx, ln.refs[i:i+1], 1)[0]
 					mu.Lock()
 					defer mu.Unlock()
-					if !spent {
-						r := &results[ln.slots[i]]
-						r.obs, r.err = res.Observation, res.Err
+					// A failed read stands until another lane reads the
+					// source (its owner's budget may be what failed it).
+					if !spent && !done[slot] {
+						results[slot].obs, results[slot].err, done[slot] = res.Observation, res.Err, res.Err == nil
 					}
 				}()
 			}
-			go func() { fetches.Wait(); close(done) }()
+			finished := make(chan struct{})
+			go func() { fetches.Wait(); close(finished) }()
 			select {
-			case <-done:
+			case <-finished:
 			case <-ctx.Done():
 				// What is still being read stays spent; cancel stops it.
 				mu.Lock()
