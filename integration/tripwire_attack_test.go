@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
@@ -132,4 +133,85 @@ tripwires:
 			t.Errorf("bob's push took %s behind mallory's hanging fetches", took)
 		}
 	})
+}
+
+// TestHugeSourceValues makes the attack of a url-fetch serving 300 KB
+// values that change every other pass, watched by four tripwires of one
+// person that push every change, against the real binary: what Jarvis
+// keeps of each value (history, trips, notices), read from its database,
+// is at most sources.max_value_bytes and a notice stays short, while the
+// changes still reach the person.
+func TestHugeSourceValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const huge = 300 << 10
+	var served atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := served.Add(1)
+		v := strings.Repeat("x", huge) + fmt.Sprint(n/2)
+		fmt.Fprintf(w, `{"a": %q, "b": %q, "c": %q, "d": %q}`, v, v, v, v)
+	}))
+	t.Cleanup(srv.Close)
+	alice := newPerson(t, "alice")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf(`api:
+  listen: 127.0.0.1:%d
+sources:
+  url_fetch:
+    enabled: true
+    allowed_hosts: [%q]
+    max_bytes: 4194304
+tripwires:
+  tick: 1s
+`, port, srv.URL)})
+	j.joinRoom(t, alice)
+	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	api.waitUp(t, j)
+	dm := j.directRoom(t, alice)
+	token := regexp.MustCompile(`jtw_[A-Za-z0-9_-]+`).FindString(tesths.Body(j.ask(t, alice, dm, "!tw token laptop")))
+	if token == "" {
+		t.Fatal("alice got no personal token")
+	}
+	for _, path := range []string{"a", "b", "c", "d"} {
+		if code, body := api.callWith(t, token, http.MethodPost, "/api/tripwires", map[string]any{
+			"label": "huge " + path, "rationale": "fill the disk", "cooldown_seconds": 0,
+			"source":    map[string]any{"kind": "url-fetch", "param": srv.URL + "/status.json " + path},
+			"condition": map[string]any{"op": "changed"}, "action": map[string]any{"journal": true, "push": true},
+		}); code != http.StatusCreated {
+			t.Fatalf("arming huge %s: %d %v", path, code, body)
+		}
+	}
+	// Two changes reach alice: four pushes each.
+	seen := map[id.EventID]bool{}
+	if _, err := alice.WaitFor(ctx, 2*waitReply, func(evt *event.Event) bool {
+		if tripped(j, "huge")(evt) {
+			seen[evt.ID] = true
+		}
+		return len(seen) >= 8
+	}); err != nil {
+		t.Fatalf("%d trip pushes reached alice, want 8: %v", len(seen), err)
+	}
+	for _, evt := range alice.Events(tripped(j, "huge")) {
+		if n := len(tesths.Body(evt)); n > 2048 {
+			t.Errorf("a trip push of %d bytes reached alice", n)
+		}
+	}
+	st := j.openStore(t)
+	for _, q := range []struct{ what, query string }{
+		{"a reading in the history", `SELECT COALESCE(MAX(LENGTH(val)), 0) FROM source_reading`},
+		{"a trip's value", `SELECT COALESCE(MAX(LENGTH(observed_value)), 0) FROM tripwire_history`},
+		{"a journal entry's value", `SELECT COALESCE(MAX(LENGTH(observed_value)), 0) FROM tripwire_journal`},
+		{"the last observation", `SELECT COALESCE(MAX(LENGTH(last_observed)), 0) FROM tripwire_state`},
+		{"a notice", `SELECT COALESCE(MAX(LENGTH(body)), 0) FROM outbox`},
+	} {
+		var longest int
+		if err := st.DB.QueryRow(ctx, q.query).Scan(&longest); err != nil {
+			t.Fatalf("%s: %v", q.query, err)
+		}
+		// A value is at most the cap (512), quoted as JSON; a notice
+		// holds it once with the rule and the reason it was armed.
+		if longest > 2048 {
+			t.Errorf("the longest %s Jarvis keeps is %d bytes", q.what, longest)
+		}
+	}
 }
