@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/tripwire"
 )
 
 // refusedError is what a handler returns when Jarvis will not act on the
@@ -38,10 +37,7 @@ var refusals = []struct {
 	{core.ErrForbidden, reasonOf},
 	{core.ErrExpired, reasonOf},
 	{core.ErrGone, reasonOf},
-	// Arming tripwires is what core rate-limits.
-	{core.ErrRateLimited, func(error) string {
-		return fmt.Sprintf("you armed %d tripwires in the last hour, the most I take in an hour", tripwire.CreationLimit)
-	}},
+	{core.ErrRateLimited, reasonOf},
 }
 
 // refusal says in words why core refused a request; ok is false for an

@@ -582,9 +582,13 @@ func twProposed(d tripwire.Draft) tripwire.Definition {
 
 // backtest says what a tripwire would have done over the last
 // tripwire.BacktestSpan of its sources' history, as one line; empty when
-// the history could not be read (the reply goes out without it).
+// the history could not be read (the reply goes out without it); when too
+// many backtests run, the line says so.
 func (c *tripwireCommands) backtest(e *Event, def tripwire.Definition) string {
-	bt, err := c.tw.Backtest(e.Ctx, def, tripwire.BacktestSpan)
+	bt, err := c.tw.Backtest(e.Ctx, e.Sender, def, tripwire.BacktestSpan)
+	if errors.Is(err, core.ErrRateLimited) {
+		return "I didn't backtest this: " + reasonOf(err) + "."
+	}
 	if err != nil {
 		zerolog.Ctx(e.Ctx).Err(err).Str("tripwire", def.ID).Msg("Failed to backtest a tripwire")
 		return ""

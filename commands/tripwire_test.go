@@ -39,6 +39,13 @@ type twHarness struct {
 
 func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 	t.Helper()
+	return newTripwireHarnessWith(t, ttl, func(*tripwire.Deps) {})
+}
+
+// newTripwireHarnessWith is newTripwireHarness with the tripwire service's
+// deps changed by wire.
+func newTripwireHarnessWith(t *testing.T, ttl time.Duration, wire func(*tripwire.Deps)) *twHarness {
+	t.Helper()
 	th := &twHarness{harness: newHarness(t), gi: 0.8}
 	fixed := func(v any) core.Resolver {
 		return func(context.Context, string) (core.Observation, error) { return core.Observation{Value: v}, nil }
@@ -58,6 +65,7 @@ func newTripwireHarness(t *testing.T, ttl time.Duration) *twHarness {
 	th.oncall = w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour})
 	th.deps = w.TripwireDeps(reg)
 	th.deps.Quiet, th.deps.Incidents = th.quiet, th.oncall
+	wire(&th.deps)
 	th.tw = tripwire.NewService(testconfig.Tripwires(), th.deps)
 	th.proc.AddFeatures(Features{Tripwires: th.tw, Agents: func() []string { return []string{"EVE"} }, ProposalTTL: ttl, OnCall: th.oncall})
 	return th
@@ -560,6 +568,46 @@ func TestProposalStatesBacktest(t *testing.T) {
 	armed = th.say(t, alice, `!tw arm vault gt 5 --because "x"`)[0]
 	if want := "I have no readings of `vault.balance` yet"; !strings.Contains(armed, want) {
 		t.Errorf("!tw arm answer = %q, want it to say %q", armed, want)
+	}
+}
+
+// heldHistory is a store's history whose backtest reads wait until the
+// test lets them through.
+type heldHistory struct {
+	history.Store
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h heldHistory) Latest(ctx context.Context, src core.SourceRef, from, to time.Time, limit int) ([]history.Point, error) {
+	h.entered <- struct{}{}
+	<-h.release
+	return h.Store.Latest(ctx, src, from, to, limit)
+}
+
+// TestArmWhileABacktestRuns: a person arming a tripwire while a backtest
+// of theirs runs past tripwires.backtest.concurrent_per_person gets it
+// armed, with a line naming the key in place of the backtest.
+func TestArmWhileABacktestRuns(t *testing.T) {
+	held := heldHistory{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	th := newTripwireHarnessWith(t, 0, func(d *tripwire.Deps) {
+		held.Store = d.History
+		d.History = held
+	})
+	running := make(chan error, 1)
+	go func() {
+		_, err := th.tw.BacktestDraft(context.Background(), alice, tripwire.Draft{Label: "GI", Rationale: "r",
+			Source: core.SourceRef{Kind: "integrity.gi"}, Condition: tripwire.Condition{Op: tripwire.OpLT, Threshold: 0.7}}, tripwire.BacktestSpan)
+		running <- err
+	}()
+	<-held.entered
+	armed := th.say(t, alice, `!tw arm GI lt 0.7 --because "the Seal needs it"`)[0]
+	if !armedID.MatchString(armed) || !strings.Contains(armed, "I didn't backtest this: ") || !strings.Contains(armed, "tripwires.backtest.concurrent_per_person") {
+		t.Errorf("!tw arm while a backtest runs = %q, want it armed with a line naming tripwires.backtest.concurrent_per_person", armed)
+	}
+	close(held.release)
+	if err := <-running; err != nil {
+		t.Errorf("the running backtest: %v", err)
 	}
 }
 

@@ -87,12 +87,15 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"breaker", fmt.Sprint(cfg.Breaker), fmt.Sprint(breaker.Config{OpenOn: []breaker.Trigger{
 			{Urgency: breaker.UrgencyCritical, Severity: breaker.SeverityAny}, {Urgency: breaker.UrgencyHigh, Severity: breaker.SeveritySafety}}})},
 		{"tripwires", fmt.Sprint(cfg.Tripwires), fmt.Sprint(tripwire.Config{Tick: 5 * time.Minute,
-			Quarantine: tripwire.QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12}})},
+			Quarantine: tripwire.QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12}, MaxPerPerson: 100,
+			Backtest:    tripwire.BacktestConfig{MaxReadings: 5000, Concurrent: 4, ConcurrentPerPerson: 1},
+			FetchBudget: tripwire.FetchBudget{Time: 15 * time.Second, Workers: 2}})},
 		{"bridges.networks", fmt.Sprint(cfg.Bridges.Networks), fmt.Sprint([]bridge.Network{
 			{Name: "telegram", Users: "@telegram_*"}, {Name: "whatsapp", Users: "@whatsapp_*"},
 			{Name: "signal", Users: "@signal_*"}, {Name: "discord", Users: "@discord_*"}})},
 		{"sources.snapshot.kinds", fmt.Sprint(len(cfg.Sources.Snapshot.Kinds)), "3"},
 		{"sources.url_fetch.max_bytes", fmt.Sprint(cfg.Sources.URLFetch.MaxBytes), "262144"},
+		{"sources.max_value_bytes", fmt.Sprint(cfg.Sources.MaxValueBytes), "512"},
 		{"retention", fmt.Sprint(cfg.Retention), fmt.Sprint(retention.Config{Outbox: 720 * time.Hour, Events: 720 * time.Hour,
 			Pending: 168 * time.Hour, Journal: 2160 * time.Hour, Approvals: 720 * time.Hour, Deleted: 720 * time.Hour,
 			Heartbeats: 2160 * time.Hour, Incidents: 2160 * time.Hour, Reminders: 720 * time.Hour, ConsumedEvents: 720 * time.Hour})},

@@ -136,6 +136,10 @@ type SourceKind struct {
 	CheckParam func(param string) error
 	// Resolve reads the value.
 	Resolve Resolver
+	// Network marks a kind that reads over the network (a URL, a feed):
+	// the evaluator reads it outside its lock, within each person's fetch
+	// budget, so that sources of Jarvis's own state never wait for it.
+	Network bool
 	// ResolveMany, when set, reads the values of many params at once: a
 	// few queries for all of them rather than some for each. An evaluator
 	// pass reads every source of the kind through it.

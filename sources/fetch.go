@@ -268,8 +268,9 @@ func reasonOf(err error) string {
 	return reasonNetwork
 }
 
-// jsonValue reads a scalar at a gjson path of a JSON document.
-func jsonValue(doc []byte, path string) (any, error) {
+// jsonValue reads a scalar at a gjson path of a JSON document; a string
+// longer than maxValue bytes is capped (capText).
+func jsonValue(doc []byte, path string, maxValue int) (any, error) {
 	if !gjson.ValidBytes(doc) {
 		return nil, errors.New("the answer is not JSON")
 	}
@@ -278,7 +279,7 @@ func jsonValue(doc []byte, path string) (any, error) {
 	case gjson.Number:
 		return r.Float(), nil
 	case gjson.String:
-		return r.Str, nil
+		return capText(r.Str, maxValue), nil
 	case gjson.True, gjson.False:
 		return r.Bool(), nil
 	case gjson.Null:

@@ -17,7 +17,7 @@ import (
 // feed URL, a space, and the keyword. Its value is the id of the newest
 // matching item ("" while none matches), so a changed condition fires when
 // a new matching item appears, and not on those already there when armed.
-func rssKind(f *fetcher) core.SourceKind {
+func rssKind(f *fetcher, maxValue int) core.SourceKind {
 	parse := func(param string) (string, string, error) {
 		raw, keyword, err := splitParam(param, "keyword")
 		if err != nil {
@@ -33,6 +33,7 @@ func rssKind(f *fetcher) core.SourceKind {
 		Value:       core.ValueText,
 		Param:       "feed URL, a space, then a keyword (e.g. https://blog.example.org/feed.xml outage)",
 		ParamType:   core.ParamURL,
+		Network:     true,
 		CheckParam:  func(param string) error { _, _, err := parse(param); return err },
 		Resolve: func(ctx context.Context, param string) (core.Observation, error) {
 			raw, keyword, err := parse(param)
@@ -56,12 +57,13 @@ func rssKind(f *fetcher) core.SourceKind {
 			}
 			item := newestMatch(feed, keyword)
 			if item == nil {
-				return core.Observation{Value: "", Display: "no item about " + keyword}, nil
+				return core.Observation{Value: "", Display: capText("no item about "+keyword, maxValue)}, nil
 			}
+			title := capText(item.Title, maxValue-len("“”"))
 			return core.Observation{
-				Value:   itemID(item),
-				Display: "“" + item.Title + "”",
-				Context: map[string]any{"title": item.Title, "link": item.Link, "feed": raw, "keyword": keyword},
+				Value:   capText(itemID(item), maxValue),
+				Display: "“" + title + "”",
+				Context: map[string]any{"title": title, "link": capText(item.Link, maxValue), "feed": raw, "keyword": keyword},
 			}, nil
 		},
 	}

@@ -13,10 +13,12 @@ import (
 type snapshot struct {
 	url, token string
 	fetch      *fetcher
+	maxValue   int
 }
 
-func newSnapshot(cfg SnapshotConfig, nw network) *snapshot {
-	return &snapshot{url: cfg.URL, token: cfg.Token, fetch: newFetcher(FetchConfig{Timeout: cfg.Timeout, MaxBytes: cfg.MaxBytes}, nw)}
+func newSnapshot(cfg SnapshotConfig, maxValue int, nw network) *snapshot {
+	return &snapshot{url: cfg.URL, token: cfg.Token, maxValue: maxValue,
+		fetch: newFetcher(FetchConfig{Timeout: cfg.Timeout, MaxBytes: cfg.MaxBytes}, nw)}
 }
 
 // body fetches the snapshot once per evaluator pass.
@@ -30,7 +32,7 @@ func (s *snapshot) kind(k SnapshotKind) core.SourceKind {
 	if desc == "" {
 		desc = k.Path + " in the snapshot"
 	}
-	sk := core.SourceKind{Kind: k.Kind, Aliases: k.Aliases, Description: desc, Value: k.Value, Categories: k.Categories}
+	sk := core.SourceKind{Kind: k.Kind, Network: true, Aliases: k.Aliases, Description: desc, Value: k.Value, Categories: k.Categories}
 	if strings.Contains(k.Path, "{param}") {
 		sk.Param, sk.ParamType = "which one (the {param} of "+k.Path+")", core.ParamName
 	}
@@ -39,7 +41,7 @@ func (s *snapshot) kind(k SnapshotKind) core.SourceKind {
 		if err != nil {
 			return core.Observation{}, err
 		}
-		v, err := jsonValue(doc, strings.ReplaceAll(k.Path, "{param}", gjson.Escape(param)))
+		v, err := jsonValue(doc, strings.ReplaceAll(k.Path, "{param}", gjson.Escape(param)), s.maxValue)
 		return core.Observation{Value: v}, err
 	}
 	return sk

@@ -19,6 +19,10 @@ type Config struct {
 	Snapshot SnapshotConfig
 	URLFetch FetchConfig
 	RSS      FetchConfig
+	// MaxValueBytes bounds a text value any of these kinds reads (a JSON
+	// string, a feed item's id and title): a longer one is kept as its
+	// first bytes and a digest of the whole, MaxValueBytes in all.
+	MaxValueBytes int
 }
 
 // SnapshotConfig points the snapshot kinds at a JSON endpoint, fetched at
@@ -71,6 +75,9 @@ const (
 
 // Validate checks the config; the error names the key at fault.
 func (c Config) Validate() error {
+	if c.MaxValueBytes < minValueBytes || c.MaxValueBytes > maxValueBytes {
+		return core.Invalid("sources.max_value_bytes", "must be between %d and %d", minValueBytes, maxValueBytes)
+	}
 	s := c.Snapshot
 	if s.URL != "" {
 		if err := checkURL(s.URL); err != nil {
@@ -156,16 +163,16 @@ func register(reg *core.SourceRegistry, cfg Config, nw network) error {
 		return err
 	}
 	if cfg.Snapshot.URL != "" {
-		snap := newSnapshot(cfg.Snapshot, nw)
+		snap := newSnapshot(cfg.Snapshot, cfg.MaxValueBytes, nw)
 		for _, k := range cfg.Snapshot.Kinds {
 			reg.Register(snap.kind(k))
 		}
 	}
 	if cfg.URLFetch.Enabled {
-		reg.Register(urlFetchKind(newFetcher(cfg.URLFetch, nw)))
+		reg.Register(urlFetchKind(newFetcher(cfg.URLFetch, nw), cfg.MaxValueBytes))
 	}
 	if cfg.RSS.Enabled {
-		reg.Register(rssKind(newFetcher(cfg.RSS, nw)))
+		reg.Register(rssKind(newFetcher(cfg.RSS, nw), cfg.MaxValueBytes))
 	}
 	return nil
 }

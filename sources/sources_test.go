@@ -38,8 +38,9 @@ func exampleConfig() sources.Config {
 					Description: "a micro-agent's self-reported value", Value: core.ValueNumber},
 			},
 		},
-		URLFetch: sources.FetchConfig{Timeout: 10 * time.Second, MaxBytes: 256 << 10},
-		RSS:      sources.FetchConfig{Timeout: 10 * time.Second, MaxBytes: 1 << 20},
+		URLFetch:      sources.FetchConfig{Timeout: 10 * time.Second, MaxBytes: 256 << 10},
+		RSS:           sources.FetchConfig{Timeout: 10 * time.Second, MaxBytes: 1 << 20},
+		MaxValueBytes: 512,
 	}
 }
 
@@ -339,6 +340,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "rss too large a limit", edit: func(c *sources.Config) {
 			c.RSS = sources.FetchConfig{Enabled: true, AllowedHosts: []string{"x"}, Timeout: time.Second, MaxBytes: 1 << 30}
 		}, wantField: "sources.rss.max_bytes"},
+		{name: "values capped too short", edit: func(c *sources.Config) { c.MaxValueBytes = 10 }, wantField: "sources.max_value_bytes"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := exampleConfig()

@@ -24,7 +24,7 @@ func splitParam(param, what string) (string, string, error) {
 
 // urlFetchKind reads a JSON value at a URL: the param is the URL, a space,
 // and a gjson path ("https://status.example.org/api.json data.gi").
-func urlFetchKind(f *fetcher) core.SourceKind {
+func urlFetchKind(f *fetcher, maxValue int) core.SourceKind {
 	parse := func(param string) (string, string, error) {
 		raw, path, err := splitParam(param, "JSON path")
 		if err != nil {
@@ -40,6 +40,7 @@ func urlFetchKind(f *fetcher) core.SourceKind {
 		Value:       core.ValueNumber,
 		Param:       "URL, a space, then a JSON path (e.g. https://status.example.org/api.json data.gi)",
 		ParamType:   core.ParamURL,
+		Network:     true,
 		CheckParam:  func(param string) error { _, _, err := parse(param); return err },
 		Resolve: func(ctx context.Context, param string) (core.Observation, error) {
 			raw, path, err := parse(param)
@@ -51,7 +52,7 @@ func urlFetchKind(f *fetcher) core.SourceKind {
 			if err != nil {
 				return core.Observation{}, err
 			}
-			v, err := jsonValue(doc, path)
+			v, err := jsonValue(doc, path, maxValue)
 			return core.Observation{Value: v, Context: map[string]any{"url": raw, "path": path}}, err
 		},
 	}

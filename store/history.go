@@ -49,6 +49,11 @@ const (
 	historyPointsQuery = `
 		SELECT at, num, val, bucket, min, max FROM source_reading
 		WHERE source_id = $1 AND at >= $2 AND at < $3 ORDER BY at`
+	latestPointsQuery = `
+		SELECT at, num, val, bucket, min, max FROM (
+			SELECT at, num, val, bucket, min, max FROM source_reading
+			WHERE source_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC LIMIT $4
+		) AS latest ORDER BY at`
 	fullReadingsQuery = `
 		SELECT at, num, val FROM source_reading
 		WHERE source_id = $1 AND at < $2 AND NOT bucket ORDER BY at LIMIT $3`
@@ -185,6 +190,18 @@ func decodeReading(num *float64, val *string) (any, error) {
 
 // Points returns the history of src from from up to to, oldest first.
 func (s *Store) Points(ctx context.Context, src core.SourceRef, from, to time.Time) ([]history.Point, error) {
+	return s.points(ctx, src, historyPointsQuery, from.UnixMilli(), to.UnixMilli())
+}
+
+// Latest returns at most limit of the newest points of src from from up
+// to to, oldest first.
+func (s *Store) Latest(ctx context.Context, src core.SourceRef, from, to time.Time, limit int) ([]history.Point, error) {
+	return s.points(ctx, src, latestPointsQuery, from.UnixMilli(), to.UnixMilli(), limit)
+}
+
+// points reads the points of src a query selects; its first parameter is
+// the source's id, args the others.
+func (s *Store) points(ctx context.Context, src core.SourceRef, query string, args ...any) ([]history.Point, error) {
 	var id int64
 	err := s.DB.QueryRow(ctx, historySourceQuery, src.Kind, src.Param).Scan(&id)
 	switch {
@@ -193,7 +210,7 @@ func (s *Store) Points(ctx context.Context, src core.SourceRef, from, to time.Ti
 	case err != nil:
 		return nil, fmt.Errorf("history of %s: %w", src, err)
 	}
-	rows, err := s.DB.Query(ctx, historyPointsQuery, id, from.UnixMilli(), to.UnixMilli())
+	rows, err := s.DB.Query(ctx, query, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("history of %s: %w", src, err)
 	}

@@ -96,7 +96,7 @@ func BenchmarkBacktest(b *testing.B) {
 	cpu0 := cpuTime()
 	for b.Loop() {
 		var err error
-		if bt, err = svc.Backtest(context.Background(), def, tripwire.BacktestSpan); err != nil {
+		if bt, err = svc.Backtest(context.Background(), "@alice:example.org", def, tripwire.BacktestSpan); err != nil {
 			b.Fatal(err)
 		}
 	}

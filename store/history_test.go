@@ -191,7 +191,7 @@ func backtestMatchesLive(t *testing.T, seed uint64) {
 		for _, ev := range f.History(tw.scope, tw.def.ID) {
 			live = append(live, ev.Timestamp)
 		}
-		bt, err := f.Service.Backtest(f.Ctx, tw.def, 1000*time.Hour)
+		bt, err := f.Service.Backtest(f.Ctx, "@alice:example.org", tw.def, 1000*time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}

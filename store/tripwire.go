@@ -89,7 +89,7 @@ const (
 	tripwireAllStatesQuery = `SELECT ` + tripwireStateColumns + ` FROM tripwire_state WHERE status <> 'deleted'`
 	tripwireChangedQuery   = `SELECT ` + tripwireStateColumns + ` FROM tripwire_state WHERE rev > $1`
 	tripwireRevQuery       = `SELECT rev FROM tripwire_rev WHERE id = 1`
-	tripwireSpecsQuery     = `SELECT id, source_kind, source_param, condition FROM tripwire WHERE id IN (%s)`
+	tripwireSpecsQuery     = `SELECT id, scope, source_kind, source_param, condition FROM tripwire WHERE id IN (%s)`
 	// tripwireRecordsQuery names the ids for both tables (the same
 	// parameters twice), so that PostgreSQL looks them up in each primary
 	// key rather than join the rows of one to a scan of the other.
@@ -256,6 +256,13 @@ func (q *TripwireQuery) DeleteTripwire(ctx context.Context, scope, id string, at
 	})
 }
 
+// CountTripwires counts scope's tripwires that are not deleted.
+func (q *TripwireQuery) CountTripwires(ctx context.Context, scope string) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, countScopeQuery, scope).Scan(&n)
+	return n, err
+}
+
 // CountCreations counts scope's creations since a time.
 func (q *TripwireQuery) CountCreations(ctx context.Context, scope string, since time.Time) (int, error) {
 	var n int
@@ -377,7 +384,7 @@ func (q *TripwireQuery) TripwireSpecs(ctx context.Context, ids []string) ([]trip
 		rows, err := q.db.Query(ctx, fmt.Sprintf(tripwireSpecsQuery, bulkIn(1, len(chunk))), bulkArgs(chunk)...)
 		got, err := dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (spec tripwire.Spec, err error) {
 			var cond string
-			if err = row.Scan(&spec.ID, &spec.Source.Kind, &spec.Source.Param, &cond); err != nil {
+			if err = row.Scan(&spec.ID, &spec.Scope, &spec.Source.Kind, &spec.Source.Param, &cond); err != nil {
 				return spec, err
 			}
 			return spec, json.Unmarshal([]byte(cond), &spec.Condition)

@@ -101,6 +101,9 @@ type Store interface {
 	// Points returns the points of src from from up to (not including)
 	// to, oldest first.
 	Points(ctx context.Context, src core.SourceRef, from, to time.Time) ([]Point, error)
+	// Latest returns at most limit of the newest of those points, oldest
+	// first.
+	Latest(ctx context.Context, src core.SourceRef, from, to time.Time, limit int) ([]Point, error)
 }
 
 // Keepable returns v when a history can keep it (a finite float64, a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -39,13 +40,20 @@ type Backtest struct {
 	Plain, Cooled Replay
 }
 
-// Backtest replays the history of the sources a definition watches over
-// the last span through the evaluator.
-func (s *Service) Backtest(ctx context.Context, def Definition, span time.Duration) (Backtest, error) {
+// Backtest replays the history of the sources a definition of scope
+// watches over the last span through the evaluator, reading at most the
+// configured MaxReadings of each. More than the configured number running
+// at once, in all or for scope, is ErrRateLimited.
+func (s *Service) Backtest(ctx context.Context, scope string, def Definition, span time.Duration) (Backtest, error) {
 	cc, err := compileCondition(def.Source, def.Condition)
 	if err != nil {
 		return Backtest{}, fmt.Errorf("backtest: %w", err)
 	}
+	release, err := s.backtests.acquire(scope)
+	if err != nil {
+		return Backtest{}, err
+	}
+	defer release()
 	to := s.deps.Clock.Now()
 	series := map[core.SourceRef][]history.Reading{}
 	for _, l := range cc.leaves {
@@ -54,7 +62,7 @@ func (s *Service) Backtest(ctx context.Context, def Definition, span time.Durati
 		}
 		var points []history.Point
 		if s.deps.History != nil {
-			if points, err = s.deps.History.Points(ctx, l.source, to.Add(-span), to.Add(time.Millisecond)); err != nil {
+			if points, err = s.deps.History.Latest(ctx, l.source, to.Add(-span), to.Add(time.Millisecond), s.cfg.Backtest.MaxReadings); err != nil {
 				return Backtest{}, fmt.Errorf("backtest: %w", err)
 			}
 		}
@@ -175,4 +183,35 @@ func replay(cc *compiledCondition, cooldown time.Duration, q QuarantineConfig, s
 		}
 	}
 	return r
+}
+
+// backtestSlots counts the backtests running, in all and by scope.
+type backtestSlots struct {
+	cfg     BacktestConfig
+	mu      sync.Mutex
+	running int
+	byScope map[string]int
+}
+
+// acquire takes a slot for a backtest of scope, and returns what gives it
+// back; none free is ErrRateLimited, naming the key that is full.
+func (b *backtestSlots) acquire(scope string) (func(), error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.byScope[scope] >= b.cfg.ConcurrentPerPerson:
+		return nil, core.Refuse(core.ErrRateLimited, "your backtests already running reach tripwires.backtest.concurrent_per_person (%d); try again when one is done", b.cfg.ConcurrentPerPerson)
+	case b.running >= b.cfg.Concurrent:
+		return nil, core.Refuse(core.ErrRateLimited, "the backtests already running reach tripwires.backtest.concurrent (%d); try again in a moment", b.cfg.Concurrent)
+	}
+	b.running++
+	b.byScope[scope]++
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.running--
+		if b.byScope[scope]--; b.byScope[scope] == 0 {
+			delete(b.byScope, scope)
+		}
+	}, nil
 }

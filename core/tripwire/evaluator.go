@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -65,6 +66,7 @@ type State struct {
 // Spec is what a tripwire watches and tests.
 type Spec struct {
 	ID        string
+	Scope     string
 	Source    core.SourceRef
 	Condition Condition
 }
@@ -153,8 +155,11 @@ func (t *sourceSlots) release(slot int) {
 type sourceResult struct {
 	gen  uint64
 	read bool
-	obs  core.Observation
-	err  error
+	// cached marks a network source's reading from the last tick, which a
+	// pass over Jarvis's own sources reuses and does not keep again.
+	cached bool
+	obs    core.Observation
+	err    error
 }
 
 // passResults are a pass's observations by source slot.
@@ -177,6 +182,8 @@ type evalView struct {
 	index   map[string]int // tripwire id → position in entries
 	slots   *sourceSlots
 	rev     int64
+	// fetched are the network sources the last tick read, by slot.
+	fetched passResults
 }
 
 func newEvalView() *evalView {
@@ -217,12 +224,13 @@ func (v *evalView) attach(spec Spec) {
 	for j := range cc.leaves {
 		cc.leaves[j].slot, cc.leaves[j].gen = v.slots.acquire(cc.leaves[j].source)
 	}
-	v.entries[i].cc = cc
+	v.entries[i].cc, v.entries[i].scope = cc, spec.Scope
 }
 
 // evalEntry is the evaluator's view of one active tripwire.
 type evalEntry struct {
 	state State
+	scope string
 	cc    *compiledCondition // nil when the stored condition cannot be read
 	// last is state.LastObserved decoded, and lastRaw what it was decoded
 	// from.
@@ -397,14 +405,28 @@ type candidate struct {
 // pass brings the evaluator's view of the tripwires up to date, reads each
 // distinct source once outside any transaction, then in one transaction
 // evaluates the tripwires and writes the outcome together with the notices
-// it causes.
+// it causes. A tick reads the network sources first, without the
+// evaluator's lock, so that a pass over Jarvis's own sources meanwhile
+// waits for none of them; such a pass reuses the last tick's readings of
+// the network sources its tripwires also read.
 func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) {
+	ctx = core.WithMemo(ctx)
+	var fetched passResults
+	if kinds == nil {
+		var err error
+		if fetched, err = s.fetchNetwork(ctx); err != nil {
+			return TickReport{}, fmt.Errorf("load tripwires: %w", err)
+		}
+	}
 	s.evalMu.Lock()
 	defer s.evalMu.Unlock()
 	if err := s.refresh(ctx); err != nil {
 		return TickReport{}, fmt.Errorf("load tripwires: %w", err)
 	}
-	results := s.resolveSources(core.WithMemo(ctx), s.slotsToRead(kinds))
+	if kinds == nil {
+		s.view.fetched = fetched
+	}
+	results := s.resolveSources(ctx, s.slotsToRead(kinds), kinds == nil)
 	var report TickReport
 	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		// Take in what was written while the sources were read.
@@ -546,26 +568,151 @@ func (s *Service) slotsToRead(kinds []string) []int {
 
 // resolveSources reads the sources of the given slots once each: the
 // sources of a kind that reads many at once together, the others a few
-// at a time. A resolver that panics counts as a source error.
-func (s *Service) resolveSources(ctx context.Context, slots []int) passResults {
+// at a time. A resolver that panics counts as a source error. A network
+// source is not read here: it takes what the last tick fetched (fresh
+// when this pass is a tick, cached when not), or stays unread.
+func (s *Service) resolveSources(ctx context.Context, slots []int, tick bool) passResults {
 	t := s.view.slots
-	refs := make([]core.SourceRef, len(slots))
-	for i, slot := range slots {
-		refs[i] = t.refs[slot]
-	}
 	results := make(passResults, len(t.refs))
+	var local []int
+	var refs []core.SourceRef
+	for _, slot := range slots {
+		if !s.network(t.refs[slot]) {
+			local, refs = append(local, slot), append(refs, t.refs[slot])
+			continue
+		}
+		if f := s.view.fetched; slot < len(f) && f[slot].read && f[slot].gen == t.gens[slot] {
+			results[slot] = f[slot]
+			results[slot].cached = !tick
+		}
+	}
 	for i, res := range s.deps.Sources.ResolveAll(ctx, refs, resolveWorkers) {
-		slot := slots[i]
+		slot := local[i]
 		results[slot] = sourceResult{gen: t.gens[slot], read: true, obs: res.Observation, err: res.Err}
 	}
 	return results
+}
+
+// network reports whether ref is of a kind read over the network.
+func (s *Service) network(ref core.SourceRef) bool {
+	k, ok := s.deps.Sources.Lookup(ref.Kind)
+	return ok && k.Network
+}
+
+// errFetchBudget is the reading of a network source its owner's fetch
+// budget had no time left for.
+var errFetchBudget = &core.SourceUnavailable{Reason: "fetch budget spent",
+	Detail: errors.New("not read within tripwires.fetch_budget.time")}
+
+// fetchNetwork reads the network sources of the active tripwires: each
+// person's at most FetchBudget.Workers at a time and within
+// FetchBudget.Time, people side by side. A source several people read is
+// in each one's lane and taken from the first to read it, so that no one
+// can hold back a source others read by queueing it behind their own slow
+// ones. It holds the evaluator's lock only to see which sources to read.
+func (s *Service) fetchNetwork(ctx context.Context) (passResults, error) {
+	type lane struct {
+		slots []int
+		refs  []core.SourceRef
+		has   map[int]bool
+	}
+	s.evalMu.Lock()
+	if err := s.refresh(ctx); err != nil {
+		s.evalMu.Unlock()
+		return nil, err
+	}
+	t := s.view.slots
+	results := make(passResults, len(t.refs))
+	// Which slots are network sources: with none (the usual workspace),
+	// the tripwires need no sweep.
+	network := make([]bool, len(t.refs))
+	entries := s.view.entries[:0]
+	for slot, n := range t.users {
+		if network[slot] = n > 0 && s.network(t.refs[slot]); network[slot] {
+			entries = s.view.entries
+		}
+	}
+	lanes := map[string]*lane{}
+	for i := range entries {
+		e := &entries[i]
+		if e.cc == nil {
+			continue
+		}
+		for _, l := range e.cc.leaves {
+			ln := lanes[e.scope]
+			if !network[l.slot] || (ln != nil && ln.has[l.slot]) {
+				continue
+			}
+			if ln == nil {
+				ln = &lane{has: map[int]bool{}}
+				lanes[e.scope] = ln
+			}
+			results[l.slot] = sourceResult{gen: l.gen, read: true, err: errFetchBudget}
+			ln.slots, ln.refs, ln.has[l.slot] = append(ln.slots, l.slot), append(ln.refs, l.source), true
+		}
+	}
+	s.evalMu.Unlock()
+
+	budget := s.cfg.FetchBudget
+	var mu sync.Mutex // guards results, done and each lane's spent
+	done := make([]bool, len(results))
+	var wg sync.WaitGroup
+	for _, ln := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, budget.Time)
+			defer cancel()
+			spent := false
+			sem := make(chan struct{}, budget.Workers)
+			var fetches sync.WaitGroup
+			for i, slot := range ln.slots {
+				fetches.Add(1)
+				go func() {
+					defer fetches.Done()
+					select {
+					case sem <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					defer func() { <-sem }()
+					mu.Lock()
+					taken := done[slot]
+					mu.Unlock()
+					if taken {
+						return
+					}
+					res := s.deps.Sources.ResolveAll(ctx, ln.refs[i:i+1], 1)[0]
+					mu.Lock()
+					defer mu.Unlock()
+					// A failed read stands until another lane reads the
+					// source (its owner's budget may be what failed it).
+					if !spent && !done[slot] {
+						results[slot].obs, results[slot].err, done[slot] = res.Observation, res.Err, res.Err == nil
+					}
+				}()
+			}
+			finished := make(chan struct{})
+			go func() { fetches.Wait(); close(finished) }()
+			select {
+			case <-finished:
+			case <-ctx.Done():
+				// What is still being read stays spent; cancel stops it.
+				mu.Lock()
+				spent = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return results, nil
 }
 
 // readings are the values a pass read that a history can keep.
 func (s *Service) readings(results passResults, now time.Time) []history.Reading {
 	var out []history.Reading
 	for slot, r := range results {
-		if !r.read || r.err != nil || r.gen != s.view.slots.gens[slot] {
+		if !r.read || r.cached || r.err != nil || r.gen != s.view.slots.gens[slot] {
 			continue
 		}
 		if v, ok := history.Keepable(r.obs.Value); ok {

@@ -291,6 +291,8 @@ type Store interface {
 	SaveTripwire(ctx context.Context, rec Record) error
 	// DeleteTripwire deletes one of scope's tripwires; its trips stay.
 	DeleteTripwire(ctx context.Context, scope, id string, at time.Time) error
+	// CountTripwires counts scope's tripwires that are not deleted.
+	CountTripwires(ctx context.Context, scope string) (int, error)
 	// CountCreations counts the tripwires scope created since the given
 	// time, deleted ones included.
 	CountCreations(ctx context.Context, scope string, since time.Time) (int, error)
@@ -339,6 +341,35 @@ type Config struct {
 	Tick time.Duration
 	// Quarantine says when a tripwire is stopped for review.
 	Quarantine QuarantineConfig
+	// MaxPerPerson is how many tripwires one scope may have at once
+	// (armed, tripped or quarantined); arming one more is ErrRateLimited.
+	MaxPerPerson int
+	// Backtest bounds the work of backtests.
+	Backtest BacktestConfig
+	// FetchBudget bounds what one person's network sources take of a pass.
+	FetchBudget FetchBudget
+}
+
+// BacktestConfig bounds backtests: how much history one reads, and how
+// many run at once.
+type BacktestConfig struct {
+	// MaxReadings is how many points of each source's history one reads,
+	// the newest.
+	MaxReadings int
+	// Concurrent is how many run at once in all, ConcurrentPerPerson how
+	// many for one scope; one more is ErrRateLimited.
+	Concurrent          int
+	ConcurrentPerPerson int
+}
+
+// FetchBudget bounds the network sources (url-fetch, rss, the snapshot)
+// of one person in one evaluator pass: at most Workers fetched at once,
+// and those not read within Time are source errors of that pass. The
+// evaluator fetches them outside its lock, so that sources of Jarvis's own
+// state never wait for them.
+type FetchBudget struct {
+	Time    time.Duration
+	Workers int
 }
 
 // QuarantineConfig sets when a tripwire is quarantined: it flapped (more
@@ -361,6 +392,18 @@ func (c Config) Validate() error {
 		return core.Invalid("tripwires.quarantine.flap_window", "must be at least 1m")
 	case q.SourceErrors < 1:
 		return core.Invalid("tripwires.quarantine.source_errors", "must be at least 1")
+	case c.MaxPerPerson < 1:
+		return core.Invalid("tripwires.max_per_person", "must be at least 1")
+	case c.Backtest.MaxReadings < 1:
+		return core.Invalid("tripwires.backtest.max_readings", "must be at least 1")
+	case c.Backtest.Concurrent < 1:
+		return core.Invalid("tripwires.backtest.concurrent", "must be at least 1")
+	case c.Backtest.ConcurrentPerPerson < 1 || c.Backtest.ConcurrentPerPerson > c.Backtest.Concurrent:
+		return core.Invalid("tripwires.backtest.concurrent_per_person", "must be between 1 and tripwires.backtest.concurrent")
+	case c.FetchBudget.Time < time.Second:
+		return core.Invalid("tripwires.fetch_budget.time", "must be at least 1s")
+	case c.FetchBudget.Workers < 1:
+		return core.Invalid("tripwires.fetch_budget.workers", "must be at least 1")
 	}
 	return nil
 }
@@ -440,11 +483,14 @@ type Service struct {
 
 	evalMu sync.Mutex
 	view   *evalView // guarded by evalMu
+
+	backtests *backtestSlots
 }
 
 // NewService returns the service.
 func NewService(cfg Config, deps Deps) *Service {
-	return &Service{cfg: cfg, deps: deps, view: newEvalView()}
+	return &Service{cfg: cfg, deps: deps, view: newEvalView(),
+		backtests: &backtestSlots{cfg: cfg.Backtest, byScope: map[string]int{}}}
 }
 
 // Sources returns the source registry (the chat parser matches aliases).
@@ -469,7 +515,8 @@ func CheckScope(scope string) error {
 }
 
 // Arm creates and arms a tripwire in scope. More than CreationLimit
-// creations within CreationWindow is ErrRateLimited, and creates nothing.
+// creations within CreationWindow, or more than the configured
+// MaxPerPerson tripwires at once, is ErrRateLimited, and creates nothing.
 func (s *Service) Arm(ctx context.Context, scope string, d Draft) (Definition, error) {
 	if err := CheckScope(scope); err != nil {
 		return Definition{}, err
@@ -486,7 +533,13 @@ func (s *Service) Arm(ctx context.Context, scope string, d Draft) (Definition, e
 			return err
 		}
 		if n >= CreationLimit {
-			return fmt.Errorf("%d tripwires created in the last hour, the limit is %d: %w", n, CreationLimit, core.ErrRateLimited)
+			return core.Refuse(core.ErrRateLimited, "you armed %d tripwires in the last hour, the most I take in an hour", CreationLimit)
+		}
+		if n, err = s.deps.Store.CountTripwires(ctx, scope); err != nil {
+			return err
+		}
+		if n >= s.cfg.MaxPerPerson {
+			return core.Refuse(core.ErrRateLimited, "you have %d tripwires, the most one person may have (tripwires.max_per_person); delete one to arm another", n)
 		}
 		if err := s.deps.Store.InsertTripwire(ctx, rec); err != nil {
 			return err
@@ -540,7 +593,7 @@ func (s *Service) BacktestDraft(ctx context.Context, scope string, d Draft, span
 	if err != nil {
 		return Backtest{}, err
 	}
-	return s.Backtest(ctx, def, span)
+	return s.Backtest(ctx, scope, def, span)
 }
 
 // Get returns one of scope's tripwires.

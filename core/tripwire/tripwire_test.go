@@ -128,9 +128,17 @@ func TestTripwireConfigValidate(t *testing.T) {
 		{name: "more flap cycles than history keeps", edit: func(c *Config) { c.Quarantine.FlapCycles = TripHistoryCap }, wantField: "tripwires.quarantine.flap_cycles"},
 		{name: "flap window too short", edit: func(c *Config) { c.Quarantine.FlapWindow = time.Second }, wantField: "tripwires.quarantine.flap_window"},
 		{name: "no source errors", edit: func(c *Config) { c.Quarantine.SourceErrors = 0 }, wantField: "tripwires.quarantine.source_errors"},
+		{name: "no tripwires per person", edit: func(c *Config) { c.MaxPerPerson = 0 }, wantField: "tripwires.max_per_person"},
+		{name: "a backtest reads nothing", edit: func(c *Config) { c.Backtest.MaxReadings = 0 }, wantField: "tripwires.backtest.max_readings"},
+		{name: "no backtests at once", edit: func(c *Config) { c.Backtest.Concurrent = 0 }, wantField: "tripwires.backtest.concurrent"},
+		{name: "more per person than in all", edit: func(c *Config) { c.Backtest.ConcurrentPerPerson = 5 }, wantField: "tripwires.backtest.concurrent_per_person"},
+		{name: "no fetch time", edit: func(c *Config) { c.FetchBudget.Time = time.Millisecond }, wantField: "tripwires.fetch_budget.time"},
+		{name: "no fetch workers", edit: func(c *Config) { c.FetchBudget.Workers = 0 }, wantField: "tripwires.fetch_budget.workers"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Config{Tick: 5 * time.Minute, Quarantine: QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12}}
+			c := Config{Tick: 5 * time.Minute, Quarantine: QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12},
+				MaxPerPerson: 100, Backtest: BacktestConfig{MaxReadings: 5000, Concurrent: 4, ConcurrentPerPerson: 1},
+				FetchBudget: FetchBudget{Time: 15 * time.Second, Workers: 2}}
 			tt.edit(&c)
 			err := c.Validate()
 			var fe *core.FieldError
