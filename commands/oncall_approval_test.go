@@ -26,7 +26,7 @@ func TestOnCallApproval(t *testing.T) {
 		h := newHarness(t)
 		w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}}
 		oc := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour})
-		svc := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute}, func(d *approval.Deps) { d.Incidents = oc })
+		svc := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute, Approvers: []string{alice}}, func(d *approval.Deps) { d.Incidents = oc })
 		h.proc.AddFeatures(Features{Approvals: svc, OnCall: oc})
 		return h, svc
 	}
