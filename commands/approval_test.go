@@ -163,7 +163,7 @@ func TestApprovalMovesWithALink(t *testing.T) {
 	if code == nil {
 		t.Fatalf("no code: %q", asked)
 	}
-	linked := h.sayFrom(t, "", "!link "+code[1])
+	linked := h.redeem(t, "", code[1])
 	if want := "Moved 1 open question from " + puppet + " to " + alice + "."; len(linked) != 1 || !strings.Contains(linked[0], want) {
 		t.Fatalf("linking replied %q, want %q", linked, want)
 	}
