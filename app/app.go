@@ -71,7 +71,7 @@ const (
 	approvalSweepInterval = 5 * time.Second
 	// oncallSweepInterval is how often alerts are checked for one that
 	// waited oncall.escalate_after for a claim, whose owner is due a
-	// reminder, or whose snooze ended.
+	// reminder, whose claim lapsed, or whose snooze ended.
 	oncallSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
@@ -700,6 +700,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(oncallSweepInterval, "escalate unclaimed alerts", uncounted(a.oncall.Escalate))
 	sweep(oncallSweepInterval, "wake snoozed alerts", uncounted(a.oncall.Wake))
 	sweep(oncallSweepInterval, "remind owners of open alerts", uncounted(a.oncall.Remind))
+	sweep(oncallSweepInterval, "lapse claims nobody renewed", uncounted(a.oncall.Lapse))
 	sweep(oncallSweepInterval, "end silences", uncounted(a.oncall.EndSilences))
 	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {
