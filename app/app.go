@@ -526,7 +526,7 @@ func (a *App) initAPI() {
 	}
 	a.api = api.New(a.cfg.API, a.log, a.health, a.credentials)
 	a.api.RefuseWritesWhen(a.standby)
-	api.RegisterBreaker(a.api, a.breakers, a.fleet.AgentName)
+	api.RegisterBreaker(a.api, a.breakers, a.fleet)
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)

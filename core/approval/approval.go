@@ -485,10 +485,10 @@ func (s *Service) Decide(ctx context.Context, id string, v Verdict, by Decider) 
 func (s *Service) mayDecide(a Approval, by Decider) error {
 	admin := slices.Contains(s.deps.Admins, by.Who)
 	switch {
-	case !slices.Contains(a.Asked, by.Who) && !admin:
-		return core.Refuse(core.ErrForbidden, "Only the approver the request names (or an admin) can answer it")
 	case !by.Trust.AtLeast(core.TrustLinked):
 		return core.Refuse(core.ErrForbidden, "A bridged account linked to nobody cannot answer approval requests; link it to your Matrix account first")
+	case !slices.Contains(a.Asked, by.Who) && !admin:
+		return core.Refuse(core.ErrForbidden, "Only the approver the request names (or an admin) can answer it")
 	case admin && !by.Trust.AtLeast(core.TrustNative):
 		return core.Refuse(core.ErrForbidden, "An admin answers approval requests only from their own Matrix account, not through a bridge")
 	}
