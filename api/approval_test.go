@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
@@ -25,7 +26,7 @@ func TestApprovalsAPI(t *testing.T) {
 	clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
 	st := testdb.OpenStore(t, store.SQLite)
 	w := services.Wiring{Store: st, Clock: clock, Room: "!jarvis:example.org", Admins: []string{"@admin:example.org"}}
-	approvals := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute}, func(d *approval.Deps) {
+	approvals := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute, Approvers: []string{"@alice:example.org"}}, func(d *approval.Deps) {
 		d.MayAsk = func(u string) bool { return strings.HasSuffix(u, ":example.org") }
 	})
 	breakers := w.Breakers(testconfig.Breaker())
@@ -69,7 +70,7 @@ func TestApprovalsAPI(t *testing.T) {
 		}
 	})
 	t.Run("the agent reads the outcome", func(t *testing.T) {
-		if _, err := approvals.Decide(ctx, created.ID, approval.Verdict{Approve: true}, "@alice:example.org", "matrix"); err != nil {
+		if _, err := approvals.Decide(ctx, created.ID, approval.Verdict{Approve: true}, approval.Decider{Who: "@alice:example.org", Network: "matrix", Trust: core.TrustNative}); err != nil {
 			t.Fatal(err)
 		}
 		rec := fx.sendAs(t, worker, "GET", "/api/approvals/"+created.ID, "", nil)

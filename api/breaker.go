@@ -1,13 +1,16 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
 // DefaultBreakerEvents is how many events GET /api/breaker/{agent}/events
@@ -17,11 +20,11 @@ const DefaultBreakerEvents = 20
 // RegisterBreaker adds the circuit breaker routes. The agent's turn loop
 // reads its breaker with any credential; only a supervisor credential opens
 // it, reports observations and verifies half-open trials, so that no agent
-// can close its own breaker. names, when not nil, gives an agent's name as
-// the fleet spells it, so that a breaker opened for "eve" holds the agent
-// configured as EVE.
-func RegisterBreaker(s *Server, svc *breaker.Service, names AgentNames) {
-	h := &breakerAPI{svc: svc, names: names}
+// can close its own breaker. agents, when not nil, are the configured
+// agents: a breaker opened for "eve" holds the agent configured as EVE, and
+// a supervisor's write for an agent that is not configured is refused.
+func RegisterBreaker(s *Server, svc *breaker.Service, agents Agents) {
+	h := &breakerAPI{svc: svc, agents: agents}
 	s.HandleRole("GET /api/breaker/{agent}", http.HandlerFunc(h.getStatus))
 	s.HandleRole("POST /api/breaker/{agent}/open", http.HandlerFunc(h.postOpen), credential.Supervisor)
 	s.HandleRole("POST /api/breaker/{agent}/observations", http.HandlerFunc(h.postObservation), credential.Supervisor)
@@ -30,20 +33,45 @@ func RegisterBreaker(s *Server, svc *breaker.Service, names AgentNames) {
 }
 
 type breakerAPI struct {
-	svc   *breaker.Service
-	names AgentNames
+	svc    *breaker.Service
+	agents Agents
 }
 
-// AgentNames gives the configured spelling of an agent's name, or the name
-// as given when no agent is configured so.
-type AgentNames func(name string) string
+// Agents finds a configured agent by name, without regard to case; an
+// unknown name is core.ErrInvalid naming field. fleet.Service is one.
+type Agents interface {
+	LookupAgent(field, name string) (fleet.AgentConfig, error)
+}
 
-// agent is the request's {agent}, spelled as the fleet spells it.
+// agent is the request's {agent}, spelled as the fleet spells it; an
+// agent that is not configured is read as given.
 func (h *breakerAPI) agent(r *http.Request) string {
-	if h.names == nil {
+	name, err := h.knownAgent(r)
+	if err != nil {
 		return r.PathValue("agent")
 	}
-	return h.names(r.PathValue("agent"))
+	return name
+}
+
+// knownAgent is the request's {agent}, spelled as the fleet spells it;
+// an agent that is not configured is core.ErrInvalid.
+func (h *breakerAPI) knownAgent(r *http.Request) (string, error) {
+	if h.agents == nil {
+		return r.PathValue("agent"), nil
+	}
+	a, err := h.agents.LookupAgent("agent", r.PathValue("agent"))
+	return a.Name, err
+}
+
+// actor is who a supervisor's write is recorded as: the credential that
+// acted, with the name the request gives (by) after it, so that the
+// audit trail never rests on a name the caller chose.
+func actor(r *http.Request, by string) string {
+	p, _ := PrincipalOf(r.Context())
+	if by = strings.TrimSpace(by); by == "" {
+		return p.ID
+	}
+	return fmt.Sprintf("%s (%s)", p.ID, by)
 }
 
 type breakerEventJSON struct {
@@ -130,12 +158,13 @@ type breakerOpenRequest struct {
 	Severity breaker.Severity `json:"severity"`
 	Reason   string           `json:"reason"`
 	Evidence []string         `json:"evidence"`
-	// By names the supervisor; "supervisor" when left out.
+	// By is the supervisor's own name for itself: it is recorded after
+	// the credential that acted, never instead of it.
 	By string `json:"by"`
 }
 
-func (q breakerOpenRequest) input() breaker.OpenInput {
-	return breaker.OpenInput{Severity: q.Severity, Reason: q.Reason, Evidence: q.Evidence, By: q.By}
+func (q breakerOpenRequest) input(r *http.Request) breaker.OpenInput {
+	return breaker.OpenInput{Severity: q.Severity, Reason: q.Reason, Evidence: q.Evidence, By: actor(r, q.By)}
 }
 
 // postOpen halts the agent: 201 with the event, 409 when already open.
@@ -145,7 +174,12 @@ func (h *breakerAPI) postOpen(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	ev, err := h.svc.Open(r.Context(), h.agent(r), req.input())
+	agent, err := h.knownAgent(r)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	ev, err := h.svc.Open(r.Context(), agent, req.input(r))
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -166,8 +200,12 @@ func (h *breakerAPI) postObservation(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	agent := h.agent(r)
-	ev, opened, err := h.svc.Observe(r.Context(), agent, breaker.Observation{Urgency: req.Urgency, OpenInput: req.input()})
+	agent, err := h.knownAgent(r)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	ev, opened, err := h.svc.Observe(r.Context(), agent, breaker.Observation{Urgency: req.Urgency, OpenInput: req.input(r)})
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -203,7 +241,12 @@ func (h *breakerAPI) postVerify(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("ok", "is required: true closes the breaker, false opens it again"))
 		return
 	}
-	st, err := h.svc.Verify(r.Context(), h.agent(r), *req.OK, req.Note, req.By)
+	agent, err := h.knownAgent(r)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	st, err := h.svc.Verify(r.Context(), agent, *req.OK, req.Note, actor(r, req.By))
 	if err != nil {
 		WriteError(w, r, err)
 		return

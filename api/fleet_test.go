@@ -702,7 +702,7 @@ func TestFleetAPIHaltedAgent(t *testing.T) {
 // refused and whose heartbeat says so.
 func TestFleetAPIHaltedUnderAnySpelling(t *testing.T) {
 	fx := newFleetAPIFixture(t)
-	api.RegisterBreaker(fx.server, fx.breakers, fx.fleet.AgentName)
+	api.RegisterBreaker(fx.server, fx.breakers, fx.fleet)
 	code, opened := fx.call(t, "POST", "/api/breaker/eve/open", `{"severity": "safety", "reason": "drift"}`, "Bearer "+fx.tokens.supervisor)
 	if code != http.StatusCreated {
 		t.Fatalf("open: %d %v", code, opened)

@@ -71,7 +71,7 @@ const (
 	approvalSweepInterval = 5 * time.Second
 	// oncallSweepInterval is how often alerts are checked for one that
 	// waited oncall.escalate_after for a claim, whose owner is due a
-	// reminder, or whose snooze ended.
+	// reminder, whose claim lapsed, or whose snooze ended.
 	oncallSweepInterval = 5 * time.Second
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
@@ -533,7 +533,7 @@ func (a *App) initAPI() {
 	}
 	a.api = api.New(a.cfg.API, a.log, a.health, a.credentials)
 	a.api.RefuseWritesWhen(a.standby)
-	api.RegisterBreaker(a.api, a.breakers, a.fleet.AgentName)
+	api.RegisterBreaker(a.api, a.breakers, a.fleet)
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
@@ -707,6 +707,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(oncallSweepInterval, "escalate unclaimed alerts", uncounted(a.oncall.Escalate))
 	sweep(oncallSweepInterval, "wake snoozed alerts", uncounted(a.oncall.Wake))
 	sweep(oncallSweepInterval, "remind owners of open alerts", uncounted(a.oncall.Remind))
+	sweep(oncallSweepInterval, "lapse claims nobody renewed", uncounted(a.oncall.Lapse))
 	sweep(oncallSweepInterval, "end silences", uncounted(a.oncall.EndSilences))
 	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {

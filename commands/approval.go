@@ -80,7 +80,7 @@ func (c *approvalCommands) deny(e *Event) error {
 
 // decide applies a verdict and says what came of it.
 func (c *approvalCommands) decide(e *Event, id string, v approval.Verdict, reply func(string, ...any)) error {
-	res, err := c.svc.Decide(e.Ctx, id, v, e.Sender, e.Network)
+	res, err := c.svc.Decide(e.Ctx, id, v, e.decider())
 	switch {
 	case err != nil:
 		return c.refused(e, id, err, reply)
@@ -99,7 +99,7 @@ func (c *approvalCommands) refused(e *Event, id string, err error, reply func(st
 	case errors.Is(err, core.ErrNotFound):
 		reply("There is no approval request `%s`; `%sapproval list` shows those waiting.", core.EscapeMarkdown(id), e.Proc.Prefix())
 	case errors.Is(err, core.ErrForbidden):
-		reply("Only the approver the request names (or an admin) can answer it.")
+		reply("%s. Nothing changed.", reasonOf(err))
 	case errors.Is(err, core.ErrExpired):
 		reply("Too late: this request expired unanswered, and the agent was told not to go ahead.")
 	case errors.Is(err, core.ErrInvalid):
@@ -153,7 +153,7 @@ func (c *approvalCommands) onAnswer(e *Event, key, answer string) error {
 		}
 		return nil
 	}
-	res, err := c.svc.Decide(e.Ctx, a.ID, v, e.Sender, e.Network)
+	res, err := c.svc.Decide(e.Ctx, a.ID, v, e.decider())
 	switch {
 	case err != nil:
 		return c.refused(e, a.ID, err, reply)
@@ -161,6 +161,11 @@ func (c *approvalCommands) onAnswer(e *Event, key, answer string) error {
 		reply("Already decided: this request was %s. The first answer stands.", res.Approval.Status)
 	}
 	return nil
+}
+
+// decider is the sender as an approval's answerer.
+func (e *Event) decider() approval.Decider {
+	return approval.Decider{Who: e.Sender, Network: e.Network, Trust: e.Trust}
 }
 
 func optionsWord(a approval.Approval) string {

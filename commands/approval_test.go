@@ -17,7 +17,7 @@ func newApprovalHarness(t *testing.T) (*harness, *approval.Service) {
 	t.Helper()
 	h := newHarness(t)
 	w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}}
-	svc := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute})
+	svc := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute, Approvers: []string{ratifier, "@telegram_7:x"}})
 	h.proc.AddFeatures(Features{Approvals: svc})
 	return h, svc
 }
@@ -50,7 +50,7 @@ func TestApprovalAnswers(t *testing.T) {
 		{name: "other emoji are just reactions", sender: ratifier, answer: "👍", want: approval.Pending},
 		{name: "a second tap changes nothing and says nothing", sender: cardAdmin, answer: "✅", want: approval.Denied, wantBy: ratifier,
 			before: func(t *testing.T, h *harness, svc *approval.Service, a approval.Approval) {
-				if _, err := svc.Decide(context.Background(), a.ID, approval.Verdict{}, ratifier, "matrix"); err != nil {
+				if _, err := svc.Decide(context.Background(), a.ID, approval.Verdict{}, approval.Decider{Who: ratifier, Network: "matrix", Trust: core.TrustNative}); err != nil {
 					t.Fatal(err)
 				}
 			}},
@@ -163,7 +163,7 @@ func TestApprovalMovesWithALink(t *testing.T) {
 	if code == nil {
 		t.Fatalf("no code: %q", asked)
 	}
-	linked := h.sayFrom(t, "", "!link "+code[1])
+	linked := h.redeem(t, "", code[1])
 	if want := "Moved 1 open question from " + puppet + " to " + alice + "."; len(linked) != 1 || !strings.Contains(linked[0], want) {
 		t.Fatalf("linking replied %q, want %q", linked, want)
 	}

@@ -345,6 +345,13 @@ func (c *breakerCommands) onAct(e *Event, key, answer string) error {
 		e.Send(core.Notice{RoomID: e.RoomID, Kind: core.NoticeMessage, Target: ev.NoticeKey(), Thread: true,
 			Mentions: []string{e.Sender}, Body: text})
 	}
+	if (act == breaker.ActReview || act == breaker.ActKeep) && !e.Trust.AtLeast(core.TrustLinked) {
+		// Reviewing claims the halt's alert: claims are taken from
+		// accounts someone vouches for.
+		say(fmt.Sprintf("Reviewing a halt claims it, and claims are taken from a Matrix account or a bridged account linked to one (`%slink`); nothing changed.",
+			e.Proc.Prefix()))
+		return nil
+	}
 	if (act == breaker.ActResume || act == breaker.ActOverrule) && !e.Admin() {
 		doing := map[breaker.Action]string{breaker.ActResume: "resuming", breaker.ActOverrule: "resetting"}[act]
 		admins := make([]string, len(e.Proc.cfg.Admins))

@@ -154,6 +154,7 @@ func (p *Processor) AddFeatures(f Features) {
 		p.OnAnswer("fleet:", claims.onFleetAnswer)
 		p.OnAnswer(oncall.EscalationKeyPrefix, claims.onEscalationAnswer)
 		p.OnAnswer(oncall.WokeKeyPrefix, claims.onWokeAnswer)
+		p.OnAnswer(oncall.LapsedKeyPrefix, claims.onLapsedAnswer)
 		p.OnAnswer("crash-loop:", claims.onAlertAnswer)
 		p.OnAnswer("spend:", claims.onAlertAnswer)
 		p.OnAnswer("trip:", claims.onTripAnswer)

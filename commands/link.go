@@ -61,20 +61,38 @@ func (l *linkCommands) handlers() []*Handler {
 	}}
 }
 
-// The confirmation kinds of linking: undoing a link, and linking a
-// puppet that has no direct room with Jarvis, confirmed by the account.
+// The confirmation kinds of linking: undoing a link; linking a puppet
+// that has no direct room with Jarvis, confirmed by the account; and a
+// puppet's code redeemed from the account, confirmed by the account once
+// it has read which puppet the code links.
 const (
 	confirmUnlink = "unlink"
 	confirmLink   = "link"
+	confirmRedeem = "link-code"
 )
 
-// confirms are the confirmations of linking: a puppet that has no direct
-// room with Jarvis, confirmed by the account, and undoing a link.
+// confirms are the confirmations of linking.
 func (l *linkCommands) confirms() []ConfirmKind {
 	return []ConfirmKind{
 		{Kind: confirmUnlink, TTL: core.LinkCodeTTL, Native: true, YesDoes: "unlink", NoDoes: "keep it", OnConfirm: l.confirmUnlink},
 		{Kind: confirmLink, TTL: core.LinkCodeTTL, Native: true, OnConfirm: l.confirmLink},
+		{Kind: confirmRedeem, TTL: core.LinkCodeTTL, Native: true, YesDoes: "link it", NoDoes: "refuse",
+			OnConfirm: l.confirmLink, OnDismiss: refusedLink},
 	}
+}
+
+// refusedLink is what a link refused at its confirmation says.
+func refusedLink(_ *Event, p core.Pending) string {
+	puppet, _, _ := strings.Cut(p.Payload, " ")
+	return fmt.Sprintf("Not linked: %s does not act as you.", puppet)
+}
+
+// linkQuestion asks account to confirm that puppet, on network, is
+// theirs, saying what it could do as them once linked.
+func linkQuestion(puppet, network, account string) string {
+	return fmt.Sprintf("This code links %s on %s to your account %s. Once linked, what it writes acts as you: "+
+		"it answers the approval requests put to you, reads and changes your notes, tasks and reminders, and owns your tripwires and tokens. "+
+		"Is %s yours? If someone asked you to send this code, it is not: refuse.", puppet, network, account, puppet)
 }
 
 // confirmLink links the puppet the payload names to the account that
@@ -187,7 +205,8 @@ func (l *linkCommands) askLinkConfirmation(e *Event, puppet, account string) err
 		return err
 	}
 	err = e.askConfirmOf(confirmLink, account, room, bridge.Room{}, puppet+" "+e.Network, fmt.Sprintf(
-		"%s on %s asks to be linked to your account, so that what it does acts as you. Is it yours? React ✅ to link it, ❌ if it is not.",
+		"%s on %s asks to be linked to your account, so that what it does acts as you: it would answer the approval requests put to you, "+
+			"read and change your notes, tasks and reminders, and own your tripwires and tokens. Is it yours? React ✅ to link it, ❌ if it is not.",
 		puppet, e.Network))
 	if err != nil {
 		return err
@@ -268,6 +287,12 @@ func (l *linkCommands) redeemLink(e *Event, code string) error {
 	}
 	if _, err := ids.TakeLinkCode(e.Ctx, code); err != nil {
 		return err
+	}
+	if !bridgedNow {
+		// The account sent a puppet's code: it may have been talked into
+		// it. Nothing is linked until it has read which puppet, and what
+		// that puppet could do as it, and said yes.
+		return e.AskConfirm(confirmRedeem, puppet+" "+network, linkQuestion(puppet, network, account))
 	}
 	err = ids.PutLink(e.Ctx, core.IdentityLink{Puppet: puppet, Account: account, Network: network, LinkedAt: now})
 	if errors.Is(err, core.ErrDuplicate) {

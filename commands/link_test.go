@@ -41,7 +41,7 @@ func TestLinkPuppetToAccount(t *testing.T) {
 				return
 			}
 			h.clock.Advance(tt.advance)
-			got := h.sayFrom(t, tt.confirmPuppet, "!link "+strings.ToLower(m[1]))
+			got := h.redeem(t, tt.confirmPuppet, strings.ToLower(m[1]))
 			if len(got) != 1 || !strings.Contains(got[0], tt.want) {
 				t.Fatalf("confirming replied %q, want %q", got, tt.want)
 			}
@@ -95,8 +95,34 @@ func TestLinkAttacks(t *testing.T) {
 		if a, b := linked(t, h, "@telegram_666:x"), linked(t, h, "@telegram_1:x"); a != "" || b != "" {
 			t.Fatalf("the stranger's try linked %q / %q", a, b)
 		}
-		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "Linked") {
+		if got := h.redeem(t, "", code); len(got) != 1 || !strings.Contains(got[0], "Linked") {
 			t.Errorf("the rightful account then got %q", got)
+		}
+	})
+	t.Run("a phished code links nothing until the account reads whom it links and says yes", func(t *testing.T) {
+		h := newLinkHarness(t)
+		code := ask(t, h)
+		redeem := h.msg("!room:x", "@alice:x", "", "!link "+code)
+		got := h.handle(t, redeem)
+		if len(got) != 1 || !strings.Contains(got[0], "links @telegram_1:x on telegram to your account @alice:x") ||
+			!strings.Contains(got[0], "approval requests put to you") || !strings.Contains(got[0], "notes") {
+			t.Fatalf("redeeming the puppet's code replied %q, want a question naming the puppet and what it could do", got)
+		}
+		if a := linked(t, h, "@telegram_1:x"); a != "" {
+			t.Fatalf("the puppet was linked to %q before Alice said yes", a)
+		}
+		key := "confirm:" + confirmRedeem + ":" + redeem.EventID
+		// The puppet cannot say yes for her, even as itself.
+		h.answerAs(t, key, Message{Sender: "@telegram_1:x", Puppet: "@telegram_1:x", Network: "telegram"}, YesReaction)
+		if a := linked(t, h, "@telegram_1:x"); a != "" {
+			t.Fatalf("the puppet's own ✅ linked it to %q", a)
+		}
+		caused := h.answer(t, key, "@alice:x", NoReaction)
+		if len(caused) != 1 || !strings.Contains(caused[0].Body, "Not linked") || linked(t, h, "@telegram_1:x") != "" {
+			t.Fatalf("Alice's ❌ caused %+v", caused)
+		}
+		if got := h.sayFrom(t, "", "!link "+code); len(got) != 1 || !strings.Contains(got[0], "unknown or already used") {
+			t.Errorf("the refused code, sent again, got %q", got)
 		}
 	})
 	t.Run("a native stranger cannot redeem it either", func(t *testing.T) {
@@ -136,7 +162,7 @@ func TestLinkAttacks(t *testing.T) {
 	})
 	t.Run("an existing link is never overwritten", func(t *testing.T) {
 		h := newLinkHarness(t)
-		h.sayFrom(t, "", "!link "+ask(t, h))
+		h.redeem(t, "", ask(t, h))
 		h.direct(t, "@telegram_1:x")
 		bobDM := "!dm-bob:x"
 		if err := h.store.Outbox().SetDirectRoom(ctx, "@bob:x", bobDM); err != nil {
@@ -152,7 +178,7 @@ func TestLinkAttacks(t *testing.T) {
 	})
 	t.Run("unlink only from the Matrix account", func(t *testing.T) {
 		h := newLinkHarness(t)
-		h.sayFrom(t, "", "!link "+ask(t, h))
+		h.redeem(t, "", ask(t, h))
 		linkedPuppet := h.msg("!room:x", "@alice:x", "@telegram_1:x", "!unlink @telegram_1:x")
 		if got := h.handle(t, linkedPuppet); len(got) != 1 || !strings.Contains(got[0], "not through a bridge") {
 			t.Fatalf("the puppet's unlink got %q", got)
@@ -212,6 +238,27 @@ func (h *harness) sayIn(t *testing.T, room, puppet, body string) []string {
 	return h.handle(t, h.msg(room, sender, puppet, body))
 }
 
+// redeem sends `!link code` as Alice in the shared room, from Matrix or
+// the puppet, and returns the reply; when the reply asks Alice's Matrix
+// account to confirm the puppet the code links, it taps ✅ and returns
+// what that caused instead.
+func (h *harness) redeem(t *testing.T, puppet, code string) []string {
+	t.Helper()
+	msg := h.msg("!room:x", "@alice:x", puppet, "!link "+code)
+	if puppet != "" {
+		msg.Sender = puppet
+	}
+	got := h.handle(t, msg)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "This code links") {
+		return got
+	}
+	var bodies []string
+	for _, n := range h.answer(t, "confirm:"+confirmRedeem+":"+msg.EventID, "@alice:x", YesReaction) {
+		bodies = append(bodies, n.Body)
+	}
+	return bodies
+}
+
 // sayFrom sends as Alice in the shared room, from Matrix or the puppet.
 func (h *harness) sayFrom(t *testing.T, puppet, body string) []string {
 	t.Helper()
@@ -252,7 +299,7 @@ func TestLinkMovesWhatThePuppetOwns(t *testing.T) {
 	if code == nil {
 		t.Fatalf("no code: %q", asked)
 	}
-	linked := th.sayFrom(t, "", "!link "+code[1])
+	linked := th.redeem(t, "", code[1])
 	want := "Moved 2 tripwires, 1 token, 1 open question from " + puppet + " to " + alice + "."
 	if len(linked) != 1 || !strings.Contains(linked[0], want) {
 		t.Fatalf("linking replied %q, want %q", linked, want)

@@ -61,6 +61,15 @@ func (c *oncallCommands) onWokeAnswer(e *Event, key, answer string) error {
 	return nil
 }
 
+// onLapsedAnswer takes an answer to the reply that said a claim lapsed,
+// which a message in the alert's thread after it replies to.
+func (c *oncallCommands) onLapsedAnswer(e *Event, key, answer string) error {
+	if id, ok := oncall.IncidentOfLapse(key); ok {
+		return c.toAlert(e, id, answer)
+	}
+	return nil
+}
+
 // answer claims incident id (👀, `mine`) or snoozes it (💤, `snooze …`).
 func (c *oncallCommands) answer(e *Event, id, answer string) error {
 	if oncall.IsClaim(answer) {
@@ -100,13 +109,24 @@ func (c *oncallCommands) toAlert(e *Event, id, answer string) error {
 }
 
 // claim makes the sender the owner of incident id if nobody is: the
-// alert is edited to name them. Anyone else is told who has it; the owner
-// tapping again changes nothing and says nothing.
+// alert is edited to name them. Only a Matrix account or a bridged
+// account linked to one may claim. The owner claiming again renews the
+// claim (a tap quietly); an admin, from their own Matrix account, takes
+// it over; anyone else is told who has it.
 func (c *oncallCommands) claim(e *Event, id string, tap bool) error {
-	inc, first, err := c.svc.Claim(e.Ctx, id, e.Sender)
+	inc, err := c.svc.Incident(e.Ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil
 	}
+	if err != nil {
+		return err
+	}
+	if !e.Trust.AtLeast(core.TrustLinked) {
+		alertReply(e, inc, tap)("Claims are taken from a Matrix account, or a bridged account linked to one (`%slink`); nothing changed.",
+			e.Proc.Prefix())
+		return nil
+	}
+	inc, first, err := c.svc.Claim(e.Ctx, id, e.Sender)
 	if err != nil {
 		return err
 	}
@@ -114,14 +134,46 @@ func (c *oncallCommands) claim(e *Event, id string, tap bool) error {
 	switch {
 	case first:
 		e.Send(oncall.ClaimEdit(inc))
-	case inc.Owner == e.Sender:
 	case !inc.ResolvedAt.IsZero() && inc.Owner == "":
 		reply("This resolved at %s, before anyone claimed it.", core.TimeText(inc.ResolvedAt))
 	case !inc.ResolvedAt.IsZero():
 		reply("This resolved at %s; %s handled it.", core.TimeText(inc.ResolvedAt), core.EscapeMarkdown(inc.Owner))
+	case inc.Owner == e.Sender:
+		return c.renew(e, inc, tap)
+	case e.Admin():
+		return c.takeOver(e, inc, reply)
 	default:
 		reply("%s", oncall.HeldBy(inc))
 	}
+	return nil
+}
+
+// renew renews the owner's claim on inc: it holds oncall.claim_hold
+// again from now.
+func (c *oncallCommands) renew(e *Event, inc oncall.Incident, tap bool) error {
+	inc, ok, err := c.svc.Reclaim(e.Ctx, inc.ID, e.Sender, e.Sender)
+	if err != nil || !ok || tap {
+		return err
+	}
+	e.Reply("Still yours: the claim holds until %s.", core.TimeText(inc.ClaimedAt.Add(c.svc.ClaimHold())))
+	return nil
+}
+
+// takeOver makes the admin who answered the owner of inc instead of
+// whoever claimed it.
+func (c *oncallCommands) takeOver(e *Event, inc oncall.Incident, reply func(string, ...any)) error {
+	from := inc.Owner
+	inc, ok, err := c.svc.Reclaim(e.Ctx, inc.ID, from, e.Sender)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		// Resolved, or handed on, meanwhile.
+		reply("%s", oncall.HeldBy(inc))
+		return nil
+	}
+	e.Send(oncall.TakeOverEdit(inc))
+	reply("You took this over from %s.", core.EscapeMarkdown(from))
 	return nil
 }
 

@@ -26,7 +26,7 @@ func TestOnCallApproval(t *testing.T) {
 		h := newHarness(t)
 		w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}}
 		oc := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour})
-		svc := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute}, func(d *approval.Deps) { d.Incidents = oc })
+		svc := w.Approvals(approval.Config{RemindAfter: 15 * time.Minute, Approvers: []string{alice}}, func(d *approval.Deps) { d.Incidents = oc })
 		h.proc.AddFeatures(Features{Approvals: svc, OnCall: oc})
 		return h, svc
 	}
@@ -94,9 +94,9 @@ func TestOnCallApproval(t *testing.T) {
 		if n, err := h.store.Outbox().Get(context.Background(), relay+":snooze"); err != nil || n.Kind != core.NoticeReaction || n.Body != oncall.SnoozeReaction {
 			t.Fatalf("the relay's 💤: %+v, %v", n, err)
 		}
-		caused := h.answer(t, relay, bob, oncall.SnoozeReaction)
+		caused := h.answer(t, relay, cardAdmin, oncall.SnoozeReaction)
 		if len(caused) != 1 || caused[0].Kind != core.NoticeEdit || !strings.Contains(caused[0].Body, "asks for approval to: deploy") ||
-			!strings.HasSuffix(caused[0].Body, "\n\n💤 Snoozed by @bob:x until 10:00 UTC.") {
+			!strings.HasSuffix(caused[0].Body, "\n\n💤 Snoozed by @admin:x until 10:00 UTC.") {
 			t.Fatalf("bob's 💤: %+v, want the relay edited to say he snoozed it", caused)
 		}
 		if st := status(t, svc, a.ID); st != approval.Pending {
@@ -104,7 +104,7 @@ func TestOnCallApproval(t *testing.T) {
 		}
 		caused = h.answer(t, relay, bob, oncall.ClaimReaction)
 		if len(caused) != 1 || !strings.Contains(caused[0].Body, "asks for approval to: deploy") ||
-			!strings.HasSuffix(caused[0].Body, "\n\n👀 Handled by @bob:x since Nov 30 09:00 UTC.\n\n💤 Snoozed by @bob:x until 10:00 UTC.") {
+			!strings.HasSuffix(caused[0].Body, "\n\n👀 Handled by @bob:x since Nov 30 09:00 UTC.\n\n💤 Snoozed by @admin:x until 10:00 UTC.") {
 			t.Errorf("bob's 👀: %+v, want the relay naming him, still snoozed", caused)
 		}
 	})

@@ -84,10 +84,10 @@ func TestOnCallHalt(t *testing.T) {
 		if n, err := h.store.Outbox().Get(context.Background(), halt+":react:snooze"); err != nil || n.Kind != core.NoticeReaction || n.Body != oncall.SnoozeReaction {
 			t.Fatalf("the halt's 💤: %+v, %v", n, err)
 		}
-		caused := h.answer(t, halt, carol, oncall.SnoozeReaction)
+		caused := h.answer(t, halt, cardAdmin, oncall.SnoozeReaction)
 		if len(caused) != 1 || caused[0].Kind != core.NoticeEdit || caused[0].Target != halt || !strings.HasPrefix(caused[0].Body, "🛑 **HALTED**") ||
-			!strings.HasSuffix(caused[0].Body, "\n\n💤 Snoozed by @carol:x until 10:00 UTC.") {
-			t.Fatalf("carol's 💤: %+v, want the halt notice edited to say she snoozed it", caused)
+			!strings.HasSuffix(caused[0].Body, "\n\n💤 Snoozed by @admin:x until 10:00 UTC.") {
+			t.Fatalf("the admin's 💤: %+v, want the halt notice edited to say they snoozed it", caused)
 		}
 		h.clock.Advance(15 * time.Minute)
 		if n, err := svc.Escalate(context.Background()); err != nil || n != 0 {
@@ -95,12 +95,12 @@ func TestOnCallHalt(t *testing.T) {
 		}
 		caused = h.answer(t, halt, bob, oncall.ClaimReaction)
 		if len(caused) != 2 || caused[0].Kind != core.NoticeEdit || !strings.Contains(caused[0].Body, "👀 reviewing by @bob:x since") ||
-			!strings.HasSuffix(caused[0].Body, "\n\n👀 Handled by @bob:x since Nov 30 09:15 UTC.\n\n💤 Snoozed by @carol:x until 10:00 UTC.") {
+			!strings.HasSuffix(caused[0].Body, "\n\n👀 Handled by @bob:x since Nov 30 09:15 UTC.\n\n💤 Snoozed by @admin:x until 10:00 UTC.") {
 			t.Fatalf("bob's 👀: %+v, want the breaker's edit naming him, still snoozed", caused)
 		}
 		caused = h.answer(t, halt, bob, breaker.ReactKeep)
 		if len(caused) != 2 || caused[0].Kind != core.NoticeEdit || !strings.Contains(caused[0].Body, "⏹️ kept halted by @bob:x") ||
-			!strings.HasSuffix(caused[0].Body, "💤 Snoozed by @carol:x until 10:00 UTC.") {
+			!strings.HasSuffix(caused[0].Body, "💤 Snoozed by @admin:x until 10:00 UTC.") {
 			t.Errorf("bob's ⏹️: %+v, want the breaker's edit, still snoozed", caused)
 		}
 	})

@@ -135,3 +135,78 @@ func (h *harness) heartbeat(t *testing.T, f *fleet.Service) {
 		t.Fatal(err)
 	}
 }
+
+// TestOnCallWhoMayClaimAndSnooze: a bridged account linked to nobody
+// neither claims nor snoozes an alert, and is told so once; someone who
+// does not own an alert cannot snooze it; an admin takes over a claim,
+// and a linked account claims as its Matrix account.
+func TestOnCallWhoMayClaimAndSnooze(t *testing.T) {
+	const alert, stranger = "fleet:alert:EVE:1", "@telegram_666:x"
+	setup := func(t *testing.T) (*harness, *oncall.Service) {
+		h := newHarness(t)
+		w := services.Wiring{Store: h.store, Clock: h.clock, Room: "!room:x", Admins: []string{cardAdmin}}
+		svc := w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute, SnoozeDefault: time.Hour, ClaimHold: time.Hour})
+		f := w.Fleet(t, fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour}}}, func(d *fleet.Deps) { d.Incidents = svc })
+		h.proc.AddFeatures(Features{OnCall: svc})
+		h.heartbeat(t, f)
+		h.clock.Advance(2*time.Hour + time.Minute)
+		if err := f.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return h, svc
+	}
+	bridged := Message{Sender: stranger, Puppet: stranger, Network: "telegram"}
+	unchanged := func(t *testing.T, svc *oncall.Service, owner string) {
+		t.Helper()
+		inc, err := svc.Incident(context.Background(), "silence:EVE:1")
+		if err != nil || inc.Owner != owner || !inc.SnoozedUntil.IsZero() {
+			t.Errorf("the alert is owned by %q, snoozed until %v (%v); want %q, not snoozed", inc.Owner, inc.SnoozedUntil, err, owner)
+		}
+	}
+	for _, answer := range []string{oncall.ClaimReaction, "mine", oncall.SnoozeReaction, "snooze 7d"} {
+		t.Run("a bridged stranger's "+answer, func(t *testing.T) {
+			h, svc := setup(t)
+			caused := h.answerAs(t, alert, bridged, answer)
+			if len(caused) != 1 || caused[0].Kind != core.NoticeMessage || !strings.Contains(caused[0].Body, "nothing changed") {
+				t.Fatalf("%s: %+v, want one refusal", answer, caused)
+			}
+			unchanged(t, svc, "")
+		})
+	}
+	t.Run("someone else's snooze of a claimed alert", func(t *testing.T) {
+		h, svc := setup(t)
+		h.answer(t, alert, alice, oncall.ClaimReaction)
+		caused := h.answer(t, alert, "@bob:x", oncall.SnoozeReaction)
+		if len(caused) != 1 || !strings.Contains(caused[0].Body, "Only whoever claimed this alert, or an admin, can snooze it") {
+			t.Fatalf("bob's 💤: %+v, want one refusal", caused)
+		}
+		unchanged(t, svc, alice)
+		if caused := h.answer(t, alert, alice, oncall.SnoozeReaction); len(caused) != 1 || !strings.Contains(caused[0].Body, "💤 Snoozed by @alice:x") {
+			t.Errorf("the owner's 💤: %+v, want the alert snoozed", caused)
+		}
+	})
+	t.Run("an admin takes over a claim", func(t *testing.T) {
+		h, svc := setup(t)
+		h.answer(t, alert, alice, oncall.ClaimReaction)
+		h.clock.Advance(time.Minute)
+		caused := h.answer(t, alert, cardAdmin, oncall.ClaimReaction)
+		if len(caused) != 2 || caused[0].Kind != core.NoticeEdit || !strings.Contains(caused[0].Body, "👀 Handled by @admin:x since Nov 30 11:02 UTC.") ||
+			!strings.Contains(caused[1].Body, "You took this over from @alice:x.") {
+			t.Fatalf("the admin's 👀: %+v, want the alert naming them and one reply", caused)
+		}
+		inc, _ := svc.Incident(context.Background(), "silence:EVE:1")
+		if inc.Owner != cardAdmin {
+			t.Errorf("the alert is owned by %q, want the admin", inc.Owner)
+		}
+		// The admin's own puppet takes nothing over: admin verbs are native.
+		h2, svc2 := setup(t)
+		h2.answer(t, alert, alice, oncall.ClaimReaction)
+		h2.answerAs(t, alert, Message{Sender: cardAdmin, Puppet: "@telegram_1:x", Network: "telegram"}, oncall.ClaimReaction)
+		unchanged(t, svc2, alice)
+	})
+	t.Run("a linked account claims as its Matrix account", func(t *testing.T) {
+		h, svc := setup(t)
+		h.answerAs(t, alert, Message{Sender: alice, Puppet: "@telegram_1:x", Network: "telegram"}, oncall.ClaimReaction)
+		unchanged(t, svc, alice)
+	})
+}

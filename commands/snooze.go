@@ -26,8 +26,26 @@ func (c *oncallCommands) snoozeUntil(e *Event, length string) (time.Time, bool) 
 
 // snooze has the sender snooze incident id: nobody is called to it until
 // the snooze ends, and the alert is edited to say who snoozed it until
-// when. Anyone who may talk to Jarvis in the room may, as for a claim.
+// when. Only the alert's owner, or an admin from their own Matrix
+// account, may: anyone else is told so once, and nothing changes.
 func (c *oncallCommands) snooze(e *Event, id, length string, tap bool) error {
+	inc, err := c.svc.Incident(e.Ctx, id)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if inc.Parent != "" {
+		if inc, err = c.svc.Incident(e.Ctx, inc.Parent); err != nil {
+			return err
+		}
+	}
+	if inc.ResolvedAt.IsZero() && !e.Admin() && (inc.Owner != e.Sender || !e.Trust.AtLeast(core.TrustLinked)) {
+		alertReply(e, inc, tap)("Only whoever claimed this alert, or an admin, can snooze it; nothing changed. Claim it first: tap %s or reply `%s`.",
+			oncall.ClaimReaction, oncall.ClaimWord)
+		return nil
+	}
 	until, ok := c.snoozeUntil(e, length)
 	if !ok {
 		e.Reply("%s", snoozeHelp)

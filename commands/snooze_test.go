@@ -66,10 +66,10 @@ func TestOnCallSnooze(t *testing.T) {
 		t.Run("snoozed by "+c.answer, func(t *testing.T) {
 			h, _ := setup(t)
 			if c.tz != "" {
-				h.say(t, "@bob:x", "!me tz "+c.tz)
+				h.say(t, "@admin:x", "!me tz "+c.tz)
 			}
-			caused := h.answer(t, alert, "@bob:x", c.answer)
-			want := alertText + "\n\n💤 Snoozed by @bob:x until " + c.until + "."
+			caused := h.answer(t, alert, "@admin:x", c.answer)
+			want := alertText + "\n\n💤 Snoozed by @admin:x until " + c.until + "."
 			if len(caused) != 1 || caused[0].Kind != core.NoticeEdit || caused[0].Target != alert || caused[0].Body != want {
 				t.Fatalf("after %q: %+v, want the alert edited to %q", c.answer, caused, want)
 			}
@@ -78,7 +78,7 @@ func TestOnCallSnooze(t *testing.T) {
 	t.Run("a length Jarvis cannot read is asked again", func(t *testing.T) {
 		h, _ := setup(t)
 		for _, answer := range []string{"snooze until the deploy is done", "snooze 30 days"} {
-			caused := h.answer(t, alert, "@bob:x", answer)
+			caused := h.answer(t, alert, "@admin:x", answer)
 			if len(caused) != 1 || caused[0].Kind != core.NoticeMessage || !strings.Contains(caused[0].Body, "snooze 4h") && !strings.Contains(caused[0].Body, "7d") {
 				t.Errorf("%q: %+v, want a reply saying how to snooze", answer, caused)
 			}
@@ -86,7 +86,7 @@ func TestOnCallSnooze(t *testing.T) {
 	})
 	t.Run("the escalation waits for the snooze and the thread hears it is back", func(t *testing.T) {
 		h, svc := setup(t)
-		h.answer(t, alert, "@bob:x", oncall.SnoozeReaction)
+		h.answer(t, alert, "@admin:x", oncall.SnoozeReaction)
 		h.clock.Advance(59 * time.Minute)
 		if caused := sweep(t, h, svc); len(caused) != 0 {
 			t.Fatalf("while snoozed: %+v, want nothing", caused)
@@ -110,7 +110,7 @@ func TestOnCallSnooze(t *testing.T) {
 		if edit.Body != alertText || edit.Target != alert {
 			t.Errorf("the edit back = %+v, want the alert without the snooze", edit)
 		}
-		wantBack := "💤 The snooze @bob:x set is over, and this alert is still open. Nobody has claimed it: tap 👀 on it or reply `mine` to take it."
+		wantBack := "💤 The snooze @admin:x set is over, and this alert is still open. Nobody has claimed it: tap 👀 on it or reply `mine` to take it."
 		if back.Body != wantBack || !back.Thread || back.Target != alert {
 			t.Errorf("the reply = %+v, want %q in the alert's thread", back, wantBack)
 		}

@@ -28,7 +28,7 @@ func TestApprovals(t *testing.T) {
 	carol := newPerson(t, "carol")
 	addr := cardAPIListen(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: fmt.Sprintf("api:\n  listen: %s\nfleet:\n  agents:\n    - name: %s\n", addr, worker)})
+		extra: fmt.Sprintf("api:\n  listen: %s\nfleet:\n  agents:\n    - name: %s\napprovals:\n  approvers: [%q]\n", addr, worker, bob.UserID)})
 	room := j.joinRoom(t, alice)
 	for _, p := range []*tesths.Person{bob, carol} {
 		if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: p.UserID}); err != nil {

@@ -46,7 +46,7 @@ func TestSpokenToMeansAnswered(t *testing.T) {
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, displayName: "Jarvis",
-		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
+		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: eve\n", port)})
 	room := j.joinRoom(t, alice)
 
 	smallTalk, err := alice.Say(ctx, room, "good morning everyone, the coffee is fresh")

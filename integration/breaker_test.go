@@ -130,7 +130,7 @@ func TestBreakerHaltNotice(t *testing.T) {
 	bob := newPerson(t, "bob")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
+		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: eve\n", port)})
 	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestBreakerHaltNotice(t *testing.T) {
 		t.Fatalf("the halt notice was not edited to closed: %v", err)
 	}
 
-	if body := tesths.Body(j.ask(t, alice, room, "!breaker status eve")); !strings.Contains(body, "eve runs") || !strings.Contains(body, "verified by supervisor") {
+	if body := tesths.Body(j.ask(t, alice, room, "!breaker status eve")); !strings.Contains(body, "eve runs") || !strings.Contains(body, "verified by cred_") {
 		t.Errorf("!breaker status eve after the verification:\n%s", body)
 	}
 }

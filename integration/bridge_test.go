@@ -103,7 +103,17 @@ func TestBridgedPeople(t *testing.T) {
 	if body := tesths.Body(say(stranger, "!sys status")); !strings.Contains(body, "admins only") {
 		t.Errorf("after the stolen code the stranger's admin verb got %q", body)
 	}
-	linked := tesths.Body(j.ask(t, alice, room, "!link "+code[1]))
+	// Alice sends the code; she is asked to confirm, naming the puppet.
+	confirm := j.ask(t, alice, room, "!link "+code[1])
+	if body := tesths.Body(confirm); !strings.Contains(body, "links "+puppet.UserID.String()+" on telegram to your account") {
+		t.Fatalf("redeeming the code: %q", body)
+	}
+	replyTo(t, alice.Client, room, confirm.ID, "yes")
+	linkEdit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, confirm.ID))
+	if err != nil {
+		t.Fatalf("Alice's yes did not link: %v", err)
+	}
+	linked := newBody(linkEdit)
 	if !strings.Contains(linked, "Linked: "+puppet.UserID.String()) {
 		t.Fatalf("linking: %q", linked)
 	}

@@ -263,7 +263,7 @@ func TestConsoleBesideJarvis(t *testing.T) {
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
+		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: eve\n    - name: hal\n", port)})
 	room := j.joinRoom(t, alice)
 	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port), tokens: j.issueTokens(t)}
 	api.waitUp(t, j)

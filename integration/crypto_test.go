@@ -47,7 +47,7 @@ func TestEncryptedRoom(t *testing.T) {
 	bob := newPerson(t, "bob")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n", port)})
+		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: eve\n", port)})
 	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
 		t.Fatal(err)

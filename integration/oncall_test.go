@@ -19,7 +19,7 @@ import (
 
 // TestOnCallClaimAndAllClear: EVE goes offline and its alert carries 👀
 // from Jarvis. bob taps it and the alert is edited to say he is handling
-// it; alice's tap after his is told that bob has it. EVE reports again:
+// it; alice, an admin, taps it after him and takes it over. EVE reports again:
 // the alert is edited to resolved, with how long it lasted and who
 // handled it, and one reply in its thread says so, with no new message
 // in the room.
@@ -56,9 +56,9 @@ func TestOnCallClaimAndAllClear(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := alice.WaitFor(ctx, waitReply, fromJarvis(func(evt *event.Event) bool {
-		return strings.Contains(tesths.Body(evt), alice.UserID.String()+": "+bob.UserID.String()+" has had this since ")
+		return strings.Contains(tesths.Body(evt), alice.UserID.String()+": You took this over from "+bob.UserID.String())
 	})); err != nil {
-		t.Fatalf("alice's 👀 was not told that bob has it: %v", err)
+		t.Fatalf("alice's 👀 did not take the alert over from bob: %v", err)
 	}
 
 	agents.heartbeat(t, "EVE", "C-2")
@@ -71,7 +71,7 @@ func TestOnCallClaimAndAllClear(t *testing.T) {
 		t.Fatalf("no all-clear in the alert's thread: %v", err)
 	}
 	if body := tesths.Body(reply); !strings.Contains(body, "EVE is back") || !strings.Contains(body, "All clear: the alert was open ") ||
-		!strings.HasSuffix(body, "handled by "+bob.UserID.String()+".") {
+		!strings.HasSuffix(body, "handled by "+alice.UserID.String()+".") {
 		t.Errorf("the all-clear reads %q", body)
 	}
 	resolved, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
@@ -80,7 +80,7 @@ func TestOnCallClaimAndAllClear(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the alert was not edited to resolved: %v", err)
 	}
-	if body := newBody(resolved); !strings.Contains(body, "handled by "+bob.UserID.String()+". It was: 🔴 EVE is offline") {
+	if body := newBody(resolved); !strings.Contains(body, "handled by "+alice.UserID.String()+". It was: 🔴 EVE is offline") {
 		t.Errorf("the resolved alert reads:\n%s", body)
 	}
 	if n := len(alice.Events(inThread)); n != 1 {

@@ -27,9 +27,10 @@ func inThreadOf(j *jarvis, room id.RoomID, root id.EventID, text string) func(*e
 }
 
 // TestOnCallHaltClaimAndResume: the supervisor halts eve. carol taps 💤
-// on the halt notice: it is edited to say she snoozed it. bob, who is no
+// on the halt notice and is refused (she does not hold it); alice, the
+// admin, taps 💤: it is edited to say she snoozed it. bob, who is no
 // admin, taps 👀 and owns it: the breaker's edit says he is reviewing it
-// and still says carol's snooze. carol's 👀 is told bob has it. bob's ▶️ resumes
+// and still says alice's snooze. carol's 👀 is told bob has it. bob's ▶️ resumes
 // nothing (a claim grants nothing else); alice, the admin, taps ▶️ and the
 // one edit that puts eve on its trial also says the alert resolved, how
 // long it was open and that bob handled it, with one all-clear reply in
@@ -37,7 +38,7 @@ func inThreadOf(j *jarvis, room id.RoomID, root id.EventID, text string) func(*e
 func TestOnCallHaltClaimAndResume(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	j, room, alice, bob, api := onCallRoom(t, "")
+	j, room, alice, bob, api := onCallRoom(t, "fleet:\n  agents:\n    - name: eve\n")
 	carol := newPerson(t, "carol")
 	if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: carol.UserID}); err != nil {
 		t.Fatal(err)
@@ -65,12 +66,22 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 		}
 	}
 
-	snoozed := "💤 Snoozed by " + carol.UserID.String() + " until "
+	// carol, who does not hold the halt, cannot snooze it; the admin can.
 	if _, err := carol.SendReaction(ctx, room, notice.ID, "💤"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := carol.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) &&
+			strings.Contains(tesths.Body(evt), carol.UserID.String()+": Only whoever claimed this alert, or an admin, can snooze it")
+	}); err != nil {
+		t.Fatalf("carol's 💤 was not refused: %v", err)
+	}
+	snoozed := "💤 Snoozed by " + alice.UserID.String() + " until "
+	if _, err := alice.SendReaction(ctx, room, notice.ID, "💤"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := alice.WaitFor(ctx, waitReply, editSays(snoozed)); err != nil {
-		t.Fatalf("carol's 💤 did not edit the halt notice: %v", err)
+		t.Fatalf("alice's 💤 did not edit the halt notice: %v", err)
 	}
 	if _, err := bob.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
 		t.Fatal(err)
@@ -80,7 +91,7 @@ func TestOnCallHaltClaimAndResume(t *testing.T) {
 		t.Fatalf("bob's 👀 did not edit the halt notice to name him: %v\n%s", err, j.logs.String())
 	}
 	if body := newBody(reviewed); !strings.Contains(body, snoozed) || !strings.Contains(body, "HALTED") {
-		t.Errorf("the breaker's edit for bob's review lost carol's snooze:\n%s", body)
+		t.Errorf("the breaker's edit for bob's review lost alice's snooze:\n%s", body)
 	}
 	if _, err := carol.SendReaction(ctx, room, notice.ID, "👀"); err != nil {
 		t.Fatal(err)

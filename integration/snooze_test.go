@@ -18,8 +18,9 @@ import (
 // and nobody is called to it before the snooze (oncall.snooze_default,
 // short here) ends, though escalate_after passes meanwhile; when it ends,
 // one reply in the alert's thread says it is back, and the admins are
-// called only then. bob then replies `snooze 1h` to the alert: it is
-// edited to say he snoozed it, an hour on.
+// called only then. bob, who does not hold it, replies `snooze 1h` to
+// the alert and is refused; he claims it (`mine`) and replies again: it
+// is edited to say he snoozed it, an hour on.
 func TestOnCallSnooze(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -77,6 +78,18 @@ func TestOnCallSnooze(t *testing.T) {
 		t.Errorf("%d replies said the snooze was over, want one (the first: %q)", n, tesths.Body(back))
 	}
 
+	refused := replyTo(t, bob.Client, room, alert.ID, "snooze 1h")
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return j.replyTo(refused)(evt) && strings.Contains(tesths.Body(evt), "Only whoever claimed this alert, or an admin, can snooze it")
+	}); err != nil {
+		t.Fatalf("bob's snooze of an alert he does not hold was not refused: %v", err)
+	}
+	replyTo(t, bob.Client, room, alert.ID, "mine")
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return evt.Sender == j.UserID && strings.Contains(newBody(evt), "👀 Handled by "+bob.UserID.String())
+	}); err != nil {
+		t.Fatalf("bob's `mine` did not claim the alert: %v", err)
+	}
 	replied := time.Now().UTC()
 	replyTo(t, bob.Client, room, alert.ID, "snooze 1h")
 	edit, err := alice.WaitFor(ctx, waitReply, snoozedBy(bob.UserID))

@@ -28,7 +28,7 @@ func newTestApprovals(t testing.TB, clock core.Clock) (*approval.Service, *store
 	t.Helper()
 	s := testdb.OpenStore(t, testEngine)
 	w := services.Wiring{Store: s, Clock: clock, Room: testRoom, Admins: []string{testAdmin}}
-	return w.Approvals(approval.Config{RemindAfter: 15 * time.Minute}, func(d *approval.Deps) {
+	return w.Approvals(approval.Config{RemindAfter: 15 * time.Minute, Approvers: []string{alice}}, func(d *approval.Deps) {
 		d.MayAsk = func(u string) bool { return strings.HasSuffix(u, ":example.org") }
 	}), s
 }
@@ -54,7 +54,7 @@ func TestApprovalConcurrentAnswersDecideOnce(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			who := []string{alice, testAdmin}[i%2]
-			results[i], errs[i] = svc.Decide(ctx, a.ID, approval.Verdict{Approve: i%2 == 0}, who, "matrix")
+			results[i], errs[i] = svc.Decide(ctx, a.ID, approval.Verdict{Approve: i%2 == 0}, approval.Decider{Who: who, Network: "matrix", Trust: core.TrustNative})
 		})
 	}
 	wg.Wait()

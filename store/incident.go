@@ -27,7 +27,12 @@ const (
 	escalateQuery   = `UPDATE incident SET tier = tier + 1, escalated_at = $3 WHERE id = $1 AND owner = '' AND resolved_at = 0 AND tier = $2`
 	unremindedQuery = `SELECT ` + incidentColumns + ` FROM incident
 		WHERE owner <> '' AND resolved_at = 0 AND claimed_at <= $1 AND reminded_at <= $1 ORDER BY claimed_at, id`
-	remindQuery     = `UPDATE incident SET reminded_at = $3 WHERE id = $1 AND owner <> '' AND resolved_at = 0 AND reminded_at = $2`
+	remindQuery   = `UPDATE incident SET reminded_at = $3 WHERE id = $1 AND owner <> '' AND resolved_at = 0 AND reminded_at = $2`
+	reclaimQuery  = `UPDATE incident SET owner = $3, claimed_at = $4 WHERE id = $1 AND owner = $2 AND owner <> '' AND resolved_at = 0`
+	claimedBefore = `SELECT ` + incidentColumns + ` FROM incident
+		WHERE owner <> '' AND resolved_at = 0 AND parent = '' AND claimed_at <= $1 ORDER BY claimed_at, id`
+	lapseClaimQuery = `UPDATE incident SET owner = '', claimed_at = 0, escalated_at = $4, tier = CASE WHEN tier < 1 THEN 1 ELSE tier END
+		WHERE id = $1 AND owner = $2 AND claimed_at = $3 AND resolved_at = 0`
 	membersQuery    = `SELECT ` + incidentColumns + ` FROM incident WHERE parent = $1 ORDER BY opened_at, id`
 	openOfKindQuery = `SELECT ` + incidentColumns + ` FROM incident WHERE kind = $1 AND resolved_at = 0 ORDER BY opened_at, id`
 	openOfQuery     = `SELECT ` + incidentColumns + ` FROM incident
@@ -85,6 +90,24 @@ func (q *IncidentQuery) Unreminded(ctx context.Context, before time.Time) ([]onc
 // last reminder.
 func (q *IncidentQuery) RemindIncident(ctx context.Context, id string, last, at time.Time) (bool, error) {
 	return q.update(ctx, remindQuery, id, millis(last), at.UnixMilli())
+}
+
+// ReclaimIncident hands an open incident from its owner to another, or
+// renews the owner's claim.
+func (q *IncidentQuery) ReclaimIncident(ctx context.Context, id, from, to string, at time.Time) (bool, error) {
+	return q.update(ctx, reclaimQuery, id, from, to, at.UnixMilli())
+}
+
+// ClaimedBefore lists the open incidents with no parent claimed, or
+// last renewed, by before.
+func (q *IncidentQuery) ClaimedBefore(ctx context.Context, before time.Time) ([]oncall.Incident, error) {
+	return q.list(ctx, claimedBefore, before.UnixMilli())
+}
+
+// LapseClaim ends one claim on an open incident, once; the call of the
+// admins that goes with it counts as their tier.
+func (q *IncidentQuery) LapseClaim(ctx context.Context, id, owner string, claimedAt, escalateAt time.Time) (bool, error) {
+	return q.update(ctx, lapseClaimQuery, id, owner, millis(claimedAt), escalateAt.UnixMilli())
 }
 
 // Members lists the incidents folded or grouped into incident id.

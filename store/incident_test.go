@@ -247,3 +247,55 @@ func incidentIDs(t *testing.T, incs []oncall.Incident, err error) []string {
 	}
 	return out
 }
+
+// TestIncidentClaimsLapseAndChangeHands: a claim is handed on only by
+// its owner's name, renewed by its owner, listed once it is older than
+// the hold, and lapsed once, for the claim it was (a renewal meanwhile
+// keeps it); the lapse counts the admins' tier as called.
+func TestIncidentClaimsLapseAndChangeHands(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			q := testdb.OpenStore(t, engine).Incidents()
+			at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+			if err := q.PutIncident(ctx, oncall.Incident{ID: "eve", NoticeKey: "alert:eve", RoomID: "!room:x", Body: "silent", Kind: "alert",
+				Subject: "EVE", OpenedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := q.ReclaimIncident(ctx, "eve", "", "@mallory:x", at); err != nil || ok {
+				t.Fatalf("a reclaim of an unclaimed incident = %v, %v; want nothing", ok, err)
+			}
+			if ok, err := q.ClaimIncident(ctx, "eve", "@bob:x", at); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			if ok, err := q.ReclaimIncident(ctx, "eve", "@carol:x", "@mallory:x", at); err != nil || ok {
+				t.Fatalf("a reclaim in another's name = %v, %v; want nothing", ok, err)
+			}
+			renewed := at.Add(30 * time.Minute)
+			if ok, err := q.ReclaimIncident(ctx, "eve", "@bob:x", "@bob:x", renewed); err != nil || !ok {
+				t.Fatalf("the owner's renewal = %v, %v", ok, err)
+			}
+			if due, err := q.ClaimedBefore(ctx, renewed.Add(-time.Millisecond)); err != nil || len(due) != 0 {
+				t.Fatalf("ClaimedBefore just before the renewal = %+v, %v; want none", due, err)
+			}
+			due, err := q.ClaimedBefore(ctx, renewed)
+			if err != nil || len(due) != 1 || due[0].Owner != "@bob:x" {
+				t.Fatalf("ClaimedBefore the renewal = %+v, %v; want bob's claim", due, err)
+			}
+			if ok, err := q.LapseClaim(ctx, "eve", "@bob:x", at, renewed); err != nil || ok {
+				t.Fatalf("lapsing the claim as it was before the renewal = %v, %v; want nothing", ok, err)
+			}
+			lapsedAt := renewed.Add(time.Hour)
+			if ok, err := q.LapseClaim(ctx, "eve", "@bob:x", renewed, lapsedAt); err != nil || !ok {
+				t.Fatalf("lapse = %v, %v", ok, err)
+			}
+			inc, err := q.Incident(ctx, "eve")
+			if err != nil || inc.Owner != "" || !inc.ClaimedAt.IsZero() || inc.Tier != 1 || !inc.EscalatedAt.Equal(lapsedAt) {
+				t.Errorf("after the lapse %+v, %v; want unclaimed, the admins' tier called at the lapse", inc, err)
+			}
+			if ok, err := q.LapseClaim(ctx, "eve", "@bob:x", renewed, lapsedAt); err != nil || ok {
+				t.Errorf("a second lapse = %v, %v; want nothing", ok, err)
+			}
+		})
+	}
+}

@@ -24,7 +24,7 @@ func TestRetentionApprovalsBootsSpend(t *testing.T) {
 	svc, s := newTestApprovals(t, clock)
 	decided, _, _ := svc.Request(ctx, deployRequest("decided"))
 	waiting, _, _ := svc.Request(ctx, deployRequest("waiting"))
-	if _, err := svc.Decide(ctx, decided.ID, approval.Verdict{Approve: true}, alice, "matrix"); err != nil {
+	if _, err := svc.Decide(ctx, decided.ID, approval.Verdict{Approve: true}, approval.Decider{Who: alice, Network: "matrix", Trust: core.TrustNative}); err != nil {
 		t.Fatal(err)
 	}
 	m := s.Meter()

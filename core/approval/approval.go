@@ -155,17 +155,37 @@ type Store interface {
 	MoveApprover(ctx context.Context, from, to string) (int, error)
 }
 
-// Config is the approvals section of the configuration.
+// Config is the approvals section of the configuration: the operator's
+// policy of who decides, which no request can widen.
 type Config struct {
 	// RemindAfter is how long a request waits before the wake router
 	// names it to the people asked, and again each time as long after.
 	RemindAfter time.Duration
+	// Approvers are the Matrix accounts an agent may name as a request's
+	// approver, besides the admins; a request naming anyone else is
+	// refused. A request that names nobody is put to the admins.
+	Approvers []string
+	// DeadlineMayApprove says whether a request's default may approve it
+	// at its deadline, with nobody answering; when false a default may
+	// only deny.
+	DeadlineMayApprove bool
+	// MinApproveDeadline is how far ahead a deadline whose default
+	// approves must lie, so that people have time to answer.
+	MinApproveDeadline time.Duration
 }
 
 // Validate checks the section.
 func (c Config) Validate() error {
 	if c.RemindAfter < time.Minute {
 		return core.Invalid("approvals.remind_after", "must be at least 1m, got %s", c.RemindAfter)
+	}
+	for i, a := range c.Approvers {
+		if !isUserID(a) {
+			return core.Invalid(fmt.Sprintf("approvals.approvers[%d]", i), "%q is not a Matrix user ID such as @alice:example.org", a)
+		}
+	}
+	if c.MinApproveDeadline < time.Minute || c.MinApproveDeadline > MaxDeadline {
+		return core.Invalid("approvals.min_approve_deadline", "must be between 1m and %s, got %s", core.ClockDuration(MaxDeadline), c.MinApproveDeadline)
 	}
 	return nil
 }
@@ -297,11 +317,11 @@ func (s *Service) Request(ctx context.Context, in Input) (a Approval, replayed b
 	if s.deps.Room == "" {
 		return Approval{}, false, errNoRoom
 	}
+	if err := s.checkPolicy(in, now); err != nil {
+		return Approval{}, false, err
+	}
 	asked := s.deps.Admins
 	if in.Approver != "" {
-		if s.deps.MayAsk != nil && !s.deps.MayAsk(in.Approver) {
-			return Approval{}, false, core.Invalid("approver", "%s is not someone Jarvis talks to", in.Approver)
-		}
 		asked = []string{in.Approver}
 	} else if len(asked) == 0 {
 		return Approval{}, false, core.Invalid("approver", "is required: no admins are configured to ask")
@@ -346,6 +366,33 @@ func (s *Service) Request(ctx context.Context, in Input) (a Approval, replayed b
 	return a, replayed, nil
 }
 
+// checkPolicy refuses a request that asks for more than the operator's
+// policy allows: an approver outside approvals.approvers and the admins,
+// or a default that approves when approvals.deadline_may_approve is off
+// or with a deadline nearer than approvals.min_approve_deadline. Each
+// refusal names the key that would allow it.
+func (s *Service) checkPolicy(in Input, now time.Time) error {
+	if in.Approver != "" {
+		if !slices.Contains(s.cfg.Approvers, in.Approver) && !slices.Contains(s.deps.Admins, in.Approver) {
+			return core.Invalid("approver", "%s is not an approver agents may name: the operator lists them in approvals.approvers (leave approver out to ask the admins)", in.Approver)
+		}
+		if s.deps.MayAsk != nil && !s.deps.MayAsk(in.Approver) {
+			return core.Invalid("approver", "%s is not someone Jarvis talks to", in.Approver)
+		}
+	}
+	if in.Default == "" || in.Default == DefaultDeny {
+		return nil
+	}
+	if !s.cfg.DeadlineMayApprove {
+		return core.Invalid("default", "may only be %q: no request is approved by its deadline while approvals.deadline_may_approve is off", DefaultDeny)
+	}
+	if in.Deadline.Sub(now) < s.cfg.MinApproveDeadline {
+		return core.Invalid("deadline", "a deadline whose default approves must be at least %s away (approvals.min_approve_deadline)",
+			core.HumanDuration(s.cfg.MinApproveDeadline))
+	}
+	return nil
+}
+
 // Adopt gives the pending requests a bridged puppet is the approver of,
 // or is asked, to the Matrix account it was just linked to, and says how
 // many: a puppet's answers come as the account from then on.
@@ -371,12 +418,22 @@ func (s *Service) Get(ctx context.Context, id string) (Approval, error) {
 	return a, nil
 }
 
+// Decider is who answers a request: the account they answer as, the
+// network they wrote from, and the trust of what they write there.
+type Decider struct {
+	Who     string
+	Network string
+	Trust   core.Trust
+}
+
 // Decide applies a person's verdict on request id. Only the people asked
 // and the admins may decide (ErrForbidden for anyone else, who changes
-// nothing); an option out of range is ErrInvalid; an expired request is
-// ErrExpired. The first verdict wins and the relay is edited to show it;
-// a later one changes nothing and comes back with AlreadyDecided.
-func (s *Service) Decide(ctx context.Context, id string, v Verdict, who, network string) (Result, error) {
+// nothing; see mayDecide); an option out of range is ErrInvalid; an
+// expired request is ErrExpired. The first verdict wins and the relay is
+// edited to show it; a later one changes nothing and comes back with
+// AlreadyDecided.
+func (s *Service) Decide(ctx context.Context, id string, v Verdict, by Decider) (Result, error) {
+	who, network := by.Who, by.Network
 	if strings.TrimSpace(who) == "" {
 		return Result{}, core.Invalid("who", "is required")
 	}
@@ -386,8 +443,8 @@ func (s *Service) Decide(ctx context.Context, id string, v Verdict, who, network
 		if err != nil {
 			return err
 		}
-		if !s.mayDecide(a, who) {
-			return core.Refuse(core.ErrForbidden, "approval %s is for %s", a.ID, strings.Join(a.Asked, ", "))
+		if err := s.mayDecide(a, by); err != nil {
+			return err
 		}
 		switch a.Status {
 		case Approved, Denied:
@@ -419,10 +476,23 @@ func (s *Service) Decide(ctx context.Context, id string, v Verdict, who, network
 	return out, nil
 }
 
-// mayDecide reports whether who may answer request a: one of the people
-// asked, or an admin.
-func (s *Service) mayDecide(a Approval, who string) bool {
-	return slices.Contains(a.Asked, who) || slices.Contains(s.deps.Admins, who)
+// mayDecide refuses anyone but the people asked and the admins, and those
+// too when they answer from where they may not: a bridged account linked
+// to nobody answers nothing, and an admin answers only from their own
+// Matrix account (so a puppet linked to an admin, by a link the admin was
+// talked into, cannot approve in their name). The refusal, ErrForbidden,
+// says why in words for the person refused.
+func (s *Service) mayDecide(a Approval, by Decider) error {
+	admin := slices.Contains(s.deps.Admins, by.Who)
+	switch {
+	case !by.Trust.AtLeast(core.TrustLinked):
+		return core.Refuse(core.ErrForbidden, "A bridged account linked to nobody cannot answer approval requests; link it to your Matrix account first")
+	case !slices.Contains(a.Asked, by.Who) && !admin:
+		return core.Refuse(core.ErrForbidden, "Only the approver the request names (or an admin) can answer it")
+	case admin && !by.Trust.AtLeast(core.TrustNative):
+		return core.Refuse(core.ErrForbidden, "An admin answers approval requests only from their own Matrix account, not through a bridge")
+	}
+	return nil
 }
 
 // SweepBatch is how many due requests one Sweep handles at most.

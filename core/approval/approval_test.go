@@ -31,13 +31,28 @@ const (
 	testAdmin = "@admin:example.org"
 )
 
-// newTestApprovals is the approval service on a fresh store of engine:
-// admins are testAdmin, and Jarvis talks to everyone on example.org.
+// testPuppet is a bridged account the operator lists as an approver.
+const testPuppet = "@telegram_7:example.org"
+
+// testPolicy lets agents name alice, bob, the stranger and testPuppet,
+// and lets a deadline an hour or more away approve.
+var testPolicy = approval.Config{RemindAfter: 15 * time.Minute, Approvers: []string{alice, bob, stranger, testPuppet},
+	DeadlineMayApprove: true, MinApproveDeadline: time.Hour}
+
+// newTestApprovals is the approval service on a fresh store of engine
+// with testPolicy: admins are testAdmin, and Jarvis talks to everyone on
+// example.org.
 func newTestApprovals(t testing.TB, engine string, clock core.Clock) (*approval.Service, *store.Store) {
+	t.Helper()
+	return newApprovalsWith(t, engine, clock, testPolicy)
+}
+
+// newApprovalsWith is newTestApprovals with another policy.
+func newApprovalsWith(t testing.TB, engine string, clock core.Clock, cfg approval.Config) (*approval.Service, *store.Store) {
 	t.Helper()
 	s := testdb.OpenStore(t, engine)
 	w := services.Wiring{Store: s, Clock: clock, Room: testRoom, Admins: []string{testAdmin}}
-	return w.Approvals(approval.Config{RemindAfter: 15 * time.Minute}, func(d *approval.Deps) {
+	return w.Approvals(cfg, func(d *approval.Deps) {
 		d.MayAsk = func(u string) bool { return strings.HasSuffix(u, ":example.org") }
 	}), s
 }
@@ -204,7 +219,7 @@ func TestApprovalDecidedOnce(t *testing.T) {
 			}
 
 			// Someone the request is not for changes nothing.
-			if _, err := svc.Decide(ctx, a.ID, approval.Verdict{Approve: true}, bob, "matrix"); !errors.Is(err, core.ErrForbidden) {
+			if _, err := svc.Decide(ctx, a.ID, approval.Verdict{Approve: true}, approval.Decider{Who: bob, Network: "matrix", Trust: core.TrustNative}); !errors.Is(err, core.ErrForbidden) {
 				t.Errorf("bob's approval = %v, want ErrForbidden", err)
 			}
 			if got, _ := svc.Get(ctx, a.ID); got.Status != approval.Pending {
@@ -214,12 +229,12 @@ func TestApprovalDecidedOnce(t *testing.T) {
 				t.Errorf("bob's tap edited the relay: %v", err)
 			}
 			// An option on a request without options is no verdict.
-			if _, err := svc.Decide(ctx, a.ID, approval.Verdict{Approve: true, Option: 2}, alice, "matrix"); !errors.Is(err, core.ErrInvalid) {
+			if _, err := svc.Decide(ctx, a.ID, approval.Verdict{Approve: true, Option: 2}, approval.Decider{Who: alice, Network: "matrix", Trust: core.TrustNative}); !errors.Is(err, core.ErrInvalid) {
 				t.Errorf("option 2 = %v, want ErrInvalid", err)
 			}
 
 			clock.Advance(2 * time.Minute)
-			res, err := svc.Decide(ctx, a.ID, approval.Verdict{}, alice, "matrix")
+			res, err := svc.Decide(ctx, a.ID, approval.Verdict{}, approval.Decider{Who: alice, Network: "matrix", Trust: core.TrustNative})
 			if err != nil || res.AlreadyDecided || res.Approval.Status != approval.Denied || res.Approval.DecidedBy != alice {
 				t.Fatalf("alice's denial = %+v, %v", res, err)
 			}
@@ -229,7 +244,7 @@ func TestApprovalDecidedOnce(t *testing.T) {
 			}
 
 			// A second tap, even an admin's, changes nothing.
-			res, err = svc.Decide(ctx, a.ID, approval.Verdict{Approve: true}, testAdmin, "matrix")
+			res, err = svc.Decide(ctx, a.ID, approval.Verdict{Approve: true}, approval.Decider{Who: testAdmin, Network: "matrix", Trust: core.TrustNative})
 			if err != nil || !res.AlreadyDecided || res.Approval.Status != approval.Denied || res.Approval.DecidedBy != alice {
 				t.Errorf("a second answer = %+v, %v; want alice's denial standing", res, err)
 			}
@@ -286,7 +301,7 @@ func TestApprovalDeadline(t *testing.T) {
 					if err != nil || !strings.Contains(said.Body, tt.wantSaid) || said.Target != a.NoticeKey() {
 						t.Errorf("the deadline notice reads %q under %q (%v), want %q under the relay", said.Body, said.Target, err, tt.wantSaid)
 					}
-					if _, err := svc.Decide(ctx, a.ID, approval.Verdict{Approve: true, Option: tt.wantOption}, alice, "matrix"); a.Status == approval.Expired && !errors.Is(err, core.ErrExpired) {
+					if _, err := svc.Decide(ctx, a.ID, approval.Verdict{Approve: true, Option: tt.wantOption}, approval.Decider{Who: alice, Network: "matrix", Trust: core.TrustNative}); a.Status == approval.Expired && !errors.Is(err, core.ErrExpired) {
 						t.Errorf("an answer after expiry = %v, want ErrExpired", err)
 					}
 				})
@@ -303,7 +318,7 @@ func TestApprovalWakeConditions(t *testing.T) {
 			svc, _ := newTestApprovals(t, engine, clock)
 			waiting, _, _ := svc.Request(ctx, deployRequest("waiting"))
 			answered, _, _ := svc.Request(ctx, deployRequest("answered"))
-			if _, err := svc.Decide(ctx, answered.ID, approval.Verdict{Approve: true}, alice, "matrix"); err != nil {
+			if _, err := svc.Decide(ctx, answered.ID, approval.Verdict{Approve: true}, approval.Decider{Who: alice, Network: "matrix", Trust: core.TrustNative}); err != nil {
 				t.Fatal(err)
 			}
 			if conds, _ := svc.WakeConditions(ctx); len(conds) != 0 {
@@ -324,7 +339,7 @@ func TestApprovalWakeConditions(t *testing.T) {
 func TestApprovalAdoptMovesPendingOnly(t *testing.T) {
 	for _, engine := range testdb.Engines() {
 		t.Run(engine, func(t *testing.T) {
-			const puppet, account = "@telegram_7:example.org", "@carol:example.org"
+			const puppet, account = testPuppet, "@carol:example.org"
 			ctx := context.Background()
 			svc, _ := newTestApprovals(t, engine, coretest.NewClock(time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)))
 			request := func(key, approver string) approval.Approval {
@@ -338,7 +353,7 @@ func TestApprovalAdoptMovesPendingOnly(t *testing.T) {
 				return a
 			}
 			pending, decided, others := request("pending", puppet), request("decided", puppet), request("others", alice)
-			if _, err := svc.Decide(ctx, decided.ID, approval.Verdict{Approve: true}, puppet, "telegram"); err != nil {
+			if _, err := svc.Decide(ctx, decided.ID, approval.Verdict{Approve: true}, approval.Decider{Who: testAdmin, Network: "matrix", Trust: core.TrustNative}); err != nil {
 				t.Fatal(err)
 			}
 			if n, err := svc.Adopt(ctx, puppet, account); err != nil || n != 1 {
@@ -352,6 +367,119 @@ func TestApprovalAdoptMovesPendingOnly(t *testing.T) {
 					t.Errorf("request %s names %q and asks %q (%v), want %s", c.id, a.Approver, a.Asked, err, c.approver)
 				}
 			}
+		})
+	}
+}
+
+// TestApprovalPolicyIsTheOperators: a request cannot widen the operator's
+// policy. Each refusal names the key that would allow it, and nothing is
+// stored or relayed.
+func TestApprovalPolicyIsTheOperators(t *testing.T) {
+	strict := testPolicy
+	strict.Approvers, strict.DeadlineMayApprove = []string{alice}, false
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			clock := coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC))
+			tests := []struct {
+				name    string
+				cfg     approval.Config
+				edit    func(*approval.Input)
+				wantKey string
+			}{
+				{"an approver the operator did not list", strict, func(in *approval.Input) { in.Approver = bob }, "approvals.approvers"},
+				{"a bridged account as approver", strict, func(in *approval.Input) { in.Approver = testPuppet }, "approvals.approvers"},
+				{"a default that approves, when none may", strict, func(in *approval.Input) {
+					in.Deadline, in.Default = clock.Now().Add(24*time.Hour), approval.DefaultApprove
+				}, "approvals.deadline_may_approve"},
+				{"an option as default, when none may", strict, func(in *approval.Input) {
+					in.Options, in.Deadline, in.Default = []string{"now", "tonight"}, clock.Now().Add(24*time.Hour), "tonight"
+				}, "approvals.deadline_may_approve"},
+				{"a default that approves too soon", testPolicy, func(in *approval.Input) {
+					in.Deadline, in.Default = clock.Now().Add(70*time.Second), approval.DefaultApprove
+				}, "approvals.min_approve_deadline"},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					svc, s := newApprovalsWith(t, engine, clock, tt.cfg)
+					in := deployRequest("k")
+					tt.edit(&in)
+					_, _, err := svc.Request(ctx, in)
+					if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), tt.wantKey) {
+						t.Fatalf("Request = %v, want ErrInvalid naming %s", err, tt.wantKey)
+					}
+					if pending, err := svc.Pending(ctx); err != nil || len(pending) != 0 {
+						t.Errorf("a refused request left %d pending (%v)", len(pending), err)
+					}
+					if n, err := s.Outbox().Depth(ctx); err != nil || n != 0 {
+						t.Errorf("a refused request queued %d notices (%v)", n, err)
+					}
+				})
+			}
+			t.Run("a default that denies, and the admins, need no policy", func(t *testing.T) {
+				svc, _ := newApprovalsWith(t, engine, clock, strict)
+				in := deployRequest("deny")
+				in.Approver, in.Deadline, in.Default = testAdmin, clock.Now().Add(2*time.Minute), approval.DefaultDeny
+				if _, _, err := svc.Request(ctx, in); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// TestApprovalAnsweredOnlyFromTrustedAccounts: a bridged account linked
+// to nobody answers nothing, even one the operator lists, and an admin
+// answers only from their own Matrix account; each refusal leaves the
+// request pending.
+func TestApprovalAnsweredOnlyFromTrustedAccounts(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			svc, _ := newTestApprovals(t, engine, coretest.NewClock(time.Date(2026, 7, 9, 9, 0, 0, 0, time.UTC)))
+			toPuppet := deployRequest("to-puppet")
+			toPuppet.Approver = testPuppet
+			toAdmins := deployRequest("to-admins")
+			toAdmins.Approver = ""
+			tests := []struct {
+				name     string
+				in       approval.Input
+				by       approval.Decider
+				wantSaid string
+			}{
+				{"an unlinked puppet the operator listed", toPuppet,
+					approval.Decider{Who: testPuppet, Network: "telegram", Trust: core.TrustBridged}, "linked to nobody"},
+				{"a relay bot", toPuppet, approval.Decider{Who: testPuppet, Network: "telegram", Trust: core.TrustRelay}, "linked to nobody"},
+				{"an admin's linked puppet, on the admins' request", toAdmins,
+					approval.Decider{Who: testAdmin, Network: "telegram", Trust: core.TrustLinked}, "own Matrix account"},
+				{"an admin's linked puppet, on a named approver's", deployRequest("to-alice"),
+					approval.Decider{Who: testAdmin, Network: "telegram", Trust: core.TrustLinked}, "own Matrix account"},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					a, _, err := svc.Request(ctx, tt.in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, err = svc.Decide(ctx, a.ID, approval.Verdict{Approve: true}, tt.by)
+					if !errors.Is(err, core.ErrForbidden) || !strings.Contains(err.Error(), tt.wantSaid) {
+						t.Errorf("Decide = %v, want ErrForbidden saying %q", err, tt.wantSaid)
+					}
+					if got, _ := svc.Get(ctx, a.ID); got.Status != approval.Pending {
+						t.Errorf("the request is %s, want pending", got.Status)
+					}
+				})
+			}
+			t.Run("a linked approver answers", func(t *testing.T) {
+				a, _, err := svc.Request(ctx, deployRequest("linked"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := svc.Decide(ctx, a.ID, approval.Verdict{Approve: true}, approval.Decider{Who: alice, Network: "telegram", Trust: core.TrustLinked})
+				if err != nil || res.Approval.Status != approval.Approved {
+					t.Fatalf("alice's linked puppet's approval = %+v, %v", res, err)
+				}
+			})
 		})
 	}
 }

@@ -26,6 +26,10 @@ type Config struct {
 	RemindEvery time.Duration
 	// SnoozeDefault is how long 💤 snoozes an alert or a trip push.
 	SnoozeDefault time.Duration
+	// ClaimHold is how long a claim holds without its owner renewing it
+	// (claiming it again): then, with the alert still open, the claim
+	// lapses and the alert is escalated again.
+	ClaimHold time.Duration
 }
 
 // Validate checks the section.
@@ -46,6 +50,9 @@ func (c Config) Validate() error {
 	}
 	if c.RemindEvery != 0 && c.RemindEvery < time.Second {
 		return core.Invalid("oncall.remind_every", "must be 0 (no reminders) or at least 1s, got %s", c.RemindEvery)
+	}
+	if c.ClaimHold < time.Second {
+		return core.Invalid("oncall.claim_hold", "must be at least 1s, got %s", c.ClaimHold)
 	}
 	if c.SnoozeDefault < time.Second || c.SnoozeDefault > MaxSnooze {
 		return core.Invalid("oncall.snooze_default", "must be between 1s and %s, got %s", core.HumanDuration(MaxSnooze), c.SnoozeDefault)
@@ -194,8 +201,10 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			reminded++
 			return s.enqueue(ctx, core.Notice{Key: fmt.Sprintf("reminded:%s:%d", inc.ID, now.UnixMilli()), RoomID: inc.RoomID,
 				Kind: core.NoticeMessage, Mentions: []string{inc.Owner}, Target: inc.NoticeKey, Thread: true,
-				Body: fmt.Sprintf("%s: this alert is still open; you have had it for %s, since %s. It closes by itself when what it reported resolves.",
-					core.EscapeMarkdown(inc.Owner), core.HumanDuration(now.Sub(inc.ClaimedAt)), stamp(inc.ClaimedAt))})
+				Body: fmt.Sprintf("%s: this alert is still open; you have had it for %s, since %s. It closes by itself when what it reported resolves. "+
+					"Reply `%s` to keep it: otherwise your claim lapses at %s and it is escalated again.",
+					core.EscapeMarkdown(inc.Owner), core.HumanDuration(now.Sub(inc.ClaimedAt)), stamp(inc.ClaimedAt), ClaimWord,
+					stamp(inc.ClaimedAt.Add(s.cfg.ClaimHold)))})
 		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("remind the owner of incident %s: %w", inc.ID, err))

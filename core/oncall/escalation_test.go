@@ -103,7 +103,7 @@ func TestEscalationTiers(t *testing.T) {
 // in its thread every remind_every, mentioning them; a resolved one is
 // not, and remind_every 0 reminds nobody.
 func TestReminders(t *testing.T) {
-	f := newSweepFixture(t, oncall.Config{EscalateAfter: 15 * time.Minute, RemindEvery: time.Hour}, nil)
+	f := newSweepFixture(t, oncall.Config{EscalateAfter: 15 * time.Minute, RemindEvery: time.Hour, ClaimHold: 3 * time.Hour}, nil)
 	ctx := context.Background()
 	f.raise("eve")
 	f.raise("hal")
@@ -123,7 +123,8 @@ func TestReminders(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	for _, want := range []string{"1h", "2h"} {
 		n, caused := f.sweep(f.svc.Remind)
-		body := "@bob:x: this alert is still open; you have had it for " + want + ", since Dec 1 09:10 UTC. It closes by itself when what it reported resolves."
+		body := "@bob:x: this alert is still open; you have had it for " + want + ", since Dec 1 09:10 UTC. It closes by itself when what it reported resolves. " +
+			"Reply `mine` to keep it: otherwise your claim lapses at Dec 1 12:10 UTC and it is escalated again."
 		if n != 1 || len(caused) != 1 || caused[0].Body != body || !caused[0].Thread || caused[0].Target != "alert:eve" ||
 			len(caused[0].Mentions) != 1 || caused[0].Mentions[0] != "@bob:x" {
 			t.Fatalf("after %s: %d reminded, %+v; want %q in the thread of alert:eve", want, n, caused, body)
@@ -152,16 +153,17 @@ func TestConfig(t *testing.T) {
 		cfg  oncall.Config
 		want string
 	}{
-		{"tiers of people and rooms", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, Escalation: [][]string{{"@a:x", "@b:x"}, {"!ops:x"}, {"#ops:x"}}, RemindEvery: time.Hour}, ""},
-		{"no reminders", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour}, ""},
-		{"a name that is no ID", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, Escalation: [][]string{{"@a:x"}, {"bob"}}},
+		{"tiers of people and rooms", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, ClaimHold: time.Hour, Escalation: [][]string{{"@a:x", "@b:x"}, {"!ops:x"}, {"#ops:x"}}, RemindEvery: time.Hour}, ""},
+		{"no reminders", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, ClaimHold: time.Hour}, ""},
+		{"a name that is no ID", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, ClaimHold: time.Hour, Escalation: [][]string{{"@a:x"}, {"bob"}}},
 			`oncall.escalation[1]: "bob" is not a Matrix user ID or room (@user:server, !room:server or #alias:server)`},
-		{"an empty tier", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, Escalation: [][]string{{}}}, "oncall.escalation[0]: is empty: give Matrix user IDs or a room"},
-		{"a user without a server", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, Escalation: [][]string{{"@bob"}}},
+		{"an empty tier", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, ClaimHold: time.Hour, Escalation: [][]string{{}}}, "oncall.escalation[0]: is empty: give Matrix user IDs or a room"},
+		{"a user without a server", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, ClaimHold: time.Hour, Escalation: [][]string{{"@bob"}}},
 			`oncall.escalation[0]: "@bob" is not a Matrix user ID or room (@user:server, !room:server or #alias:server)`},
-		{"reminders too often", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, RemindEvery: time.Millisecond},
+		{"reminders too often", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour, ClaimHold: time.Hour, RemindEvery: time.Millisecond},
 			"oncall.remind_every: must be 0 (no reminders) or at least 1s, got 1ms"},
-		{"no snooze", oncall.Config{EscalateAfter: time.Minute}, "oncall.snooze_default: must be between 1s and 7d, got 0s"},
+		{"a claim that holds for no time", oncall.Config{EscalateAfter: time.Minute, SnoozeDefault: time.Hour}, "oncall.claim_hold: must be at least 1s, got 0s"},
+		{"no snooze", oncall.Config{EscalateAfter: time.Minute, ClaimHold: time.Hour}, "oncall.snooze_default: must be between 1s and 7d, got 0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

@@ -114,6 +114,7 @@ type Store interface {
 	HeldIncidents(ctx context.Context) ([]Incident, error)
 	SnoozeStore
 	SilenceStore
+	ClaimStore
 }
 
 // Deps are what the service needs.

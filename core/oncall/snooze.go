@@ -103,8 +103,14 @@ const WokeKeyPrefix = "woke:"
 // IncidentOfWoke names the incident a "back from its snooze" reply is
 // about, from the reply's key.
 func IncidentOfWoke(key string) (string, bool) {
-	ms, id, ok := strings.Cut(strings.TrimPrefix(key, WokeKeyPrefix), ":")
-	if _, err := strconv.ParseInt(ms, 10, 64); err != nil || !ok || !strings.HasPrefix(key, WokeKeyPrefix) {
+	return incidentOfStamped(key, WokeKeyPrefix)
+}
+
+// incidentOfStamped names the incident of a key that is prefix, a time
+// in Unix milliseconds, a colon and the incident's ID.
+func incidentOfStamped(key, prefix string) (string, bool) {
+	ms, id, ok := strings.Cut(strings.TrimPrefix(key, prefix), ":")
+	if _, err := strconv.ParseInt(ms, 10, 64); err != nil || !ok || !strings.HasPrefix(key, prefix) {
 		return "", false
 	}
 	return id, true
