@@ -73,6 +73,9 @@ func optionalTime(t time.Time) *string {
 	return &s
 }
 
+// heartbeatRequest is a heartbeat; every field may be left out: the agent
+// is the token's, the cycle the UTC date, the timestamp when Jarvis
+// received it, mii 1 and the mode green.
 type heartbeatRequest struct {
 	Agent     string   `json:"agent"`
 	Cycle     string   `json:"cycle"`
@@ -103,18 +106,28 @@ type heartbeatResponse struct {
 
 func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 	var req heartbeatRequest
-	if err := DecodeJSON(w, r, &req); err != nil {
+	if err := DecodeOptionalJSON(w, r, &req); err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	ts, err := parseAPITime("timestamp", req.Timestamp)
-	if err != nil {
-		WriteError(w, r, err)
-		return
+	if req.Agent == "" {
+		p, _ := PrincipalOf(r.Context())
+		req.Agent = p.Agent
+	}
+	var ts time.Time
+	if req.Timestamp != "" {
+		var err error
+		if ts, err = parseAPITime("timestamp", req.Timestamp); err != nil {
+			WriteError(w, r, err)
+			return
+		}
 	}
 	if req.MII == nil {
-		WriteError(w, r, core.Invalid("mii", "is required"))
-		return
+		full := 1.0
+		req.MII = &full
+	}
+	if req.Mode == "" {
+		req.Mode = "green"
 	}
 	if _, err := h.actAs(r.Context(), req.Agent); err != nil {
 		WriteError(w, r, err)

@@ -106,8 +106,8 @@ func TestTripwireAPICreate(t *testing.T) {
 			wantCode: http.StatusBadRequest, wantField: "source.kind"},
 		{name: "bad threshold", body: `{"label": "x", "rationale": "r", "source": {"kind": "integrity.gi"}, "condition": {"op": "gt", "threshold": "high"}}`,
 			wantCode: http.StatusBadRequest, wantField: "condition.threshold"},
-		{name: "unknown field", body: `{"label": "x", "rationale": "r", "source": {"kind": "integrity.gi"}, "condition": {"op": "changed"}, "owner": "@bob:example.org"}`,
-			wantCode: http.StatusBadRequest, wantField: "owner"},
+		{name: "label not a string", body: `{"label": ["x"], "rationale": "r", "source": {"kind": "integrity.gi"}, "condition": {"op": "changed"}}`,
+			wantCode: http.StatusBadRequest, wantField: "label"},
 		{name: "negative cooldown", body: `{"label": "x", "rationale": "r", "source": {"kind": "integrity.gi"}, "condition": {"op": "changed"}, "cooldown_seconds": -5}`,
 			wantCode: http.StatusBadRequest, wantField: "cooldown_seconds"},
 	} {
