@@ -59,7 +59,7 @@ func (fx *breakerAPIFixture) callWith(t *testing.T, token, method, path, body st
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	rec := httptest.NewRecorder()
-	fx.server.Handler().ServeHTTP(rec, req)
+	checked(t, fx.server).ServeHTTP(rec, req)
 	var out map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		t.Fatalf("%s %s: response %q is not JSON: %v", method, path, rec.Body.String(), err)

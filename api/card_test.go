@@ -74,7 +74,7 @@ func (fx *cardsAPIFixture) sendAs(t *testing.T, token, method, path, body string
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	fx.server.Handler().ServeHTTP(rec, req)
+	checked(t, fx.server).ServeHTTP(rec, req)
 	return rec
 }
 
@@ -129,7 +129,7 @@ func TestCardsAPIRequiresTheAgentToken(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer wrong-token-wrong-token")
 			req.Header.Set(api.IdempotencyKeyHeader, "k")
 			rec := httptest.NewRecorder()
-			fx.server.Handler().ServeHTTP(rec, req)
+			checked(t, fx.server).ServeHTTP(rec, req)
 			if rec.Code != http.StatusUnauthorized {
 				t.Fatalf("status %d, want 401", rec.Code)
 			}

@@ -104,7 +104,7 @@ func (fx *fleetAPIFixture) call(t *testing.T, method, path, body string, token .
 		req.Header.Set("Authorization", auth)
 	}
 	rec := httptest.NewRecorder()
-	fx.server.Handler().ServeHTTP(rec, req)
+	checked(t, fx.server).ServeHTTP(rec, req)
 	var out map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		t.Fatalf("%s %s: response %q is not JSON: %v", method, path, rec.Body.String(), err)

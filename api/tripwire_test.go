@@ -56,7 +56,7 @@ func newTripwireAPIFixture(t *testing.T) *tripwireAPIFixture {
 	fx.agentToken = tokens.agent["EVE"]
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
 	api.RegisterTripwires(server, fx.svc)
-	fx.handler = server.Handler()
+	fx.handler = checked(t, server)
 	var err error
 	if fx.alice, _, err = fx.svc.CreateToken(ctx, "@alice:example.org", "dashboard"); err != nil {
 		t.Fatal(err)
