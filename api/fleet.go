@@ -49,6 +49,16 @@ func (h *fleetAPI) actAs(ctx context.Context, agent string) (string, error) {
 	return a.Name, actAs(ctx, agent)
 }
 
+// orTokenAgent is agent, or when it is empty the agent the request's
+// token reports for.
+func orTokenAgent(ctx context.Context, agent string) string {
+	if agent != "" {
+		return agent
+	}
+	p, _ := PrincipalOf(ctx)
+	return p.Agent
+}
+
 // apiTime formats a time the way the protocol shows it: RFC 3339 in UTC.
 func apiTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
@@ -110,10 +120,7 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	if req.Agent == "" {
-		p, _ := PrincipalOf(r.Context())
-		req.Agent = p.Agent
-	}
+	req.Agent = orTokenAgent(r.Context(), req.Agent)
 	var ts time.Time
 	if req.Timestamp != "" {
 		var err error
@@ -199,6 +206,7 @@ func (h *fleetAPI) postJournal(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("signal_weight", "is required"))
 		return
 	}
+	req.Agent = orTokenAgent(r.Context(), req.Agent)
 	agent, err := h.actAs(r.Context(), req.Agent)
 	if err != nil {
 		WriteError(w, r, err)
@@ -284,6 +292,7 @@ func (h *fleetAPI) postAttestation(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
+	req.Agent = orTokenAgent(r.Context(), req.Agent)
 	if _, err := h.actAs(r.Context(), req.Agent); err != nil {
 		WriteError(w, r, err)
 		return

@@ -192,6 +192,9 @@ func (h *tripwireAPI) history(w http.ResponseWriter, r *http.Request, scope stri
 		WriteError(w, r, err)
 		return
 	}
+	if events == nil {
+		events = []tripwire.TripEvent{}
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"events": events})
 }
 
@@ -206,6 +209,9 @@ func (h *tripwireAPI) journal(w http.ResponseWriter, r *http.Request, scope stri
 		if err != nil {
 			WriteError(w, r, err)
 			return
+		}
+		if events == nil {
+			events = []tripwire.TripEvent{}
 		}
 		WriteJSON(w, http.StatusOK, map[string]any{"events": events})
 		return
