@@ -144,9 +144,11 @@ type budgetProblem struct {
 func (p budgetProblem) Error() string { return p.err.Error() }
 func (p budgetProblem) Unwrap() error { return p.err }
 
-// ProblemMembers names the priority class and when it has room again.
+// ProblemMembers names the priority class, the key of its budget and when
+// it has room again.
 func (p budgetProblem) ProblemMembers() map[string]any {
-	return map[string]any{"priority": string(p.be.Priority), "retry_at": optionalTime(p.be.RetryAt)}
+	return map[string]any{"priority": string(p.be.Priority), "retry_at": optionalTime(p.be.RetryAt),
+		"limit_key": "cards.budget." + string(p.be.Priority) + ".count"}
 }
 
 type cardJSON struct {

@@ -214,8 +214,8 @@ func TestPostCardSetOverBudget(t *testing.T) {
 			rec.Header().Get("Content-Type"), rec.Body.String())
 	}
 	body := decodeObject(t, rec)
-	if body["type"] != "urn:jarvis:problem:budget-exceeded" {
-		t.Errorf("type %v, want urn:jarvis:problem:budget-exceeded", body["type"])
+	if body["type"] != "urn:jarvis:problem:budget-exceeded" || body["limit_key"] != "cards.budget.P0.count" {
+		t.Errorf("type %v, limit_key %v; want urn:jarvis:problem:budget-exceeded naming cards.budget.P0.count", body["type"], body["limit_key"])
 	}
 	if body["priority"] != "P0" || body["retry_at"] != "2026-07-10T09:00:00Z" || rec.Header().Get("Retry-After") != "82800" {
 		t.Errorf("refusal %v, Retry-After %q; want P0 until 2026-07-10T09:00:00Z (82800 s)", body, rec.Header().Get("Retry-After"))

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -238,4 +241,30 @@ func pick(v any, path string) string {
 	}
 	s, _ := v.(string)
 	return s
+}
+
+// TestAgentDocsShowTheReplayedExamples: every example request in
+// docs/agents.md (a JSON block after "<!-- example: operationId -->") is
+// the document's example of that operation, which TestExamplesReplay
+// sends, so the page cannot show a request Jarvis refuses.
+func TestAgentDocsShowTheReplayedExamples(t *testing.T) {
+	page, err := os.ReadFile("../docs/agents.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := documentedOperations(t)
+	blocks := regexp.MustCompile("(?s)<!-- example: (\\w+) -->\\s*```json\\n(.*?)```").FindAllStringSubmatch(string(page), -1)
+	if len(blocks) == 0 {
+		t.Fatal("docs/agents.md shows no examples")
+	}
+	for _, b := range blocks {
+		var shown map[string]any
+		if err := json.Unmarshal([]byte(b[2]), &shown); err != nil {
+			t.Errorf("the %s example is not JSON: %v", b[1], err)
+			continue
+		}
+		if !reflect.DeepEqual(shown, ops[b[1]].example) {
+			t.Errorf("docs/agents.md shows %s as\n%s\nnot as the document's example %v", b[1], b[2], ops[b[1]].example)
+		}
+	}
 }

@@ -198,6 +198,20 @@ func TestTripwireAPIScopes(t *testing.T) {
 	if rec := fx.do("GET", path, fx.alice, "", &got); rec.Code != http.StatusOK || got.Status != tripwire.Armed {
 		t.Errorf("alice's tripwire after bob's attempts: %d %+v", rec.Code, got)
 	}
+	// A body naming another owner is armed in the sender's scope: the
+	// field is not one the API knows, and is ignored.
+	owned := strings.Replace(giDraft, "{", `{"owner": "@alice:example.org", `, 1)
+	if rec := fx.do("POST", "/api/tripwires", fx.bob, owned, nil); rec.Code != http.StatusCreated {
+		t.Fatalf("bob's tripwire naming alice as owner: %d %s", rec.Code, rec.Body)
+	}
+	fx.do("GET", "/api/tripwires", fx.alice, "", &list)
+	if len(list.Tripwires) != 1 {
+		t.Errorf("alice lists %d tripwires after bob named her owner, want her 1", len(list.Tripwires))
+	}
+	fx.do("GET", "/api/tripwires", fx.bob, "", &list)
+	if len(list.Tripwires) != 1 {
+		t.Errorf("bob lists %d tripwires, want the 1 he armed", len(list.Tripwires))
+	}
 }
 
 func TestTripwireAPIPatchAndDelete(t *testing.T) {
