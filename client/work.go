@@ -189,3 +189,42 @@ func (c *Client) WaitApproval(ctx context.Context, id string, poll time.Duration
 		}
 	}
 }
+
+// Amendment is a typed change to a card's spec, or the answer to a
+// question about it.
+type Amendment struct {
+	Revision int    `json:"revision"`
+	Kind     string `json:"kind"`
+	Text     string `json:"text"`
+	Author   string `json:"author"`
+}
+
+// CardDetail is a card with its amendments and questions.
+type CardDetail struct {
+	Card
+	Amendments []Amendment `json:"amendments"`
+	Decisions  []Decision  `json:"decisions"`
+}
+
+// Card reads a card with its amendments and questions; a worker reads the
+// room's answer to its question here.
+func (c *Client) Card(ctx context.Context, id string) (CardDetail, error) {
+	var d CardDetail
+	return d, c.do(ctx, http.MethodGet, "/api/cards/"+url.PathEscape(id), nil, nil, &d)
+}
+
+// Breach is what a supervisor saw an agent do.
+type Breach struct {
+	// Severity is identity, safety, boundary or infrastructure.
+	Severity string   `json:"severity"`
+	Reason   string   `json:"reason"`
+	Evidence []string `json:"evidence,omitempty"`
+	// By names the supervisor; empty is the token's role.
+	By string `json:"by,omitempty"`
+}
+
+// OpenBreaker halts an agent (a supervisor token): its journal, card moves
+// and questions are refused until a person reviews and resumes it.
+func (c *Client) OpenBreaker(ctx context.Context, agent string, b Breach) error {
+	return c.do(ctx, http.MethodPost, "/api/breaker/"+url.PathEscape(agent)+"/open", nil, b, nil)
+}
