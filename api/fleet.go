@@ -11,8 +11,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
-// RegisterFleet adds the Agent Reporting Protocol routes: heartbeat,
-// journal, attestations (also at the seed's /api/vault/seal/attest),
+// RegisterFleet adds the Agent Reporting Protocol routes: heartbeat (and
+// ping, a heartbeat with every default for scripts), journal, attestations (also at the seed's /api/vault/seal/attest),
 // attestation subjects and the terminal snapshot. An agent credential
 // reports for its own agent only (heartbeats, journal entries,
 // attestations); an orchestrator or supervisor credential opens
@@ -23,6 +23,7 @@ import (
 func RegisterFleet(s *Server, fleet *fleet.Service, breakers BreakerStates) {
 	h := &fleetAPI{fleet: fleet, breakers: breakers}
 	s.HandleRole("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat), credential.Agent)
+	s.HandleRole("POST /api/ping", http.HandlerFunc(h.postPing), credential.Agent)
 	s.HandleRole("POST /api/agents/journal", http.HandlerFunc(h.postJournal), credential.Agent)
 	s.HandleRole("GET /api/agents/journal", http.HandlerFunc(h.getJournal))
 	s.HandleRole("POST /api/attestations", http.HandlerFunc(h.postAttestation), credential.Agent)
@@ -120,6 +121,17 @@ func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
+	h.heartbeat(w, r, req)
+}
+
+// postPing is the smallest signal, for a script or a cron job: a
+// heartbeat with every default, whatever the body, answered in one line.
+func (h *fleetAPI) postPing(w http.ResponseWriter, r *http.Request) {
+	h.heartbeat(w, r, heartbeatRequest{})
+}
+
+// heartbeat records req, its left-out fields taking their defaults.
+func (h *fleetAPI) heartbeat(w http.ResponseWriter, r *http.Request, req heartbeatRequest) {
 	req.Agent = orTokenAgent(r.Context(), req.Agent)
 	var ts time.Time
 	if req.Timestamp != "" {

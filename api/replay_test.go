@@ -117,6 +117,7 @@ func TestExamplesReplay(t *testing.T) {
 		{op: "getHealth", token: eve},
 		{op: "getOpenAPI"},
 		{op: "postHeartbeat", token: eve},
+		{op: "postPing", token: eve},
 		{op: "postJournal", token: eve},
 		{op: "getJournal", token: eve, path: "/api/agents/journal?agent=EVE&cycle=C-284"},
 		{op: "postSubject", token: tokens.orchestrator},

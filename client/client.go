@@ -162,6 +162,13 @@ func (c *Client) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatReceipt,
 	return r, c.do(ctx, http.MethodPost, "/api/agents/heartbeat", nil, body, &r)
 }
 
+// Ping is the smallest heartbeat: every field takes its default. A job
+// calls it when it has done its work.
+func (c *Client) Ping(ctx context.Context) (HeartbeatReceipt, error) {
+	var r HeartbeatReceipt
+	return r, c.do(ctx, http.MethodPost, "/api/ping", nil, nil, &r)
+}
+
 // JournalEntry is one entry of an agent's journal.
 type JournalEntry struct {
 	Cycle   string `json:"cycle"`

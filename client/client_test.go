@@ -84,6 +84,9 @@ func TestClientReports(t *testing.T) {
 	if err != nil || receipt.Halted() || !receipt.NextExpectedBy.After(receipt.ReceivedAt) {
 		t.Fatalf("empty heartbeat: %+v, %v; want taken, not halted, the next one expected later", receipt, err)
 	}
+	if receipt, err := j.eve.Ping(ctx); err != nil || receipt.BreakerState != "closed" {
+		t.Fatalf("ping: %+v, %v", receipt, err)
+	}
 	mii := 0.9
 	if _, err := j.eve.Heartbeat(ctx, client.Heartbeat{Cycle: "C-284", MII: &mii, Mode: "yellow", Timestamp: j.clock.Now(),
 		Spend: &client.Spend{TokensIn: 1200, Cost: 0.04, Currency: "USD"}, BootID: "boot-1"}); err != nil {
