@@ -224,7 +224,26 @@ type Breach struct {
 }
 
 // OpenBreaker halts an agent (a supervisor token): its journal, card moves
-// and questions are refused until a person reviews and resumes it.
-func (c *Client) OpenBreaker(ctx context.Context, agent string, b Breach) error {
-	return c.do(ctx, http.MethodPost, "/api/breaker/"+url.PathEscape(agent)+"/open", nil, b, nil)
+// and questions are refused until a person reviews and resumes it. It
+// returns the breaker event's id, which the person resumes.
+func (c *Client) OpenBreaker(ctx context.Context, agent string, b Breach) (string, error) {
+	var out struct {
+		Event struct {
+			ID string `json:"id"`
+		} `json:"event"`
+	}
+	err := c.do(ctx, http.MethodPost, "/api/breaker/"+url.PathEscape(agent)+"/open", nil, b, &out)
+	return out.Event.ID, err
+}
+
+// VerifyBreaker says whether a half-open agent works (a supervisor token):
+// ok closes its breaker, not ok opens it again. It returns the breaker's
+// state after: closed, open or half-open.
+func (c *Client) VerifyBreaker(ctx context.Context, agent string, ok bool, note string) (string, error) {
+	var out struct {
+		State string `json:"state"`
+	}
+	err := c.do(ctx, http.MethodPost, "/api/breaker/"+url.PathEscape(agent)+"/verify", nil,
+		map[string]any{"ok": ok, "note": note}, &out)
+	return out.State, err
 }

@@ -201,8 +201,9 @@ logging:
 	d.talk("let me know if EVE is late")
 
 	step("The supervisor halts agent EVE through its circuit breaker")
-	d.did("supervisor", "opens EVE's breaker", d.agents["supervisor"].OpenBreaker(d.ctx, "EVE", client.Breach{Severity: "safety",
-		Reason: "tried to run rm -rf outside its sandbox", Evidence: []string{"tool call: rm -rf /srv/shared"}}))
+	_, err = d.agents["supervisor"].OpenBreaker(d.ctx, "EVE", client.Breach{Severity: "safety",
+		Reason: "tried to run rm -rf outside its sandbox", Evidence: []string{"tool call: rm -rf /srv/shared"}})
+	d.did("supervisor", "opens EVE's breaker", err)
 	d.notice("HALTED")
 	d.talk("!breaker status")
 	d.notice("Tripwire tripped: EVE halted")
