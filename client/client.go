@@ -1,8 +1,8 @@
 // Package client is how a Go agent reports to Jarvis, with the standard
 // library only.
 //
-// An agent holds one token (jarvis token issue agent NAME), which names
-// the agent, so the smallest report is
+// An agent holds one token (jarvis token issue --role agent --agent NAME),
+// which names the agent, so the smallest report is
 //
 //	c := client.New("http://127.0.0.1:8080", os.Getenv("JARVIS_TOKEN"))
 //	receipt, err := c.Heartbeat(ctx, client.Heartbeat{})
@@ -12,18 +12,31 @@
 // The receipt says when the next heartbeat is expected and the agent's
 // breaker state; Halted reports an open breaker, which means: stop.
 //
+// A script or a cron job that only says "done" calls Ping, a heartbeat
+// with every default.
+//
 // Beyond the heartbeat, an agent appends to its journal (Journal; the
 // content signature is computed for it), attests to an open subject with
 // a signed verdict (Attest; the signature is computed from the token),
 // asks before a risky action and waits for the answer (RequestApproval,
-// WaitApproval), and works backlog cards (Cards, SetCardState, AskDecision,
-// SignOff). An orchestrator publishes cards with PublishCardSet.
+// WaitApproval), and works backlog cards (Cards, Card, SetCardState,
+// AskDecision, SignOff). An orchestrator publishes cards (PublishCardSet)
+// and opens subjects to attest to (OpenSubject); a supervisor halts an
+// agent (OpenBreaker) and closes a half-open breaker (VerifyBreaker).
 //
 // Every refusal is a *Problem, Jarvis's RFC 9457 problem details: its
-// Errors name every bad field at once. errors.Is tells the kinds apart:
+// Errors name every bad field at once, RetryAfter says when to come back.
+// errors.Is tells the kinds apart:
 //
-//	if errors.Is(err, client.ErrBreakerOpen) { stop() }
-//	if errors.Is(err, client.ErrRateLimited) { time.Sleep(p.RetryAfter) }
+//	var p *client.Problem
+//	switch {
+//	case errors.Is(err, client.ErrBreakerOpen):
+//		stop() // halted until a person resumes it
+//	case errors.Is(err, client.ErrRateLimited) && errors.As(err, &p):
+//		time.Sleep(p.RetryAfter)
+//	case errors.As(err, &p):
+//		log.Printf("refused: %v", p) // every bad field, with what was expected
+//	}
 //
 // The API's whole contract is the OpenAPI document Jarvis serves at
 // /api/openapi.json.
