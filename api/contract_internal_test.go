@@ -49,3 +49,9 @@ func TestUnknownFieldsLoggedOnce(t *testing.T) {
 		t.Errorf("%d unknown fields remembered, want at most %d", len(u.seen), maxLoggedUnknown)
 	}
 }
+
+// checkedHandler is the server's handler with every request and answer
+// checked against the OpenAPI document.
+func checkedHandler(t testing.TB, s *Server) http.Handler {
+	return contractcheck.Handler(t, OpenAPI(), s.Handler())
+}
