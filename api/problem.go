@@ -4,14 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/core"
-	"github.com/jarvis-hmi/jarvis/core/lease"
 )
 
 // ProblemContentType is the media type of every error the API answers
@@ -22,51 +17,38 @@ const ProblemContentType = "application/problem+json"
 // rest names the kind of refusal ("urn:jarvis:problem:validation").
 const ProblemTypePrefix = "urn:jarvis:problem:"
 
-// StandbyRetryAfter is the Retry-After of a write refused because this
-// Jarvis does not hold the workspace lease.
-const StandbyRetryAfter = 5 * time.Second
-
-// problemOf maps core's sentinel errors to HTTP status codes and problem
-// types, in one table: the first row the error matches answers it. A
-// budget refusal has a status of its own (402), apart from a rate limit's
-// 429, so that an agent can tell "slow down" from "this class is spent".
-var problemOf = []struct {
+// problemKinds names the kind of refusal, the last part of a problem's
+// type, of the sentinels whose kind is not their status's (statusKinds).
+var problemKinds = []struct {
 	err  error
-	code int
 	kind string
 }{
-	{core.ErrInvalid, http.StatusBadRequest, "validation"},
-	{core.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{core.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{core.ErrNotFound, http.StatusNotFound, "not-found"},
-	{core.ErrConflict, http.StatusConflict, "conflict"},
-	{core.ErrDuplicate, http.StatusConflict, "duplicate"},
-	{core.ErrIllegalTransition, http.StatusConflict, "illegal-transition"},
-	{core.ErrStaleEpoch, http.StatusServiceUnavailable, "standby"},
-	{core.ErrGone, http.StatusGone, "gone"},
-	{core.ErrExpired, http.StatusGone, "expired"},
-	{core.ErrUnprocessable, http.StatusUnprocessableEntity, "unprocessable"},
-	{core.ErrBudgetExceeded, http.StatusPaymentRequired, "budget-exceeded"},
-	{core.ErrRateLimited, http.StatusTooManyRequests, "rate-limited"},
-	{core.ErrLeaseHeld, http.StatusServiceUnavailable, "standby"},
-	{core.ErrBreakerOpen, http.StatusLocked, "breaker-open"},
+	{core.ErrDuplicate, "duplicate"},
+	{core.ErrIllegalTransition, "illegal-transition"},
+	{core.ErrExpired, "expired"},
+	{core.ErrBudgetExceeded, "budget-exceeded"},
+	{core.ErrBreakerOpen, "breaker-open"},
 }
 
-// StatusOf returns the HTTP status for an error.
-func StatusOf(err error) int {
-	code, _ := problemKind(err)
-	return code
+// statusKinds names the kind of refusal of each status; a status not here
+// is named after its text ("Payment Required": payment-required).
+var statusKinds = map[int]string{
+	http.StatusBadRequest: "validation", http.StatusNotFound: "not-found", http.StatusRequestEntityTooLarge: "too-large",
+	http.StatusUnprocessableEntity: "unprocessable", http.StatusTooManyRequests: "rate-limited", http.StatusInternalServerError: "internal",
+	http.StatusServiceUnavailable: "standby",
 }
 
-// problemKind returns the status and the problem type's last part for an
-// error; an error no row matches is an internal error.
-func problemKind(err error) (int, string) {
-	for _, m := range problemOf {
-		if errors.Is(err, m.err) {
-			return m.code, m.kind
+// problemKind returns the kind of refusal err answered with code is.
+func problemKind(err error, code int) string {
+	for _, k := range problemKinds {
+		if errors.Is(err, k.err) {
+			return k.kind
 		}
 	}
-	return http.StatusInternalServerError, "internal"
+	if kind, ok := statusKinds[code]; ok {
+		return kind
+	}
+	return strings.ReplaceAll(strings.ToLower(http.StatusText(code)), " ", "-")
 }
 
 // ProblemMembers is an error that adds members of its own to its problem
@@ -102,68 +84,6 @@ type fieldProblem struct {
 	Field string `json:"field"`
 	// Detail says what was expected, in JSON's words.
 	Detail string `json:"detail"`
-}
-
-// WriteError answers with an RFC 9457 problem details object
-// (application/problem+json): type, title, status, detail, instance (the
-// path), and errors, every bad field with what was expected, when a request
-// did not validate. Members beyond those say more about some refusals:
-// needs_role and token_agent for a credential refused, agent and
-// breaker_event for a halted agent, holder and epoch for a standby, and any
-// an error adds as a ProblemMembers. Every problem also carries ok: false,
-// error (the detail) and, for a bad field, field (the first), which agents
-// written before problem details read. Internal errors are logged and not
-// shown.
-func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	code, kind := problemKind(err)
-	detail := err.Error()
-	body := map[string]any{}
-	var extra ProblemMembers
-	if errors.As(err, &extra) {
-		for k, v := range extra.ProblemMembers() {
-			body[k] = v
-		}
-	}
-	var fields FieldErrors
-	var fe *core.FieldError
-	switch {
-	case errors.As(err, &fields):
-	case errors.As(err, &fe):
-		fields = FieldErrors{fe}
-	}
-	if len(fields) > 0 {
-		list := make([]fieldProblem, len(fields))
-		for i, f := range fields {
-			list[i] = fieldProblem{Field: f.Field, Detail: f.Reason}
-		}
-		body["errors"], body["field"] = list, fields[0].Field
-	}
-	var re *RoleError
-	if errors.As(err, &re) {
-		body["needs_role"] = re.Needs
-		if re.TokenAgent != "" {
-			body["token_agent"] = re.TokenAgent
-		}
-	}
-	var he *HaltedError
-	if errors.As(err, &he) {
-		body["agent"], body["breaker_event"] = he.Agent, he.EventID
-	}
-	if errors.Is(err, core.ErrLeaseHeld) || errors.Is(err, core.ErrStaleEpoch) {
-		// A standby, or a Jarvis that just lost the lease: the holder takes
-		// the request, and this one may after a takeover.
-		w.Header().Set("Retry-After", strconv.Itoa(int(StandbyRetryAfter/time.Second)))
-		detail = "this Jarvis does not hold the workspace lease: send writes to the one that does"
-		var held *lease.HeldError
-		if errors.As(err, &held) && authenticatedIn(r) {
-			body["holder"], body["epoch"] = held.Lease.Holder, held.Lease.Epoch
-		}
-	}
-	if code == http.StatusInternalServerError {
-		zerolog.Ctx(r.Context()).Err(err).Msg("Failed to handle request")
-		detail = "internal error"
-	}
-	writeProblem(w, r, code, kind, detail, body)
 }
 
 // writeProblem writes a problem of the given status and kind, with body's
