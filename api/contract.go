@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/credential"
 )
 
 // openAPISource is the API's contract, written once: every route under
@@ -132,6 +133,11 @@ func (s *Server) validated(pattern string, h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
+		if agent, ok := anotherAgent(r, body); ok {
+			// Who may report comes before what is wrong with the report.
+			WriteError(w, r, actAs(r.Context(), agent))
+			return
+		}
 		v := schemaCheck{}
 		v.check("", schema, body)
 		if len(v.unknown) > 0 {
@@ -143,6 +149,15 @@ func (s *Server) validated(pattern string, h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// anotherAgent returns the agent an agent token's request names in its
+// body when it is not the token's own.
+func anotherAgent(r *http.Request, body any) (string, bool) {
+	p, ok := PrincipalOf(r.Context())
+	fields, isObject := body.(map[string]any)
+	agent, named := fields["agent"].(string)
+	return agent, ok && isObject && named && agent != "" && p.Role == credential.Agent && !strings.EqualFold(agent, p.Agent)
 }
 
 // logUnknown logs the unknown fields of an authenticated caller's request,

@@ -209,3 +209,18 @@ func TestEmptyHeartbeat(t *testing.T) {
 	}
 	t.Errorf("EVE is not in the fleet: %v", snap)
 }
+
+// TestAnotherAgentsReportIsForbiddenFirst: an agent's token sending a
+// report for another agent is told it may not (403), whatever else is
+// wrong with the report, and nothing is stored.
+func TestAnotherAgentsReportIsForbiddenFirst(t *testing.T) {
+	fx := newFleetAPIFixture(t)
+	code, body := fx.call(t, "POST", "/api/agents/journal", `{"agent": "ZEUS", "title": 7, "signal_weight": 0.9, "timestamp": "2026-04-17T00:00:00Z"}`,
+		"Bearer "+fx.tokens.agent["EVE"])
+	if code != http.StatusForbidden || body["type"] != "urn:jarvis:problem:forbidden" || body["token_agent"] != "EVE" {
+		t.Errorf("EVE's token reporting for ZEUS: %d %v, want 403 naming EVE as the token's agent", code, body)
+	}
+	if n := fx.count(t, "agent_journal"); n != 0 {
+		t.Errorf("%d journal rows stored", n)
+	}
+}

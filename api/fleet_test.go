@@ -255,7 +255,7 @@ func TestHeartbeatAPI(t *testing.T) {
 		{name: "mii a string", body: jsonBody(heartbeatBase, map[string]any{"mii": "high"}), wantCode: http.StatusBadRequest, wantField: "mii"},
 		{name: "mode unknown", body: jsonBody(heartbeatBase, map[string]any{"mode_self_report": "blue"}), wantCode: http.StatusBadRequest, wantField: "mode_self_report"},
 		{name: "notes too long", body: jsonBody(heartbeatBase, map[string]any{"notes": strings.Repeat("n", 281)}), wantCode: http.StatusBadRequest, wantField: "notes"},
-		{name: "agent not configured", body: jsonBody(heartbeatBase, map[string]any{"agent": "MALLORY"}), wantCode: http.StatusBadRequest, wantField: "agent"},
+		{name: "another agent, configured or not", body: jsonBody(heartbeatBase, map[string]any{"agent": "MALLORY", "mii": "high"}), wantCode: http.StatusForbidden},
 		{name: "cycle left out: the UTC date", body: jsonBody(heartbeatBase, map[string]any{"cycle": nil}), wantCode: http.StatusOK},
 		{name: "body over 64 KiB", body: jsonBody(heartbeatBase, map[string]any{"notes": strings.Repeat("n", 65<<10)}), wantCode: http.StatusBadRequest, wantField: "body"},
 		{name: "malformed JSON", body: `{"agent": "EVE",`, wantCode: http.StatusBadRequest, wantField: "body"},
@@ -268,8 +268,8 @@ func TestHeartbeatAPI(t *testing.T) {
 			if code != tt.wantCode {
 				t.Fatalf("status %d %v, want %d", code, body, tt.wantCode)
 			}
-			if tt.wantField != "" {
-				if body["field"] != tt.wantField {
+			if tt.wantCode != http.StatusOK {
+				if body["field"] != tt.wantField && tt.wantField != "" {
 					t.Errorf("error names field %v (%v), want %s", body["field"], body["error"], tt.wantField)
 				}
 				if n := fx.count(t, "agent_heartbeat"); n != 0 {
