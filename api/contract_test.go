@@ -89,8 +89,9 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 }
 
 // TestContractCatchesAMismatch: the check the API's tests run fails on an
-// answer that does not fit the document, and on a request the document
-// refuses that was taken.
+// answer that does not fit the document or has a member it does not name,
+// on a request the document refuses that was taken, and on a refusal that
+// is not a problem.
 func TestContractCatchesAMismatch(t *testing.T) {
 	router, err := contract.Router(api.OpenAPI())
 	if err != nil {
@@ -117,6 +118,8 @@ func TestContractCatchesAMismatch(t *testing.T) {
 			resp: answer(200, "application/json", strings.Replace(good, "closed", "halted", 1))},
 		{name: "an answer without next_expected_by", req: `{}`, wantErr: true,
 			resp: answer(200, "application/json", `{"ok":true,"received_at":"2026-04-17T00:00:01Z","breaker_state":"closed"}`)},
+		{name: "an answer with a member the document does not name", req: `{}`, wantErr: true,
+			resp: answer(200, "application/json", strings.Replace(good, `"ok":true`, `"ok":true,"mood":"fine"`, 1))},
 		{name: "a bad mii taken", req: `{"mii":"high"}`, resp: answer(200, "application/json", good), wantErr: true},
 		{name: "a bad mii refused", req: `{"mii":"high"}`,
 			resp: answer(400, api.ProblemContentType, `{"type":"urn:jarvis:problem:validation","title":"Bad Request","status":400,"detail":"mii: must be a number between 0 and 1"}`)},

@@ -8,6 +8,7 @@ package contract
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -152,5 +153,68 @@ func Exchange(router routers.Router, r *http.Request, body []byte, resp *http.Re
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		return fmt.Errorf("the answer does not fit the document: %v\n%d %s", err, resp.StatusCode, strings.TrimSpace(string(answer)))
 	}
+	if extra := undocumentedMembers(route.Operation, resp, answer); len(extra) > 0 {
+		return fmt.Errorf("the answer has members the document does not name: %s\n%d %s", strings.Join(extra, ", "),
+			resp.StatusCode, strings.TrimSpace(string(answer)))
+	}
 	return nil
+}
+
+// undocumentedMembers lists the members of a JSON answer that its
+// schema does not name, so that a handler cannot add to its answer
+// without the document saying so. A schema that names no members (a
+// free-form object) takes any.
+func undocumentedMembers(op *openapi3.Operation, resp *http.Response, answer []byte) []string {
+	ref := op.Responses.Status(resp.StatusCode)
+	if ref == nil {
+		ref = op.Responses.Default()
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ref == nil || ref.Value == nil || ref.Value.Content.Get(mt) == nil || ref.Value.Content.Get(mt).Schema == nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(answer, &v) != nil {
+		return nil
+	}
+	var extra []string
+	walkMembers("", ref.Value.Content.Get(mt).Schema.Value, v, &extra)
+	return extra
+}
+
+// walkMembers adds to extra the paths of v's members that s does not
+// name.
+func walkMembers(path string, s *openapi3.Schema, v any, extra *[]string) {
+	if s == nil {
+		return
+	}
+	switch v := v.(type) {
+	case []any:
+		if s.Items != nil {
+			for i, item := range v {
+				walkMembers(fmt.Sprintf("%s[%d]", path, i), s.Items.Value, item, extra)
+			}
+		}
+	case map[string]any:
+		props := map[string]*openapi3.Schema{}
+		for _, sub := range append(append(openapi3.SchemaRefs{{Value: s}}, s.AllOf...), s.OneOf...) {
+			if sub.Value == nil {
+				continue
+			}
+			for name, p := range sub.Value.Properties {
+				props[name] = p.Value
+			}
+		}
+		if len(props) == 0 {
+			return
+		}
+		for name, member := range v {
+			p, ok := props[name]
+			if !ok {
+				*extra = append(*extra, strings.TrimPrefix(path+"."+name, "."))
+				continue
+			}
+			walkMembers(strings.TrimPrefix(path+"."+name, "."), p, member, extra)
+		}
+	}
 }
