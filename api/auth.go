@@ -57,8 +57,10 @@ func rolesText(roles []credential.Role) string {
 
 // HandleRole registers a route that needs a valid credential of one of
 // roles; with no roles any valid credential will do (read-only routes).
+// A request body the OpenAPI document describes is validated after the
+// credential is checked, before h sees it.
 func (s *Server) HandleRole(pattern string, h http.Handler, roles ...credential.Role) {
-	s.Handle(pattern, s.requireRole(roles, h))
+	s.register(pattern, s.requireRole(roles, s.validated(pattern, h)))
 }
 
 func (s *Server) requireRole(roles []credential.Role, next http.Handler) http.Handler {

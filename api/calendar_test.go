@@ -72,7 +72,7 @@ func TestCalendarFeed(t *testing.T) {
 			return notes.List(ctx, owner, notebook.Task)
 		},
 		Now: clock.Now})
-	srv := httptest.NewServer(server.Handler())
+	srv := httptest.NewServer(checked(t, server))
 	t.Cleanup(srv.Close)
 
 	for _, tt := range []struct {

@@ -120,19 +120,35 @@ func (h *cardsAPI) postCardSet(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeCardError answers a refused card request. A priority budget refusal
-// also names the class and, in Retry-After and retry_at, when room returns.
+// (402) also names the class and, in Retry-After and retry_at, when room
+// returns.
 func writeCardError(w http.ResponseWriter, r *http.Request, err error) {
 	var be *card.BudgetError
-	if !errors.As(err, &be) {
-		WriteError(w, r, err)
-		return
-	}
-	body := map[string]any{"ok": false, "error": err.Error(), "priority": string(be.Priority), "retry_at": optionalTime(be.RetryAt)}
-	if !be.RetryAt.IsZero() {
+	if errors.As(err, &be) && !be.RetryAt.IsZero() {
 		wait := be.RetryAt.Sub(be.At)
 		w.Header().Set("Retry-After", strconv.Itoa(max(int((wait+time.Second-1)/time.Second), 1)))
 	}
-	WriteJSON(w, http.StatusTooManyRequests, body)
+	if be != nil {
+		err = budgetProblem{err: err, be: be}
+	}
+	WriteError(w, r, err)
+}
+
+// budgetProblem adds the class and when room returns to a budget
+// refusal's problem details.
+type budgetProblem struct {
+	err error
+	be  *card.BudgetError
+}
+
+func (p budgetProblem) Error() string { return p.err.Error() }
+func (p budgetProblem) Unwrap() error { return p.err }
+
+// ProblemMembers names the priority class, the key of its budget and when
+// it has room again.
+func (p budgetProblem) ProblemMembers() map[string]any {
+	return map[string]any{"priority": string(p.be.Priority), "retry_at": optionalTime(p.be.RetryAt),
+		"limit_key": "cards.budget." + string(p.be.Priority) + ".count"}
 }
 
 type cardJSON struct {

@@ -74,7 +74,7 @@ func (fx *cardsAPIFixture) sendAs(t *testing.T, token, method, path, body string
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	fx.server.Handler().ServeHTTP(rec, req)
+	checked(t, fx.server).ServeHTTP(rec, req)
 	return rec
 }
 
@@ -129,7 +129,7 @@ func TestCardsAPIRequiresTheAgentToken(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer wrong-token-wrong-token")
 			req.Header.Set(api.IdempotencyKeyHeader, "k")
 			rec := httptest.NewRecorder()
-			fx.server.Handler().ServeHTTP(rec, req)
+			checked(t, fx.server).ServeHTTP(rec, req)
 			if rec.Code != http.StatusUnauthorized {
 				t.Fatalf("status %d, want 401", rec.Code)
 			}
@@ -158,7 +158,7 @@ func TestPostCardSet(t *testing.T) {
 		{name: "replay with the same body, spaced differently", key: "set-1", body: strings.ReplaceAll(twoCards, "\n", " "), wantCode: 200, wantSameBody: true},
 		{name: "same key, different body", key: "set-1", body: strings.Replace(twoCards, "CSV", "PDF", 1), wantCode: 422},
 		{name: "missing key", body: twoCards, wantCode: 400, wantField: api.IdempotencyKeyHeader},
-		{name: "unknown field", key: "set-2", body: `{"cards": [], "urgent": true}`, wantCode: 400, wantField: "urgent"},
+		{name: "cards not a list", key: "set-2", body: `{"cards": {"goal": "x"}}`, wantCode: 400, wantField: "cards"},
 		{name: "no cards", key: "set-2", body: `{"cards": []}`, wantCode: 400, wantField: "cards"},
 		{name: "bad priority", key: "set-2", body: strings.Replace(twoCards, `"P2"`, `"P7"`, 1), wantCode: 400, wantField: "cards[0].priority"},
 		{name: "cycle", key: "set-2", body: strings.Replace(twoCards, `"budget": "2 h"`, `"depends_on": ["export"]`, 1), wantCode: 400, wantField: "cards[1].depends_on"},
@@ -209,10 +209,14 @@ func TestPostCardSetOverBudget(t *testing.T) {
 	clock.Advance(time.Hour)
 	rec := fx.send(t, "POST", "/api/cardsets", `{"cards": [`+p0("Outage B")+`, `+p0("Outage C")+`]}`,
 		map[string]string{api.IdempotencyKeyHeader: "p0-b"})
-	if rec.Code != http.StatusTooManyRequests {
-		t.Fatalf("status %d, want 429: %s", rec.Code, rec.Body.String())
+	if rec.Code != http.StatusPaymentRequired || rec.Header().Get("Content-Type") != api.ProblemContentType {
+		t.Fatalf("status %d (%s), want 402 problem details apart from a rate limit's 429: %s", rec.Code,
+			rec.Header().Get("Content-Type"), rec.Body.String())
 	}
 	body := decodeObject(t, rec)
+	if body["type"] != "urn:jarvis:problem:budget-exceeded" || body["limit_key"] != "cards.budget.P0.count" {
+		t.Errorf("type %v, limit_key %v; want urn:jarvis:problem:budget-exceeded naming cards.budget.P0.count", body["type"], body["limit_key"])
+	}
 	if body["priority"] != "P0" || body["retry_at"] != "2026-07-10T09:00:00Z" || rec.Header().Get("Retry-After") != "82800" {
 		t.Errorf("refusal %v, Retry-After %q; want P0 until 2026-07-10T09:00:00Z (82800 s)", body, rec.Header().Get("Retry-After"))
 	}

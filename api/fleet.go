@@ -11,8 +11,8 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
-// RegisterFleet adds the Agent Reporting Protocol routes: heartbeat,
-// journal, attestations (also at the seed's /api/vault/seal/attest),
+// RegisterFleet adds the Agent Reporting Protocol routes: heartbeat (and
+// ping, a heartbeat with every default for scripts), journal, attestations (also at the seed's /api/vault/seal/attest),
 // attestation subjects and the terminal snapshot. An agent credential
 // reports for its own agent only (heartbeats, journal entries,
 // attestations); an orchestrator or supervisor credential opens
@@ -23,6 +23,7 @@ import (
 func RegisterFleet(s *Server, fleet *fleet.Service, breakers BreakerStates) {
 	h := &fleetAPI{fleet: fleet, breakers: breakers}
 	s.HandleRole("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat), credential.Agent)
+	s.HandleRole("POST /api/ping", http.HandlerFunc(h.postPing), credential.Agent)
 	s.HandleRole("POST /api/agents/journal", http.HandlerFunc(h.postJournal), credential.Agent)
 	s.HandleRole("GET /api/agents/journal", http.HandlerFunc(h.getJournal))
 	s.HandleRole("POST /api/attestations", http.HandlerFunc(h.postAttestation), credential.Agent)
@@ -49,6 +50,16 @@ func (h *fleetAPI) actAs(ctx context.Context, agent string) (string, error) {
 	return a.Name, actAs(ctx, agent)
 }
 
+// orTokenAgent is agent, or when it is empty the agent the request's
+// token reports for.
+func orTokenAgent(ctx context.Context, agent string) string {
+	if agent != "" {
+		return agent
+	}
+	p, _ := PrincipalOf(ctx)
+	return p.Agent
+}
+
 // apiTime formats a time the way the protocol shows it: RFC 3339 in UTC.
 func apiTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
@@ -73,6 +84,9 @@ func optionalTime(t time.Time) *string {
 	return &s
 }
 
+// heartbeatRequest is a heartbeat; every field may be left out: the agent
+// is the token's, the cycle the UTC date, the timestamp when Jarvis
+// received it, mii 1 and the mode green.
 type heartbeatRequest struct {
 	Agent     string   `json:"agent"`
 	Cycle     string   `json:"cycle"`
@@ -103,18 +117,36 @@ type heartbeatResponse struct {
 
 func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 	var req heartbeatRequest
-	if err := DecodeJSON(w, r, &req); err != nil {
+	if err := DecodeOptionalJSON(w, r, &req); err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	ts, err := parseAPITime("timestamp", req.Timestamp)
-	if err != nil {
-		WriteError(w, r, err)
-		return
+	h.heartbeat(w, r, req)
+}
+
+// postPing is the smallest signal, for a script or a cron job: a
+// heartbeat with every default, whatever the body, answered in one line.
+func (h *fleetAPI) postPing(w http.ResponseWriter, r *http.Request) {
+	h.heartbeat(w, r, heartbeatRequest{})
+}
+
+// heartbeat records req, its left-out fields taking their defaults.
+func (h *fleetAPI) heartbeat(w http.ResponseWriter, r *http.Request, req heartbeatRequest) {
+	req.Agent = orTokenAgent(r.Context(), req.Agent)
+	var ts time.Time
+	if req.Timestamp != "" {
+		var err error
+		if ts, err = parseAPITime("timestamp", req.Timestamp); err != nil {
+			WriteError(w, r, err)
+			return
+		}
 	}
 	if req.MII == nil {
-		WriteError(w, r, core.Invalid("mii", "is required"))
-		return
+		full := 1.0
+		req.MII = &full
+	}
+	if req.Mode == "" {
+		req.Mode = "green"
 	}
 	if _, err := h.actAs(r.Context(), req.Agent); err != nil {
 		WriteError(w, r, err)
@@ -186,6 +218,7 @@ func (h *fleetAPI) postJournal(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, core.Invalid("signal_weight", "is required"))
 		return
 	}
+	req.Agent = orTokenAgent(r.Context(), req.Agent)
 	agent, err := h.actAs(r.Context(), req.Agent)
 	if err != nil {
 		WriteError(w, r, err)
@@ -271,6 +304,7 @@ func (h *fleetAPI) postAttestation(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
+	req.Agent = orTokenAgent(r.Context(), req.Agent)
 	if _, err := h.actAs(r.Context(), req.Agent); err != nil {
 		WriteError(w, r, err)
 		return

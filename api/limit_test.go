@@ -183,7 +183,7 @@ func TestOneAuthenticationPerRequest(t *testing.T) {
 		req := httptest.NewRequest(http.MethodPost, "/api/echo", strings.NewReader(`{}`))
 		req.Header.Set("Authorization", "Bearer "+tt.token)
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, req)
+		checkedHandler(t, s).ServeHTTP(rec, req)
 		if rec.Code != tt.code || auth.calls.Load() != 1 {
 			t.Errorf("token %q: status %d after %d authentications, want %d after 1", tt.token, rec.Code, auth.calls.Load(), tt.code)
 		}

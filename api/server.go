@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -179,6 +180,10 @@ type Server struct {
 	metrics *http.Server // nil unless api.metrics_listen is set
 	// standby: see RefuseWritesWhen.
 	standby func(ctx context.Context) error
+	// unknown remembers the unknown fields already logged.
+	unknown unknownFields
+	// routes are the patterns registered, in order.
+	routes []string
 }
 
 // New builds the server with /healthz and /metrics; the owners of other
@@ -189,6 +194,7 @@ func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) 
 		mux: http.NewServeMux(), health: health, auth: auth}
 	s.limits = limits{credential: newLimiter(cfg.RateLimit.Credential), address: newLimiter(cfg.RateLimit.Address)}
 	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
+	s.Handle("GET /api/openapi.json", http.HandlerFunc(getOpenAPI))
 	// Open to anyone who reaches api.listen, the metrics would tell them
 	// the fleet's load and the store's health, and the profiles the
 	// program's internals: /metrics is served behind its token or on a
@@ -218,9 +224,46 @@ func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) 
 			s.Handle(pattern, h)
 		}
 	}
-	s.srv = s.httpServer(cfg.Listen, s.limit(s.mux))
+	s.srv = s.httpServer(cfg.Listen, s.limit(http.HandlerFunc(s.serveRoutes)))
 	return s
 }
+
+// serveRoutes serves a request by the mux, answering one that no route takes
+// (404) or no route takes with its method (405, with Allow) as problem
+// details.
+func (s *Server) serveRoutes(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	unrouted := &headerRecorder{header: http.Header{}}
+	h.ServeHTTP(unrouted, r)
+	switch unrouted.code {
+	case http.StatusNotFound:
+		writeProblem(w, r, http.StatusNotFound, "not-found", "no route "+r.URL.Path+"; the routes are in /api/openapi.json", map[string]any{})
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", unrouted.header.Get("Allow"))
+		writeProblem(w, r, http.StatusMethodNotAllowed, "method-not-allowed",
+			r.URL.Path+" takes "+unrouted.header.Get("Allow")+", not "+r.Method, map[string]any{})
+	default: // a redirect to the clean path
+		for k, v := range unrouted.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(unrouted.code)
+	}
+}
+
+// headerRecorder keeps the status and headers the mux answers a request
+// without a route with, and drops its plain-text body.
+type headerRecorder struct {
+	header http.Header
+	code   int
+}
+
+func (h *headerRecorder) Header() http.Header         { return h.header }
+func (h *headerRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (h *headerRecorder) WriteHeader(code int)        { h.code = code }
 
 // httpServer is an http.Server with the configured timeouts and header
 // limit.
@@ -246,8 +289,18 @@ func (s *Server) Handler() http.Handler { return s.srv.Handler }
 func (s *Server) RefuseWritesWhen(standby func(ctx context.Context) error) { s.standby = standby }
 
 // Handle registers an unauthenticated route; pattern is a ServeMux pattern
-// such as "GET /healthz".
-func (s *Server) Handle(pattern string, h http.Handler) {
+// such as "GET /healthz". A request body the OpenAPI document describes is
+// validated before h sees it.
+func (s *Server) Handle(pattern string, h http.Handler) { s.register(pattern, s.validated(pattern, h)) }
+
+// Routes returns the patterns of the routes registered, in the order they
+// were.
+func (s *Server) Routes() []string { return slices.Clone(s.routes) }
+
+// register adds a route behind the standby check, with its logger and
+// request count.
+func (s *Server) register(pattern string, h http.Handler) {
+	s.routes = append(s.routes, pattern)
 	route := pattern
 	// The route's logger is the same for every request to it.
 	log := s.log.With().Str("route", route).Logger()

@@ -56,13 +56,13 @@ func newTestServer(health HealthFunc) *Server {
 	return s
 }
 
-func do(s *Server, method, path, token, body string) (int, map[string]any) {
+func do(t testing.TB, s *Server, method, path, token, body string) (int, map[string]any) {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, req)
+	checkedHandler(t, s).ServeHTTP(rec, req)
 	var out map[string]any
 	_ = json.Unmarshal(rec.Body.Bytes(), &out)
 	return rec.Code, out
@@ -102,7 +102,7 @@ func TestHealthz(t *testing.T) {
 				req.Header.Set("Authorization", "Bearer "+tt.token)
 			}
 			rec := httptest.NewRecorder()
-			tt.server.Handler().ServeHTTP(rec, req)
+			checkedHandler(t, tt.server).ServeHTTP(rec, req)
 			var body map[string]any
 			_ = json.Unmarshal(rec.Body.Bytes(), &body)
 			switch got := strings.TrimSpace(rec.Body.String()); {
@@ -139,7 +139,7 @@ func TestHealthzBody(t *testing.T) {
 			req := httptest.NewRequest("GET", "/healthz", nil)
 			req.Header.Set("Authorization", "Bearer agent-token-0123456789")
 			rec := httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, req)
+			checkedHandler(t, s).ServeHTTP(rec, req)
 			if got := strings.TrimSpace(rec.Body.String()); got != tt.want {
 				t.Errorf("/healthz body\n got %s\nwant %s", got, tt.want)
 			}
@@ -151,11 +151,11 @@ func TestMetricsServed(t *testing.T) {
 	const metricsToken = "metrics-token-0123456789"
 	s := New(Config{Listen: "127.0.0.1:0", MetricsToken: metricsToken}, zerolog.Nop(),
 		func(context.Context) (Health, error) { return Health{}, nil }, nil)
-	do(s, "GET", "/healthz", "", "")
+	do(t, s, "GET", "/healthz", "", "")
 	req := httptest.NewRequest("GET", "/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+metricsToken)
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, req)
+	checkedHandler(t, s).ServeHTTP(rec, req)
 	for _, want := range []string{"jarvis_http_requests_total", `route="GET /healthz"`, "jarvis_notices_sent_total"} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -174,7 +174,7 @@ func TestAgentRoutes(t *testing.T) {
 		{name: "wrong token", token: "agent-token-0123456788", body: `{"say":"hi"}`, code: 401},
 		{name: "another role", token: "supervisor-token-0123456789", body: `{"say":"hi"}`, code: 403},
 		{name: "good", token: "agent-token-0123456789", body: `{"say":"hi"}`, code: 200},
-		{name: "unknown field", token: "agent-token-0123456789", body: `{"say":"hi","shout":1}`, code: 400, field: "shout"},
+		{name: "an unknown field is ignored", token: "agent-token-0123456789", body: `{"say":"hi","shout":1}`, code: 200},
 		{name: "wrong type", token: "agent-token-0123456789", body: `{"say":3}`, code: 400, field: "say"},
 		{name: "malformed", token: "agent-token-0123456789", body: `{"say":`, code: 400, field: "body"},
 		{name: "empty", token: "agent-token-0123456789", body: ``, code: 400, field: "body"},
@@ -183,7 +183,7 @@ func TestAgentRoutes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, body := do(s, "POST", "/api/echo", tt.token, tt.body)
+			code, body := do(t, s, "POST", "/api/echo", tt.token, tt.body)
 			if code != tt.code {
 				t.Fatalf("status = %d (%v), want %d", code, body, tt.code)
 			}
@@ -195,10 +195,10 @@ func TestAgentRoutes(t *testing.T) {
 	auth := s.auth.(fakeAuth)
 	auth["rotated-token-0123456789"] = auth["agent-token-0123456789"]
 	delete(auth, "agent-token-0123456789")
-	if code, _ := do(s, "POST", "/api/echo", "agent-token-0123456789", `{"say":"hi"}`); code != 401 {
+	if code, _ := do(t, s, "POST", "/api/echo", "agent-token-0123456789", `{"say":"hi"}`); code != 401 {
 		t.Errorf("the old token still works after rotation: %d", code)
 	}
-	if code, _ := do(s, "POST", "/api/echo", "rotated-token-0123456789", `{"say":"hi"}`); code != 200 {
+	if code, _ := do(t, s, "POST", "/api/echo", "rotated-token-0123456789", `{"say":"hi"}`); code != 200 {
 		t.Errorf("the rotated token is refused: %d", code)
 	}
 }
@@ -207,7 +207,7 @@ func TestAgentRoutes(t *testing.T) {
 // 403 with the role the route needs.
 func TestRoleRefusalNamesTheRole(t *testing.T) {
 	s := newTestServer(nil)
-	code, body := do(s, "POST", "/api/echo", "supervisor-token-0123456789", `{"say":"hi"}`)
+	code, body := do(t, s, "POST", "/api/echo", "supervisor-token-0123456789", `{"say":"hi"}`)
 	roles, _ := body["needs_role"].([]any)
 	if code != 403 || len(roles) != 1 || roles[0] != "agent" || !strings.Contains(body["error"].(string), "needs an agent token") {
 		t.Errorf("supervisor token on an agent route = %d %v, want 403 naming the agent role", code, body)
@@ -255,7 +255,7 @@ func TestMetricsToken(t *testing.T) {
 				req.Header.Set("Authorization", "Bearer "+tt.token)
 			}
 			rec := httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, req)
+			checkedHandler(t, s).ServeHTTP(rec, req)
 			if rec.Code != tt.code {
 				t.Fatalf("/metrics = %d, want %d", rec.Code, tt.code)
 			}
@@ -345,7 +345,7 @@ func TestProfiling(t *testing.T) {
 				req.Header.Set("Authorization", "Bearer "+tt.token)
 			}
 			rec := httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, req)
+			checkedHandler(t, s).ServeHTTP(rec, req)
 			if rec.Code != tt.code {
 				t.Fatalf("/debug/pprof/goroutine = %d, want %d", rec.Code, tt.code)
 			}
@@ -441,7 +441,7 @@ func TestStandbyRefusesWrites(t *testing.T) {
 				req.Header.Set("Authorization", "Bearer "+tt.token)
 			}
 			rec := httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, req)
+			checkedHandler(t, s).ServeHTTP(rec, req)
 			var body map[string]any
 			_ = json.Unmarshal(rec.Body.Bytes(), &body)
 			if rec.Code != tt.code {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -145,11 +146,24 @@ func (h *tripwireAPI) get(w http.ResponseWriter, r *http.Request, scope string) 
 }
 
 func (h *tripwireAPI) patch(w http.ResponseWriter, r *http.Request, scope string) {
-	var p tripwire.Patch
-	if err := DecodeJSON(w, r, &p); err != nil {
+	// Source and condition are named so that a change to them is refused
+	// rather than ignored as an unknown field would be.
+	var req struct {
+		tripwire.Patch
+		Source    json.RawMessage `json:"source"`
+		Condition json.RawMessage `json:"condition"`
+	}
+	if err := DecodeJSON(w, r, &req); err != nil {
 		WriteError(w, r, err)
 		return
 	}
+	for field, v := range map[string]json.RawMessage{"source": req.Source, "condition": req.Condition} {
+		if v != nil {
+			WriteError(w, r, core.Invalid(field, "cannot change: arm a new tripwire instead, so that history describes one rule"))
+			return
+		}
+	}
+	p := req.Patch
 	p.RationaleTrust = core.TrustExternal
 	def, err := h.svc.Update(r.Context(), scope, r.PathValue("id"), p)
 	if err != nil {
@@ -178,6 +192,9 @@ func (h *tripwireAPI) history(w http.ResponseWriter, r *http.Request, scope stri
 		WriteError(w, r, err)
 		return
 	}
+	if events == nil {
+		events = []tripwire.TripEvent{}
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"events": events})
 }
 
@@ -192,6 +209,9 @@ func (h *tripwireAPI) journal(w http.ResponseWriter, r *http.Request, scope stri
 		if err != nil {
 			WriteError(w, r, err)
 			return
+		}
+		if events == nil {
+			events = []tripwire.TripEvent{}
 		}
 		WriteJSON(w, http.StatusOK, map[string]any{"events": events})
 		return

@@ -4,12 +4,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -23,6 +19,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/client"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testport"
 )
@@ -44,9 +41,10 @@ type demo struct {
 	jarvis id.UserID
 	room   id.RoomID
 	api    string
-	// tokens are the API tokens by holder: the agents EVE, ZEUS and
-	// HERMES and the supervisor, issued with `jarvis token issue`.
-	tokens map[string]string
+	// agents are the API clients by holder (the client package): the
+	// agents EVE, ZEUS and HERMES and the supervisor, each with its token
+	// from `jarvis token issue`.
+	agents map[string]*client.Client
 	// hs and bridge make Alice's Telegram account: a puppet of a test
 	// application service, as a mautrix bridge makes it.
 	hs     *tesths.Homeserver
@@ -136,7 +134,7 @@ logging:
 		return err
 	}
 	step("Issuing API tokens: agents EVE, ZEUS and HERMES, and the supervisor (jarvis token issue)")
-	d.tokens = map[string]string{}
+	d.agents = map[string]*client.Client{}
 	for holder, args := range map[string][]string{"EVE": {"--role", "agent", "--agent", "EVE"}, "ZEUS": {"--role", "agent", "--agent", "ZEUS"},
 		"HERMES": {"--role", "agent", "--agent", "HERMES"}, "supervisor": {"--role", "supervisor"}} {
 		out, err := exec.CommandContext(ctx, bin, append([]string{"token", "issue", "--config", cfgPath}, args...)...).CombinedOutput()
@@ -144,7 +142,7 @@ logging:
 		if err != nil || len(words) == 0 {
 			return fmt.Errorf("jarvis token issue %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		d.tokens[holder] = words[len(words)-1]
+		d.agents[holder] = client.New(d.api, words[len(words)-1])
 	}
 	jarvis := exec.Command(bin, "run", "--config", cfgPath)
 	logFile, err := os.Create(filepath.Join(dir, "jarvis.log"))
@@ -176,10 +174,10 @@ logging:
 	d.talk("!help")
 
 	step("Agent EVE reports a heartbeat over the API; ZEUS never reports")
-	d.call("EVE", "POST", "/api/agents/heartbeat", heartbeat("EVE"), nil)
+	d.heartbeat("EVE")
 	// HERMES's own loop may not have been heard yet on a busy machine: one
 	// heartbeat now makes sure it has reported before it stops.
-	d.call("HERMES", "POST", "/api/agents/heartbeat", heartbeat("HERMES"), nil)
+	d.heartbeat("HERMES")
 	d.talk("what's the fleet doing?")
 
 	step("Agent HERMES (a heartbeat every " + hermesCadence + ") stops reporting: two missed heartbeats later Jarvis alerts the room, with 👀 on the alert; Alice taps it to take the alert")
@@ -187,7 +185,7 @@ logging:
 	if alert := d.notice("has missed 2 heartbeats"); alert != nil {
 		d.tap(alert, "👀")
 		step("HERMES reports again: the alert is edited to resolved, and one reply in its thread gives the all-clear")
-		d.call("HERMES", "POST", "/api/agents/heartbeat", heartbeat("HERMES"), nil)
+		d.heartbeat("HERMES")
 		d.allClear(alert)
 		stopHermes = d.keepReporting("HERMES")
 	}
@@ -203,8 +201,9 @@ logging:
 	d.talk("let me know if EVE is late")
 
 	step("The supervisor halts agent EVE through its circuit breaker")
-	d.call("supervisor", "POST", "/api/breaker/EVE/open", map[string]any{"severity": "safety", "reason": "tried to run rm -rf outside its sandbox",
-		"evidence": []string{"tool call: rm -rf /srv/shared"}}, nil)
+	_, err = d.agents["supervisor"].OpenBreaker(d.ctx, "EVE", client.Breach{Severity: "safety",
+		Reason: "tried to run rm -rf outside its sandbox", Evidence: []string{"tool call: rm -rf /srv/shared"}})
+	d.did("supervisor", "opens EVE's breaker", err)
 	d.notice("HALTED")
 	d.talk("!breaker status")
 	d.notice("Tripwire tripped: EVE halted")
@@ -219,29 +218,22 @@ logging:
 	d.confirm("!card publish")
 
 	step("Worker ZEUS claims the card and needs a decision; Alice answers with one tap, and ZEUS reads her answer")
-	var backlog struct {
-		Cards []struct {
-			ID string `json:"id"`
-		} `json:"cards"`
-	}
-	d.call("ZEUS", "GET", "/api/cards?state=published", nil, &backlog)
-	if d.err == nil && len(backlog.Cards) == 0 {
+	zeus := d.agents["ZEUS"]
+	backlog, err := zeus.Cards(d.ctx, "published")
+	d.did("ZEUS", "reads the published cards", err)
+	if d.err == nil && len(backlog) == 0 {
 		d.err = fmt.Errorf("no published card for ZEUS to claim")
 	}
 	if d.err == nil {
-		card := backlog.Cards[0].ID
-		d.call("ZEUS", "POST", "/api/cards/"+card+"/state", map[string]string{"state": "claimed"}, nil)
-		d.call("ZEUS", "POST", "/api/cards/"+card+"/needs-decision", map[string]any{
-			"question": "Which separator should the CSV export use?", "options": []string{"Comma", "Semicolon"},
-			"checkpoint": map[string]string{"branch": "feat/csv-export", "note": "the exporter writes every column"}}, nil)
+		card := backlog[0].ID
+		_, err := zeus.SetCardState(d.ctx, card, "claimed", "")
+		d.did("ZEUS", "claims "+card, err)
+		_, err = zeus.AskDecision(d.ctx, card, client.Question{Question: "Which separator should the CSV export use?",
+			Options: []string{"Comma", "Semicolon"}, Branch: "feat/csv-export", Note: "the exporter writes every column"})
+		d.did("ZEUS", "asks which separator", err)
 		d.answer("Which separator should the CSV export use?", "2️⃣")
-		var read struct {
-			Amendments []struct {
-				Kind string `json:"kind"`
-				Text string `json:"text"`
-			} `json:"amendments"`
-		}
-		d.call("ZEUS", "GET", "/api/cards/"+card, nil, &read)
+		read, err := zeus.Card(d.ctx, card)
+		d.did("ZEUS", "reads the card", err)
 		if n := len(read.Amendments); d.err == nil && n > 0 {
 			fmt.Printf("\033[2m   ZEUS reads the card's last amendment (%s): %s\033[0m\n", read.Amendments[n-1].Kind, strings.Join(strings.Fields(read.Amendments[n-1].Text), " "))
 		}
@@ -454,10 +446,31 @@ func (d *demo) allClear(alert *event.Event) {
 // that its silence is noticed within seconds.
 const hermesCadence = "6s"
 
-// heartbeat is a heartbeat of agent's, sent now.
-func heartbeat(agent string) map[string]any {
-	return map[string]any{"agent": agent, "cycle": "C-284", "timestamp": time.Now().UTC().Format(time.RFC3339),
-		"mii": 0.97, "mode_self_report": "green", "notes": "narrative tripwire check: clean"}
+// heartbeat sends a heartbeat of agent's, as the client package sends
+// it, and says so.
+func (d *demo) heartbeat(agent string) {
+	if d.err == nil {
+		d.did(agent, "heartbeat", d.report(d.ctx, agent))
+	}
+}
+
+// report sends one heartbeat of agent's.
+func (d *demo) report(ctx context.Context, agent string) error {
+	mii := 0.97
+	_, err := d.agents[agent].Heartbeat(ctx, client.Heartbeat{Cycle: "C-284", MII: &mii, Notes: "narrative tripwire check: clean"})
+	return err
+}
+
+// did shows what an API caller did, and keeps the first error.
+func (d *demo) did(holder, what string, err error) {
+	if d.err != nil {
+		return
+	}
+	if err != nil {
+		d.err = fmt.Errorf("%s %s: %w", holder, what, err)
+		return
+	}
+	fmt.Printf("\033[2m   %s %s over the API\033[0m\n", holder, what)
 }
 
 // keepReporting has agent heartbeat every second, quietly, until the
@@ -468,7 +481,7 @@ func (d *demo) keepReporting(agent string) (stop func()) {
 	go func() {
 		defer close(done)
 		for {
-			_, _ = d.send(ctx, agent, "POST", "/api/agents/heartbeat", heartbeat(agent), nil)
+			_ = d.report(ctx, agent)
 			select {
 			case <-ctx.Done():
 				return
@@ -521,51 +534,6 @@ func (d *demo) image() {
 		kind += ", encrypted"
 	}
 	say(d.jarvis, fmt.Sprintf("(%s in the trip's thread) %s", kind, msg.Body))
-}
-
-// call makes an API call with the token of holder (an agent, the
-// supervisor), prints it, and decodes the JSON answer into out when out
-// is not nil.
-func (d *demo) call(holder, method, path string, body, out any) {
-	if d.err != nil {
-		return
-	}
-	status, err := d.send(d.ctx, holder, method, path, body, out)
-	if status != 0 {
-		fmt.Printf("\033[2m   %s: %s %s → %d\033[0m\n", holder, method, path, status)
-	}
-	d.err = err
-}
-
-// send makes an API call with the token of holder and decodes the JSON
-// answer into out when out is not nil; it returns the status code, 0
-// when the call failed before an answer.
-func (d *demo) send(ctx context.Context, holder, method, path string, body, out any) (int, error) {
-	var reqBody io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		reqBody = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, d.api+path, reqBody)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+d.tokens[holder])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, msg)
-	}
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			return resp.StatusCode, fmt.Errorf("%s %s: %w", method, path, err)
-		}
-	}
-	return resp.StatusCode, nil
 }
 
 func joinWhenReady(ctx context.Context, p *tesths.Person) (id.RoomID, error) {

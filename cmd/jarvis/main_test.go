@@ -87,7 +87,7 @@ func TestCLI(t *testing.T) {
 		{"the first token list creates the database", []string{"--config", cfgPath, "token", "list"}, 0, "No tokens.", ""},
 		{"a breaker never halted", []string{"--config", cfgPath, "circuit-breaker", "status", "--agent", "eve"}, 0, "eve has never been halted", ""},
 		{"an agent token for no agent", []string{"--config", cfgPath, "token", "issue", "--role", "agent", "--agent", "nobody"}, 64, "",
-			`"nobody" is not a configured agent`},
+			`"nobody" is not a configured agent (fleet.agents: none); add it there, with its cadence (- name: nobody, cadence: 24h), and restart Jarvis`},
 		{"backup without --to", []string{"--config", cfgPath, "backup"}, 64, "", `required flag(s) "to" not set`},
 		{"a backup", []string{"--config", cfgPath, "backup", "--to", backup}, 0, "Wrote " + backup, ""},
 		{"a backup over the last", []string{"--config", cfgPath, "backup", "--to", backup}, 13, "", "--to " + backup + " exists: pass --force"},

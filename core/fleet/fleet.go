@@ -129,8 +129,11 @@ type roster struct {
 // MII and mode.
 type Heartbeat struct {
 	Agent string
+	// Cycle is the agent's work cycle; RecordHeartbeat makes an empty one
+	// the UTC date it is received on (2026-04-17).
 	Cycle string
-	// Timestamp is when the agent says it sent the heartbeat.
+	// Timestamp is when the agent says it sent the heartbeat; RecordHeartbeat
+	// makes a zero one the time it is received.
 	Timestamp time.Time
 	MII       float64
 	// Mode is the agent's self-reported mode: green, yellow or red.
@@ -373,13 +376,20 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 		return HeartbeatReceipt{}, err
 	}
 	hb.Agent = a.Name
+	now := f.deps.Clock.Now()
+	if hb.Cycle == "" {
+		hb.Cycle = now.UTC().Format(time.DateOnly)
+	}
+	if hb.Timestamp.IsZero() {
+		hb.Timestamp = now
+	}
 	if err := validateHeartbeat(hb); err != nil {
 		return HeartbeatReceipt{}, err
 	}
 	if err := validateMeter(hb, a); err != nil {
 		return HeartbeatReceipt{}, err
 	}
-	hb.ReceivedAt = f.deps.Clock.Now()
+	hb.ReceivedAt = now
 	breaker, err := f.batch.do(ctx, queuedBeat{hb: hb, agent: a})
 	if err != nil {
 		return HeartbeatReceipt{}, fmt.Errorf("record heartbeat of %s for %s: %w", hb.Agent, hb.Cycle, err)
@@ -391,8 +401,6 @@ func validateHeartbeat(hb Heartbeat) error {
 	switch {
 	case !namePattern.MatchString(hb.Cycle):
 		return core.Invalid("cycle", "must be 1 to 128 letters, digits, '.', '_' or '-', such as C-284")
-	case hb.Timestamp.IsZero():
-		return core.Invalid("timestamp", "is required")
 	case math.IsNaN(hb.MII) || hb.MII < 0 || hb.MII > 1:
 		return core.Invalid("mii", "must be between 0 and 1, not %v", hb.MII)
 	case !modes[hb.Mode]:

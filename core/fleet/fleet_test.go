@@ -197,9 +197,9 @@ func TestRecordHeartbeatValidation(t *testing.T) {
 		{name: "notes of 280 characters", edit: func(h *fleet.Heartbeat) { h.Notes = strings.Repeat("é", 280) }},
 		{name: "missing agent", edit: func(h *fleet.Heartbeat) { h.Agent = "" }, wantField: "agent"},
 		{name: "unknown agent", edit: func(h *fleet.Heartbeat) { h.Agent = "MALLORY" }, wantField: "agent"},
-		{name: "missing cycle", edit: func(h *fleet.Heartbeat) { h.Cycle = "" }, wantField: "cycle"},
+		{name: "no cycle: the UTC date", edit: func(h *fleet.Heartbeat) { h.Cycle = "" }},
 		{name: "cycle with a space", edit: func(h *fleet.Heartbeat) { h.Cycle = "C 284" }, wantField: "cycle"},
-		{name: "missing timestamp", edit: func(h *fleet.Heartbeat) { h.Timestamp = time.Time{} }, wantField: "timestamp"},
+		{name: "no timestamp: when received", edit: func(h *fleet.Heartbeat) { h.Timestamp = time.Time{} }},
 		{name: "mii above 1", edit: func(h *fleet.Heartbeat) { h.MII = 1.01 }, wantField: "mii"},
 		{name: "mii below 0", edit: func(h *fleet.Heartbeat) { h.MII = -0.1 }, wantField: "mii"},
 		{name: "unknown mode", edit: func(h *fleet.Heartbeat) { h.Mode = "blue" }, wantField: "mode_self_report"},
@@ -226,7 +226,11 @@ func TestRecordHeartbeatValidation(t *testing.T) {
 			if !receipt.ReceivedAt.Equal(fleetT0) || !receipt.NextExpectedBy.Equal(fleetT0.Add(24*time.Hour)) {
 				t.Errorf("receipt = %+v, want received now and next expected a day later", receipt)
 			}
-			stored, err := fx.store.Heartbeats().Heartbeat(context.Background(), "EVE", "C-284")
+			cycle := hb.Cycle
+			if cycle == "" {
+				cycle = fleetT0.Format(time.DateOnly)
+			}
+			stored, err := fx.store.Heartbeats().Heartbeat(context.Background(), "EVE", cycle)
 			if err != nil || stored.Agent != "EVE" || stored.MII != hb.MII || stored.Notes != hb.Notes {
 				t.Errorf("stored heartbeat = %+v, %v; want EVE's with mii %v", stored, err, hb.MII)
 			}

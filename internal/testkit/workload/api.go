@@ -1,17 +1,15 @@
 package workload
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/jarvis-hmi/jarvis/client"
 )
 
 // outcome is what became of a request.
@@ -26,56 +24,35 @@ const (
 	unanswered
 )
 
-// call sends body as JSON with token and decodes a JSON answer into out
-// when its status is want. A refusal is counted under route and its
-// status, a request without an answer under route (unless the workload is
-// stopping).
-func (w *Workload) call(ctx context.Context, token, method, path, route string, headers map[string]string, body any, want int, out any) outcome {
-	data, err := json.Marshal(body)
-	if err != nil {
-		panic(fmt.Sprintf("workload: %s: %v", route, err))
+// client is the API client of token, made once and kept.
+func (w *Workload) client(token string) *client.Client {
+	w.clientsMu.Lock()
+	defer w.clientsMu.Unlock()
+	c, ok := w.clients[token]
+	if !ok {
+		c = client.New(w.cfg.API, token)
+		c.HTTP = w.http
+		w.clients[token] = c
 	}
-	req, err := http.NewRequestWithContext(ctx, method, w.cfg.API+path, bytes.NewReader(data))
-	if err != nil {
-		panic(fmt.Sprintf("workload: %s: %v", route, err))
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	label := method + " " + route
-	resp, err := w.http.Do(req)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.record(func(r *Record) { r.Failed[label]++ })
-		}
-		return unanswered
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.record(func(r *Record) { r.Failed[label]++ })
-		}
-		return unanswered
-	}
-	if resp.StatusCode != want {
-		w.record(func(r *Record) { r.Refused[fmt.Sprintf("%s %d", label, resp.StatusCode)]++ })
-		return refused
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			w.record(func(r *Record) { r.Refused[label+" undecodable"]++ })
-			return refused
-		}
-	}
-	return acked
+	return c
 }
 
-func apiNow() (time.Time, string) {
-	now := time.Now().UTC().Truncate(time.Second)
-	return now, now.Format(time.RFC3339)
+// outcomeOf says what became of a client call: a refusal is counted under
+// route and its status, a request without an answer under route (unless
+// the workload is stopping).
+func (w *Workload) outcomeOf(ctx context.Context, method, route string, err error) outcome {
+	label := method + " " + route
+	var p *client.Problem
+	switch {
+	case err == nil:
+		return acked
+	case errors.As(err, &p):
+		w.record(func(r *Record) { r.Refused[fmt.Sprintf("%s %d", label, p.Status)]++ })
+		return refused
+	case ctx.Err() == nil:
+		w.record(func(r *Record) { r.Failed[label]++ })
+	}
+	return unanswered
 }
 
 // agent is one agent's client: it heartbeats, and journals every
@@ -93,22 +70,18 @@ func (a *agent) step(ctx context.Context, rng *rand.Rand) {
 	if w.cfg.CycleEvery > 0 {
 		cycle = fmt.Sprintf("C-%d", 1+a.n/w.cfg.CycleEvery)
 	}
-	token := w.cfg.Tokens.Agents[a.name]
+	c := w.client(w.cfg.Tokens.Agents[a.name])
 	mii := miiLow + rng.Float64()*(miiHigh-miiLow)
 	mii = float64(int(mii*1000)) / 1000
-	at, ts := apiNow()
-	var hb struct {
-		OK bool `json:"ok"`
-	}
-	got := w.call(ctx, token, http.MethodPost, "/api/agents/heartbeat", "/api/agents/heartbeat", nil, map[string]any{
-		"agent": a.name, "cycle": cycle, "timestamp": ts, "mii": mii, "mode_self_report": "green",
-		"notes": fmt.Sprintf("workload heartbeat %d", a.n),
-	}, http.StatusOK, &hb)
+	at := time.Now().UTC().Truncate(time.Second)
+	_, err := c.Heartbeat(ctx, client.Heartbeat{Cycle: cycle, Timestamp: at, MII: &mii, Mode: "green",
+		Notes: fmt.Sprintf("workload heartbeat %d", a.n)})
+	got := w.outcomeOf(ctx, http.MethodPost, "/api/agents/heartbeat", err)
 	w.record(func(r *Record) {
 		k := AgentCycle{a.name, cycle}
 		hbs := r.Heartbeats[k]
 		switch {
-		case got == acked && hb.OK:
+		case got == acked:
 			hbs.Count, hbs.Last, hbs.MII = hbs.Count+1, at, mii
 			hbs.UnansweredSince = 0
 		case got == unanswered:
@@ -123,12 +96,9 @@ func (a *agent) step(ctx context.Context, rng *rand.Rand) {
 	}
 	entry := fmt.Sprintf("%s-%s-s%d-%06d", a.name, cycle, w.cfg.Seed, a.n)
 	content := fmt.Sprintf("Workload entry %d of %s: %s", a.n, a.name, words(rng, 12))
-	sum := sha256.Sum256([]byte(content))
-	if w.call(ctx, token, http.MethodPost, "/api/agents/journal", "/api/agents/journal", nil, map[string]any{
-		"agent": a.name, "cycle": cycle, "entry_id": entry, "title": "Workload entry " + entry,
-		"content": content, "content_signature": "sha256:" + hex.EncodeToString(sum[:]),
-		"signal_weight": float64(rng.IntN(11)) / 10, "timestamp": ts,
-	}, http.StatusCreated, nil) == acked {
+	err = c.Journal(ctx, client.JournalEntry{Cycle: cycle, EntryID: entry, Title: "Workload entry " + entry, Content: content,
+		SignalWeight: float64(rng.IntN(11)) / 10, Timestamp: at})
+	if w.outcomeOf(ctx, http.MethodPost, "/api/agents/journal", err) == acked {
 		w.record(func(r *Record) {
 			r.Journal = append(r.Journal, JournalEntry{Agent: a.name, Cycle: cycle, EntryID: entry})
 		})
@@ -138,19 +108,13 @@ func (a *agent) step(ctx context.Context, rng *rand.Rand) {
 // publishCardSet publishes one set of one to three P3 cards.
 func (w *Workload) publishCardSet(ctx context.Context, rng *rand.Rand) {
 	key := fmt.Sprintf("wl-%016x", rng.Uint64())
-	cards := make([]map[string]any, 1+rng.IntN(3))
+	cards := make([]client.CardSpec, 1+rng.IntN(3))
 	for i := range cards {
-		cards[i] = map[string]any{"ref": fmt.Sprintf("c%d", i), "goal": "Workload: " + words(rng, 6),
-			"acceptance": []string{words(rng, 4)}, "priority": "P3"}
+		cards[i] = client.CardSpec{Ref: fmt.Sprintf("c%d", i), Goal: "Workload: " + words(rng, 6),
+			Acceptance: []string{words(rng, 4)}, Priority: "P3"}
 	}
-	var set struct {
-		SetID string `json:"set_id"`
-		Cards []struct {
-			ID string `json:"id"`
-		} `json:"cards"`
-	}
-	switch w.call(ctx, w.cfg.Tokens.Orchestrator, http.MethodPost, "/api/cardsets", "/api/cardsets",
-		map[string]string{"Idempotency-Key": key}, map[string]any{"cards": cards}, http.StatusOK, &set) {
+	set, err := w.client(w.cfg.Tokens.Orchestrator).PublishCardSet(ctx, key, cards...)
+	switch w.outcomeOf(ctx, http.MethodPost, "/api/cardsets", err) {
 	case refused:
 		return
 	case unanswered:
@@ -168,27 +132,20 @@ func (w *Workload) publishCardSet(ctx context.Context, rng *rand.Rand) {
 // resume it in the room, and verifies the half-open trial.
 func (w *Workload) cycleBreaker(ctx context.Context, rng *rand.Rand) {
 	name := w.cfg.Agents[rng.IntN(len(w.cfg.Agents))]
-	var opened struct {
-		Event struct {
-			ID string `json:"id"`
-		} `json:"event"`
-	}
-	if w.call(ctx, w.cfg.Tokens.Supervisor, http.MethodPost, "/api/breaker/"+name+"/open", "/api/breaker/{agent}/open", nil,
-		map[string]any{"severity": "infrastructure", "reason": "workload: " + words(rng, 5)}, http.StatusCreated, &opened) != acked {
+	supervisor := w.client(w.cfg.Tokens.Supervisor)
+	event, err := supervisor.OpenBreaker(ctx, name, client.Breach{Severity: "infrastructure", Reason: "workload: " + words(rng, 5)})
+	if w.outcomeOf(ctx, http.MethodPost, "/api/breaker/{agent}/open", err) != acked {
 		return
 	}
-	cycle := BreakerCycle{Agent: name, Event: opened.Event.ID}
+	cycle := BreakerCycle{Agent: name, Event: event}
 	defer func() { w.record(func(r *Record) { r.Breakers = append(r.Breakers, cycle) }) }()
 	ex := w.exchange(ctx, w.cfg.Admin, "!breaker resume "+cycle.Event)
 	if ex.Answer == "" {
 		return
 	}
 	cycle.Resumed = true
-	var verified struct {
-		State string `json:"state"`
-	}
-	cycle.Verified = w.call(ctx, w.cfg.Tokens.Supervisor, http.MethodPost, "/api/breaker/"+name+"/verify", "/api/breaker/{agent}/verify", nil,
-		map[string]any{"ok": true, "note": "workload"}, http.StatusOK, &verified) == acked && verified.State == "closed"
+	state, err := supervisor.VerifyBreaker(ctx, name, true, "workload")
+	cycle.Verified = w.outcomeOf(ctx, http.MethodPost, "/api/breaker/{agent}/verify", err) == acked && state == "closed"
 }
 
 var vocabulary = strings.Fields("vault ledger exporter budget report schema index cache queue render " +

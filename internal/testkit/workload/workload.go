@@ -21,6 +21,7 @@ import (
 
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/client"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
@@ -89,6 +90,10 @@ type Workload struct {
 
 	mu  sync.Mutex
 	rec Record
+
+	// clients are the API clients by token.
+	clientsMu sync.Mutex
+	clients   map[string]*client.Client
 }
 
 // Start checks cfg and starts every client; Stop ends them.
@@ -110,7 +115,7 @@ func Start(cfg Config) (*Workload, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Workload{cfg: cfg, cancel: cancel, start: time.Now(), rec: newRecord(),
+	w := &Workload{cfg: cfg, cancel: cancel, start: time.Now(), rec: newRecord(), clients: map[string]*client.Client{},
 		http: &http.Client{Timeout: cfg.Timeout, Transport: &http.Transport{
 			MaxIdleConns: len(cfg.Agents) + 8, MaxIdleConnsPerHost: len(cfg.Agents) + 8, IdleConnTimeout: 30 * time.Second}}}
 	stream := uint64(0)
