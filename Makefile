@@ -47,8 +47,8 @@ bench: homeserver ## Every benchmark a fixed number of times, then the table of 
 	scripts/bench.sh
 
 SOAK_DURATION ?= 20m
-soak: homeserver ## The mixed workload for SOAK_DURATION (20m); Jarvis's memory, goroutines, files and database must not grow
-	JARVIS_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags $(TAGS) -count=1 -run '^TestSoak$$' -v -timeout 3h ./integration/
+soak: homeserver ## The mixed workload for SOAK_DURATION (20m), with HOSTILE=1 the insiders' beside it; Jarvis's memory, goroutines, files and database must not grow
+	JARVIS_SOAK_DURATION=$(SOAK_DURATION) JARVIS_SOAK_HOSTILE=$(HOSTILE) $(GO) test -tags $(TAGS) -count=1 -run '^TestSoak$$' -v -timeout 3h ./integration/
 
 demo: homeserver ## Homeserver, Jarvis and a scripted person talking to it
 	$(GO) run -tags $(TAGS) ./cmd/jarvis-demo

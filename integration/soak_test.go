@@ -37,6 +37,12 @@ var soakSeries = []string{"RSS (MiB)", "goroutines", "open files", "database (Mi
 // every 20), a card set every 5 s, a breaker opened, resumed and verified
 // every minute, two people chatting every 5 s, and 100,000 armed
 // tripwires of which one in 1,000 flaps.
+//
+// With JARVIS_SOAK_HOSTILE set (make soak HOSTILE=1) the insiders'
+// workload runs beside it (see hostile), and halfway through an agent's
+// breaker opens: its halt notice must reach the room within 2 s, Jarvis's
+// resident memory must stay under 200 MiB and its database under
+// hostileDatabaseMiB throughout.
 func TestSoak(t *testing.T) {
 	env := os.Getenv("JARVIS_SOAK_DURATION")
 	if env == "" {
@@ -47,7 +53,12 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("JARVIS_SOAK_DURATION: %v", err)
 	}
 	every := min(10*time.Second, duration/12)
-	l := newLoaded(t, loadSetup{Agents: 64, Cadence: time.Minute,
+	var bad *hostile
+	var extra string
+	if os.Getenv("JARVIS_SOAK_HOSTILE") != "" {
+		bad, extra = newHostile(t)
+	}
+	l := newLoaded(t, loadSetup{Agents: 64, Cadence: time.Minute, Extra: extra,
 		Tripwires: workload.Tripwires{Count: 100_000, Scopes: 10_000, TripEvery: 1000}})
 	bob := newPerson(t, "bob")
 	if _, err := l.admin.InviteUser(context.Background(), l.room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
@@ -59,13 +70,22 @@ func TestSoak(t *testing.T) {
 	cfg.CardSets = workload.Every(5 * time.Second)
 	cfg.Breakers = workload.Every(time.Minute)
 	cfg.People, cfg.Chat = []*tesths.Person{l.admin, bob}, workload.Every(5*time.Second)
+	if bad != nil {
+		cfg.Agents = l.agents[1:]
+	}
 	w, err := workload.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if bad != nil {
+		// The insiders' agent token is the first agent's; the normal
+		// workload keeps to the others, and its breaker is the one halted.
+		bad.start(t, l, newPerson(t, "mallory"))
+	}
 	pid := l.j.cmd.Process.Pid
 	var samples [][]float64
 	start := time.Now()
+	halted := false
 	for time.Since(start) < duration {
 		time.Sleep(every)
 		s, err := soakSample(pid, l.api, l.j.Store.URI)
@@ -73,8 +93,20 @@ func TestSoak(t *testing.T) {
 			t.Fatal(err)
 		}
 		samples = append(samples, s)
+		if bad != nil && !halted && time.Since(start) > duration/2 {
+			halted = true
+			took := haltUnderLoad(t, l, l.agents[0])
+			t.Logf("under the insiders' load, the halt notice reached the room %s after the breaker opened", took)
+			if took > 2*time.Second {
+				t.Errorf("the halt notice took %s, want at most 2 s", took)
+			}
+		}
 	}
 	rec := w.Stop()
+	if bad != nil {
+		t.Logf("the insiders' requests, by answer: %v", bad.halt())
+		checkHostileBounds(t, samples)
+	}
 	t.Logf("%s of load: %d heartbeats, %d journal entries, %d card sets, %d breakers, %d of %d messages answered; refused %v, failed %v",
 		rec.Elapsed.Round(time.Second), rec.HeartbeatCount(), len(rec.Journal), len(rec.CardSets), len(rec.Breakers),
 		rec.Answered(), len(rec.Chat), rec.Refused, rec.Failed)
