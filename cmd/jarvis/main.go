@@ -18,8 +18,18 @@ import (
 	"github.com/jarvis-hmi/jarvis/app"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// The build's version (the VERSION file), commit and date, set by `make`
+// with -ldflags "-X main.version=… -X main.commit=… -X main.date=…".
+var (
+	version = "dev"
+	commit  = "unknown"
+	date    = "unknown"
+)
+
+// versionLine is what `jarvis version` and `jarvis --version` print.
+func versionLine() string {
+	return fmt.Sprintf("jarvis %s (commit %s, built %s)", version, commit, date)
+}
 
 // exitCodes are the exit codes of the kinds of failure, one each, so that
 // a supervisor, a script and a person reading `systemctl status` can tell
@@ -71,10 +81,12 @@ func newRootCommand() *cobra.Command {
 		Short:         "Jarvis, the Matrix bot people talk to and agents report to",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runJarvis(cmd.Context(), configPath)
 		},
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.PersistentFlags().StringVarP(&configPath, "config", "c", "config.yaml", "configuration file")
 	root.AddCommand(
 		newCircuitBreakerCommand(&configPath),
@@ -92,10 +104,10 @@ func newRootCommand() *cobra.Command {
 		},
 		&cobra.Command{
 			Use:   "version",
-			Short: "Print the version",
+			Short: "Print the version, the commit and the build date",
 			Args:  cobra.NoArgs,
 			Run: func(cmd *cobra.Command, _ []string) {
-				fmt.Fprintln(cmd.OutOrStdout(), "jarvis", version)
+				fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			},
 		},
 	)

@@ -74,7 +74,8 @@ func TestCLI(t *testing.T) {
 		wantOut  string
 		wantErr  string
 	}{
-		{"version", []string{"version"}, 0, "jarvis dev", ""},
+		{"version", []string{"version"}, 0, "jarvis dev (commit unknown, built unknown)", ""},
+		{"--version", []string{"--version"}, 0, "jarvis dev (commit unknown, built unknown)", ""},
 		{"an unknown command", []string{"nonsense"}, 64, "", `unknown command "nonsense" for "jarvis"`},
 		{"a configuration that does not load", []string{"--config", filepath.Join(dir, "missing.yaml"), "token", "list"}, 2, "",
 			"config file: open " + filepath.Join(dir, "missing.yaml")},
