@@ -168,6 +168,8 @@ type App struct {
 	lastTick atomic.Pointer[commands.TickSummary]
 	// lastRetention is the retention loop's last pass, for `!sys status`.
 	lastRetention atomic.Pointer[retention.Report]
+	// systemd hears that Jarvis is up and alive.
+	systemd *notifier
 }
 
 // New loads the configuration at configPath, opens the store (upgrading
@@ -182,6 +184,9 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 	}
 	if cfg.Homeserver.URL == "" {
 		return nil, fail(ErrConfig, core.Invalid("homeserver.url", "is empty: Jarvis lives in a Matrix room; a workspace with no homeserver is used with `jarvis console`"))
+	}
+	if err := fitsWatchdog(cfg.Workspace.LeaseTTL); err != nil {
+		return nil, fail(ErrConfig, err)
 	}
 	a, err := openApp(ctx, configPath, version, cfg, nil)
 	if err != nil {
@@ -221,6 +226,7 @@ func openApp(ctx context.Context, configPath, version string, cfg *config.Config
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs, logOut)
+	a.systemd = &notifier{log: a.log}
 	a.log.Info().Str("version", a.version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
 
 	var err error
@@ -260,6 +266,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		Leader:    a.leader,
 		Images:    a.drawChart,
 		DB:        a.store.DB,
+		Synced:    a.systemd.synced,
 	}, a.log)
 	if err != nil {
 		return fail(ErrConfig, err)
@@ -297,7 +304,8 @@ func (a *App) initMatrix(ctx context.Context) error {
 func (a *App) initLease() {
 	a.lease = lease.New(a.cfg.Workspace.Lease(), lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
 		Outbox: a.outbox, Clock: a.clock, Room: a.room, Released: a.leaseKick,
-		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") }})
+		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") },
+		OnRound: a.systemd.leaseRound})
 	// Every write transaction checks, inside it, that this Jarvis still
 	// holds the lease under the epoch it knows: one fence for chat, the
 	// API, the loops and the outbox.

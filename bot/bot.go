@@ -114,6 +114,9 @@ type Deps struct {
 	// DB is Jarvis's database; with encryption on, the crypto store and
 	// the room state store keep their own tables in it.
 	DB *dbutil.Database
+	// Synced, when set, hears the end of every sync Jarvis handled; the
+	// first says Jarvis is up (systemd's READY).
+	Synced func()
 }
 
 // Bot is Jarvis on Matrix.
