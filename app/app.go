@@ -182,6 +182,15 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 	if err != nil {
 		return nil, fail(ErrConfig, err)
 	}
+	var generated []string
+	if cfg.Bot.Encryption.Enabled && cfg.Bot.Encryption.PickleKey == bot.GeneratePickleKey {
+		if generated, err = config.GenerateSecrets(configPath); err != nil {
+			return nil, fail(ErrConfig, err)
+		}
+		if cfg, err = config.Load(configPath); err != nil {
+			return nil, fail(ErrConfig, err)
+		}
+	}
 	if cfg.Homeserver.URL == "" {
 		return nil, fail(ErrConfig, core.Invalid("homeserver.url", "is empty: Jarvis lives in a Matrix room; a workspace with no homeserver is used with `jarvis console`"))
 	}
@@ -191,6 +200,9 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 	a, err := openApp(ctx, configPath, version, cfg, nil)
 	if err != nil {
 		return nil, err
+	}
+	if len(generated) > 0 {
+		a.log.Info().Strs("keys", generated).Str("file", configPath).Msg("Wrote fresh secrets in place of generate")
 	}
 	a.initProcessor()
 	if err := a.initMatrix(ctx); err != nil {

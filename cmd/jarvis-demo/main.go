@@ -113,7 +113,7 @@ bot:
   admins: ["%s"]
   allowed_users: ["@*:localhost"]
   encryption:
-    pickle_key: demo-pickle-key
+    pickle_key: demo-pickle-key-of-at-least-32-characters
 store:
   uri: %s
 api:

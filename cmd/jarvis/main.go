@@ -94,6 +94,7 @@ func newRootCommand() *cobra.Command {
 		newMigrateCommand(),
 		newBackupCommand(&configPath),
 		newConsoleCommand(),
+		newConfigCommand(&configPath),
 		&cobra.Command{
 			Use:   "run",
 			Short: "Run Jarvis (the default)",
