@@ -50,6 +50,9 @@ var exitCodes = map[error]int{
 	app.ErrUsage:          exitUsage,
 }
 
+// defaultConfig is the configuration file of a command given no --config.
+const defaultConfig = "config.yaml"
+
 // exitUsage ends a command that was asked wrongly.
 const exitUsage = 64
 
@@ -87,13 +90,15 @@ func newRootCommand() *cobra.Command {
 		},
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
-	root.PersistentFlags().StringVarP(&configPath, "config", "c", "config.yaml", "configuration file")
+	configPath = defaultConfig
+	config := &configFlag{path: &configPath}
+	root.PersistentFlags().VarP(config, "config", "c", "configuration file")
 	root.AddCommand(
 		newCircuitBreakerCommand(&configPath),
 		newTokenCommand(&configPath),
 		newMigrateCommand(),
 		newBackupCommand(&configPath),
-		newConsoleCommand(),
+		newConsoleCommand(config),
 		newConfigCommand(&configPath),
 		&cobra.Command{
 			Use:   "run",
