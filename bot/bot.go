@@ -158,8 +158,9 @@ func New(hs HomeserverConfig, cfg Config, deps Deps, log zerolog.Logger) (*Bot, 
 		return nil, fmt.Errorf("homeserver.url: %w", err)
 	}
 	cli.Client = &http.Client{Transport: deadlineTransport{next: http.DefaultTransport, timeout: hs.RequestTimeout}}
-	log = log.With().Str("component", "bot").Logger()
+	// One component a line: mautrix's lines are mautrix's, not the bot's too.
 	cli.Log = log.With().Str("component", "mautrix").Logger().Level(zerolog.WarnLevel)
+	log = log.With().Str("component", "bot").Logger()
 	// The sender handles retries and 429s itself, from the outbox.
 	cli.DefaultHTTPRetries = 0
 	cli.IgnoreRateLimit = true

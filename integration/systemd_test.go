@@ -3,7 +3,10 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,17 +56,33 @@ func (s *notifySocket) waitFor(t *testing.T, want string, limit time.Duration) {
 // TestSystemdFirstStart: a Jarvis started by systemd with the example's
 // `pickle_key: generate` writes a fresh key in its place, keeping the
 // rest of the file; says READY once it has synced, and WATCHDOG after
-// that; and, restarted, keeps the key, reads its encrypted room with it
-// and says READY again.
+// that; logs with times in milliseconds and one component a line; and,
+// restarted, keeps the key, reads its encrypted room with it and says
+// READY again.
 func TestSystemdFirstStart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	notify := newNotifySocket(t)
 	alice := newPerson(t, "alice")
+	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, pickleKey: "generate # example",
-		env: []string{"NOTIFY_SOCKET=" + notify.path}, extra: "workspace:\n  lease_ttl: 3s\n"})
+		env: []string{"NOTIFY_SOCKET=" + notify.path}, extra: fmt.Sprintf("workspace:\n  lease_ttl: 3s\napi:\n  listen: 127.0.0.1:%d\n", port)})
 	notify.waitFor(t, "READY=1\nSTATUS=Syncing", time.Minute)
 	notify.waitFor(t, "WATCHDOG=1", 10*time.Second)
+
+	// The operator's first questions of /metrics: which build, and is it
+	// the one acting.
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraped, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`jarvis_build_info{commit="unknown",go_version="go`, `",version="dev"} 1`, "\njarvis_lease_held 1\n", "\njarvis_lease_epoch 1\n"} {
+		if !strings.Contains(string(scraped), want) {
+			t.Errorf("/metrics has no %q", want)
+		}
+	}
 
 	written, err := os.ReadFile(j.cfgPath)
 	if err != nil {
@@ -75,6 +94,15 @@ func TestSystemdFirstStart(t *testing.T) {
 	}
 	if !strings.Contains(j.logs.String(), "Wrote fresh secrets in place of generate") || strings.Contains(j.logs.String(), string(key[1])) {
 		t.Errorf("the log, want the generated key said once and never shown:\n%s", j.logs.String())
+	}
+
+	// The log is the operator's: times to the millisecond, one component
+	// a line.
+	stamp := regexp.MustCompile(`"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"`)
+	for line := range strings.Lines(j.logs.String()) {
+		if strings.HasPrefix(line, "{") && (!stamp.MatchString(line) || strings.Count(line, `"component":`) > 1) {
+			t.Errorf("a log line without its time in milliseconds, or with two components: %s", line)
+		}
 	}
 
 	room := j.joinRoom(t, alice)

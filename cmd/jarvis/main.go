@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	_ "time/tzdata" // history.time_zone names a zone even where the host has no zoneinfo
 
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-hmi/jarvis/app"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
 // The build's version (the VERSION file), commit and date, set by `make`
@@ -123,6 +125,7 @@ func newRootCommand() *cobra.Command {
 // runJarvis runs Jarvis until a signal, a failure, or `!sys restart`,
 // which starts the same binary again once the store is closed.
 func runJarvis(ctx context.Context, configPath string) error {
+	metrics.BuildInfo.WithLabelValues(version, commit, runtime.Version()).Set(1)
 	a, err := app.New(ctx, configPath, version)
 	if errors.Is(err, app.ErrStopped) {
 		return nil
