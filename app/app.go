@@ -204,6 +204,9 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 	if len(generated) > 0 {
 		a.log.Info().Strs("keys", generated).Str("file", configPath).Msg("Wrote fresh secrets in place of generate")
 	}
+	for name, closest := range config.UnknownEnvironment() {
+		a.log.Warn().Str("variable", name).Str("closest", closest).Msg("An environment variable named like Jarvis's sets no key; ignored")
+	}
 	a.initProcessor()
 	if err := a.initMatrix(ctx); err != nil {
 		a.Close()

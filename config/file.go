@@ -231,3 +231,26 @@ func placeholders(s *settings.Settings, f *file) error {
 	}
 	return errors.Join(errs...)
 }
+
+// UnknownEnvironment names each JARVIS_… variable of the environment that
+// sets no key, with the variable of the closest key when one is near
+// enough to be a typo of it ("" when none is): Jarvis warns of them at
+// start, since it reads none of them.
+func UnknownEnvironment() map[string]string {
+	defaults, err := settings.Defaults(Example)
+	if err != nil {
+		return nil
+	}
+	known := make([]string, 0, len(defaults))
+	for key := range defaults {
+		known = append(known, envVar(key))
+	}
+	unknown := map[string]string{}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, envPrefix+"_") && !slices.Contains(known, name) {
+			unknown[name] = closest(name, known)
+		}
+	}
+	return unknown
+}

@@ -92,3 +92,21 @@ func TestBotSectionUnreadWithoutHomeserver(t *testing.T) {
 		t.Errorf("the example's homeserver: %v, want it refused", err)
 	}
 }
+
+// TestUnknownEnvironment: a JARVIS_ variable that sets no key is named,
+// with the closest one when it is a typo; one that sets a key is not.
+func TestUnknownEnvironment(t *testing.T) {
+	t.Setenv("JARVIS_BOT_PASWORD", "x")
+	t.Setenv("JARVIS_NOTHING_LIKE_IT", "x")
+	t.Setenv("JARVIS_BOT_PASSWORD", "x")
+	got := UnknownEnvironment()
+	if near, ok := got["JARVIS_BOT_PASWORD"]; !ok || near != "JARVIS_BOT_PASSWORD" {
+		t.Errorf("JARVIS_BOT_PASWORD: %q, %v; want it named, near JARVIS_BOT_PASSWORD", near, ok)
+	}
+	if near, ok := got["JARVIS_NOTHING_LIKE_IT"]; !ok || near != "" {
+		t.Errorf("JARVIS_NOTHING_LIKE_IT: %q, %v; want it named, near nothing", near, ok)
+	}
+	if _, ok := got["JARVIS_BOT_PASSWORD"]; ok {
+		t.Error("JARVIS_BOT_PASSWORD sets bot.password, and is named")
+	}
+}
