@@ -73,7 +73,7 @@ release: ## dist/: static linux/amd64 and linux/arm64 binaries, a .deb of each, 
 	$(call release_binary,amd64)
 	$(call release_binary,arm64)
 	cd tools/release && $(GO) run . -root $(CURDIR) -version $(VERSION) -commit $(COMMIT) -date $(DATE)
-	$(MAKE) release-check
+	$(MAKE) release-check VERSION=$(VERSION) COMMIT=$(COMMIT)
 
 release-check: ## Check what make release left in dist/: the binaries, the .debs and their unit, the image
 	cd tools/release && JARVIS_DIST=$(CURDIR)/dist JARVIS_VERSION=$(VERSION) JARVIS_COMMIT=$(COMMIT) $(GO) test -count=1 .
