@@ -44,6 +44,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -592,6 +593,11 @@ func (a *App) health(ctx context.Context) (api.Health, error) {
 // see Kind), or `!sys restart` drained the outbox (ErrRestart). Every loop
 // runs in one errgroup, and Run returns only when all of them have ended.
 func (a *App) Run(ctx context.Context) error {
+	// One Jarvis a process: a second App in the same process (a test's)
+	// finds the gauges registered, and /metrics counts through the first.
+	if c := (gauges{store: a.store, log: a.log}); metrics.Registry.Register(c) == nil {
+		defer metrics.Registry.Unregister(c)
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	if a.api != nil {
 		g.Go(func() error {

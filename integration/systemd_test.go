@@ -78,7 +78,7 @@ func TestSystemdFirstStart(t *testing.T) {
 	}
 	scraped, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`jarvis_build_info{commit="unknown",go_version="go`, `",version="dev"} 1`, "\njarvis_lease_held 1\n", "\njarvis_lease_epoch 1\n"} {
+	for _, want := range []string{`jarvis_build_info{commit="unknown",go_version="go`, `",version="dev"} 1`, "\njarvis_lease_held 1\n", "\njarvis_lease_epoch 1\n", "\njarvis_incidents_open 0\n"} {
 		if !strings.Contains(string(scraped), want) {
 			t.Errorf("/metrics has no %q", want)
 		}
