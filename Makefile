@@ -1,13 +1,16 @@
 # Jarvis. CGO stays on (go-sqlite3); every build uses the pure-Go olm tag.
 GO       ?= go
 TAGS     := goolm
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X main.version=$(VERSION)
+VERSION  ?= $(shell cat VERSION)
+COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+DATE     := $(DATE)
+LDFLAGS  := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 export CGO_ENABLED := 1
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: build test unit integration chaos bench soak demo homeserver vet clean
+.PHONY: build test unit integration chaos bench soak demo homeserver vet release release-check clean
 
 build: ## Build ./jarvis
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o jarvis ./cmd/jarvis
@@ -53,5 +56,28 @@ soak: homeserver ## The mixed workload for SOAK_DURATION (20m), with HOSTILE=1 t
 demo: homeserver ## Homeserver, Jarvis and a scripted person talking to it
 	$(GO) run -tags $(TAGS) ./cmd/jarvis-demo
 
+# Release builds: static (netgo and osusergo keep the C library out of DNS and
+# users; go-sqlite3 is linked in statically), stripped, without paths of this
+# machine; arm64 with Debian's cross compiler (gcc-aarch64-linux-gnu).
+RELEASE_TAGS    := $(TAGS),netgo,osusergo,sqlite_omit_load_extension
+RELEASE_LDFLAGS := -s -w $(LDFLAGS) -linkmode=external -extldflags=-static
+CC_amd64 ?= gcc
+CC_arm64 ?= aarch64-linux-gnu-gcc
+define release_binary
+	CC=$(CC_$(1)) GOOS=linux GOARCH=$(1) $(GO) build -tags $(RELEASE_TAGS) -trimpath -ldflags "$(RELEASE_LDFLAGS)" \
+		-o dist/jarvis_$(VERSION)_linux_$(1) ./cmd/jarvis
+endef
+
+release: ## dist/: static linux/amd64 and linux/arm64 binaries, a .deb of each, the OCI image (oci-archive) and SHA256SUMS, then release-check
+	rm -rf dist && mkdir -p dist
+	$(call release_binary,amd64)
+	$(call release_binary,arm64)
+	cd tools/release && $(GO) run . -root $(CURDIR) -version $(VERSION) -commit $(COMMIT) -date $(DATE)
+	$(MAKE) release-check VERSION=$(VERSION) COMMIT=$(COMMIT)
+
+release-check: ## Check what make release left in dist/: the binaries, the .debs and their unit, the image
+	cd tools/release && JARVIS_DIST=$(CURDIR)/dist JARVIS_VERSION=$(VERSION) JARVIS_COMMIT=$(COMMIT) $(GO) test -count=1 .
+
 clean:
 	rm -f jarvis
+	rm -rf dist

@@ -7,6 +7,7 @@ toolchain go1.26.8
 require (
 	github.com/arran4/golang-ical v0.3.4
 	github.com/chzyer/readline v1.5.1
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/creack/pty v1.1.24
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/go-viper/mapstructure/v2 v2.5.0

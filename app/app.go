@@ -44,6 +44,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -168,6 +169,8 @@ type App struct {
 	lastTick atomic.Pointer[commands.TickSummary]
 	// lastRetention is the retention loop's last pass, for `!sys status`.
 	lastRetention atomic.Pointer[retention.Report]
+	// systemd hears that Jarvis is up and alive.
+	systemd *notifier
 }
 
 // New loads the configuration at configPath, opens the store (upgrading
@@ -180,12 +183,30 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 	if err != nil {
 		return nil, fail(ErrConfig, err)
 	}
+	var generated []string
+	if cfg.Bot.Encryption.Enabled && cfg.Bot.Encryption.PickleKey == bot.GeneratePickleKey {
+		if generated, err = config.GenerateSecrets(configPath); err != nil {
+			return nil, fail(ErrConfig, err)
+		}
+		if cfg, err = config.Load(configPath); err != nil {
+			return nil, fail(ErrConfig, err)
+		}
+	}
 	if cfg.Homeserver.URL == "" {
 		return nil, fail(ErrConfig, core.Invalid("homeserver.url", "is empty: Jarvis lives in a Matrix room; a workspace with no homeserver is used with `jarvis console`"))
+	}
+	if err := fitsWatchdog(cfg.Workspace.LeaseTTL); err != nil {
+		return nil, fail(ErrConfig, err)
 	}
 	a, err := openApp(ctx, configPath, version, cfg, nil)
 	if err != nil {
 		return nil, err
+	}
+	if len(generated) > 0 {
+		a.log.Info().Strs("keys", generated).Str("file", configPath).Msg("Wrote fresh secrets in place of generate")
+	}
+	for name, closest := range config.UnknownEnvironment() {
+		a.log.Warn().Str("variable", name).Str("closest", closest).Msg("An environment variable named like Jarvis's sets no key; ignored")
 	}
 	a.initProcessor()
 	if err := a.initMatrix(ctx); err != nil {
@@ -221,6 +242,7 @@ func openApp(ctx context.Context, configPath, version string, cfg *config.Config
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs, logOut)
+	a.systemd = &notifier{log: a.log}
 	a.log.Info().Str("version", a.version).Str("workspace", cfg.Workspace.ID).Msg("Starting Jarvis")
 
 	if err := checkPrivate(configPath, cfg.Store); err != nil {
@@ -267,6 +289,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		Leader:    a.leader,
 		Images:    a.drawChart,
 		DB:        a.store.DB,
+		Synced:    a.systemd.synced,
 	}, a.log)
 	if err != nil {
 		return fail(ErrConfig, err)
@@ -304,7 +327,8 @@ func (a *App) initMatrix(ctx context.Context) error {
 func (a *App) initLease() {
 	a.lease = lease.New(a.cfg.Workspace.Lease(), lease.Deps{Holder: holderName(), Store: a.store.Leases(), Tx: a.store,
 		Outbox: a.outbox, Clock: a.clock, Room: a.room, Released: a.leaseKick,
-		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") }})
+		OnError: func(err error) { a.log.Err(err).Msg("Failed to keep the workspace lease") },
+		OnRound: a.systemd.leaseRound})
 	// Every write transaction checks, inside it, that this Jarvis still
 	// holds the lease under the epoch it knows: one fence for chat, the
 	// API, the loops and the outbox.
@@ -576,6 +600,11 @@ func (a *App) health(ctx context.Context) (api.Health, error) {
 // see Kind), or `!sys restart` drained the outbox (ErrRestart). Every loop
 // runs in one errgroup, and Run returns only when all of them have ended.
 func (a *App) Run(ctx context.Context) error {
+	// One Jarvis a process: a second App in the same process (a test's)
+	// finds the gauges registered, and /metrics counts through the first.
+	if c := (gauges{store: a.store, log: a.log}); metrics.Registry.Register(c) == nil {
+		defer metrics.Registry.Unregister(c)
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	if a.api != nil {
 		g.Go(func() error {

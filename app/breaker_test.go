@@ -36,12 +36,12 @@ func newBreakerFixture(t *testing.T) *breakerFixture {
 homeserver:
   url: http://127.0.0.1:8008
 bot:
-  user_id: "@jarvis:example.org"
+  user_id: "@jarvis:jarvis.test"
   password: secret-password
-  room: "#jarvis:example.org"
+  room: "#jarvis:jarvis.test"
   admins: ["@admin:example.org"]
-  allowed_users: ["@*:example.org"]
-  encryption: {pickle_key: a-test-pickle-key}
+  allowed_users: ["@*:jarvis.test"]
+  encryption: {pickle_key: a-test-pickle-key-of-32-characters}
 store:
   uri: %s
 `, storeCfg.URI)

@@ -25,9 +25,11 @@ import (
 type ConsoleOptions struct {
 	// ConfigPath is the configuration file of the workspace.
 	ConfigPath string
-	// Command, when set, is the one command or sentence to run (-c): the
+	// Command, when set, is the one command or sentence to run (-x): the
 	// answer is printed and Console returns.
 	Command string
+	// Out is where a Command's answer is printed; nil is standard output.
+	Out io.Writer
 	// Wait is how long Command waits for a Jarvis to act on it.
 	Wait time.Duration
 	// History is the file that keeps what was typed, across sessions.
@@ -138,7 +140,11 @@ func runConsole(ctx context.Context, opts ConsoleOptions) error {
 	if isatty.IsTerminal(os.Stdin.Fd()) {
 		ask = console.PromptLine
 	}
-	outcome, err := console.NewSession(sessionCfg, deps, os.Stdout).Run(ctx, opts.Command, opts.Wait, ask)
+	out := opts.Out
+	if out == nil {
+		out = os.Stdout
+	}
+	outcome, err := console.NewSession(sessionCfg, deps, out).Run(ctx, opts.Command, opts.Wait, ask)
 	switch {
 	case errors.Is(err, console.ErrNoAnswer):
 		return fail(ErrConsole, fmt.Errorf("%w within %s: is the Jarvis holding the workspace lease stuck?", err, opts.Wait))

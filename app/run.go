@@ -22,6 +22,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -30,6 +31,12 @@ import (
 // at start, or having lost the lease it held (epoch), it leaves one notice
 // in the outbox (the holder's sender delivers it) and stays mute.
 func (a *App) leaseChanged(ctx context.Context, held bool, epoch int64) {
+	metrics.LeaseEpoch.Set(float64(epoch))
+	heldGauge := 0.0
+	if held {
+		heldGauge = 1
+	}
+	metrics.LeaseHeld.Set(heldGauge)
 	if held {
 		a.log.Info().Int64("epoch", epoch).Msg("Holding the workspace lease")
 		if err := a.announceBack(ctx); err != nil {
@@ -214,6 +221,10 @@ func (a *App) announceBack(ctx context.Context) error {
 		return a.store.SetState(ctx, commands.StateRestartRoom, "")
 	})
 }
+
+// Log lines carry their time to the millisecond, as the mautrix bridges'
+// do: a sync, its handling and the send it led to often share a second.
+func init() { zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" }
 
 // newLogger logs pretty on a terminal and JSON otherwise, unless the
 // config says which, and keeps the last lines in ring for `!sys logs`.

@@ -66,6 +66,10 @@ func (c Config) Validate() error {
 	if c.Encryption.Enabled && c.Encryption.PickleKey == "" {
 		return core.Invalid("bot.encryption.pickle_key", "is required while bot.encryption.enabled is true: a long random secret that protects the keys in the database")
 	}
+	if c.Encryption.Enabled && c.Encryption.PickleKey != GeneratePickleKey && len(c.Encryption.PickleKey) < MinPickleKey {
+		return core.Invalid("bot.encryption.pickle_key", "is %d characters, fewer than %d: write `generate` and Jarvis writes a fresh random key in its place on its next start",
+			len(c.Encryption.PickleKey), MinPickleKey)
+	}
 	if len(c.AllowedUsers) == 0 {
 		return core.Invalid("bot.allowed_users", "list at least one pattern, e.g. \"@*:example.org\"")
 	}
@@ -114,6 +118,9 @@ type Deps struct {
 	// DB is Jarvis's database; with encryption on, the crypto store and
 	// the room state store keep their own tables in it.
 	DB *dbutil.Database
+	// Synced, when set, hears the end of every sync Jarvis handled; the
+	// first says Jarvis is up (systemd's READY).
+	Synced func()
 }
 
 // Bot is Jarvis on Matrix.
@@ -151,8 +158,9 @@ func New(hs HomeserverConfig, cfg Config, deps Deps, log zerolog.Logger) (*Bot, 
 		return nil, fmt.Errorf("homeserver.url: %w", err)
 	}
 	cli.Client = &http.Client{Transport: deadlineTransport{next: http.DefaultTransport, timeout: hs.RequestTimeout}}
-	log = log.With().Str("component", "bot").Logger()
+	// One component a line: mautrix's lines are mautrix's, not the bot's too.
 	cli.Log = log.With().Str("component", "mautrix").Logger().Level(zerolog.WarnLevel)
+	log = log.With().Str("component", "bot").Logger()
 	// The sender handles retries and 429s itself, from the outbox.
 	cli.DefaultHTTPRetries = 0
 	cli.IgnoreRateLimit = true

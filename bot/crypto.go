@@ -26,6 +26,14 @@ type EncryptionConfig struct {
 	PickleKey string
 }
 
+// GeneratePickleKey, as the pickle key, asks for a fresh one: `jarvis run`
+// writes a random key in its place in the configuration file before it
+// starts (config.GenerateSecrets), as the mautrix bridges do.
+const GeneratePickleKey = "generate"
+
+// MinPickleKey is the fewest characters a pickle key has.
+const MinPickleKey = 32
+
 // stateCrossSigned records that Jarvis generated its cross-signing keys
 // and signed its device with them, so that happens once.
 const stateCrossSigned = "cross_signed"

@@ -108,6 +108,9 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 	s.bot.lastSync = s.bot.deps.Clock.Now()
 	s.bot.syncErr = ""
 	s.bot.mu.Unlock()
+	if s.bot.deps.Synced != nil {
+		s.bot.deps.Synced()
+	}
 	return nil
 }
 

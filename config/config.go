@@ -5,9 +5,10 @@
 package config
 
 import (
+	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/api"
@@ -137,31 +138,43 @@ type LoggingConfig struct {
 // Load reads the file (if path is not empty) over the defaults, applies
 // environment overrides and validates the result. The defaults are
 // config.example.yaml, embedded; every key in it is also registered, so
-// that JARVIS_<SECTION>_<KEY> overrides any of them.
+// that JARVIS_<SECTION>_<KEY> overrides any of them. A key still at the
+// example's placeholder is refused, every one of them at once. An error
+// about a key says where its value came from: the file and line, or the
+// environment variable.
 func Load(path string) (*Config, error) {
 	s, err := settings.FromExample(Example)
 	if err != nil {
 		return nil, fmt.Errorf("the built-in config.example.yaml: %w", err)
 	}
-	s.Environment("JARVIS")
+	s.Environment(envPrefix)
+	var f *file
 	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("config file: %w", err)
+		if f, err = readFile(path); err != nil {
+			return nil, err
 		}
-		defer f.Close()
-		if err := s.Read(f); err != nil {
+		if err := s.Read(bytes.NewReader(f.data)); err != nil {
 			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
 	if s.IsSet("api.agent_token") {
-		return nil, fmt.Errorf("config: %w", errSharedAgentToken)
+		return nil, fmt.Errorf("config: %w", f.at("api.agent_token", errSharedAgentToken))
+	}
+	if err := f.unknownKeys(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := placeholders(s, f); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	var cfg Config
 	if err := s.Decode("", &cfg); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
+		var fe *core.FieldError
+		if errors.As(err, &fe) {
+			err = f.at(fe.Field, err)
+		}
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return &cfg, nil

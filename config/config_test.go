@@ -27,11 +27,11 @@ const minimalConfig = `
 homeserver:
   url: http://127.0.0.1:8008
 bot:
-  user_id: "@jarvis:example.org"
+  user_id: "@jarvis:jarvis.test"
   password: secret-password
-  room: "#jarvis:example.org"
-  allowed_users: ["@*:example.org"]
-  encryption: {pickle_key: a-test-pickle-key}
+  room: "#jarvis:jarvis.test"
+  allowed_users: ["@*:jarvis.test"]
+  encryption: {pickle_key: a-test-pickle-key-of-32-characters}
 `
 
 // loadConfig loads text as a config file. With errKey set, loading must
@@ -121,7 +121,20 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 }
 
+// writePlaceholders sets, from the environment, each key the example holds
+// a placeholder for, as an operator who copied it writes their own.
+func writePlaceholders(t *testing.T) {
+	t.Helper()
+	for key, value := range map[string]string{
+		"HOMESERVER_URL": "https://matrix.jarvis.test", "BOT_USER_ID": "@jarvis:jarvis.test", "BOT_PASSWORD": "a-password",
+		"BOT_ROOM": "#jarvis:jarvis.test", "BOT_ADMINS": "@alice:jarvis.test", "BOT_ALLOWED_USERS": "@*:jarvis.test",
+	} {
+		t.Setenv("JARVIS_"+key, value)
+	}
+}
+
 func TestExampleConfigLoads(t *testing.T) {
+	writePlaceholders(t)
 	cfg, err := Load("config.example.yaml")
 	if err != nil {
 		t.Fatalf("config.example.yaml does not load: %v", err)
@@ -396,6 +409,7 @@ func TestCardsBudgetConfig(t *testing.T) {
 		})
 	}
 	t.Run("the example says what the defaults say", func(t *testing.T) {
+		writePlaceholders(t)
 		cfg, err := Load("config.example.yaml")
 		if err != nil {
 			t.Fatal(err)

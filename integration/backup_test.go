@@ -73,7 +73,7 @@ func TestBackupRestore(t *testing.T) {
 
 	wrongKey := filepath.Join(dir, "wrong-key.db")
 	copyFile(t, to, wrongKey)
-	wrong := j.Twin(t, "JARVIS_STORE_URI="+wrongKey, "JARVIS_BOT_ENCRYPTION_PICKLE_KEY=another-pickle-key")
+	wrong := j.Twin(t, "JARVIS_STORE_URI="+wrongKey, "JARVIS_BOT_ENCRYPTION_PICKLE_KEY=another-pickle-key-of-32-characters")
 	select {
 	case <-wrong.exited:
 	case <-time.After(30 * time.Second):

@@ -226,7 +226,7 @@ func TestConsole(t *testing.T) {
 
 	// One command for a script, while the open console holds the lease.
 	run := func(line string) (string, int) {
-		out, err := exec.Command(jarvisBin, "console", "--config", cfgPath, "-c", line).CombinedOutput()
+		out, err := exec.Command(jarvisBin, "console", "--config", cfgPath, "-x", line).CombinedOutput()
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			return string(out), exit.ExitCode()
@@ -237,16 +237,16 @@ func TestConsole(t *testing.T) {
 		return string(out), 0
 	}
 	if out, code := run("!fleet"); code != 0 || !strings.Contains(out, "EVE") {
-		t.Errorf("-c '!fleet': exit %d, %q; want 0 and the fleet", code, out)
+		t.Errorf("-x '!fleet': exit %d, %q; want 0 and the fleet", code, out)
 	}
 	if out, code := run("!nosuch"); code != 1 || !strings.Contains(out, "Unknown command") {
-		t.Errorf("-c '!nosuch': exit %d, %q; want 1 and the refusal", code, out)
+		t.Errorf("-x '!nosuch': exit %d, %q; want 1 and the refusal", code, out)
 	}
 	// The console has no Matrix connection of its own: its status says so,
 	// and gives every other section.
 	if out, code := run("!sys status"); code != 0 || !strings.Contains(out, "this workspace is used from the console alone") ||
 		!strings.Contains(out, "Outbox") {
-		t.Errorf("-c '!sys status': exit %d, %q; want 0 and the status", code, out)
+		t.Errorf("-x '!sys status': exit %d, %q; want 0 and the status", code, out)
 	}
 	if !c.leave() {
 		t.Error("Ctrl-D did not end the console")

@@ -145,6 +145,8 @@ type options struct {
 	host *host
 	// env is added to the process's environment (JARVIS_… overrides).
 	env []string
+	// pickleKey is bot.encryption.pickle_key; empty means the tests' own.
+	pickleKey string
 }
 
 // newJarvis registers a fresh bot user, writes its config and starts it.
@@ -189,7 +191,10 @@ func newJarvis(t testing.TB, opts options) *jarvis {
 	for _, a := range opts.allowed {
 		fmt.Fprintf(&b, "    - %q\n", a)
 	}
-	b.WriteString("  encryption:\n    pickle_key: integration-pickle-key\n")
+	if opts.pickleKey == "" {
+		opts.pickleKey = "integration-pickle-key-of-32-characters"
+	}
+	fmt.Fprintf(&b, "  encryption:\n    # Never change it.\n    pickle_key: %s\n", opts.pickleKey)
 	if opts.plaintext {
 		b.WriteString("    enabled: false\n")
 	}

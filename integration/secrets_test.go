@@ -34,7 +34,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	listen := cardAPIListen(t)
 	opts := options{admins: []id.UserID{alice.UserID}, plaintext: true,
 		extra: "fleet:\n  agents:\n    - name: " + worker + "\napi:\n  listen: " + listen + "\n"}
-	secrets := map[string]string{"the homeserver password": "jarvis-password", "the pickle key": "integration-pickle-key"}
+	secrets := map[string]string{"the homeserver password": "jarvis-password", "the pickle key": "integration-pickle-key-of-32-characters"}
 	if os.Getenv(testdb.EnvPostgres) != "" {
 		cfg := testdb.NewConfig(t, store.Postgres)
 		u, err := url.Parse(cfg.URI)

@@ -111,7 +111,7 @@ bot:
   admins: ["%s"]
   allowed_users: ["@*:localhost"]
   encryption:
-    pickle_key: demo-pickle-key
+    pickle_key: demo-pickle-key-of-at-least-32-characters
 store:
   uri: %s
 api:
@@ -247,7 +247,7 @@ logging:
 
 	step("The operator, at the machine's terminal, asks the same Jarvis through the console: `jarvis console -c '!fleet'`")
 	if d.err == nil {
-		out, err := exec.CommandContext(ctx, bin, "console", "--config", cfgPath, "-c", "!fleet").CombinedOutput()
+		out, err := exec.CommandContext(ctx, bin, "console", "--config", cfgPath, "-x", "!fleet").CombinedOutput()
 		fmt.Print(string(out))
 		if err != nil {
 			d.err = fmt.Errorf("jarvis console -c '!fleet': %w", err)

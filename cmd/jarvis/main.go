@@ -10,16 +10,28 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	_ "time/tzdata" // history.time_zone names a zone even where the host has no zoneinfo
 
 	"github.com/spf13/cobra"
 
 	"github.com/jarvis-hmi/jarvis/app"
+	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// The build's version (the VERSION file), commit and date, set by `make`
+// with -ldflags "-X main.version=… -X main.commit=… -X main.date=…".
+var (
+	version = "dev"
+	commit  = "unknown"
+	date    = "unknown"
+)
+
+// versionLine is what `jarvis version` and `jarvis --version` print.
+func versionLine() string {
+	return fmt.Sprintf("jarvis %s (commit %s, built %s)", version, commit, date)
+}
 
 // exitCodes are the exit codes of the kinds of failure, one each, so that
 // a supervisor, a script and a person reading `systemctl status` can tell
@@ -40,6 +52,9 @@ var exitCodes = map[error]int{
 	app.ErrBackupExists:   13,
 	app.ErrUsage:          exitUsage,
 }
+
+// defaultConfig is the configuration file of a command given no --config.
+const defaultConfig = "config.yaml"
 
 // exitUsage ends a command that was asked wrongly.
 const exitUsage = 64
@@ -72,17 +87,22 @@ func newRootCommand() *cobra.Command {
 		Short:         "Jarvis, the Matrix bot people talk to and agents report to",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runJarvis(cmd.Context(), configPath)
 		},
 	}
-	root.PersistentFlags().StringVarP(&configPath, "config", "c", "config.yaml", "configuration file")
+	root.SetVersionTemplate(versionLine() + "\n")
+	configPath = defaultConfig
+	config := &configFlag{path: &configPath}
+	root.PersistentFlags().VarP(config, "config", "c", "configuration file")
 	root.AddCommand(
 		newCircuitBreakerCommand(&configPath),
 		newTokenCommand(&configPath),
 		newMigrateCommand(),
 		newBackupCommand(&configPath),
-		newConsoleCommand(),
+		newConsoleCommand(config),
+		newConfigCommand(&configPath),
 		&cobra.Command{
 			Use:   "run",
 			Short: "Run Jarvis (the default)",
@@ -93,10 +113,10 @@ func newRootCommand() *cobra.Command {
 		},
 		&cobra.Command{
 			Use:   "version",
-			Short: "Print the version",
+			Short: "Print the version, the commit and the build date",
 			Args:  cobra.NoArgs,
 			Run: func(cmd *cobra.Command, _ []string) {
-				fmt.Fprintln(cmd.OutOrStdout(), "jarvis", version)
+				fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			},
 		},
 	)
@@ -106,6 +126,7 @@ func newRootCommand() *cobra.Command {
 // runJarvis runs Jarvis until a signal, a failure, or `!sys restart`,
 // which starts the same binary again once the store is closed.
 func runJarvis(ctx context.Context, configPath string) error {
+	metrics.BuildInfo.WithLabelValues(version, commit, runtime.Version()).Set(1)
 	a, err := app.New(ctx, configPath, version)
 	if errors.Is(err, app.ErrStopped) {
 		return nil

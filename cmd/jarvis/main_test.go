@@ -74,7 +74,8 @@ func TestCLI(t *testing.T) {
 		wantOut  string
 		wantErr  string
 	}{
-		{"version", []string{"version"}, 0, "jarvis dev", ""},
+		{"version", []string{"version"}, 0, "jarvis dev (commit unknown, built unknown)", ""},
+		{"--version", []string{"--version"}, 0, "jarvis dev (commit unknown, built unknown)", ""},
 		{"an unknown command", []string{"nonsense"}, 64, "", `unknown command "nonsense" for "jarvis"`},
 		{"a configuration that does not load", []string{"--config", filepath.Join(dir, "missing.yaml"), "token", "list"}, 2, "",
 			"config file: open " + filepath.Join(dir, "missing.yaml")},
@@ -91,6 +92,17 @@ func TestCLI(t *testing.T) {
 		{"backup without --to", []string{"--config", cfgPath, "backup"}, 64, "", `required flag(s) "to" not set`},
 		{"a backup", []string{"--config", cfgPath, "backup", "--to", backup}, 0, "Wrote " + backup, ""},
 		{"a backup over the last", []string{"--config", cfgPath, "backup", "--to", backup}, 13, "", "--to " + backup + " exists: pass --force"},
+		{"the example configuration", []string{"config", "example"}, 0, "pickle_key: generate # example", ""},
+		{"a valid configuration", []string{"--config", cfgPath, "config", "check"}, 0, cfgPath + " is a valid configuration.", ""},
+		{"the example's placeholders", []string{"--config", "../../config/config.example.yaml", "config", "check"}, 2, "",
+			"homeserver.url: is still the example's value (https://matrix.example.org): write your own\n"},
+		{"run on the example", []string{"--config", "../../config/config.example.yaml", "run"}, 2, "",
+			"bot.allowed_users: is still the example's value ([@*:example.org]): write your own"},
+		{"console -x", []string{"console", "-c", cfgPath, "-x", "!ping", "--wait", "10s"}, 0, "pong", ""},
+		{"console -c as the command, as before", []string{"console", "--config", cfgPath, "-c", "!ping", "--wait", "10s"}, 0,
+			`jarvis: warning: -c is --config now; this release still runs "!ping" as a command, the next one will not: write -x "!ping"`, ""},
+		{"console -c as the configuration", []string{"console", "-c", filepath.Join(dir, "missing.yaml"), "-x", "!ping"}, 2, "",
+			"config file: open " + filepath.Join(dir, "missing.yaml")},
 		{"migrate without --from", []string{"migrate", "--to", "postgres://127.0.0.1:1/jarvis"}, 64, "", `required flag(s) "from" not set`},
 		{"migrate from no engine", []string{"migrate", "--from", "jarvis.db", "--to", "postgres://127.0.0.1:1/jarvis"}, 64, "",
 			`--from must be sqlite:LOCATION, not "jarvis.db"`},

@@ -58,6 +58,11 @@ func (s *Settings) Read(file io.Reader) error {
 	return s.v.ReadConfig(file)
 }
 
+// Get is the value of key: the environment's, the file's or the
+// example's, as read (a list from a file is a []any, from the environment
+// a string).
+func (s *Settings) Get(key string) any { return s.v.Get(key) }
+
 // IsSet says whether anything (the example, the file, the environment)
 // sets key.
 func (s *Settings) IsSet(key string) bool { return s.v.IsSet(key) }
@@ -82,38 +87,63 @@ func (s *Settings) Decode(key string, out any) error {
 // value, a list) is one default. A value marked ExampleMark counts as
 // empty.
 func Defaults(example []byte) (map[string]any, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(example, &doc); err != nil {
-		return nil, err
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("not a mapping of sections")
-	}
-	defaults := map[string]any{}
-	return defaults, addDefaults(defaults, "", doc.Content[0])
+	defaults, _, err := readExample(example)
+	return defaults, err
 }
 
-// addDefaults adds the keys of mapping m, under prefix, to defaults.
-func addDefaults(defaults map[string]any, prefix string, m *yaml.Node) error {
+// Placeholder is a value of an example file marked ExampleMark: what a
+// configuration copied from the example still holds where its author had
+// to write their own.
+type Placeholder struct {
+	// Key is the dotted path.
+	Key   string
+	Value any
+}
+
+// Placeholders are the example file's placeholders, in the file's order.
+func Placeholders(example []byte) ([]Placeholder, error) {
+	_, placeholders, err := readExample(example)
+	return placeholders, err
+}
+
+func readExample(example []byte) (defaults map[string]any, placeholders []Placeholder, err error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(example, &doc); err != nil {
+		return nil, nil, err
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, nil, errors.New("not a mapping of sections")
+	}
+	defaults = map[string]any{}
+	err = addDefaults(defaults, &placeholders, "", doc.Content[0])
+	return defaults, placeholders, err
+}
+
+// addDefaults adds the keys of mapping m, under prefix, to defaults, and
+// those marked ExampleMark, with their values, to placeholders.
+func addDefaults(defaults map[string]any, placeholders *[]Placeholder, prefix string, m *yaml.Node) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		key := prefix + strings.ToLower(k.Value)
-		switch {
-		case v.Kind == yaml.MappingNode:
-			if err := addDefaults(defaults, key+".", v); err != nil {
+		if v.Kind == yaml.MappingNode {
+			if err := addDefaults(defaults, placeholders, key+".", v); err != nil {
 				return err
 			}
+			continue
+		}
+		var value any
+		if err := v.Decode(&value); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		switch {
 		case strings.HasPrefix(k.LineComment, ExampleMark) || strings.HasPrefix(v.LineComment, ExampleMark):
+			*placeholders = append(*placeholders, Placeholder{Key: key, Value: value})
 			if v.Kind == yaml.SequenceNode {
 				defaults[key] = []any{}
 			} else {
 				defaults[key] = ""
 			}
 		default:
-			var value any
-			if err := v.Decode(&value); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
 			defaults[key] = value
 		}
 	}

@@ -129,6 +129,11 @@ type Deps struct {
 	// OnError, when set, hears the errors Run meets other than the lease
 	// being held by someone else (a database that does not answer).
 	OnError func(error)
+	// OnRound, when set, hears the end of every round of Run, whether the
+	// lease is held by this Jarvis: the loop every Jarvis, holder or
+	// standby, runs for as long as it lives is still going (systemd's
+	// watchdog).
+	OnRound func(held bool)
 }
 
 // New returns the lease service for one running Jarvis.
@@ -346,6 +351,9 @@ func (l *Lease) Run(ctx context.Context, onChange func(held bool, epoch int64)) 
 		if first || held != wasHeld || epoch != wasEpoch {
 			onChange(held, epoch)
 			first, wasHeld, wasEpoch = false, held, epoch
+		}
+		if l.deps.OnRound != nil {
+			l.deps.OnRound(held)
 		}
 		select {
 		case <-ctx.Done():

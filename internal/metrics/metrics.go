@@ -74,9 +74,32 @@ var (
 	}, []string{"reason"})
 )
 
+// What an operator asks first of a running Jarvis: which build it is, and
+// whether it is the one acting.
+var (
+	// BuildInfo is always 1, labelled with this build's version, commit
+	// and Go version.
+	BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "jarvis_build_info",
+		Help: "Always 1: this build's version, commit and Go version.",
+	}, []string{"version", "commit", "go_version"})
+	// LeaseHeld is 1 while this Jarvis holds the workspace lease (it acts:
+	// syncs, sends, runs the loops), 0 while it stands by.
+	LeaseHeld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "jarvis_lease_held",
+		Help: "1 while this Jarvis holds the workspace lease and acts, 0 while it stands by.",
+	})
+	// LeaseEpoch is the epoch of the lease this Jarvis last held or saw
+	// taken: it grows by one at every takeover.
+	LeaseEpoch = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "jarvis_lease_epoch",
+		Help: "Epoch of the workspace lease this Jarvis last held or saw; one more at every takeover.",
+	})
+)
+
 func init() {
 	Registry.MustRegister(MessagesHandled, MessagesLimited, Commands, SendErrors, NoticesSent, NoticesGivenUp, SyncLag, HTTPRequests, RateLimited,
-		Transactions, TransactionReruns,
+		Transactions, TransactionReruns, BuildInfo, LeaseHeld, LeaseEpoch,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
