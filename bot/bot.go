@@ -66,10 +66,6 @@ func (c Config) Validate() error {
 	if c.Encryption.Enabled && c.Encryption.PickleKey == "" {
 		return core.Invalid("bot.encryption.pickle_key", "is required while bot.encryption.enabled is true: a long random secret that protects the keys in the database")
 	}
-	if c.Encryption.Enabled && c.Encryption.PickleKey != GeneratePickleKey && len(c.Encryption.PickleKey) < MinPickleKey {
-		return core.Invalid("bot.encryption.pickle_key", "is %d characters, fewer than %d: write `generate` and Jarvis writes a fresh random key in its place on its next start",
-			len(c.Encryption.PickleKey), MinPickleKey)
-	}
 	if len(c.AllowedUsers) == 0 {
 		return core.Invalid("bot.allowed_users", "list at least one pattern, e.g. \"@*:example.org\"")
 	}

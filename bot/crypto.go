@@ -53,6 +53,9 @@ func (b *Bot) initCrypto(ctx context.Context) error {
 		if b.deps.DB == nil {
 			return errors.New("encryption is on but the bot has no database for its keys")
 		}
+		if err := b.checkPickleKeyLength(ctx); err != nil {
+			return err
+		}
 		helper, err := cryptohelper.NewCryptoHelper(b.Client, []byte(b.cfg.Encryption.PickleKey), b.deps.DB)
 		if err != nil {
 			return fmt.Errorf("set up encryption: %w", err)
@@ -178,4 +181,25 @@ func (b *Bot) encryptionState() []*event.Event {
 		StateKey: &stateKey,
 		Content:  event.Content{Parsed: &event.EncryptionEventContent{Algorithm: id.AlgorithmMegolmV1}},
 	}}
+}
+
+// checkPickleKeyLength refuses a pickle key shorter than MinPickleKey for
+// a database that holds no keys yet. A database whose keys were already
+// saved with a shorter key keeps it, with a warning at every start: the
+// key cannot change without losing them.
+func (b *Bot) checkPickleKeyLength(ctx context.Context) error {
+	key := b.cfg.Encryption.PickleKey
+	if len(key) >= MinPickleKey {
+		return nil
+	}
+	var accounts int
+	// No table yet is a fresh database too.
+	if err := b.deps.DB.QueryRow(ctx, "SELECT COUNT(*) FROM crypto_account").Scan(&accounts); err != nil || accounts == 0 {
+		return permanentError{core.Invalid("bot.encryption.pickle_key",
+			"is %d characters, fewer than %d: write `generate` and Jarvis writes a fresh random key in its place on its next start",
+			len(key), MinPickleKey)}
+	}
+	b.log.Warn().Int("characters", len(key)).Int("fewest", MinPickleKey).
+		Msg("bot.encryption.pickle_key is shorter than a new database accepts; this database's keys were saved with it, so it stays")
+	return nil
 }
