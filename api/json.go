@@ -41,6 +41,7 @@ var statusOf = []struct {
 	{core.ErrUnprocessable, http.StatusUnprocessableEntity},
 	{core.ErrBudgetExceeded, http.StatusTooManyRequests},
 	{core.ErrRateLimited, http.StatusTooManyRequests},
+	{core.ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{core.ErrLeaseHeld, http.StatusServiceUnavailable},
 	{core.ErrBreakerOpen, http.StatusLocked},
 }
@@ -65,7 +66,8 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 // WriteError answers with the status the error maps to and a JSON body
 // {"error": "...", "field": "..."} naming the field at fault when known, the
 // role needed (needs_role, token_agent) when a credential was refused, and
-// the breaker event (breaker_event) when a halted agent was.
+// the breaker event (breaker_event) when a halted agent was, and the
+// configuration key (limit) when a limit was reached.
 // Internal errors are logged and not shown.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	code := StatusOf(err)
@@ -80,6 +82,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		if re.TokenAgent != "" {
 			body["token_agent"] = re.TokenAgent
 		}
+	}
+	var le *core.LimitError
+	if errors.As(err, &le) {
+		body["limit"] = le.Key
 	}
 	var he *HaltedError
 	if errors.As(err, &he) {
