@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
@@ -82,7 +83,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"api.listen", cfg.API.Listen, ""},
 		{"api limits", fmt.Sprint(cfg.API.ReadTimeout, cfg.API.WriteTimeout, cfg.API.IdleTimeout, cfg.API.MaxHeaderBytes, cfg.API.MaxConnections),
 			"10s 30s 1m0s 16384 512"},
-		{"api.rate_limit", fmt.Sprint(cfg.API.RateLimit), "{{20000 2000} {20 40}}"},
+		{"api.rate_limit", fmt.Sprint(cfg.API.RateLimit), "{{10 100} {20 40}}"},
 		{"workspace.lease_ttl", cfg.Workspace.LeaseTTL.String(), "30s"},
 		{"breaker", fmt.Sprint(cfg.Breaker), fmt.Sprint(breaker.Config{OpenOn: []breaker.Trigger{
 			{Urgency: breaker.UrgencyCritical, Severity: breaker.SeverityAny}, {Urgency: breaker.UrgencyHigh, Severity: breaker.SeveritySafety}}})},
@@ -104,6 +105,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"fleet.crash_loop", fmt.Sprint(cfg.Fleet.CrashLoop), "{3 15m0s}"},
 		{"fleet.orchestrator", cfg.Fleet.Orchestrator, ""},
 		{"fleet.group_window", cfg.Fleet.GroupWindow.String(), "30s"},
+		// A fleet.Config built in code without a journal section gets
+		// fleet.DefaultJournal: the same.
+		{"fleet.journal", fmt.Sprint(cfg.Fleet.Journal), fmt.Sprint(fleet.DefaultJournal)},
 		// Values marked "# example" in config.example.yaml are no defaults.
 		{"bot.admins", fmt.Sprint(cfg.Bot.Admins), "[]"},
 		{"bot.access_token", cfg.Bot.AccessToken, ""},

@@ -1,5 +1,5 @@
--- v0 -> v33 (compatible with v33+): Latest revision
--- The schema that the numbered files 01 to 33 build, in one step, for an
+-- v0 -> v34 (compatible with v34+): Latest revision
+-- The schema that the numbered files 01 to 34 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -274,10 +274,15 @@ CREATE TABLE agent_journal (
 	evidence          TEXT             NOT NULL DEFAULT '[]',
 	sent_at           BIGINT           NOT NULL,
 	received_at       BIGINT           NOT NULL,
+	-- The entry's size in bytes (title, content, signature, evidence),
+	-- which the journal's limits (fleet.journal) count.
+	size              BIGINT           NOT NULL DEFAULT 0,
 	PRIMARY KEY (agent, cycle, entry_id)
 );
 CREATE INDEX agent_journal_recent_idx ON agent_journal (agent, received_at);
 CREATE INDEX agent_journal_received_idx ON agent_journal (received_at);
+-- What a cycle and an agent hold, and a cycle's pages, without the text.
+CREATE INDEX agent_journal_cycle_idx ON agent_journal (agent, cycle, received_at, entry_id, size);
 
 -- Things agents attest to; the window closes five minutes after opening.
 CREATE TABLE attestation_subject (
