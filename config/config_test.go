@@ -97,7 +97,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"retention", fmt.Sprint(cfg.Retention), fmt.Sprint(retention.Config{Outbox: 720 * time.Hour, Events: 720 * time.Hour,
 			Pending: 168 * time.Hour, Journal: 2160 * time.Hour, Approvals: 720 * time.Hour, Deleted: 720 * time.Hour,
 			Heartbeats: 2160 * time.Hour, Incidents: 2160 * time.Hour, Reminders: 720 * time.Hour, ConsumedEvents: 720 * time.Hour})},
-		{"approvals.remind_after", cfg.Approvals.RemindAfter.String(), "15m0s"},
+		{"approvals", fmt.Sprint(cfg.Approvals), "{15m0s 10 {30 1h0m0s}}"},
 		{"oncall.escalate_after", cfg.Oncall.EscalateAfter.String(), "15m0s"},
 		{"oncall.escalation", fmt.Sprint(cfg.Oncall.Escalation), "[]"},
 		{"oncall.remind_every", cfg.Oncall.RemindEvery.String(), "1h0m0s"},
