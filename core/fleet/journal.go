@@ -97,8 +97,15 @@ type AgentJournalEntry struct {
 	ReceivedAt time.Time
 }
 
+// MinJournalEntrySize is the least an entry counts for: its row and index
+// entries cost about that whatever its text, and it keeps the number of
+// entries an agent's bytes allow, which each new entry's count reads, in
+// the tens of thousands.
+const MinJournalEntrySize = 1 << 10
+
 // Size is the bytes the entry counts for against the journal's limits: its
-// title, content, signature and evidence.
+// title, content, signature and evidence, and at least
+// MinJournalEntrySize.
 func (e AgentJournalEntry) Size() int {
 	n := len(e.Title) + len(e.Content) + len(e.ContentSignature)
 	for _, ev := range e.Evidence {
@@ -107,7 +114,7 @@ func (e AgentJournalEntry) Size() int {
 			n += len(fmt.Sprint(ev.Value))
 		}
 	}
-	return n
+	return max(n, MinJournalEntrySize)
 }
 
 // JournalEvidence is one piece of verifiable evidence behind a journal

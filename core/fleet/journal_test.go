@@ -13,7 +13,7 @@ import (
 )
 
 // journalEntry is an entry of EVE's with content of n bytes: its size is
-// n plus 72 (a one-letter title and the signature).
+// n plus 72 (a one-letter title and the signature), and at least 1 KiB.
 func journalEntry(cycle, id string, n int) fleet.AgentJournalEntry {
 	content := strings.Repeat("a", n)
 	return fleet.AgentJournalEntry{Agent: "EVE", Cycle: cycle, EntryID: id, Title: "t", Content: content,
@@ -25,7 +25,7 @@ func journalEntry(cycle, id string, n int) fleet.AgentJournalEntry {
 // the entries before it stay as they were.
 func TestJournalLimits(t *testing.T) {
 	fx := newFleetFixture(t)
-	fx.cfg.Journal = fleet.JournalConfig{MaxEntryBytes: 200, MaxCycleEntries: 3, MaxCycleBytes: 500, MaxAgentBytes: 800,
+	fx.cfg.Journal = fleet.JournalConfig{MaxEntryBytes: 2000, MaxCycleEntries: 3, MaxCycleBytes: 3500, MaxAgentBytes: 7000,
 		PageSize: 10, MaxPageSize: 10}
 	fx.fleet = fx.newFleet(t)
 	ctx := context.Background()
@@ -35,16 +35,16 @@ func TestJournalLimits(t *testing.T) {
 		wantErr error
 		wantKey string
 	}{
-		{name: "an entry past max_entry_bytes", entry: journalEntry("C-1", "big", 129), wantErr: core.ErrTooLarge, wantKey: "fleet.journal.max_entry_bytes"},
-		{name: "first of C-1", entry: journalEntry("C-1", "a1", 1)},
+		{name: "an entry past max_entry_bytes", entry: journalEntry("C-1", "big", 1929), wantErr: core.ErrTooLarge, wantKey: "fleet.journal.max_entry_bytes"},
+		{name: "first of C-1, counted as 1 KiB", entry: journalEntry("C-1", "a1", 1)},
 		{name: "second of C-1", entry: journalEntry("C-1", "a2", 1)},
 		{name: "third of C-1", entry: journalEntry("C-1", "a3", 1)},
 		{name: "a fourth in C-1", entry: journalEntry("C-1", "a4", 1), wantErr: core.ErrRateLimited, wantKey: "fleet.journal.max_cycle_entries"},
-		{name: "first of C-2", entry: journalEntry("C-2", "b1", 100)},
-		{name: "second of C-2", entry: journalEntry("C-2", "b2", 100)},
-		{name: "past C-2's bytes", entry: journalEntry("C-2", "b3", 100), wantErr: core.ErrTooLarge, wantKey: "fleet.journal.max_cycle_bytes"},
-		{name: "first of C-3", entry: journalEntry("C-3", "c1", 100)},
-		{name: "past EVE's bytes", entry: journalEntry("C-3", "c2", 100), wantErr: core.ErrTooLarge, wantKey: "fleet.journal.max_agent_bytes"},
+		{name: "first of C-2", entry: journalEntry("C-2", "b1", 1100)},
+		{name: "second of C-2", entry: journalEntry("C-2", "b2", 1100)},
+		{name: "past C-2's bytes", entry: journalEntry("C-2", "b3", 1100), wantErr: core.ErrTooLarge, wantKey: "fleet.journal.max_cycle_bytes"},
+		{name: "first of C-3", entry: journalEntry("C-3", "c1", 1100)},
+		{name: "past EVE's bytes", entry: journalEntry("C-3", "c2", 1100), wantErr: core.ErrTooLarge, wantKey: "fleet.journal.max_agent_bytes"},
 	}
 	for _, s := range steps {
 		_, err := fx.fleet.AppendJournal(ctx, s.entry)

@@ -276,8 +276,8 @@ CREATE TABLE agent_journal (
 	evidence          TEXT             NOT NULL DEFAULT '[]',
 	sent_at           BIGINT           NOT NULL,
 	received_at       BIGINT           NOT NULL,
-	-- The entry's size in bytes (title, content, signature, evidence),
-	-- which the journal's limits (fleet.journal) count.
+	-- The entry's size in bytes (title, content, signature, evidence; at
+	-- least 1 KiB), which the journal's limits (fleet.journal) count.
 	size              BIGINT           NOT NULL DEFAULT 0,
 	PRIMARY KEY (agent, cycle, entry_id)
 );
