@@ -260,11 +260,21 @@ func TestJournalFlood(t *testing.T) {
 		t.Errorf("C-1 read in %d pages holding %d entries, want 3 pages and 139", pages, len(seen))
 	}
 	code, body := api.callWith(t, zeus, http.MethodGet, "/api/agents/journal?agent=EVE&cycle=C-1", nil)
-	if n := len(body["entries"].([]any)); code != http.StatusOK || n != 100 || body["next_cursor"] == nil {
-		t.Errorf("a read without a limit: %d, %d entries, next %v; want fleet.journal.page_size (100) and a cursor", code, n, body["next_cursor"])
+	if n := len(body["entries"].([]any)); code != http.StatusOK || n != 50 || body["next_cursor"] == nil {
+		t.Errorf("a read without a limit: %d, %d entries, next %v; want fleet.journal.page_size (50) and a cursor", code, n, body["next_cursor"])
 	}
-	if code, body := api.callWith(t, zeus, http.MethodGet, "/api/agents/journal?agent=EVE&cycle=C-1&limit=501", nil); code != http.StatusBadRequest || body["field"] != "limit" {
-		t.Errorf("a page of 501: %d %v, want 400 naming limit", code, body)
+	if code, body := api.callWith(t, zeus, http.MethodGet, "/api/agents/journal?agent=EVE&cycle=C-1&limit=101", nil); code != http.StatusBadRequest || body["field"] != "limit" {
+		t.Errorf("a page of 101: %d %v, want 400 naming limit", code, body)
+	}
+
+	// Six readers at once, each asking for the largest page there is.
+	rssBefore, _ = procStatusKB(j.cmd.Process.Pid, "VmRSS")
+	reads := tally(burst(api.base, zeus, http.MethodGet, "/api/agents/journal?agent=EVE&cycle=C-1&limit=100", 6, nil,
+		func(int) any { return nil }))
+	rssAfter, _ = procStatusKB(j.cmd.Process.Pid, "VmRSS")
+	t.Logf("six reads of the largest page at once: %v; Jarvis's RSS %.0f → %.0f MB", reads, rssBefore/1024, rssAfter/1024)
+	if reads["200"] != 6 {
+		t.Errorf("six reads answered %v, want 200 each", reads)
 	}
 }
 

@@ -44,7 +44,7 @@ type JournalConfig struct {
 // DefaultJournal is the fleet.journal section of config.example.yaml,
 // which a Config built in code without one (as tests build it) gets.
 var DefaultJournal = JournalConfig{MaxEntryBytes: 16 << 10, MaxCycleEntries: 1000, MaxCycleBytes: 4 << 20,
-	MaxAgentBytes: 64 << 20, PageSize: 100, MaxPageSize: 500}
+	MaxAgentBytes: 64 << 20, PageSize: 50, MaxPageSize: 100}
 
 // orDefault is c, or DefaultJournal when c is the zero section.
 func (c JournalConfig) orDefault() JournalConfig {
