@@ -245,14 +245,24 @@ func (h *fleetAPI) postJournal(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// getJournal answers a page of a cycle's entries: limit of them (at most
+// fleet.journal.max_page_size; fleet.journal.page_size when not given)
+// from cursor, and next_cursor, which reads the next page, while one
+// follows.
 func (h *fleetAPI) getJournal(w http.ResponseWriter, r *http.Request) {
-	entries, err := h.fleet.Journal(r.Context(), r.URL.Query().Get("agent"), r.URL.Query().Get("cycle"))
+	limit, err := tripwireQueryInt(r, "limit", 0)
 	if err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	out := make([]journalEntryJSON, len(entries))
-	for i, e := range entries {
+	q := r.URL.Query()
+	page, err := h.fleet.Journal(r.Context(), q.Get("agent"), q.Get("cycle"), limit, q.Get("cursor"))
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	out := make([]journalEntryJSON, len(page.Entries))
+	for i, e := range page.Entries {
 		evidence := make([]evidenceJSON, len(e.Evidence))
 		for j, ev := range e.Evidence {
 			evidence[j] = evidenceJSON(ev)
@@ -263,7 +273,11 @@ func (h *fleetAPI) getJournal(w http.ResponseWriter, r *http.Request) {
 			Timestamp: apiTime(e.Timestamp), ReceivedAt: apiTime(e.ReceivedAt),
 		}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "entries": out})
+	body := map[string]any{"ok": true, "entries": out}
+	if page.Next != "" {
+		body["next_cursor"] = page.Next
+	}
+	WriteJSON(w, http.StatusOK, body)
 }
 
 type attestationRequest struct {

@@ -44,6 +44,7 @@ var statusOf = []struct {
 	{core.ErrUnprocessable, http.StatusUnprocessableEntity},
 	{core.ErrBudgetExceeded, http.StatusPaymentRequired},
 	{core.ErrRateLimited, http.StatusTooManyRequests},
+	{core.ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{core.ErrLeaseHeld, http.StatusServiceUnavailable},
 	{core.ErrBreakerOpen, http.StatusLocked},
 }
@@ -71,7 +72,8 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 // did not validate. Members beyond those say more about some refusals:
 // needs_role and token_agent for a credential refused, agent and
 // breaker_event for a halted agent, holder and epoch for a standby, and any
-// an error adds as a ProblemMembers. Every problem also carries ok: false,
+// an error adds as a ProblemMembers (limit_key, the configuration key, for a
+// limit reached). Every problem also carries ok: false,
 // error (the detail) and, for a bad field, field (the first), which agents
 // written before problem details read. Internal errors are logged and not
 // shown.
@@ -106,6 +108,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		if re.TokenAgent != "" {
 			body["token_agent"] = re.TokenAgent
 		}
+	}
+	var le *core.LimitError
+	if errors.As(err, &le) {
+		body["limit_key"] = le.Key
 	}
 	var he *HaltedError
 	if errors.As(err, &he) {

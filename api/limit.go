@@ -1,7 +1,6 @@
 package api
 
 import (
-	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -42,7 +41,8 @@ func (s *Server) limit(next http.Handler) http.Handler {
 			secs := max(1, int(math.Ceil(wait.Seconds())))
 			metrics.RateLimited.WithLabelValues(kind).Inc()
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			WriteError(w, r, fmt.Errorf("%w: too many requests from this %s; retry after %d s", core.ErrRateLimited, kind, secs))
+			WriteError(w, r, core.OverLimit(core.ErrRateLimited, "api.rate_limit."+kind,
+				"too many requests from this %s; retry after %d s", kind, secs))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -67,9 +67,12 @@ func TestRateLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var body struct{ Error string }
+		var body struct {
+			Error    string
+			LimitKey string `json:"limit_key"`
+		}
 		_ = json.NewDecoder(resp.Body).Decode(&body)
-		return resp.StatusCode, resp.Header.Get("Retry-After"), body.Error
+		return resp.StatusCode, resp.Header.Get("Retry-After"), body.Error + " [" + body.LimitKey + "]"
 	}
 	steps := []struct {
 		name, method, path, token string
@@ -95,8 +98,12 @@ func TestRateLimit(t *testing.T) {
 		if code != st.code || retry != st.retryAfter {
 			t.Fatalf("%s: %d Retry-After %q (%s), want %d Retry-After %q", st.name, code, retry, msg, st.code, st.retryAfter)
 		}
-		if code == 429 && !strings.Contains(msg, "rate limited") {
-			t.Errorf("%s: 429 says %q, want it to say rate limited", st.name, msg)
+		kind := "address"
+		if st.token == token {
+			kind = "credential"
+		}
+		if code == 429 && (!strings.Contains(msg, "rate limited") || !strings.Contains(msg, "[api.rate_limit."+kind+"]")) {
+			t.Errorf("%s: 429 says %q, want it to say rate limited and name api.rate_limit.%s", st.name, msg, kind)
 		}
 	}
 	if n := handled.Load(); n != 4 {

@@ -225,6 +225,7 @@ func TestStatusOf(t *testing.T) {
 		{core.ErrGone, 410},
 		{core.ErrUnprocessable, 422},
 		{core.ErrRateLimited, 429},
+		{core.OverLimit(core.ErrTooLarge, "fleet.journal.max_entry_bytes", "big"), 413},
 		{core.ErrForbidden, 403},
 		{core.ErrBreakerOpen, 423},
 		{errors.New("disk"), 500},

@@ -110,12 +110,15 @@ func (e *Event) Reply(format string, args ...any) {
 	})
 }
 
-// Send enqueues a notice caused by this command. Its key is derived from
-// the event ID unless set, so a redelivered event never sends twice.
+// Send enqueues a notice caused by this command, in the outbox's urgent
+// lane: a person waiting for an answer never waits behind agents' notices.
+// Its key is derived from the event ID unless set, so a redelivered event
+// never sends twice.
 func (e *Event) Send(n core.Notice) {
 	if e.err != nil {
 		return
 	}
+	n.Urgent = true
 	e.replies++
 	if n.TargetEvent == e.EventID && n.RoomID == e.RoomID {
 		n.ThreadRoot = e.ThreadRoot

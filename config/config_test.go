@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
@@ -82,7 +83,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"api.listen", cfg.API.Listen, ""},
 		{"api limits", fmt.Sprint(cfg.API.ReadTimeout, cfg.API.WriteTimeout, cfg.API.IdleTimeout, cfg.API.MaxHeaderBytes, cfg.API.MaxConnections),
 			"10s 30s 1m0s 16384 512"},
-		{"api.rate_limit", fmt.Sprint(cfg.API.RateLimit), "{{20000 2000} {20 40}}"},
+		{"api.rate_limit", fmt.Sprint(cfg.API.RateLimit), "{{10 100} {20 40}}"},
 		{"workspace.lease_ttl", cfg.Workspace.LeaseTTL.String(), "30s"},
 		{"breaker", fmt.Sprint(cfg.Breaker), fmt.Sprint(breaker.Config{OpenOn: []breaker.Trigger{
 			{Urgency: breaker.UrgencyCritical, Severity: breaker.SeverityAny}, {Urgency: breaker.UrgencyHigh, Severity: breaker.SeveritySafety}}})},
@@ -103,6 +104,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"approvals.approvers", fmt.Sprint(cfg.Approvals.Approvers), "[]"},
 		{"approvals.deadline_may_approve", fmt.Sprint(cfg.Approvals.DeadlineMayApprove), "false"},
 		{"approvals.min_approve_deadline", cfg.Approvals.MinApproveDeadline.String(), "1h0m0s"},
+		{"approvals.max_open", fmt.Sprint(cfg.Approvals.MaxOpen), "10"},
+		{"approvals.rate", fmt.Sprint(cfg.Approvals.Rate), "{30 1h0m0s}"},
 		{"oncall.escalate_after", cfg.Oncall.EscalateAfter.String(), "15m0s"},
 		{"oncall.escalation", fmt.Sprint(cfg.Oncall.Escalation), "[]"},
 		{"oncall.remind_every", cfg.Oncall.RemindEvery.String(), "1h0m0s"},
@@ -110,6 +113,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"fleet.crash_loop", fmt.Sprint(cfg.Fleet.CrashLoop), "{3 15m0s}"},
 		{"fleet.orchestrator", cfg.Fleet.Orchestrator, ""},
 		{"fleet.group_window", cfg.Fleet.GroupWindow.String(), "30s"},
+		// A fleet.Config built in code without a journal section gets
+		// fleet.DefaultJournal: the same.
+		{"fleet.journal", fmt.Sprint(cfg.Fleet.Journal), fmt.Sprint(fleet.DefaultJournal)},
 		// Values marked "# example" in config.example.yaml are no defaults.
 		{"bot.admins", fmt.Sprint(cfg.Bot.Admins), "[]"},
 		{"bot.access_token", cfg.Bot.AccessToken, ""},

@@ -52,6 +52,9 @@ var (
 	ErrBudgetExceeded = errors.New("priority budget exceeded")
 	// ErrExpired means the thing acted on (a proposal, a question) has expired.
 	ErrExpired = errors.New("expired")
+	// ErrTooLarge means the input, or what it would add to, is larger than
+	// a configured size allows; nothing was stored.
+	ErrTooLarge = errors.New("too large")
 )
 
 // FieldError names the field of an input that is wrong and why.
@@ -88,3 +91,23 @@ func (r *Refusal) Error() string { return r.Err.Error() + ": " + r.Reason }
 
 // Unwrap makes a Refusal its sentinel.
 func (r *Refusal) Unwrap() error { return r.Err }
+
+// LimitError is a refusal because a configured limit was reached: Key is
+// the configuration key that sets it, which the refusal names so that
+// whoever reached it knows what to ask the operator for. Err is
+// ErrTooLarge for a size, ErrRateLimited for a rate or a count.
+type LimitError struct {
+	Err    error
+	Key    string
+	Reason string
+}
+
+// OverLimit builds a LimitError of the sentinel err for the key.
+func OverLimit(err error, key, format string, args ...any) error {
+	return &LimitError{Err: err, Key: key, Reason: fmt.Sprintf(format, args...)}
+}
+
+func (e *LimitError) Error() string { return fmt.Sprintf("%s: %s (%s)", e.Err, e.Reason, e.Key) }
+
+// Unwrap makes a LimitError its sentinel.
+func (e *LimitError) Unwrap() error { return e.Err }

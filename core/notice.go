@@ -59,6 +59,11 @@ type Notice struct {
 	// outbox blanks its body as soon as it is sent, keeping the row. The
 	// store records it in the key, as SecretKeyPrefix + Key.
 	Secret bool
+	// Urgent puts the notice in the outbox's urgent lane, which the sender
+	// empties first: a command's reply and a halt never wait behind a
+	// flood of other notices. Within a lane a destination's notices go
+	// out in order; across lanes an urgent one may overtake.
+	Urgent bool
 }
 
 // ConsolePrefix starts a room or a recipient that is the operator's

@@ -33,23 +33,33 @@ func (e OutboxEntry) Destination() string {
 	return "user:" + e.ToUser
 }
 
+// lane is one destination's queue of urgent, or of other, notices.
+type lane struct {
+	destination string
+	urgent      bool
+}
+
 // PlanBatches decides what to send next from the waiting entries, given in
-// outbox order. Notices of one destination go out in order, so only the
-// head of each destination is considered; a head still backing off holds
-// its destination back. Consecutive coalescible messages at the head merge.
+// outbox order. Each destination has two lanes, the urgent notices and the
+// others, and the urgent lanes' batches come first. Notices of one lane go
+// out in order, so only the head of each lane is considered; a head still
+// backing off holds its lane back. Consecutive coalescible messages at the
+// head merge.
 func PlanBatches(waiting []OutboxEntry, now time.Time) []Batch {
-	byDest := map[string][]OutboxEntry{}
-	var order []string
+	byLane := map[lane][]OutboxEntry{}
+	var urgent, others []lane
 	for _, e := range waiting {
-		d := e.Destination()
-		if _, ok := byDest[d]; !ok {
-			order = append(order, d)
+		l := lane{destination: e.Destination(), urgent: e.Urgent}
+		if _, ok := byLane[l]; !ok && l.urgent {
+			urgent = append(urgent, l)
+		} else if !ok {
+			others = append(others, l)
 		}
-		byDest[d] = append(byDest[d], e)
+		byLane[l] = append(byLane[l], e)
 	}
 	var batches []Batch
-	for _, d := range order {
-		queue := byDest[d]
+	for _, l := range append(urgent, others...) {
+		queue := byLane[l]
 		head := queue[0]
 		if head.NextAttempt.After(now) {
 			continue

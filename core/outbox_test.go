@@ -20,6 +20,11 @@ func TestPlanBatches(t *testing.T) {
 	batched.BatchKey = "batch:b1"
 	batched2 := msg("b2", "!a", true)
 	batched2.BatchKey = "batch:b1"
+	urgent := func(key, room string) core.OutboxEntry {
+		e := msg(key, room, true)
+		e.Urgent = true
+		return e
+	}
 
 	tests := []struct {
 		name    string
@@ -39,6 +44,13 @@ func TestPlanBatches(t *testing.T) {
 			[][]string{{"y"}}, []string{"y"}},
 		{"a fixed batch is resent as it was", []core.OutboxEntry{batched, batched2, msg("c", "!a", true)},
 			[][]string{{"b1", "b2"}}, []string{"batch:b1"}},
+		{"an urgent notice goes first, beside the flood's head, and merges only with urgent ones",
+			[]core.OutboxEntry{msg("f1", "!a", true), msg("f2", "!a", true), urgent("u1", "!a"), msg("f3", "!a", true), urgent("u2", "!a")},
+			[][]string{{"u1", "u2"}, {"f1", "f2", "f3"}}, []string{"batch:u1", "batch:f1"}},
+		{"an urgent head backing off holds only its lane back", []core.OutboxEntry{
+			func() core.OutboxEntry { e := urgent("u1", "!a"); e.NextAttempt = now.Add(time.Minute); return e }(),
+			urgent("u2", "!a"), msg("f1", "!a", false)},
+			[][]string{{"f1"}}, []string{"f1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

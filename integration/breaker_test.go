@@ -45,6 +45,12 @@ func (a agentAPI) call(t *testing.T, method, path string, body any) (int, map[st
 // callWith sends a request bearing token and decodes the JSON answer.
 func (a agentAPI) callWith(t *testing.T, token, method, path string, body any) (int, map[string]any) {
 	t.Helper()
+	return a.callWithHeaders(t, token, method, path, nil, body)
+}
+
+// callWithHeaders is callWith with more request headers.
+func (a agentAPI) callWithHeaders(t *testing.T, token, method, path string, headers map[string]string, body any) (int, map[string]any) {
+	t.Helper()
 	var reader *bytes.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
@@ -61,6 +67,9 @@ func (a agentAPI) callWith(t *testing.T, token, method, path string, body any) (
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,11 @@ import (
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
+// workloadRate is the requests a second, per token, that a Jarvis under a
+// workload takes (api.rate_limit.credential.per_second; a tenth of it at
+// once): the workload's agents report as fast as they are answered.
+const workloadRate = 20000
+
 // loadSetup is a Jarvis made ready for a workload.
 type loadSetup struct {
 	// Agents is how many agents the fleet lists (wl000, …), each with a
@@ -72,7 +77,10 @@ func newLoaded(t testing.TB, s loadSetup) *loaded {
 	}
 	addr := cardAPIListen(t)
 	l.api = "http://" + addr
-	extra := fmt.Sprintf("api:\n  listen: %s\n  metrics_token: %s\n  profiling: %t\n", addr, metricsToken, s.Profiling)
+	// The workload drives each agent's token as fast as Jarvis answers
+	// it, far past api.rate_limit.credential's default: it sets its own.
+	extra := fmt.Sprintf("api:\n  listen: %s\n  metrics_token: %s\n  profiling: %t\n  rate_limit:\n    credential: {per_second: %d, burst: %d}\n",
+		addr, metricsToken, s.Profiling, workloadRate, workloadRate/10)
 	if s.Agents > 0 {
 		extra += workload.FleetYAML(l.agents, s.Cadence)
 	}

@@ -26,7 +26,11 @@ const (
 		SELECT ` + approvalColumns + ` FROM approval
 		WHERE status = 'pending' AND deadline > 0 AND deadline <= $1 ORDER BY deadline LIMIT $2`
 	pendingApprovalsQuery = `SELECT ` + approvalColumns + ` FROM approval WHERE status = 'pending' ORDER BY requested_at, id`
-	moveApproverQuery     = `
+	countApprovalsQuery   = `
+		SELECT COALESCE(SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN requested_at > $2 THEN 1 ELSE 0 END), 0)
+		FROM approval WHERE agent = $1 AND (status = 'pending' OR requested_at > $2)`
+	moveApproverQuery = `
 		UPDATE approval SET approver = CASE WHEN approver = $1 THEN $2 ELSE approver END, asked = REPLACE(asked, $3, $4)
 		WHERE status = 'pending' AND (approver = $1 OR asked LIKE $5)`
 )
@@ -126,4 +130,14 @@ func (q *ApprovalQuery) MoveApprover(ctx context.Context, from, to string) (int,
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// CountApprovals says how many of the agent's requests are pending, and how
+// many it made after since.
+func (q *ApprovalQuery) CountApprovals(ctx context.Context, agent string, since time.Time) (pending, recent int, err error) {
+	err = q.db.QueryRow(ctx, countApprovalsQuery, agent, since.UnixMilli()).Scan(&pending, &recent)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count the approval requests of %s: %w", agent, err)
+	}
+	return pending, recent, nil
 }

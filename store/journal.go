@@ -16,12 +16,23 @@ import (
 
 const (
 	appendJournalQuery = `
-		INSERT INTO agent_journal (agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		INSERT INTO agent_journal (agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at, size)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (agent, cycle, entry_id) DO NOTHING`
 	journalEntriesQuery = `
 		SELECT agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at
 		FROM agent_journal WHERE agent = $1 AND cycle = $2 ORDER BY received_at, entry_id`
+	// journalPageQuery reads on after the position ($3, $4); -1 is before
+	// every entry.
+	journalPageQuery = `
+		SELECT agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at
+		FROM agent_journal WHERE agent = $1 AND cycle = $2 AND (received_at > $3 OR (received_at = $3 AND entry_id > $4))
+		ORDER BY received_at, entry_id LIMIT $5`
+	// journalUsageQuery reads agent_journal_cycle_idx alone.
+	journalUsageQuery = `
+		SELECT COALESCE(SUM(CASE WHEN cycle = $2 THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN cycle = $2 THEN size ELSE 0 END), 0),
+			COALESCE(SUM(size), 0)
+		FROM agent_journal WHERE agent = $1`
 	// The evidence column holds the JSON that AppendJournal writes, in
 	// which each piece's type is written as "type":"…"; the pattern finds
 	// the entries that may carry one type, and scanning checks.
@@ -79,7 +90,7 @@ func (q *AgentJournalQuery) AppendJournal(ctx context.Context, e fleet.AgentJour
 		return fmt.Errorf("journal entry %q evidence: %w", e.EntryID, err)
 	}
 	res, err := q.db.Exec(ctx, appendJournalQuery, e.Agent, e.Cycle, e.EntryID, e.Title, e.Content, e.ContentSignature,
-		e.SignalWeight, string(evidenceJSON), e.Timestamp.UnixMilli(), e.ReceivedAt.UnixMilli())
+		e.SignalWeight, string(evidenceJSON), e.Timestamp.UnixMilli(), e.ReceivedAt.UnixMilli(), e.Size())
 	if err != nil {
 		return err
 	}
@@ -93,6 +104,28 @@ func (q *AgentJournalQuery) AppendJournal(ctx context.Context, e fleet.AgentJour
 func (q *AgentJournalQuery) JournalEntries(ctx context.Context, agent, cycle string) ([]fleet.AgentJournalEntry, error) {
 	rows, err := q.db.Query(ctx, journalEntriesQuery, agent, cycle)
 	return dbutil.NewRowIterWithError(rows, scanJournalEntry, err).AsList()
+}
+
+// JournalPage lists up to limit of an agent's entries of a cycle in arrival
+// order, from the one after the position given.
+func (q *AgentJournalQuery) JournalPage(ctx context.Context, agent, cycle string, after fleet.JournalPosition, limit int) ([]fleet.AgentJournalEntry, error) {
+	at := int64(-1)
+	if after != (fleet.JournalPosition{}) {
+		at = after.ReceivedAt.UnixMilli()
+	}
+	rows, err := q.db.Query(ctx, journalPageQuery, agent, cycle, at, after.EntryID, limit)
+	return dbutil.NewRowIterWithError(rows, scanJournalEntry, err).AsList()
+}
+
+// JournalUsage says how many entries and bytes the agent's cycle holds,
+// and how many bytes all its cycles hold.
+func (q *AgentJournalQuery) JournalUsage(ctx context.Context, agent, cycle string) (fleet.JournalUsage, error) {
+	var u fleet.JournalUsage
+	err := q.db.QueryRow(ctx, journalUsageQuery, agent, cycle).Scan(&u.CycleEntries, &u.CycleBytes, &u.AgentBytes)
+	if err != nil {
+		return u, fmt.Errorf("journal usage of %s: %w", agent, err)
+	}
+	return u, nil
 }
 
 // JournalEntriesWithEvidence lists the entries that carry evidence of

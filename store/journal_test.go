@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,32 @@ func TestAgentJournal(t *testing.T) {
 	if err != nil || cycle != "C-285" || !at.Equal(t0.Add(4*time.Minute)) {
 		t.Errorf("LatestJournal() = %s, %v, %v; want C-285 at +4m", cycle, at, err)
 	}
-
+	size := entry("C-284", "a", t0).Size()
+	want := fleet.JournalUsage{CycleEntries: 2, CycleBytes: 2 * size, AgentBytes: 3 * size}
+	if used, err := s.AgentJournal().JournalUsage(ctx, "EVE", "C-284"); err != nil || used != want {
+		t.Errorf("JournalUsage(EVE, C-284) = %+v, %v; want %+v", used, err, want)
+	}
+	if used, err := s.AgentJournal().JournalUsage(ctx, "ZEUS", "C-284"); err != nil || used != (fleet.JournalUsage{}) {
+		t.Errorf("JournalUsage(ZEUS) = %+v, %v; want nothing", used, err)
+	}
+	// A page after b's position is empty; after a's it is b.
+	for _, tt := range []struct {
+		after fleet.JournalPosition
+		want  string
+	}{
+		{fleet.JournalPosition{}, "a b"},
+		{fleet.JournalPosition{ReceivedAt: t0.Add(time.Minute), EntryID: "a"}, "b"},
+		{fleet.JournalPosition{ReceivedAt: t0.Add(2 * time.Minute), EntryID: "b"}, ""},
+	} {
+		page, err := s.AgentJournal().JournalPage(ctx, "EVE", "C-284", tt.after, 10)
+		var ids []string
+		for _, e := range page {
+			ids = append(ids, e.EntryID)
+		}
+		if got := strings.Join(ids, " "); err != nil || got != tt.want {
+			t.Errorf("JournalPage(after %+v) = %q, %v; want %q", tt.after, got, err, tt.want)
+		}
+	}
 }
 
 // TestJournalEntriesWithEvidence: only the entries carrying evidence of the

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -16,16 +17,18 @@ import (
 
 const (
 	outboxColumns = `seq, key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce,
-		batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started, refusals, failed_at, thread_root`
+		batch_key, attempts, next_attempt, last_error, event_id, created_at, sent_at, attempt_started, refusals, failed_at, thread_root, lane`
 	// enqueueNoticesQuery inserts the rows of enqueueNoticeRow in place of
 	// %s and names those it wrote: a key already present is left alone.
 	enqueueNoticesQuery = `
-		INSERT INTO outbox (key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce, created_at, thread_root)
+		INSERT INTO outbox (key, room_id, to_user, kind, body, mentions, target_key, target_event, thread, coalesce, created_at, thread_root, lane)
 		VALUES %s
 		ON CONFLICT (key) DO NOTHING RETURNING key`
-	enqueueNoticeRow    = `($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)`
+	enqueueNoticeRow = `($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)`
+	// waitingNoticesQuery reads the urgent lane (0) first, so that a
+	// flood of other notices never keeps an urgent one out of the limit.
 	waitingNoticesQuery = `SELECT ` + outboxColumns + `
-		FROM outbox WHERE sent_at = 0 AND failed_at = 0 AND room_id NOT LIKE $2 AND to_user NOT LIKE $2 ORDER BY seq LIMIT $1`
+		FROM outbox WHERE sent_at = 0 AND failed_at = 0 AND room_id NOT LIKE $2 AND to_user NOT LIKE $2 ORDER BY lane, seq LIMIT $1`
 	noticeByKeyQuery = `SELECT ` + outboxColumns + ` FROM outbox WHERE key = $1`
 	assignBatchQuery = `UPDATE outbox SET batch_key = $1 WHERE key = $2 AND sent_at = 0`
 	markAttemptQuery = `UPDATE outbox SET attempt_started = $1 WHERE key = $2`
@@ -72,7 +75,7 @@ func (s *Store) Outbox() *Outbox {
 // notices) is not written, and the others are: the error is then
 // ErrDuplicate, naming the first such key.
 func (o *Outbox) Enqueue(ctx context.Context, notices ...core.Notice) error {
-	const perRow = 12
+	const perRow = 13
 	args := make([]any, 0, len(notices)*perRow)
 	keys := make([]string, len(notices))
 	now := time.Now().UnixMilli()
@@ -89,7 +92,7 @@ func (o *Outbox) Enqueue(ctx context.Context, notices ...core.Notice) error {
 		}
 		keys[i] = n.Key
 		args = append(args, n.Key, n.RoomID, n.ToUser, string(n.Kind), n.Body, string(mentions), n.Target, n.TargetEvent,
-			n.Thread, n.Coalesce, now, n.ThreadRoot)
+			n.Thread, n.Coalesce, now, n.ThreadRoot, laneOf(n.Urgent))
 	}
 	if len(notices) == 0 {
 		return nil
@@ -140,6 +143,20 @@ func (o *Outbox) Enqueue(ctx context.Context, notices ...core.Notice) error {
 	return nil
 }
 
+// The outbox's lanes: the sender reads the urgent lane first.
+const (
+	urgentLane = 0
+	otherLane  = 1
+)
+
+// laneOf is the lane of a notice.
+func laneOf(urgent bool) int {
+	if urgent {
+		return urgentLane
+	}
+	return otherLane
+}
+
 // WakeSender tells the sender to look at the outbox now; a wake-up it has
 // not taken yet is not doubled.
 func (o *Outbox) WakeSender() {
@@ -150,10 +167,13 @@ func (o *Outbox) WakeSender() {
 }
 
 // Waiting lists up to limit unsent notices for Matrix in outbox order:
-// the console's (core.ConsolePrefix) are left to it.
+// the console's (core.ConsolePrefix) are left to it. When more wait than
+// limit, the urgent ones are among those listed.
 func (o *Outbox) Waiting(ctx context.Context, limit int) ([]core.OutboxEntry, error) {
 	rows, err := o.db.Query(ctx, waitingNoticesQuery, limit, consolePattern)
-	return dbutil.NewRowIterWithError(rows, scanOutboxEntry, err).AsList()
+	waiting, err := dbutil.NewRowIterWithError(rows, scanOutboxEntry, err).AsList()
+	slices.SortFunc(waiting, func(a, b core.OutboxEntry) int { return cmp.Compare(a.Seq, b.Seq) })
+	return waiting, err
 }
 
 // Get returns the notice with the given key.
@@ -312,12 +332,14 @@ func scanOutboxEntry(row dbutil.Scannable) (core.OutboxEntry, error) {
 	var e core.OutboxEntry
 	var kind, mentions string
 	var nextAttempt, createdAt, sentAt, attemptStarted, failedAt int64
+	var lane int
 	err := row.Scan(&e.Seq, &e.Key, &e.RoomID, &e.ToUser, &kind, &e.Body, &mentions, &e.Target, &e.TargetEvent,
 		&e.Thread, &e.Coalesce, &e.BatchKey, &e.Attempts, &nextAttempt, &e.LastError, &e.EventID, &createdAt, &sentAt, &attemptStarted,
-		&e.Refusals, &failedAt, &e.ThreadRoot)
+		&e.Refusals, &failedAt, &e.ThreadRoot, &lane)
 	if err != nil {
 		return e, err
 	}
+	e.Urgent = lane == urgentLane
 	e.Kind = core.NoticeKind(kind)
 	e.Secret = strings.HasPrefix(e.Key, core.SecretKeyPrefix)
 	if err := json.Unmarshal([]byte(mentions), &e.Mentions); err != nil {

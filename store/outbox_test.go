@@ -284,3 +284,30 @@ func TestConcurrentFirstOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboxUrgentLaneFirst: the sender reads the urgent lane first, so an
+// urgent notice enqueued behind more notices than one read takes is read
+// at once, and kept urgent; the read lists in outbox order.
+func TestOutboxUrgentLaneFirst(t *testing.T) {
+	ctx := context.Background()
+	s := testdb.OpenStore(t, testEngine)
+	for i := range 10 {
+		if err := s.Outbox().Enqueue(ctx, core.Notice{Key: fmt.Sprintf("flood:%d", i), RoomID: "!room", Kind: core.NoticeMessage, Body: "flood"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Outbox().Enqueue(ctx, core.Notice{Key: "halt", RoomID: "!room", Kind: core.NoticeMessage, Body: "halted", Urgent: true}); err != nil {
+		t.Fatal(err)
+	}
+	waiting, err := s.Outbox().Waiting(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range waiting {
+		got = append(got, fmt.Sprintf("%s/%t", e.Key, e.Urgent))
+	}
+	if want := "flood:0/false flood:1/false halt/true"; strings.Join(got, " ") != want {
+		t.Errorf("waiting = %q, want %q", strings.Join(got, " "), want)
+	}
+}

@@ -153,10 +153,15 @@ type Store interface {
 	// instead of from, in every pending request that names or asks from,
 	// and says how many.
 	MoveApprover(ctx context.Context, from, to string) (int, error)
+	// CountApprovals says how many of the agent's requests are pending,
+	// and how many it made after since.
+	CountApprovals(ctx context.Context, agent string, since time.Time) (pending, recent int, err error)
 }
 
 // Config is the approvals section of the configuration: the operator's
-// policy of who decides, which no request can widen.
+// policy of who decides, which no request can widen, and how much one
+// agent may ask. In a Config built in code (as tests build it), a zero
+// MaxOpen or Rate.Count sets no limit.
 type Config struct {
 	// RemindAfter is how long a request waits before the wake router
 	// names it to the people asked, and again each time as long after.
@@ -172,12 +177,30 @@ type Config struct {
 	// MinApproveDeadline is how far ahead a deadline whose default
 	// approves must lie, so that people have time to answer.
 	MinApproveDeadline time.Duration
+	// MaxOpen is how many of one agent's requests may wait for an answer
+	// at once.
+	MaxOpen int
+	// Rate is how many requests one agent may make within a window.
+	Rate Rate
+}
+
+// Rate is a count of requests within a trailing window.
+type Rate struct {
+	Count  int
+	Window time.Duration
 }
 
 // Validate checks the section.
 func (c Config) Validate() error {
-	if c.RemindAfter < time.Minute {
+	switch {
+	case c.RemindAfter < time.Minute:
 		return core.Invalid("approvals.remind_after", "must be at least 1m, got %s", c.RemindAfter)
+	case c.MaxOpen < 1:
+		return core.Invalid("approvals.max_open", "must be at least 1, got %d", c.MaxOpen)
+	case c.Rate.Count < 1:
+		return core.Invalid("approvals.rate.count", "must be at least 1, got %d", c.Rate.Count)
+	case c.Rate.Window < time.Second:
+		return core.Invalid("approvals.rate.window", "must be at least 1s, got %s", c.Rate.Window)
 	}
 	for i, a := range c.Approvers {
 		if !isUserID(a) {
@@ -338,6 +361,9 @@ func (s *Service) Request(ctx context.Context, in Input) (a Approval, replayed b
 		case !errors.Is(err, core.ErrNotFound):
 			return err
 		}
+		if err := s.withinLimits(ctx, in.Agent, now); err != nil {
+			return err
+		}
 		a = Approval{ID: s.ids.Next(idPrefix, now), Key: in.Key, Fingerprint: fp, Agent: in.Agent, Action: in.Action,
 			Reason: in.Reason, Options: in.Options, Approver: in.Approver, Asked: slices.Clone(asked),
 			Deadline: in.Deadline, Default: in.Default, Status: Pending, RequestedAt: now}
@@ -357,6 +383,9 @@ func (s *Service) Request(ctx context.Context, in Input) (a Approval, replayed b
 		}
 		return s.trackRequest(ctx, a, notices[0])
 	})
+	if le := (*core.LimitError)(nil); errors.As(err, &le) {
+		s.tellRefused(ctx, in.Agent, le, now)
+	}
 	if err != nil {
 		return Approval{}, false, fmt.Errorf("request approval for %s: %w", in.Agent, err)
 	}
@@ -391,6 +420,42 @@ func (s *Service) checkPolicy(in Input, now time.Time) error {
 			core.HumanDuration(s.cfg.MinApproveDeadline))
 	}
 	return nil
+}
+
+// withinLimits refuses a new request of the agent's past approvals.max_open
+// or approvals.rate.
+func (s *Service) withinLimits(ctx context.Context, agent string, now time.Time) error {
+	if s.cfg.MaxOpen < 1 && s.cfg.Rate.Count < 1 {
+		return nil
+	}
+	pending, recent, err := s.deps.Store.CountApprovals(ctx, agent, now.Add(-s.cfg.Rate.Window))
+	switch {
+	case err != nil:
+		return err
+	case s.cfg.MaxOpen > 0 && pending >= s.cfg.MaxOpen:
+		return core.OverLimit(core.ErrRateLimited, "approvals.max_open",
+			"%s has %d requests waiting for an answer, the most an agent may; ask again once one is decided", agent, pending)
+	case s.cfg.Rate.Count > 0 && recent >= s.cfg.Rate.Count:
+		return core.OverLimit(core.ErrRateLimited, "approvals.rate",
+			"%s made %d requests within %s, the most an agent may", agent, recent, core.ClockDuration(s.cfg.Rate.Window))
+	}
+	return nil
+}
+
+// tellRefused tells the room, once per agent and limit within
+// approvals.rate.window, that the agent's requests are being refused: a
+// flood of them is this one line, not a relay each. The line is written
+// in a transaction of its own, as the refused request wrote nothing.
+func (s *Service) tellRefused(ctx context.Context, agent string, le *core.LimitError, now time.Time) {
+	window := max(s.cfg.Rate.Window, time.Minute)
+	key := fmt.Sprintf("approval-refused:%s:%s:%d", agent, le.Key, now.Truncate(window).Unix())
+	body := fmt.Sprintf("🚫 **%s** is asking for approval past `%s`: its further requests are refused (429) and not posted here. "+
+		"This is said once per %s.", core.EscapeMarkdown(agent), le.Key, core.ClockDuration(window))
+	// Telling is best effort: the refusal stands whether or not this line
+	// is written, and a second refusal in the window finds it written.
+	_ = s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		return s.deps.Outbox.Enqueue(ctx, core.Notice{Key: key, RoomID: s.deps.Room, Kind: core.NoticeMessage, Body: body, Coalesce: true})
+	})
 }
 
 // Adopt gives the pending requests a bridged puppet is the approver of,

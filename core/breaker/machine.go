@@ -955,6 +955,8 @@ func (b *Service) notifyTransition(ctx context.Context, seq int64, ev Event, rec
 
 func (b *Service) enqueue(ctx context.Context, notices []core.Notice) error {
 	for _, n := range notices {
+		// A halt, and what becomes of it, goes before any flood.
+		n.Urgent = true
 		if err := b.deps.Outbox.Enqueue(ctx, n); err != nil && !errors.Is(err, core.ErrDuplicate) {
 			return err
 		}

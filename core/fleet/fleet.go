@@ -74,6 +74,8 @@ type Config struct {
 	// GroupWindow is how close together silence alerts of one kind must
 	// come to be one message; 0 posts each on its own.
 	GroupWindow time.Duration
+	// Journal bounds agents' journals and the reads of them.
+	Journal JournalConfig
 }
 
 // Validate checks the config, naming the field at fault, e.g.
@@ -106,6 +108,9 @@ func (c Config) Validate() error {
 	if err := c.validateDependencies(seen); err != nil {
 		return err
 	}
+	if err := c.Journal.Validate(); err != nil {
+		return err
+	}
 	if c.CrashLoop.Restarts != 0 {
 		return c.CrashLoop.Validate()
 	}
@@ -120,6 +125,7 @@ type roster struct {
 	crashLoop CrashLoop
 	deps      dependencies
 	group     time.Duration
+	journal   JournalConfig
 	// since is when each agent was first expected to report: Jarvis's
 	// start, or the reload that added it.
 	since map[string]time.Time
@@ -297,7 +303,8 @@ func (f *Service) SetConfig(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}, group: cfg.GroupWindow}
+	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}, group: cfg.GroupWindow,
+		journal: cfg.Journal.orDefault()}
 	prev := f.roster.Load()
 	r.deps = cfg.dependencies()
 	for _, a := range cfg.Agents {

@@ -396,7 +396,8 @@ func TestAppendJournal(t *testing.T) {
 			if err != nil {
 				t.Fatalf("AppendJournal() = %v", err)
 			}
-			entries, err := fx.fleet.Journal(context.Background(), "EVE", "C-284")
+			page, err := fx.fleet.Journal(context.Background(), "EVE", "C-284", 0, "")
+			entries := page.Entries
 			if err != nil || len(entries) != 1 || entries[0].Title != "Tripwire check" || len(entries[0].Evidence) != 2 ||
 				entries[0].Evidence[1].Value != float64(0) || entries[0].Evidence[0].URL != good.Evidence[0].URL {
 				t.Errorf("journal = %+v, %v; want the one entry with its evidence", entries, err)
@@ -430,7 +431,8 @@ func TestJournalIsAppendOnlyPerEntryID(t *testing.T) {
 			}
 		})
 	}
-	entries, err := fx.fleet.Journal(ctx, "EVE", "C-284")
+	page, err := fx.fleet.Journal(ctx, "EVE", "C-284", 0, "")
+	entries := page.Entries
 	if err != nil || len(entries) != 2 || entries[0].Content != "one" || entries[1].Content != "two" {
 		t.Errorf("C-284 journal = %+v, %v; want the first entry unchanged and the second appended", entries, err)
 	}

@@ -1,5 +1,5 @@
--- v0 -> v33 (compatible with v33+): Latest revision
--- The schema that the numbered files 01 to 33 build, in one step, for an
+-- v0 -> v35 (compatible with v35+): Latest revision
+-- The schema that the numbered files 01 to 35 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -58,9 +58,6 @@ CREATE TABLE outbox (
 	failed_at       BIGINT  NOT NULL DEFAULT 0,
 	-- A reply to a message written in a thread goes into that thread: the
 	-- Matrix event ID of the thread's root ('' outside threads).
-	-- only: sqlite for next line
-	thread_root     TEXT    NOT NULL DEFAULT ''
-	-- only: postgres for next line
 	thread_root     TEXT    NOT NULL DEFAULT '',
 	-- On PostgreSQL a notice's seq is drawn when it is inserted, not when
 	-- its transaction commits, so each notice keeps the transaction that
@@ -68,9 +65,14 @@ CREATE TABLE outbox (
 	-- running when it last read (pg_snapshot_xmin). SQLite has one writer at
 	-- a time, whose notices commit in seq order, and reads by seq.
 	-- only: postgres for next line
-	txn             xid8    NOT NULL DEFAULT pg_current_xact_id()
+	txn             xid8    NOT NULL DEFAULT pg_current_xact_id(),
+	-- The lane: 0 for urgent notices (a command's reply, a halt), which
+	-- the sender sends before the others (1), so that they never wait
+	-- behind a flood.
+	lane            INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX outbox_pending_idx ON outbox (sent_at, seq);
+CREATE INDEX outbox_lane_idx ON outbox (sent_at, lane, seq);
 CREATE INDEX outbox_event_idx ON outbox (event_id);
 CREATE INDEX outbox_target_idx ON outbox (target_key);
 -- only: postgres for next line
@@ -274,10 +276,15 @@ CREATE TABLE agent_journal (
 	evidence          TEXT             NOT NULL DEFAULT '[]',
 	sent_at           BIGINT           NOT NULL,
 	received_at       BIGINT           NOT NULL,
+	-- The entry's size in bytes (title, content, signature, evidence; at
+	-- least 1 KiB), which the journal's limits (fleet.journal) count.
+	size              BIGINT           NOT NULL DEFAULT 0,
 	PRIMARY KEY (agent, cycle, entry_id)
 );
 CREATE INDEX agent_journal_recent_idx ON agent_journal (agent, received_at);
 CREATE INDEX agent_journal_received_idx ON agent_journal (received_at);
+-- What a cycle and an agent hold, and a cycle's pages, without the text.
+CREATE INDEX agent_journal_cycle_idx ON agent_journal (agent, cycle, received_at, entry_id, size);
 
 -- Things agents attest to; the window closes five minutes after opening.
 CREATE TABLE attestation_subject (
