@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,8 @@ func (s *Server) limit(next http.Handler) http.Handler {
 		p, err := s.authenticate(r)
 		if err == nil {
 			kind, l, key = "credential", s.limits.credential, p.ID
+		} else if bucket, ok := s.bearerBucket(r); ok {
+			kind, l, key = "credential", s.limits.credential, bucket
 		}
 		r = withAuthenticated(r, p, err)
 		if ok, wait := l.take(key, s.clock.Now()); !ok {
@@ -47,6 +50,21 @@ func (s *Server) limit(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerBucket is the bucket of the request's bearer token when one of
+// the LimitBearers knows it.
+func (s *Server) bearerBucket(r *http.Request) (string, bool) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		return "", false
+	}
+	for _, bucket := range s.bearers {
+		if key, ok := bucket(r.Context(), token); ok {
+			return key, true
+		}
+	}
+	return "", false
 }
 
 // addressKey is the bucket of a remote address: the IP, or for IPv6 its

@@ -184,7 +184,21 @@ type Server struct {
 	unknown unknownFields
 	// routes are the patterns registered, in order.
 	routes []string
+	// bearers name the holders of tokens that are no agent credential
+	// (a person's personal or feed token, the metrics token), each for a
+	// rate-limit bucket of its own; see limit.
+	bearers []BearerBucket
 }
+
+// BearerBucket names the rate-limit bucket of a bearer token that is not
+// an agent credential: ok is false for a token it does not know.
+type BearerBucket func(ctx context.Context, token string) (bucket string, ok bool)
+
+// LimitBearers gives the holders of the tokens bucket knows a rate-limit
+// bucket each, as the agents' credentials have (api.rate_limit.credential),
+// so that they do not spend the bucket of their remote address, which
+// health checks, metrics and everyone behind the same proxy share.
+func (s *Server) LimitBearers(bucket BearerBucket) { s.bearers = append(s.bearers, bucket) }
 
 // New builds the server with /healthz and /metrics; the owners of other
 // routes add them with Handle or HandleRole before Run. auth checks the
@@ -201,6 +215,11 @@ func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) 
 	// loopback listener of its own, else not at all, and the profiles
 	// only behind the token.
 	observe := map[string]http.Handler{}
+	if cfg.MetricsToken != "" {
+		s.LimitBearers(func(_ context.Context, token string) (string, bool) {
+			return "metrics", subtle.ConstantTimeCompare([]byte(token), []byte(cfg.MetricsToken)) == 1
+		})
+	}
 	if cfg.MetricsToken != "" || cfg.MetricsListen != "" {
 		observe["GET /metrics"] = promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
 	}

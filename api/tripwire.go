@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -34,6 +35,10 @@ func RegisterTripwires(s *Server, svc *tripwire.Service) {
 	} {
 		s.Handle(pattern, h.authenticate(fn))
 	}
+	s.LimitBearers(func(ctx context.Context, token string) (string, bool) {
+		scope, err := svc.CitizenForToken(ctx, token)
+		return "personal:" + scope, err == nil
+	})
 }
 
 // citizenHandler serves a request for the citizen whose token it carries.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -404,5 +405,53 @@ func TestTripwireAPISourceTrust(t *testing.T) {
 	rec := fx.do("PATCH", "/api/tripwires/"+created.ID, fx.alice, `{"rationale": "new", "rationale_trust": "native"}`, &patched)
 	if rec.Code != http.StatusOK || patched.SourceTrust != core.TrustExternal {
 		t.Errorf("PATCH = %d, source_trust %q; want 200 and external", rec.Code, patched.SourceTrust)
+	}
+}
+
+// TestPersonalTokenHasItsOwnBucket: a person's personal token draws from
+// a rate-limit bucket of its own (api.rate_limit.credential), so a person
+// spending theirs as fast as they can leaves their address's bucket, which
+// health checks, metrics and everyone behind the same proxy share, full;
+// a wrong token still draws from the address.
+func TestPersonalTokenHasItsOwnBucket(t *testing.T) {
+	ctx := context.Background()
+	st := testdb.OpenStore(t, store.SQLite)
+	svc := services.Wiring{Store: st, Clock: coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))}.
+		Tripwires(testconfig.Tripwires(), core.NewSourceRegistry())
+	mallory, _, err := svc.CreateToken(ctx, "@mallory:example.org", "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bucket refills by one every 1,000 s: none during the test.
+	slow := api.Rate{PerSecond: 0.001, Burst: 3}
+	server := api.New(api.Config{RateLimit: api.RateLimitConfig{Credential: slow, Address: slow}}, zerolog.Nop(),
+		func(context.Context) (api.Health, error) { return api.Health{}, nil }, nil)
+	api.RegisterTripwires(server, svc)
+	handler := checked(t, server)
+	call := func(path, token string) int {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	var codes []int
+	for range 5 {
+		codes = append(codes, call("/api/tripwires", mallory))
+	}
+	if want := []int{200, 200, 200, 429, 429}; !slices.Equal(codes, want) {
+		t.Errorf("mallory's five reads: %v, want %v (her own burst of 3)", codes, want)
+	}
+	if code := call("/healthz", ""); code != http.StatusOK {
+		t.Errorf("/healthz from mallory's address after her flood: %d, want 200", code)
+	}
+	codes = codes[:0]
+	for range 3 {
+		codes = append(codes, call("/api/tripwires", "jtw_not-a-token"))
+	}
+	if want := []int{401, 401, 429}; !slices.Equal(codes, want) {
+		t.Errorf("three wrong tokens: %v, want %v (the address's bucket, one spent by /healthz)", codes, want)
 	}
 }

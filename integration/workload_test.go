@@ -32,6 +32,9 @@ type loadSetup struct {
 	Store store.Config
 	// Profiling serves the Go profiles beside /metrics (api.profiling).
 	Profiling bool
+	// DefaultRate keeps api.rate_limit.credential at its default, for a
+	// workload at a workspace's pace rather than as fast as it is answered.
+	DefaultRate bool
 	// Extra is more configuration, as options.extra.
 	Extra string
 	// HS is the homeserver; nil means the package's.
@@ -79,8 +82,10 @@ func newLoaded(t testing.TB, s loadSetup) *loaded {
 	l.api = "http://" + addr
 	// The workload drives each agent's token as fast as Jarvis answers
 	// it, far past api.rate_limit.credential's default: it sets its own.
-	extra := fmt.Sprintf("api:\n  listen: %s\n  metrics_token: %s\n  profiling: %t\n  rate_limit:\n    credential: {per_second: %d, burst: %d}\n",
-		addr, metricsToken, s.Profiling, workloadRate, workloadRate/10)
+	extra := fmt.Sprintf("api:\n  listen: %s\n  metrics_token: %s\n  profiling: %t\n", addr, metricsToken, s.Profiling)
+	if !s.DefaultRate {
+		extra += fmt.Sprintf("  rate_limit:\n    credential: {per_second: %d, burst: %d}\n", workloadRate, workloadRate/10)
+	}
 	if s.Agents > 0 {
 		extra += workload.FleetYAML(l.agents, s.Cadence)
 	}
