@@ -93,7 +93,8 @@ func (h *hostile) start(t *testing.T, l *loaded, mallory *tesths.Person) {
 		i := n.Add(1)
 		code, _ := h.do(l.api, token, http.MethodPost, "/api/agents/journal", map[string]any{
 			"cycle": "flood", "entry_id": fmt.Sprintf("flood-%d", i), "title": "flood", "content": content,
-			"content_signature": "sha256:" + hex.EncodeToString(sum[:]), "signal_weight": 0.1})
+			"content_signature": "sha256:" + hex.EncodeToString(sum[:]), "signal_weight": 0.1,
+			"timestamp": time.Now().UTC().Format(time.RFC3339)})
 		return "POST /api/agents/journal", code
 	})
 	h.loop(6, func() (string, int) {
@@ -152,6 +153,9 @@ func (h *hostile) halt() map[string]int {
 	return h.codes
 }
 
+// requests numbers the requests hostile sends.
+var requests atomic.Int64
+
 // do sends one request and returns its status (0 when it got no answer)
 // and the start of its body.
 func (h *hostile) do(base, token, method, path string, body any) (int, string) {
@@ -169,6 +173,8 @@ func (h *hostile) do(base, token, method, path string, body any) (int, string) {
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
+	// Every request is a new one: an approval request needs its key.
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("hostile-%d", requests.Add(1)))
 	client := http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
