@@ -52,6 +52,10 @@ type AgentConfig struct {
 	Name string
 	// Cadence is how often the agent heartbeats; zero means DefaultCadence.
 	Cadence time.Duration
+	// Grace is how long past its expected time an agent's report may come
+	// before it counts as late; after a start signal, how long the job
+	// may run before it is late (the cadence when zero).
+	Grace time.Duration
 	// Posture says whether the agent's attestations must carry a posture
 	// ("required") or must not ("forbidden", the default when empty).
 	Posture string
@@ -87,6 +91,8 @@ func (c Config) Validate() error {
 			return core.Invalid(field+".name", "must be 1 to 64 letters, digits, '.', '_' or '-', not %q", a.Name)
 		case a.Cadence < 0 || (a.Cadence > 0 && a.Cadence < MinCadence):
 			return core.Invalid(field+".cadence", "must be at least %s (empty means %s), not %s", MinCadence, DefaultCadence, a.Cadence)
+		case a.Grace < 0:
+			return core.Invalid(field+".grace", "must not be negative (0 gives none), not %s", a.Grace)
 		case a.Posture != "" && a.Posture != PostureRequired && a.Posture != PostureForbidden:
 			return core.Invalid(field+".posture", "must be %q or %q, not %q", PostureRequired, PostureForbidden, a.Posture)
 		case a.Budget.Daily < 0 || math.IsNaN(a.Budget.Daily) || math.IsInf(a.Budget.Daily, 0):
@@ -146,6 +152,11 @@ type Heartbeat struct {
 	BootID string
 	// ReceivedAt is when Jarvis accepted it; set by RecordHeartbeat.
 	ReceivedAt time.Time
+	// Signal says what a script's ping reported: success (""),
+	// SignalStart or SignalFail.
+	Signal Signal
+	// ExitStatus is the exit status a failure reported, when it gave one.
+	ExitStatus *int
 }
 
 // HeartbeatReceipt is what an agent is told after its heartbeat is stored.
@@ -383,6 +394,12 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 	if hb.Timestamp.IsZero() {
 		hb.Timestamp = now
 	}
+	if hb.Signal == SignalFail {
+		hb.Mode = "red"
+		if hb.Notes == "" {
+			hb.Notes = failWhat(hb)
+		}
+	}
 	if err := validateHeartbeat(hb); err != nil {
 		return HeartbeatReceipt{}, err
 	}
@@ -394,7 +411,7 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 	if err != nil {
 		return HeartbeatReceipt{}, fmt.Errorf("record heartbeat of %s for %s: %w", hb.Agent, hb.Cycle, err)
 	}
-	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: hb.ReceivedAt.Add(a.Cadence), Breaker: breaker}, nil
+	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: nextExpected(a, hb), Breaker: breaker}, nil
 }
 
 func validateHeartbeat(hb Heartbeat) error {
@@ -403,6 +420,8 @@ func validateHeartbeat(hb Heartbeat) error {
 		return core.Invalid("cycle", "must be 1 to 128 letters, digits, '.', '_' or '-', such as C-284")
 	case math.IsNaN(hb.MII) || hb.MII < 0 || hb.MII > 1:
 		return core.Invalid("mii", "must be between 0 and 1, not %v", hb.MII)
+	case hb.Signal != SignalSuccess && hb.Signal != SignalStart && hb.Signal != SignalFail:
+		return core.Invalid("signal", "must be start or fail, not %q", hb.Signal)
 	case !modes[hb.Mode]:
 		return core.Invalid("mode_self_report", "must be green, yellow or red, not %q", hb.Mode)
 	case utf8.RuneCountInString(hb.Notes) > MaxHeartbeatNotes:
@@ -478,6 +497,9 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 					return err
 				}
 			}
+			if err := f.failureEpisode(ctx, st, b); err != nil {
+				return err
+			}
 			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
 				return err
 			}
@@ -525,7 +547,7 @@ func (f *Service) changed() {
 // silence had been announced the recovery notice is posted.
 func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBeat, first bool) (AgentState, error) {
 	hb := b.hb
-	if first && hb.Cycle != st.Cycle {
+	if first && hb.Cycle != st.Cycle && hb.Signal != SignalStart {
 		if !st.LastAt.IsZero() && !hb.ReceivedAt.After(st.NextExpectedBy) {
 			st.Streak++
 		} else {
@@ -539,7 +561,7 @@ func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBea
 		st.Announced = ""
 	}
 	st.GraceUntil = time.Time{}
-	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, hb.ReceivedAt.Add(b.agent.Cadence)
+	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, nextExpected(b.agent, hb)
 	st.MII, st.Mode, st.Notes = hb.MII, hb.Mode, hb.Notes
 	return st, nil
 }

@@ -23,11 +23,13 @@ type AgentReport struct {
 	Age            time.Duration
 	NextExpectedBy time.Time
 	Cadence        time.Duration
-	Missed         int
-	Streak         int
-	MII            float64
-	Mode           string
-	Notes          string
+	// Grace is how long past its expected time a report may come.
+	Grace  time.Duration
+	Missed int
+	Streak int
+	MII    float64
+	Mode   string
+	Notes  string
 	// JournalCount counts the agent's journal entries in its current cycle:
 	// the cycle of its most recent heartbeat or journal entry, whichever
 	// came last.
@@ -145,7 +147,7 @@ func (f *Service) reports(ctx context.Context, ros *roster, now time.Time, agent
 	cycles := map[string]string{}
 	for i, a := range agents {
 		st, reported := byAgent[a.Name]
-		r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline, Budget: a.Budget}
+		r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Grace: a.Grace, Presence: PresenceOffline, Budget: a.Budget}
 		cycle, cycleAt := "", time.Time{}
 		if reported {
 			r.Missed = missedHeartbeats(st, a.Cadence, now)
@@ -296,6 +298,9 @@ func renderFleetRow(r AgentReport) string {
 		fmt.Sprintf("streak %d", r.Streak),
 		fmt.Sprintf("MII %.2f", r.MII),
 		"mode " + core.EscapeMarkdown(r.Mode),
+	}
+	if r.Grace > 0 {
+		parts = append(parts, fmt.Sprintf("expected every %s, grace %s", core.HumanDuration(r.Cadence), core.HumanDuration(r.Grace)))
 	}
 	if spend := spendText(r); spend != "" {
 		parts = append(parts, spend)

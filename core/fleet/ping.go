@@ -1,0 +1,81 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Signal is what a script's ping says about its job, Healthchecks-style.
+type Signal string
+
+const (
+	// SignalSuccess is a plain ping or heartbeat: the job did its work.
+	SignalSuccess Signal = ""
+	// SignalStart says the job began: its success is expected within the
+	// agent's grace.
+	SignalStart Signal = "start"
+	// SignalFail says the job failed: the room is told once per failure
+	// episode, which the next success ends.
+	SignalFail Signal = "fail"
+)
+
+// kindFail is the kind of the incident a failure signal raises; failPrefix
+// starts its ID and its alert's key.
+const (
+	kindFail   = "fail"
+	failPrefix = "fail:"
+)
+
+// nextExpected is when the agent's next report is due after hb: its
+// cadence and grace later, or after a start, its grace later (its cadence
+// when it has none), the time the job may take.
+func nextExpected(a AgentConfig, hb Heartbeat) time.Time {
+	if hb.Signal == SignalStart {
+		if a.Grace > 0 {
+			return hb.ReceivedAt.Add(a.Grace)
+		}
+		return hb.ReceivedAt.Add(a.Cadence)
+	}
+	return hb.ReceivedAt.Add(a.Cadence + a.Grace)
+}
+
+// failureEpisode tells the room about a failure signal, once for the
+// failures that come until the next success, and resolves that alert at
+// the success. st is the agent's state before b: a failure leaves its mode
+// red, so only a report after a red one looks for an open failure.
+func (f *Service) failureEpisode(ctx context.Context, st AgentState, b queuedBeat) error {
+	hb := b.hb
+	if hb.Signal == SignalStart || (hb.Signal == SignalSuccess && st.Mode != "red") {
+		return nil
+	}
+	id, open, err := f.deps.Incidents.OpenIncident(ctx, kindFail, hb.Agent)
+	switch {
+	case err != nil:
+		return err
+	case hb.Signal == SignalFail && !open:
+		key := fmt.Sprintf("%s%s:%d", failPrefix, hb.Agent, hb.ReceivedAt.UnixNano())
+		return f.deps.Incidents.Raise(ctx, key, kindFail, hb.Agent, core.Notice{Key: key, RoomID: f.deps.Room,
+			Kind: core.NoticeMessage, Body: failText(hb)})
+	case hb.Signal == SignalSuccess && open:
+		return f.deps.Incidents.Resolve(ctx, id, fmt.Sprintf("✅ **%s** succeeded again at %s.",
+			core.EscapeMarkdown(hb.Agent), hb.ReceivedAt.UTC().Format("15:04 MST")))
+	}
+	return nil
+}
+
+// failText is the alert of a failure signal.
+func failText(hb Heartbeat) string {
+	return fmt.Sprintf("❌ **%s** %s at %s. Further failures are not posted; its next success resolves this.",
+		core.EscapeMarkdown(hb.Agent), failWhat(hb), hb.ReceivedAt.UTC().Format("15:04 MST"))
+}
+
+// failWhat says what a failure signal reported.
+func failWhat(hb Heartbeat) string {
+	if hb.ExitStatus != nil {
+		return fmt.Sprintf("failed with exit status %d", *hb.ExitStatus)
+	}
+	return "reported a failure"
+}
