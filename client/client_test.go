@@ -88,6 +88,15 @@ func TestClientReports(t *testing.T) {
 	if receipt, err := j.eve.Ping(ctx); err != nil || receipt.BreakerState != "closed" {
 		t.Fatalf("ping: %+v, %v", receipt, err)
 	}
+	for name, ping := range map[string]func(context.Context) (client.HeartbeatReceipt, error){
+		"start": j.eve.PingStart, "fail": j.eve.PingFail,
+		"exit 1": func(ctx context.Context) (client.HeartbeatReceipt, error) { return j.eve.PingExit(ctx, 1) },
+		"exit 0": func(ctx context.Context) (client.HeartbeatReceipt, error) { return j.eve.PingExit(ctx, 0) },
+	} {
+		if receipt, err := ping(ctx); err != nil || receipt.BreakerState != "closed" {
+			t.Fatalf("ping %s: %+v, %v", name, receipt, err)
+		}
+	}
 	mii := 0.9
 	if _, err := j.eve.Heartbeat(ctx, client.Heartbeat{Cycle: "C-284", MII: &mii, Mode: "yellow", Timestamp: j.clock.Now(),
 		Spend: &client.Spend{TokensIn: 1200, Cost: 0.04, Currency: "USD"}, BootID: "boot-1"}); err != nil {

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -56,7 +57,10 @@ func (f *Service) failureEpisode(ctx context.Context, st AgentState, b queuedBea
 	case err != nil:
 		return err
 	case hb.Signal == SignalFail && !open:
-		key := fmt.Sprintf("%s%s:%d", failPrefix, hb.Agent, hb.ReceivedAt.UnixNano())
+		key, err := f.failKey(ctx, hb)
+		if err != nil {
+			return err
+		}
 		return f.deps.Incidents.Raise(ctx, key, kindFail, hb.Agent, core.Notice{Key: key, RoomID: f.deps.Room,
 			Kind: core.NoticeMessage, Body: failText(hb)})
 	case hb.Signal == SignalSuccess && open:
@@ -64,6 +68,26 @@ func (f *Service) failureEpisode(ctx context.Context, st AgentState, b queuedBea
 			core.EscapeMarkdown(hb.Agent), hb.ReceivedAt.UTC().Format("15:04 MST")))
 	}
 	return nil
+}
+
+// failKey names the incident and alert of a failure episode after the
+// time it began, told apart from an episode that began and ended at the
+// same instant.
+func (f *Service) failKey(ctx context.Context, hb Heartbeat) (string, error) {
+	base := fmt.Sprintf("%s%s:%d", failPrefix, hb.Agent, hb.ReceivedAt.UnixNano())
+	for n := 1; ; n++ {
+		key := base
+		if n > 1 {
+			key = fmt.Sprintf("%s.%d", base, n)
+		}
+		_, err := f.deps.Incidents.Incident(ctx, key)
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+			return key, nil
+		case err != nil:
+			return "", err
+		}
+	}
 }
 
 // failText is the alert of a failure signal.
