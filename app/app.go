@@ -44,6 +44,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
+	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -342,7 +343,7 @@ func (a *App) initServices() error {
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
-		Breakers: a.breakers, Incidents: a.oncall,
+		Breakers: a.breakers, Incidents: a.oncall, ParseSchedule: schedule.Parse,
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {

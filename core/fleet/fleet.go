@@ -56,6 +56,15 @@ type AgentConfig struct {
 	// before it counts as late; after a start signal, how long the job
 	// may run before it is late (the cadence when zero).
 	Grace time.Duration
+	// Schedule, instead of a cadence, says when the agent runs: a cron
+	// schedule ("0 3 * * *") in TimeZone (UTC when empty), which
+	// Deps.ParseSchedule reads. Its report is expected by its next run
+	// after the last, plus its grace; misses are counted in the schedule's
+	// interval.
+	Schedule string
+	TimeZone string
+	// schedule is Schedule as read.
+	schedule Schedule
 	// Posture says whether the agent's attestations must carry a posture
 	// ("required") or must not ("forbidden", the default when empty).
 	Posture string
@@ -91,6 +100,10 @@ func (c Config) Validate() error {
 			return core.Invalid(field+".name", "must be 1 to 64 letters, digits, '.', '_' or '-', not %q", a.Name)
 		case a.Cadence < 0 || (a.Cadence > 0 && a.Cadence < MinCadence):
 			return core.Invalid(field+".cadence", "must be at least %s (empty means %s), not %s", MinCadence, DefaultCadence, a.Cadence)
+		case a.Schedule != "" && a.Cadence != 0:
+			return core.Invalid(field+".schedule", "and a cadence were both given: give one")
+		case a.Schedule == "" && a.TimeZone != "":
+			return core.Invalid(field+".time_zone", "is the zone of a schedule, and no schedule was given")
 		case a.Grace < 0:
 			return core.Invalid(field+".grace", "must not be negative (0 gives none), not %s", a.Grace)
 		case a.Posture != "" && a.Posture != PostureRequired && a.Posture != PostureForbidden:
@@ -259,6 +272,9 @@ type Deps struct {
 	// tripwires reading SourceKinds can run at once instead of at their
 	// next tick.
 	OnChange func()
+	// ParseSchedule reads agents' cron schedules; an agent with a schedule
+	// is refused without it.
+	ParseSchedule ScheduleParser
 	// OnJournal, when set, hears that a journal entry was committed, so
 	// that the wake router, which reads the agents' current journals, can
 	// run at once. Heartbeats do not change what it reads: waking it for
@@ -311,7 +327,17 @@ func (f *Service) SetConfig(cfg Config) error {
 	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}, group: cfg.GroupWindow}
 	prev := f.roster.Load()
 	r.deps = cfg.dependencies()
-	for _, a := range cfg.Agents {
+	for i, a := range cfg.Agents {
+		if a.Schedule != "" {
+			if f.deps.ParseSchedule == nil {
+				return core.Invalid(fmt.Sprintf("fleet.agents[%d].schedule", i), "cannot be read here")
+			}
+			var err error
+			if a.schedule, err = f.deps.ParseSchedule(fmt.Sprintf("fleet.agents[%d]", i), a.Schedule, a.TimeZone); err != nil {
+				return err
+			}
+			a.Cadence = interval(a.schedule, f.deps.Clock.Now())
+		}
 		if a.Cadence == 0 {
 			a.Cadence = DefaultCadence
 		}

@@ -40,7 +40,36 @@ func nextExpected(a AgentConfig, hb Heartbeat) time.Time {
 		}
 		return hb.ReceivedAt.Add(a.Cadence)
 	}
+	if a.schedule != nil {
+		return a.schedule.Next(hb.ReceivedAt).Add(a.Grace)
+	}
 	return hb.ReceivedAt.Add(a.Cadence + a.Grace)
+}
+
+// Schedule says when an agent that runs on a calendar runs next.
+type Schedule interface {
+	// Next is the first run after t.
+	Next(t time.Time) time.Time
+}
+
+// ScheduleParser reads an agent's schedule spec in its time zone; an
+// error is an ErrInvalid naming the field after prefix
+// (fleet.agents[2].schedule).
+type ScheduleParser func(prefix, spec, zone string) (Schedule, error)
+
+// zone is the time zone of the agent's schedule.
+func (a AgentConfig) zone() string {
+	if a.Schedule != "" && a.TimeZone == "" {
+		return "UTC"
+	}
+	return a.TimeZone
+}
+
+// interval is how long a schedule waits between its next two runs after
+// now, the cadence misses are counted in, at least MinCadence.
+func interval(s Schedule, now time.Time) time.Duration {
+	next := s.Next(now)
+	return max(s.Next(next).Sub(next), MinCadence)
 }
 
 // failureEpisode tells the room about a failure signal, once for the

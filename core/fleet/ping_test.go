@@ -97,3 +97,35 @@ func TestStartSignalIsLateAfterGrace(t *testing.T) {
 		t.Errorf("!fleet does not show BACKUP's cadence and grace:\n%s", text)
 	}
 }
+
+// TestScheduledAgentIsLateAfterItsNextRunAndGrace: an agent that runs on a
+// cron schedule in its time zone is expected by its next run after its
+// report, plus its grace, and !fleet shows its schedule.
+func TestScheduledAgentIsLateAfterItsNextRunAndGrace(t *testing.T) {
+	fx := newFleetFixture(t)
+	fx.cfg = fleet.Config{Agents: []fleet.AgentConfig{{Name: "NIGHTLY", Schedule: "0 3 * * *", TimeZone: "Europe/Berlin", Grace: 30 * time.Minute}}}
+	fx.fleet = fx.newFleet(t)
+
+	// 03:05 in Berlin (summer time, UTC+2): tonight's run reported.
+	fx.clock.Set(time.Date(2026, 4, 17, 1, 5, 0, 0, time.UTC))
+	fx.signal(t, "NIGHTLY", fleet.SignalSuccess, nil)
+	if r := fx.report(t, "NIGHTLY"); !r.NextExpectedBy.Equal(time.Date(2026, 4, 18, 1, 30, 0, 0, time.UTC)) {
+		t.Fatalf("NIGHTLY is next expected by %s, want tomorrow's 03:00 in Berlin plus 30m", r.NextExpectedBy)
+	}
+	fx.clock.Set(time.Date(2026, 4, 18, 1, 29, 0, 0, time.UTC))
+	if r := fx.report(t, "NIGHTLY"); r.Presence != fleet.PresenceOnline {
+		t.Fatalf("within its grace NIGHTLY is %s, want online", r.Presence)
+	}
+	fx.clock.Set(time.Date(2026, 4, 18, 1, 31, 0, 0, time.UTC))
+	r := fx.report(t, "NIGHTLY")
+	if r.Presence != fleet.PresenceLate {
+		t.Fatalf("past its run and grace NIGHTLY is %s, want late", r.Presence)
+	}
+	if text := fleet.Render([]fleet.AgentReport{r}); !strings.Contains(text, "scheduled `0 3 * * *` Europe/Berlin, grace 30m") {
+		t.Errorf("!fleet does not show NIGHTLY's schedule:\n%s", text)
+	}
+	fx.clock.Set(time.Date(2026, 4, 19, 1, 31, 0, 0, time.UTC))
+	if r := fx.report(t, "NIGHTLY"); r.Missed != 2 {
+		t.Errorf("a day later NIGHTLY has missed %d runs, want 2: misses count in the schedule's interval", r.Missed)
+	}
+}

@@ -24,12 +24,14 @@ type AgentReport struct {
 	NextExpectedBy time.Time
 	Cadence        time.Duration
 	// Grace is how long past its expected time a report may come.
-	Grace  time.Duration
-	Missed int
-	Streak int
-	MII    float64
-	Mode   string
-	Notes  string
+	Grace time.Duration
+	// Schedule and TimeZone are the agent's cron schedule, if it has one.
+	Schedule, TimeZone string
+	Missed             int
+	Streak             int
+	MII                float64
+	Mode               string
+	Notes              string
 	// JournalCount counts the agent's journal entries in its current cycle:
 	// the cycle of its most recent heartbeat or journal entry, whichever
 	// came last.
@@ -147,7 +149,7 @@ func (f *Service) reports(ctx context.Context, ros *roster, now time.Time, agent
 	cycles := map[string]string{}
 	for i, a := range agents {
 		st, reported := byAgent[a.Name]
-		r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Grace: a.Grace, Presence: PresenceOffline, Budget: a.Budget}
+		r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Grace: a.Grace, Schedule: a.Schedule, TimeZone: a.zone(), Presence: PresenceOffline, Budget: a.Budget}
 		cycle, cycleAt := "", time.Time{}
 		if reported {
 			r.Missed = missedHeartbeats(st, a.Cadence, now)
@@ -299,7 +301,10 @@ func renderFleetRow(r AgentReport) string {
 		fmt.Sprintf("MII %.2f", r.MII),
 		"mode " + core.EscapeMarkdown(r.Mode),
 	}
-	if r.Grace > 0 {
+	switch {
+	case r.Schedule != "":
+		parts = append(parts, fmt.Sprintf("scheduled %s %s, grace %s", core.CodeSpan(r.Schedule), core.EscapeMarkdown(r.TimeZone), core.HumanDuration(r.Grace)))
+	case r.Grace > 0:
 		parts = append(parts, fmt.Sprintf("expected every %s, grace %s", core.HumanDuration(r.Cadence), core.HumanDuration(r.Grace)))
 	}
 	if spend := spendText(r); spend != "" {
