@@ -272,6 +272,8 @@ type Deps struct {
 	// tripwires reading SourceKinds can run at once instead of at their
 	// next tick.
 	OnChange func()
+	// Agents, when set, keeps the agents added over the API or the CLI.
+	Agents AgentStore
 	// ParseSchedule reads agents' cron schedules; an agent with a schedule
 	// is refused without it.
 	ParseSchedule ScheduleParser
@@ -288,6 +290,11 @@ type Deps struct {
 type Service struct {
 	deps   Deps
 	roster atomic.Pointer[roster]
+	// rosterMu orders the changes of the roster: static is the
+	// configuration's agents, added those added over the API.
+	rosterMu sync.Mutex
+	static   Config
+	added    []AddedAgent
 	// holdings reads what agents hold, for the fleet view (SetHoldings).
 	holdings Holdings
 	// silent holds the upper-cased names of the agents whose silence
@@ -319,10 +326,44 @@ func NewService(cfg Config, deps Deps) (*Service, error) {
 }
 
 // SetConfig replaces the configured agents (config reload). Agents removed
-// keep their history but no longer appear in status or snapshots.
+// keep their history but no longer appear in status or snapshots; agents
+// added over the API stay.
 func (f *Service) SetConfig(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	f.rosterMu.Lock()
+	defer f.rosterMu.Unlock()
+	r, err := f.build(cfg, f.added)
+	if err != nil {
+		return err
+	}
+	f.static = cfg
+	f.roster.Store(r)
+	return nil
+}
+
+// build makes the roster of the configuration's agents and those added
+// over the API, defaults applied. An added agent named as a configured
+// one is left out: the file's is the one that counts; its dependencies on
+// agents no longer there are dropped.
+func (f *Service) build(cfg Config, added []AddedAgent) (*roster, error) {
+	cfg.Agents = slices.Clone(cfg.Agents)
+	known := map[string]bool{}
+	for _, a := range cfg.Agents {
+		known[strings.ToUpper(a.Name)] = true
+	}
+	for _, a := range added {
+		if !known[strings.ToUpper(a.Name)] {
+			known[strings.ToUpper(a.Name)] = true
+			cfg.Agents = append(cfg.Agents, a.config())
+		}
+	}
+	for i := range cfg.Agents {
+		cfg.Agents[i].DependsOn = slices.DeleteFunc(slices.Clone(cfg.Agents[i].DependsOn), func(d string) bool { return !known[strings.ToUpper(d)] })
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}, group: cfg.GroupWindow}
 	prev := f.roster.Load()
@@ -330,11 +371,11 @@ func (f *Service) SetConfig(cfg Config) error {
 	for i, a := range cfg.Agents {
 		if a.Schedule != "" {
 			if f.deps.ParseSchedule == nil {
-				return core.Invalid(fmt.Sprintf("fleet.agents[%d].schedule", i), "cannot be read here")
+				return nil, core.Invalid(fmt.Sprintf("fleet.agents[%d].schedule", i), "cannot be read here")
 			}
 			var err error
 			if a.schedule, err = f.deps.ParseSchedule(fmt.Sprintf("fleet.agents[%d]", i), a.Schedule, a.TimeZone); err != nil {
-				return err
+				return nil, err
 			}
 			a.Cadence = interval(a.schedule, f.deps.Clock.Now())
 		}
@@ -354,8 +395,7 @@ func (f *Service) SetConfig(cfg Config) error {
 			}
 		}
 	}
-	f.roster.Store(r)
-	return nil
+	return r, nil
 }
 
 // Agents returns the configured agents, defaults applied.

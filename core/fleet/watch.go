@@ -87,6 +87,9 @@ func announcementFor(missed int) string {
 // folds into their alert. Budget and crash-loop alerts whose cause ended
 // resolve.
 func (f *Service) Sweep(ctx context.Context) error {
+	if err := f.ReadAgents(ctx); err != nil {
+		return fmt.Errorf("sweep fleet: %w", err)
+	}
 	now := f.deps.Clock.Now()
 	states, err := f.deps.Heartbeats.AgentStates(ctx)
 	if err != nil {

@@ -114,7 +114,7 @@ func (w Wiring) Fleet(tb testing.TB, cfg fleet.Config, wire ...func(*fleet.Deps)
 	tb.Helper()
 	deps := fleet.Deps{Tx: w.Store, Heartbeats: w.Store.Heartbeats(), Journal: w.Store.AgentJournal(), Attestations: w.Store.Attestations(),
 		Meter: w.Store.Meter(), History: w.Store, Outbox: w.Store.Outbox(), Clock: w.Clock, Room: w.Room, Admins: w.Admins,
-		ParseSchedule: schedule.Parse}
+		ParseSchedule: schedule.Parse, Agents: w.Store.AddedAgents()}
 	apply(&deps, wire)
 	f, err := fleet.NewService(cfg, deps)
 	if err != nil {
