@@ -25,7 +25,10 @@
 // WaitApproval), and works backlog cards (Cards, Card, SetCardState,
 // AskDecision, SignOff). An orchestrator publishes cards (PublishCardSet)
 // and opens subjects to attest to (OpenSubject); a supervisor halts an
-// agent (OpenBreaker) and closes a half-open breaker (VerifyBreaker).
+// agent (OpenBreaker), closes a half-open breaker (VerifyBreaker), and adds
+// and removes the agents Jarvis watches without an edit of its
+// configuration file (PutAgent, RemoveAgent; any token lists them with
+// Agents).
 //
 // Every refusal is a *Problem, Jarvis's RFC 9457 problem details: its
 // Errors name every bad field at once, RetryAfter says when to come back.
