@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -85,6 +86,9 @@ func (h *agentsAPI) put(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalOf(r.Context())
 	a.By = string(p.Role) + " " + p.ID
 	created, err := h.fleet.PutAgent(r.Context(), a)
+	if errors.Is(err, core.ErrRateLimited) {
+		err = limitProblem{err: err, key: "fleet.max_added_agents"}
+	}
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -133,3 +137,15 @@ func optionalDuration(bad *FieldErrors, field, value string) time.Duration {
 	}
 	return d
 }
+
+// limitProblem names the configuration key of the limit a refusal reached.
+type limitProblem struct {
+	err error
+	key string
+}
+
+func (p limitProblem) Error() string { return p.err.Error() }
+func (p limitProblem) Unwrap() error { return p.err }
+
+// ProblemMembers names the limit's key.
+func (p limitProblem) ProblemMembers() map[string]any { return map[string]any{"limit_key": p.key} }

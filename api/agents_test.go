@@ -6,9 +6,18 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/credential"
+	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/oncall"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // agentsCall sends a request to the agents routes with token and returns
@@ -107,5 +116,42 @@ func TestAgentsAPI(t *testing.T) {
 	}
 	if code, _ := fx.call(t, "POST", "/api/ping", "", "Bearer "+token); code != http.StatusBadRequest {
 		t.Errorf("the removed agent pings: %d, want refused", code)
+	}
+}
+
+// TestAgentsAPILimit: past fleet.max_added_agents, adding one more agent
+// is refused with 429 naming the key, and nothing is added; changing or
+// removing an added agent still works, and frees a place.
+func TestAgentsAPILimit(t *testing.T) {
+	st := testdb.OpenStore(t, store.SQLite)
+	w := services.Wiring{Store: st, Clock: coretest.NewClock(time.Date(2026, 12, 4, 22, 0, 0, 0, time.UTC)), Room: "!fleet:test"}
+	fl := w.Fleet(t, fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE"}}, MaxAddedAgents: 2},
+		func(d *fleet.Deps) { d.Incidents = w.Oncall(oncall.Config{EscalateAfter: 15 * time.Minute}) })
+	tokens := issueTokens(t, st, "EVE")
+	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, tokens.creds)
+	api.RegisterAgents(server, fl)
+	fx := &fleetAPIFixture{server: server, fleet: fl, store: st, tokens: tokens}
+	sup := tokens.supervisor
+
+	for _, name := range []string{"ONE", "TWO"} {
+		if code, body := fx.agentsCall(t, "PUT", "/api/agents/"+name, `{}`, sup); code != http.StatusCreated {
+			t.Fatalf("add %s: %d %s", name, code, body)
+		}
+	}
+	code, body := fx.agentsCall(t, "PUT", "/api/agents/THREE", `{"cadence": "1h"}`, sup)
+	if code != http.StatusTooManyRequests || !strings.Contains(body, `"limit_key":"fleet.max_added_agents"`) {
+		t.Fatalf("a third agent: %d %s, want 429 naming fleet.max_added_agents", code, body)
+	}
+	if got := fx.added(); len(got) != 2 || len(fl.Agents()) != 3 {
+		t.Fatalf("after the refusal the added agents are %q, %d watched; want ONE and TWO, 3 watched", got, len(fl.Agents()))
+	}
+	if code, body := fx.agentsCall(t, "PUT", "/api/agents/TWO", `{"cadence": "2h"}`, sup); code != http.StatusOK {
+		t.Errorf("change TWO at the limit: %d %s, want 200", code, body)
+	}
+	if code, _ := fx.agentsCall(t, "DELETE", "/api/agents/ONE", "", sup); code != http.StatusNoContent {
+		t.Fatalf("remove ONE: %d", code)
+	}
+	if code, body := fx.agentsCall(t, "PUT", "/api/agents/THREE", `{"cadence": "1h"}`, sup); code != http.StatusCreated {
+		t.Errorf("a third agent after a removal: %d %s, want 201", code, body)
 	}
 }

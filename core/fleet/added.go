@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,6 +102,11 @@ func (f *Service) PutAgent(ctx context.Context, a AddedAgent) (bool, error) {
 		if _, ok := f.roster.Load().byKey[strings.ToUpper(d)]; !ok && !strings.EqualFold(d, a.Name) {
 			return false, core.Invalid("depends_on", "no agent named %q", d)
 		}
+	}
+	limit := cmp.Or(f.static.MaxAddedAgents, DefaultMaxAddedAgents)
+	if !slices.ContainsFunc(f.added, func(b AddedAgent) bool { return strings.EqualFold(b.Name, a.Name) }) && len(f.added) >= limit {
+		return false, core.Refuse(core.ErrRateLimited, "%d agents were added, the most there may be (fleet.max_added_agents); "+
+			"remove one to add another", len(f.added))
 	}
 	if a.At.IsZero() {
 		a.At = f.deps.Clock.Now()

@@ -87,7 +87,14 @@ type Config struct {
 	// GroupWindow is how close together silence alerts of one kind must
 	// come to be one message; 0 posts each on its own.
 	GroupWindow time.Duration
+	// MaxAddedAgents is how many agents may be added over the API or the
+	// CLI; 0 means DefaultMaxAddedAgents.
+	MaxAddedAgents int
 }
+
+// DefaultMaxAddedAgents is how many agents may be added over the API or
+// the CLI when the configuration does not say.
+const DefaultMaxAddedAgents = 100
 
 // Validate checks the config, naming the field at fault, e.g.
 // fleet.agents[2].cadence.
@@ -118,6 +125,9 @@ func (c Config) Validate() error {
 			return core.Invalid(field+".name", "%q is already fleet.agents[%d]", a.Name, j)
 		}
 		seen[key] = i
+	}
+	if c.MaxAddedAgents < 0 {
+		return core.Invalid("fleet.max_added_agents", "must not be negative (0 means %d), not %d", DefaultMaxAddedAgents, c.MaxAddedAgents)
 	}
 	if c.GroupWindow < 0 {
 		return core.Invalid("fleet.group_window", "must not be negative (0 groups no alerts), not %s", c.GroupWindow)
