@@ -85,7 +85,8 @@ func announcementFor(missed int) string {
 // the notice in one transaction, so a restart does not repeat it. Agents
 // are swept after those they depend on, so that a dependant's silence
 // folds into their alert. Budget and crash-loop alerts whose cause ended
-// resolve.
+// resolve. It first reads the agents added over the API or the CLI, by
+// this Jarvis or another process on the same database.
 func (f *Service) Sweep(ctx context.Context) error {
 	if err := f.ReadAgents(ctx); err != nil {
 		return fmt.Errorf("sweep fleet: %w", err)
