@@ -37,9 +37,9 @@ import (
 // and answers are checked against the OpenAPI document.
 type jarvis struct {
 	eve, orchestrator, supervisor *client.Client
-	approvals         *approval.Service
-	breakers          *breaker.Service
-	clock             *coretest.Clock
+	approvals                     *approval.Service
+	breakers                      *breaker.Service
+	clock                         *coretest.Clock
 }
 
 func newJarvis(t *testing.T) *jarvis {
