@@ -638,6 +638,11 @@ func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBea
 	}
 	st.GraceUntil = time.Time{}
 	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, nextExpected(b.agent, hb)
+	if hb.Signal == SignalStart && st.Mode != "" {
+		// A start says nothing of how the job went: a failure stays
+		// red until a success.
+		return st, nil
+	}
 	st.MII, st.Mode, st.Notes = hb.MII, hb.Mode, hb.Notes
 	return st, nil
 }

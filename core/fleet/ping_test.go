@@ -33,8 +33,8 @@ func failAlerts(notices map[string]string) (alerts, resolved []string) {
 }
 
 // TestFailureSignalsAlertOncePerEpisode: a job that fails again and again
-// is one alert in the room, which its next success resolves; a failure
-// after that is a new alert.
+// is one alert in the room, which its next success resolves (a start
+// before it changes nothing); a failure after that is a new alert.
 func TestFailureSignalsAlertOncePerEpisode(t *testing.T) {
 	fx := newFleetFixture(t)
 	one, two := 1, 2
@@ -51,6 +51,10 @@ func TestFailureSignalsAlertOncePerEpisode(t *testing.T) {
 	}
 
 	fx.clock.Advance(time.Minute)
+	fx.signal(t, "HERMES", fleet.SignalStart, nil)
+	if r := fx.report(t, "HERMES"); r.Mode != "red" {
+		t.Errorf("a start after a failure shows HERMES in mode %s, want still red", r.Mode)
+	}
 	fx.signal(t, "HERMES", fleet.SignalSuccess, nil)
 	fx.signal(t, "HERMES", fleet.SignalSuccess, nil)
 	alerts, resolved = failAlerts(fx.notices(t))
