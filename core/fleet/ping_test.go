@@ -133,3 +133,26 @@ func TestScheduledAgentIsLateAfterItsNextRunAndGrace(t *testing.T) {
 		t.Errorf("a day later NIGHTLY has missed %d runs, want 2: misses count in the schedule's interval", r.Missed)
 	}
 }
+
+// TestNeverReportedWaitsForTheGrace: an agent never heard from is told
+// in the room only once its first cadence and its grace have passed.
+func TestNeverReportedWaitsForTheGrace(t *testing.T) {
+	fx := newFleetFixture(t)
+	fx.cfg = fleet.Config{Agents: []fleet.AgentConfig{{Name: "BACKUP", Cadence: time.Hour, Grace: 30 * time.Minute}}}
+	fx.fleet = fx.newFleet(t)
+	ctx := context.Background()
+	fx.clock.Advance(89 * time.Minute)
+	if err := fx.fleet.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fx.notices(t)); n != 0 {
+		t.Fatalf("within its cadence and grace BACKUP's silence was told: %v", fx.notices(t))
+	}
+	fx.clock.Advance(2 * time.Minute)
+	if err := fx.fleet.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if body := fx.notices(t)["fleet:never:BACKUP"]; !strings.Contains(body, "**BACKUP** has never reported") {
+		t.Fatalf("past its cadence and grace the room was told %v, want that BACKUP never reported", fx.notices(t))
+	}
+}
