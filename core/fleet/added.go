@@ -77,11 +77,13 @@ func sameAdded(a, b AddedAgent) bool {
 		a.TimeZone == b.TimeZone && slices.Equal(a.DependsOn, b.DependsOn)
 }
 
-// AddedAgents lists the agents added over the API or the CLI, by name.
+// AddedAgents lists the agents added over the API or the CLI, by name,
+// but for those the configuration file has come to name too: while it
+// does, the file's agent is the one watched.
 func (f *Service) AddedAgents() []AddedAgent {
 	f.rosterMu.Lock()
 	defer f.rosterMu.Unlock()
-	return slices.Clone(f.added)
+	return slices.DeleteFunc(slices.Clone(f.added), func(a AddedAgent) bool { return f.staticIndex(a.Name) >= 0 })
 }
 
 // PutAgent adds an agent, or changes one added before, and watches it
