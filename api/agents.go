@@ -53,20 +53,24 @@ type agentJSON struct {
 }
 
 func (h *agentsAPI) list(w http.ResponseWriter, r *http.Request) {
-	added := map[string]fleet.AddedAgent{}
-	for _, a := range h.fleet.AddedAgents() {
-		added[a.Name] = a
-	}
 	out := []agentJSON{}
 	for _, a := range h.fleet.Agents() {
-		j := agentJSON{Name: a.Name, Cadence: a.Cadence.String(), Grace: a.Grace.String(), Schedule: a.Schedule, TimeZone: a.TimeZone,
-			DependsOn: append([]string{}, a.DependsOn...), Source: "config"}
-		if ad, ok := added[a.Name]; ok {
-			j.Source, j.AddedBy, j.AddedAt = "api", ad.By, optionalTime(ad.At)
-		}
-		out = append(out, j)
+		out = append(out, h.agentJSON(a))
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+// agentJSON is a as Jarvis watches it, with who added it when it was
+// added.
+func (h *agentsAPI) agentJSON(a fleet.AgentConfig) agentJSON {
+	j := agentJSON{Name: a.Name, Cadence: a.Cadence.String(), Grace: a.Grace.String(), Schedule: a.Schedule, TimeZone: a.TimeZone,
+		DependsOn: append([]string{}, a.DependsOn...), Source: "config"}
+	for _, ad := range h.fleet.AddedAgents() {
+		if ad.Name == a.Name {
+			j.Source, j.AddedBy, j.AddedAt = "api", ad.By, optionalTime(ad.At)
+		}
+	}
+	return j
 }
 
 func (h *agentsAPI) put(w http.ResponseWriter, r *http.Request) {
@@ -93,28 +97,16 @@ func (h *agentsAPI) put(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
+	got, err := h.fleet.LookupAgent("name", a.Name)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
 	code := http.StatusOK
 	if created {
 		code = http.StatusCreated
 	}
-	for _, got := range h.fleet.Agents() {
-		if got.Name == a.Name {
-			WriteJSON(w, code, agentJSON{Name: got.Name, Cadence: got.Cadence.String(), Grace: got.Grace.String(), Schedule: got.Schedule,
-				TimeZone: got.TimeZone, DependsOn: append([]string{}, got.DependsOn...), Source: "api", AddedBy: a.By,
-				AddedAt: optionalTime(h.addedAt(a.Name))})
-			return
-		}
-	}
-}
-
-// addedAt is when the added agent of the name was added or last changed.
-func (h *agentsAPI) addedAt(name string) time.Time {
-	for _, a := range h.fleet.AddedAgents() {
-		if a.Name == name {
-			return a.At
-		}
-	}
-	return time.Time{}
+	WriteJSON(w, code, h.agentJSON(got))
 }
 
 func (h *agentsAPI) remove(w http.ResponseWriter, r *http.Request) {
