@@ -288,7 +288,7 @@ var presenceIcon = map[AgentPresence]string{PresenceOnline: "🟢", PresenceLate
 
 func renderFleetRow(r AgentReport) string {
 	if !r.Reported {
-		line := fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", core.EscapeMarkdown(r.Agent), core.HumanDuration(r.Cadence))
+		line := fmt.Sprintf("- ⚪ **%s** never reported (%s)", core.EscapeMarkdown(r.Agent), expectedText(r))
 		if held := holdingText(r.Holding); held != "" {
 			line += " · " + held
 		}
@@ -301,11 +301,8 @@ func renderFleetRow(r AgentReport) string {
 		fmt.Sprintf("MII %.2f", r.MII),
 		"mode " + core.EscapeMarkdown(r.Mode),
 	}
-	switch {
-	case r.Schedule != "":
-		parts = append(parts, fmt.Sprintf("scheduled %s %s, grace %s", core.CodeSpan(r.Schedule), core.EscapeMarkdown(r.TimeZone), core.HumanDuration(r.Grace)))
-	case r.Grace > 0:
-		parts = append(parts, fmt.Sprintf("expected every %s, grace %s", core.HumanDuration(r.Cadence), core.HumanDuration(r.Grace)))
+	if r.Schedule != "" || r.Grace > 0 {
+		parts = append(parts, expectedText(r))
 	}
 	if spend := spendText(r); spend != "" {
 		parts = append(parts, spend)
@@ -320,4 +317,16 @@ func renderFleetRow(r AgentReport) string {
 		parts = append(parts, "“"+core.EscapeMarkdown(notes)+"”")
 	}
 	return strings.Join(parts, " · ")
+}
+
+// expectedText says when an agent is expected: "expected every 1h", with
+// ", grace 10m" when it has one, or "scheduled `0 3 * * *` UTC, grace 0s".
+func expectedText(r AgentReport) string {
+	switch {
+	case r.Schedule != "":
+		return fmt.Sprintf("scheduled %s %s, grace %s", core.CodeSpan(r.Schedule), core.EscapeMarkdown(r.TimeZone), core.HumanDuration(r.Grace))
+	case r.Grace > 0:
+		return fmt.Sprintf("expected every %s, grace %s", core.HumanDuration(r.Cadence), core.HumanDuration(r.Grace))
+	}
+	return "expected every " + core.HumanDuration(r.Cadence)
 }
