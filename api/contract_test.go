@@ -52,6 +52,7 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 	s := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, nil)
 	api.RegisterBreaker(s, nil, nil)
 	api.RegisterFleet(s, nil, nil)
+	api.RegisterAgents(s, nil)
 	api.RegisterTripwires(s, nil)
 	api.RegisterCards(s, nil, nil)
 	api.RegisterCalendar(s, api.Calendar{})

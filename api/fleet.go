@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -24,6 +25,9 @@ func RegisterFleet(s *Server, fleet *fleet.Service, breakers BreakerStates) {
 	h := &fleetAPI{fleet: fleet, breakers: breakers}
 	s.HandleRole("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat), credential.Agent)
 	s.HandleRole("POST /api/ping", http.HandlerFunc(h.postPing), credential.Agent)
+	s.HandleRole("POST /api/ping/start", http.HandlerFunc(h.postPingStart), credential.Agent)
+	s.HandleRole("POST /api/ping/fail", http.HandlerFunc(h.postPingFail), credential.Agent)
+	s.HandleRole("POST /api/ping/{exit_status}", http.HandlerFunc(h.postPingExit), credential.Agent)
 	s.HandleRole("POST /api/agents/journal", http.HandlerFunc(h.postJournal), credential.Agent)
 	s.HandleRole("GET /api/agents/journal", http.HandlerFunc(h.getJournal))
 	s.HandleRole("POST /api/attestations", http.HandlerFunc(h.postAttestation), credential.Agent)
@@ -97,6 +101,9 @@ type heartbeatRequest struct {
 	// Spend is what the agent spent since its last heartbeat.
 	Spend  *spendJSON `json:"spend"`
 	BootID string     `json:"boot_id"`
+	// signal and exitStatus are what a ping's path says.
+	signal     fleet.Signal
+	exitStatus *int
 }
 
 type spendJSON struct {
@@ -130,6 +137,36 @@ func (h *fleetAPI) postPing(w http.ResponseWriter, r *http.Request) {
 	h.heartbeat(w, r, heartbeatRequest{})
 }
 
+// postPingStart says a job began: its success is expected within the
+// agent's grace.
+func (h *fleetAPI) postPingStart(w http.ResponseWriter, r *http.Request) {
+	h.heartbeat(w, r, heartbeatRequest{signal: fleet.SignalStart})
+}
+
+// postPingFail says a job failed: the room hears of it once until the
+// next success.
+func (h *fleetAPI) postPingFail(w http.ResponseWriter, r *http.Request) {
+	h.heartbeat(w, r, heartbeatRequest{signal: fleet.SignalFail})
+}
+
+// maxExitStatus is the largest exit status a process can have.
+const maxExitStatus = 255
+
+// postPingExit reports a job's exit status: 0 is a success, anything
+// else a failure.
+func (h *fleetAPI) postPingExit(w http.ResponseWriter, r *http.Request) {
+	status, err := strconv.Atoi(r.PathValue("exit_status"))
+	if err != nil || status < 0 || status > maxExitStatus {
+		WriteError(w, r, core.Invalid("exit_status", "must be a whole number from 0 to %d, not %q", maxExitStatus, r.PathValue("exit_status")))
+		return
+	}
+	if status == 0 {
+		h.heartbeat(w, r, heartbeatRequest{})
+		return
+	}
+	h.heartbeat(w, r, heartbeatRequest{signal: fleet.SignalFail, exitStatus: &status})
+}
+
 // heartbeat records req, its left-out fields taking their defaults.
 func (h *fleetAPI) heartbeat(w http.ResponseWriter, r *http.Request, req heartbeatRequest) {
 	req.Agent = orTokenAgent(r.Context(), req.Agent)
@@ -153,7 +190,7 @@ func (h *fleetAPI) heartbeat(w http.ResponseWriter, r *http.Request, req heartbe
 		return
 	}
 	hb := fleet.Heartbeat{Agent: req.Agent, Cycle: req.Cycle, Timestamp: ts, MII: *req.MII, Mode: req.Mode, Notes: req.Notes,
-		BootID: req.BootID}
+		BootID: req.BootID, Signal: req.signal, ExitStatus: req.exitStatus}
 	if req.Spend != nil {
 		hb.Spend = (*fleet.Spend)(req.Spend)
 	}

@@ -91,6 +91,7 @@ func TestExamplesReplay(t *testing.T) {
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{Synced: true}, nil }, tokens.creds)
 	api.RegisterBreaker(server, breakers, fl)
 	api.RegisterFleet(server, fl, breakers)
+	api.RegisterAgents(server, fl)
 	api.RegisterTripwires(server, tripwires)
 	api.RegisterCards(server, cards, breakers)
 	api.RegisterCalendar(server, api.Calendar{Citizen: tripwires.CitizenForToken, Reminders: reminders.List,
@@ -118,6 +119,12 @@ func TestExamplesReplay(t *testing.T) {
 		{op: "getOpenAPI"},
 		{op: "postHeartbeat", token: eve},
 		{op: "postPing", token: eve},
+		{op: "postPingStart", token: eve},
+		{op: "postPingFail", token: eve},
+		{op: "postPingExit", token: eve, path: "/api/ping/0"},
+		{op: "putAgent", token: tokens.supervisor, path: "/api/agents/BACKUP"},
+		{op: "listAgents", token: eve},
+		{op: "deleteAgent", token: tokens.supervisor, path: "/api/agents/BACKUP"},
 		{op: "postJournal", token: eve},
 		{op: "getJournal", token: eve, path: "/api/agents/journal?agent=EVE&cycle=C-284"},
 		{op: "postSubject", token: tokens.orchestrator},

@@ -45,6 +45,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
+	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -214,7 +215,7 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 		return nil, err
 	}
 	a.initLease()
-	if err := a.initServices(); err != nil {
+	if err := a.initServices(ctx); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -348,7 +349,7 @@ func (a *App) checkLease(ctx context.Context) error { return a.lease.Check(ctx) 
 // initServices builds the core services on the store, in the dedicated
 // room, their writes fenced by the workspace lease, and the source
 // registry the tripwires read.
-func (a *App) initServices() error {
+func (a *App) initServices(ctx context.Context) error {
 	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
 	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
@@ -366,11 +367,14 @@ func (a *App) initServices() error {
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
-		Breakers: a.breakers, Incidents: a.oncall,
+		Breakers: a.breakers, Incidents: a.oncall, ParseSchedule: schedule.Parse, Agents: st.AddedAgents(),
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {
 		return fail(ErrConfig, err)
+	}
+	if err := a.fleet.ReadAgents(ctx); err != nil {
+		return fail(ErrStore, err)
 	}
 	a.fleet.SetHoldings(a.holdings)
 	a.fleet.AddSnapshotSection("breakers", func(ctx context.Context) (any, error) { return breakerSummary(ctx, a.breakers) })
@@ -559,6 +563,7 @@ func (a *App) initAPI() {
 	a.api.RefuseWritesWhen(a.standby)
 	api.RegisterBreaker(a.api, a.breakers, a.fleet)
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
+	api.RegisterAgents(a.api, a.fleet)
 	api.RegisterTripwires(a.api, a.tripwires)
 	api.RegisterCards(a.api, a.cards, a.breakers)
 	api.RegisterCalendar(a.api, api.Calendar{Citizen: a.tripwires.CitizenForFeedToken, Reminders: a.reminders.List,

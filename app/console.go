@@ -173,7 +173,7 @@ func (a *App) initConsole(ctx context.Context) error {
 		a.room = console.Room
 	}
 	a.initLease()
-	if err := a.initServices(); err != nil {
+	if err := a.initServices(ctx); err != nil {
 		return err
 	}
 	a.initCommands()

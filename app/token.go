@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -62,6 +63,15 @@ func withCredentials(ctx context.Context, configPath string, fn func(creds *cred
 	agents := make([]string, len(cfg.Fleet.Agents))
 	for i, a := range cfg.Fleet.Agents {
 		agents[i] = a.Name
+	}
+	added, err := st.AddedAgents().AddedAgents(ctx)
+	if err != nil {
+		return fail(ErrStore, err)
+	}
+	for _, a := range added {
+		if !slices.ContainsFunc(agents, func(name string) bool { return strings.EqualFold(name, a.Name) }) {
+			agents = append(agents, a.Name)
+		}
 	}
 	return fn(credential.NewService(credential.Deps{Store: st.Credentials(), Clock: core.SystemClock{},
 		Agents: func() []string { return agents }}))

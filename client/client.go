@@ -13,7 +13,10 @@
 // breaker state; Halted reports an open breaker, which means: stop.
 //
 // A script or a cron job that only says "done" calls Ping, a heartbeat
-// with every default.
+// with every default. One that runs long says PingStart when it begins
+// (it is late if no Ping follows within the agent's grace), and one that
+// fails says PingFail, or PingExit with its exit status: the room hears of
+// a failure once, until the next success.
 //
 // Beyond the heartbeat, an agent appends to its journal (Journal; the
 // content signature is computed for it), attests to an open subject with
@@ -22,7 +25,10 @@
 // WaitApproval), and works backlog cards (Cards, Card, SetCardState,
 // AskDecision, SignOff). An orchestrator publishes cards (PublishCardSet)
 // and opens subjects to attest to (OpenSubject); a supervisor halts an
-// agent (OpenBreaker) and closes a half-open breaker (VerifyBreaker).
+// agent (OpenBreaker), closes a half-open breaker (VerifyBreaker), and adds
+// and removes the agents Jarvis watches without an edit of its
+// configuration file (PutAgent, RemoveAgent; any token lists them with
+// Agents).
 //
 // Every refusal is a *Problem, Jarvis's RFC 9457 problem details: its
 // Errors name every bad field at once, RetryAfter says when to come back.
@@ -51,6 +57,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -180,6 +187,28 @@ func (c *Client) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatReceipt,
 func (c *Client) Ping(ctx context.Context) (HeartbeatReceipt, error) {
 	var r HeartbeatReceipt
 	return r, c.do(ctx, http.MethodPost, "/api/ping", nil, nil, &r)
+}
+
+// PingStart says a job began: Jarvis expects its success (Ping) within
+// the agent's grace, and shows the agent late after that.
+func (c *Client) PingStart(ctx context.Context) (HeartbeatReceipt, error) {
+	var r HeartbeatReceipt
+	return r, c.do(ctx, http.MethodPost, "/api/ping/start", nil, nil, &r)
+}
+
+// PingFail says a job failed. The room is told once; further failures
+// are not posted until a success (Ping) resolves the alert.
+func (c *Client) PingFail(ctx context.Context) (HeartbeatReceipt, error) {
+	var r HeartbeatReceipt
+	return r, c.do(ctx, http.MethodPost, "/api/ping/fail", nil, nil, &r)
+}
+
+// PingExit reports how a job ended, by its exit status from 0 to 255: 0
+// is a success, as Ping, anything else a failure, as PingFail, with the
+// status named in the room.
+func (c *Client) PingExit(ctx context.Context, status int) (HeartbeatReceipt, error) {
+	var r HeartbeatReceipt
+	return r, c.do(ctx, http.MethodPost, "/api/ping/"+strconv.Itoa(status), nil, nil, &r)
 }
 
 // JournalEntry is one entry of an agent's journal.

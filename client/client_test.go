@@ -36,10 +36,10 @@ import (
 // wires it, with EVE configured and a client for each role whose requests
 // and answers are checked against the OpenAPI document.
 type jarvis struct {
-	eve, orchestrator *client.Client
-	approvals         *approval.Service
-	breakers          *breaker.Service
-	clock             *coretest.Clock
+	eve, orchestrator, supervisor *client.Client
+	approvals                     *approval.Service
+	breakers                      *breaker.Service
+	clock                         *coretest.Clock
 }
 
 func newJarvis(t *testing.T) *jarvis {
@@ -56,6 +56,7 @@ func newJarvis(t *testing.T) *jarvis {
 	server := api.New(api.Config{}, zerolog.Nop(), func(context.Context) (api.Health, error) { return api.Health{}, nil }, creds)
 	api.RegisterBreaker(server, breakers, fl)
 	api.RegisterFleet(server, fl, breakers)
+	api.RegisterAgents(server, fl)
 	api.RegisterCards(server, w.Cards(card.Config{}), breakers)
 	api.RegisterApprovals(server, approvals, breakers)
 	srv := httptest.NewServer(server.Handler())
@@ -69,7 +70,7 @@ func newJarvis(t *testing.T) *jarvis {
 		c.HTTP.Transport = contract.Transport(t, api.OpenAPI(), nil)
 		return c
 	}
-	j := &jarvis{eve: issue(credential.Agent, "EVE"), orchestrator: issue(credential.Orchestrator, ""),
+	j := &jarvis{eve: issue(credential.Agent, "EVE"), orchestrator: issue(credential.Orchestrator, ""), supervisor: issue(credential.Supervisor, ""),
 		approvals: approvals, breakers: breakers, clock: clock}
 	j.eve.Agent = "EVE"
 	return j
@@ -87,6 +88,15 @@ func TestClientReports(t *testing.T) {
 	}
 	if receipt, err := j.eve.Ping(ctx); err != nil || receipt.BreakerState != "closed" {
 		t.Fatalf("ping: %+v, %v", receipt, err)
+	}
+	for name, ping := range map[string]func(context.Context) (client.HeartbeatReceipt, error){
+		"start": j.eve.PingStart, "fail": j.eve.PingFail,
+		"exit 1": func(ctx context.Context) (client.HeartbeatReceipt, error) { return j.eve.PingExit(ctx, 1) },
+		"exit 0": func(ctx context.Context) (client.HeartbeatReceipt, error) { return j.eve.PingExit(ctx, 0) },
+	} {
+		if receipt, err := ping(ctx); err != nil || receipt.BreakerState != "closed" {
+			t.Fatalf("ping %s: %+v, %v", name, receipt, err)
+		}
 	}
 	mii := 0.9
 	if _, err := j.eve.Heartbeat(ctx, client.Heartbeat{Cycle: "C-284", MII: &mii, Mode: "yellow", Timestamp: j.clock.Now(),
@@ -212,5 +222,33 @@ func TestClientUsesTheStandardLibraryOnly(t *testing.T) {
 				t.Errorf("%s imports %s, outside the standard library", name, path)
 			}
 		}
+	}
+}
+
+// TestClientAgents: a supervisor adds, lists, changes and removes an agent
+// through the client; an agent of the configuration file is a conflict,
+// and an agent's token may not add one.
+func TestClientAgents(t *testing.T) {
+	ctx := context.Background()
+	j := newJarvis(t)
+	added, err := j.supervisor.PutAgent(ctx, client.Agent{Name: "BACKUP", Schedule: "0 3 * * *", TimeZone: "Europe/Berlin", Grace: "30m", DependsOn: []string{"EVE"}})
+	if err != nil || added.Source != "api" || added.Schedule != "0 3 * * *" || added.Grace != "30m0s" || added.AddedAt.IsZero() {
+		t.Fatalf("put BACKUP: %+v, %v", added, err)
+	}
+	list, err := j.eve.Agents(ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "EVE" || list[0].Source != "config" || list[1].Name != "BACKUP" {
+		t.Fatalf("agents: %+v, %v; want EVE from the configuration, then BACKUP", list, err)
+	}
+	if _, err := j.supervisor.PutAgent(ctx, client.Agent{Name: "EVE", Cadence: "1h"}); !errors.Is(err, client.ErrConflict) {
+		t.Errorf("put EVE, of the configuration file: %v, want a conflict", err)
+	}
+	if _, err := j.eve.PutAgent(ctx, client.Agent{Name: "MALLORY"}); !errors.Is(err, client.ErrForbidden) {
+		t.Errorf("an agent's token puts an agent: %v, want forbidden", err)
+	}
+	if err := j.supervisor.RemoveAgent(ctx, "BACKUP"); err != nil {
+		t.Fatalf("remove BACKUP: %v", err)
+	}
+	if err := j.supervisor.RemoveAgent(ctx, "BACKUP"); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("remove BACKUP again: %v, want not found", err)
 	}
 }

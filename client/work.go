@@ -247,3 +247,55 @@ func (c *Client) VerifyBreaker(ctx context.Context, agent string, ok bool, note 
 		map[string]any{"ok": ok, "note": note}, &out)
 	return out.State, err
 }
+
+// Agent is an agent Jarvis watches. Durations are sent and read as Go
+// writes them: 90s, 15m, 24h0m0s.
+type Agent struct {
+	Name string `json:"name,omitempty"`
+	// Cadence is how often it reports (24h when empty); not with a
+	// Schedule, a cron schedule ("0 3 * * *", "@daily") in TimeZone (UTC
+	// when empty). Grace is how long past its expected time a report may
+	// come.
+	Cadence  string `json:"cadence,omitempty"`
+	Grace    string `json:"grace,omitempty"`
+	Schedule string `json:"schedule,omitempty"`
+	TimeZone string `json:"time_zone,omitempty"`
+	// DependsOn names the agents it needs to work.
+	DependsOn []string `json:"depends_on,omitempty"`
+	// Source is "config" for the configuration file's agents and "api"
+	// for those added over the API or the CLI, with who added or last
+	// changed them and when; set in answers only.
+	Source  string    `json:"source,omitempty"`
+	AddedBy string    `json:"added_by,omitempty"`
+	AddedAt time.Time `json:"added_at,omitzero"`
+}
+
+// PutAgent adds an agent, or changes one added before (a supervisor
+// token); Jarvis watches it at once. a.Name is the agent's name. An agent
+// of the configuration file is refused with ErrConflict: it is changed
+// there. It returns the agent as Jarvis watches it.
+func (c *Client) PutAgent(ctx context.Context, a Agent) (Agent, error) {
+	body := struct {
+		Cadence   string   `json:"cadence,omitempty"`
+		Grace     string   `json:"grace,omitempty"`
+		Schedule  string   `json:"schedule,omitempty"`
+		TimeZone  string   `json:"time_zone,omitempty"`
+		DependsOn []string `json:"depends_on,omitempty"`
+	}{a.Cadence, a.Grace, a.Schedule, a.TimeZone, a.DependsOn}
+	var out Agent
+	return out, c.do(ctx, http.MethodPut, "/api/agents/"+url.PathEscape(a.Name), nil, body, &out)
+}
+
+// Agents lists the agents Jarvis watches, the configuration file's first.
+func (c *Client) Agents(ctx context.Context) ([]Agent, error) {
+	var out struct {
+		Agents []Agent `json:"agents"`
+	}
+	return out.Agents, c.do(ctx, http.MethodGet, "/api/agents", nil, nil, &out)
+}
+
+// RemoveAgent stops watching an agent added over the API or the CLI (a
+// supervisor token); its history and tokens stay.
+func (c *Client) RemoveAgent(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/api/agents/"+url.PathEscape(name), nil, nil, nil)
+}

@@ -157,6 +157,7 @@ func (p *Processor) AddFeatures(f Features) {
 		p.OnAnswer(oncall.LapsedKeyPrefix, claims.onLapsedAnswer)
 		p.OnAnswer("crash-loop:", claims.onAlertAnswer)
 		p.OnAnswer("spend:", claims.onAlertAnswer)
+		p.OnAnswer("fail:", claims.onAlertAnswer)
 		p.OnAnswer("trip:", claims.onTripAnswer)
 		p.OnAnswer("wake:", claims.onWakeAnswer)
 		p.Register(claims.silenceHandler())

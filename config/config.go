@@ -27,6 +27,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -225,6 +226,13 @@ func (c *Config) Validate() error {
 	for _, section := range sections {
 		if err := section.Validate(); err != nil {
 			return err
+		}
+	}
+	for i, a := range c.Fleet.Agents {
+		if a.Schedule != "" {
+			if _, err := schedule.Parse(fmt.Sprintf("fleet.agents[%d]", i), a.Schedule, a.TimeZone); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -69,7 +69,7 @@ func TestOneLineHeartbeat(t *testing.T) {
 		len(problem.Errors) != 3 || problem.Errors[0].Field != "mii" || problem.Errors[1].Field != "mode_self_report" || problem.Errors[2].Field != "notes" {
 		t.Errorf("three bad fields: %d %s %s, want one validation problem naming mii, mode_self_report and notes", code, contentType, out)
 	}
-	if code, contentType, out := curl("EVE", "/api/agents/heartbeats", ""); code != http.StatusNotFound || contentType != "application/problem+json" {
+	if code, contentType, out := curl("EVE", "/api/agent/heartbeat", ""); code != http.StatusNotFound || contentType != "application/problem+json" {
 		t.Errorf("no such route: %d %s %s, want a 404 problem", code, contentType, out)
 	}
 

@@ -99,6 +99,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		newCircuitBreakerCommand(&configPath),
 		newTokenCommand(&configPath),
+		newAgentCommand(&configPath),
 		newMigrateCommand(),
 		newBackupCommand(&configPath),
 		newConsoleCommand(config),

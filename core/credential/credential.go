@@ -154,8 +154,8 @@ func (s *Service) Issue(ctx context.Context, role Role, agent string) (string, C
 		known := s.deps.Agents()
 		i := slices.IndexFunc(known, func(name string) bool { return strings.EqualFold(name, agent) })
 		if i < 0 {
-			return "", Credential{}, core.Invalid("agent", "%q is not a configured agent (fleet.agents: %s); add it there, "+
-				"with its cadence (- name: %s, cadence: 24h), and restart Jarvis, then issue its token", agent, listOrNone(known), agent)
+			return "", Credential{}, core.Invalid("agent", "%q is not an agent Jarvis watches (%s); add it with "+
+				"`jarvis agent add %s --cadence 24h` (or a supervisor's PUT /api/agents/%s), then issue its token", agent, listOrNone(known), agent, agent)
 		}
 		agent = known[i]
 	}

@@ -52,6 +52,19 @@ type AgentConfig struct {
 	Name string
 	// Cadence is how often the agent heartbeats; zero means DefaultCadence.
 	Cadence time.Duration
+	// Grace is how long past its expected time an agent's report may come
+	// before it counts as late; after a start signal, how long the job
+	// may run before it is late (the cadence when zero).
+	Grace time.Duration
+	// Schedule, instead of a cadence, says when the agent runs: a cron
+	// schedule ("0 3 * * *") in TimeZone (UTC when empty), which
+	// Deps.ParseSchedule reads. Its report is expected by its next run
+	// after the last, plus its grace; misses are counted in the schedule's
+	// interval.
+	Schedule string
+	TimeZone string
+	// schedule is Schedule as read.
+	schedule Schedule
 	// Posture says whether the agent's attestations must carry a posture
 	// ("required") or must not ("forbidden", the default when empty).
 	Posture string
@@ -76,7 +89,14 @@ type Config struct {
 	GroupWindow time.Duration
 	// Journal bounds agents' journals and the reads of them.
 	Journal JournalConfig
+	// MaxAddedAgents is how many agents may be added over the API or the
+	// CLI; 0 means DefaultMaxAddedAgents.
+	MaxAddedAgents int
 }
+
+// DefaultMaxAddedAgents is how many agents may be added over the API or
+// the CLI when the configuration does not say.
+const DefaultMaxAddedAgents = 100
 
 // Validate checks the config, naming the field at fault, e.g.
 // fleet.agents[2].cadence.
@@ -89,6 +109,12 @@ func (c Config) Validate() error {
 			return core.Invalid(field+".name", "must be 1 to 64 letters, digits, '.', '_' or '-', not %q", a.Name)
 		case a.Cadence < 0 || (a.Cadence > 0 && a.Cadence < MinCadence):
 			return core.Invalid(field+".cadence", "must be at least %s (empty means %s), not %s", MinCadence, DefaultCadence, a.Cadence)
+		case a.Schedule != "" && a.Cadence != 0:
+			return core.Invalid(field+".schedule", "and a cadence were both given: give one")
+		case a.Schedule == "" && a.TimeZone != "":
+			return core.Invalid(field+".time_zone", "is the zone of a schedule, and no schedule was given")
+		case a.Grace < 0:
+			return core.Invalid(field+".grace", "must not be negative (0 gives none), not %s", a.Grace)
 		case a.Posture != "" && a.Posture != PostureRequired && a.Posture != PostureForbidden:
 			return core.Invalid(field+".posture", "must be %q or %q, not %q", PostureRequired, PostureForbidden, a.Posture)
 		case a.Budget.Daily < 0 || math.IsNaN(a.Budget.Daily) || math.IsInf(a.Budget.Daily, 0):
@@ -101,6 +127,9 @@ func (c Config) Validate() error {
 			return core.Invalid(field+".name", "%q is already fleet.agents[%d]", a.Name, j)
 		}
 		seen[key] = i
+	}
+	if c.MaxAddedAgents < 0 {
+		return core.Invalid("fleet.max_added_agents", "must not be negative (0 means %d), not %d", DefaultMaxAddedAgents, c.MaxAddedAgents)
 	}
 	if c.GroupWindow < 0 {
 		return core.Invalid("fleet.group_window", "must not be negative (0 groups no alerts), not %s", c.GroupWindow)
@@ -152,6 +181,11 @@ type Heartbeat struct {
 	BootID string
 	// ReceivedAt is when Jarvis accepted it; set by RecordHeartbeat.
 	ReceivedAt time.Time
+	// Signal says what a script's ping reported: success (""),
+	// SignalStart or SignalFail.
+	Signal Signal
+	// ExitStatus is the exit status a failure reported, when it gave one.
+	ExitStatus *int
 }
 
 // HeartbeatReceipt is what an agent is told after its heartbeat is stored.
@@ -254,6 +288,11 @@ type Deps struct {
 	// tripwires reading SourceKinds can run at once instead of at their
 	// next tick.
 	OnChange func()
+	// Agents, when set, keeps the agents added over the API or the CLI.
+	Agents AgentStore
+	// ParseSchedule reads agents' cron schedules; an agent with a schedule
+	// is refused without it.
+	ParseSchedule ScheduleParser
 	// OnJournal, when set, hears that a journal entry was committed, so
 	// that the wake router, which reads the agents' current journals, can
 	// run at once. Heartbeats do not change what it reads: waking it for
@@ -267,6 +306,11 @@ type Deps struct {
 type Service struct {
 	deps   Deps
 	roster atomic.Pointer[roster]
+	// rosterMu orders the changes of the roster: static is the
+	// configuration's agents, added those added over the API.
+	rosterMu sync.Mutex
+	static   Config
+	added    []AddedAgent
 	// holdings reads what agents hold, for the fleet view (SetHoldings).
 	holdings Holdings
 	// silent holds the upper-cased names of the agents whose silence
@@ -298,16 +342,60 @@ func NewService(cfg Config, deps Deps) (*Service, error) {
 }
 
 // SetConfig replaces the configured agents (config reload). Agents removed
-// keep their history but no longer appear in status or snapshots.
+// keep their history but no longer appear in status or snapshots; agents
+// added over the API stay.
 func (f *Service) SetConfig(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	f.rosterMu.Lock()
+	defer f.rosterMu.Unlock()
+	r, err := f.build(cfg, f.added)
+	if err != nil {
+		return err
+	}
+	f.static = cfg
+	f.roster.Store(r)
+	return nil
+}
+
+// build makes the roster of the configuration's agents and those added
+// over the API, defaults applied. An added agent named as a configured
+// one is left out: the file's is the one that counts; its dependencies on
+// agents no longer there are dropped.
+func (f *Service) build(cfg Config, added []AddedAgent) (*roster, error) {
+	cfg.Agents = slices.Clone(cfg.Agents)
+	known := map[string]bool{}
+	for _, a := range cfg.Agents {
+		known[strings.ToUpper(a.Name)] = true
+	}
+	for _, a := range added {
+		if !known[strings.ToUpper(a.Name)] {
+			known[strings.ToUpper(a.Name)] = true
+			cfg.Agents = append(cfg.Agents, a.config())
+		}
+	}
+	for i := range cfg.Agents {
+		cfg.Agents[i].DependsOn = slices.DeleteFunc(slices.Clone(cfg.Agents[i].DependsOn), func(d string) bool { return !known[strings.ToUpper(d)] })
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}, group: cfg.GroupWindow,
 		journal: cfg.Journal.orDefault()}
 	prev := f.roster.Load()
 	r.deps = cfg.dependencies()
-	for _, a := range cfg.Agents {
+	for i, a := range cfg.Agents {
+		if a.Schedule != "" {
+			if f.deps.ParseSchedule == nil {
+				return nil, core.Invalid(fmt.Sprintf("fleet.agents[%d].schedule", i), "cannot be read here")
+			}
+			var err error
+			if a.schedule, err = f.deps.ParseSchedule(fmt.Sprintf("fleet.agents[%d]", i), a.Schedule, a.TimeZone); err != nil {
+				return nil, err
+			}
+			a.Cadence = interval(a.schedule, f.deps.Clock.Now())
+		}
 		if a.Cadence == 0 {
 			a.Cadence = DefaultCadence
 		}
@@ -324,8 +412,7 @@ func (f *Service) SetConfig(cfg Config) error {
 			}
 		}
 	}
-	f.roster.Store(r)
-	return nil
+	return r, nil
 }
 
 // Agents returns the configured agents, defaults applied.
@@ -390,6 +477,12 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 	if hb.Timestamp.IsZero() {
 		hb.Timestamp = now
 	}
+	if hb.Signal == SignalFail {
+		hb.Mode = "red"
+		if hb.Notes == "" {
+			hb.Notes = failWhat(hb)
+		}
+	}
 	if err := validateHeartbeat(hb); err != nil {
 		return HeartbeatReceipt{}, err
 	}
@@ -401,7 +494,7 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 	if err != nil {
 		return HeartbeatReceipt{}, fmt.Errorf("record heartbeat of %s for %s: %w", hb.Agent, hb.Cycle, err)
 	}
-	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: hb.ReceivedAt.Add(a.Cadence), Breaker: breaker}, nil
+	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: nextExpected(a, hb), Breaker: breaker}, nil
 }
 
 func validateHeartbeat(hb Heartbeat) error {
@@ -410,6 +503,8 @@ func validateHeartbeat(hb Heartbeat) error {
 		return core.Invalid("cycle", "must be 1 to 128 letters, digits, '.', '_' or '-', such as C-284")
 	case math.IsNaN(hb.MII) || hb.MII < 0 || hb.MII > 1:
 		return core.Invalid("mii", "must be between 0 and 1, not %v", hb.MII)
+	case hb.Signal != SignalSuccess && hb.Signal != SignalStart && hb.Signal != SignalFail:
+		return core.Invalid("signal", "must be start or fail, not %q", hb.Signal)
 	case !modes[hb.Mode]:
 		return core.Invalid("mode_self_report", "must be green, yellow or red, not %q", hb.Mode)
 	case utf8.RuneCountInString(hb.Notes) > MaxHeartbeatNotes:
@@ -485,6 +580,9 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 					return err
 				}
 			}
+			if err := f.failureEpisode(ctx, st, b); err != nil {
+				return err
+			}
 			if st, err = f.applyHeartbeat(ctx, st, b, isFirst[key]); err != nil {
 				return err
 			}
@@ -532,7 +630,7 @@ func (f *Service) changed() {
 // silence had been announced the recovery notice is posted.
 func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBeat, first bool) (AgentState, error) {
 	hb := b.hb
-	if first && hb.Cycle != st.Cycle {
+	if first && hb.Cycle != st.Cycle && hb.Signal != SignalStart {
 		if !st.LastAt.IsZero() && !hb.ReceivedAt.After(st.NextExpectedBy) {
 			st.Streak++
 		} else {
@@ -546,7 +644,12 @@ func (f *Service) applyHeartbeat(ctx context.Context, st AgentState, b queuedBea
 		st.Announced = ""
 	}
 	st.GraceUntil = time.Time{}
-	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, hb.ReceivedAt.Add(b.agent.Cadence)
+	st.Cycle, st.LastAt, st.NextExpectedBy = hb.Cycle, hb.ReceivedAt, nextExpected(b.agent, hb)
+	if hb.Signal == SignalStart && st.Mode != "" {
+		// A start says nothing of how the job went: a failure stays
+		// red until a success.
+		return st, nil
+	}
 	st.MII, st.Mode, st.Notes = hb.MII, hb.Mode, hb.Notes
 	return st, nil
 }

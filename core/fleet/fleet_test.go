@@ -128,6 +128,9 @@ func TestFleetConfigValidate(t *testing.T) {
 		{name: "name with a slash", agents: []fleet.AgentConfig{{Name: "EVE/1"}}, wantField: "fleet.agents[0].name"},
 		{name: "same name in another case", agents: []fleet.AgentConfig{{Name: "EVE"}, {Name: "ZEUS"}, {Name: "eve"}}, wantField: "fleet.agents[2].name"},
 		{name: "negative cadence", agents: []fleet.AgentConfig{{Name: "EVE"}, {Name: "ZEUS"}, {Name: "JADE", Cadence: -time.Hour}}, wantField: "fleet.agents[2].cadence"},
+		{name: "negative grace", agents: []fleet.AgentConfig{{Name: "EVE", Grace: -time.Minute}}, wantField: "fleet.agents[0].grace"},
+		{name: "a schedule and a cadence", agents: []fleet.AgentConfig{{Name: "EVE", Cadence: time.Hour, Schedule: "@hourly"}}, wantField: "fleet.agents[0].schedule"},
+		{name: "a time zone without a schedule", agents: []fleet.AgentConfig{{Name: "EVE", TimeZone: "UTC"}}, wantField: "fleet.agents[0].time_zone"},
 		{name: "cadence under a second", agents: []fleet.AgentConfig{{Name: "EVE", Cadence: 300 * time.Millisecond}}, wantField: "fleet.agents[0].cadence"},
 		{name: "unknown posture rule", agents: []fleet.AgentConfig{{Name: "EVE", Posture: "optional"}}, wantField: "fleet.agents[0].posture"},
 	}

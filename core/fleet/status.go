@@ -23,11 +23,15 @@ type AgentReport struct {
 	Age            time.Duration
 	NextExpectedBy time.Time
 	Cadence        time.Duration
-	Missed         int
-	Streak         int
-	MII            float64
-	Mode           string
-	Notes          string
+	// Grace is how long past its expected time a report may come.
+	Grace time.Duration
+	// Schedule and TimeZone are the agent's cron schedule, if it has one.
+	Schedule, TimeZone string
+	Missed             int
+	Streak             int
+	MII                float64
+	Mode               string
+	Notes              string
 	// JournalCount counts the agent's journal entries in its current cycle:
 	// the cycle of its most recent heartbeat or journal entry, whichever
 	// came last.
@@ -145,7 +149,7 @@ func (f *Service) reports(ctx context.Context, ros *roster, now time.Time, agent
 	cycles := map[string]string{}
 	for i, a := range agents {
 		st, reported := byAgent[a.Name]
-		r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Presence: PresenceOffline, Budget: a.Budget}
+		r := AgentReport{Agent: a.Name, Reported: reported, Cadence: a.Cadence, Grace: a.Grace, Schedule: a.Schedule, TimeZone: a.zone(), Presence: PresenceOffline, Budget: a.Budget}
 		cycle, cycleAt := "", time.Time{}
 		if reported {
 			r.Missed = missedHeartbeats(st, a.Cadence, now)
@@ -284,7 +288,7 @@ var presenceIcon = map[AgentPresence]string{PresenceOnline: "🟢", PresenceLate
 
 func renderFleetRow(r AgentReport) string {
 	if !r.Reported {
-		line := fmt.Sprintf("- ⚪ **%s** never reported (expected every %s)", core.EscapeMarkdown(r.Agent), core.HumanDuration(r.Cadence))
+		line := fmt.Sprintf("- ⚪ **%s** never reported (%s)", core.EscapeMarkdown(r.Agent), expectedText(r))
 		if held := holdingText(r.Holding); held != "" {
 			line += " · " + held
 		}
@@ -296,6 +300,9 @@ func renderFleetRow(r AgentReport) string {
 		fmt.Sprintf("streak %d", r.Streak),
 		fmt.Sprintf("MII %.2f", r.MII),
 		"mode " + core.EscapeMarkdown(r.Mode),
+	}
+	if r.Schedule != "" || r.Grace > 0 {
+		parts = append(parts, expectedText(r))
 	}
 	if spend := spendText(r); spend != "" {
 		parts = append(parts, spend)
@@ -310,4 +317,16 @@ func renderFleetRow(r AgentReport) string {
 		parts = append(parts, "“"+core.EscapeMarkdown(notes)+"”")
 	}
 	return strings.Join(parts, " · ")
+}
+
+// expectedText says when an agent is expected: "expected every 1h", with
+// ", grace 10m" when it has one, or "scheduled `0 3 * * *` UTC, grace 0s".
+func expectedText(r AgentReport) string {
+	switch {
+	case r.Schedule != "":
+		return fmt.Sprintf("scheduled %s %s, grace %s", core.CodeSpan(r.Schedule), core.EscapeMarkdown(r.TimeZone), core.HumanDuration(r.Grace))
+	case r.Grace > 0:
+		return fmt.Sprintf("expected every %s, grace %s", core.HumanDuration(r.Cadence), core.HumanDuration(r.Grace))
+	}
+	return "expected every " + core.HumanDuration(r.Cadence)
 }

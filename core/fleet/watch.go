@@ -85,8 +85,12 @@ func announcementFor(missed int) string {
 // the notice in one transaction, so a restart does not repeat it. Agents
 // are swept after those they depend on, so that a dependant's silence
 // folds into their alert. Budget and crash-loop alerts whose cause ended
-// resolve.
+// resolve. It first reads the agents added over the API or the CLI, by
+// this Jarvis or another process on the same database.
 func (f *Service) Sweep(ctx context.Context) error {
+	if err := f.ReadAgents(ctx); err != nil {
+		return fmt.Errorf("sweep fleet: %w", err)
+	}
 	now := f.deps.Clock.Now()
 	states, err := f.deps.Heartbeats.AgentStates(ctx)
 	if err != nil {
@@ -161,12 +165,13 @@ func (f *Service) Sweep(ctx context.Context) error {
 }
 
 // neverDue reports whether the sweep should alert, once, about an agent
-// that has not reported by the end of its first expected window, counted
+// that has not reported by the end of its first expected window (its
+// cadence and grace, or its schedule's next run and grace), counted
 // from since (Jarvis's start, or the reload that added the agent). Its
 // incident makes it once per agent across restarts; silent, marked here,
 // saves reading that at every sweep.
 func (f *Service) neverDue(a AgentConfig, since, now time.Time) bool {
-	if !now.After(since.Add(a.Cadence)) {
+	if !now.After(nextExpected(a, Heartbeat{ReceivedAt: since})) {
 		return false
 	}
 	_, done := f.silent.LoadOrStore(strings.ToUpper(a.Name), true)

@@ -1,5 +1,5 @@
--- v0 -> v35 (compatible with v35+): Latest revision
--- The schema that the numbered files 01 to 35 build, in one step, for an
+-- v0 -> v36 (compatible with v36+): Latest revision
+-- The schema that the numbered files 01 to 36 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -903,3 +903,23 @@ CREATE TABLE silence (
 	held           TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX silence_active_idx ON silence (ends_at) WHERE ended_at = 0;
+
+-- Agents added over the API or the CLI (v34)
+-- The agents a supervisor added with PUT /api/agents/{name} or an operator
+-- with `jarvis agent add`, watched beside the configuration file's (which
+-- win a name both give). name is as given, unique in any case; cadence
+-- and grace are milliseconds (cadence 0: the default, or the schedule's);
+-- schedule is a cron schedule in time_zone, '' for none; depends_on the
+-- names it needs, comma-separated. added_by is the credential or "cli"
+-- that added or last changed it, at added_at (Unix milliseconds).
+CREATE TABLE added_agent (
+	name       TEXT   PRIMARY KEY,
+	name_key   TEXT   NOT NULL UNIQUE,
+	cadence    BIGINT NOT NULL,
+	grace      BIGINT NOT NULL,
+	schedule   TEXT   NOT NULL,
+	time_zone  TEXT   NOT NULL,
+	depends_on TEXT   NOT NULL,
+	added_by   TEXT   NOT NULL,
+	added_at   BIGINT NOT NULL
+);

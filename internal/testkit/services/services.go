@@ -30,6 +30,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -112,7 +113,8 @@ func (w Wiring) Credentials(wire ...func(*credential.Deps)) *credential.Service 
 func (w Wiring) Fleet(tb testing.TB, cfg fleet.Config, wire ...func(*fleet.Deps)) *fleet.Service {
 	tb.Helper()
 	deps := fleet.Deps{Tx: w.Store, Heartbeats: w.Store.Heartbeats(), Journal: w.Store.AgentJournal(), Attestations: w.Store.Attestations(),
-		Meter: w.Store.Meter(), History: w.Store, Outbox: w.Store.Outbox(), Clock: w.Clock, Room: w.Room, Admins: w.Admins}
+		Meter: w.Store.Meter(), History: w.Store, Outbox: w.Store.Outbox(), Clock: w.Clock, Room: w.Room, Admins: w.Admins,
+		ParseSchedule: schedule.Parse, Agents: w.Store.AddedAgents()}
 	apply(&deps, wire)
 	f, err := fleet.NewService(cfg, deps)
 	if err != nil {
