@@ -46,6 +46,7 @@ var statusOf = []struct {
 	{core.ErrRateLimited, http.StatusTooManyRequests},
 	{core.ErrLeaseHeld, http.StatusServiceUnavailable},
 	{core.ErrBreakerOpen, http.StatusLocked},
+	{core.ErrTooLarge, http.StatusRequestEntityTooLarge},
 }
 
 // StatusOf returns the HTTP status for an error.

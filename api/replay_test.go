@@ -15,6 +15,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/alertmanager"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
@@ -96,6 +97,8 @@ func TestExamplesReplay(t *testing.T) {
 	api.RegisterCalendar(server, api.Calendar{Citizen: tripwires.CitizenForToken, Reminders: reminders.List,
 		Tasks: func(context.Context, string) ([]notebook.Entry, error) { return nil, nil }, Now: clock.Now})
 	api.RegisterApprovals(server, approvals, breakers)
+	api.RegisterAlertmanager(server, alertmanager.NewService(testconfig.Alertmanager(),
+		alertmanager.Deps{Oncall: incidents, Tx: st, Clock: clock, RoomID: w.Room, Admins: w.Admins}))
 	handler := checked(t, server)
 
 	eve := tokens.agent["EVE"]
@@ -156,6 +159,7 @@ func TestExamplesReplay(t *testing.T) {
 			}
 		}},
 		{op: "getBreakerEvents", token: eve, path: "/api/breaker/EVE/events?limit=5"},
+		{op: "postAlertmanager", token: tokens.receiver},
 	}
 	ops := documentedOperations(t)
 	replayed := map[string]bool{}

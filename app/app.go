@@ -29,6 +29,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/console"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/alertmanager"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -140,6 +141,7 @@ type App struct {
 	credentials *credential.Service
 	fleet       *fleet.Service
 	oncall      *oncall.Service
+	alerts      *alertmanager.Service
 	tripwires   *tripwire.Service
 	reminders   *reminder.Service
 	quiet       *quiet.Service
@@ -327,6 +329,7 @@ func (a *App) checkLease(ctx context.Context) error { return a.lease.Check(ctx) 
 func (a *App) initServices() error {
 	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
 	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
+	a.alerts = alertmanager.NewService(a.cfg.Alertmanager, alertmanager.Deps{Oncall: a.oncall, Tx: st, Clock: clock, RoomID: room, Admins: admins})
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Incidents: a.oncall,
 		OnChange: func(string) { a.sourcesChanged(breaker.SourceState) }})
@@ -542,6 +545,7 @@ func (a *App) initAPI() {
 			return a.notebook.List(ctx, owner, notebook.Task)
 		}, Now: a.clock.Now})
 	api.RegisterApprovals(a.api, a.approvals, a.breakers)
+	api.RegisterAlertmanager(a.api, a.alerts)
 }
 
 // standby refuses the API's writes while this Jarvis does not hold the

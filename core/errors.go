@@ -52,6 +52,9 @@ var (
 	ErrBudgetExceeded = errors.New("priority budget exceeded")
 	// ErrExpired means the thing acted on (a proposal, a question) has expired.
 	ErrExpired = errors.New("expired")
+	// ErrTooLarge means a request is larger than a configured limit allows;
+	// nothing of it was kept.
+	ErrTooLarge = errors.New("too large")
 )
 
 // FieldError names the field of an input that is wrong and why.

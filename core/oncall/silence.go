@@ -250,9 +250,9 @@ func alertTargets(kind, subject string) []string {
 }
 
 // notFleet are the kinds of incident that are no fleet alert, which a
-// fleet-wide silence does not hold: trips of shared tripwires and the wake
-// router's alerts.
-var notFleet = map[string]bool{"trip": true, "wake": true}
+// fleet-wide silence does not hold: trips of shared tripwires, the wake
+// router's alerts and Alertmanager's alert groups.
+var notFleet = map[string]bool{"trip": true, "wake": true, "alertmanager": true}
 
 // silencing is what the silences that held at the start of an evaluator
 // pass hold.
