@@ -1,0 +1,207 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+)
+
+// alertmanagerConfig is Alertmanager's configuration with Jarvis as its
+// webhook receiver, as docs/operating.md shows it; the test's waits are
+// short. %[1]s is Jarvis's API, %[2]s the receiver token.
+const alertmanagerConfig = `route:
+  receiver: jarvis
+  group_by: [alertname]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 4h
+receivers:
+  - name: jarvis
+    webhook_configs:
+      - url: %[1]s/api/alertmanager
+        send_resolved: true
+        max_alerts: 50
+        http_config:
+          authorization:
+            credentials: %[2]s
+`
+
+// startAlertmanager builds (once) and starts the real Alertmanager with
+// Jarvis at base as its receiver, and returns its API's address.
+func startAlertmanager(t *testing.T, base, token string) string {
+	t.Helper()
+	root, err := tesths.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(root, "scripts", "alertmanager.sh"), "path").Output()
+	if err != nil {
+		t.Fatalf("build Alertmanager: %v", err)
+	}
+	dir := t.TempDir()
+	config := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(alertmanagerConfig, base, token)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	listen := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
+	cmd := exec.Command(strings.TrimSpace(string(out)), "--config.file="+config, "--storage.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+listen, "--cluster.listen-address=")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("Alertmanager's log:\n%s", logs.String())
+		}
+	})
+	url := "http://" + listen
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if resp, err := http.Get(url + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return url
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Alertmanager did not answer on %s:\n%s", url, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// postAlerts sends alerts to Alertmanager's own API, as Prometheus does;
+// an alert whose end has passed is resolved.
+func postAlerts(t *testing.T, url string, ends time.Time, alerts ...map[string]string) {
+	t.Helper()
+	var body []map[string]any
+	for _, labels := range alerts {
+		body = append(body, map[string]any{"labels": labels, "endsAt": ends.UTC().Format(time.RFC3339Nano),
+			"annotations": map[string]string{"summary": labels["alertname"] + " on " + labels["instance"]}})
+	}
+	data, _ := json.Marshal(body)
+	resp, err := http.Post(url+"/api/v2/alerts", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("Alertmanager answered %d to the alerts", resp.StatusCode)
+	}
+}
+
+// TestAlertmanagerGroupsInTheRoom: the real Alertmanager, with Jarvis as
+// its webhook receiver, fires two alerts in one group and one in another:
+// the room shows one alert per group, with 👀. bob claims one; all three
+// end in Alertmanager, and each group's alert is edited to resolved with
+// one reply in its thread. The room holds exactly two top-level messages
+// from Alertmanager's alerts.
+func TestAlertmanagerGroupsInTheRoom(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	j, room, alice, bob, jarvisAPI := onCallRoom(t, "")
+	token := j.issueToken(t, "receiver", "")
+	am := startAlertmanager(t, jarvisAPI.base, token)
+
+	postAlerts(t, am, time.Now().Add(time.Hour),
+		map[string]string{"alertname": "DiskFull", "instance": "db-1", "severity": "critical"},
+		map[string]string{"alertname": "DiskFull", "instance": "db-2", "severity": "critical"},
+		map[string]string{"alertname": "CPUHot", "instance": "web-1", "severity": "warning"})
+
+	topLevel := func(name string) func(*event.Event) bool {
+		return func(evt *event.Event) bool {
+			return tesths.MessageFrom(room, j.UserID)(evt) && evt.Content.AsMessage().RelatesTo == nil &&
+				strings.Contains(tesths.Body(evt), "Alertmanager: "+name)
+		}
+	}
+	disk, err := alice.WaitFor(ctx, waitReply, topLevel("DiskFull"))
+	if err != nil {
+		t.Fatalf("no alert for the DiskFull group: %v", err)
+	}
+	cpu, err := alice.WaitFor(ctx, waitReply, topLevel("CPUHot"))
+	if err != nil {
+		t.Fatalf("no alert for the CPUHot group: %v", err)
+	}
+	// Both of DiskFull's alerts are in its one message, at once or after an edit.
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		body := tesths.Body(evt)
+		if evt.ID != disk.ID {
+			if !editOf(j.UserID, disk.ID)(evt) {
+				return false
+			}
+			body = newBody(evt)
+		}
+		return strings.Contains(body, "2 alerts firing") && strings.Contains(body, "db-1") && strings.Contains(body, "db-2")
+	}); err != nil {
+		t.Fatalf("the DiskFull alert never named both instances: %v", err)
+	}
+	if msg := disk.Content.AsMessage(); msg.Mentions == nil || len(msg.Mentions.UserIDs) != 1 || msg.Mentions.UserIDs[0] != alice.UserID {
+		t.Errorf("the critical alert mentions %+v, want alice, the admin", msg.Mentions)
+	}
+	if msg := cpu.Content.AsMessage(); msg.Mentions != nil && len(msg.Mentions.UserIDs) > 0 {
+		t.Errorf("the warning alert mentions %+v, want nobody", msg.Mentions.UserIDs)
+	}
+	if _, err := bob.WaitFor(ctx, waitReply, reactionBy(j.UserID, disk.ID, "👀")); err != nil {
+		t.Fatalf("no 👀 from Jarvis on the DiskFull alert: %v", err)
+	}
+	if _, err := bob.SendReaction(ctx, room, disk.ID, "👀"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return editOf(j.UserID, disk.ID)(evt) && strings.Contains(newBody(evt), "👀 Handled by "+bob.UserID.String())
+	}); err != nil {
+		t.Fatalf("bob's 👀 did not claim the DiskFull alert: %v", err)
+	}
+
+	postAlerts(t, am, time.Now(),
+		map[string]string{"alertname": "DiskFull", "instance": "db-1", "severity": "critical"},
+		map[string]string{"alertname": "DiskFull", "instance": "db-2", "severity": "critical"},
+		map[string]string{"alertname": "CPUHot", "instance": "web-1", "severity": "warning"})
+
+	for _, c := range []struct {
+		alert *event.Event
+		who   string
+	}{{disk, "handled by " + bob.UserID.String()}, {cpu, "nobody claimed it"}} {
+		if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+			return editOf(j.UserID, c.alert.ID)(evt) && strings.HasPrefix(newBody(evt), "✅ Resolved after ") && strings.Contains(newBody(evt), c.who)
+		}); err != nil {
+			t.Fatalf("the alert %q was not edited to resolved, %s: %v", tesths.Body(c.alert), c.who, err)
+		}
+		inThread := func(evt *event.Event) bool {
+			rel := evt.Content.AsMessage().RelatesTo
+			return tesths.MessageFrom(room, j.UserID)(evt) && rel != nil && rel.Type == event.RelThread && rel.EventID == c.alert.ID
+		}
+		if _, err := alice.WaitFor(ctx, waitReply, inThread); err != nil {
+			t.Fatalf("no all-clear in the thread of %q: %v", tesths.Body(c.alert), err)
+		}
+		if n := len(alice.Events(inThread)); n != 1 {
+			t.Errorf("%d replies in the thread of %q, want one", n, tesths.Body(c.alert))
+		}
+	}
+	var ids []id.EventID
+	for _, evt := range alice.Events(func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && evt.Content.AsMessage().RelatesTo == nil &&
+			strings.Contains(tesths.Body(evt), "Alertmanager: ")
+	}) {
+		ids = append(ids, evt.ID)
+	}
+	if len(ids) != 2 {
+		t.Errorf("%d top-level messages for Alertmanager's alerts, want 2: %v", len(ids), ids)
+	}
+}
