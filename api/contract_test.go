@@ -58,6 +58,7 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 	api.RegisterCalendar(s, api.Calendar{})
 	api.RegisterApprovals(s, nil, nil)
 	api.RegisterAlertmanager(s, alertmanager.NewService(alertmanager.Config{}, alertmanager.Deps{}))
+	api.RegisterSilences(s, nil, "", nil)
 	var served []string
 	for _, r := range s.Routes() {
 		if _, path, _ := strings.Cut(r, " "); strings.HasPrefix(path, "/api/") || path == "/healthz" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,7 @@ func TestExamplesReplay(t *testing.T) {
 	api.RegisterApprovals(server, approvals, breakers)
 	api.RegisterAlertmanager(server, alertmanager.NewService(testconfig.Alertmanager(),
 		alertmanager.Deps{Oncall: incidents, Tx: st, Clock: clock, RoomID: w.Room, Admins: w.Admins}))
+	api.RegisterSilences(server, incidents, w.Room, fl)
 	handler := checked(t, server)
 
 	eve := tokens.agent["EVE"]
@@ -160,6 +162,9 @@ func TestExamplesReplay(t *testing.T) {
 		}},
 		{op: "getBreakerEvents", token: eve, path: "/api/breaker/EVE/events?limit=5"},
 		{op: "postAlertmanager", token: tokens.receiver},
+		{op: "postSilence", token: tokens.receiver, keep: "silence.id", as: "silence"},
+		{op: "listSilences", token: tokens.supervisor},
+		{op: "endSilence", token: tokens.receiver, path: "/api/silences/{silence}?by=deploy.sh"},
 	}
 	ops := documentedOperations(t)
 	replayed := map[string]bool{}
@@ -228,7 +233,8 @@ func signExample(token string, b map[string]any) {
 		b["verdict"].(string), b["timestamp"].(string), b["rationale"].(string))
 }
 
-// pick reads a dotted path ("cards.0.id") out of a decoded JSON answer.
+// pick reads a dotted path ("cards.0.id") out of a decoded JSON answer,
+// a string or a number.
 func pick(v any, path string) string {
 	for _, part := range strings.Split(path, ".") {
 		switch x := v.(type) {
@@ -243,6 +249,9 @@ func pick(v any, path string) string {
 				v = x[i]
 			}
 		}
+	}
+	if n, ok := v.(float64); ok {
+		return strconv.FormatFloat(n, 'f', -1, 64)
 	}
 	s, _ := v.(string)
 	return s

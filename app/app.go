@@ -546,6 +546,7 @@ func (a *App) initAPI() {
 		}, Now: a.clock.Now})
 	api.RegisterApprovals(a.api, a.approvals, a.breakers)
 	api.RegisterAlertmanager(a.api, a.alerts)
+	api.RegisterSilences(a.api, a.oncall, a.room, a.fleet)
 }
 
 // standby refuses the API's writes while this Jarvis does not hold the

@@ -205,3 +205,125 @@ func TestAlertmanagerGroupsInTheRoom(t *testing.T) {
 		t.Errorf("%d top-level messages for Alertmanager's alerts, want 2: %v", len(ids), ids)
 	}
 }
+
+// silenceCall sends a request to Jarvis's silences with token, as curl in
+// a deploy script would, and decodes the answer into out.
+func silenceCall(t *testing.T, method, url, token string, body any, out any) int {
+	t.Helper()
+	var data []byte
+	if body != nil {
+		data, _ = json.Marshal(body)
+	}
+	req, _ := http.NewRequest(method, url, bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		_ = json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode
+}
+
+type silenceAnswer struct {
+	Silence struct {
+		ID         int64  `json:"id"`
+		By         string `json:"by"`
+		HeldAlerts int    `json:"held_alerts"`
+	} `json:"silence"`
+	Silences []struct {
+		ID         int64 `json:"id"`
+		HeldAlerts int   `json:"held_alerts"`
+	} `json:"silences"`
+}
+
+// TestSilencesFromScripts: a deploy script, with a receiver token, sets a
+// silence on EVE and one on the Alertmanager label alertname=DiskFull over
+// the API; the room is told of each, and `!silence list` names who set
+// them. EVE goes quiet and DiskFull fires in the real Alertmanager:
+// neither reaches the room while the silences hold. The script ends them:
+// each end says what it held, and both alerts, still open, are posted.
+// A token of another role may not set one.
+func TestSilencesFromScripts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	j, room, alice, _, agents := onCallRoom(t, eveEvery2s, "EVE")
+	token := j.issueToken(t, "receiver", "")
+	am := startAlertmanager(t, agents.base, token)
+	silences := agents.base + "/api/silences"
+	ends := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+
+	if code := silenceCall(t, http.MethodPost, silences, agents.tokens.agent["EVE"],
+		map[string]any{"target": "EVE", "reason": "deploy", "ends_at": ends}, nil); code != http.StatusForbidden {
+		t.Errorf("EVE's own token set a silence: %d, want 403", code)
+	}
+	var ids []int64
+	for _, target := range []string{"eve", "alertname=DiskFull"} {
+		var set silenceAnswer
+		if code := silenceCall(t, http.MethodPost, silences, token,
+			map[string]any{"target": target, "reason": "deploy <b>4.2</b>", "by": "deploy.sh", "ends_at": ends}, &set); code != http.StatusCreated {
+			t.Fatalf("silence on %s: %d", target, code)
+		}
+		ids = append(ids, set.Silence.ID)
+		if !strings.HasSuffix(set.Silence.By, " (deploy.sh)") {
+			t.Errorf("the silence on %s is by %q, want the token's id and deploy.sh", target, set.Silence.By)
+		}
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "Silence 2 on alertname=DiskFull until ")
+	}); err != nil {
+		t.Fatalf("the room was not told of the silence: %v", err)
+	}
+	list := tesths.Body(j.ask(t, alice, room, "!silence list"))
+	for _, want := range []string{"EVE until", "alertname=DiskFull until", "(deploy.sh) because “deploy <b>4.2</b>”"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("!silence list = %q, without %q", list, want)
+		}
+	}
+
+	postAlerts(t, am, time.Now().Add(time.Hour), map[string]string{"alertname": "DiskFull", "instance": "db-1", "severity": "critical"})
+	// Both silences hold something: EVE's missed heartbeats and the group.
+	for deadline := time.Now().Add(waitReply); ; {
+		var now silenceAnswer
+		silenceCall(t, http.MethodGet, silences, token, nil, &now)
+		if len(now.Silences) == 2 && now.Silences[0].HeldAlerts > 0 && now.Silences[1].HeldAlerts > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the silences did not hold EVE's alert and DiskFull's: %+v", now.Silences)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	alert := func(text string) func(*event.Event) bool {
+		return func(evt *event.Event) bool {
+			return tesths.MessageFrom(room, j.UserID)(evt) && evt.Content.AsMessage().RelatesTo == nil && strings.Contains(tesths.Body(evt), text) &&
+				!strings.Contains(tesths.Body(evt), "ended")
+		}
+	}
+	for _, text := range []string{"Alertmanager: DiskFull", "EVE has missed", "EVE is offline"} {
+		if got := alice.Events(alert(text)); len(got) > 0 {
+			t.Errorf("a silenced alert reached the room: %q", tesths.Body(got[0]))
+		}
+	}
+
+	for _, id := range ids {
+		var ended silenceAnswer
+		if code := silenceCall(t, http.MethodDelete, fmt.Sprintf("%s/%d?by=deploy.sh", silences, id), token, nil, &ended); code != http.StatusOK {
+			t.Fatalf("end silence %d: %d", id, code)
+		}
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, alert("Alertmanager: DiskFull")); err != nil {
+		t.Errorf("DiskFull's alert was not posted when its silence ended: %v", err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return alert("EVE has missed")(evt) || alert("EVE is offline")(evt)
+	}); err != nil {
+		t.Errorf("EVE's alert was not posted when its silence ended: %v", err)
+	}
+	if code := silenceCall(t, http.MethodDelete, fmt.Sprintf("%s/%d", silences, ids[0]), token, nil, nil); code != http.StatusGone {
+		t.Errorf("ending an ended silence answered %d, want 410", code)
+	}
+}

@@ -169,7 +169,7 @@ func (s *Service) Receive(ctx context.Context, n Notification) error {
 			if s.urgency(n) == Page {
 				note.Mentions = s.deps.Admins
 			}
-			return s.deps.Oncall.Raise(ctx, id, Kind, subject, note)
+			return s.deps.Oncall.RaiseNamed(ctx, id, Kind, subject, Matchers(n.CommonLabels), note)
 		case n.Status == Resolved:
 			return s.deps.Oncall.Resolve(ctx, id, "Alertmanager says "+core.EscapeMarkdown(s.name(n))+" resolved.")
 		default:
@@ -183,6 +183,17 @@ func (s *Service) Receive(ctx context.Context, n Notification) error {
 func Subject(groupKey string) string {
 	sum := sha256.Sum256([]byte(groupKey))
 	return Kind + ":" + hex.EncodeToString(sum[:8])
+}
+
+// Matchers are the names a silence holds a group by: each label every
+// alert of the group has, as name=value ("alertname=DiskFull").
+func Matchers(common map[string]string) []string {
+	out := make([]string, 0, len(common))
+	for k, v := range common {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // urgency is the group's urgency, from its severity label.

@@ -141,6 +141,12 @@ func NewService(cfg Config, deps Deps) *Service { return &Service{cfg: cfg, deps
 // with 👀 on it. An incident already open (an alert that escalated) keeps
 // when it opened and who owns it, and its new notice says who does.
 func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.Notice) error {
+	return s.RaiseNamed(ctx, id, kind, subject, nil, n)
+}
+
+// RaiseNamed is Raise for an alert that a silence may also hold by one of
+// names (an Alertmanager alert group's labels, "severity=critical").
+func (s *Service) RaiseNamed(ctx context.Context, id, kind, subject string, names []string, n core.Notice) error {
 	now := s.deps.Clock.Now()
 	inc, err := s.deps.Store.Incident(ctx, id)
 	switch {
@@ -149,7 +155,7 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 	case err != nil:
 		return fmt.Errorf("raise incident %s: %w", id, err)
 	}
-	held, err := s.holdAlert(ctx, kind, subject, n.Body)
+	held, err := s.holdAlert(ctx, append(alertTargets(kind, subject), names...), n.Body)
 	switch {
 	case err != nil:
 		return fmt.Errorf("raise incident %s: %w", id, err)
