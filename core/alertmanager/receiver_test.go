@@ -115,7 +115,7 @@ func TestAlertTextIsUntrusted(t *testing.T) {
 		c.MaxText = 40
 	})
 	a := alertmanager.Alert{Status: "firing", Labels: map[string]string{"alertname": "X", "instance": "[click](https://evil.example) **@room** <b>"},
-		Annotations: map[string]string{"summary": strings.Repeat("long ", 50), "runbook_url": "https://wiki.example.org/run(book)"},
+		Annotations:  map[string]string{"summary": strings.Repeat("long ", 50), "runbook_url": "https://wiki.example.org/run(book)"},
 		GeneratorURL: "https://evil.example/graph"}
 	n := alertmanager.Notification{Version: "4", GroupKey: "g2", Status: "firing", CommonLabels: map[string]string{"alertname": "X", "severity": "odd"},
 		Alerts: []alertmanager.Alert{a}}
