@@ -327,3 +327,84 @@ func TestSilencesFromScripts(t *testing.T) {
 		t.Errorf("ending an ended silence answered %d, want 410", code)
 	}
 }
+
+// notification is a webhook body as Alertmanager sends it, for a group
+// named alertname with one alert carrying labels and annotations.
+func notification(alertname string, labels, annotations map[string]string) map[string]any {
+	all := map[string]string{"alertname": alertname}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for k, v := range labels {
+		all[k] = v
+	}
+	return map[string]any{"version": "4", "groupKey": "{}:{alertname=\"" + alertname + "\"}", "status": "firing", "receiver": "jarvis",
+		"groupLabels": map[string]string{"alertname": alertname}, "commonLabels": all, "commonAnnotations": map[string]string{},
+		"alerts": []map[string]any{{"status": "firing", "labels": all, "annotations": annotations,
+			"startsAt": "2026-04-17T00:00:00Z", "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "https://evil.example.org/graph"}}}
+}
+
+// TestAlertmanagerAttacks: what a caller who is not Alertmanager, or an
+// alert written to attack the room, gets from the receiver of the real
+// binary: no token or another role's is refused; a body past
+// alertmanager.max_body_bytes is 413 naming the key; a label with
+// Markdown, HTML and links is shown as text, and only a configured host's
+// runbook is a link; a notification replayed is one message. A valid
+// notification sent last shows that none of the refused ones reached the
+// room.
+func TestAlertmanagerAttacks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	j, room, alice, _, agents := onCallRoom(t, "alertmanager:\n  max_body_bytes: 4096\n  link_hosts: [wiki.example.org]\n")
+	token := j.issueToken(t, "receiver", "")
+	url := agents.base + "/api/alertmanager"
+	var problem struct {
+		NeedsRole []string `json:"needs_role"`
+		LimitKey  string   `json:"limit_key"`
+	}
+	if code := silenceCall(t, http.MethodPost, url, "", notification("NoToken", nil, nil), nil); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if code := silenceCall(t, http.MethodPost, url, agents.tokens.supervisor, notification("Supervisor", nil, nil), &problem); code != http.StatusForbidden ||
+		len(problem.NeedsRole) != 1 || problem.NeedsRole[0] != "receiver" {
+		t.Errorf("a supervisor token: %d needing %v, want 403 needing receiver", code, problem.NeedsRole)
+	}
+	big := notification("Huge", map[string]string{"padding": strings.Repeat("x", 5000)}, nil)
+	if code := silenceCall(t, http.MethodPost, url, token, big, &problem); code != http.StatusRequestEntityTooLarge || problem.LimitKey != "alertmanager.max_body_bytes" {
+		t.Errorf("a 5 KB body: %d naming %q, want 413 naming alertmanager.max_body_bytes", code, problem.LimitKey)
+	}
+	hostile := notification("Hostile", map[string]string{"instance": "[pay here](https://evil.example.org) <b>bold</b> @room"},
+		map[string]string{"runbook_url": "https://wiki.example.org/runbooks/hostile"})
+	for range 3 {
+		if code := silenceCall(t, http.MethodPost, url, token, hostile, nil); code != http.StatusOK {
+			t.Fatalf("the hostile alert: %d", code)
+		}
+	}
+	if code := silenceCall(t, http.MethodPost, url, token, notification("Last", nil, nil), nil); code != http.StatusOK {
+		t.Fatalf("the last alert: %d", code)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "Alertmanager: Last")
+	}); err != nil {
+		t.Fatalf("the last alert was not posted: %v", err)
+	}
+	posted := alice.Events(func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "Alertmanager: ")
+	})
+	var names []string
+	for _, evt := range posted {
+		names = append(names, strings.SplitN(strings.SplitN(tesths.Body(evt), "Alertmanager: ", 2)[1], " ", 2)[0])
+	}
+	if strings.Join(names, ",") != "Hostile,Last" {
+		t.Fatalf("the room shows the alerts %v, want Hostile once and Last", names)
+	}
+	html := posted[0].Content.AsMessage().FormattedBody
+	for _, bad := range []string{"<b>bold", `href="https://evil.example.org`, "evil.example.org/graph"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("the hostile alert's HTML has %q: %s", bad, html)
+		}
+	}
+	if !strings.Contains(html, `href="https://wiki.example.org/runbooks/hostile"`) {
+		t.Errorf("the runbook on the configured host is not a link: %s", html)
+	}
+}
