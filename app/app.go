@@ -328,7 +328,8 @@ func (a *App) checkLease(ctx context.Context) error { return a.lease.Check(ctx) 
 // registry the tripwires read.
 func (a *App) initServices() error {
 	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
-	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
+	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins,
+		Room: room})
 	a.alerts = alertmanager.NewService(a.cfg.Alertmanager, alertmanager.Deps{Oncall: a.oncall, Tx: st, Clock: clock, RoomID: room, Admins: admins})
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Incidents: a.oncall,
@@ -714,6 +715,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(oncallSweepInterval, "remind owners of open alerts", uncounted(a.oncall.Remind))
 	sweep(oncallSweepInterval, "lapse claims nobody renewed", uncounted(a.oncall.Lapse))
 	sweep(oncallSweepInterval, "end silences", uncounted(a.oncall.EndSilences))
+	sweep(oncallSweepInterval, "open mute timings", uncounted(a.oncall.Mute))
 	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {
 		cancel()

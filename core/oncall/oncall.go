@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -125,6 +126,9 @@ type Deps struct {
 	Clock  core.Clock
 	// Admins are called when an alert waits too long for a claim.
 	Admins []string
+	// Room is the dedicated room, where the silences of mute timings are
+	// told.
+	Room string
 }
 
 // Service raises, claims and resolves incidents. Every call is meant to
@@ -132,6 +136,10 @@ type Deps struct {
 type Service struct {
 	cfg  Config
 	deps Deps
+	// opened are the mute timings' windows whose silences this process
+	// opened (Mute).
+	mu     sync.Mutex
+	opened map[string]bool
 }
 
 // NewService builds the on-call service.

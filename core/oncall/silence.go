@@ -177,8 +177,13 @@ func (s *Service) EndSilence(ctx context.Context, id int64, why string) (bool, e
 			return false, err
 		}
 	}
-	if err := s.enqueue(ctx, silenceEnded(sil, why, len(due))); err != nil {
-		return false, err
+	// A mute timing's window that held nothing ends without a word: it
+	// comes back every day.
+	quiet := strings.HasPrefix(sil.By, MuteTimingBy) && sil.HeldAlerts+sil.HeldTrips == 0 && len(due) == 0
+	if !quiet {
+		if err := s.enqueue(ctx, silenceEnded(sil, why, len(due))); err != nil {
+			return false, err
+		}
 	}
 	now := s.deps.Clock.Now()
 	for _, inc := range due {
