@@ -688,6 +688,11 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	if _, err := a.away.Resume(ctx); err != nil && ctx.Err() == nil {
 		a.log.Err(err).Msg("Failed to tell what changed while Jarvis was away")
 	}
+	// A mute timing whose window holds now holds from the start, before
+	// the first sweep of the fleet.
+	if _, err := a.oncall.Mute(ctx); err != nil && ctx.Err() == nil {
+		a.log.Err(err).Msg("Failed to open mute timings")
+	}
 	sweep := func(interval time.Duration, doing string, fn func(context.Context) error) {
 		loops.Go(func() {
 			every(ctx, interval, func() {

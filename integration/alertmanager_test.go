@@ -408,3 +408,73 @@ func TestAlertmanagerAttacks(t *testing.T) {
 		t.Errorf("the runbook on the configured host is not a link: %s", html)
 	}
 }
+
+// TestMuteTimingHoldsInItsWindow: a mute timing on EVE and the
+// Alertmanager label alertname=DiskFull whose window holds now (all of
+// today and tomorrow, in UTC) and one on alertname=CPUHot whose window
+// is on another day: EVE's missed heartbeats and DiskFull's group are
+// held, and `!silence list` shows the window's silences; CPUHot's group,
+// outside its window, is posted.
+func TestMuteTimingHoldsInItsWindow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day := func(d time.Duration) string { return strings.ToLower(time.Now().UTC().Add(d).Weekday().String()) }
+	timings := fmt.Sprintf(`oncall:
+  mute_timings:
+    - name: maintenance
+      targets: [EVE, "alertname=DiskFull"]
+      weekdays: [%s, %s]
+      times: [{start_time: "00:00", end_time: "24:00"}]
+    - name: elsewhen
+      targets: ["alertname=CPUHot"]
+      weekdays: [%s]
+      times: [{start_time: "00:00", end_time: "24:00"}]
+`, day(0), day(24*time.Hour), day(72*time.Hour))
+	j, room, alice, _, agents := onCallRoom(t, timings+eveEvery2s, "EVE")
+	token := j.issueToken(t, "receiver", "")
+	am := startAlertmanager(t, agents.base, token)
+	// The on-call sweep, every 5 s, opens the window's silences.
+	held := func(enough func(held []int) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(waitReply); ; {
+			var now silenceAnswer
+			silenceCall(t, http.MethodGet, agents.base+"/api/silences", token, nil, &now)
+			var counts []int
+			for _, s := range now.Silences {
+				counts = append(counts, s.HeldAlerts)
+			}
+			if enough(counts) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the window's silences hold %v", counts)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	held(func(counts []int) bool { return len(counts) == 2 })
+
+	postAlerts(t, am, time.Now().Add(time.Hour),
+		map[string]string{"alertname": "DiskFull", "instance": "db-1", "severity": "critical"},
+		map[string]string{"alertname": "CPUHot", "instance": "web-1", "severity": "warning"})
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "Alertmanager: CPUHot")
+	}); err != nil {
+		t.Fatalf("CPUHot, outside its mute timing's window, was not posted: %v", err)
+	}
+	// EVE's missed heartbeats and DiskFull's group, each held by its silence.
+	held(func(counts []int) bool { return len(counts) == 2 && counts[0] > 0 && counts[1] > 0 })
+	for _, text := range []string{"Alertmanager: DiskFull", "EVE has missed", "EVE is offline"} {
+		if got := alice.Events(func(evt *event.Event) bool {
+			return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), text)
+		}); len(got) > 0 {
+			t.Errorf("an alert the window holds reached the room: %q", tesths.Body(got[0]))
+		}
+	}
+	list := tesths.Body(j.ask(t, alice, room, "!silence list"))
+	for _, want := range []string{"EVE until", "alertname=DiskFull until", "by oncall.mute_timings maintenance"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("!silence list = %q, without %q", list, want)
+		}
+	}
+}
