@@ -241,12 +241,13 @@ type silenceAnswer struct {
 }
 
 // TestSilencesFromScripts: a deploy script, with a receiver token, sets a
-// silence on EVE and one on the Alertmanager label alertname=DiskFull over
-// the API; the room is told of each, and `!silence list` names who set
-// them. EVE goes quiet and DiskFull fires in the real Alertmanager:
-// neither reaches the room while the silences hold. The script ends them:
-// each end says what it held, and both alerts, still open, are posted.
-// A token of another role may not set one.
+// silence on agent=EVE and one on alertname=DiskFull over the API; the
+// room is told of each, and `!silence list` names who set them. EVE goes
+// quiet, and DiskFull and BuildStuck (labelled agent=EVE) fire in the
+// real Alertmanager: the one silence on agent=EVE holds EVE's own alert
+// and BuildStuck, and nothing reaches the room while the silences hold.
+// The script ends them: each end says what it held, and the alerts, still
+// open, are posted. A token of another role may not set one.
 func TestSilencesFromScripts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -261,7 +262,7 @@ func TestSilencesFromScripts(t *testing.T) {
 		t.Errorf("EVE's own token set a silence: %d, want 403", code)
 	}
 	var ids []int64
-	for _, target := range []string{"eve", "alertname=DiskFull"} {
+	for _, target := range []string{"agent=EVE", "alertname=DiskFull"} {
 		var set silenceAnswer
 		if code := silenceCall(t, http.MethodPost, silences, token,
 			map[string]any{"target": target, "reason": "deploy <b>4.2</b>", "by": "deploy.sh", "ends_at": ends}, &set); code != http.StatusCreated {
@@ -278,22 +279,24 @@ func TestSilencesFromScripts(t *testing.T) {
 		t.Fatalf("the room was not told of the silence: %v", err)
 	}
 	list := tesths.Body(j.ask(t, alice, room, "!silence list"))
-	for _, want := range []string{"EVE until", "alertname=DiskFull until", "(deploy.sh) because “deploy <b>4.2</b>”"} {
+	for _, want := range []string{"agent=EVE until", "alertname=DiskFull until", "(deploy.sh) because “deploy <b>4.2</b>”"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("!silence list = %q, without %q", list, want)
 		}
 	}
 
-	postAlerts(t, am, time.Now().Add(time.Hour), map[string]string{"alertname": "DiskFull", "instance": "db-1", "severity": "critical"})
-	// Both silences hold something: EVE's missed heartbeats and the group.
+	postAlerts(t, am, time.Now().Add(time.Hour), map[string]string{"alertname": "DiskFull", "instance": "db-1", "severity": "critical"},
+		map[string]string{"alertname": "BuildStuck", "agent": "EVE", "severity": "warning"})
+	// agent=EVE holds EVE's missed heartbeats and BuildStuck, which names
+	// EVE; alertname=DiskFull its group.
 	for deadline := time.Now().Add(waitReply); ; {
 		var now silenceAnswer
 		silenceCall(t, http.MethodGet, silences, token, nil, &now)
-		if len(now.Silences) == 2 && now.Silences[0].HeldAlerts > 0 && now.Silences[1].HeldAlerts > 0 {
+		if len(now.Silences) == 2 && now.Silences[0].HeldAlerts >= 2 && now.Silences[1].HeldAlerts > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the silences did not hold EVE's alert and DiskFull's: %+v", now.Silences)
+			t.Fatalf("the silences did not hold EVE's alert, BuildStuck's and DiskFull's: %+v", now.Silences)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -303,7 +306,7 @@ func TestSilencesFromScripts(t *testing.T) {
 				!strings.Contains(tesths.Body(evt), "ended")
 		}
 	}
-	for _, text := range []string{"Alertmanager: DiskFull", "EVE has missed", "EVE is offline"} {
+	for _, text := range []string{"Alertmanager: DiskFull", "Alertmanager: BuildStuck", "EVE has missed", "EVE is offline"} {
 		if got := alice.Events(alert(text)); len(got) > 0 {
 			t.Errorf("a silenced alert reached the room: %q", tesths.Body(got[0]))
 		}
@@ -315,8 +318,10 @@ func TestSilencesFromScripts(t *testing.T) {
 			t.Fatalf("end silence %d: %d", id, code)
 		}
 	}
-	if _, err := alice.WaitFor(ctx, waitReply, alert("Alertmanager: DiskFull")); err != nil {
-		t.Errorf("DiskFull's alert was not posted when its silence ended: %v", err)
+	for _, name := range []string{"DiskFull", "BuildStuck"} {
+		if _, err := alice.WaitFor(ctx, waitReply, alert("Alertmanager: "+name)); err != nil {
+			t.Errorf("%s's alert was not posted when its silence ended: %v", name, err)
+		}
 	}
 	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
 		return alert("EVE has missed")(evt) || alert("EVE is offline")(evt)

@@ -290,13 +290,19 @@ func (s *Service) holdAlert(ctx context.Context, targets []string, body string) 
 }
 
 // alertTargets are the names a silence that holds an alert of kind about
-// subject gives: the subject, and the fleet for a fleet alert.
+// subject gives: the subject; for a fleet alert the fleet, and the label
+// an Alertmanager alert about the agent would carry ("agent=EVE"), so that
+// one silence holds both.
 func alertTargets(kind, subject string) []string {
 	if notFleet[kind] {
 		return []string{subject}
 	}
-	return []string{subject, FleetTarget}
+	return []string{subject, FleetTarget, AgentLabel + "=" + subject}
 }
+
+// AgentLabel is the Alertmanager label that names an agent of the fleet:
+// a silence on agent=EVE holds EVE's alerts and Alertmanager's about it.
+const AgentLabel = "agent"
 
 // notFleet are the kinds of incident that are no fleet alert, which a
 // fleet-wide silence does not hold: trips of shared tripwires, the wake
