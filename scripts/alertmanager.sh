@@ -16,6 +16,13 @@ build() {
 	if [[ -x $BIN/alertmanager ]]; then
 		return
 	fi
+	# Tests run side by side: one builds, the others wait for it.
+	mkdir -p "$(dirname "$BIN")"
+	exec 9>"$BIN.lock"
+	flock 9
+	if [[ -x $BIN/alertmanager ]]; then
+		return
+	fi
 	echo "building Alertmanager $VERSION into $BIN (a few minutes, once)" >&2
 	mkdir -p "$BIN"
 	# The module as the proxy serves it lacks the web UI's built assets,
@@ -32,7 +39,9 @@ build() {
 		mkdir -p "$work/ui/app/dist/$ui"
 		echo "Alertmanager's web UI is not built for Jarvis's tests." >"$work/ui/app/dist/$ui/index.html"
 	done
-	(cd "$work" && GOFLAGS=-mod=mod go build -o "$BIN/alertmanager" ./cmd/alertmanager)
+	# Built under another name and moved, so that no one runs half a binary.
+	(cd "$work" && GOFLAGS=-mod=mod go build -o "$BIN/alertmanager.new" ./cmd/alertmanager)
+	mv "$BIN/alertmanager.new" "$BIN/alertmanager"
 	rm -rf "$work"
 }
 
