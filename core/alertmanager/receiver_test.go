@@ -27,9 +27,9 @@ type receiver struct {
 	seen  int
 }
 
-func newReceiver(t *testing.T, edit func(*alertmanager.Config)) *receiver {
+func newReceiver(t *testing.T, engine string, edit func(*alertmanager.Config)) *receiver {
 	t.Helper()
-	st := testdb.OpenStore(t, store.SQLite)
+	st := testdb.OpenStore(t, engine)
 	clock := coretest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	w := services.Wiring{Store: st, Clock: clock, Room: "!ops:x", Admins: []string{"@alice:x"}}
 	cfg := testconfig.Alertmanager()
@@ -73,36 +73,40 @@ func disk(instance, status string) alertmanager.Alert {
 // all-clear edit and one thread reply, and a resolved notification again
 // changes nothing.
 func TestAlertGroupIsOneIncident(t *testing.T) {
-	r := newReceiver(t, nil)
-	first := r.send(group("firing", disk("db-1", "firing")))
-	if len(first) != 3 || first[0].Kind != core.NoticeMessage || first[1].Body != "👀" || first[2].Body != "💤" {
-		t.Fatalf("first notification wrote %+v, want the alert with 👀 and 💤", first)
-	}
-	if !strings.Contains(first[0].Body, "🚨 **Alertmanager: DiskFull** — 1 alert firing") || len(first[0].Mentions) != 1 {
-		t.Errorf("alert = %q mentioning %v, want a page naming the group, mentioning the admin", first[0].Body, first[0].Mentions)
-	}
-	if again := r.send(group("firing", disk("db-1", "firing"))); len(again) != 0 {
-		t.Errorf("a repeated notification wrote %+v", again)
-	}
-	grown := r.send(group("firing", disk("db-1", "firing"), disk("db-2", "firing")))
-	if len(grown) != 1 || grown[0].Kind != core.NoticeEdit || grown[0].Target != first[0].Key || !strings.Contains(grown[0].Body, "2 alerts firing") {
-		t.Fatalf("an alert more wrote %+v, want one edit of the alert saying 2 firing", grown)
-	}
-	shrunk := r.send(group("firing", disk("db-1", "resolved"), disk("db-2", "firing")))
-	if len(shrunk) != 1 || shrunk[0].Kind != core.NoticeEdit || !strings.Contains(shrunk[0].Body, "1 alert firing, 1 resolved") {
-		t.Fatalf("an alert less wrote %+v, want one edit saying 1 firing, 1 resolved", shrunk)
-	}
-	r.clock.Advance(10 * time.Minute)
-	done := r.send(group("resolved", disk("db-1", "resolved"), disk("db-2", "resolved")))
-	if len(done) != 2 || done[0].Kind != core.NoticeEdit || !strings.HasPrefix(done[0].Body, "✅ **Resolved** after 10m") ||
-		!done[1].Thread || !strings.Contains(done[1].Body, "Alertmanager says DiskFull resolved.") {
-		t.Fatalf("resolved wrote %+v, want the all-clear edit and one thread reply", done)
-	}
-	if again := r.send(group("resolved", disk("db-1", "resolved"))); len(again) != 0 {
-		t.Errorf("a repeated resolved notification wrote %+v", again)
-	}
-	if refired := r.send(group("firing", disk("db-1", "firing"))); len(refired) != 3 || refired[0].Key == first[0].Key {
-		t.Errorf("the group firing again wrote %+v, want a new alert", refired)
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			r := newReceiver(t, engine, nil)
+			first := r.send(group("firing", disk("db-1", "firing")))
+			if len(first) != 3 || first[0].Kind != core.NoticeMessage || first[1].Body != "👀" || first[2].Body != "💤" {
+				t.Fatalf("first notification wrote %+v, want the alert with 👀 and 💤", first)
+			}
+			if !strings.Contains(first[0].Body, "🚨 **Alertmanager: DiskFull** — 1 alert firing") || len(first[0].Mentions) != 1 {
+				t.Errorf("alert = %q mentioning %v, want a page naming the group, mentioning the admin", first[0].Body, first[0].Mentions)
+			}
+			if again := r.send(group("firing", disk("db-1", "firing"))); len(again) != 0 {
+				t.Errorf("a repeated notification wrote %+v", again)
+			}
+			grown := r.send(group("firing", disk("db-1", "firing"), disk("db-2", "firing")))
+			if len(grown) != 1 || grown[0].Kind != core.NoticeEdit || grown[0].Target != first[0].Key || !strings.Contains(grown[0].Body, "2 alerts firing") {
+				t.Fatalf("an alert more wrote %+v, want one edit of the alert saying 2 firing", grown)
+			}
+			shrunk := r.send(group("firing", disk("db-1", "resolved"), disk("db-2", "firing")))
+			if len(shrunk) != 1 || shrunk[0].Kind != core.NoticeEdit || !strings.Contains(shrunk[0].Body, "1 alert firing, 1 resolved") {
+				t.Fatalf("an alert less wrote %+v, want one edit saying 1 firing, 1 resolved", shrunk)
+			}
+			r.clock.Advance(10 * time.Minute)
+			done := r.send(group("resolved", disk("db-1", "resolved"), disk("db-2", "resolved")))
+			if len(done) != 2 || done[0].Kind != core.NoticeEdit || !strings.HasPrefix(done[0].Body, "✅ **Resolved** after 10m") ||
+				!done[1].Thread || !strings.Contains(done[1].Body, "Alertmanager says DiskFull resolved.") {
+				t.Fatalf("resolved wrote %+v, want the all-clear edit and one thread reply", done)
+			}
+			if again := r.send(group("resolved", disk("db-1", "resolved"))); len(again) != 0 {
+				t.Errorf("a repeated resolved notification wrote %+v", again)
+			}
+			if refired := r.send(group("firing", disk("db-1", "firing"))); len(refired) != 3 || refired[0].Key == first[0].Key {
+				t.Errorf("the group firing again wrote %+v, want a new alert", refired)
+			}
+		})
 	}
 }
 
@@ -110,7 +114,7 @@ func TestAlertGroupIsOneIncident(t *testing.T) {
 // a runbook link is a link only on a configured host, and a severity the
 // table does not name is the default urgency.
 func TestAlertTextIsUntrusted(t *testing.T) {
-	r := newReceiver(t, func(c *alertmanager.Config) {
+	r := newReceiver(t, store.SQLite, func(c *alertmanager.Config) {
 		c.LinkHosts = []string{"wiki.example.org"}
 		c.MaxText = 40
 	})
@@ -140,7 +144,7 @@ func TestAlertTextIsUntrusted(t *testing.T) {
 // TestNotificationChecked: a notification of another version, without a
 // group key or with an unknown status is refused and changes nothing.
 func TestNotificationChecked(t *testing.T) {
-	r := newReceiver(t, nil)
+	r := newReceiver(t, store.SQLite, nil)
 	for _, n := range []alertmanager.Notification{
 		{Version: "3", GroupKey: "g", Status: "firing"},
 		{Version: "4", GroupKey: " ", Status: "firing"},
