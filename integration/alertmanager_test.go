@@ -483,3 +483,28 @@ func TestMuteTimingHoldsInItsWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatingShowsAlertmanagerConfig: docs/operating.md shows the
+// configuration the tests run Alertmanager with, key for key, with its
+// own waits, address and token.
+func TestOperatingShowsAlertmanagerConfig(t *testing.T) {
+	page, err := os.ReadFile("../docs/operating.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(page), "### Alertmanager")
+	_, block, _ := strings.Cut(section, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	keys := func(text string) []string {
+		var out []string
+		for _, line := range strings.Split(text, "\n") {
+			if key, _, ok := strings.Cut(line, ":"); ok {
+				out = append(out, key)
+			}
+		}
+		return out
+	}
+	if got, want := keys(block), keys(alertmanagerConfig); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("operating.md's Alertmanager configuration has the keys\n%s\nwant the test's\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
