@@ -122,7 +122,7 @@ func (s *Server) validated(pattern string, h http.Handler) http.Handler {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody(pattern)))
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data), errReader{err}))
 		var body any
 		if err != nil || json.Unmarshal(data, &body) != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/core/alertmanager"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/contract"
 )
 
@@ -57,6 +58,8 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 	api.RegisterCards(s, nil, nil)
 	api.RegisterCalendar(s, api.Calendar{})
 	api.RegisterApprovals(s, nil, nil)
+	api.RegisterAlertmanager(s, alertmanager.NewService(alertmanager.Config{}, alertmanager.Deps{}))
+	api.RegisterSilences(s, nil, "", nil)
 	var served []string
 	for _, r := range s.Routes() {
 		if _, path, _ := strings.Cut(r, " "); strings.HasPrefix(path, "/api/") || path == "/healthz" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/api"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/alertmanager"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
@@ -97,6 +99,9 @@ func TestExamplesReplay(t *testing.T) {
 	api.RegisterCalendar(server, api.Calendar{Citizen: tripwires.CitizenForToken, Reminders: reminders.List,
 		Tasks: func(context.Context, string) ([]notebook.Entry, error) { return nil, nil }, Now: clock.Now})
 	api.RegisterApprovals(server, approvals, breakers)
+	api.RegisterAlertmanager(server, alertmanager.NewService(testconfig.Alertmanager(),
+		alertmanager.Deps{Oncall: incidents, Tx: st, Clock: clock, RoomID: w.Room, Admins: w.Admins}))
+	api.RegisterSilences(server, incidents, w.Room, fl)
 	handler := checked(t, server)
 
 	eve := tokens.agent["EVE"]
@@ -163,6 +168,10 @@ func TestExamplesReplay(t *testing.T) {
 			}
 		}},
 		{op: "getBreakerEvents", token: eve, path: "/api/breaker/EVE/events?limit=5"},
+		{op: "postAlertmanager", token: tokens.receiver},
+		{op: "postSilence", token: tokens.receiver, keep: "silence.id", as: "silence"},
+		{op: "listSilences", token: tokens.supervisor},
+		{op: "endSilence", token: tokens.receiver, path: "/api/silences/{silence}?by=deploy.sh"},
 	}
 	ops := documentedOperations(t)
 	replayed := map[string]bool{}
@@ -231,7 +240,8 @@ func signExample(token string, b map[string]any) {
 		b["verdict"].(string), b["timestamp"].(string), b["rationale"].(string))
 }
 
-// pick reads a dotted path ("cards.0.id") out of a decoded JSON answer.
+// pick reads a dotted path ("cards.0.id") out of a decoded JSON answer,
+// a string or a number.
 func pick(v any, path string) string {
 	for _, part := range strings.Split(path, ".") {
 		switch x := v.(type) {
@@ -246,6 +256,9 @@ func pick(v any, path string) string {
 				v = x[i]
 			}
 		}
+	}
+	if n, ok := v.(float64); ok {
+		return strconv.FormatFloat(n, 'f', -1, 64)
 	}
 	s, _ := v.(string)
 	return s

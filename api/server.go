@@ -188,6 +188,9 @@ type Server struct {
 	// (a person's personal or feed token, the metrics token), each for a
 	// rate-limit bucket of its own; see limit.
 	bearers []BearerBucket
+	// bodyLimits are the routes whose bodies may be larger, or must be
+	// smaller, than MaxBodyBytes (SetBodyLimit).
+	bodyLimits map[string]int64
 }
 
 // BearerBucket names the rate-limit bucket of a bearer token that is not
@@ -311,6 +314,23 @@ func (s *Server) RefuseWritesWhen(standby func(ctx context.Context) error) { s.s
 // such as "GET /healthz". A request body the OpenAPI document describes is
 // validated before h sees it.
 func (s *Server) Handle(pattern string, h http.Handler) { s.register(pattern, s.validated(pattern, h)) }
+
+// SetBodyLimit bounds the body of the route pattern, registered after,
+// at limit bytes instead of MaxBodyBytes.
+func (s *Server) SetBodyLimit(pattern string, limit int64) {
+	if s.bodyLimits == nil {
+		s.bodyLimits = map[string]int64{}
+	}
+	s.bodyLimits[pattern] = limit
+}
+
+// maxBody is how large a body the route pattern reads.
+func (s *Server) maxBody(pattern string) int64 {
+	if limit, ok := s.bodyLimits[pattern]; ok {
+		return limit
+	}
+	return MaxBodyBytes
+}
 
 // Routes returns the patterns of the routes registered, in the order they
 // were.

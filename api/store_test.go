@@ -17,9 +17,10 @@ type apiTokens struct {
 	agent        map[string]string
 	supervisor   string
 	orchestrator string
+	receiver     string
 }
 
-// issueTokens issues the tokens of agents and of the two other roles on st.
+// issueTokens issues the tokens of agents and of the other roles on st.
 func issueTokens(t testing.TB, st *store.Store, agents ...string) *apiTokens {
 	t.Helper()
 	tk := &apiTokens{creds: services.Wiring{Store: st, Clock: core.SystemClock{}}.Credentials(),
@@ -36,5 +37,6 @@ func issueTokens(t testing.TB, st *store.Store, agents ...string) *apiTokens {
 	}
 	tk.supervisor = issue(credential.Supervisor, "")
 	tk.orchestrator = issue(credential.Orchestrator, "")
+	tk.receiver = issue(credential.Receiver, "")
 	return tk
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/console"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/alertmanager"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -142,6 +143,7 @@ type App struct {
 	credentials *credential.Service
 	fleet       *fleet.Service
 	oncall      *oncall.Service
+	alerts      *alertmanager.Service
 	tripwires   *tripwire.Service
 	reminders   *reminder.Service
 	quiet       *quiet.Service
@@ -351,7 +353,9 @@ func (a *App) checkLease(ctx context.Context) error { return a.lease.Check(ctx) 
 // registry the tripwires read.
 func (a *App) initServices(ctx context.Context) error {
 	st, outbox, clock, room, admins := a.store, a.outbox, a.clock, a.room, a.cfg.Bot.Admins
-	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins})
+	a.oncall = oncall.NewService(a.cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: outbox, Clock: clock, Admins: admins,
+		Room: room})
+	a.alerts = alertmanager.NewService(a.cfg.Alertmanager, alertmanager.Deps{Oncall: a.oncall, Tx: st, Clock: clock, RoomID: room, Admins: admins})
 	a.breakers = breaker.NewService(a.cfg.Breaker, breaker.Deps{Store: st.Breakers(), Tx: st, Outbox: outbox, Clock: clock,
 		Room: room, Admins: admins, Incidents: a.oncall,
 		OnChange: func(string) { a.sourcesChanged(breaker.SourceState) }})
@@ -571,6 +575,8 @@ func (a *App) initAPI() {
 			return a.notebook.List(ctx, owner, notebook.Task)
 		}, Now: a.clock.Now})
 	api.RegisterApprovals(a.api, a.approvals, a.breakers)
+	api.RegisterAlertmanager(a.api, a.alerts)
+	api.RegisterSilences(a.api, a.oncall, a.room, a.fleet)
 }
 
 // standby refuses the API's writes while this Jarvis does not hold the
@@ -716,6 +722,11 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	if _, err := a.away.Resume(ctx); err != nil && ctx.Err() == nil {
 		a.log.Err(err).Msg("Failed to tell what changed while Jarvis was away")
 	}
+	// A mute timing whose window holds now holds from the start, before
+	// the first sweep of the fleet.
+	if _, err := a.oncall.Mute(ctx); err != nil && ctx.Err() == nil {
+		a.log.Err(err).Msg("Failed to open mute timings")
+	}
 	sweep := func(interval time.Duration, doing string, fn func(context.Context) error) {
 		loops.Go(func() {
 			every(ctx, interval, func() {
@@ -743,6 +754,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(oncallSweepInterval, "remind owners of open alerts", uncounted(a.oncall.Remind))
 	sweep(oncallSweepInterval, "lapse claims nobody renewed", uncounted(a.oncall.Lapse))
 	sweep(oncallSweepInterval, "end silences", uncounted(a.oncall.EndSilences))
+	sweep(oncallSweepInterval, "open mute timings", uncounted(a.oncall.Mute))
 	sweep(fleetSweepInterval(a.cfg.Fleet), "sweep the fleet", a.fleet.Sweep)
 	return func() {
 		cancel()

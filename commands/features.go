@@ -6,6 +6,7 @@ import (
 
 	"github.com/jarvis-hmi/jarvis/bridge"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/alertmanager"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
@@ -160,6 +161,7 @@ func (p *Processor) AddFeatures(f Features) {
 		p.OnAnswer("fail:", claims.onAlertAnswer)
 		p.OnAnswer("trip:", claims.onTripAnswer)
 		p.OnAnswer("wake:", claims.onWakeAnswer)
+		p.OnAnswer(alertmanager.Kind+":", claims.onAlertAnswer)
 		p.Register(claims.silenceHandler())
 	}
 	if f.Agents != nil {

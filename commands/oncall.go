@@ -30,7 +30,8 @@ func (c *oncallCommands) onFleetAnswer(e *Event, key, answer string) error {
 }
 
 // onAlertAnswer takes an answer to an alert that is its own incident (a
-// crash loop, a budget alert, a job's failure, a shared tripwire's trip).
+// crash loop, a budget alert, a job's failure, a shared tripwire's trip, an
+// Alertmanager alert group).
 func (c *oncallCommands) onAlertAnswer(e *Event, key, answer string) error {
 	return c.answer(e, key, answer)
 }

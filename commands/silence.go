@@ -15,8 +15,8 @@ import (
 func (c *oncallCommands) silenceHandler() *Handler {
 	return &Handler{
 		Name: "silence",
-		Args: "<agent|source|fleet> for 2h|until 18:00|--until-resolved [--because \"…\"]",
-		Help: "Hold the alerts about an agent (admins; `fleet` for all) and the trips of tripwires reading it from the room and pushes, " +
+		Args: "<agent|source|fleet|label=value> for 2h|until 18:00|--until-resolved [--because \"…\"]",
+		Help: "Hold the alerts about an agent (admins; `fleet` for all; an Alertmanager label as `alertname=DiskFull`) and the trips of tripwires reading it from the room and pushes, " +
 			"journaled instead, for a time or until it resolves; its end says what it held. Your own tripwires' sources: yours alone.",
 		Func: c.silenceAdd,
 		Subcommands: []*Handler{

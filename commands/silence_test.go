@@ -176,6 +176,13 @@ func TestSilence(t *testing.T) {
 			t.Errorf("the end: %+v", ended)
 		}
 	})
+	t.Run("an Alertmanager label, listed with who set it", func(t *testing.T) {
+		sh := newSilenceHarness(t)
+		wantText(t, "set", onlyReply(t, sh.say(t, "@admin:x", `!silence alertname=DiskFull for 1h --because "db upgrade"`)),
+			"🔕 Silence 1:", "on alertname=DiskFull until")
+		wantText(t, "list", onlyReply(t, sh.say(t, "@admin:x", "!silence list")),
+			"alertname=DiskFull until", "by @admin:x because “db upgrade”")
+	})
 	t.Run("bad input", func(t *testing.T) {
 		sh := newSilenceHarness(t)
 		for _, c := range []struct{ say, want string }{

@@ -19,13 +19,13 @@ type tokenCommands struct {
 func (t *tokenCommands) handler() *Handler {
 	return &Handler{
 		Name: "token",
-		Help: "The HTTP API's tokens (one per agent and per role), only in our direct chat: `sys token issue agent <name>|supervisor|orchestrator`, `sys token list`, `sys token revoke <id>`.",
+		Help: "The HTTP API's tokens (one per agent and per role), only in our direct chat: `sys token issue agent <name>|supervisor|orchestrator|receiver`, `sys token list`, `sys token revoke <id>`.",
 		Func: func(e *Event) error {
 			e.Reply("Say `%ssys token issue agent <name>`, `issue supervisor`, `issue orchestrator`, `list` or `revoke <id>`, in our direct chat.", e.Proc.Prefix())
 			return nil
 		},
 		Subcommands: []*Handler{
-			{Name: "issue", Args: "agent <name> | supervisor | orchestrator", Help: "Issue a token, shown once.", Func: t.issue},
+			{Name: "issue", Args: "agent <name> | supervisor | orchestrator | receiver", Help: "Issue a token, shown once.", Func: t.issue},
 			{Name: "list", Help: "Every token: id, role, agent, created, last used (never the secret).", Func: t.list},
 			{Name: "revoke", Args: "<id>", Help: "Revoke a token; it stops working within seconds.", Func: t.revoke},
 		},

@@ -41,7 +41,7 @@ func TestSysToken(t *testing.T) {
 		{"issue in a shared room", "!room:x", "!sys token issue supervisor", "", "never in a shared room where others read along"},
 		{"list in a shared room", "!room:x", "!sys token list", "", "never in a shared room"},
 		{"issue through a bridge", dm, "!sys token issue supervisor", "@telegram_1:x", "not through a bridge"},
-		{"an unknown role", dm, "!sys token issue admin", "", "No token issued: role must be agent, supervisor or orchestrator"},
+		{"an unknown role", dm, "!sys token issue admin", "", "No token issued: role must be agent, supervisor, orchestrator or receiver"},
 		{"an agent not configured", dm, "!sys token issue agent MALLORY", "", "No token issued: agent \"MALLORY\" is not an agent Jarvis watches (EVE); add it with"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

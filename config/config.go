@@ -17,6 +17,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/commands"
 	"github.com/jarvis-hmi/jarvis/config/settings"
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/alertmanager"
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
@@ -62,6 +63,8 @@ type Config struct {
 	Console    ConsoleConfig
 	Retention  retention.Config
 	History    history.Config
+	// Alertmanager is the receiver of Alertmanager's notifications.
+	Alertmanager alertmanager.Config
 }
 
 // ConsoleConfig is the console section: `jarvis console`.
@@ -217,7 +220,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Oncall, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History}
+	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Oncall, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History, c.Alertmanager}
 	// The homeserver and bot sections are Matrix's: a workspace with no homeserver uses
 	// only its command prefix and admins.
 	if matrix {

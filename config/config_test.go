@@ -490,3 +490,30 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestMuteTimingsAndAlertmanagerLoad: a mute timing written as the
+// example's comment shows it, and Alertmanager's urgency table, load as
+// written.
+func TestMuteTimingsAndAlertmanagerLoad(t *testing.T) {
+	cfg := loadConfig(t, minimalConfig+`oncall:
+  mute_timings:
+    - name: nightly-backup
+      targets: [EVE, "alertname=BackupRunning"]
+      weekdays: ["monday:friday"]
+      times: [{start_time: "02:00", end_time: "04:00"}]
+      location: Europe/Berlin
+alertmanager:
+  urgency: {critical: page, disaster: page}
+`, "")
+	m := cfg.Oncall.MuteTimings
+	if len(m) != 1 || m[0].Name != "nightly-backup" || len(m[0].Targets) != 2 || m[0].Times[0].StartTime != "02:00" ||
+		m[0].Times[0].EndTime != "04:00" || m[0].Location != "Europe/Berlin" || m[0].Weekdays[0] != "monday:friday" {
+		t.Errorf("mute_timings = %+v", m)
+	}
+	if u := cfg.Alertmanager.Urgency; u["disaster"] != "page" || u["critical"] != "page" {
+		t.Errorf("alertmanager.urgency = %v", u)
+	}
+	loadConfig(t, minimalConfig+"alertmanager:\n  urgency: {critical: wake-everyone}\n", "alertmanager.urgency")
+	loadConfig(t, minimalConfig+"oncall:\n  mute_timings: [{name: x, targets: [EVE], times: [{start_time: \"25:00\", end_time: \"26:00\"}]}]\n",
+		"oncall.mute_timings[0].times[0]")
+}

@@ -36,10 +36,17 @@ stage() {
 }
 
 build() {
+	# Alertmanager, for the receiver's test, builds beside the rest (once:
+	# it is cached like the homeserver).
+	scripts/alertmanager.sh build &
+	local alertmanager=$!
 	scripts/homeserver.sh build &&
 		go build -tags "$TAGS" -o "$work/jarvis" ./cmd/jarvis &&
 		go build -o "$work/testreport" ./internal/testkit/testreport &&
 		go test -tags "$TAGS" -count=1 -exec true ./... >/dev/null
+	local status=$?
+	wait "$alertmanager" || status=1
+	return "$status"
 }
 
 unit() {

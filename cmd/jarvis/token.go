@@ -14,8 +14,8 @@ func newTokenCommand(configPath *string) *cobra.Command {
 		Short: "Issue, list and revoke the HTTP API's tokens (one per agent and per role)",
 		Long: "Every caller of the HTTP API has its own bearer token: an agent token reports for one agent only\n" +
 			"(heartbeats, journal, attestations, its cards), a supervisor token opens and verifies breakers, an\n" +
-			"orchestrator token publishes card sets. A token is shown once, when it is issued, and kept as its\n" +
-			"SHA-256. A revoked token stops working within " + app.RevokedTokenTTL.String() + ", in a running Jarvis too.",
+			"orchestrator token publishes card sets, a receiver token delivers Alertmanager's notifications and\n" +
+			"sets silences. A token is shown once, when it is issued, and kept as its SHA-256. A revoked token stops working within " + app.RevokedTokenTTL.String() + ", in a running Jarvis too.",
 	}
 	var role, agent string
 	issue := &cobra.Command{
@@ -26,7 +26,7 @@ func newTokenCommand(configPath *string) *cobra.Command {
 			return app.IssueToken(cmd.Context(), cmd.OutOrStdout(), *configPath, role, agent)
 		},
 	}
-	issue.Flags().StringVar(&role, "role", "", "agent, supervisor or orchestrator (required)")
+	issue.Flags().StringVar(&role, "role", "", "agent, supervisor, orchestrator or receiver (required)")
 	issue.Flags().StringVar(&agent, "agent", "", "the agent an agent token reports for (one of fleet.agents)")
 	_ = issue.MarkFlagRequired("role")
 	list := &cobra.Command{

@@ -33,13 +33,18 @@ const (
 	// Orchestrator publishes card sets, amends cards and opens attestation
 	// subjects.
 	Orchestrator Role = "orchestrator"
+	// Receiver delivers Alertmanager's notifications and manages the
+	// silences of scripts (a deploy's maintenance window).
+	Receiver Role = "receiver"
 )
 
 // Roles lists the roles.
-var Roles = []Role{Agent, Supervisor, Orchestrator}
+var Roles = []Role{Agent, Supervisor, Orchestrator, Receiver}
 
 // Valid reports whether r is one of the roles.
-func (r Role) Valid() bool { return r == Agent || r == Supervisor || r == Orchestrator }
+func (r Role) Valid() bool {
+	return r == Agent || r == Supervisor || r == Orchestrator || r == Receiver
+}
 
 // CacheTTL bounds how old a credential looked up in the store may be when a
 // request is authenticated with it: a revocation, even one made by another
@@ -142,7 +147,7 @@ func NewService(deps Deps) *Service {
 func (s *Service) Issue(ctx context.Context, role Role, agent string) (string, Credential, error) {
 	switch {
 	case !role.Valid():
-		return "", Credential{}, core.Invalid("role", "must be agent, supervisor or orchestrator, not %q", role)
+		return "", Credential{}, core.Invalid("role", "must be agent, supervisor, orchestrator or receiver, not %q", role)
 	case role == Agent && agent == "":
 		return "", Credential{}, core.Invalid("agent", "is required for an agent credential: name the agent it reports for")
 	case role == Agent && !agentPattern.MatchString(agent):

@@ -30,6 +30,8 @@ type Config struct {
 	// (claiming it again): then, with the alert still open, the claim
 	// lapses and the alert is escalated again.
 	ClaimHold time.Duration
+	// MuteTimings are recurring maintenance windows.
+	MuteTimings []MuteTiming
 }
 
 // Validate checks the section.
@@ -53,6 +55,11 @@ func (c Config) Validate() error {
 	}
 	if c.ClaimHold < time.Second {
 		return core.Invalid("oncall.claim_hold", "must be at least 1s, got %s", c.ClaimHold)
+	}
+	for i, m := range c.MuteTimings {
+		if err := m.check(i); err != nil {
+			return err
+		}
 	}
 	if c.SnoozeDefault < time.Second || c.SnoozeDefault > MaxSnooze {
 		return core.Invalid("oncall.snooze_default", "must be between 1s and %s, got %s", core.HumanDuration(MaxSnooze), c.SnoozeDefault)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
@@ -125,6 +126,9 @@ type Deps struct {
 	Clock  core.Clock
 	// Admins are called when an alert waits too long for a claim.
 	Admins []string
+	// Room is the dedicated room, where the silences of mute timings are
+	// told.
+	Room string
 }
 
 // Service raises, claims and resolves incidents. Every call is meant to
@@ -132,6 +136,10 @@ type Deps struct {
 type Service struct {
 	cfg  Config
 	deps Deps
+	// opened are the mute timings' windows whose silences this process
+	// opened (Mute).
+	mu     sync.Mutex
+	opened map[string]bool
 }
 
 // NewService builds the on-call service.
@@ -141,6 +149,12 @@ func NewService(cfg Config, deps Deps) *Service { return &Service{cfg: cfg, deps
 // with 👀 on it. An incident already open (an alert that escalated) keeps
 // when it opened and who owns it, and its new notice says who does.
 func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.Notice) error {
+	return s.RaiseNamed(ctx, id, kind, subject, nil, n)
+}
+
+// RaiseNamed is Raise for an alert that a silence may also hold by one of
+// names (an Alertmanager alert group's labels, "severity=critical").
+func (s *Service) RaiseNamed(ctx context.Context, id, kind, subject string, names []string, n core.Notice) error {
 	now := s.deps.Clock.Now()
 	inc, err := s.deps.Store.Incident(ctx, id)
 	switch {
@@ -149,7 +163,7 @@ func (s *Service) Raise(ctx context.Context, id, kind, subject string, n core.No
 	case err != nil:
 		return fmt.Errorf("raise incident %s: %w", id, err)
 	}
-	held, err := s.holdAlert(ctx, kind, subject, n.Body)
+	held, err := s.holdAlert(ctx, append(alertTargets(kind, subject), names...), n.Body)
 	switch {
 	case err != nil:
 		return fmt.Errorf("raise incident %s: %w", id, err)

@@ -104,6 +104,49 @@ func (s *Service) Silence(ctx context.Context, sil Silence) (Silence, error) {
 	return s.deps.Store.AddSilence(ctx, sil)
 }
 
+// SilenceAnnounced starts a silence set from outside the room (a deploy
+// script over the API) and tells the room, in one transaction: who set
+// it, on what, until when and why.
+func (s *Service) SilenceAnnounced(ctx context.Context, sil Silence) (Silence, error) {
+	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		if sil, err = s.Silence(ctx, sil); err != nil {
+			return err
+		}
+		ends := "until " + UntilText(sil.EndsAt, sil.StartedAt, time.UTC)
+		if sil.UntilResolved {
+			ends = "until it resolves, " + ends + " at the latest"
+		}
+		body := fmt.Sprintf("🔕 **Silence %d on %s** %s, set by %s", sil.ID, core.EscapeMarkdown(sil.Target), ends, core.EscapeMarkdown(sil.By))
+		if sil.Reason != "" {
+			body += fmt.Sprintf(" because “%s”", core.EscapeMarkdown(sil.Reason))
+		}
+		return s.enqueue(ctx, core.Notice{Key: fmt.Sprintf("silence:%d:set", sil.ID), RoomID: sil.RoomID, Kind: core.NoticeMessage,
+			Body: body + ". What it holds is journaled; its end says what it held."})
+	})
+	return sil, err
+}
+
+// EndSilenceNow is EndSilence in a transaction of its own, for a caller
+// outside the room's; a silence of one person's own is not ended here
+// (core.ErrNotFound), nor one ended already (core.ErrGone).
+func (s *Service) EndSilenceNow(ctx context.Context, id int64, why string) error {
+	return s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		sil, err := s.deps.Store.Silence(ctx, id)
+		switch {
+		case err != nil:
+			return err
+		case sil.Scope != "":
+			return fmt.Errorf("silence %d is a person's own: %w", id, core.ErrNotFound)
+		}
+		ended, err := s.EndSilence(ctx, id, why)
+		if err == nil && !ended {
+			err = fmt.Errorf("silence %d ended at %s: %w", id, stamp(sil.EndedAt), core.ErrGone)
+		}
+		return err
+	})
+}
+
 // Silences lists the silences that hold now.
 func (s *Service) Silences(ctx context.Context) ([]Silence, error) {
 	return s.deps.Store.ActiveSilences(ctx)
@@ -134,8 +177,13 @@ func (s *Service) EndSilence(ctx context.Context, id int64, why string) (bool, e
 			return false, err
 		}
 	}
-	if err := s.enqueue(ctx, silenceEnded(sil, why, len(due))); err != nil {
-		return false, err
+	// A mute timing's window that held nothing ends without a word: it
+	// comes back every day.
+	quiet := strings.HasPrefix(sil.By, MuteTimingBy) && sil.HeldAlerts+sil.HeldTrips == 0 && len(due) == 0
+	if !quiet {
+		if err := s.enqueue(ctx, silenceEnded(sil, why, len(due))); err != nil {
+			return false, err
+		}
 	}
 	now := s.deps.Clock.Now()
 	for _, inc := range due {
@@ -225,14 +273,15 @@ func (sil Silence) matches(subjects []string) bool {
 	return false
 }
 
-// holdAlert keeps an alert about subject (an agent) from the room when a
-// workspace silence holds it, and reports whether it did.
-func (s *Service) holdAlert(ctx context.Context, kind, subject, body string) (bool, error) {
+// holdAlert keeps an alert that targets name (its subject, the fleet, its
+// labels) from the room when a workspace silence holds it, and reports
+// whether it did.
+func (s *Service) holdAlert(ctx context.Context, targets []string, body string) (bool, error) {
 	active, err := s.deps.Store.ActiveSilences(ctx)
 	if err != nil {
 		return false, err
 	}
-	sil, ok := holding(active, s.deps.Clock.Now(), "", alertTargets(kind, subject))
+	sil, ok := holding(active, s.deps.Clock.Now(), "", targets)
 	if !ok {
 		return false, nil
 	}
@@ -241,18 +290,24 @@ func (s *Service) holdAlert(ctx context.Context, kind, subject, body string) (bo
 }
 
 // alertTargets are the names a silence that holds an alert of kind about
-// subject gives: the subject, and the fleet for a fleet alert.
+// subject gives: the subject; for a fleet alert the fleet, and the label
+// an Alertmanager alert about the agent would carry ("agent=EVE"), so that
+// one silence holds both.
 func alertTargets(kind, subject string) []string {
 	if notFleet[kind] {
 		return []string{subject}
 	}
-	return []string{subject, FleetTarget}
+	return []string{subject, FleetTarget, AgentLabel + "=" + subject}
 }
 
+// AgentLabel is the Alertmanager label that names an agent of the fleet:
+// a silence on agent=EVE holds EVE's alerts and Alertmanager's about it.
+const AgentLabel = "agent"
+
 // notFleet are the kinds of incident that are no fleet alert, which a
-// fleet-wide silence does not hold: trips of shared tripwires and the wake
-// router's alerts.
-var notFleet = map[string]bool{"trip": true, "wake": true}
+// fleet-wide silence does not hold: trips of shared tripwires, the wake
+// router's alerts and Alertmanager's alert groups.
+var notFleet = map[string]bool{"trip": true, "wake": true, "alertmanager": true}
 
 // silencing is what the silences that held at the start of an evaluator
 // pass hold.

@@ -55,7 +55,7 @@ func apply[D any](deps *D, wire []func(*D)) {
 
 // Oncall returns the on-call service.
 func (w Wiring) Oncall(cfg oncall.Config, wire ...func(*oncall.Deps)) *oncall.Service {
-	deps := oncall.Deps{Store: w.Store.Incidents(), Tx: w.Store, Outbox: w.Store.Outbox(), Clock: w.Clock, Admins: w.Admins}
+	deps := oncall.Deps{Store: w.Store.Incidents(), Tx: w.Store, Outbox: w.Store.Outbox(), Clock: w.Clock, Admins: w.Admins, Room: w.Room}
 	apply(&deps, wire)
 	return oncall.NewService(cfg, deps)
 }

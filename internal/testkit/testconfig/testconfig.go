@@ -12,6 +12,7 @@ import (
 	"runtime"
 
 	"github.com/jarvis-hmi/jarvis/config/settings"
+	"github.com/jarvis-hmi/jarvis/core/alertmanager"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
@@ -27,6 +28,10 @@ func Breaker() breaker.Config { return section[breaker.Config]("breaker") }
 
 // Cards is the cards section: the priority budget.
 func Cards() card.Config { return section[card.Config]("cards") }
+
+// Alertmanager is the alertmanager section: the receiver's bounds, links
+// and urgencies.
+func Alertmanager() alertmanager.Config { return section[alertmanager.Config]("alertmanager") }
 
 // section decodes the section under key of the example configuration.
 func section[T any](key string) T {
