@@ -354,7 +354,9 @@ func TestNoHomeserverAnswers(t *testing.T) {
 	addr := cardAPIListen(t)
 	db := testdb.NewConfig(t, store.SQLite)
 	cfgPath := filepath.Join(dir, "config.yaml")
-	cfg := fmt.Sprintf("homeserver:\n  url: \"\"\nbot:\n  allowed_users: [\"@*:localhost\"]\nstore:\n  uri: %s\napi:\n  listen: %s\nfleet:\n  agents:\n    - name: %s\n      cadence: 1h\n",
+	cfg := fmt.Sprintf("homeserver:\n  url: \"\"\nbot:\n  allowed_users: [\"@*:localhost\"]\nstore:\n  uri: %s\napi:\n  listen: %s\nfleet:\n  agents:\n    - name: %s\n      cadence: 1h\n"+
+		// Both may be named; only bob is someone Jarvis talks to.
+		"approvals:\n  approvers: [\"@bob:localhost\", \"@eve:elsewhere.org\"]\n",
 		db.URI, addr, worker)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -389,8 +391,8 @@ func TestNoHomeserverAnswers(t *testing.T) {
 	if err := j.openStore(t).DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM approval").Scan(&stored); err != nil || stored != 1 {
 		t.Errorf("%d requests stored (%v), want the one created", stored, err)
 	}
-	out, err := exec.Command(jarvisBin, "console", "--config", cfgPath, "-c", "!sys status").CombinedOutput()
+	out, err := exec.Command(jarvisBin, "console", "--config", cfgPath, "-x", "!sys status").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "this workspace is used from the console alone") || !strings.Contains(string(out), "Outbox") {
-		t.Errorf("-c '!sys status': %v, %q; want exit 0 and the status", err, out)
+		t.Errorf("-x '!sys status': %v, %q; want exit 0 and the status", err, out)
 	}
 }

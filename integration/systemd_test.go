@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,13 +65,13 @@ func TestSystemdFirstStart(t *testing.T) {
 	alice := newPerson(t, "alice")
 	port := freeLoopbackPort(t)
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, pickleKey: "generate # example",
-		env: []string{"NOTIFY_SOCKET=" + notify.path}, extra: fmt.Sprintf("workspace:\n  lease_ttl: 3s\napi:\n  listen: 127.0.0.1:%d\n", port)})
+		env: []string{"NOTIFY_SOCKET=" + notify.path}, extra: fmt.Sprintf("workspace:\n  lease_ttl: 3s\napi:\n  listen: 127.0.0.1:%d\n  metrics_token: %s\n", port, metricsToken)})
 	notify.waitFor(t, "READY=1\nSTATUS=Syncing", time.Minute)
 	notify.waitFor(t, "WATCHDOG=1", 10*time.Second)
 
 	// The operator's first questions of /metrics: which build, and is it
 	// the one acting.
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	resp, err := getMetrics(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		t.Fatal(err)
 	}
