@@ -156,6 +156,9 @@ type HeartbeatReceipt struct {
 	NextExpectedBy time.Time `json:"next_expected_by"`
 	// BreakerState is closed, open (halted: do not run) or half-open.
 	BreakerState string `json:"breaker_state"`
+	// Instruction is "halted: stop your turn" while the breaker is open,
+	// and empty otherwise.
+	Instruction string `json:"instruction"`
 }
 
 // Halted reports whether the agent's breaker is open: it must stop until
