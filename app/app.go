@@ -46,6 +46,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
+	"github.com/jarvis-hmi/jarvis/watchdog"
 )
 
 // The loops' intervals that the configuration does not set. (The
@@ -123,6 +124,9 @@ type App struct {
 	outbox *store.Outbox
 	clock  core.Clock
 
+	// watchdog pings the dead-man's switch while Jarvis is healthy.
+	watchdog *watchdog.Pinger
+
 	// bot is nil in a console, which never talks to Matrix itself.
 	bot   *bot.Bot
 	proc  *commands.Processor
@@ -197,6 +201,7 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	a.initWatchdog()
 	a.initCommands()
 	a.initAPI()
 	return a, nil
@@ -394,11 +399,16 @@ func (a *App) initCommands() {
 	if a.bot != nil {
 		matrix = func() commands.MatrixHealth { return commands.MatrixHealth(a.bot.Health()) }
 	}
+	var watch func() commands.WatchdogStatus
+	if a.watchdog != nil {
+		watch = a.watchdogStatus
+	}
 	sys.Sections = commands.StatusSections(commands.Status{Homeserver: a.cfg.Homeserver.URL, Matrix: matrix,
 		Lease: a.lease, Outbox: a.outbox, Store: a.store, Fleet: a.fleet, Breakers: a.breakers,
 		Cards:         func(ctx context.Context) (map[string]int, error) { return cardCounts(ctx, a.cards) },
 		LastTick:      a.lastTick.Load,
-		LastRetention: a.lastRetention.Load})
+		LastRetention: a.lastRetention.Load,
+		Watchdog:      watch})
 	// Drafts belong to people: clearing a room drops its members' drafts.
 	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(a.cards, func(ctx context.Context, roomID string) ([]string, error) {
 		if a.bot == nil || strings.HasPrefix(roomID, core.ConsolePrefix) {
@@ -593,6 +603,10 @@ func (a *App) Run(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		a.keepLease(ctx, a.leaseChanged)
+		return nil
+	})
+	g.Go(func() error {
+		a.watchdog.Run(ctx)
 		return nil
 	})
 	g.Go(func() error {

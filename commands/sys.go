@@ -252,6 +252,25 @@ type Status struct {
 	// LastRetention is the retention loop's last pass; nil before the
 	// first.
 	LastRetention func() *retention.Report
+	// Watchdog is the dead-man's switch as it stands; nil in the
+	// console, which pings nothing itself.
+	Watchdog func() WatchdogStatus
+}
+
+// WatchdogStatus is the dead-man's switch: where it pings, how often,
+// and its last round.
+type WatchdogStatus struct {
+	// Host is the ping URL's host (the rest of a Healthchecks URL is its
+	// secret); empty when no ping URL is configured.
+	Host   string
+	Period time.Duration
+	// At is the last round's time; zero before the first.
+	At      time.Time
+	Healthy bool
+	Reason  string
+	// Status is the receiver's answer; 0 when the ping did not arrive.
+	Status int
+	Err    string
 }
 
 // MatrixHealth is the connection to the homeserver.
@@ -327,7 +346,32 @@ func StatusSections(s Status) []StatusSection {
 			return strings.Split(fleet.Render(rows), "\n"), err
 		}},
 		{Title: "Tripwires, breakers, cards", Lines: s.domainLines},
+		{Title: "Watchdog", Lines: func(context.Context) ([]string, error) { return watchdogLines(s.Watchdog), nil }},
 	}
+}
+
+// watchdogLines are the lines of the Watchdog section.
+func watchdogLines(status func() WatchdogStatus) []string {
+	if status == nil {
+		return []string{"the console pings nothing itself; Jarvis's own `!sys status` shows its watchdog"}
+	}
+	w := status()
+	if w.Host == "" {
+		return []string{"no ping URL: nothing outside Jarvis hears when it stops (set watchdog.ping_url)"}
+	}
+	line := fmt.Sprintf("pinging %s every %s", w.Host, w.Period)
+	if w.At.IsZero() {
+		return []string{line + "; no ping yet"}
+	}
+	what := "healthy"
+	if !w.Healthy {
+		what = "unhealthy, sent to /fail: " + ErrorText(w.Reason)
+	}
+	answer := fmt.Sprintf("answered %d", w.Status)
+	if w.Err != "" {
+		answer = "not received: " + ErrorText(w.Err)
+	}
+	return []string{line, fmt.Sprintf("last ping %s: %s; %s", w.At.UTC().Format(time.RFC3339), what, answer)}
 }
 
 // matrixLines are the lines of the Matrix section.

@@ -28,6 +28,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
+	"github.com/jarvis-hmi/jarvis/watchdog"
 )
 
 // Example is config.example.yaml: every key, each with a comment above
@@ -60,6 +61,7 @@ type Config struct {
 	Console    ConsoleConfig
 	Retention  retention.Config
 	History    history.Config
+	Watchdog   watchdog.Config
 }
 
 // ConsoleConfig is the console section: `jarvis console`.
@@ -203,7 +205,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Oncall, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History}
+	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Oncall, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History, c.Watchdog}
 	// The homeserver and bot sections are Matrix's: a workspace with no homeserver uses
 	// only its command prefix and admins.
 	if matrix {
