@@ -75,6 +75,7 @@ func (c *cardCommands) handlers() []*Handler {
 			{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: c.list},
 			{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: c.show},
 			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
+			{Name: "cancel", Aliases: []string{"stop"}, Args: "<card-id>|<set-id> [reason]", Help: "NO-GO: cancel a card, or every card of a set not yet done; its worker sees it cancelled on its next read.", Func: c.cancel},
 			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answer},
 			{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: c.signOff},
 		},
@@ -384,6 +385,42 @@ func (c *cardCommands) ratify(e *Event) error {
 	default:
 		e.Reply("Ratified card %s at revision %d: it is back on the backlog for dispatch. Ratification authorises dispatch only, never a merge.",
 			card.ID, card.Revision)
+	}
+	return nil
+}
+
+// cancel is a person's NO-GO on a card or a whole set.
+func (c *cardCommands) cancel(e *Event) error {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) < 1 {
+		e.Reply("Which card? `%scard cancel <card-id> [reason]`, or a set's id to cancel all its cards.", prefix)
+		return nil
+	}
+	id := e.Args[0]
+	cards, err := c.svc.Cancel(e.Ctx, id, e.Sender, e.Trust, rawAfter(e.RawArgs, 1))
+	var fe *core.FieldError
+	switch {
+	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
+		e.Reply("Cancel from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
+	case errors.Is(err, core.ErrNotFound):
+		e.Reply("There is no card or set `%s`; `%scard list` shows the cards.", id, prefix)
+	case errors.Is(err, core.ErrIllegalTransition):
+		e.Reply("Nothing to cancel: %s is already done or cancelled. Nothing changed.", id)
+	case errors.Is(err, core.ErrForbidden):
+		e.Reply("Only the card's ratifier or an admin can cancel %s. Nothing changed.", id)
+	case errors.As(err, &fe):
+		e.Reply("The reason is too long. Nothing changed.")
+	case err != nil:
+		return err
+	case len(cards) == 1:
+		e.Reply("Cancelled card %s (%s): its worker sees it cancelled on its next read.", cards[0].ID, core.EscapeMarkdown(cards[0].Spec.Goal))
+	default:
+		ids := make([]string, len(cards))
+		for i, cd := range cards {
+			ids[i] = cd.ID
+		}
+		e.Reply("Cancelled %s of set %s: %s. Their workers see them cancelled on their next read.",
+			core.Plural(len(cards), "card", "cards"), id, strings.Join(ids, ", "))
 	}
 	return nil
 }

@@ -1,0 +1,93 @@
+package card
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+// Cancel is a person's NO-GO: it cancels a card, or, given a set's id,
+// every card of the set that is not yet done or cancelled, in one
+// transaction. Authority is as for ratification: who must be the card's
+// ratifier or an admin, writing from Matrix or from a linked account. A
+// card waiting on a question has the question withdrawn. The worker sees
+// the card cancelled, with who cancelled it and why as its note, on its
+// next read. A card already final is ErrIllegalTransition, and so is a set
+// with none left to cancel.
+func (c *Service) Cancel(ctx context.Context, id, who string, trust core.Trust, reason string) ([]Card, error) {
+	if strings.TrimSpace(who) == "" {
+		return nil, core.Invalid("who", "is required")
+	}
+	reason = strings.TrimSpace(reason)
+	note := "cancelled by " + who
+	if reason != "" {
+		note += ": " + reason
+	}
+	if len(note) > MaxStateNote {
+		return nil, core.Invalid("reason", "too long: a card's note holds %d bytes", MaxStateNote)
+	}
+	if !trust.AtLeast(core.TrustLinked) {
+		return nil, fmt.Errorf("cancel %q: %w", id,
+			core.Refuse(core.ErrForbidden, "a card is cancelled from a Matrix account or one linked to it, not from %s trust", trust))
+	}
+	var out []Card
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		cards, set, err := c.cardOrSet(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, card := range cards {
+			if set && card.State.Final() {
+				continue
+			}
+			if err := CheckTransition(card.State, Cancelled, ByWorker); err != nil {
+				return err
+			}
+			if !c.mayDecide(c.askFor(card), who) {
+				return core.Refuse(core.ErrForbidden, "%s may not cancel card %s; ask %s", who, card.ID, strings.Join(c.askFor(card), ", "))
+			}
+			if card.State == NeedsDecision {
+				if err := c.withdrawDecision(ctx, card); err != nil {
+					return err
+				}
+			}
+			moved, err := c.move(ctx, card, Cancelled, note)
+			if err != nil {
+				return err
+			}
+			if err := c.report(ctx, moved); err != nil {
+				return err
+			}
+			out = append(out, moved)
+		}
+		if len(out) == 0 {
+			return core.Refuse(core.ErrIllegalTransition, "every card of set %s is already done or cancelled", id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cancel %q: %w", id, err)
+	}
+	c.changed(ctx)
+	return out, nil
+}
+
+// cardOrSet returns the card id names, or the cards of the set it names
+// (set true).
+func (c *Service) cardOrSet(ctx context.Context, id string) (cards []Card, set bool, err error) {
+	card, err := c.deps.Store.Card(ctx, id)
+	if err == nil {
+		return []Card{card}, false, nil
+	}
+	if !errors.Is(err, core.ErrNotFound) {
+		return nil, false, err
+	}
+	if _, err := c.deps.Store.CardSet(ctx, id); err != nil {
+		return nil, false, err
+	}
+	cards, err = c.deps.Store.CardsOfSet(ctx, id)
+	return cards, true, err
+}

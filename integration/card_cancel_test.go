@@ -1,0 +1,65 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+)
+
+// TestCardCancelledFromChat: a person's NO-GO in the room (`!card
+// cancel` with a reason) reaches the worker that claimed the card: its
+// next read shows the card cancelled, with who and why, and its next move
+// on the card is refused; a stranger's NO-GO changes nothing.
+func TestCardCancelledFromChat(t *testing.T) {
+	t.Parallel()
+	alice, mallory := newPerson(t, "alice"), newPerson(t, "mallory")
+	addr := cardAPIListen(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
+		extra: fmt.Sprintf("api:\n  listen: %s\nfleet:\n  agents:\n    - name: %s\n", addr, worker)})
+	room := j.joinRoom(t, alice)
+	if _, err := alice.InviteUser(context.Background(), room, &mautrix.ReqInviteUser{UserID: mallory.UserID}); err != nil {
+		t.Fatal(err)
+	}
+	j.joinRoom(t, mallory)
+	api := cardAPI{t: t, base: "http://" + addr, tokens: j.issueTokens(t, worker)}
+	api.waitUp()
+
+	var set struct {
+		Cards []struct {
+			ID string `json:"id"`
+		} `json:"cards"`
+	}
+	api.call("POST", "/api/cardsets", map[string]string{"Idempotency-Key": "cancel-set"}, map[string]any{
+		"cards": []map[string]any{{"goal": "Export the CSV", "acceptance": []string{"the CSV downloads"}, "priority": "P2"}},
+	}, http.StatusOK, &set)
+	cardID := set.Cards[0].ID
+	api.call("POST", "/api/cards/"+cardID+"/state", nil, map[string]string{"state": "claimed"}, http.StatusOK, nil)
+
+	if body := tesths.Body(j.ask(t, mallory, room, "!card cancel "+cardID)); !strings.Contains(body, "Only the card's ratifier or an admin") {
+		t.Errorf("a stranger's NO-GO was answered %q", body)
+	}
+	var got struct {
+		State     string `json:"state"`
+		StateNote string `json:"state_note"`
+	}
+	api.call("GET", "/api/cards/"+cardID, nil, nil, http.StatusOK, &got)
+	if got.State != "claimed" {
+		t.Fatalf("after the stranger's NO-GO the card is %s, want claimed", got.State)
+	}
+
+	if body := tesths.Body(j.ask(t, alice, room, "!card cancel "+cardID+" the client dropped it")); !strings.Contains(body, "Cancelled card "+cardID) {
+		t.Fatalf("the NO-GO was answered %q", body)
+	}
+	api.call("GET", "/api/cards/"+cardID, nil, nil, http.StatusOK, &got)
+	if want := "cancelled by " + alice.UserID.String() + ": the client dropped it"; got.State != "cancelled" || got.StateNote != want {
+		t.Errorf("the worker reads %s %q, want cancelled %q", got.State, got.StateNote, want)
+	}
+	api.call("POST", "/api/cards/"+cardID+"/state", nil, map[string]string{"state": "in_progress"}, http.StatusConflict, nil)
+}
