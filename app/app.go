@@ -126,6 +126,8 @@ type App struct {
 
 	// watchdog pings the dead-man's switch while Jarvis is healthy.
 	watchdog *watchdog.Pinger
+	// boot is this start of Jarvis.
+	boot watchdog.Boot
 
 	// bot is nil in a console, which never talks to Matrix itself.
 	bot   *bot.Bot
@@ -201,7 +203,10 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	a.initWatchdog()
+	if err := a.initWatchdog(ctx); err != nil {
+		a.Close()
+		return nil, fail(ErrStore, err)
+	}
 	a.initCommands()
 	a.initAPI()
 	return a, nil
@@ -399,7 +404,7 @@ func (a *App) initCommands() {
 	if a.bot != nil {
 		matrix = func() commands.MatrixHealth { return commands.MatrixHealth(a.bot.Health()) }
 	}
-	var watch func() commands.WatchdogStatus
+	var watch func(context.Context) (commands.WatchdogStatus, error)
 	if a.watchdog != nil {
 		watch = a.watchdogStatus
 	}
@@ -630,7 +635,11 @@ func (a *App) Run(ctx context.Context) error {
 			return nil
 		}
 	})
-	return g.Wait()
+	err := g.Wait()
+	if err == nil || errors.Is(err, ErrRestart) {
+		a.markStopped()
+	}
+	return err
 }
 
 // keepLease keeps the workspace lease until ctx ends, or takes it when it

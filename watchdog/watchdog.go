@@ -32,6 +32,8 @@ type Config struct {
 	// SenderStall is how long a notice may wait in the outbox before the
 	// sender counts as stuck.
 	SenderStall time.Duration
+	// CrashLoop says when Jarvis's own restarts are announced.
+	CrashLoop CrashLoopConfig
 }
 
 // Validate checks the watchdog section.
@@ -47,6 +49,12 @@ func (c Config) Validate() error {
 	}
 	if c.SenderStall < time.Second {
 		return core.Invalid("watchdog.sender_stall", "must be at least 1s, got %s", c.SenderStall)
+	}
+	if c.CrashLoop.Restarts < 0 {
+		return core.Invalid("watchdog.crash_loop.restarts", "must be 0 (look for none) or more, got %d", c.CrashLoop.Restarts)
+	}
+	if c.CrashLoop.Restarts > 0 && c.CrashLoop.Window < time.Second {
+		return core.Invalid("watchdog.crash_loop.window", "must be at least 1s, got %s", c.CrashLoop.Window)
 	}
 	return nil
 }

@@ -1,5 +1,5 @@
--- v0 -> v33 (compatible with v33+): Latest revision
--- The schema that the numbered files 01 to 33 build, in one step, for an
+-- v0 -> v34 (compatible with v34+): Latest revision
+-- The schema that the numbered files 01 to 34 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -896,3 +896,14 @@ CREATE TABLE silence (
 	held           TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX silence_active_idx ON silence (ends_at) WHERE ended_at = 0;
+
+-- Jarvis's own boots (v34): each start with its boot id; stopped_at is 0
+-- until a clean stop, so a boot that never stopped cleanly crashed.
+CREATE TABLE jarvis_boot (
+	id         TEXT   PRIMARY KEY,
+	host       TEXT   NOT NULL,
+	version    TEXT   NOT NULL,
+	started_at BIGINT NOT NULL,
+	stopped_at BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX jarvis_boot_started_idx ON jarvis_boot (started_at);
