@@ -66,7 +66,7 @@ func (a *App) announceCrashLoop(ctx context.Context) error {
 	for i, b := range crashes {
 		times[len(crashes)-1-i] = b.StartedAt.UTC().Format("15:04:05")
 	}
-	err = a.outbox.Enqueue(ctx, core.Notice{Key: "crash-loop:" + a.boot.ID, RoomID: a.room, Kind: core.NoticeMessage,
+	err = a.outbox.Enqueue(ctx, core.Notice{Key: "jarvis-crash-loop:" + a.boot.ID, RoomID: a.room, Kind: core.NoticeMessage,
 		Body: fmt.Sprintf("⚠️ Jarvis was in a crash loop: it started %s within %s and each time stopped without a clean stop "+
 			"(started at %s UTC, on %s). It is up again now as %s; `!sys logs` shows what it logged since.",
 			core.Plural(len(crashes), "time", "times"), loop.Window, strings.Join(times, ", "), core.CodeSpan(a.boot.Host), a.version)})

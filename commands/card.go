@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/jarvis-hmi/jarvis/commands/intent"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 )
@@ -75,7 +76,7 @@ func (c *cardCommands) handlers() []*Handler {
 			{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: c.list},
 			{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: c.show},
 			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
-			{Name: "cancel", Aliases: []string{"stop"}, Args: "<card-id>|<set-id> [reason]", Help: "NO-GO: cancel a card, or every card of a set not yet done; its worker sees it cancelled on its next read.", Func: c.cancel},
+			{Name: "cancel", Aliases: []string{"stop"}, Args: "<card-id>|<set-id> [reason] | <words of its goal>", Help: "NO-GO: cancel a card (by id, or the one open card whose goal has the words), or every card of a set not yet done; its worker sees it cancelled on its next read.", Func: c.cancel},
 			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answer},
 			{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: c.signOff},
 		},
@@ -396,8 +397,15 @@ func (c *cardCommands) cancel(e *Event) error {
 		e.Reply("Which card? `%scard cancel <card-id> [reason]`, or a set's id to cancel all its cards.", prefix)
 		return nil
 	}
-	id := e.Args[0]
-	cards, err := c.svc.Cancel(e.Ctx, id, e.Sender, e.Trust, rawAfter(e.RawArgs, 1))
+	id, reason := e.Args[0], rawAfter(e.RawArgs, 1)
+	if !strings.HasPrefix(id, card.IDPrefix) && !strings.HasPrefix(id, card.SetIDPrefix) {
+		match, ok, err := c.matchGoal(e, e.Args)
+		if !ok || err != nil {
+			return err
+		}
+		id, reason = match, ""
+	}
+	cards, err := c.svc.Cancel(e.Ctx, id, e.Sender, e.Trust, reason)
 	var fe *core.FieldError
 	switch {
 	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
@@ -423,6 +431,63 @@ func (c *cardCommands) cancel(e *Event) error {
 			core.Plural(len(cards), "card", "cards"), id, strings.Join(ids, ", "))
 	}
 	return nil
+}
+
+// matchGoal finds the one open card whose goal has every word (a plural
+// or a singular of it too), as a NO-GO said in plain words names it; ok
+// is false when it replied instead: no card, or more than one.
+func (c *cardCommands) matchGoal(e *Event, words []string) (string, bool, error) {
+	open, err := c.svc.List(e.Ctx, card.Filter{Limit: card.MaxListLimit})
+	if err != nil {
+		return "", false, err
+	}
+	var found []card.Card
+	for _, cd := range open {
+		if !cd.State.Final() && goalHas(cd.Spec.Goal, words) {
+			found = append(found, cd)
+		}
+	}
+	phrase := core.EscapeMarkdown(strings.Join(words, " "))
+	switch len(found) {
+	case 0:
+		e.Reply("No open card's goal has %q; nothing changed. `%scard list` shows the cards.", phrase, e.Proc.Prefix())
+		return "", false, nil
+	case 1:
+		return found[0].ID, true, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s have %q in their goal; nothing changed. Cancel one by its id (`%scard cancel <card-id>`):\n",
+		core.UpperFirst(core.Plural(len(found), "open card", "open cards")), phrase, e.Proc.Prefix())
+	for i, cd := range found[:min(len(found), listCap)] {
+		fmt.Fprintf(&b, "%d. %s — %s (%s)\n", i+1, cd.ID, core.EscapeMarkdown(cd.Spec.Goal), cd.State)
+	}
+	e.Reply("%s", strings.TrimSpace(b.String()))
+	return "", false, nil
+}
+
+// goalHas reports whether every word is a word of goal, without regard to
+// case or a plural's s.
+func goalHas(goal string, words []string) bool {
+	have := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(goal), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		have[strings.TrimSuffix(w, "s")] = true
+	}
+	for _, w := range words {
+		if !have[strings.TrimSuffix(strings.ToLower(w), "s")] {
+			return false
+		}
+	}
+	return true
+}
+
+// cardStopIntent turns a NO-GO said to Jarvis in plain words ("stop the
+// CSV export") into `!card cancel` with the words that name the card.
+func cardStopIntent(text string) (string, []string, bool) {
+	words, ok := intent.CardStop(text)
+	if !ok {
+		return "", nil, false
+	}
+	return "card cancel", words, true
 }
 
 // answer answers a card's open question from a command, for networks

@@ -8,12 +8,16 @@ import (
 )
 
 // TestCardCancel: a person's NO-GO from chat cancels a card or a whole
-// set, with authority as for ratification; a stranger, a card already
-// cancelled and an unknown id change nothing.
+// set, with authority as for ratification, by id or in plain words that
+// name one open card's goal; a stranger, a card already cancelled, an
+// unknown id and words that name no card or several change nothing.
 func TestCardCancel(t *testing.T) {
 	ctx := context.Background()
 	h, cards := newCardHarness(t, card.Config{})
+	h.proc.AddNames("jarvis")
 	export := publishCard(t, cards, "Export the CSV")
+	pdf := publishCard(t, cards, "Export the PDF reports")
+	publishCard(t, cards, "Import the PDF reports")
 	set, err := cards.Publish(ctx, card.SetInput{Key: "k-set", Author: card.MainAgent, RatifiedBy: ratifier,
 		Cards: []card.Input{
 			{Spec: card.Spec{Goal: "Draft the report", Acceptance: []string{"drafted"}, Priority: card.P2}},
@@ -37,6 +41,9 @@ func TestCardCancel(t *testing.T) {
 		{"again", ratifier, "!card cancel " + export.ID, []string{"Nothing to cancel", "Nothing changed."}},
 		{"an unknown id", ratifier, "!card cancel card_nope", []string{"There is no card or set `card_nope`"}},
 		{"a whole set, by an admin", cardAdmin, "!card stop " + set.ID, []string{"Cancelled 2 cards of set " + set.ID, set.Cards[0].ID, set.Cards[1].ID}},
+		{"plain words naming no open card", ratifier, "jarvis, stop the CSV export", []string{`No open card's goal has "csv export"`, "nothing changed"}},
+		{"plain words naming two cards", ratifier, "jarvis, stop the PDF reports", []string{"2 open cards have", "Export the PDF reports", "Import the PDF reports", "nothing changed"}},
+		{"plain words naming one card", ratifier, "Jarvis, please stop the PDF report export", []string{"Cancelled card " + pdf.ID + " (Export the PDF reports)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,14 +14,15 @@ import (
 )
 
 // TestCardCancelledFromChat: a person's NO-GO in the room (`!card
-// cancel` with a reason) reaches the worker that claimed the card: its
-// next read shows the card cancelled, with who and why, and its next move
-// on the card is refused; a stranger's NO-GO changes nothing.
+// cancel` with a reason, or "Jarvis, stop the key rotation") reaches the
+// worker that claimed the card: its next read shows the card cancelled,
+// with who and why, and its next move on the card is refused; a
+// stranger's NO-GO changes nothing.
 func TestCardCancelledFromChat(t *testing.T) {
 	t.Parallel()
 	alice, mallory := newPerson(t, "alice"), newPerson(t, "mallory")
 	addr := cardAPIListen(t)
-	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, displayName: "Jarvis",
 		extra: fmt.Sprintf("api:\n  listen: %s\nfleet:\n  agents:\n    - name: %s\n", addr, worker)})
 	room := j.joinRoom(t, alice)
 	if _, err := alice.InviteUser(context.Background(), room, &mautrix.ReqInviteUser{UserID: mallory.UserID}); err != nil {
@@ -37,7 +38,10 @@ func TestCardCancelledFromChat(t *testing.T) {
 		} `json:"cards"`
 	}
 	api.call("POST", "/api/cardsets", map[string]string{"Idempotency-Key": "cancel-set"}, map[string]any{
-		"cards": []map[string]any{{"goal": "Export the CSV", "acceptance": []string{"the CSV downloads"}, "priority": "P2"}},
+		"cards": []map[string]any{
+			{"goal": "Export the CSV", "acceptance": []string{"the CSV downloads"}, "priority": "P2"},
+			{"goal": "Run the key rotation", "acceptance": []string{"every key is new"}, "priority": "P2"},
+		},
 	}, http.StatusOK, &set)
 	cardID := set.Cards[0].ID
 	api.call("POST", "/api/cards/"+cardID+"/state", nil, map[string]string{"state": "claimed"}, http.StatusOK, nil)
@@ -62,4 +66,13 @@ func TestCardCancelledFromChat(t *testing.T) {
 		t.Errorf("the worker reads %s %q, want cancelled %q", got.State, got.StateNote, want)
 	}
 	api.call("POST", "/api/cards/"+cardID+"/state", nil, map[string]string{"state": "in_progress"}, http.StatusConflict, nil)
+
+	rotation := set.Cards[1].ID
+	if body := tesths.Body(j.ask(t, alice, room, "Jarvis, stop the key rotation")); !strings.Contains(body, "Cancelled card "+rotation) {
+		t.Fatalf("the NO-GO in plain words was answered %q", body)
+	}
+	api.call("GET", "/api/cards/"+rotation, nil, nil, http.StatusOK, &got)
+	if want := "cancelled by " + alice.UserID.String(); got.State != "cancelled" || got.StateNote != want {
+		t.Errorf("the worker reads %s %q, want cancelled %q", got.State, got.StateNote, want)
+	}
 }
