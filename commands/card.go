@@ -76,6 +76,8 @@ func (c *cardCommands) handlers() []*Handler {
 			{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: c.list},
 			{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: c.show},
 			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
+			{Name: "amend", Args: `<card-id> [why] --accept "…" [--accept "…"] | --priority P0|P1|P2|P3`,
+				Help: "Amend a card from chat: new acceptance criteria (it then waits for ratification again) or another priority; its worker sees the amendment on its next read.", Func: c.amend},
 			{Name: "cancel", Aliases: []string{"stop"}, Args: "<card-id>|<set-id> [reason] | <words of its goal>", Help: "NO-GO: cancel a card (by id, or the one open card whose goal has the words), or every card of a set not yet done; its worker sees it cancelled on its next read.", Func: c.cancel},
 			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answer},
 			{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: c.signOff},
@@ -433,6 +435,67 @@ func (c *cardCommands) cancel(e *Event) error {
 	return nil
 }
 
+// amend amends a card from chat, as the orchestrator's amendments over
+// the API do: added acceptance criteria are a scope change that waits for
+// ratification again, a priority is a priority change.
+func (c *cardCommands) amend(e *Event) error {
+	prefix := e.Proc.Prefix()
+	usage := fmt.Sprintf("`%scard amend <card-id> [why] --accept \"…\"` adds acceptance criteria (the card then waits for ratification again); "+
+		"`%scard amend <card-id> [why] --priority P1` changes its priority.", prefix, prefix)
+	if len(e.Args) < 2 {
+		e.Reply("%s", usage)
+		return nil
+	}
+	spec, err := parseCardFlags(rawAfter(e.RawArgs, 1))
+	if err != nil {
+		e.Reply("%s.\n\n%s", core.UpperFirst(err.Error()), usage)
+		return nil
+	}
+	in := card.AmendmentInput{Text: spec.Goal}
+	switch {
+	case len(spec.DependsOn) > 0 || spec.Budget != "":
+		e.Reply("A card's dependencies and budget stay as published; amend its acceptance or its priority.\n\n%s", usage)
+		return nil
+	case len(spec.Acceptance) > 0 && spec.Priority != "":
+		e.Reply("One amendment at a time: the acceptance criteria or the priority.\n\n%s", usage)
+		return nil
+	case len(spec.Acceptance) > 0:
+		in.Kind, in.Acceptance = card.AmendScopeChange, spec.Acceptance
+	case spec.Priority != "":
+		in.Kind, in.Priority = card.AmendPriorityChange, spec.Priority
+	default:
+		e.Reply("%s", usage)
+		return nil
+	}
+	if in.Text == "" {
+		in.Text = "amended from chat"
+	}
+	id := e.Args[0]
+	res, err := c.svc.AmendAs(e.Ctx, id, e.Sender, e.Trust, in)
+	var fe *core.FieldError
+	switch {
+	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
+		e.Reply("Amend from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
+	case errors.Is(err, core.ErrNotFound):
+		e.Reply("There is no card `%s`; `%scard list` shows the cards.", id, prefix)
+	case errors.Is(err, core.ErrForbidden):
+		e.Reply("Only the card's ratifier or an admin can amend %s. Nothing changed.", id)
+	case errors.As(err, &fe):
+		e.Reply("`%s`: %s. Nothing changed.", flagOf(fe.Field), fe.Reason)
+	case errors.Is(err, core.ErrConflict):
+		e.Reply("Card %s was not amended: %s. Nothing changed.", id, reasonOf(err))
+	case err != nil:
+		// A transition or budget refusal is answered from the refusal table.
+		return err
+	case in.Kind == card.AmendScopeChange:
+		e.Reply("Amended card %s to revision %d: %s added. It waits for ratification again (`%scard ratify %s`); its worker sees it on its next read.",
+			id, res.Card.Revision, core.Plural(len(in.Acceptance), "acceptance criterion", "acceptance criteria"), prefix, id)
+	default:
+		e.Reply("Amended card %s to revision %d: priority %s. Its worker sees it on its next read.", id, res.Card.Revision, res.Card.Priority)
+	}
+	return nil
+}
+
 // matchGoal finds the one open card whose goal has every word (a plural
 // or a singular of it too), as a NO-GO said in plain words names it; ok
 // is false when it replied instead: no card, or more than one.
@@ -690,6 +753,24 @@ var draftFlags = map[string]string{
 // parseDraft reads `!card draft` arguments: the goal, then flags. A flag's
 // value is the quoted text or the words up to the next flag.
 func parseDraft(raw string) (card.Spec, error) {
+	spec, err := parseCardFlags(raw)
+	if err != nil {
+		return spec, err
+	}
+	switch {
+	case spec.Goal == "":
+		return spec, errors.New("the goal is missing: say what the card achieves, before the flags")
+	case len(spec.Acceptance) == 0:
+		return spec, errors.New("`--accept` is missing: give at least one acceptance criterion, e.g. --accept \"the export opens in a spreadsheet\"")
+	case spec.Priority == "":
+		return spec, errors.New("`--priority` is missing: give P0, P1, P2 or P3")
+	}
+	return spec, nil
+}
+
+// parseCardFlags reads words and the flags of `card draft` (and `card
+// amend`) into a spec: the words not in a flag are its goal.
+func parseCardFlags(raw string) (card.Spec, error) {
 	words, err := splitArgs(raw)
 	if err != nil {
 		return card.Spec{}, err
@@ -752,14 +833,6 @@ func parseDraft(raw string) (card.Spec, error) {
 		}
 	}
 	spec.Goal = strings.TrimSpace(strings.Join(goal, " "))
-	switch {
-	case spec.Goal == "":
-		return spec, errors.New("the goal is missing: say what the card achieves, before the flags")
-	case len(spec.Acceptance) == 0:
-		return spec, errors.New("`--accept` is missing: give at least one acceptance criterion, e.g. --accept \"the export opens in a spreadsheet\"")
-	case spec.Priority == "":
-		return spec, errors.New("`--priority` is missing: give P0, P1, P2 or P3")
-	}
 	return spec, nil
 }
 

@@ -17,7 +17,8 @@ import (
 // cancel` with a reason, or "Jarvis, stop the key rotation") reaches the
 // worker that claimed the card: its next read shows the card cancelled,
 // with who and why, and its next move on the card is refused; a
-// stranger's NO-GO changes nothing.
+// stranger's NO-GO changes nothing. An amendment from chat reaches it
+// the same way.
 func TestCardCancelledFromChat(t *testing.T) {
 	t.Parallel()
 	alice, mallory := newPerson(t, "alice"), newPerson(t, "mallory")
@@ -41,6 +42,7 @@ func TestCardCancelledFromChat(t *testing.T) {
 		"cards": []map[string]any{
 			{"goal": "Export the CSV", "acceptance": []string{"the CSV downloads"}, "priority": "P2"},
 			{"goal": "Run the key rotation", "acceptance": []string{"every key is new"}, "priority": "P2"},
+			{"goal": "Write the release notes", "acceptance": []string{"the notes are published"}, "priority": "P2"},
 		},
 	}, http.StatusOK, &set)
 	cardID := set.Cards[0].ID
@@ -74,5 +76,24 @@ func TestCardCancelledFromChat(t *testing.T) {
 	api.call("GET", "/api/cards/"+rotation, nil, nil, http.StatusOK, &got)
 	if want := "cancelled by " + alice.UserID.String(); got.State != "cancelled" || got.StateNote != want {
 		t.Errorf("the worker reads %s %q, want cancelled %q", got.State, got.StateNote, want)
+	}
+
+	notes := set.Cards[2].ID
+	api.call("POST", "/api/cards/"+notes+"/state", nil, map[string]string{"state": "claimed"}, http.StatusOK, nil)
+	if body := tesths.Body(j.ask(t, alice, room, "!card amend "+notes+` the auditors need them --accept "the notes list every fix"`)); !strings.Contains(body, "waits for ratification again") {
+		t.Fatalf("the amendment was answered %q", body)
+	}
+	var amended struct {
+		State      string `json:"state"`
+		Revision   int    `json:"revision"`
+		Amendments []struct {
+			Kind       string   `json:"kind"`
+			Acceptance []string `json:"acceptance"`
+		} `json:"amendments"`
+	}
+	api.call("GET", "/api/cards/"+notes, nil, nil, http.StatusOK, &amended)
+	if amended.State != "awaiting_ratification" || amended.Revision != 2 || len(amended.Amendments) != 1 ||
+		amended.Amendments[0].Kind != "scope_change" || len(amended.Amendments[0].Acceptance) != 1 {
+		t.Errorf("the worker reads %+v, want the scope change at revision 2, awaiting ratification", amended)
 	}
 }

@@ -91,3 +91,25 @@ func (c *Service) cardOrSet(ctx context.Context, id string) (cards []Card, set b
 	cards, err = c.deps.Store.CardsOfSet(ctx, id)
 	return cards, true, err
 }
+
+// AmendAs is a person's amendment from chat: authority is as for
+// ratification (the card's ratifier or an admin, from Matrix or a linked
+// account), and it is written against the revision they saw, so a change
+// made meanwhile refuses it (ErrConflict). An added acceptance criterion
+// is a scope change, and the card waits for ratification again.
+func (c *Service) AmendAs(ctx context.Context, id, who string, trust core.Trust, in AmendmentInput) (AmendResult, error) {
+	if !trust.AtLeast(core.TrustLinked) {
+		return AmendResult{}, fmt.Errorf("amend card %q: %w", id,
+			core.Refuse(core.ErrForbidden, "a card is amended from a Matrix account or one linked to it, not from %s trust", trust))
+	}
+	card, err := c.deps.Store.Card(ctx, id)
+	if err != nil {
+		return AmendResult{}, fmt.Errorf("amend card %q: %w", id, err)
+	}
+	if !c.mayDecide(c.askFor(card), who) {
+		return AmendResult{}, fmt.Errorf("amend card %q: %w", id,
+			core.Refuse(core.ErrForbidden, "%s may not amend card %s; ask %s", who, card.ID, strings.Join(c.askFor(card), ", ")))
+	}
+	in.Author, in.SourceTrust, in.BaseRevision = who, trust, card.Revision
+	return c.Amend(ctx, id, in)
+}
