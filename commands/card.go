@@ -78,6 +78,7 @@ func (c *cardCommands) handlers() []*Handler {
 			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
 			{Name: "amend", Args: `<card-id> [why] --accept "…" [--accept "…"] | --priority P0|P1|P2|P3`,
 				Help: "Amend a card from chat: new acceptance criteria (it then waits for ratification again) or another priority; its worker sees the amendment on its next read.", Func: c.amend},
+			{Name: "reopen", Args: "<card-id> [reason]", Help: "Put a done card back on the backlog, published for a worker to claim again.", Func: c.reopen},
 			{Name: "cancel", Aliases: []string{"stop"}, Args: "<card-id>|<set-id> [reason] | <words of its goal>", Help: "NO-GO: cancel a card (by id, or the one open card whose goal has the words), or every card of a set not yet done; its worker sees it cancelled on its next read.", Func: c.cancel},
 			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answer},
 			{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: c.signOff},
@@ -492,6 +493,35 @@ func (c *cardCommands) amend(e *Event) error {
 			id, res.Card.Revision, core.Plural(len(in.Acceptance), "acceptance criterion", "acceptance criteria"), prefix, id)
 	default:
 		e.Reply("Amended card %s to revision %d: priority %s. Its worker sees it on its next read.", id, res.Card.Revision, res.Card.Priority)
+	}
+	return nil
+}
+
+// reopen puts a done card back on the backlog.
+func (c *cardCommands) reopen(e *Event) error {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) < 1 {
+		e.Reply("Which card? `%scard reopen <card-id> [reason]`.", prefix)
+		return nil
+	}
+	id := e.Args[0]
+	cd, err := c.svc.Reopen(e.Ctx, id, e.Sender, e.Trust, rawAfter(e.RawArgs, 1))
+	var fe *core.FieldError
+	switch {
+	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
+		e.Reply("Reopen from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
+	case errors.Is(err, core.ErrNotFound):
+		e.Reply("There is no card `%s`; `%scard list done` shows the done cards.", id, prefix)
+	case errors.Is(err, core.ErrIllegalTransition):
+		e.Reply("Card %s is not done; only a done card is reopened. Nothing changed.", id)
+	case errors.Is(err, core.ErrForbidden):
+		e.Reply("Only the card's ratifier or an admin can reopen %s. Nothing changed.", id)
+	case errors.As(err, &fe):
+		e.Reply("The reason is too long. Nothing changed.")
+	case err != nil:
+		return err
+	default:
+		e.Reply("Reopened card %s (%s): it is published again for a worker to claim.", cd.ID, core.EscapeMarkdown(cd.Spec.Goal))
 	}
 	return nil
 }

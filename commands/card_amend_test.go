@@ -39,3 +39,41 @@ func TestCardAmend(t *testing.T) {
 		t.Errorf("the card is %+v (%v), want P1 at revision 3, published, with the admin's scope change", got, err)
 	}
 }
+
+// TestCardReopen: a done card is reopened from chat by its ratifier,
+// published again with no worker; a card not done and a stranger change
+// nothing.
+func TestCardReopen(t *testing.T) {
+	ctx := context.Background()
+	h, cards := newCardHarness(t, card.Config{})
+	c := publishCard(t, cards, "Export the CSV")
+	for _, to := range []card.State{card.Claimed, card.InProgress} {
+		if _, err := cards.SetStateAs(ctx, "EVE", c.ID, to, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, sender, say string
+		want              []string
+	}{
+		{"not done yet", ratifier, "!card reopen " + c.ID, []string{"is not done"}},
+		{"done", ratifier, "", nil},
+		{"by someone else", stranger, "!card reopen " + c.ID, []string{"Only the card's ratifier or an admin can reopen"}},
+		{"by the ratifier", ratifier, "!card reopen " + c.ID + " the header row is missing", []string{"Reopened card " + c.ID + " (Export the CSV)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.say == "" {
+				if _, err := cards.SetStateAs(ctx, "EVE", c.ID, card.Done, "shipped"); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantText(t, "reply", h.say(t, tt.sender, tt.say)[0], tt.want...)
+		})
+	}
+	got, err := cards.Get(ctx, c.ID)
+	if err != nil || got.State != card.Published || got.Worker != "" || got.StateNote != "reopened by "+ratifier+": the header row is missing" {
+		t.Errorf("the card is %s, worker %q, note %q (%v); want published again with no worker", got.State, got.Worker, got.StateNote, err)
+	}
+}

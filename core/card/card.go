@@ -120,7 +120,7 @@ const (
 //	blocked                awaiting_ratification  scope
 //	awaiting_ratification  published              ratification
 //	awaiting_ratification  cancelled              worker
-//	done, cancelled        (final)
+//	done, cancelled        (final; a person may reopen a done card: Reopen)
 //
 // A card waiting on a question keeps its scope until the question is
 // answered: scope changes are refused in needs_decision.

@@ -113,3 +113,42 @@ func (c *Service) AmendAs(ctx context.Context, id, who string, trust core.Trust,
 	in.Author, in.SourceTrust, in.BaseRevision = who, trust, card.Revision
 	return c.Amend(ctx, id, in)
 }
+
+// Reopen puts a done card back on the backlog (published, with no
+// worker), for a person who finds it not done after all: authority as for
+// ratification. It is the one move out of done, a person's alone, outside
+// the transition table, in which done stays final for workers. A card that
+// is not done is ErrIllegalTransition.
+func (c *Service) Reopen(ctx context.Context, id, who string, trust core.Trust, reason string) (Card, error) {
+	if !trust.AtLeast(core.TrustLinked) {
+		return Card{}, fmt.Errorf("reopen card %q: %w", id,
+			core.Refuse(core.ErrForbidden, "a card is reopened from a Matrix account or one linked to it, not from %s trust", trust))
+	}
+	note := "reopened by " + who
+	if reason = strings.TrimSpace(reason); reason != "" {
+		note += ": " + reason
+	}
+	if len(note) > MaxStateNote {
+		return Card{}, core.Invalid("reason", "too long: a card's note holds %d bytes", MaxStateNote)
+	}
+	var out Card
+	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+		card, err := c.deps.Store.Card(ctx, id)
+		if err != nil {
+			return err
+		}
+		if card.State != Done {
+			return core.Refuse(core.ErrIllegalTransition, "card %s is %s; only a done card is reopened", card.ID, card.State)
+		}
+		if !c.mayDecide(c.askFor(card), who) {
+			return core.Refuse(core.ErrForbidden, "%s may not reopen card %s; ask %s", who, card.ID, strings.Join(c.askFor(card), ", "))
+		}
+		out, err = c.move(ctx, card, Published, note)
+		return err
+	})
+	if err != nil {
+		return Card{}, fmt.Errorf("reopen card %q: %w", id, err)
+	}
+	c.changed(ctx)
+	return out, nil
+}
