@@ -88,7 +88,7 @@ func (c *cardCommands) handlers() []*Handler {
 
 // publishConfirm is the confirmation of `!card publish`.
 func (c *cardCommands) publishConfirm() ConfirmKind {
-	return ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish, OnDismiss: dismissPublish,
+	return ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish, OnDismiss: dismissPublish, Undo: c.undoPublish,
 		YesWord: "publish", NoWord: "cancel", YesDoes: "publish", NoDoes: "keep drafting"}
 }
 
@@ -524,6 +524,20 @@ func (c *cardCommands) reopen(e *Event) error {
 		e.Reply("Reopened card %s (%s): it is published again for a worker to claim.", cd.ID, core.EscapeMarkdown(cd.Spec.Goal))
 	}
 	return nil
+}
+
+// undoPublish is a ❌ on a publish question after its ✅: a NO-GO on the
+// whole set it published.
+func (c *cardCommands) undoPublish(e *Event, p core.Pending) error {
+	set, err := c.svc.SetPublishedBy(e.Ctx, p.Key)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.Args, e.RawArgs = []string{set.ID}, set.ID
+	return c.cancel(e)
 }
 
 // matchGoal finds the one open card whose goal has every word (a plural

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
@@ -18,7 +19,7 @@ import (
 // worker that claimed the card: its next read shows the card cancelled,
 // with who and why, and its next move on the card is refused; a
 // stranger's NO-GO changes nothing. An amendment from chat reaches it
-// the same way.
+// the same way, and so does a ❌ on a publish question after its ✅.
 func TestCardCancelledFromChat(t *testing.T) {
 	t.Parallel()
 	alice, mallory := newPerson(t, "alice"), newPerson(t, "mallory")
@@ -95,5 +96,29 @@ func TestCardCancelledFromChat(t *testing.T) {
 	if amended.State != "awaiting_ratification" || amended.Revision != 2 || len(amended.Amendments) != 1 ||
 		amended.Amendments[0].Kind != "scope_change" || len(amended.Amendments[0].Acceptance) != 1 {
 		t.Errorf("the worker reads %+v, want the scope change at revision 2, awaiting ratification", amended)
+	}
+
+	ctx := context.Background()
+	j.ask(t, alice, room, `!card draft Migrate the billing tables --accept "every table moved" --priority P2`)
+	question := j.ask(t, alice, room, "!card publish")
+	if _, err := alice.SendReaction(ctx, room, question.ID, "✅"); err != nil {
+		t.Fatal(err)
+	}
+	edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, question.ID))
+	if err != nil {
+		t.Fatalf("the publish question was never edited: %v", err)
+	}
+	migration := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(newBody(edit), "\n", 2)[0], "Published:"))
+	if _, err := alice.SendReaction(ctx, room, question.ID, "❌"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+		return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "Cancelled card "+migration)
+	}); err != nil {
+		t.Fatalf("no NO-GO answer to the ❌ on the published question: %v", err)
+	}
+	api.call("GET", "/api/cards/"+migration, nil, nil, http.StatusOK, &got)
+	if got.State != "cancelled" {
+		t.Errorf("the worker reads the card published and then ❌ed as %s, want cancelled", got.State)
 	}
 }

@@ -112,6 +112,9 @@ type SetStore interface {
 	CardSet(ctx context.Context, id string) (Set, error)
 	// CardsOfSet returns a set's cards in the order they were given.
 	CardsOfSet(ctx context.Context, setID string) ([]Card, error)
+	// CardSetByNotice returns the set a person published by answering the
+	// notice with the given key, or ErrNotFound.
+	CardSetByNotice(ctx context.Context, notice string) (Set, error)
 }
 
 // Publish publishes every card of a set in one transaction, or none:

@@ -13,7 +13,8 @@ import (
 // every card of the set that is not yet done or cancelled, in one
 // transaction. Authority is as for ratification: who must be the card's
 // ratifier or an admin, writing from Matrix or from a linked account. A
-// card waiting on a question has the question withdrawn. The worker sees
+// card waiting on a question has the question withdrawn; the ratifier,
+// when someone else cancels it, gets its mission report. The worker sees
 // the card cancelled, with who cancelled it and why as its note, on its
 // next read. A card already final is ErrIllegalTransition, and so is a set
 // with none left to cancel.
@@ -58,8 +59,12 @@ func (c *Service) Cancel(ctx context.Context, id, who string, trust core.Trust, 
 			if err != nil {
 				return err
 			}
-			if err := c.report(ctx, moved); err != nil {
-				return err
+			// The ratifier is told what became of the card, unless they
+			// cancelled it themselves.
+			if moved.RatifiedBy != who {
+				if err := c.report(ctx, moved); err != nil {
+					return err
+				}
 			}
 			out = append(out, moved)
 		}
@@ -151,4 +156,10 @@ func (c *Service) Reopen(ctx context.Context, id, who string, trust core.Trust, 
 	}
 	c.changed(ctx)
 	return out, nil
+}
+
+// SetPublishedBy returns the set a person published by confirming the
+// notice with the given key (its publish question), or ErrNotFound.
+func (c *Service) SetPublishedBy(ctx context.Context, notice string) (Set, error) {
+	return c.deps.Store.CardSetByNotice(ctx, notice)
 }
