@@ -119,6 +119,15 @@ type heartbeatResponse struct {
 	// what the agent must do, in words it cannot mistake.
 	Halted      bool   `json:"halted"`
 	Instruction string `json:"instruction,omitempty"`
+	// Cards are the cards the agent works: a person's NO-GO or amendment
+	// shows here at its next heartbeat.
+	Cards []workCardJSON `json:"cards,omitempty"`
+}
+
+type workCardJSON struct {
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	Revision int    `json:"revision"`
 }
 
 // HaltInstruction is what a heartbeat or ping answer tells a halted agent.
@@ -178,6 +187,9 @@ func (h *fleetAPI) heartbeat(w http.ResponseWriter, r *http.Request, req heartbe
 	}
 	if resp.BreakerState == breaker.Open {
 		resp.Halted, resp.Instruction = true, HaltInstruction
+	}
+	for _, c := range receipt.Cards {
+		resp.Cards = append(resp.Cards, workCardJSON(c))
 	}
 	WriteJSON(w, http.StatusOK, resp)
 }

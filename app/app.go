@@ -352,7 +352,7 @@ func (a *App) initServices() error {
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
-		Breakers: a.breakers, Incidents: a.oncall,
+		Breakers: a.breakers, Work: a.workOf, Incidents: a.oncall,
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {
@@ -442,6 +442,21 @@ func (a *App) initCommands() {
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
 		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook, OnCall: a.oncall})
+}
+
+// workOf is the cards agents work, for their heartbeat answers.
+func (a *App) workOf(ctx context.Context, agents []string, since time.Time) (map[string][]fleet.WorkCard, error) {
+	cards, err := a.cards.WorkOf(ctx, agents, since)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]fleet.WorkCard, len(cards))
+	for agent, list := range cards {
+		for _, c := range list {
+			out[agent] = append(out[agent], fleet.WorkCard{ID: c.ID, State: string(c.State), Revision: c.Revision})
+		}
+	}
+	return out, nil
 }
 
 // workerNotes is what a worker journaled about a card in its current

@@ -16,8 +16,9 @@ import (
 
 // TestCardCancelledFromChat: a person's NO-GO in the room (`!card
 // cancel` with a reason, or "Jarvis, stop the key rotation") reaches the
-// worker that claimed the card: its next read shows the card cancelled,
-// with who and why, and its next move on the card is refused; a
+// worker that claimed the card: its next read (with who and why) and its
+// next heartbeat's answer show the card cancelled, and its next move on
+// the card is refused; a
 // stranger's NO-GO changes nothing. An amendment from chat reaches it
 // the same way, and so does a ❌ on a publish question after its ✅.
 func TestCardCancelledFromChat(t *testing.T) {
@@ -69,6 +70,16 @@ func TestCardCancelledFromChat(t *testing.T) {
 		t.Errorf("the worker reads %s %q, want cancelled %q", got.State, got.StateNote, want)
 	}
 	api.call("POST", "/api/cards/"+cardID+"/state", nil, map[string]string{"state": "in_progress"}, http.StatusConflict, nil)
+	var beat struct {
+		Cards []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		} `json:"cards"`
+	}
+	api.call("POST", "/api/agents/heartbeat", nil, map[string]any{}, http.StatusOK, &beat)
+	if len(beat.Cards) != 1 || beat.Cards[0].ID != cardID || beat.Cards[0].State != "cancelled" {
+		t.Errorf("the worker's heartbeat answer lists %+v, want %s cancelled", beat.Cards, cardID)
+	}
 
 	rotation := set.Cards[1].ID
 	if body := tesths.Body(j.ask(t, alice, room, "Jarvis, stop the key rotation")); !strings.Contains(body, "Cancelled card "+rotation) {

@@ -304,6 +304,10 @@ type CardStore interface {
 	UpdateCard(ctx context.Context, next, prev Card) error
 	// CountCards counts the cards in a state.
 	CountCards(ctx context.Context, state State) (int, error)
+	// CardsOfWorkers returns the cards the named agents work: the open
+	// ones, and those done or cancelled since since, most recently
+	// changed first.
+	CardsOfWorkers(ctx context.Context, workers []string, since time.Time) ([]Card, error)
 }
 
 // Store is everything the card service keeps.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 )
@@ -162,4 +163,25 @@ func (c *Service) Reopen(ctx context.Context, id, who string, trust core.Trust, 
 // notice with the given key (its publish question), or ErrNotFound.
 func (c *Service) SetPublishedBy(ctx context.Context, notice string) (Set, error) {
 	return c.deps.Store.CardSetByNotice(ctx, notice)
+}
+
+// MaxWorkShown is how many of its cards a worker's heartbeat answer lists.
+const MaxWorkShown = 20
+
+// WorkOf returns the cards each named agent works, by agent, most
+// recently changed first, at most MaxWorkShown each: the open ones, and
+// those done or cancelled since since. A worker reads in its heartbeat
+// answer that a person stopped or amended its card.
+func (c *Service) WorkOf(ctx context.Context, agents []string, since time.Time) (map[string][]Card, error) {
+	cards, err := c.deps.Store.CardsOfWorkers(ctx, agents, since)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Card{}
+	for _, cd := range cards {
+		if len(out[cd.Worker]) < MaxWorkShown {
+			out[cd.Worker] = append(out[cd.Worker], cd)
+		}
+	}
+	return out, nil
 }

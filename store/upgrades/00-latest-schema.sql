@@ -907,3 +907,7 @@ CREATE TABLE jarvis_boot (
 	stopped_at BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX jarvis_boot_started_idx ON jarvis_boot (started_at);
+
+-- The cards an agent works, read for each batch of its heartbeats' answers
+-- (v34).
+CREATE INDEX card_worker_idx ON card (worker, updated_at);
