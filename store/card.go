@@ -21,7 +21,7 @@ const (
 	// cardsByIDQuery takes the ids in place of %s.
 	cardsByIDQuery = `SELECT ` + cardColumns + ` FROM card WHERE id IN (%s)`
 	// cardsOfWorkersQuery takes the workers in place of %s, from $2.
-	cardsOfWorkersQuery = `SELECT ` + cardColumns + ` FROM card WHERE worker IN (%s)
+	cardsOfWorkersQuery = `SELECT worker, id, state, revision FROM card WHERE worker IN (%s)
 		AND (state NOT IN ('done', 'cancelled') OR updated_at >= $1) ORDER BY updated_at DESC, id`
 	listCardsQuery        = `SELECT ` + cardColumns + ` FROM card ORDER BY priority, created_at, id LIMIT $1`
 	listCardsByStateQuery = `SELECT ` + cardColumns + ` FROM card WHERE state = $1 ORDER BY priority, created_at, id LIMIT $2`
@@ -90,13 +90,19 @@ func (q *CardQuery) CardsByID(ctx context.Context, ids []string) (map[string]car
 
 // CardsOfWorkers returns the cards the named agents work: the open ones,
 // and those done or cancelled since since, most recently changed first.
-func (q *CardQuery) CardsOfWorkers(ctx context.Context, workers []string, since time.Time) ([]card.Card, error) {
-	var out []card.Card
+func (q *CardQuery) CardsOfWorkers(ctx context.Context, workers []string, since time.Time) ([]card.Work, error) {
+	var out []card.Work
 	err := bulkChunks(workers, 1, func(chunk []string) error {
 		args := append([]any{since.UnixMilli()}, bulkArgs(chunk)...)
 		rows, err := q.db.Query(ctx, fmt.Sprintf(cardsOfWorkersQuery, bulkIn(2, len(chunk))), args...)
-		cards, err := dbutil.NewRowIterWithError(rows, scanCard, err).AsList()
-		out = append(out, cards...)
+		work, err := dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (card.Work, error) {
+			var w card.Work
+			var state string
+			err := row.Scan(&w.Worker, &w.ID, &state, &w.Revision)
+			w.State = card.State(state)
+			return w, err
+		}, err).AsList()
+		out = append(out, work...)
 		return err
 	})
 	if err != nil {

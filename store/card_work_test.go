@@ -45,9 +45,9 @@ func TestCardsOfWorkers(t *testing.T) {
 	}
 	var ids []string
 	for _, c := range got {
-		ids = append(ids, c.ID+" "+string(c.State))
+		ids = append(ids, c.Worker+" "+c.ID+" "+string(c.State))
 	}
-	if want := []string{stopped.ID + " cancelled", open.ID + " claimed"}; !slices.Equal(ids, want) {
+	if want := []string{"EVE " + stopped.ID + " cancelled", "EVE " + open.ID + " claimed"}; !slices.Equal(ids, want) {
 		t.Errorf("EVE's cards = %q, want %q", ids, want)
 	}
 }

@@ -307,7 +307,7 @@ type CardStore interface {
 	// CardsOfWorkers returns the cards the named agents work: the open
 	// ones, and those done or cancelled since since, most recently
 	// changed first.
-	CardsOfWorkers(ctx context.Context, workers []string, since time.Time) ([]Card, error)
+	CardsOfWorkers(ctx context.Context, workers []string, since time.Time) ([]Work, error)
 }
 
 // Store is everything the card service keeps.

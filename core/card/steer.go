@@ -168,19 +168,27 @@ func (c *Service) SetPublishedBy(ctx context.Context, notice string) (Set, error
 // MaxWorkShown is how many of its cards a worker's heartbeat answer lists.
 const MaxWorkShown = 20
 
+// Work is a card as its worker's heartbeat answer shows it.
+type Work struct {
+	Worker   string
+	ID       string
+	State    State
+	Revision int
+}
+
 // WorkOf returns the cards each named agent works, by agent, most
 // recently changed first, at most MaxWorkShown each: the open ones, and
 // those done or cancelled since since. A worker reads in its heartbeat
 // answer that a person stopped or amended its card.
-func (c *Service) WorkOf(ctx context.Context, agents []string, since time.Time) (map[string][]Card, error) {
-	cards, err := c.deps.Store.CardsOfWorkers(ctx, agents, since)
+func (c *Service) WorkOf(ctx context.Context, agents []string, since time.Time) (map[string][]Work, error) {
+	work, err := c.deps.Store.CardsOfWorkers(ctx, agents, since)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]Card{}
-	for _, cd := range cards {
-		if len(out[cd.Worker]) < MaxWorkShown {
-			out[cd.Worker] = append(out[cd.Worker], cd)
+	out := map[string][]Work{}
+	for _, w := range work {
+		if len(out[w.Worker]) < MaxWorkShown {
+			out[w.Worker] = append(out[w.Worker], w)
 		}
 	}
 	return out, nil
