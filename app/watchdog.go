@@ -82,9 +82,13 @@ func (a *App) announceCrashLoop(ctx context.Context) error {
 // notice has waited in the outbox past watchdog.sender_stall while this
 // Jarvis holds the lease and so sends.
 func (a *App) selfCheck(ctx context.Context) error {
+	// The reasons go to a receiver outside Jarvis (often a hosted
+	// service): they say which part failed, never the error's text, which
+	// can name rooms, users and hosts. The log has it.
 	oldest, err := a.outbox.OldestWaiting(ctx)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		a.log.Err(err).Msg("Self-check: failed to read the outbox")
+		return errors.New("store: the outbox could not be read")
 	}
 	if a.bot != nil {
 		h := a.bot.Health()
@@ -93,21 +97,12 @@ func (a *App) selfCheck(ctx context.Context) error {
 		case h.LastSync.IsZero():
 			return watchdog.ErrStarting
 		case a.clock.Now().Sub(h.LastSync) > stale:
-			reason := fmt.Sprintf("sync: the last sync with the homeserver was %s ago", a.clock.Now().Sub(h.LastSync).Round(time.Second))
-			if h.SyncError != "" {
-				reason += ": " + h.SyncError
-			}
-			return fmt.Errorf("%s", reason)
+			return fmt.Errorf("sync: the last sync with the homeserver was %s ago", a.clock.Now().Sub(h.LastSync).Round(time.Second))
 		}
 	}
 	if a.leader() && !oldest.IsZero() {
 		if waited := a.clock.Now().Sub(oldest); waited > a.cfg.Watchdog.SenderStall {
-			last, _ := a.outbox.LastError(ctx)
-			reason := fmt.Sprintf("sender: a notice has waited %s in the outbox", waited.Round(time.Second))
-			if last != "" {
-				reason += "; last send error: " + last
-			}
-			return fmt.Errorf("%s", reason)
+			return fmt.Errorf("sender: a notice has waited %s in the outbox", waited.Round(time.Second))
 		}
 	}
 	return nil
