@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"maunium.net/go/mautrix/id"
+
+	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 )
 
 // TestWatchdogPings: a Healthchecks-like receiver on loopback hears the
@@ -18,6 +22,7 @@ import (
 func TestWatchdogPings(t *testing.T) {
 	t.Parallel()
 	own := ownHomeserver(t)
+	alice := newPersonOn(t, own, "alice")
 	pings := make(chan string, 100)
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -28,7 +33,7 @@ func TestWatchdogPings(t *testing.T) {
 	}))
 	defer receiver.Close()
 	port := freeLoopbackPort(t)
-	j := newJarvis(t, options{hs: own, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: EVE\n"+
+	j := newJarvis(t, options{hs: own, admins: []id.UserID{alice.UserID}, extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nfleet:\n  agents:\n    - name: EVE\n"+
 		"watchdog:\n  ping_url: %s/ping/5e1f\n  period: 1s\n  sender_stall: 2s\n", port, receiver.URL)})
 	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	// Tokens are issued once Jarvis is up, its store upgraded.
@@ -48,6 +53,12 @@ func TestWatchdogPings(t *testing.T) {
 	}
 	if p := next(30 * time.Second); p != "POST /ping/5e1f " {
 		t.Fatalf("the first ping is %q, want a healthy one (nothing while starting)", p)
+	}
+	room := j.joinRoom(t, alice)
+	status := tesths.Body(j.ask(t, alice, room, "!sys status"))
+	if host := strings.TrimPrefix(receiver.URL, "http://"); !strings.Contains(status, "pinging "+host+" every 1s") ||
+		!strings.Contains(status, "healthy; answered 200") || strings.Contains(status, "5e1f") {
+		t.Errorf("!sys status shows the watchdog as:\n%s\nwant its host alone, pinged every 1s, healthy", status)
 	}
 
 	if err := own.Kill(); err != nil {
