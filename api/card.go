@@ -19,8 +19,9 @@ const IdempotencyKeyHeader = "Idempotency-Key"
 // RegisterCards adds the backlog routes: publishing card sets, reading
 // cards, moving them through their states, amendments and questions
 // (needs-decision). An orchestrator credential publishes sets and amends
-// cards; an agent credential moves cards and asks questions, refused with
-// 423 while the agent's breaker is open; any credential reads.
+// cards; an agent credential moves cards, asks questions and signs off,
+// each refused with 423 while the agent's breaker is open; any credential
+// reads.
 func RegisterCards(s *Server, cards *card.Service, breakers BreakerStates) {
 	h := &cardsAPI{cards: cards, breakers: breakers}
 	s.HandleRole("POST /api/cardsets", http.HandlerFunc(h.postCardSet), credential.Orchestrator)
@@ -417,6 +418,9 @@ func (h *cardsAPI) postSignOff(w http.ResponseWriter, r *http.Request) {
 		}
 		if err := actAs(r.Context(), req.Reviewer); err != nil {
 			WriteError(w, r, err)
+			return
+		}
+		if !h.unlessHalted(w, r) {
 			return
 		}
 	}

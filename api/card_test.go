@@ -354,9 +354,9 @@ func wantField(field string) func(t *testing.T, body map[string]any) {
 }
 
 // TestCardsAPIHaltedAgent: while the worker's breaker is open its claim,
-// its other state changes and its questions are refused with 423 naming
-// the breaker event, and change nothing; once it is resumed the claim goes
-// through.
+// its other state changes, its questions and its sign-offs are refused
+// with 423 naming the breaker event, and change nothing; once it is
+// resumed the claim goes through.
 func TestCardsAPIHaltedAgent(t *testing.T) {
 	fx := newCardsAPIFixture(t, core.SystemClock{}, card.Config{})
 	ctx := context.Background()
@@ -369,15 +369,21 @@ func TestCardsAPIHaltedAgent(t *testing.T) {
 		{"claim", "/api/cards/" + schema + "/state", `{"state": "claimed"}`},
 		{"cancel", "/api/cards/" + schema + "/state", `{"state": "cancelled"}`},
 		{"ask", "/api/cards/" + schema + "/needs-decision", `{"question": "Which?", "options": ["a", "b"], "checkpoint": {"branch": "b", "note": "n"}}`},
+		{"sign off", "/api/cards/" + schema + "/signoffs", `{"revision": 1, "verdict": "approved"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			code, body := fx.call(t, "POST", tt.path, tt.body)
-			if code != http.StatusLocked || body["breaker_event"] != ev.ID || !strings.Contains(body["error"].(string), ev.ID) {
-				t.Fatalf("%d %v, want 423 naming %s", code, body, ev.ID)
+			rec := fx.sendAs(t, fx.tokens.agent["worker"], "POST", tt.path, tt.body, nil)
+			body := decodeObject(t, rec)
+			if rec.Code != http.StatusLocked || body["breaker_event"] != ev.ID || !strings.Contains(body["error"].(string), ev.ID) {
+				t.Fatalf("%d %v, want 423 naming %s", rec.Code, body, ev.ID)
 			}
 			state, err := fx.cards.StateOf(ctx, schema)
 			if err != nil || state != card.Published {
 				t.Errorf("card %s is %s (%v) after the refusal, want published", schema, state, err)
+			}
+			var signoffs int
+			if err := fx.store.DB.QueryRow(ctx, "SELECT COUNT(*) FROM card_signoff").Scan(&signoffs); err != nil || signoffs != 0 {
+				t.Errorf("%d sign-offs stored (%v), want 0", signoffs, err)
 			}
 		})
 	}

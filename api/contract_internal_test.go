@@ -27,7 +27,7 @@ func TestUnknownFieldsLoggedOnce(t *testing.T) {
 	s := New(Config{}, zerolog.New(&logs), func(context.Context) (Health, error) { return Health{}, nil }, testAuth)
 	s.HandleRole("POST /api/agents/heartbeat", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "received_at": "2026-04-17T00:00:00Z",
-			"next_expected_by": "2026-04-18T00:00:00Z", "breaker_state": "closed"})
+			"next_expected_by": "2026-04-18T00:00:00Z", "breaker_state": "closed", "halted": false})
 	}), credential.Agent)
 	h := contractcheck.Handler(t, OpenAPI(), s.Handler())
 	for range 3 {

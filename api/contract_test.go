@@ -110,7 +110,7 @@ func TestContractCatchesAMismatch(t *testing.T) {
 		r.Header.Set("Content-Type", "application/json")
 		return r
 	}
-	good := `{"ok":true,"received_at":"2026-04-17T00:00:01Z","next_expected_by":"2026-04-18T00:00:01Z","breaker_state":"closed"}`
+	good := `{"ok":true,"received_at":"2026-04-17T00:00:01Z","next_expected_by":"2026-04-18T00:00:01Z","breaker_state":"closed","halted":false}`
 	tests := []struct {
 		name    string
 		req     string
@@ -121,7 +121,7 @@ func TestContractCatchesAMismatch(t *testing.T) {
 		{name: "a breaker state the document does not have", req: `{}`, wantErr: true,
 			resp: answer(200, "application/json", strings.Replace(good, "closed", "halted", 1))},
 		{name: "an answer without next_expected_by", req: `{}`, wantErr: true,
-			resp: answer(200, "application/json", `{"ok":true,"received_at":"2026-04-17T00:00:01Z","breaker_state":"closed"}`)},
+			resp: answer(200, "application/json", `{"ok":true,"received_at":"2026-04-17T00:00:01Z","breaker_state":"closed","halted":false}`)},
 		{name: "an answer with a member the document does not name", req: `{}`, wantErr: true,
 			resp: answer(200, "application/json", strings.Replace(good, `"ok":true`, `"ok":true,"mood":"fine"`, 1))},
 		{name: "a bad mii taken", req: `{"mii":"high"}`, resp: answer(200, "application/json", good), wantErr: true},

@@ -18,9 +18,11 @@ import (
 // reports for its own agent only (heartbeats, journal entries,
 // attestations); an orchestrator or supervisor credential opens
 // attestation subjects; any credential reads. While an agent's breaker is
-// open its journal entries are refused with 423 and its heartbeats taken,
-// each answer saying the breaker's state, which the fleet reads once per
-// batch of heartbeats (fleet.Deps.Breakers: give it the same breakers).
+// open every write it makes (journal entries, attestations) is refused with
+// 423 naming the breaker event, and its heartbeats and pings are taken,
+// each answer saying the breaker's state and, while it is open, the
+// instruction to stop, which the fleet reads once per batch of heartbeats
+// (fleet.Deps.Breakers: give it the same breakers).
 func RegisterFleet(s *Server, fleet *fleet.Service, breakers BreakerStates) {
 	h := &fleetAPI{fleet: fleet, breakers: breakers}
 	s.HandleRole("POST /api/agents/heartbeat", http.HandlerFunc(h.postHeartbeat), credential.Agent)
@@ -120,7 +122,23 @@ type heartbeatResponse struct {
 	// BreakerState is the agent's breaker: closed, open (halted: do not
 	// run) or half-open.
 	BreakerState breaker.State `json:"breaker_state"`
+	// Halted is true while the breaker is open; Instruction then says
+	// what the agent must do, in words it cannot mistake.
+	Halted      bool   `json:"halted"`
+	Instruction string `json:"instruction,omitempty"`
+	// Cards are the cards the agent works: a person's NO-GO or amendment
+	// shows here at its next heartbeat.
+	Cards []workCardJSON `json:"cards,omitempty"`
 }
+
+type workCardJSON struct {
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	Revision int    `json:"revision"`
+}
+
+// HaltInstruction is what a heartbeat or ping answer tells a halted agent.
+const HaltInstruction = "halted: stop your turn"
 
 func (h *fleetAPI) postHeartbeat(w http.ResponseWriter, r *http.Request) {
 	var req heartbeatRequest
@@ -203,6 +221,12 @@ func (h *fleetAPI) heartbeat(w http.ResponseWriter, r *http.Request, req heartbe
 		BreakerState: breaker.State(receipt.Breaker)}
 	if resp.BreakerState == "" {
 		resp.BreakerState = breaker.Closed
+	}
+	if resp.BreakerState == breaker.Open {
+		resp.Halted, resp.Instruction = true, HaltInstruction
+	}
+	for _, c := range receipt.Cards {
+		resp.Cards = append(resp.Cards, workCardJSON(c))
 	}
 	WriteJSON(w, http.StatusOK, resp)
 }
@@ -356,7 +380,12 @@ func (h *fleetAPI) postAttestation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Agent = orTokenAgent(r.Context(), req.Agent)
-	if _, err := h.actAs(r.Context(), req.Agent); err != nil {
+	agent, err := h.actAs(r.Context(), req.Agent)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if err := checkNotHalted(r.Context(), h.breakers, agent); err != nil {
 		WriteError(w, r, err)
 		return
 	}

@@ -278,7 +278,7 @@ func TestHeartbeatAPI(t *testing.T) {
 				return
 			}
 			want := map[string]any{"ok": true, "received_at": "2026-04-17T00:00:01Z", "next_expected_by": "2026-04-18T00:00:01Z",
-				"breaker_state": "closed"}
+				"breaker_state": "closed", "halted": false}
 			if !maps.Equal(body, want) {
 				t.Errorf("response = %v, want exactly %v", body, want)
 			}
@@ -676,24 +676,43 @@ func TestAttestationAPITestVector(t *testing.T) {
 	}
 }
 
-// TestFleetAPIHaltedAgent: while EVE's breaker is open her heartbeats are
-// taken and say so (breaker_state open), and her journal entries are
-// refused with 423 naming the breaker event.
+// TestFleetAPIHaltedAgent: while EVE's breaker is open her heartbeats and
+// pings are taken and their answers tell her to stop her turn, and every
+// write she makes (a journal entry, an attestation at either address) is
+// refused with 423 naming the breaker event, nothing of it stored.
 func TestFleetAPIHaltedAgent(t *testing.T) {
 	fx := newFleetAPIFixture(t)
+	if code, body := fx.call(t, "POST", "/api/attestations/subjects", `{"subject_id":"seal-C-284-001","subject_hash":"`+subjectHash+`"}`); code != http.StatusCreated {
+		t.Fatalf("open subject: %d %v", code, body)
+	}
+	if code, body := fx.call(t, "POST", "/api/agents/heartbeat", jsonBody(heartbeatBase, nil)); code != http.StatusOK || body["halted"] != false || body["instruction"] != nil {
+		t.Errorf("heartbeat before the halt: %d %v, want halted false and no instruction", code, body)
+	}
 	ev, err := fx.breakers.Open(context.Background(), "EVE", breaker.OpenInput{Severity: breaker.SeveritySafety, Reason: "drift", By: "aster"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, body := fx.call(t, "POST", "/api/agents/heartbeat", jsonBody(heartbeatBase, nil)); code != http.StatusOK || body["breaker_state"] != "open" {
-		t.Errorf("heartbeat while halted: %d %v, want 200 with breaker_state open", code, body)
+	for _, path := range []string{"/api/agents/heartbeat", "/api/ping"} {
+		code, body := fx.call(t, "POST", path, jsonBody(heartbeatBase, nil), "Bearer "+fx.tokens.agent["EVE"])
+		if code != http.StatusOK || body["breaker_state"] != "open" || body["halted"] != true || body["instruction"] != "halted: stop your turn" {
+			t.Errorf("%s while halted: %d %v, want 200, breaker_state open, halted and the instruction to stop", path, code, body)
+		}
 	}
-	code, body := fx.call(t, "POST", "/api/agents/journal", jsonBody(journalBase, nil))
-	if code != http.StatusLocked || body["breaker_event"] != ev.ID {
-		t.Errorf("journal while halted: %d %v, want 423 naming %s", code, body, ev.ID)
+	writes := []struct{ name, path, body, table string }{
+		{"journal", "/api/agents/journal", jsonBody(journalBase, nil), "agent_journal"},
+		{"attestation", "/api/attestations", fx.attestationBody("EVE", "pass", "ok", "", nil), "attestation"},
+		{"attestation at the seal address", "/api/vault/seal/attest", fx.attestationBody("EVE", "flag", "hm", "", nil), "attestation"},
 	}
-	if n := fx.count(t, "agent_journal"); n != 0 {
-		t.Errorf("%d journal rows, want 0", n)
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			code, body := fx.call(t, "POST", w.path, w.body, "Bearer "+fx.tokens.agent["EVE"])
+			if code != http.StatusLocked || body["breaker_event"] != ev.ID || body["type"] != "urn:jarvis:problem:breaker-open" {
+				t.Errorf("while halted: %d %v, want 423 breaker-open naming %s", code, body, ev.ID)
+			}
+			if n := fx.count(t, w.table); n != 0 {
+				t.Errorf("%d %s rows, want 0", n, w.table)
+			}
+		})
 	}
 }
 

@@ -49,6 +49,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
+	"github.com/jarvis-hmi/jarvis/watchdog"
 )
 
 // The loops' intervals that the configuration does not set. (The
@@ -125,6 +126,11 @@ type App struct {
 	store  *store.Store
 	outbox *store.Outbox
 	clock  core.Clock
+
+	// watchdog pings the dead-man's switch while Jarvis is healthy.
+	watchdog *watchdog.Pinger
+	// boot is this start of Jarvis.
+	boot watchdog.Boot
 
 	// bot is nil in a console, which never talks to Matrix itself.
 	bot   *bot.Bot
@@ -220,6 +226,10 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 	if err := a.initServices(ctx); err != nil {
 		a.Close()
 		return nil, err
+	}
+	if err := a.initWatchdog(ctx); err != nil {
+		a.Close()
+		return nil, fail(ErrStore, err)
 	}
 	a.initCommands()
 	a.initAPI()
@@ -371,7 +381,7 @@ func (a *App) initServices(ctx context.Context) error {
 	var err error
 	a.fleet, err = fleet.NewService(a.cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Journal: st.AgentJournal(),
 		Attestations: st.Attestations(), Meter: st.Meter(), Outbox: outbox, Clock: clock, Room: room, Admins: admins, History: st,
-		Breakers: a.breakers, Incidents: a.oncall, ParseSchedule: schedule.Parse, Agents: st.AddedAgents(),
+		Breakers: a.breakers, Work: a.workOf, Incidents: a.oncall, ParseSchedule: schedule.Parse, Agents: st.AddedAgents(),
 		OnChange:  func() { a.sourcesChanged(fleet.SourceKinds...) },
 		OnJournal: a.askWake})
 	if err != nil {
@@ -426,11 +436,16 @@ func (a *App) initCommands() {
 	if a.bot != nil {
 		matrix = func() commands.MatrixHealth { return commands.MatrixHealth(a.bot.Health()) }
 	}
+	var watch func(context.Context) (commands.WatchdogStatus, error)
+	if a.watchdog != nil {
+		watch = a.watchdogStatus
+	}
 	sys.Sections = commands.StatusSections(commands.Status{Homeserver: a.cfg.Homeserver.URL, Matrix: matrix,
 		Lease: a.lease, Outbox: a.outbox, Store: a.store, Fleet: a.fleet, Breakers: a.breakers,
 		Cards:         func(ctx context.Context) (map[string]int, error) { return cardCounts(ctx, a.cards) },
 		LastTick:      a.lastTick.Load,
-		LastRetention: a.lastRetention.Load})
+		LastRetention: a.lastRetention.Load,
+		Watchdog:      watch})
 	// Drafts belong to people: clearing a room drops its members' drafts.
 	sys.Clearers = append(sys.Clearers, commands.DraftsClearer(a.cards, func(ctx context.Context, roomID string) ([]string, error) {
 		if a.bot == nil || strings.HasPrefix(roomID, core.ConsolePrefix) {
@@ -459,6 +474,21 @@ func (a *App) initCommands() {
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
 		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook, OnCall: a.oncall})
+}
+
+// workOf is the cards agents work, for their heartbeat answers.
+func (a *App) workOf(ctx context.Context, agents []string, since time.Time) (map[string][]fleet.WorkCard, error) {
+	cards, err := a.cards.WorkOf(ctx, agents, since)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]fleet.WorkCard, len(cards))
+	for agent, list := range cards {
+		for _, c := range list {
+			out[agent] = append(out[agent], fleet.WorkCard{ID: c.ID, State: string(c.State), Revision: c.Revision})
+		}
+	}
+	return out, nil
 }
 
 // workerNotes is what a worker journaled about a card in its current
@@ -636,6 +666,10 @@ func (a *App) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error {
+		a.watchdog.Run(ctx)
+		return nil
+	})
+	g.Go(func() error {
 		reloadOnHangup(ctx, a.log, a.configPath, a.reload)
 		return nil
 	})
@@ -656,7 +690,11 @@ func (a *App) Run(ctx context.Context) error {
 			return nil
 		}
 	})
-	return g.Wait()
+	err := g.Wait()
+	if err == nil || errors.Is(err, ErrRestart) {
+		a.markStopped()
+	}
+	return err
 }
 
 // keepLease keeps the workspace lease until ctx ends, or takes it when it

@@ -42,6 +42,9 @@ func (a *App) leaseChanged(ctx context.Context, held bool, epoch int64) {
 		if err := a.announceBack(ctx); err != nil {
 			a.log.Err(err).Msg("Failed to announce the restart")
 		}
+		if err := a.announceCrashLoop(ctx); err != nil {
+			a.log.Err(err).Msg("Failed to announce the crash loop")
+		}
 		return
 	}
 	// A Jarvis that lost the lease because it could not reach the database

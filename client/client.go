@@ -163,6 +163,19 @@ type HeartbeatReceipt struct {
 	NextExpectedBy time.Time `json:"next_expected_by"`
 	// BreakerState is closed, open (halted: do not run) or half-open.
 	BreakerState string `json:"breaker_state"`
+	// Instruction is "halted: stop your turn" while the breaker is open,
+	// and empty otherwise.
+	Instruction string `json:"instruction"`
+	// Cards are the cards the agent works: one a person cancelled shows
+	// "cancelled", one they amended a new revision.
+	Cards []WorkCard `json:"cards"`
+}
+
+// WorkCard is a card the agent works, as a heartbeat answer lists it.
+type WorkCard struct {
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	Revision int    `json:"revision"`
 }
 
 // Halted reports whether the agent's breaker is open: it must stop until

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/jarvis-hmi/jarvis/commands/intent"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 )
@@ -75,6 +76,10 @@ func (c *cardCommands) handlers() []*Handler {
 			{Name: "list", Aliases: []string{"ls"}, Args: "[state]", Help: "List cards, most urgent first, optionally only those in one state.", Func: c.list},
 			{Name: "show", Args: "<card-id>", Help: "A card's goal, criteria, priority, state, revision, amendments and questions.", Func: c.show},
 			{Name: "ratify", Args: "<card-id>", Help: "Ratify a card whose scope grew, so it can be dispatched again (dispatch only, never a merge).", Func: c.ratify},
+			{Name: "amend", Args: `<card-id> [why] --accept "…" [--accept "…"] | --priority P0|P1|P2|P3`,
+				Help: "Amend a card from chat: new acceptance criteria (it then waits for ratification again) or another priority; its worker sees the amendment on its next read.", Func: c.amend},
+			{Name: "reopen", Args: "<card-id> [reason]", Help: "Put a done card back on the backlog, published for a worker to claim again.", Func: c.reopen},
+			{Name: "cancel", Aliases: []string{"stop"}, Args: "<card-id>|<set-id> [reason] | <words of its goal>", Help: "NO-GO: cancel a card (by id, or the one open card whose goal has the words), or every card of a set not yet done; its worker sees it cancelled on its next read.", Func: c.cancel},
 			{Name: "answer", Args: "<card-id> <option>", Help: "Answer a card's open question by option number or text (or react to the question).", Func: c.answer},
 			{Name: "signoff", Args: "<card-id> [revision]", Help: "Sign off a card as its reviewer, pinned to the revision you reviewed (the current one when not given).", Func: c.signOff},
 		},
@@ -83,7 +88,7 @@ func (c *cardCommands) handlers() []*Handler {
 
 // publishConfirm is the confirmation of `!card publish`.
 func (c *cardCommands) publishConfirm() ConfirmKind {
-	return ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish, OnDismiss: dismissPublish,
+	return ConfirmKind{Kind: confirmCardSet, TTL: cardSetTTL, OnConfirm: c.confirmPublish, OnDismiss: dismissPublish, Undo: c.undoPublish,
 		YesWord: "publish", NoWord: "cancel", YesDoes: "publish", NoDoes: "keep drafting"}
 }
 
@@ -388,6 +393,210 @@ func (c *cardCommands) ratify(e *Event) error {
 	return nil
 }
 
+// cancel is a person's NO-GO on a card or a whole set.
+func (c *cardCommands) cancel(e *Event) error {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) < 1 {
+		e.Reply("Which card? `%scard cancel <card-id> [reason]`, or a set's id to cancel all its cards.", prefix)
+		return nil
+	}
+	id, reason := e.Args[0], rawAfter(e.RawArgs, 1)
+	if !strings.HasPrefix(id, card.IDPrefix) && !strings.HasPrefix(id, card.SetIDPrefix) {
+		match, ok, err := c.matchGoal(e, e.Args)
+		if !ok || err != nil {
+			return err
+		}
+		id, reason = match, ""
+	}
+	cards, err := c.svc.Cancel(e.Ctx, id, e.Sender, e.Trust, reason)
+	var fe *core.FieldError
+	switch {
+	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
+		e.Reply("Cancel from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
+	case errors.Is(err, core.ErrNotFound):
+		e.Reply("There is no card or set `%s`; `%scard list` shows the cards.", id, prefix)
+	case errors.Is(err, core.ErrIllegalTransition):
+		e.Reply("Nothing to cancel: %s is already done or cancelled. Nothing changed.", id)
+	case errors.Is(err, core.ErrForbidden):
+		e.Reply("Only the card's ratifier or an admin can cancel %s. Nothing changed.", id)
+	case errors.As(err, &fe):
+		e.Reply("The reason is too long. Nothing changed.")
+	case err != nil:
+		return err
+	case len(cards) == 1:
+		e.Reply("Cancelled card %s (%s): its worker sees it cancelled on its next read.", cards[0].ID, core.EscapeMarkdown(cards[0].Spec.Goal))
+	default:
+		ids := make([]string, len(cards))
+		for i, cd := range cards {
+			ids[i] = cd.ID
+		}
+		e.Reply("Cancelled %s of set %s: %s. Their workers see them cancelled on their next read.",
+			core.Plural(len(cards), "card", "cards"), id, strings.Join(ids, ", "))
+	}
+	return nil
+}
+
+// amend amends a card from chat, as the orchestrator's amendments over
+// the API do: added acceptance criteria are a scope change that waits for
+// ratification again, a priority is a priority change.
+func (c *cardCommands) amend(e *Event) error {
+	prefix := e.Proc.Prefix()
+	usage := fmt.Sprintf("`%scard amend <card-id> [why] --accept \"…\"` adds acceptance criteria (the card then waits for ratification again); "+
+		"`%scard amend <card-id> [why] --priority P1` changes its priority.", prefix, prefix)
+	if len(e.Args) < 2 {
+		e.Reply("%s", usage)
+		return nil
+	}
+	spec, err := parseCardFlags(rawAfter(e.RawArgs, 1))
+	if err != nil {
+		e.Reply("%s.\n\n%s", core.UpperFirst(err.Error()), usage)
+		return nil
+	}
+	in := card.AmendmentInput{Text: spec.Goal}
+	switch {
+	case len(spec.DependsOn) > 0 || spec.Budget != "":
+		e.Reply("A card's dependencies and budget stay as published; amend its acceptance or its priority.\n\n%s", usage)
+		return nil
+	case len(spec.Acceptance) > 0 && spec.Priority != "":
+		e.Reply("One amendment at a time: the acceptance criteria or the priority.\n\n%s", usage)
+		return nil
+	case len(spec.Acceptance) > 0:
+		in.Kind, in.Acceptance = card.AmendScopeChange, spec.Acceptance
+	case spec.Priority != "":
+		in.Kind, in.Priority = card.AmendPriorityChange, spec.Priority
+	default:
+		e.Reply("%s", usage)
+		return nil
+	}
+	if in.Text == "" {
+		in.Text = "amended from chat"
+	}
+	id := e.Args[0]
+	res, err := c.svc.AmendAs(e.Ctx, id, e.Sender, e.Trust, in)
+	var fe *core.FieldError
+	switch {
+	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
+		e.Reply("Amend from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
+	case errors.Is(err, core.ErrNotFound):
+		e.Reply("There is no card `%s`; `%scard list` shows the cards.", id, prefix)
+	case errors.Is(err, core.ErrForbidden):
+		e.Reply("Only the card's ratifier or an admin can amend %s. Nothing changed.", id)
+	case errors.As(err, &fe):
+		e.Reply("`%s`: %s. Nothing changed.", flagOf(fe.Field), fe.Reason)
+	case errors.Is(err, core.ErrConflict):
+		e.Reply("Card %s was not amended: %s. Nothing changed.", id, reasonOf(err))
+	case err != nil:
+		// A transition or budget refusal is answered from the refusal table.
+		return err
+	case in.Kind == card.AmendScopeChange:
+		e.Reply("Amended card %s to revision %d: %s added. It waits for ratification again (`%scard ratify %s`); its worker sees it on its next read.",
+			id, res.Card.Revision, core.Plural(len(in.Acceptance), "acceptance criterion", "acceptance criteria"), prefix, id)
+	default:
+		e.Reply("Amended card %s to revision %d: priority %s. Its worker sees it on its next read.", id, res.Card.Revision, res.Card.Priority)
+	}
+	return nil
+}
+
+// reopen puts a done card back on the backlog.
+func (c *cardCommands) reopen(e *Event) error {
+	prefix := e.Proc.Prefix()
+	if len(e.Args) < 1 {
+		e.Reply("Which card? `%scard reopen <card-id> [reason]`.", prefix)
+		return nil
+	}
+	id := e.Args[0]
+	cd, err := c.svc.Reopen(e.Ctx, id, e.Sender, e.Trust, rawAfter(e.RawArgs, 1))
+	var fe *core.FieldError
+	switch {
+	case errors.Is(err, core.ErrForbidden) && !e.Trust.AtLeast(core.TrustLinked):
+		e.Reply("Reopen from your Matrix account (or a bridged account linked to it), not from %s. Nothing changed.", e.Trust.Describe())
+	case errors.Is(err, core.ErrNotFound):
+		e.Reply("There is no card `%s`; `%scard list done` shows the done cards.", id, prefix)
+	case errors.Is(err, core.ErrIllegalTransition):
+		e.Reply("Card %s is not done; only a done card is reopened. Nothing changed.", id)
+	case errors.Is(err, core.ErrForbidden):
+		e.Reply("Only the card's ratifier or an admin can reopen %s. Nothing changed.", id)
+	case errors.As(err, &fe):
+		e.Reply("The reason is too long. Nothing changed.")
+	case err != nil:
+		return err
+	default:
+		e.Reply("Reopened card %s (%s): it is published again for a worker to claim.", cd.ID, core.EscapeMarkdown(cd.Spec.Goal))
+	}
+	return nil
+}
+
+// undoPublish is a ❌ on a publish question after its ✅: a NO-GO on the
+// whole set it published.
+func (c *cardCommands) undoPublish(e *Event, p core.Pending) error {
+	set, err := c.svc.SetPublishedBy(e.Ctx, p.Key)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.Args, e.RawArgs = []string{set.ID}, set.ID
+	return c.cancel(e)
+}
+
+// matchGoal finds the one open card whose goal has every word (a plural
+// or a singular of it too), as a NO-GO said in plain words names it; ok
+// is false when it replied instead: no card, or more than one.
+func (c *cardCommands) matchGoal(e *Event, words []string) (string, bool, error) {
+	open, err := c.svc.List(e.Ctx, card.Filter{Limit: card.MaxListLimit})
+	if err != nil {
+		return "", false, err
+	}
+	var found []card.Card
+	for _, cd := range open {
+		if !cd.State.Final() && goalHas(cd.Spec.Goal, words) {
+			found = append(found, cd)
+		}
+	}
+	phrase := core.EscapeMarkdown(strings.Join(words, " "))
+	switch len(found) {
+	case 0:
+		e.Reply("No open card's goal has %q; nothing changed. `%scard list` shows the cards.", phrase, e.Proc.Prefix())
+		return "", false, nil
+	case 1:
+		return found[0].ID, true, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s have %q in their goal; nothing changed. Cancel one by its id (`%scard cancel <card-id>`):\n",
+		core.UpperFirst(core.Plural(len(found), "open card", "open cards")), phrase, e.Proc.Prefix())
+	for i, cd := range found[:min(len(found), listCap)] {
+		fmt.Fprintf(&b, "%d. %s — %s (%s)\n", i+1, cd.ID, core.EscapeMarkdown(cd.Spec.Goal), cd.State)
+	}
+	e.Reply("%s", strings.TrimSpace(b.String()))
+	return "", false, nil
+}
+
+// goalHas reports whether every word is a word of goal, without regard to
+// case or a plural's s.
+func goalHas(goal string, words []string) bool {
+	have := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(goal), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		have[strings.TrimSuffix(w, "s")] = true
+	}
+	for _, w := range words {
+		if !have[strings.TrimSuffix(strings.ToLower(w), "s")] {
+			return false
+		}
+	}
+	return true
+}
+
+// cardStopIntent turns a NO-GO said to Jarvis in plain words ("stop the
+// CSV export") into `!card cancel` with the words that name the card.
+func cardStopIntent(text string) (string, []string, bool) {
+	words, ok := intent.CardStop(text)
+	if !ok {
+		return "", nil, false
+	}
+	return "card cancel", words, true
+}
+
 // answer answers a card's open question from a command, for networks
 // where replying to the relay message is awkward.
 func (c *cardCommands) answer(e *Event) error {
@@ -588,6 +797,24 @@ var draftFlags = map[string]string{
 // parseDraft reads `!card draft` arguments: the goal, then flags. A flag's
 // value is the quoted text or the words up to the next flag.
 func parseDraft(raw string) (card.Spec, error) {
+	spec, err := parseCardFlags(raw)
+	if err != nil {
+		return spec, err
+	}
+	switch {
+	case spec.Goal == "":
+		return spec, errors.New("the goal is missing: say what the card achieves, before the flags")
+	case len(spec.Acceptance) == 0:
+		return spec, errors.New("`--accept` is missing: give at least one acceptance criterion, e.g. --accept \"the export opens in a spreadsheet\"")
+	case spec.Priority == "":
+		return spec, errors.New("`--priority` is missing: give P0, P1, P2 or P3")
+	}
+	return spec, nil
+}
+
+// parseCardFlags reads words and the flags of `card draft` (and `card
+// amend`) into a spec: the words not in a flag are its goal.
+func parseCardFlags(raw string) (card.Spec, error) {
 	words, err := splitArgs(raw)
 	if err != nil {
 		return card.Spec{}, err
@@ -650,14 +877,6 @@ func parseDraft(raw string) (card.Spec, error) {
 		}
 	}
 	spec.Goal = strings.TrimSpace(strings.Join(goal, " "))
-	switch {
-	case spec.Goal == "":
-		return spec, errors.New("the goal is missing: say what the card achieves, before the flags")
-	case len(spec.Acceptance) == 0:
-		return spec, errors.New("`--accept` is missing: give at least one acceptance criterion, e.g. --accept \"the export opens in a spreadsheet\"")
-	case spec.Priority == "":
-		return spec, errors.New("`--priority` is missing: give P0, P1, P2 or P3")
-	}
 	return spec, nil
 }
 

@@ -251,6 +251,26 @@ func TestCardPublish(t *testing.T) {
 		wantText(t, "show-draft", onlyReply(t, h.say(t, ratifier, "!card show-draft")), "Your draft has 2 cards")
 	})
 
+	t.Run("❌ after ✅ is a NO-GO on the published set", func(t *testing.T) {
+		h, cards := newCardHarness(t, card.Config{})
+		draftTwo(t, h, "P2")
+		h.sayAs(t, "$publish", ratifier, "!card publish")
+		h.answer(t, "confirm:cardset:$publish", ratifier, YesReaction)
+		if caused := h.answer(t, "confirm:cardset:$publish", stranger, NoReaction); len(caused) != 1 ||
+			!strings.Contains(caused[0].Body, "Only the card's ratifier or an admin") {
+			t.Fatalf("a stranger's ❌ after publishing: %+v, want one refusal", caused)
+		}
+		caused := h.answer(t, "confirm:cardset:$publish", ratifier, NoReaction)
+		if len(caused) == 0 || !strings.Contains(caused[0].Body, "Cancelled 2 cards of set") {
+			t.Fatalf("the ratifier's ❌ after publishing: %+v, want the set cancelled", caused)
+		}
+		for _, c := range backlog(t, cards) {
+			if c.State != card.Cancelled {
+				t.Errorf("card %s is %s after the NO-GO, want cancelled", c.ID, c.State)
+			}
+		}
+	})
+
 	t.Run("a reply with the word works like the tap", func(t *testing.T) {
 		h, cards := newCardHarness(t, card.Config{})
 		draftTwo(t, h, "P2")

@@ -55,6 +55,10 @@ type ConfirmKind struct {
 	// Native kinds are confirmed only from the requester's own Matrix
 	// account, never through a bridge.
 	Native bool
+	// Undo, if set, takes back what a confirmed question did when a ❌
+	// (or a no) comes after its ✅, from anyone: it checks who may, and
+	// replies itself.
+	Undo func(e *Event, p core.Pending) error
 }
 
 // RegisterConfirm adds a kind of confirmation. A kind registered twice
@@ -122,6 +126,9 @@ func (p *Processor) answerConfirm(e *Event, key, answer string) error {
 	if !ok {
 		zerolog.Ctx(e.Ctx).Warn().Str("kind", pending.Kind).Msg("Answer to a confirmation of an unknown kind")
 		return nil
+	}
+	if no && pending.Resolution == core.Confirmed && kind.Undo != nil {
+		return kind.Undo(e, pending)
 	}
 	now := p.deps.Clock.Now()
 	switch err := pending.Resolve(e.Sender, now); {

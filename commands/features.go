@@ -121,6 +121,7 @@ func (p *Processor) AddFeatures(f Features) {
 		p.Register(c.handlers()...)
 		p.RegisterConfirm(c.publishConfirm())
 		p.OnAnswer("decision:", c.onDecisionAnswer)
+		p.AddAddressedIntent(cardStopIntent)
 	}
 	var claims *oncallCommands
 	if f.OnCall != nil {

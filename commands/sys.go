@@ -252,6 +252,31 @@ type Status struct {
 	// LastRetention is the retention loop's last pass; nil before the
 	// first.
 	LastRetention func() *retention.Report
+	// Watchdog is the dead-man's switch as it stands, and Jarvis's
+	// restarts; nil in the console, which pings nothing itself.
+	Watchdog func(ctx context.Context) (WatchdogStatus, error)
+}
+
+// WatchdogStatus is the dead-man's switch: where it pings, how often,
+// and its last round; and Jarvis's own restarts.
+type WatchdogStatus struct {
+	// Up is when this Jarvis started.
+	Up time.Time
+	// Boots is how many times Jarvis started in the last 24 hours, this
+	// start included; Crashes how many of the others ended without a
+	// clean stop.
+	Boots, Crashes int
+	// Host is the ping URL's host (the rest of a Healthchecks URL is its
+	// secret); empty when no ping URL is configured.
+	Host   string
+	Period time.Duration
+	// At is the last round's time; zero before the first.
+	At      time.Time
+	Healthy bool
+	Reason  string
+	// Status is the receiver's answer; 0 when the ping did not arrive.
+	Status int
+	Err    string
 }
 
 // MatrixHealth is the connection to the homeserver.
@@ -327,7 +352,36 @@ func StatusSections(s Status) []StatusSection {
 			return strings.Split(fleet.Render(rows), "\n"), err
 		}},
 		{Title: "Tripwires, breakers, cards", Lines: s.domainLines},
+		{Title: "Watchdog", Lines: func(ctx context.Context) ([]string, error) {
+			if s.Watchdog == nil {
+				return []string{"the console pings nothing itself; Jarvis's own `!sys status` shows its watchdog"}, nil
+			}
+			w, err := s.Watchdog(ctx)
+			return watchdogLines(w), err
+		}},
 	}
+}
+
+// watchdogLines are the lines of the Watchdog section.
+func watchdogLines(w WatchdogStatus) []string {
+	lines := []string{fmt.Sprintf("up since %s; %s in the last 24 hours, %s without a clean stop",
+		w.Up.UTC().Format(time.RFC3339), core.Plural(w.Boots, "start", "starts"), core.Plural(w.Crashes, "earlier one", "earlier ones"))}
+	if w.Host == "" {
+		return append(lines, "no ping URL: nothing outside Jarvis hears when it stops (set watchdog.ping_url)")
+	}
+	line := fmt.Sprintf("pinging %s every %s", w.Host, w.Period)
+	if w.At.IsZero() {
+		return append(lines, line+"; no ping yet")
+	}
+	what := "healthy"
+	if !w.Healthy {
+		what = "unhealthy, sent to /fail: " + ErrorText(w.Reason)
+	}
+	answer := fmt.Sprintf("answered %d", w.Status)
+	if w.Err != "" {
+		answer = "not received: " + ErrorText(w.Err)
+	}
+	return append(lines, line, fmt.Sprintf("last ping %s: %s; %s", w.At.UTC().Format(time.RFC3339), what, answer))
 }
 
 // matrixLines are the lines of the Matrix section.

@@ -31,6 +31,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
+	"github.com/jarvis-hmi/jarvis/watchdog"
 )
 
 // Example is config.example.yaml: every key, each with a comment above
@@ -65,6 +66,8 @@ type Config struct {
 	History    history.Config
 	// Alertmanager is the receiver of Alertmanager's notifications.
 	Alertmanager alertmanager.Config
+	// Watchdog is Jarvis's own dead-man's switch and restart count.
+	Watchdog watchdog.Config
 }
 
 // ConsoleConfig is the console section: `jarvis console`.
@@ -220,7 +223,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Oncall, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History, c.Alertmanager}
+	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Oncall, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History, c.Alertmanager, c.Watchdog}
 	// The homeserver and bot sections are Matrix's: a workspace with no homeserver uses
 	// only its command prefix and admins.
 	if matrix {

@@ -8,8 +8,9 @@ import (
 type unfencedKey struct{}
 
 // Unfenced marks ctx for a write that goes through without holding the
-// workspace lease: the lease's own acquisition, and the one notice a
-// standby leaves saying that it stays mute. A Transactor that fences its
+// workspace lease: the lease's own acquisition, the one notice a standby
+// leaves saying that it stays mute, and the record of a Jarvis process's
+// own start and clean stop, which a standby has too. A Transactor that fences its
 // write transactions with the lease skips the fence for them.
 func Unfenced(ctx context.Context) context.Context {
 	return context.WithValue(ctx, unfencedKey{}, true)

@@ -139,8 +139,28 @@ func TestAttacks(t *testing.T) {
 		}
 		code, body = api.callWith(t, eve, http.MethodPost, "/api/agents/heartbeat", map[string]any{
 			"agent": "EVE", "cycle": "C-1", "timestamp": now(), "mii": 0.5, "mode_self_report": "yellow"})
-		if code != http.StatusOK || body["breaker_state"] != "open" {
-			t.Errorf("heartbeat while halted: %d %v, want 200 with breaker_state open", code, body)
+		if code != http.StatusOK || body["breaker_state"] != "open" || body["instruction"] != "halted: stop your turn" {
+			t.Errorf("heartbeat while halted: %d %v, want 200 with breaker_state open and the instruction to stop", code, body)
+		}
+	})
+
+	t.Run("a halted agent attests", func(t *testing.T) {
+		if code, body := api.callWith(t, orchestrator, http.MethodPost, "/api/attestations/subjects", map[string]any{
+			"subject_id": "seal-H", "subject_hash": "sha256:held", "agents": []string{"EVE"}}); code != http.StatusCreated {
+			t.Fatalf("open seal-H: %d %v", code, body)
+		}
+		ts := now()
+		attestation := map[string]any{"subject_id": "seal-H", "agent": "EVE", "verdict": "pass", "rationale": "looks fine",
+			"timestamp": ts, "signature": credential.SignAttestation(credential.SigningKey(eve), "EVE", "seal-H", "sha256:held", "pass", ts, "looks fine")}
+		for _, path := range []string{"/api/attestations", "/api/vault/seal/attest"} {
+			code, body := api.callWith(t, eve, http.MethodPost, path, attestation)
+			if code != http.StatusLocked || body["breaker_event"] != eventID || body["type"] != "urn:jarvis:problem:breaker-open" {
+				t.Errorf("%s while halted: %d %v, want 423 naming %s", path, code, body, eventID)
+			}
+		}
+		_, subject := api.callWith(t, orchestrator, http.MethodGet, "/api/attestations/subjects/seal-H", nil)
+		if got, _ := subject["attestations"].([]any); len(got) != 0 {
+			t.Errorf("seal-H holds %d attestations after the refusals, want 0", len(got))
 		}
 	})
 

@@ -19,7 +19,10 @@ const (
 		ratified_revision, priority, state, state_note, revision, created_at, updated_at, worker, source_trust`
 	getCardQuery = `SELECT ` + cardColumns + ` FROM card WHERE id = $1`
 	// cardsByIDQuery takes the ids in place of %s.
-	cardsByIDQuery        = `SELECT ` + cardColumns + ` FROM card WHERE id IN (%s)`
+	cardsByIDQuery = `SELECT ` + cardColumns + ` FROM card WHERE id IN (%s)`
+	// cardsOfWorkersQuery takes the workers in place of %s, from $2.
+	cardsOfWorkersQuery = `SELECT worker, id, state, revision FROM card WHERE worker IN (%s)
+		AND (state NOT IN ('done', 'cancelled') OR updated_at >= $1) ORDER BY updated_at DESC, id`
 	listCardsQuery        = `SELECT ` + cardColumns + ` FROM card ORDER BY priority, created_at, id LIMIT $1`
 	listCardsByStateQuery = `SELECT ` + cardColumns + ` FROM card WHERE state = $1 ORDER BY priority, created_at, id LIMIT $2`
 	cardStateQuery        = `SELECT state FROM card WHERE id = $1`
@@ -81,6 +84,29 @@ func (q *CardQuery) CardsByID(ctx context.Context, ids []string) (map[string]car
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read %d cards: %w", len(ids), err)
+	}
+	return out, nil
+}
+
+// CardsOfWorkers returns the cards the named agents work: the open ones,
+// and those done or cancelled since since, most recently changed first.
+func (q *CardQuery) CardsOfWorkers(ctx context.Context, workers []string, since time.Time) ([]card.Work, error) {
+	var out []card.Work
+	err := bulkChunks(workers, 1, func(chunk []string) error {
+		args := append([]any{since.UnixMilli()}, bulkArgs(chunk)...)
+		rows, err := q.db.Query(ctx, fmt.Sprintf(cardsOfWorkersQuery, bulkIn(2, len(chunk))), args...)
+		work, err := dbutil.NewRowIterWithError(rows, func(row dbutil.Scannable) (card.Work, error) {
+			var w card.Work
+			var state string
+			err := row.Scan(&w.Worker, &w.ID, &state, &w.Revision)
+			w.State = card.State(state)
+			return w, err
+		}, err).AsList()
+		out = append(out, work...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the cards of %d workers: %w", len(workers), err)
 	}
 	return out, nil
 }

@@ -21,10 +21,11 @@ const (
 		INSERT INTO card (set_id, id, position, ref, goal, acceptance, spec_priority, depends_on, budget, author,
 		                  ratified_by, ratified_revision, priority, state, state_note, revision, created_at, updated_at, source_trust)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
-	cardSetColumns    = `id, idem_key, fingerprint, author, ratified_by, card_count, published_at, publish_room, publish_notice`
-	cardSetByKeyQuery = `SELECT ` + cardSetColumns + ` FROM card_set WHERE idem_key = $1`
-	cardSetQuery      = `SELECT ` + cardSetColumns + ` FROM card_set WHERE id = $1`
-	cardsOfSetQuery   = `SELECT ` + cardColumns + ` FROM card WHERE set_id = $1 ORDER BY position`
+	cardSetColumns       = `id, idem_key, fingerprint, author, ratified_by, card_count, published_at, publish_room, publish_notice`
+	cardSetByKeyQuery    = `SELECT ` + cardSetColumns + ` FROM card_set WHERE idem_key = $1`
+	cardSetQuery         = `SELECT ` + cardSetColumns + ` FROM card_set WHERE id = $1`
+	cardSetByNoticeQuery = `SELECT ` + cardSetColumns + ` FROM card_set WHERE publish_notice = $1 AND publish_notice <> ''`
+	cardsOfSetQuery      = `SELECT ` + cardColumns + ` FROM card WHERE set_id = $1 ORDER BY position`
 )
 
 // massInsertCards writes all the cards of a set in one statement; the set
@@ -94,6 +95,12 @@ func (q *CardSetQuery) CardSetByKey(ctx context.Context, key string) (card.Set, 
 func (q *CardSetQuery) CardSet(ctx context.Context, id string) (card.Set, error) {
 	s, err := scanCardSet(q.db.QueryRow(ctx, cardSetQuery, id))
 	return s, notFound(err, "card set "+id)
+}
+
+// CardSetByNotice returns the set published by answering the notice.
+func (q *CardSetQuery) CardSetByNotice(ctx context.Context, notice string) (card.Set, error) {
+	s, err := scanCardSet(q.db.QueryRow(ctx, cardSetByNoticeQuery, notice))
+	return s, notFound(err, "card set published by "+notice)
 }
 
 func scanCardSet(row dbutil.Scannable) (card.Set, error) {

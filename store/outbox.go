@@ -35,14 +35,15 @@ const (
 	markSentQuery    = `UPDATE outbox SET sent_at = $1, event_id = $2, last_error = '', attempt_started = 0 WHERE key = $3`
 	// A secret notice's body is blanked once it is sent; secure_delete
 	// (SQLite) zeroes the bytes it leaves behind.
-	blankSecretQuery  = `UPDATE outbox SET body = '' WHERE key = $1 AND sent_at > 0`
-	markFailedQuery   = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, refusals = 0 WHERE key = $3`
-	markRefusedQuery  = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, refusals = refusals + 1 WHERE key = $3`
-	giveUpQuery       = `UPDATE outbox SET attempts = attempts + 1, last_error = $2, refusals = refusals + 1, failed_at = $1 WHERE key = $3`
-	retryNowQuery     = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND failed_at = 0 AND next_attempt > 0`
-	outboxDepthQuery  = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0 AND failed_at = 0`
-	givenUpCountQuery = `SELECT COUNT(*) FROM outbox WHERE failed_at > 0`
-	lastGivenUpQuery  = `SELECT ` + outboxColumns + `
+	blankSecretQuery   = `UPDATE outbox SET body = '' WHERE key = $1 AND sent_at > 0`
+	markFailedQuery    = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, refusals = 0 WHERE key = $3`
+	markRefusedQuery   = `UPDATE outbox SET attempts = attempts + 1, next_attempt = $1, last_error = $2, refusals = refusals + 1 WHERE key = $3`
+	giveUpQuery        = `UPDATE outbox SET attempts = attempts + 1, last_error = $2, refusals = refusals + 1, failed_at = $1 WHERE key = $3`
+	retryNowQuery      = `UPDATE outbox SET next_attempt = 0 WHERE sent_at = 0 AND failed_at = 0 AND next_attempt > 0`
+	outboxDepthQuery   = `SELECT COUNT(*) FROM outbox WHERE sent_at = 0 AND failed_at = 0`
+	oldestWaitingQuery = `SELECT COALESCE(MIN(created_at), 0) FROM outbox WHERE sent_at = 0 AND failed_at = 0`
+	givenUpCountQuery  = `SELECT COUNT(*) FROM outbox WHERE failed_at > 0`
+	lastGivenUpQuery   = `SELECT ` + outboxColumns + `
 		FROM outbox WHERE failed_at > 0 ORDER BY failed_at DESC, seq DESC LIMIT 1`
 	lastSendErrorQuery = `SELECT last_error FROM outbox WHERE last_error <> '' ORDER BY seq DESC LIMIT 1`
 	keyForEventQuery   = `SELECT key FROM outbox WHERE event_id = $1 ORDER BY seq LIMIT 1`
@@ -295,6 +296,19 @@ func (o *Outbox) Depth(ctx context.Context) (int, error) {
 	var n int
 	err := o.db.QueryRow(ctx, outboxDepthQuery).Scan(&n)
 	return n, err
+}
+
+// OldestWaiting is when the oldest notice not yet sent (nor given up on)
+// was queued; zero when none waits.
+func (o *Outbox) OldestWaiting(ctx context.Context) (time.Time, error) {
+	var at int64
+	if err := o.db.QueryRow(ctx, oldestWaitingQuery).Scan(&at); err != nil {
+		return time.Time{}, err
+	}
+	if at == 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(at), nil
 }
 
 // LastError returns the most recent send error, or "" when there is none.

@@ -6,6 +6,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -101,6 +104,17 @@ func run(ctx context.Context) error {
 		return err
 	}
 	d.api = "http://" + listen
+	// A dead-man's switch of the demo's own on loopback, as Healthchecks
+	// would be: Jarvis pings it every two seconds while it is healthy.
+	pings := make(chan string, 16)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1000))
+		select {
+		case pings <- strings.TrimSpace(r.Method + " " + r.URL.Path + " " + string(body)):
+		default:
+		}
+	}))
+	defer receiver.Close()
 	cfgPath := filepath.Join(dir, "config.yaml")
 	cfg := fmt.Sprintf(`homeserver:
   url: %s
@@ -126,10 +140,13 @@ fleet:
       cadence: %s
 tripwires:
   tick: 2s
+watchdog:
+  ping_url: %s/ping/jarvis-demo
+  period: 2s
 logging:
   format: json
   level: warn
-`, hs.URL, d.jarvis, alice.UserID, filepath.Join(dir, "jarvis.db"), listen, hermesCadence)
+`, hs.URL, d.jarvis, alice.UserID, filepath.Join(dir, "jarvis.db"), listen, hermesCadence, receiver.URL)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
@@ -172,6 +189,14 @@ logging:
 
 	d.talk("!ping")
 	d.talk("!help")
+
+	step("Jarvis pings a dead-man's switch outside it while it is healthy (watchdog.ping_url, here a receiver on loopback)")
+	select {
+	case p := <-pings:
+		fmt.Printf("\033[2m   the receiver heard: %s\033[0m\n", p)
+	case <-time.After(30 * time.Second):
+		d.err = fmt.Errorf("no watchdog ping reached the receiver within 30s")
+	}
 
 	step("Agent EVE reports a heartbeat over the API; ZEUS never reports")
 	d.heartbeat("EVE")
@@ -236,6 +261,18 @@ logging:
 		d.did("ZEUS", "reads the card", err)
 		if n := len(read.Amendments); d.err == nil && n > 0 {
 			fmt.Printf("\033[2m   ZEUS reads the card's last amendment (%s): %s\033[0m\n", read.Amendments[n-1].Kind, strings.Join(strings.Fields(read.Amendments[n-1].Text), " "))
+		}
+
+		step("ZEUS takes the card up again; Alice changes her mind and says NO-GO in plain words, and ZEUS's next heartbeat answer says the card is cancelled")
+		_, err = zeus.SetCardState(d.ctx, card, "claimed", "")
+		d.did("ZEUS", "claims "+card+" again", err)
+		d.talk("Jarvis, stop the CSV export")
+		if d.err == nil {
+			receipt, err := zeus.Heartbeat(d.ctx, client.Heartbeat{})
+			d.did("ZEUS", "heartbeat", err)
+			for _, c := range receipt.Cards {
+				fmt.Printf("\033[2m   ZEUS's heartbeat answer lists its card %s: %s\033[0m\n", c.ID, c.State)
+			}
 		}
 	}
 

@@ -120,7 +120,7 @@ const (
 //	blocked                awaiting_ratification  scope
 //	awaiting_ratification  published              ratification
 //	awaiting_ratification  cancelled              worker
-//	done, cancelled        (final)
+//	done, cancelled        (final; a person may reopen a done card: Reopen)
 //
 // A card waiting on a question keeps its scope until the question is
 // answered: scope changes are refused in needs_decision.
@@ -304,6 +304,10 @@ type CardStore interface {
 	UpdateCard(ctx context.Context, next, prev Card) error
 	// CountCards counts the cards in a state.
 	CountCards(ctx context.Context, state State) (int, error)
+	// CardsOfWorkers returns the cards the named agents work: the open
+	// ones, and those done or cancelled since since, most recently
+	// changed first.
+	CardsOfWorkers(ctx context.Context, workers []string, since time.Time) ([]Work, error)
 }
 
 // Store is everything the card service keeps.

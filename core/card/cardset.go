@@ -31,10 +31,10 @@ const (
 // refPattern is what a card's name inside its set looks like.
 var refPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// cardIDPrefix starts every card id, and set and question ids have theirs.
+// IDPrefix starts every card id, and SetIDPrefix every set id.
 const (
-	iDPrefix    = "card_"
-	setIDPrefix = "set_"
+	IDPrefix    = "card_"
+	SetIDPrefix = "set_"
 )
 
 // Input is one card of a set to publish.
@@ -112,6 +112,9 @@ type SetStore interface {
 	CardSet(ctx context.Context, id string) (Set, error)
 	// CardsOfSet returns a set's cards in the order they were given.
 	CardsOfSet(ctx context.Context, setID string) ([]Card, error)
+	// CardSetByNotice returns the set a person published by answering the
+	// notice with the given key, or ErrNotFound.
+	CardSetByNotice(ctx context.Context, notice string) (Set, error)
 }
 
 // Publish publishes every card of a set in one transaction, or none:
@@ -154,7 +157,7 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 		return PublishedSet{}, err
 	}
 	now := c.deps.Clock.Now()
-	set := Set{ID: c.ids.Next(setIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
+	set := Set{ID: c.ids.Next(SetIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
 		RatifiedBy: in.RatifiedBy, Size: len(in.Cards), PublishedAt: now, PublishedIn: in.publishedIn}
 	// Every check that can refuse the set reads only, before anything is
 	// written: a refusal inside a larger transaction (a chat confirmation)
@@ -208,7 +211,7 @@ func (c *Service) resolve(ctx context.Context, in SetInput, set Set) ([]Card, er
 	idOf := map[string]string{}
 	cards := make([]Card, len(in.Cards))
 	for i, ci := range in.Cards {
-		cards[i] = Card{ID: c.ids.Next(iDPrefix, set.PublishedAt), SetID: set.ID, Ref: ci.Ref, Priority: ci.Priority,
+		cards[i] = Card{ID: c.ids.Next(IDPrefix, set.PublishedAt), SetID: set.ID, Ref: ci.Ref, Priority: ci.Priority,
 			Author: set.Author, RatifiedBy: set.RatifiedBy, SourceTrust: core.Derive(in.SourceTrust), State: Published,
 			Revision: 1, CreatedAt: set.PublishedAt, UpdatedAt: set.PublishedAt}
 		if in.awaiting {
@@ -300,8 +303,8 @@ func (ci Input) validate(field string) error {
 	switch {
 	case ci.Ref != "" && !refPattern.MatchString(ci.Ref):
 		return core.Invalid(field+".ref", "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
-	case strings.HasPrefix(ci.Ref, iDPrefix):
-		return core.Invalid(field+".ref", "must not start with %q, which card ids use", iDPrefix)
+	case strings.HasPrefix(ci.Ref, IDPrefix):
+		return core.Invalid(field+".ref", "must not start with %q, which card ids use", IDPrefix)
 	case strings.TrimSpace(ci.Goal) == "":
 		return core.Invalid(field+".goal", "is required")
 	case len(ci.Goal) > MaxGoalLen:

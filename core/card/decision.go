@@ -299,7 +299,7 @@ func (c *Service) findDecision(ctx context.Context, ref string) (Decision, error
 		}
 		ref = parts[1]
 	}
-	if strings.HasPrefix(ref, iDPrefix) {
+	if strings.HasPrefix(ref, IDPrefix) {
 		return c.deps.Store.LatestDecision(ctx, ref)
 	}
 	return c.deps.Store.Decision(ctx, ref)

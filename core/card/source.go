@@ -62,7 +62,7 @@ func (c *Service) RegisterSources(r *core.SourceRegistry) {
 		Param:       "card id",
 		ParamType:   core.ParamCard,
 		CheckParam: func(id string) error {
-			if !strings.HasPrefix(id, iDPrefix) {
+			if !strings.HasPrefix(id, IDPrefix) {
 				return fmt.Errorf("%q is not a card id (card_…)", id)
 			}
 			return nil

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 )
 
 // errBatchAborted is what the callers of a batch whose commit never
@@ -27,6 +28,9 @@ type batcher struct {
 	// breakers, when set, reads the breaker states of the agents whose
 	// heartbeats a batch committed, once for the batch, for their answers.
 	breakers func(ctx context.Context, agents []string) (map[string]string, error)
+	// work, when set, reads the cards those agents work, once for the
+	// batch, for their answers.
+	work func(ctx context.Context, agents []string, since time.Time) (map[string][]WorkCard, error)
 
 	mu    sync.Mutex
 	busy  bool
@@ -36,17 +40,20 @@ type batcher struct {
 type beatRequest struct {
 	beat queuedBeat
 	err  error
-	// breaker is the state of the agent's breaker once beat committed.
+	// breaker is the state of the agent's breaker once beat committed,
+	// and work the cards it works.
 	breaker string
+	work    []WorkCard
 	// lead is set when done is closed to hand this request leadership
 	// rather than its result.
 	lead bool
 	done chan struct{}
 }
 
-// do commits beat, alone or with others, and returns its outcome and the
-// state of its agent's breaker ("" when the batcher reads none).
-func (b *batcher) do(ctx context.Context, beat queuedBeat) (string, error) {
+// do commits beat, alone or with others, and returns its outcome with
+// the state of its agent's breaker ("" when the batcher reads none) and
+// the cards it works.
+func (b *batcher) do(ctx context.Context, beat queuedBeat) (*beatRequest, error) {
 	r := &beatRequest{beat: beat, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, r)
@@ -54,7 +61,7 @@ func (b *batcher) do(ctx context.Context, beat queuedBeat) (string, error) {
 		b.mu.Unlock()
 		<-r.done
 		if !r.lead {
-			return r.breaker, r.err
+			return r, r.err
 		}
 		b.mu.Lock()
 	}
@@ -75,7 +82,7 @@ func (b *batcher) do(ctx context.Context, beat queuedBeat) (string, error) {
 	// The batch belongs to every caller in it, so the leader's
 	// cancellation must not abort it.
 	b.run(context.WithoutCancel(ctx), batch)
-	return r.breaker, r.err
+	return r, r.err
 }
 
 // finish answers the batch's other callers and hands leadership to the
@@ -117,6 +124,37 @@ func (b *batcher) run(ctx context.Context, batch []*beatRequest) {
 		}
 	}
 	b.readBreakers(ctx, batch)
+	b.readWork(ctx, batch)
+}
+
+// readWork gives each committed heartbeat of batch the cards its agent
+// works (WorkCard), read once for the batch; when they cannot be read the
+// heartbeats stay committed but are answered with the error.
+func (b *batcher) readWork(ctx context.Context, batch []*beatRequest) {
+	if b.work == nil {
+		return
+	}
+	var agents []string
+	var since time.Time
+	for _, r := range batch {
+		if r.err == nil && !slices.Contains(agents, r.beat.hb.Agent) {
+			agents = append(agents, r.beat.hb.Agent)
+			since = r.beat.hb.ReceivedAt.Add(-WorkWindow)
+		}
+	}
+	if len(agents) == 0 {
+		return
+	}
+	work, err := b.work(ctx, agents, since)
+	for _, r := range batch {
+		switch {
+		case r.err != nil:
+		case err != nil:
+			r.err = fmt.Errorf("read the cards worked: %w", err)
+		default:
+			r.work = work[r.beat.hb.Agent]
+		}
+	}
 }
 
 // readBreakers gives each committed heartbeat of batch its agent's breaker

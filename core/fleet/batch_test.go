@@ -244,9 +244,9 @@ func TestFleetBatcherReadsBreakersOncePerBatch(t *testing.T) {
 	var wg sync.WaitGroup
 	do := func(agent, cycle string) {
 		defer wg.Done()
-		state, err := b.do(context.Background(), beatOf(agent, cycle))
+		done, err := b.do(context.Background(), beatOf(agent, cycle))
 		mu.Lock()
-		answers[agent+"/"+cycle] = answer{state, err}
+		answers[agent+"/"+cycle] = answer{done.breaker, err}
 		mu.Unlock()
 	}
 	// EVE leads alone (held); ZEUS twice, HERMES and a bad heartbeat of
@@ -274,8 +274,8 @@ func TestFleetBatcherReadsBreakersOncePerBatch(t *testing.T) {
 	}
 
 	readErr = errors.New("database gone")
-	if state, err := b.do(context.Background(), beatOf("EVE", "C-EVE")); !errors.Is(err, readErr) || state != "" {
-		t.Errorf("with the breakers unreadable: %q, %v; want %v", state, err, readErr)
+	if done, err := b.do(context.Background(), beatOf("EVE", "C-EVE")); !errors.Is(err, readErr) || done.breaker != "" {
+		t.Errorf("with the breakers unreadable: %q, %v; want %v", done.breaker, err, readErr)
 	}
 	if !br.isCommitted("C-EVE") {
 		t.Error("the heartbeat whose breaker could not be read was not committed")

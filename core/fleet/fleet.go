@@ -196,7 +196,27 @@ type HeartbeatReceipt struct {
 	// "open", "half-open") read once the heartbeat committed; "" when the
 	// fleet has no Deps.Breakers.
 	Breaker string
+	// Cards are the cards the agent works, as Deps.Work reads them once
+	// the heartbeat committed: a change a person made (a NO-GO, an
+	// amendment) reaches the worker in the answer.
+	Cards []WorkCard
 }
+
+// WorkWindow is how long a card the agent worked stays in its heartbeat
+// answers after it was done or cancelled.
+const WorkWindow = 24 * time.Hour
+
+// WorkCard is a card an agent works, as its heartbeat answer shows it.
+type WorkCard struct {
+	ID       string
+	State    string
+	Revision int
+}
+
+// WorkReader reads the cards agents work: each agent's open cards, and
+// those done or cancelled since since, by agent, most recently changed
+// first.
+type WorkReader func(ctx context.Context, agents []string, since time.Time) (map[string][]WorkCard, error)
 
 // AgentState is what Jarvis knows of one agent's reporting: its last
 // heartbeat, its on-time streak and what was last announced about it.
@@ -275,6 +295,9 @@ type Deps struct {
 	// Breakers, when set, is read once per batch of heartbeats, after it
 	// commits, for the state each answer says (HeartbeatReceipt.Breaker).
 	Breakers BreakerReader
+	// Work, when set, is read once per batch of heartbeats, after it
+	// commits, for the cards each answer lists (HeartbeatReceipt.Cards).
+	Work WorkReader
 	// Incidents raises missed-heartbeat alerts as incidents people claim
 	// (👀), and resolves them when the agent reports again.
 	Incidents *oncall.Service
@@ -335,6 +358,7 @@ func NewService(cfg Config, deps Deps) (*Service, error) {
 	if deps.Breakers != nil {
 		f.batch.breakers = deps.Breakers.States
 	}
+	f.batch.work = deps.Work
 	if err := f.SetConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -490,11 +514,12 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 		return HeartbeatReceipt{}, err
 	}
 	hb.ReceivedAt = now
-	breaker, err := f.batch.do(ctx, queuedBeat{hb: hb, agent: a})
+	done, err := f.batch.do(ctx, queuedBeat{hb: hb, agent: a})
 	if err != nil {
 		return HeartbeatReceipt{}, fmt.Errorf("record heartbeat of %s for %s: %w", hb.Agent, hb.Cycle, err)
 	}
-	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: nextExpected(a, hb), Breaker: breaker}, nil
+	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: nextExpected(a, hb), Breaker: done.breaker,
+		Cards: done.work}, nil
 }
 
 func validateHeartbeat(hb Heartbeat) error {

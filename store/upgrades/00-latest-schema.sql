@@ -1,5 +1,5 @@
--- v0 -> v36 (compatible with v36+): Latest revision
--- The schema that the numbered files 01 to 36 build, in one step, for an
+-- v0 -> v37 (compatible with v37+): Latest revision
+-- The schema that the numbered files 01 to 37 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -904,7 +904,7 @@ CREATE TABLE silence (
 );
 CREATE INDEX silence_active_idx ON silence (ends_at) WHERE ended_at = 0;
 
--- Agents added over the API or the CLI (v34)
+-- Agents added over the API or the CLI (v36)
 -- The agents a supervisor added with PUT /api/agents/{name} or an operator
 -- with `jarvis agent add`, watched beside the configuration file's (which
 -- win a name both give). name is as given, unique in any case; cadence
@@ -923,3 +923,18 @@ CREATE TABLE added_agent (
 	added_by   TEXT   NOT NULL,
 	added_at   BIGINT NOT NULL
 );
+
+-- Jarvis's own boots (v37): each start with its boot id; stopped_at is 0
+-- until a clean stop, so a boot that never stopped cleanly crashed.
+CREATE TABLE jarvis_boot (
+	id         TEXT   PRIMARY KEY,
+	host       TEXT   NOT NULL,
+	version    TEXT   NOT NULL,
+	started_at BIGINT NOT NULL,
+	stopped_at BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX jarvis_boot_started_idx ON jarvis_boot (started_at);
+
+-- The cards an agent works, read for each batch of its heartbeats' answers
+-- (v37).
+CREATE INDEX card_worker_idx ON card (worker, updated_at);
