@@ -101,7 +101,8 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 }
 
 // TestStandbyWritesNothing: a standby on the same database writes nothing
-// but its one mute notice while it does not hold the lease, though a
+// but its one mute notice and the record of its own start while it does
+// not hold the lease, though a
 // tripwire is armed whose condition turns true while it watches. The
 // holder is paused (SIGSTOP, its lease still live) so that whatever
 // changes in the store while the standby runs is the standby's; every
@@ -144,7 +145,13 @@ func TestStandbyWritesNothing(t *testing.T) {
 		if table == "outbox" {
 			rows = slices.DeleteFunc(rows, func(row string) bool { return strings.Contains(row, "lease:mute:") })
 		}
-		if added, removed := diffRows(before[table], rows); len(added)+len(removed) > 0 {
+		added, removed := diffRows(before[table], rows)
+		if table == "jarvis_boot" && len(added) == 1 && len(removed) == 0 {
+			// Its own start, which every Jarvis records, lease or not, so
+			// that its restarts are counted.
+			continue
+		}
+		if len(added)+len(removed) > 0 {
 			t.Errorf("%s changed while the standby did not hold the lease:\nadded %q\nremoved %q", table, added, removed)
 		}
 	}

@@ -124,6 +124,12 @@ func (p *Person) initCrypto(ctx context.Context) error {
 		return err
 	}
 	if err := helper.Init(ctx); err != nil {
+		// Dendrite answers a key upload it could not store with 400 and a
+		// map of what failed, which the error alone does not show.
+		var httpErr mautrix.HTTPError
+		if errors.As(err, &httpErr) && httpErr.ResponseBody != "" {
+			return fmt.Errorf("%w: the homeserver said %s", err, httpErr.ResponseBody)
+		}
 		return err
 	}
 	p.Crypto = helper
