@@ -61,9 +61,14 @@ func TestAgentAddedOverTheAPIIsWatched(t *testing.T) {
 	}
 	// A cadence of 2 s would make NIGHTLY late again before !fleet is
 	// answered on a busy machine: the supervisor changes it to an hour,
-	// which the roster takes at once.
+	// which the roster takes at once, and NIGHTLY pings once more.
 	if code, out := agents.callWith(t, agents.tokens.supervisor, http.MethodPut, "/api/agents/NIGHTLY", map[string]any{"cadence": "1h", "grace": "1s"}); code != http.StatusOK {
 		t.Fatalf("a supervisor changes NIGHTLY's cadence: %d %v, want 200", code, out)
+	}
+	// Misses the sweep counted at the old cadence stand until NIGHTLY
+	// reports again.
+	if code, out := agents.callWith(t, token, http.MethodPost, "/api/ping", nil); code != http.StatusOK {
+		t.Fatalf("NIGHTLY pings again: %d %v", code, out)
 	}
 	fleet := tesths.Body(j.ask(t, alice, room, "!fleet"))
 	if !strings.Contains(fleet, "NIGHTLY online") || !strings.Contains(fleet, "expected every 1h, grace 1s") || !strings.Contains(fleet, "CRONJOB never reported") {
