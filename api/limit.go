@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"math"
 	"net"
 	"net/http"
@@ -38,6 +39,9 @@ func (s *Server) limit(next http.Handler) http.Handler {
 			kind, l, key = "credential", s.limits.credential, p.ID
 		} else if bucket, ok := s.bearerBucket(r); ok {
 			kind, l, key = "credential", s.limits.credential, bucket
+			// The handler behind reads it rather than looking the token up
+			// again.
+			r = r.WithContext(context.WithValue(r.Context(), bearerBucketKey{}, bucket))
 		}
 		r = withAuthenticated(r, p, err)
 		if ok, wait := l.take(key, s.clock.Now()); !ok {
@@ -65,6 +69,17 @@ func (s *Server) bearerBucket(r *http.Request) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// bearerBucketKey carries, in a request's context, the bucket limit
+// found for its bearer token.
+type bearerBucketKey struct{}
+
+// limitedBearer is the bucket limit found for the request's bearer token
+// (see LimitBearers), if any.
+func limitedBearer(r *http.Request) (string, bool) {
+	bucket, ok := r.Context().Value(bearerBucketKey{}).(string)
+	return bucket, ok
 }
 
 // addressKey is the bucket of a remote address: the IP, or for IPv6 its

@@ -37,9 +37,13 @@ func RegisterTripwires(s *Server, svc *tripwire.Service) {
 	}
 	s.LimitBearers(func(ctx context.Context, token string) (string, bool) {
 		scope, err := svc.CitizenForToken(ctx, token)
-		return "personal:" + scope, err == nil
+		return personalBucket + scope, err == nil
 	})
 }
+
+// personalBucket starts the rate-limit bucket of a person's personal
+// tokens; the person's scope follows it.
+const personalBucket = "personal:"
 
 // citizenHandler serves a request for the citizen whose token it carries.
 type citizenHandler func(w http.ResponseWriter, r *http.Request, scope string)
@@ -48,7 +52,8 @@ type tripwireAPI struct {
 	svc *tripwire.Service
 }
 
-// authenticate resolves the bearer token to the citizen's scope.
+// authenticate resolves the bearer token to the citizen's scope: the one
+// the rate limiter found for it, else by looking the token up.
 func (h *tripwireAPI) authenticate(next citizenHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -56,10 +61,14 @@ func (h *tripwireAPI) authenticate(next citizenHandler) http.Handler {
 			tripwireUnauthorized(w, r, core.ErrUnauthorized)
 			return
 		}
-		scope, err := h.svc.CitizenForToken(r.Context(), token)
-		if err != nil {
-			tripwireUnauthorized(w, r, err)
-			return
+		bucket, _ := limitedBearer(r)
+		scope, ok := strings.CutPrefix(bucket, personalBucket)
+		if !ok {
+			var err error
+			if scope, err = h.svc.CitizenForToken(r.Context(), token); err != nil {
+				tripwireUnauthorized(w, r, err)
+				return
+			}
 		}
 		log := zerolog.Ctx(r.Context()).With().Str("citizen", scope).Logger()
 		next(w, r.WithContext(log.WithContext(r.Context())), scope)
