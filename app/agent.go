@@ -81,6 +81,24 @@ func RemoveAgent(ctx context.Context, w io.Writer, configPath, name string) erro
 // withFleet opens the database of the configuration and runs fn with the
 // fleet service on it, its added agents read.
 func withFleet(ctx context.Context, configPath string, fn func(f *fleet.Service) error) error {
+	return withStore(ctx, configPath, func(cfg *config.Config, st *store.Store) error {
+		clock := core.SystemClock{}
+		incidents := oncall.NewService(cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: st.Outbox(), Clock: clock})
+		f, err := fleet.NewService(cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Outbox: st.Outbox(), Clock: clock,
+			Room: "cli", Incidents: incidents, Agents: st.AddedAgents(), ParseSchedule: schedule.Parse})
+		if err != nil {
+			return fail(ErrConfig, err)
+		}
+		if err := f.ReadAgents(ctx); err != nil {
+			return fail(ErrStore, err)
+		}
+		return fn(f)
+	})
+}
+
+// withStore loads the configuration and opens its database (creating it if
+// it is new) for fn, the way every command but run and the console starts.
+func withStore(ctx context.Context, configPath string, fn func(cfg *config.Config, st *store.Store) error) error {
 	cfg, err := config.Load(configPath)
 	if err != nil {
 		return fail(ErrConfig, err)
@@ -90,15 +108,5 @@ func withFleet(ctx context.Context, configPath string, fn func(f *fleet.Service)
 		return fail(ErrStore, err)
 	}
 	defer st.Close()
-	clock := core.SystemClock{}
-	incidents := oncall.NewService(cfg.Oncall, oncall.Deps{Store: st.Incidents(), Tx: st, Outbox: st.Outbox(), Clock: clock})
-	f, err := fleet.NewService(cfg.Fleet, fleet.Deps{Tx: st, Heartbeats: st.Heartbeats(), Outbox: st.Outbox(), Clock: clock,
-		Room: "cli", Incidents: incidents, Agents: st.AddedAgents(), ParseSchedule: schedule.Parse})
-	if err != nil {
-		return fail(ErrConfig, err)
-	}
-	if err := f.ReadAgents(ctx); err != nil {
-		return fail(ErrStore, err)
-	}
-	return fn(f)
+	return fn(cfg, st)
 }

@@ -9,8 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/jarvis-hmi/jarvis/config"
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/credential"
@@ -51,30 +49,23 @@ func RevokeToken(ctx context.Context, w io.Writer, configPath, id string) error 
 // it is new, so that tokens can be issued before the first start) and runs
 // fn with the credential service on it.
 func withCredentials(ctx context.Context, configPath string, fn func(creds *credential.Service) error) error {
-	cfg, err := config.Load(configPath)
-	if err != nil {
-		return fail(ErrConfig, err)
-	}
-	st, err := store.Open(ctx, cfg.Store, zerolog.Nop())
-	if err != nil {
-		return fail(ErrStore, err)
-	}
-	defer st.Close()
-	agents := make([]string, len(cfg.Fleet.Agents))
-	for i, a := range cfg.Fleet.Agents {
-		agents[i] = a.Name
-	}
-	added, err := st.AddedAgents().AddedAgents(ctx)
-	if err != nil {
-		return fail(ErrStore, err)
-	}
-	for _, a := range added {
-		if !slices.ContainsFunc(agents, func(name string) bool { return strings.EqualFold(name, a.Name) }) {
-			agents = append(agents, a.Name)
+	return withStore(ctx, configPath, func(cfg *config.Config, st *store.Store) error {
+		agents := make([]string, len(cfg.Fleet.Agents))
+		for i, a := range cfg.Fleet.Agents {
+			agents[i] = a.Name
 		}
-	}
-	return fn(credential.NewService(credential.Deps{Store: st.Credentials(), Clock: core.SystemClock{},
-		Agents: func() []string { return agents }}))
+		added, err := st.AddedAgents().AddedAgents(ctx)
+		if err != nil {
+			return fail(ErrStore, err)
+		}
+		for _, a := range added {
+			if !slices.ContainsFunc(agents, func(name string) bool { return strings.EqualFold(name, a.Name) }) {
+				agents = append(agents, a.Name)
+			}
+		}
+		return fn(credential.NewService(credential.Deps{Store: st.Credentials(), Clock: core.SystemClock{},
+			Agents: func() []string { return agents }}))
+	})
 }
 
 // issueToken issues a token and prints it as the last word.
