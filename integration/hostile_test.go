@@ -80,7 +80,7 @@ func (h *hostile) start(t *testing.T, l *loaded, mallory *tesths.Person) {
 		drafts = append(drafts, draft(fmt.Sprintf("slow %d", i), fmt.Sprintf("%s/s/%d.json value", h.hang.URL, i)))
 	}
 	for _, d := range drafts {
-		if code, body := h.do(l.api, personal, http.MethodPost, "/api/tripwires", d); code != http.StatusCreated {
+		if code, body := hostileDo(l.api, personal, http.MethodPost, "/api/tripwires", d); code != http.StatusCreated {
 			t.Fatalf("arming %s: %d %s", d["label"], code, body)
 		}
 	}
@@ -91,24 +91,24 @@ func (h *hostile) start(t *testing.T, l *loaded, mallory *tesths.Person) {
 	var n atomic.Int64
 	h.loop(1, func() (string, int) {
 		i := n.Add(1)
-		code, _ := h.do(l.api, token, http.MethodPost, "/api/agents/journal", map[string]any{
+		code, _ := hostileDo(l.api, token, http.MethodPost, "/api/agents/journal", map[string]any{
 			"cycle": "flood", "entry_id": fmt.Sprintf("flood-%d", i), "title": "flood", "content": content,
 			"content_signature": "sha256:" + hex.EncodeToString(sum[:]), "signal_weight": 0.1,
 			"timestamp": time.Now().UTC().Format(time.RFC3339)})
 		return "POST /api/agents/journal", code
 	})
 	h.loop(6, func() (string, int) {
-		code, _ := h.do(l.api, token, http.MethodGet, "/api/agents/journal?agent="+agent+"&cycle=flood", nil)
+		code, _ := hostileDo(l.api, token, http.MethodGet, "/api/agents/journal?agent="+agent+"&cycle=flood", nil)
 		return "GET /api/agents/journal", code
 	})
 	h.loop(1, func() (string, int) {
 		i := n.Add(1)
-		code, _ := h.do(l.api, token, http.MethodPost, "/api/approvals", map[string]any{
+		code, _ := hostileDo(l.api, token, http.MethodPost, "/api/approvals", map[string]any{
 			"action": fmt.Sprintf("drop production database %d", i), "reason": "flood the room"})
 		return "POST /api/approvals", code
 	})
 	h.loop(8, func() (string, int) {
-		code, _ := h.do(l.api, personal, http.MethodPost, "/api/tripwires/backtest", drafts[0])
+		code, _ := hostileDo(l.api, personal, http.MethodPost, "/api/tripwires/backtest", drafts[0])
 		return "POST /api/tripwires/backtest", code
 	})
 }
@@ -156,9 +156,9 @@ func (h *hostile) halt() map[string]int {
 // requests numbers the requests hostile sends.
 var requests atomic.Int64
 
-// do sends one request and returns its status (0 when it got no answer)
+// hostileDo sends one request and returns its status (0 when it got no answer)
 // and the start of its body.
-func (h *hostile) do(base, token, method, path string, body any) (int, string) {
+func hostileDo(base, token, method, path string, body any) (int, string) {
 	var reader io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
@@ -213,7 +213,7 @@ func checkHostileBounds(t *testing.T, samples [][]float64) {
 func haltUnderLoad(t *testing.T, l *loaded, agent string) time.Duration {
 	t.Helper()
 	sent := time.Now()
-	code, body := (&hostile{}).do(l.api, l.tokens.Supervisor, http.MethodPost, "/api/breaker/"+agent+"/open",
+	code, body := hostileDo(l.api, l.tokens.Supervisor, http.MethodPost, "/api/breaker/"+agent+"/open",
 		map[string]any{"severity": "safety", "reason": "halted in the middle of the insiders' load"})
 	if code != http.StatusCreated {
 		t.Fatalf("open %s's breaker: %d %s", agent, code, body)
