@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the crypto store's driver
@@ -37,6 +38,10 @@ type Person struct {
 	seen     chan struct{}
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// failedAt is when the first of a run of failed syncs failed (Unix
+	// milliseconds), 0 while syncs succeed; the good sync after them reads
+	// the rooms back from a minute before it (catchUp).
+	failedAt atomic.Int64
 }
 
 // seenKey tells events apart: an encrypted event and its decryption
@@ -86,7 +91,7 @@ func Watch(ctx context.Context, cli *mautrix.Client) (*Person, error) {
 		default:
 		}
 	})
-	cli.Syncer = quickRetry{syncer}
+	cli.Syncer = quickRetry{DefaultSyncer: syncer, p: p}
 	cli.Store = mautrix.NewMemorySyncStore()
 	if err := p.initCrypto(ctx); err != nil {
 		p.cleanup()
@@ -327,8 +332,63 @@ func Body(evt *event.Event) string {
 
 // quickRetry retries a failed sync after 250 ms instead of mautrix's 10 s,
 // so a person notices a restarted homeserver at once.
-type quickRetry struct{ *mautrix.DefaultSyncer }
+type quickRetry struct {
+	*mautrix.DefaultSyncer
+	p *Person
+}
 
-func (quickRetry) OnFailedSync(*mautrix.RespSync, error) (time.Duration, error) {
+func (q quickRetry) OnFailedSync(*mautrix.RespSync, error) (time.Duration, error) {
+	q.p.failedAt.CompareAndSwap(0, time.Now().UnixMilli())
 	return 250 * time.Millisecond, nil
+}
+
+// ProcessResponse handles a sync's response and, when the syncs before it
+// failed, reads the rooms back.
+func (q quickRetry) ProcessResponse(ctx context.Context, resp *mautrix.RespSync, since string) error {
+	err := q.DefaultSyncer.ProcessResponse(ctx, resp, since)
+	if failedAt := q.p.failedAt.Swap(0); err == nil && failedAt != 0 {
+		q.p.catchUp(ctx, q.DefaultSyncer, failedAt-time.Minute.Milliseconds())
+	}
+	return err
+}
+
+// catchUpLimit is how many of a room's latest events catchUp reads.
+const catchUpLimit = 50
+
+// catchUp reads the latest events of each room the person is in, back to
+// from (Unix milliseconds), and shows those no sync brought, as a client
+// that reloads a room's timeline does: a stopping homeserver (Dendrite)
+// can answer a sync with a next_batch past an event that no later sync
+// delivers. Jarvis reads its rooms back for the same reason (the bot's
+// catch-up). If a read fails, the next good sync tries again.
+func (p *Person) catchUp(ctx context.Context, syncer *mautrix.DefaultSyncer, from int64) {
+	again := func() { p.failedAt.CompareAndSwap(0, from+time.Minute.Milliseconds()) }
+	joined, err := p.JoinedRooms(ctx)
+	if err != nil {
+		again()
+		return
+	}
+	for _, roomID := range joined.JoinedRooms {
+		resp, err := p.Messages(ctx, roomID, "", "", mautrix.DirectionBackward, nil, catchUpLimit)
+		if err != nil {
+			again()
+			continue
+		}
+		slices.Reverse(resp.Chunk)
+		for _, evt := range resp.Chunk {
+			p.mu.Lock()
+			shown := p.ids[seenKey{evt.ID, false}] || p.ids[seenKey{evt.ID, true}]
+			p.mu.Unlock()
+			if shown || evt.StateKey != nil || evt.Timestamp < from {
+				continue
+			}
+			evt.RoomID = roomID
+			evt.Type.Class = event.MessageEventType
+			if err := evt.Content.ParseRaw(evt.Type); err != nil {
+				continue
+			}
+			evt.Mautrix.EventSource = event.SourceJoin | event.SourceTimeline
+			syncer.Dispatch(ctx, evt)
+		}
+	}
 }
