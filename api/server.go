@@ -180,6 +180,8 @@ type Server struct {
 	metrics *http.Server // nil unless api.metrics_listen is set
 	// standby: see RefuseWritesWhen.
 	standby func(ctx context.Context) error
+	// intakeEverywhere: see ServeIntakeEverywhere.
+	intakeEverywhere bool
 	// unknown remembers the unknown fields already logged.
 	unknown unknownFields
 	// routes are the patterns registered, in order.
@@ -310,6 +312,37 @@ func (s *Server) Handler() http.Handler { return s.srv.Handler }
 // Call it before Run.
 func (s *Server) RefuseWritesWhen(standby func(ctx context.Context) error) { s.standby = standby }
 
+// ServeIntakeEverywhere makes the intake routes (IntakeRoutes) skip the
+// standby check: every Jarvis stores agents' reports, lease or not, and
+// the store holds back what they would send for the holder. Jarvis calls
+// it on PostgreSQL, which several Jarvis processes share; on SQLite only
+// the holder serves writes. Call it before Run.
+func (s *Server) ServeIntakeEverywhere() { s.intakeEverywhere = true }
+
+// IntakeRoutes are the routes by which agents report (heartbeats, pings,
+// journal entries, attestations and their subjects, card sets, sign-offs,
+// approval requests, a supervisor's breach and observations) and
+// Alertmanager notifies: what they store is intake, stored exactly once
+// by whichever Jarvis receives it (idempotency keys and the database's
+// constraints), and their requests' contexts are marked core.Intake.
+var IntakeRoutes = map[string]bool{
+	"POST /api/agents/heartbeat":             true,
+	"POST /api/ping":                         true,
+	"POST /api/ping/start":                   true,
+	"POST /api/ping/fail":                    true,
+	"POST /api/ping/{exit_status}":           true,
+	"POST /api/agents/journal":               true,
+	"POST /api/attestations":                 true,
+	"POST /api/vault/seal/attest":            true,
+	"POST /api/attestations/subjects":        true,
+	"POST /api/cardsets":                     true,
+	"POST /api/cards/{id}/signoffs":          true,
+	"POST /api/approvals":                    true,
+	"POST /api/breaker/{agent}/open":         true,
+	"POST /api/breaker/{agent}/observations": true,
+	"POST /api/alertmanager":                 true,
+}
+
 // Handle registers an unauthenticated route; pattern is a ServeMux pattern
 // such as "GET /healthz". A request body the OpenAPI document describes is
 // validated before h sees it.
@@ -343,10 +376,15 @@ func (s *Server) register(pattern string, h http.Handler) {
 	route := pattern
 	// The route's logger is the same for every request to it.
 	log := s.log.With().Str("route", route).Logger()
+	intake := IntakeRoutes[pattern]
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-		r = r.WithContext(log.WithContext(r.Context()))
-		if err := s.writable(r); err != nil {
+		ctx := log.WithContext(r.Context())
+		if intake {
+			ctx = core.Intake(ctx)
+		}
+		r = r.WithContext(ctx)
+		if err := s.writable(r, intake); err != nil {
 			WriteError(rec, r, err)
 		} else {
 			h.ServeHTTP(rec, r)
@@ -356,8 +394,8 @@ func (s *Server) register(pattern string, h http.Handler) {
 }
 
 // writable asks RefuseWritesWhen's standby about a request that may write.
-func (s *Server) writable(r *http.Request) error {
-	if s.standby == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
+func (s *Server) writable(r *http.Request, intake bool) error {
+	if s.standby == nil || r.Method == http.MethodGet || r.Method == http.MethodHead || intake && s.intakeEverywhere {
 		return nil
 	}
 	return s.standby(r.Context())

@@ -460,3 +460,44 @@ func TestStandbyRefusesWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestStandbyServesIntake: where every Jarvis serves the agents
+// (ServeIntakeEverywhere, on PostgreSQL), a standby takes an intake route's
+// write, marked core.Intake for the store, and still refuses every other
+// write with 503; where it does not (SQLite), it refuses both.
+func TestStandbyServesIntake(t *testing.T) {
+	for _, everywhere := range []bool{true, false} {
+		t.Run(fmt.Sprintf("everywhere=%v", everywhere), func(t *testing.T) {
+			s := newTestServer(func(context.Context) (Health, error) { return Health{Status: "ok", OK: true}, nil })
+			s.RefuseWritesWhen(func(context.Context) error {
+				return &lease.HeldError{Lease: lease.Record{WorkspaceID: "ws", Holder: "host-b/42/abc", Epoch: 7}}
+			})
+			if everywhere {
+				s.ServeIntakeEverywhere()
+			}
+			var intake bool
+			s.HandleRole("POST /api/ping", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				intake = core.IsIntake(r.Context())
+				WriteJSON(w, http.StatusOK, map[string]any{})
+			}), credential.Agent)
+			for _, tt := range []struct {
+				path string
+				code int
+			}{
+				{"/api/ping", map[bool]int{true: 200, false: 503}[everywhere]},
+				{"/api/echo", 503},
+			} {
+				req := httptest.NewRequest("POST", tt.path, strings.NewReader(`{"say":"hi"}`))
+				req.Header.Set("Authorization", "Bearer agent-token-0123456789")
+				rec := httptest.NewRecorder()
+				s.Handler().ServeHTTP(rec, req)
+				if rec.Code != tt.code {
+					t.Errorf("POST %s: status %d (%s), want %d", tt.path, rec.Code, rec.Body, tt.code)
+				}
+			}
+			if intake != everywhere {
+				t.Errorf("the intake route's context marked intake: %v, want %v", intake, everywhere)
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.mau.fi/util/dbutil"
 	"golang.org/x/sync/errgroup"
 	"maunium.net/go/mautrix/id"
 
@@ -80,6 +81,10 @@ const (
 	// wakeInterval is how often the wake router reconciles when no change
 	// has asked it to sooner.
 	wakeInterval = 30 * time.Second
+	// intakeSweepInterval is how often the holder looks for notices that
+	// agents' reports stored on another Jarvis caused, should that
+	// Jarvis's notification be lost: well within the halt's bound.
+	intakeSweepInterval = time.Second
 	// retentionInterval is how often rows past their retention window are
 	// deleted.
 	retentionInterval = time.Hour
@@ -172,6 +177,9 @@ type App struct {
 	// leaseKick asks the lease's loop for a round now: another Jarvis
 	// released the lease.
 	leaseKick trigger
+	// intakeKick asks the holder to do what follows from the agents'
+	// reports another Jarvis stored (intakeLoop).
+	intakeKick trigger
 	// restart is `!sys restart`, asked once.
 	restart chan struct{}
 	// lastTick is the evaluator's last pass, for `!sys status`.
@@ -252,6 +260,7 @@ func openApp(ctx context.Context, configPath, version string, cfg *config.Config
 		wakeKick:   newTrigger(),
 		pruneKick:  newTrigger(),
 		leaseKick:  newTrigger(),
+		intakeKick: newTrigger(),
 		restart:    make(chan struct{}, 1),
 	}
 	a.log = newLogger(cfg.Logging, a.logs, logOut)
@@ -595,6 +604,11 @@ func (a *App) initAPI() {
 	}
 	a.api = api.New(a.cfg.API, a.log, a.health, a.credentials)
 	a.api.RefuseWritesWhen(a.standby)
+	if a.store.DB.Dialect == dbutil.Postgres {
+		// Every Jarvis on the database stores what agents report; the
+		// holder does what follows (intakeLoop).
+		a.api.ServeIntakeEverywhere()
+	}
 	api.RegisterBreaker(a.api, a.breakers, a.fleet)
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterAgents(a.api, a.fleet)
@@ -676,7 +690,8 @@ func (a *App) Run(ctx context.Context) error {
 	g.Go(func() error {
 		// On PostgreSQL, other Jarvis processes say at once when they
 		// release the lease or enqueue a notice; the loops still poll.
-		a.store.Listen(ctx, map[string]func(){store.LeaseReleased: a.leaseKick.ask, store.OutboxWork: a.outbox.WakeSender},
+		a.store.Listen(ctx, map[string]func(){store.LeaseReleased: a.leaseKick.ask, store.OutboxWork: a.outbox.WakeSender,
+			store.IntakeWork: a.intakeKick.ask},
 			a.cfg.Workspace.LeaseTTL/3, func(err error) { a.log.Err(err).Msg("Failed to listen for other Jarvis processes") })
 		return nil
 	})
@@ -779,6 +794,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	a.askWake()
 	a.pruneKick.ask()
 	loops.Go(func() { a.wakeLoop(ctx) })
+	loops.Go(func() { a.intakeLoop(ctx) })
 	loops.Go(func() { a.retentionLoop(ctx) })
 	sweep(breakerSweepInterval, "sweep breakers", uncounted(a.breakers.Sweep))
 	sweep(cardSweepInterval, "sweep card questions", uncounted(a.cards.Sweep))
@@ -828,6 +844,43 @@ func (a *App) sourcesChanged(kinds ...string) {
 	}
 	a.changedMu.Unlock()
 	a.kick.ask()
+}
+
+// intakeLoop does, for the holder, what follows from the agents' reports
+// that another Jarvis on the database stored (on PostgreSQL every Jarvis
+// serves the agents): it moves the notices they caused into the outbox,
+// in their order and each once, re-evaluates the tripwires reading what
+// they change, and asks the wake router for a round. It runs when that
+// Jarvis notifies (store.IntakeWork), at once when the lease is gained
+// (what the last holder left), and every intakeSweepInterval, for a
+// notification lost while no listener was connected. On SQLite only the
+// holder stores reports, and it returns at once.
+func (a *App) intakeLoop(ctx context.Context) {
+	if a.store.DB.Dialect != dbutil.Postgres {
+		return
+	}
+	ticker := time.NewTicker(intakeSweepInterval)
+	defer ticker.Stop()
+	kinds := slices.Concat(fleet.SourceKinds, card.SourceKinds, []string{breaker.SourceState})
+	for notified := true; ; {
+		n, err := a.outbox.MoveStaged(ctx)
+		if err != nil && ctx.Err() == nil {
+			a.log.Err(err).Msg("Failed to move the notices of agents' reports another Jarvis stored")
+		}
+		if notified || n > 0 {
+			// The tick alone finds no report: it looks for lost notices.
+			a.sourcesChanged(kinds...)
+			a.askWake()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			notified = false
+		case <-a.intakeKick:
+			notified = true
+		}
+	}
 }
 
 // askWake asks the wake router to reconcile soon.

@@ -22,6 +22,25 @@ func IsUnfenced(ctx context.Context) bool {
 	return unfenced
 }
 
+type intakeKey struct{}
+
+// Intake marks ctx for an agent's report stored by whichever Jarvis
+// receives it (a heartbeat, a journal entry, an attestation, a ping, a
+// card set, an approval request, a sign-off): on an engine that several
+// Jarvis processes share, a Transactor lets its writes through without
+// the lease, and holds back what they would send (the notices they
+// enqueue) for the lease holder to send. Where only the holder serves the
+// API (one host), the mark changes nothing.
+func Intake(ctx context.Context) context.Context {
+	return context.WithValue(ctx, intakeKey{}, true)
+}
+
+// IsIntake reports whether ctx was marked by Intake.
+func IsIntake(ctx context.Context) bool {
+	intake, _ := ctx.Value(intakeKey{}).(bool)
+	return intake
+}
+
 type commitHooksKey struct{}
 
 // commitHooks are the functions waiting for one transaction to commit.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -101,24 +103,50 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 }
 
 // TestStandbyWritesNothing: a standby on the same database writes nothing
-// but its one mute notice and the record of its own start while it does
-// not hold the lease, though a
-// tripwire is armed whose condition turns true while it watches. The
-// holder is paused (SIGSTOP, its lease still live) so that whatever
-// changes in the store while the standby runs is the standby's; every
-// table of the schema but bot_state (Matrix login state) is compared row
-// by row. Resumed, the holder trips the tripwire: it was armed to trip.
+// but intake, its one mute notice and the record of its own start while
+// it does not hold the lease, though a tripwire is armed whose condition
+// turns true while it watches, and an agent reports a failure to the
+// standby's API. On PostgreSQL every Jarvis serves the agents: the standby
+// answers the report 200 and stores it (the agent's tables, the incident
+// it opens) with its alert staged for the holder, never in the outbox; on
+// SQLite it answers 503 and stores nothing. The holder is paused (SIGSTOP,
+// its lease still live) so that whatever changes in the store while the
+// standby runs is the standby's; every table of the schema but bot_state
+// (Matrix login state) is compared row by row. Resumed, the holder trips
+// the tripwire (it was armed to trip) and, on PostgreSQL, posts the
+// failure alert the standby stored, once.
 func TestStandbyWritesNothing(t *testing.T) {
 	t.Parallel()
+	for _, engine := range []string{store.SQLite, store.Postgres} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			standbyWritesOnlyIntake(t, engine)
+		})
+	}
+}
+
+// intakeTables are the tables an agent's failure ping writes on a Jarvis
+// that does not hold the lease: the report, the agent's state, its readings
+// as source history, the incident it opens and the alert staged for the
+// holder.
+var intakeTables = []string{"agent_heartbeat", "fleet_agent", "history_source", "source_reading", "incident", "staged_notice"}
+
+func standbyWritesOnlyIntake(t *testing.T, engine string) {
 	ctx := context.Background()
 	feed, url := newSnapshotFeed(t, 0.80)
 	alice := newPerson(t, "alice")
-	holder := newJarvis(t, options{admins: []id.UserID{alice.UserID},
-		extra: fmt.Sprintf("sources:\n  snapshot:\n    url: %s\ntripwires:\n  tick: 1s\nworkspace:\n  lease_ttl: 60s\n", url)})
+	opts := options{admins: []id.UserID{alice.UserID},
+		extra: fmt.Sprintf("sources:\n  snapshot:\n    url: %s\ntripwires:\n  tick: 1s\nworkspace:\n  lease_ttl: 60s\n"+
+			"api:\n  listen: %s\nfleet:\n  agents:\n    - name: BACKUP\n      cadence: 1h\n", url, cardAPIListen(t))}
+	if engine == store.Postgres {
+		opts.store = testdb.EmptyConfig(t, store.Postgres)
+	}
+	holder := newJarvis(t, opts)
 	room := holder.joinRoom(t, alice)
 	if body := tesths.Body(holder.ask(t, alice, room, `!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7" --push`)); !strings.HasPrefix(body, "Armed — tw_") {
 		t.Fatalf("arming got %q", body)
 	}
+	token := holder.issueToken(t, "agent", "BACKUP")
 	st := holder.openStore(t)
 	waitOutboxEmpty(t, st, waitReply)
 
@@ -127,13 +155,18 @@ func TestStandbyWritesNothing(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = holder.cmd.Process.Signal(syscall.SIGCONT) })
 	before := storeContents(t, st)
-	standby := holder.Twin(t)
+	standbyAPI := cardAPIListen(t)
+	standby := holder.Twin(t, "JARVIS_API_LISTEN="+standbyAPI)
 	deadline := time.Now().Add(waitReply)
 	for !strings.Contains(standby.logs.String(), "staying mute") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the standby never said it stays mute:\n%s", standby.logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	want := map[string]int{store.SQLite: http.StatusServiceUnavailable, store.Postgres: http.StatusOK}[engine]
+	if code := postPing(t, "http://"+standbyAPI+"/api/ping/fail", token); code != want {
+		t.Errorf("the standby answered the agent's failure ping %d, want %d", code, want)
 	}
 	feed.setGI(0.65)
 	// The tripwires tick every second: a standby that evaluated them would
@@ -151,12 +184,25 @@ func TestStandbyWritesNothing(t *testing.T) {
 			// that its restarts are counted.
 			continue
 		}
+		if engine == store.Postgres && slices.Contains(intakeTables, table) {
+			if len(added) == 0 {
+				t.Errorf("%s: the failure ping the standby answered 200 wrote nothing here", table)
+			}
+			continue
+		}
 		if len(added)+len(removed) > 0 {
 			t.Errorf("%s changed while the standby did not hold the lease:\nadded %q\nremoved %q", table, added, removed)
 		}
 	}
 	if n := len(after["outbox"]) - len(before["outbox"]); n != 1 {
 		t.Errorf("%d notices queued while the holder was paused, want the one mute notice", n)
+	}
+	if engine == store.Postgres {
+		// The alert and the 👀 💤 it is seeded with.
+		staged := after["staged_notice"]
+		if len(staged) != 3 || slices.ContainsFunc(staged, func(row string) bool { return !strings.Contains(row, "fail:BACKUP:") }) {
+			t.Errorf("%d notices staged for the holder, want the failure alert and its two reactions: %q", len(staged), staged)
+		}
 	}
 
 	if err := holder.cmd.Process.Signal(syscall.SIGCONT); err != nil {
@@ -167,6 +213,36 @@ func TestStandbyWritesNothing(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the resumed holder did not trip the tripwire: %v", err)
 	}
+	if engine != store.Postgres {
+		return
+	}
+	failed := func(evt *event.Event) bool {
+		return evt.Type == event.EventMessage && evt.Sender == holder.UserID && strings.Contains(tesths.Body(evt), "BACKUP reported a failure")
+	}
+	if _, err := alice.WaitFor(ctx, waitReply, failed); err != nil {
+		t.Fatalf("the resumed holder never posted the failure the standby stored: %v", err)
+	}
+	waitOutboxEmpty(t, st, waitReply)
+	if n := len(alice.Events(failed)); n != 1 {
+		t.Errorf("the failure alert reached the room %d times, want once", n)
+	}
+}
+
+// postPing sends an agent's ping to url with its token and returns the
+// answer's status.
+func postPing(t *testing.T, url, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 var createTable = regexp.MustCompile(`CREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)`)

@@ -21,6 +21,11 @@ const (
 	// OutboxWork is notified when a notice is enqueued: the holder's sender
 	// looks at once, whichever process wrote it.
 	OutboxWork = "jarvis_outbox"
+	// IntakeWork is notified when a Jarvis that does not hold the lease
+	// stored an agent's report: the holder does what follows from it
+	// (moves the notices it staged into the outbox, re-evaluates the
+	// tripwires, reconciles the wake router).
+	IntakeWork = "jarvis_intake"
 )
 
 // notify tells the listeners of channel: when the transaction ctx is in

@@ -103,6 +103,9 @@ func (o *Outbox) Enqueue(ctx context.Context, notices ...core.Notice) error {
 	written := make(map[string]bool, len(keys))
 	err := o.st.tx(ctx, func(ctx context.Context) error {
 		clear(written)
+		if staged(ctx) {
+			return o.stage(ctx, notices, keys, written)
+		}
 		done := 0
 		err := bulkChunks(keys, perRow, func(chunk []string) error {
 			rows, err := o.db.Query(ctx, fmt.Sprintf(enqueueNoticesQuery, bulkRows(enqueueNoticeRow, len(chunk), perRow, 0)),

@@ -395,6 +395,25 @@ func (s *Store) SetFence(fence func(ctx context.Context) error) { s.fence = fenc
 
 type inTxKey struct{}
 
+// stagedKey marks the context of a transaction that stores an agent's
+// report without the lease: the notices it enqueues are staged for the
+// holder (Outbox.Enqueue), and its commit tells the holder (IntakeWork).
+type stagedKey struct{}
+
+// staged reports whether ctx belongs to such a transaction.
+func staged(ctx context.Context) bool {
+	v, _ := ctx.Value(stagedKey{}).(bool)
+	return v
+}
+
+// intakeEverywhere reports whether ctx's writes are an agent's report that
+// this Jarvis stores without the lease: on PostgreSQL, which several Jarvis
+// processes share, for a context marked core.Intake. On SQLite (one host)
+// only the holder serves the API, and the fence applies to all alike.
+func (s *Store) intakeEverywhere(ctx context.Context) bool {
+	return s.DB.Dialect == dbutil.Postgres && core.IsIntake(ctx)
+}
+
 // tx runs fn in one transaction, or in the one ctx is in already. The
 // outermost transaction waits for the write gate (on SQLite), runs the
 // fence first and, once it has committed, what core.AfterCommit was given
@@ -423,11 +442,20 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 		hooked, afterCommit := core.WithCommitHooks(ctx)
 		err := doTxn(withNotified(hooked), s.DB, func(ctx context.Context) error {
 			if s.fence != nil && !core.IsUnfenced(ctx) {
-				if err := s.fence(ctx); err != nil {
+				err := s.fence(ctx)
+				switch {
+				case err != nil && s.intakeEverywhere(ctx) && errors.Is(err, core.ErrStaleEpoch):
+					// An agent's report, stored here lease or not; what it
+					// would send waits for the holder (see stagedKey).
+					ctx = context.WithValue(ctx, stagedKey{}, true)
+				case err != nil:
 					return err
 				}
 			}
-			return fn(ctx)
+			if err := fn(ctx); err != nil || !staged(ctx) {
+				return err
+			}
+			return notify(ctx, s.DB, IntakeWork)
 		})
 		if err == nil {
 			afterCommit()

@@ -1,5 +1,5 @@
--- v0 -> v37 (compatible with v37+): Latest revision
--- The schema that the numbered files 01 to 37 build, in one step, for an
+-- v0 -> v38 (compatible with v38+): Latest revision
+-- The schema that the numbered files 01 to 38 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -938,3 +938,15 @@ CREATE INDEX jarvis_boot_started_idx ON jarvis_boot (started_at);
 -- The cards an agent works, read for each batch of its heartbeats' answers
 -- (v37).
 CREATE INDEX card_worker_idx ON card (worker, updated_at);
+
+-- Notices an agent's report caused on a Jarvis that did not hold the lease
+-- (v38), kept until the holder moves them into the outbox.
+CREATE TABLE staged_notice (
+	-- only: sqlite for next line
+	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+	-- only: postgres for next line
+	seq        BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	key        TEXT    NOT NULL UNIQUE,
+	notice     TEXT    NOT NULL,
+	created_at BIGINT  NOT NULL
+);

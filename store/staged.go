@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+)
+
+const (
+	// stageNoticeQuery keeps a notice for the holder unless its key is in
+	// the outbox already or staged before: it names the key it wrote.
+	stageNoticeQuery = `
+		INSERT INTO staged_notice (key, notice, created_at)
+		SELECT $1, $2, CAST($3 AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE key = $1)
+		ON CONFLICT (key) DO NOTHING RETURNING key`
+	stagedNoticesQuery  = `SELECT seq, notice FROM staged_notice ORDER BY seq LIMIT $1`
+	deleteStagedQuery   = `DELETE FROM staged_notice WHERE seq <= $1`
+	stagedNoticesCount  = `SELECT COUNT(*) FROM staged_notice`
+	stagedMoveBatchSize = 500
+)
+
+// stage keeps notices, whose keys (the secret prefix added) are keys, for
+// the lease holder to move into the outbox: the transaction ctx is in
+// stores an agent's report without the lease. written names the keys it
+// kept, as Enqueue's insert does.
+func (o *Outbox) stage(ctx context.Context, notices []core.Notice, keys []string, written map[string]bool) error {
+	now := time.Now().UnixMilli()
+	for i, n := range notices {
+		n.Key = keys[i]
+		body, err := json.Marshal(n)
+		if err != nil {
+			return err
+		}
+		var key string
+		err = o.db.QueryRow(ctx, stageNoticeQuery, n.Key, string(body), now).Scan(&key)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return fmt.Errorf("stage notice %q: %w", n.Key, err)
+		}
+		written[key] = true
+	}
+	return nil
+}
+
+// MoveStaged moves the notices that agents' reports caused on a Jarvis
+// without the lease into the outbox, oldest first, in transactions fenced
+// by the lease that each delete what they moved: each notice reaches the
+// outbox once, whoever holds the lease when it is moved. A key the outbox
+// has already is not written again. It returns how many it moved.
+func (o *Outbox) MoveStaged(ctx context.Context) (int, error) {
+	moved := 0
+	for {
+		n, err := o.moveStaged(ctx)
+		moved += n
+		if err != nil || n < stagedMoveBatchSize {
+			return moved, err
+		}
+	}
+}
+
+func (o *Outbox) moveStaged(ctx context.Context) (int, error) {
+	n := 0
+	err := o.st.InTx(ctx, func(ctx context.Context) error {
+		n = 0
+		rows, err := o.db.Query(ctx, stagedNoticesQuery, stagedMoveBatchSize)
+		if err != nil {
+			return err
+		}
+		var notices []core.Notice
+		var last int64
+		for rows.Next() {
+			var body string
+			if err := rows.Scan(&last, &body); err != nil {
+				rows.Close()
+				return err
+			}
+			var notice core.Notice
+			if err := json.Unmarshal([]byte(body), &notice); err != nil {
+				rows.Close()
+				return fmt.Errorf("staged notice %d: %w", last, err)
+			}
+			notices = append(notices, notice)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(notices) == 0 {
+			return err
+		}
+		if err := o.Enqueue(ctx, notices...); err != nil && !errors.Is(err, core.ErrDuplicate) {
+			return err
+		}
+		if _, err := o.db.Exec(ctx, deleteStagedQuery, last); err != nil {
+			return err
+		}
+		n = len(notices)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("move staged notices: %w", err)
+	}
+	return n, nil
+}
+
+// Staged counts the notices waiting for the holder to move them.
+func (o *Outbox) Staged(ctx context.Context) (int, error) {
+	var n int
+	err := o.db.QueryRow(ctx, stagedNoticesCount).Scan(&n)
+	return n, err
+}
