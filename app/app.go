@@ -695,6 +695,21 @@ func (a *App) Run(ctx context.Context) error {
 			a.cfg.Workspace.LeaseTTL/3, func(err error) { a.log.Err(err).Msg("Failed to listen for other Jarvis processes") })
 		return nil
 	})
+	if a.store.DB.Dialect == dbutil.Postgres {
+		g.Go(func() error {
+			// A standby serves the agents too: it learns the agents added
+			// on the holder as the holder's fleet sweep does.
+			every(ctx, fleetSweepInterval(a.cfg.Fleet), func() {
+				if a.leader() {
+					return
+				}
+				if err := a.fleet.ReadAgents(ctx); err != nil && ctx.Err() == nil {
+					a.log.Err(err).Msg("Failed to read the agents added over the API")
+				}
+			})
+			return nil
+		})
+	}
 	g.Go(func() error {
 		select {
 		case <-a.restart:

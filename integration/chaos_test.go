@@ -4,14 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,9 +184,9 @@ type scenario struct {
 	room  id.RoomID
 	nodes []*node
 	st    *store.Store
-	// target is the API the agents reach through the proxy, as a load
-	// balancer would send them to the holder.
-	target  atomic.Pointer[url.URL]
+	// lb is the load balancer in front of the Jarvis processes' APIs,
+	// which the agents reach at proxy (see route).
+	lb      *balancer
 	proxy   string
 	tokens  workload.Tokens
 	agents  []string
@@ -287,13 +283,7 @@ func (s *scenario) start() {
 			t.Fatalf("%s got %q", arm, body)
 		}
 	}
-	s.target.Store(&url.URL{Scheme: "http", Host: first.api})
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(s.target.Load()) }}
-	addr := cardAPIListen(t)
-	srv := &http.Server{Addr: addr, Handler: proxy}
-	go func() { _ = srv.ListenAndServe() }()
-	t.Cleanup(func() { srv.Close() })
-	s.proxy = "http://" + addr
+	s.lb, s.proxy = newBalancer(t, first.api)
 }
 
 func dropFault(steps []step, f fault) []step {
@@ -369,9 +359,20 @@ func (s *scenario) roles() (holder, standby *node) {
 	return holder, standby
 }
 
-// route points the agents' proxy at the holder's API.
+// route points the load balancer at the APIs that take the agents'
+// writes: on PostgreSQL every Jarvis's, in turn, where every Jarvis
+// stores what agents report; on SQLite the holder's alone, as a load
+// balancer's health check would (a standby answers writes with 503).
 func (s *scenario) route() {
-	s.target.Store(&url.URL{Scheme: "http", Host: s.holder().api})
+	if s.plan.engine != store.Postgres {
+		s.lb.set(s.holder().api)
+		return
+	}
+	apis := make([]string, len(s.nodes))
+	for i, n := range s.nodes {
+		apis[i] = n.api
+	}
+	s.lb.set(apis...)
 }
 
 // takeover kills the holder under a running standby, waits until the

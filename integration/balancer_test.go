@@ -1,0 +1,149 @@
+package integration
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"testing"
+
+	"github.com/jarvis-hmi/jarvis/api"
+)
+
+// balancer is a load balancer in front of the APIs of several Jarvis
+// processes, as an operator puts one in front of two hosts: a reverse
+// proxy that sends each request to the next backend in turn (round
+// robin), and to the one after when a backend cannot be reached at all
+// (a killed process), as a load balancer's passive health check does. A
+// backend's answer, whatever it is, goes back to the caller. It counts
+// each backend's answers to the agents' reports (api.IntakeRoutes).
+type balancer struct {
+	mu       sync.Mutex
+	backends []string
+	next     int
+	// answers counts, by backend (host:port) and status, the answers to
+	// POSTs of the agents' reports.
+	answers map[string]map[int]int
+	proxy   *httputil.ReverseProxy
+	base    http.RoundTripper
+}
+
+// newBalancer starts a balancer on a free loopback address, stopped when
+// t ends, and returns it with its base URL.
+func newBalancer(t testing.TB, backends ...string) (*balancer, string) {
+	t.Helper()
+	b := &balancer{answers: map[string]map[int]int{}, base: &http.Transport{MaxIdleConnsPerHost: 128}}
+	b.set(backends...)
+	b.proxy = &httputil.ReverseProxy{
+		// The transport picks the backend; this host is only a placeholder.
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(&url.URL{Scheme: "http", Host: "balanced"}) },
+		Transport: b,
+	}
+	addr := cardAPIListen(t)
+	srv := &http.Server{Addr: addr, Handler: b.proxy}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	return b, "http://" + addr
+}
+
+// set replaces the backends.
+func (b *balancer) set(backends ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.backends = append([]string(nil), backends...)
+}
+
+// turn returns the backends in the order this request tries them: from
+// the next one round.
+func (b *balancer) turn() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.backends)
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, b.backends[(b.next+i)%n])
+	}
+	b.next++
+	return out
+}
+
+// RoundTrip sends req to the backends in turn until one can be reached.
+func (b *balancer) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+		req.Body.Close()
+	}
+	intake := req.Method == http.MethodPost && isIntakePath(req.URL.Path)
+	err := errors.New("no backend")
+	for _, host := range b.turn() {
+		out := req.Clone(req.Context())
+		out.URL.Host, out.Host = host, host
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		resp, rerr := b.base.RoundTrip(out)
+		if rerr == nil {
+			if intake {
+				b.count(host, resp.StatusCode)
+			}
+			return resp, nil
+		}
+		err = rerr
+		var op *net.OpError
+		if !errors.As(rerr, &op) || op.Op != "dial" {
+			return nil, rerr
+		}
+	}
+	return nil, err
+}
+
+func (b *balancer) count(host string, status int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.answers[host] == nil {
+		b.answers[host] = map[int]int{}
+	}
+	b.answers[host][status]++
+}
+
+// answered returns a copy of the answers counted so far.
+func (b *balancer) answered() map[string]map[int]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]map[int]int{}
+	for host, by := range b.answers {
+		out[host] = map[int]int{}
+		for status, n := range by {
+			out[host][status] = n
+		}
+	}
+	return out
+}
+
+// isIntakePath says whether path is one of the agents' reports: a route
+// of api.IntakeRoutes, matched as the API's mux matches it.
+func isIntakePath(path string) bool {
+	intakeMuxOnce.Do(func() {
+		intakeMux = http.NewServeMux()
+		for pattern := range api.IntakeRoutes {
+			intakeMux.Handle(pattern, http.NotFoundHandler())
+		}
+	})
+	_, pattern := intakeMux.Handler(&http.Request{Method: http.MethodPost, URL: &url.URL{Path: path}})
+	return pattern != ""
+}
+
+var (
+	intakeMuxOnce sync.Once
+	intakeMux     *http.ServeMux
+)
