@@ -2,7 +2,9 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,8 +12,12 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jarvis-hmi/jarvis/api"
+	"github.com/jarvis-hmi/jarvis/client"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // balancer is a load balancer in front of the APIs of several Jarvis
@@ -147,3 +153,83 @@ var (
 	intakeMuxOnce sync.Once
 	intakeMux     *http.ServeMux
 )
+
+// balancedAgents are agents reporting through a load balancer in
+// front of both Jarvis processes' APIs (TestTwoHostsFailover): apis are
+// the holder's and the standby's, host:port.
+type balancedAgents struct {
+	apis   [2]string
+	agents []string
+}
+
+// agentLoad is balancedAgents running: each agent heartbeats ten times a
+// second, a cycle of its own each time, until stop; acked are the heartbeats answered 200.
+type agentLoad struct {
+	lb     *balancer
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	acked  []workload.AgentCycle
+	failed int
+}
+
+// start starts the agents on tokens behind a new balancer.
+func (b *balancedAgents) start(t testing.TB, tokens roleTokens) *agentLoad {
+	lb, base := newBalancer(t, b.apis[0], b.apis[1])
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &agentLoad{lb: lb, cancel: cancel}
+	for _, agent := range b.agents {
+		c := client.New(base, tokens.agent[agent])
+		c.HTTP = &http.Client{Timeout: 10 * time.Second}
+		l.wg.Go(func() {
+			mii := 0.9
+			// Within the API's rate limit of one credential (ten a second
+			// on each Jarvis).
+			pace := time.NewTicker(100 * time.Millisecond)
+			defer pace.Stop()
+			for n := 0; ctx.Err() == nil; n++ {
+				select {
+				case <-ctx.Done():
+					return
+				case <-pace.C:
+				}
+				cycle := fmt.Sprintf("B-%d", n)
+				_, err := c.Heartbeat(ctx, client.Heartbeat{Cycle: cycle, MII: &mii, Mode: "green"})
+				l.mu.Lock()
+				if err == nil {
+					l.acked = append(l.acked, workload.AgentCycle{Agent: agent, Cycle: cycle})
+				} else if ctx.Err() == nil {
+					l.failed++
+				}
+				l.mu.Unlock()
+			}
+		})
+	}
+	return l
+}
+
+// stop ends the agents and checks that every heartbeat acknowledged is
+// in st, once, and that both Jarvis processes acknowledged some.
+func (l *agentLoad) stop(t testing.TB, st *store.Store, apis [2]string) {
+	t.Helper()
+	l.cancel()
+	l.wg.Wait()
+	ctx := context.Background()
+	for _, k := range l.acked {
+		var n int
+		if err := st.DB.QueryRow(ctx, `SELECT COUNT(*) FROM agent_heartbeat WHERE agent = $1 AND cycle = $2`, k.Agent, k.Cycle).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("acknowledged heartbeat of %s in cycle %s is stored %d times, want once", k.Agent, k.Cycle, n)
+		}
+	}
+	answered := l.lb.answered()
+	for _, api := range apis {
+		if answered[api][http.StatusOK] == 0 {
+			t.Errorf("the Jarvis at %s acknowledged no heartbeat through the load balancer: %v", api, answered[api])
+		}
+	}
+	t.Logf("%d heartbeats acknowledged through the load balancer, each stored once; %d without an answer or refused; by Jarvis and status: %v",
+		len(l.acked), l.failed, answered)
+}

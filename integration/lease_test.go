@@ -15,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/client"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -37,7 +38,7 @@ func TestExactlyOneJarvis(t *testing.T) {
 // holder's SIGKILL; and, counted on the homeserver, every event Jarvis
 // put in the room is one sent outbox row, and every sent row is there
 // once.
-func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *host) {
+func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *host, balanced ...balancedAgents) {
 	t.Helper()
 	ctx := context.Background()
 	const ttl = 3 * time.Second
@@ -62,9 +63,34 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 		t.Fatal(err)
 	}
 
-	standby := holder.TwinOn(t, standbyHost)
+	var standbyEnv []string
+	if len(balanced) > 0 {
+		standbyEnv = append(standbyEnv, "JARVIS_API_LISTEN="+balanced[0].apis[1])
+	}
+	standby := holder.TwinOn(t, standbyHost, standbyEnv...)
 	if _, err := alice.WaitFor(ctx, waitReply, fromJarvis("stays mute")); err != nil {
 		t.Fatalf("the standby posted no mute notice: %v\n%s", err, standby.logs.String())
+	}
+	var load *agentLoad
+	if len(balanced) > 0 {
+		b := balanced[0]
+		tokens := holder.issueTokens(t, b.agents...)
+		load = b.start(t, tokens)
+		defer load.cancel()
+		// A halt opened on the standby reaches the room within the halt's
+		// bound: the holder, told at once, sends it.
+		const haltBound = 2 * time.Second
+		sup := client.New("http://"+b.apis[1], tokens.supervisor)
+		opened := time.Now()
+		if _, err := sup.OpenBreaker(ctx, b.agents[0], client.Breach{Severity: "infrastructure", Reason: "opened on the standby"}); err != nil {
+			t.Fatalf("the standby refused a supervisor's breach: %v", err)
+		}
+		if _, err := alice.WaitFor(ctx, waitReply, fromJarvis("opened on the standby")); err != nil {
+			t.Fatalf("the halt opened on the standby never reached the room: %v", err)
+		}
+		if took := time.Since(opened); took > haltBound {
+			t.Errorf("the halt opened on the standby took %s to reach the room, want within %s", took, haltBound)
+		}
 	}
 	for range 3 {
 		if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(ping())); err != nil {
@@ -86,6 +112,9 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 	}
 	if _, err := alice.WaitFor(ctx, waitReply, holder.replyTo(ping())); err != nil {
 		t.Fatal(err)
+	}
+	if load != nil {
+		load.stop(t, holder.openStore(t), balanced[0].apis)
 	}
 
 	events := holder.sentOnce(t, alice, room)

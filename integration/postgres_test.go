@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,18 +39,29 @@ func TestPostgresFailover(t *testing.T) {
 
 // TestTwoHostsFailover is TestPostgresFailover with each Jarvis on a host
 // of its own (a network namespace), reaching PostgreSQL and the
-// homeserver over its own link.
+// homeserver over its own link, and a load balancer (round robin) in front
+// of both APIs: eight agents heartbeat through it while the holder is
+// SIGKILLed, and every heartbeat either Jarvis acknowledged is stored
+// once. A halt a supervisor opens on the standby reaches the room within
+// 2 s.
 func TestTwoHostsFailover(t *testing.T) {
 	t.Parallel()
 	db := testdb.EmptyConfig(t, store.Postgres)
 	hosts := twoHosts(t, db.URI)
 	alice := newPerson(t, "alice")
+	port := strconv.Itoa(freeLoopbackPort(t))
+	agents := balancedAgents{apis: [2]string{net.JoinHostPort(hosts[0].there, port), net.JoinHostPort(hosts[1].there, port)},
+		agents: []string{"A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8"}}
+	extra := "workspace:\n  lease_ttl: 3s\napi:\n  listen: " + agents.apis[0] + "\nfleet:\n  agents:\n"
+	for _, a := range agents.agents {
+		extra += "    - name: " + a + "\n      cadence: 1h\n"
+	}
 	failover(t, alice, options{
 		admins: []id.UserID{alice.UserID},
-		extra:  "workspace:\n  lease_ttl: 3s\n",
+		extra:  extra,
 		store:  db,
 		host:   hosts[0],
-	}, hosts[1])
+	}, hosts[1], agents)
 }
 
 // TestTwoHostsPartition: the holder's host is cut off (its link down)
