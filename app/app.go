@@ -85,6 +85,11 @@ const (
 	// agents' reports stored on another Jarvis caused, should that
 	// Jarvis's notification be lost: well within the halt's bound.
 	intakeSweepInterval = time.Second
+	// intakeGap is the least time between two rounds of intakeLoop: a
+	// standby taking thousands of reports a second wakes the holder ten
+	// times a second, and a halt it stored still reaches the room well
+	// within the halt's bound.
+	intakeGap = 100 * time.Millisecond
 	// retentionInterval is how often rows past their retention window are
 	// deleted.
 	retentionInterval = time.Hour
@@ -886,6 +891,13 @@ func (a *App) intakeLoop(ctx context.Context) {
 			// The tick alone finds no report: it looks for lost notices.
 			a.sourcesChanged(kinds...)
 			a.askWake()
+		}
+		// However often the other Jarvis notifies under load, the holder
+		// does this at most every intakeGap.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(intakeGap):
 		}
 		select {
 		case <-ctx.Done():

@@ -36,6 +36,7 @@ bench ./api/ BenchmarkPublishCardSets 2000x
 bench ./integration/ BenchmarkRoundTrip 200x
 bench ./integration/ BenchmarkRoundTripUnderLoad 100x
 bench ./integration/ BenchmarkWakeRouter 100x
+bench ./integration/ BenchmarkIntakeAcrossHosts 1x
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
 echo

@@ -115,6 +115,10 @@ var rows = []row{
 	{"heartbeat ingest over HTTP, 64 clients, SQLite (`BenchmarkHeartbeatIngest`)",
 		"≥ 5,000/s, p99 ≤ 20 ms", heartbeats("BenchmarkHeartbeatIngest/sqlite3", 20)},
 	{"the same on PostgreSQL (fsync on)", "≥ 5,000/s, p99 ≤ 30 ms", heartbeats("BenchmarkHeartbeatIngest/postgres", 30)},
+	{"agents' reports on PostgreSQL across two API hosts: two `jarvis run` processes on one database, holder and standby each serving the agents, behind a round-robin load balancer, 64 clients heartbeating and 16 publishing card sets of 5 at once for 10 s (`BenchmarkIntakeAcrossHosts/hosts=2`)",
+		"≥ 5,000 heartbeats/s, p99 ≤ 30 ms, and ≥ 1,000 sets/s, summed over the hosts, fsync on", acrossHosts("BenchmarkIntakeAcrossHosts/hosts=2")},
+	{"the same through one host, the holder's API alone (`BenchmarkIntakeAcrossHosts/hosts=1`)",
+		"stated, beside the two hosts'", acrossHosts("BenchmarkIntakeAcrossHosts/hosts=1")},
 	{"the token check every API request makes, credential cached (`BenchmarkAuthenticate`)",
 		"stated, beside the heartbeat's CPU per request", micro("BenchmarkAuthenticate")},
 	{"card sets of 5 over HTTP, 16 clients, SQLite (`BenchmarkPublishCardSets`)",
@@ -294,5 +298,25 @@ func latency(name string) func(map[string]result) string {
 			return ""
 		}
 		return fmt.Sprintf("p50 **%.0f ms**, p95 %.0f ms, p99 %.0f ms (%d notices)", r.metrics["p50-ms"], r.metrics["p95-ms"], r.metrics["p99-ms"], r.n)
+	}
+}
+
+// acrossHosts reads BenchmarkIntakeAcrossHosts: heartbeats and card sets
+// a second summed over the API hosts, against 5,000 heartbeats a second
+// with a p99 of at most 30 ms and 1,000 sets a second, with fsync on.
+func acrossHosts(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		m := r.metrics
+		fsync := "on"
+		if m["fsync"] == 0 {
+			fsync = "**off**"
+		}
+		met := m["hb/s"] >= 5000 && m["p99-ms"] <= 30 && m["sets/s"] >= 1000 && m["fsync"] == 1
+		return fmt.Sprintf("**%.0f heartbeats/s, p99 %.1f ms** (p50 %.1f ms) and **%.0f sets/s** at once; fsync %s",
+			m["hb/s"], m["p99-ms"], m["p50-ms"], m["sets/s"], fsync) + verdict(met, strings.Contains(name, "hosts=2"))
 	}
 }
