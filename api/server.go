@@ -308,7 +308,8 @@ func (s *Server) Handler() http.Handler { return s.srv.Handler }
 // and HEAD) ask standby first. Jarvis wires it to "another Jarvis holds
 // the workspace lease" (a *lease.HeldError): such a request is answered
 // 503 with Retry-After and, to a caller whose token is valid, the holder,
-// so that the agent or a load balancer sends it there; reads are served.
+// so that the agent or a load balancer sends it there; reads are served,
+// and so are the intake routes where ServeIntakeEverywhere says so.
 // Call it before Run.
 func (s *Server) RefuseWritesWhen(standby func(ctx context.Context) error) { s.standby = standby }
 
