@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -180,10 +181,15 @@ func (o *Outbox) Waiting(ctx context.Context, limit int) ([]core.OutboxEntry, er
 	return waiting, err
 }
 
-// Get returns the notice with the given key.
+// Get returns the notice with the given key. One that an agent's report
+// staged on another Jarvis and the holder has not moved yet is returned
+// as not sent, so that an edit or a reaction of it waits for it.
 func (o *Outbox) Get(ctx context.Context, key string) (core.OutboxEntry, error) {
 	e, err := scanOutboxEntry(o.db.QueryRow(ctx, noticeByKeyQuery, key))
-	return e, notFound(err, "notice "+key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return o.getStaged(ctx, key)
+	}
+	return e, err
 }
 
 // AssignBatch fixes the batch key of coalesced notices before their first

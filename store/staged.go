@@ -19,6 +19,7 @@ const (
 		SELECT $1, $2, CAST($3 AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE key = $1)
 		ON CONFLICT (key) DO NOTHING RETURNING key`
 	stagedNoticesQuery  = `SELECT seq, notice FROM staged_notice ORDER BY seq LIMIT $1`
+	stagedNoticeQuery   = `SELECT notice, created_at FROM staged_notice WHERE key = $1`
 	deleteStagedQuery   = `DELETE FROM staged_notice WHERE seq <= $1`
 	stagedNoticesCount  = `SELECT COUNT(*) FROM staged_notice`
 	stagedMoveBatchSize = 500
@@ -105,6 +106,22 @@ func (o *Outbox) moveStaged(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("move staged notices: %w", err)
 	}
 	return n, nil
+}
+
+// getStaged returns the staged notice with the given key, as not sent.
+func (o *Outbox) getStaged(ctx context.Context, key string) (core.OutboxEntry, error) {
+	var body string
+	var created int64
+	err := o.db.QueryRow(ctx, stagedNoticeQuery, key).Scan(&body, &created)
+	if err != nil {
+		return core.OutboxEntry{}, notFound(err, "notice "+key)
+	}
+	var e core.OutboxEntry
+	if err := json.Unmarshal([]byte(body), &e.Notice); err != nil {
+		return e, fmt.Errorf("staged notice %q: %w", key, err)
+	}
+	e.CreatedAt = time.UnixMilli(created)
+	return e, nil
 }
 
 // Staged counts the notices waiting for the holder to move them.

@@ -15,7 +15,8 @@ import (
 // TestIntakeWithoutLease: on PostgreSQL a Jarvis that does not hold the
 // lease stores an agent's report (a write marked core.Intake) and keeps the
 // notices it causes out of the outbox, staged, telling the holder; any
-// other write of it is refused. The holder moves the staged notices into
+// other write of it is refused. Until it is moved, a staged notice reads
+// as not sent (an edit or a reaction of it waits). The holder moves the staged notices into
 // the outbox in their order, each once, even when it enqueued one of their
 // keys itself meanwhile; a second move finds nothing. On SQLite, where
 // only the holder serves the API, the fence refuses intake like any write.
@@ -87,6 +88,14 @@ func TestIntakeWithoutLease(t *testing.T) {
 	}
 	if n, _ := holder.Outbox().Staged(ctx); n != 2 {
 		t.Errorf("%d notices staged, want 2 (a, b: a again is a duplicate)", n)
+	}
+	// A notice the holder relates to a staged one (an edit) waits for it:
+	// the staged one reads as not sent.
+	if e, err := holder.Outbox().Get(ctx, "a"); err != nil || e.Body != "report a" || e.EventID != "" {
+		t.Errorf("a staged notice reads %+v, %v; want it, not sent", e, err)
+	}
+	if _, err := holder.Outbox().Get(ctx, "nowhere"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("a notice neither in the outbox nor staged: %v, want ErrNotFound", err)
 	}
 	// The holder enqueued b itself meanwhile, and its own intake goes
 	// straight to the outbox.
