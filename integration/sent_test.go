@@ -12,6 +12,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // sentRow is an outbox row of one room as Jarvis recorded it.
@@ -67,7 +68,8 @@ func (j *jarvis) sentOnce(t *testing.T, p *tesths.Person, room id.RoomID) []*eve
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d notices for %s still waiting in the outbox after %s", waiting, room, waitReply)
+			t.Fatalf("%d notices for %s still waiting in the outbox after %s; the first:\n%s", waiting, room, waitReply,
+				waitingNotices(t, st, room))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -333,6 +335,33 @@ func (j *jarvis) whereIsTheReply(t *testing.T, p *tesths.Person, room id.RoomID,
 	}
 	if rows == 0 {
 		b.WriteString("no reply to it in Jarvis's outbox: Jarvis never handled the command\n")
+	}
+	return b.String()
+}
+
+// waitingNotices describes the first notices waiting for room, with what
+// they relate to, for a test that found them stuck.
+func waitingNotices(t *testing.T, st *store.Store, room id.RoomID) string {
+	t.Helper()
+	res, err := st.DB.Query(context.Background(), `
+		SELECT o.key, o.kind, o.lane, o.attempts, o.attempt_started, o.last_error, o.target_key,
+			COALESCE(t.event_id, '(none)'), COALESCE(t.sent_at, -1), COALESCE(t.failed_at, -1)
+		FROM outbox o LEFT JOIN outbox t ON t.key = o.target_key
+		WHERE o.room_id = $1 AND o.sent_at = 0 ORDER BY o.lane, o.seq LIMIT 10`, room.String())
+	if err != nil {
+		return "read the outbox: " + err.Error()
+	}
+	defer res.Close()
+	var b strings.Builder
+	for res.Next() {
+		var key, kind, lastErr, target, targetEvent string
+		var lane, attempts int
+		var started, targetSent, targetFailed int64
+		if err := res.Scan(&key, &kind, &lane, &attempts, &started, &lastErr, &target, &targetEvent, &targetSent, &targetFailed); err != nil {
+			return "read the outbox: " + err.Error()
+		}
+		fmt.Fprintf(&b, "%s (%s, lane %d, %d attempts, started %d, last error %q) target %q: event %q, sent %d, failed %d\n",
+			key, kind, lane, attempts, started, lastErr, target, targetEvent, targetSent, targetFailed)
 	}
 	return b.String()
 }

@@ -107,6 +107,11 @@ func (o *Outbox) Enqueue(ctx context.Context, notices ...core.Notice) error {
 		if staged(ctx) {
 			return o.stage(ctx, notices, keys, written)
 		}
+		// What these relate to goes first: a notice of theirs still
+		// staged is moved in ahead of them.
+		if err := o.moveStagedTargets(ctx, notices); err != nil {
+			return err
+		}
 		done := 0
 		err := bulkChunks(keys, perRow, func(chunk []string) error {
 			rows, err := o.db.Query(ctx, fmt.Sprintf(enqueueNoticesQuery, bulkRows(enqueueNoticeRow, len(chunk), perRow, 0)),

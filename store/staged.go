@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.mau.fi/util/dbutil"
+
 	"github.com/jarvis-hmi/jarvis/core"
 )
 
@@ -20,6 +22,7 @@ const (
 		ON CONFLICT (key) DO NOTHING RETURNING key`
 	stagedNoticesQuery  = `SELECT seq, notice FROM staged_notice ORDER BY seq LIMIT $1`
 	stagedNoticeQuery   = `SELECT notice, created_at FROM staged_notice WHERE key = $1`
+	stagedTargetQuery   = `SELECT EXISTS (SELECT 1 FROM staged_notice WHERE key = $1)`
 	deleteStagedQuery   = `DELETE FROM staged_notice WHERE seq <= $1`
 	stagedNoticesCount  = `SELECT COUNT(*) FROM staged_notice`
 	stagedMoveBatchSize = 500
@@ -69,43 +72,79 @@ func (o *Outbox) MoveStaged(ctx context.Context) (int, error) {
 func (o *Outbox) moveStaged(ctx context.Context) (int, error) {
 	n := 0
 	err := o.st.InTx(ctx, func(ctx context.Context) error {
-		n = 0
-		rows, err := o.db.Query(ctx, stagedNoticesQuery, stagedMoveBatchSize)
-		if err != nil {
-			return err
-		}
-		var notices []core.Notice
-		var last int64
-		for rows.Next() {
-			var body string
-			if err := rows.Scan(&last, &body); err != nil {
-				rows.Close()
-				return err
-			}
-			var notice core.Notice
-			if err := json.Unmarshal([]byte(body), &notice); err != nil {
-				rows.Close()
-				return fmt.Errorf("staged notice %d: %w", last, err)
-			}
-			notices = append(notices, notice)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(notices) == 0 {
-			return err
-		}
-		if err := o.Enqueue(ctx, notices...); err != nil && !errors.Is(err, core.ErrDuplicate) {
-			return err
-		}
-		if _, err := o.db.Exec(ctx, deleteStagedQuery, last); err != nil {
-			return err
-		}
-		n = len(notices)
-		return nil
+		var err error
+		n, err = o.moveStagedIn(ctx)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("move staged notices: %w", err)
 	}
 	return n, nil
+}
+
+// moveStagedIn moves the oldest staged notices, up to
+// stagedMoveBatchSize, into the outbox in the transaction ctx is in.
+func (o *Outbox) moveStagedIn(ctx context.Context) (int, error) {
+	rows, err := o.db.Query(ctx, stagedNoticesQuery, stagedMoveBatchSize)
+	if err != nil {
+		return 0, err
+	}
+	var notices []core.Notice
+	var last int64
+	for rows.Next() {
+		var body string
+		if err := rows.Scan(&last, &body); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		var notice core.Notice
+		if err := json.Unmarshal([]byte(body), &notice); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("staged notice %d: %w", last, err)
+		}
+		notices = append(notices, notice)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(notices) == 0 {
+		return 0, err
+	}
+	// Deleted first, so that Enqueue finds none of them staged.
+	if _, err := o.db.Exec(ctx, deleteStagedQuery, last); err != nil {
+		return 0, err
+	}
+	if err := o.Enqueue(ctx, notices...); err != nil && !errors.Is(err, core.ErrDuplicate) {
+		return 0, err
+	}
+	return len(notices), nil
+}
+
+// moveStagedTargets moves the staged notices into the outbox, in the
+// transaction ctx is in, when one of them is what one of notices relates
+// to (an edit's, a reaction's or a thread reply's target): a notice goes
+// into the outbox after the one it relates to, or the sender would hold
+// it for a target queued behind it. Only PostgreSQL stages notices.
+func (o *Outbox) moveStagedTargets(ctx context.Context, notices []core.Notice) error {
+	if o.db.Dialect != dbutil.Postgres {
+		return nil
+	}
+	for _, n := range notices {
+		if n.Target == "" {
+			continue
+		}
+		for {
+			var waiting bool
+			if err := o.db.QueryRow(ctx, stagedTargetQuery, n.Target).Scan(&waiting); err != nil {
+				return fmt.Errorf("look for the staged target of %q: %w", n.Key, err)
+			}
+			if !waiting {
+				break
+			}
+			if _, err := o.moveStagedIn(ctx); err != nil {
+				return fmt.Errorf("move staged notices ahead of %q: %w", n.Key, err)
+			}
+		}
+	}
+	return nil
 }
 
 // getStaged returns the staged notice with the given key, as not sent.

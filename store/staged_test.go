@@ -18,7 +18,8 @@ import (
 // other write of it is refused. Until it is moved, a staged notice reads
 // as not sent (an edit or a reaction of it waits). The holder moves the staged notices into
 // the outbox in their order, each once, even when it enqueued one of their
-// keys itself meanwhile; a second move finds nothing. On SQLite, where
+// keys itself meanwhile; a second move finds nothing. A notice the holder
+// relates to a staged one (an edit) moves the staged ones in ahead of it. On SQLite, where
 // only the holder serves the API, the fence refuses intake like any write.
 func TestIntakeWithoutLease(t *testing.T) {
 	ctx := context.Background()
@@ -114,6 +115,19 @@ func TestIntakeWithoutLease(t *testing.T) {
 	if n, err := holder.Outbox().MoveStaged(ctx); err != nil || n != 0 {
 		t.Errorf("moved %d again (%v), want 0", n, err)
 	}
+	// An edit the holder makes of a notice still staged (an admin
+	// resuming a halt a standby staged) goes into the outbox after it:
+	// the staged notices are moved in ahead of the edit.
+	if err := report(core.Intake(ctx), "d"); err != nil {
+		t.Fatal(err)
+	}
+	edit := core.Notice{Key: "d:edit", RoomID: "!room:test", Kind: core.NoticeEdit, Target: "d", Body: "edited d"}
+	if err := holder.Outbox().Enqueue(ctx, edit); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := holder.Outbox().Staged(ctx); err != nil || n != 0 {
+		t.Errorf("%d notices staged (%v) after the holder edited one, want 0", n, err)
+	}
 	waiting, err := holder.Outbox().Waiting(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +136,7 @@ func TestIntakeWithoutLease(t *testing.T) {
 	for _, e := range waiting {
 		got = append(got, e.Key+"="+e.Body)
 	}
-	want := []string{"b=holder's b", "c=holder's c", "a=report a"}
+	want := []string{"b=holder's b", "c=holder's c", "a=report a", "d=report d", "d:edit=edited d"}
 	if len(got) != len(want) {
 		t.Fatalf("outbox %q, want %q", got, want)
 	}
