@@ -338,11 +338,12 @@ func (s *scenario) probeStandby() {
 	// Who holds the lease is read again once all is quiet: a fault just
 	// before the probe can still be handing it over while it waits.
 	holder, standby := s.roles()
-	standby.waitMute(t)
+	s.waitMute(standby)
 	waitOutboxEmpty(t, s.st, waitReply)
 	if h, _ := s.roles(); h != holder {
 		holder, standby = s.roles()
-		standby.waitMute(t)
+		s.waitMute(standby)
+		waitOutboxEmpty(t, s.st, waitReply)
 	}
 	quiet := time.Since(began)
 
@@ -407,6 +408,29 @@ func (s *scenario) probeStandby() {
 		}
 		t.Errorf("the standby wrote to %s while it did not hold the lease: %d rows added or changed, %d gone; e.g.\n%s",
 			table, len(added), len(removed), strings.Join(added[:min(3, len(added))], "\n"))
+	}
+}
+
+// waitMute waits until the standby n has said that it stays mute and
+// written its one notice saying so (which it logs just before writing),
+// so that the probe's window holds no write of its start-up.
+func (s *scenario) waitMute(n *node) {
+	s.t.Helper()
+	n.waitMute(s.t)
+	pattern := fmt.Sprintf("lease:%%/%d/%%", n.cmd.Process.Pid)
+	deadline := time.Now().Add(waitReply)
+	for {
+		var written int
+		if err := s.st.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM outbox WHERE key LIKE $1`, pattern).Scan(&written); err != nil {
+			s.t.Fatal(err)
+		}
+		if written > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the standby (pid %d) said it stays mute but wrote no notice saying so", n.cmd.Process.Pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
