@@ -1,11 +1,13 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,7 +33,9 @@ const intakePhase = 10 * time.Second
 // cards (each with its own idempotency key), both at once, through the
 // load balancer: to the holder alone (hosts=1), then to both (hosts=2).
 // It reports heartbeats and card sets a second summed over the hosts, the
-// heartbeats' p50 and p99, whether the database runs with fsync, and
+// heartbeats' p50 and p99, whether the database runs with fsync, the
+// store transactions PostgreSQL refused and the processes ran again (per
+// 1,000), the cores the Jarvis processes used together, and
 // fails if any was refused or an acknowledged one is not stored once.
 func BenchmarkIntakeAcrossHosts(b *testing.B) {
 	if os.Getenv(testdb.EnvPostgres) == "" {
@@ -55,14 +59,57 @@ func BenchmarkIntakeAcrossHosts(b *testing.B) {
 	for _, hosts := range []int{1, 2} {
 		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) {
 			_, base := newBalancer(b, apis[:hosts]...)
+			before := storeCounters(b, apis)
 			r := driveIntake(b, l, base, fmt.Sprintf("h%d", hosts))
+			after := storeCounters(b, apis)
 			b.ReportMetric(float64(len(r.beats))/r.elapsed.Seconds(), "hb/s")
 			b.ReportMetric(float64(quantile(r.latencies, 0.50))/float64(time.Millisecond), "p50-ms")
 			b.ReportMetric(float64(quantile(r.latencies, 0.99))/float64(time.Millisecond), "p99-ms")
 			b.ReportMetric(float64(r.sets)/r.elapsed.Seconds(), "sets/s")
 			b.ReportMetric(map[string]float64{"on": 1, "off": 0}[fsync], "fsync")
+			txs := after.transactions - before.transactions
+			b.ReportMetric(1000*(after.reruns-before.reruns)/max(txs, 1), "reruns/1000tx")
+			b.ReportMetric((after.cpu-before.cpu)/r.elapsed.Seconds(), "jarvis-cores")
 		})
 	}
+}
+
+// counters are what the Jarvis processes' /metrics say of their stores
+// and CPU, summed over them.
+type counters struct{ transactions, reruns, cpu float64 }
+
+// storeCounters reads the store transactions, their reruns and the CPU
+// seconds of the Jarvis processes at apis (host:port).
+func storeCounters(b *testing.B, apis []string) counters {
+	b.Helper()
+	var c counters
+	for _, api := range apis {
+		resp, err := getMetrics("http://" + api + "/metrics")
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			name, value, ok := strings.Cut(sc.Text(), " ")
+			if !ok || strings.HasPrefix(name, "#") {
+				continue
+			}
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				continue
+			}
+			switch {
+			case name == "jarvis_store_transactions_total":
+				c.transactions += v
+			case strings.HasPrefix(name, "jarvis_store_transaction_reruns_total"):
+				c.reruns += v
+			case name == "process_cpu_seconds_total":
+				c.cpu += v
+			}
+		}
+		resp.Body.Close()
+	}
+	return c
 }
 
 // intakeRun is what driveIntake acknowledged.
