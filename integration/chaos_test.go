@@ -44,9 +44,14 @@ const (
 // homeserver, crashes PostgreSQL, runs a second Jarvis as a standby and
 // kills the holder under it. After each scenario it checks the
 // invariants (see checkInvariants) on the store and in the room; a
-// standby probe checks on the way that a standby writes nothing. A failed
-// scenario logs its seed and plan: `make chaos SEED=<seed> N=1` replays
-// it.
+// standby probe checks on the way that a standby writes nothing but
+// intake. The agents reach Jarvis through a round-robin load balancer:
+// on PostgreSQL over every Jarvis, where a standby answers agent writes
+// with 2xx and nothing it stores may be lost or doubled across a
+// takeover (the probe's heartbeat and the workload's writes acknowledged
+// by either process are checked at the end, after every takeover); on
+// SQLite to the holder. A failed scenario logs its seed and plan: `make
+// chaos SEED=<seed> N=1` replays it.
 func TestFaultMatrix(t *testing.T) {
 	t.Parallel()
 	seed, n := chaosParams(t)
@@ -100,7 +105,8 @@ const (
 	// standby starts a second Jarvis if none runs, then freezes the holder
 	// (SIGSTOP, for less than its lease) and pokes the standby: a
 	// heartbeat to its API, a tripwire's source moved, a command in the
-	// room. The store must not change while the holder is frozen.
+	// room. The store must not change while the holder is frozen, but for
+	// the heartbeat, which on PostgreSQL the standby stores (200).
 	standby
 	// takeover SIGKILLs the holder while a standby runs: the standby takes
 	// over, and the killed one comes back as the standby.
