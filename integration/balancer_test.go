@@ -174,12 +174,12 @@ type agentLoad struct {
 }
 
 // start starts the agents on tokens behind a new balancer.
-func (b *balancedAgents) start(t testing.TB, tokens roleTokens) *agentLoad {
+func (b *balancedAgents) start(t testing.TB, tokens workload.Tokens) *agentLoad {
 	lb, base := newBalancer(t, b.apis[0], b.apis[1])
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &agentLoad{lb: lb, cancel: cancel}
 	for _, agent := range b.agents {
-		c := client.New(base, tokens.agent[agent])
+		c := client.New(base, tokens.Agents[agent])
 		c.HTTP = &http.Client{Timeout: 10 * time.Second}
 		l.wg.Go(func() {
 			mii := 0.9

@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/client"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
 	"github.com/jarvis-hmi/jarvis/store"
 )
 
@@ -74,13 +75,16 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 	var load *agentLoad
 	if len(balanced) > 0 {
 		b := balanced[0]
-		tokens := holder.issueTokens(t, b.agents...)
+		tokens, err := workload.IssueTokens(ctx, holder.openStore(t), b.agents)
+		if err != nil {
+			t.Fatal(err)
+		}
 		load = b.start(t, tokens)
 		defer load.cancel()
 		// A halt opened on the standby reaches the room within the halt's
 		// bound: the holder, told at once, sends it.
 		const haltBound = 2 * time.Second
-		sup := client.New("http://"+b.apis[1], tokens.supervisor)
+		sup := client.New("http://"+b.apis[1], tokens.Supervisor)
 		opened := time.Now()
 		if _, err := sup.OpenBreaker(ctx, b.agents[0], client.Breach{Severity: "infrastructure", Reason: "opened on the standby"}); err != nil {
 			t.Fatalf("the standby refused a supervisor's breach: %v", err)
