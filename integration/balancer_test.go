@@ -156,15 +156,18 @@ var (
 
 // balancedAgents are agents reporting through a load balancer in
 // front of both Jarvis processes' APIs (TestTwoHostsFailover): apis are
-// the holder's and the standby's, host:port.
+// the holder's and the standby's, host:port; pinger is one more agent,
+// which pings the standby alone.
 type balancedAgents struct {
 	apis   [2]string
 	agents []string
+	pinger string
 }
 
 // agentLoad is balancedAgents running: each agent heartbeats ten times a
 // second, a cycle of its own each time, until stop; acked are the heartbeats answered 200.
 type agentLoad struct {
+	tokens workload.Tokens
 	lb     *balancer
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -177,7 +180,7 @@ type agentLoad struct {
 func (b *balancedAgents) start(t testing.TB, tokens workload.Tokens) *agentLoad {
 	lb, base := newBalancer(t, b.apis[0], b.apis[1])
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &agentLoad{lb: lb, cancel: cancel}
+	l := &agentLoad{tokens: tokens, lb: lb, cancel: cancel}
 	for _, agent := range b.agents {
 		c := client.New(base, tokens.Agents[agent])
 		c.HTTP = &http.Client{Timeout: 10 * time.Second}

@@ -75,7 +75,7 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 	var load *agentLoad
 	if len(balanced) > 0 {
 		b := balanced[0]
-		tokens, err := workload.IssueTokens(ctx, holder.openStore(t), b.agents)
+		tokens, err := workload.IssueTokens(ctx, holder.openStore(t), append(slices.Clone(b.agents), b.pinger))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,6 +102,18 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 		}
 	}
 
+	var staged func(*event.Event) bool
+	if len(balanced) > 0 {
+		// A report the standby stores while the holder can no longer act
+		// on it (frozen, then killed): its alert, staged, is the new
+		// holder's to post, once.
+		b := balanced[0]
+		holder.Freeze()
+		if code := postPing(t, "http://"+b.apis[1]+"/api/ping/fail", load.tokens.Agents[b.pinger]); code != http.StatusOK {
+			t.Errorf("the standby answered a failure ping %d while the holder was frozen, want 200", code)
+		}
+		staged = fromJarvis(b.pinger + " reported a failure")
+	}
 	holder.Kill()
 	killed := time.Now()
 	during := ping()
@@ -119,6 +131,12 @@ func failover(t *testing.T, alice *tesths.Person, opts options, standbyHost *hos
 	}
 	if load != nil {
 		load.stop(t, holder.openStore(t), balanced[0].apis)
+		if _, err := alice.WaitFor(ctx, waitReply, staged); err != nil {
+			t.Errorf("the failure the standby stored before the takeover never reached the room: %v", err)
+		}
+		if n := len(alice.Events(staged)); n != 1 {
+			t.Errorf("the failure the standby stored before the takeover reached the room %d times, want once", n)
+		}
 	}
 
 	events := holder.sentOnce(t, alice, room)

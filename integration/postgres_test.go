@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,7 +44,8 @@ func TestPostgresFailover(t *testing.T) {
 // of both APIs: eight agents heartbeat through it while the holder is
 // SIGKILLed, and every heartbeat either Jarvis acknowledged is stored
 // once. A halt a supervisor opens on the standby reaches the room within
-// 2 s.
+// 2 s; a failure an agent pings to the standby while the holder is frozen,
+// just before it is killed, is posted by the new holder, once.
 func TestTwoHostsFailover(t *testing.T) {
 	t.Parallel()
 	db := testdb.EmptyConfig(t, store.Postgres)
@@ -51,9 +53,9 @@ func TestTwoHostsFailover(t *testing.T) {
 	alice := newPerson(t, "alice")
 	port := strconv.Itoa(freeLoopbackPort(t))
 	agents := balancedAgents{apis: [2]string{net.JoinHostPort(hosts[0].there, port), net.JoinHostPort(hosts[1].there, port)},
-		agents: []string{"A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8"}}
+		agents: []string{"A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8"}, pinger: "BACKUP"}
 	extra := "workspace:\n  lease_ttl: 3s\napi:\n  listen: " + agents.apis[0] + "\nfleet:\n  agents:\n"
-	for _, a := range agents.agents {
+	for _, a := range append(slices.Clone(agents.agents), agents.pinger) {
 		extra += "    - name: " + a + "\n      cadence: 1h\n"
 	}
 	failover(t, alice, options{
