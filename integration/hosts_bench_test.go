@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,7 +36,8 @@ const intakePhase = 10 * time.Second
 // It reports heartbeats and card sets a second summed over the hosts, the
 // heartbeats' p50 and p99, whether the database runs with fsync, the
 // store transactions PostgreSQL refused and the processes ran again (per
-// 1,000), the cores the Jarvis processes used together, and
+// 1,000), the cores the Jarvis processes used together and those the test
+// process (load generator and load balancer) used, and
 // fails if any was refused or an acknowledged one is not stored once.
 func BenchmarkIntakeAcrossHosts(b *testing.B) {
 	if os.Getenv(testdb.EnvPostgres) == "" {
@@ -59,9 +61,9 @@ func BenchmarkIntakeAcrossHosts(b *testing.B) {
 	for _, hosts := range []int{1, 2} {
 		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) {
 			_, base := newBalancer(b, apis[:hosts]...)
-			before := storeCounters(b, apis)
+			before, driverBefore := storeCounters(b, apis), ownCPU()
 			r := driveIntake(b, l, base, fmt.Sprintf("h%d", hosts))
-			after := storeCounters(b, apis)
+			after, driver := storeCounters(b, apis), ownCPU()-driverBefore
 			b.ReportMetric(float64(len(r.beats))/r.elapsed.Seconds(), "hb/s")
 			b.ReportMetric(float64(quantile(r.latencies, 0.50))/float64(time.Millisecond), "p50-ms")
 			b.ReportMetric(float64(quantile(r.latencies, 0.99))/float64(time.Millisecond), "p99-ms")
@@ -70,6 +72,7 @@ func BenchmarkIntakeAcrossHosts(b *testing.B) {
 			txs := after.transactions - before.transactions
 			b.ReportMetric(1000*(after.reruns-before.reruns)/max(txs, 1), "reruns/1000tx")
 			b.ReportMetric((after.cpu-before.cpu)/r.elapsed.Seconds(), "jarvis-cores")
+			b.ReportMetric(driver.Seconds()/r.elapsed.Seconds(), "driver-cores")
 		})
 	}
 }
@@ -110,6 +113,16 @@ func storeCounters(b *testing.B, apis []string) counters {
 		resp.Body.Close()
 	}
 	return c
+}
+
+// ownCPU is the CPU time this process (the load generator and the load
+// balancer) has used.
+func ownCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // intakeRun is what driveIntake acknowledged.
