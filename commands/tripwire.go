@@ -135,10 +135,38 @@ func (c *tripwireCommands) show(e *Event) error {
 	if d.LastError != "" {
 		fmt.Fprintf(&b, "- Its source could not be read last time: %s\n", core.EscapeMarkdown(d.LastError))
 	}
+	if line, err := c.skipLine(e, d.ID); err != nil {
+		return err
+	} else if line != "" {
+		fmt.Fprintf(&b, "- %s\n", line)
+	}
 	fmt.Fprintf(&b, "- Its reason came from: %s\n", d.SourceTrust.Describe())
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
 	return c.sendChart(e, d.ID, history.ChartSpan)
+}
+
+// skipLine says how often the evaluator skipped the tripwire since
+// midnight in the sender's zone, by reason: "Skipped 14 times today:
+// cooldown 12, source error 2"; empty when it skipped none.
+func (c *tripwireCommands) skipLine(e *Event, id string) (string, error) {
+	now := e.Proc.deps.Clock.Now().In(e.Proc.zone(e))
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	sum, err := c.tw.Skips(e.Ctx, e.Sender, id, midnight, 1)
+	if err != nil || sum.Total == 0 {
+		return "", err
+	}
+	var parts []string
+	for _, r := range tripwire.SkipLogReasons {
+		if n := sum.Counts[r]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", strings.ReplaceAll(string(r), "-", " "), n))
+		}
+	}
+	times := core.Plural(sum.Total, "time", "times")
+	if sum.Truncated {
+		times = "at least " + times
+	}
+	return fmt.Sprintf("Skipped %s today: %s", times, strings.Join(parts, ", ")), nil
 }
 
 // twChartSpans are the spans `!tw chart` draws.

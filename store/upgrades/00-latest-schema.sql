@@ -1,5 +1,5 @@
--- v0 -> v37 (compatible with v37+): Latest revision
--- The schema that the numbered files 01 to 37 build, in one step, for an
+-- v0 -> v38 (compatible with v38+): Latest revision
+-- The schema that the numbered files 01 to 38 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -938,3 +938,17 @@ CREATE INDEX jarvis_boot_started_idx ON jarvis_boot (started_at);
 -- The cards an agent works, read for each batch of its heartbeats' answers
 -- (v37).
 CREATE INDEX card_worker_idx ON card (worker, updated_at);
+
+-- The evaluator's skip log (v38): each skipped evaluation, its observation
+-- null; each tripwire keeps its newest tripwires.skip_log.per_tripwire.
+CREATE TABLE tripwire_skip (
+	-- only: sqlite for next line
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	-- only: postgres for next line
+	seq         BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	tripwire_id TEXT    NOT NULL,
+	at          BIGINT  NOT NULL,
+	reason      TEXT    NOT NULL,
+	detail      TEXT    NOT NULL
+);
+CREATE INDEX tripwire_skip_idx ON tripwire_skip (tripwire_id, seq);
