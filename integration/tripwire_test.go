@@ -484,3 +484,63 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// TestStarterTemplatesOnDefaultInstall: with no snapshot source and no
+// agent configured, `!tw templates` still offers the starters built on
+// what Jarvis reads itself (the cards), each as a proposal with ✅ ❌ on
+// it; listing them arms nothing, and one tap arms that one only.
+func TestStarterTemplatesOnDefaultInstall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinRoom(t, alice)
+	sent, err := alice.Say(ctx, room, "!tw templates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatalf("no answer to !tw templates: %v", err)
+	}
+	if body := tesths.Body(header); !strings.Contains(body, "nothing is armed until you tap ✅ on one") ||
+		!strings.Contains(body, "Agent goes offline: no agent reports yet") {
+		t.Errorf("!tw templates says %q", body)
+	}
+	proposal := func(label string) *event.Event {
+		t.Helper()
+		q, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+			return j.replyTo(sent)(evt) && strings.Contains(tesths.Body(evt), label+": ") && strings.Contains(tesths.Body(evt), "React ✅ to arm")
+		})
+		if err != nil {
+			t.Fatalf("no proposal of %q: %v", label, err)
+		}
+		for _, r := range []string{"✅", "❌"} {
+			if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, q.ID, r)); err != nil {
+				t.Fatalf("no %s on the proposal of %q: %v", r, label, err)
+			}
+		}
+		return q
+	}
+	blocked := proposal("A card is blocked")
+	proposal("A card waits for your decision")
+	if ids := tripwireIDs.FindAllString(tesths.Body(j.ask(t, alice, room, "!tw list")), -1); len(ids) != 0 {
+		t.Fatalf("listing the starters armed %q", ids)
+	}
+	if _, err := alice.SendReaction(ctx, room, blocked.ID, "✅"); err != nil {
+		t.Fatal(err)
+	}
+	edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, blocked.ID))
+	if err != nil {
+		t.Fatalf("the starter was not armed: %v", err)
+	}
+	armed := tripwireIDs.FindString(newBody(edit))
+	if !strings.HasPrefix(newBody(edit), "Armed — tw_") || !strings.Contains(newBody(edit), "cards.blocked > 0") {
+		t.Fatalf("the starter now says %q", newBody(edit))
+	}
+	ids := tripwireIDs.FindAllString(tesths.Body(j.ask(t, alice, room, "!tw list")), -1)
+	slices.Sort(ids)
+	if ids = slices.Compact(ids); !slices.Equal(ids, []string{armed}) {
+		t.Errorf("!tw list shows %q, want only %s", ids, armed)
+	}
+}

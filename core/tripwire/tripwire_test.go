@@ -1,6 +1,7 @@
 package tripwire
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -156,12 +157,15 @@ func TestTripwireConfigValidate(t *testing.T) {
 
 func TestTripwireTemplatesAreValid(t *testing.T) {
 	reg := coretest.Registry()
+	reg.Register(core.SourceKind{Kind: "cards.blocked", Value: core.ValueCount,
+		Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }})
 	want := map[string]string{
 		"vault-threshold":    "vault.balance ≥ 45",
 		"gi-yellow":          "integrity.gi < 0.7",
 		"daedalus-self-ping": "micro-agent.value[DAEDALUS-µ5] < 0.8",
 		"agent-offline":      "agent.status[EVE] = offline",
 		"breaker-open":       "breaker.state[EVE] = open",
+		"card-blocked":       "cards.blocked > 0",
 		"card-decision":      "cards.needs_decision > 0",
 	}
 	if len(templates) != len(want) {
