@@ -33,13 +33,16 @@ const (
 	recentSubjectsQuery = `
 		SELECT ` + subjectColumns + ` FROM attestation_subject WHERE closes_at > $1 ORDER BY opened_at DESC, id DESC LIMIT $2`
 	// awaitedSubjectsQuery takes the agents, from $2, in place of %s.
+	// awaitedSubjectsQuery starts from the open subjects (by closes_at),
+	// which are few however many have closed, and takes the agents, from
+	// $2, in place of %s.
 	awaitedSubjectsQuery = `
 		SELECT w.agent, w.subject_id
 		FROM attestation_awaited w
-		JOIN attestation_subject s ON s.id = w.subject_id
 		LEFT JOIN attestation a ON a.subject_id = w.subject_id AND a.agent = w.agent
-		WHERE w.agent IN (%s) AND s.closes_at > $1 AND a.agent IS NULL
-		ORDER BY s.opened_at, s.id`
+		WHERE w.subject_id IN (SELECT id FROM attestation_subject WHERE closes_at > $1)
+			AND w.agent IN (%s) AND a.agent IS NULL
+		ORDER BY w.subject_id`
 	putAttestationQuery = `
 		INSERT INTO attestation (subject_id, agent, verdict, rationale, signature, posture, received_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -173,7 +176,7 @@ func scanSubject(row dbutil.Scannable) (fleet.AttestationSubject, error) {
 }
 
 // AwaitedSubjects lists, for each of the agents, the subjects open at now
-// that await it and that it has not attested to, oldest first, in one
+// that await it and that it has not attested to, by id, in one
 // statement per few thousand agents; an agent with none is left out.
 func (q *AttestationQuery) AwaitedSubjects(ctx context.Context, now time.Time, agents []string) (map[string][]string, error) {
 	out := map[string][]string{}

@@ -94,7 +94,7 @@ type AttestationStore interface {
 	PendingAttestations(ctx context.Context, now time.Time, agents []string) (map[string]int, error)
 	// AwaitedSubjects lists, for each of the agents, the ids of the
 	// subjects open at now that await it and that it has not attested to,
-	// oldest first; an agent with none is left out.
+	// by id; an agent with none is left out.
 	AwaitedSubjects(ctx context.Context, now time.Time, agents []string) (map[string][]string, error)
 	// UndecidedSubjects lists the subjects whose outcome may still change
 	// (not final), oldest first, with the agents each awaits.

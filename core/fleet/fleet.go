@@ -208,7 +208,7 @@ type HeartbeatReceipt struct {
 	// amendment) reaches the worker in the answer.
 	Cards []WorkCard
 	// Attestations are the ids of the subjects open now that await the
-	// agent's verdict and have none from it yet, oldest first: the
+	// agent's verdict and have none from it yet, by id: the
 	// contract's "an attestation is awaited".
 	Attestations []string
 }

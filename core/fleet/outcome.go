@@ -114,8 +114,16 @@ func Decide(s AttestationSubject, atts []Attestation, cfg AttestationConfig, now
 // final. It reports how many outcomes changed. The lease holder runs it.
 func (f *Service) DecideAttestations(ctx context.Context) (int, error) {
 	cfg := f.roster.Load().attest
+	// Most of the time no subject is open: no write transaction then.
+	undecided, err := f.deps.Attestations.UndecidedSubjects(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("decide attestations: %w", err)
+	}
+	if len(undecided) == 0 {
+		return 0, nil
+	}
 	changed := 0
-	err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+	err = f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		changed = 0
 		now := f.deps.Clock.Now()
 		subjects, err := f.deps.Attestations.UndecidedSubjects(ctx)

@@ -300,6 +300,7 @@ CREATE TABLE attestation_subject (
 	final_at    BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX attestation_subject_final_idx ON attestation_subject (final_at);
+CREATE INDEX attestation_subject_closes_idx ON attestation_subject (closes_at);
 
 -- The agents whose verdict a subject awaits.
 CREATE TABLE attestation_awaited (

@@ -11,3 +11,6 @@ ALTER TABLE attestation_subject ADD COLUMN outcome_seq BIGINT NOT NULL DEFAULT 0
 ALTER TABLE attestation_subject ADD COLUMN final_at BIGINT NOT NULL DEFAULT 0;
 UPDATE attestation_subject SET final_at = closes_at;
 CREATE INDEX attestation_subject_final_idx ON attestation_subject (final_at);
+-- Every heartbeat's answer reads the open subjects awaiting its agent:
+-- from the open ones, however many have closed.
+CREATE INDEX attestation_subject_closes_idx ON attestation_subject (closes_at);
