@@ -129,6 +129,8 @@ type heartbeatResponse struct {
 	// Cards are the cards the agent works: a person's NO-GO or amendment
 	// shows here at its next heartbeat.
 	Cards []workCardJSON `json:"cards,omitempty"`
+	// AttestationsAwaited are the subjects awaiting the agent's verdict.
+	AttestationsAwaited []string `json:"attestations_awaited,omitempty"`
 }
 
 type workCardJSON struct {
@@ -228,6 +230,7 @@ func (h *fleetAPI) heartbeat(w http.ResponseWriter, r *http.Request, req heartbe
 	for _, c := range receipt.Cards {
 		resp.Cards = append(resp.Cards, workCardJSON(c))
 	}
+	resp.AttestationsAwaited = receipt.Attestations
 	WriteJSON(w, http.StatusOK, resp)
 }
 
@@ -425,6 +428,7 @@ type subjectJSON struct {
 	Agents       []string          `json:"agents"`
 	OpenedAt     string            `json:"opened_at"`
 	ClosesAt     string            `json:"closes_at"`
+	Outcome      string            `json:"outcome,omitempty"`
 	Attestations []attestationJSON `json:"attestations,omitempty"`
 }
 
@@ -443,7 +447,7 @@ func toSubjectJSON(s fleet.AttestationSubject) subjectJSON {
 	}
 	return subjectJSON{
 		SubjectID: s.ID, SubjectHash: s.Hash, Title: s.Title, Agents: agents,
-		OpenedAt: apiTime(s.OpenedAt), ClosesAt: apiTime(s.ClosesAt),
+		OpenedAt: apiTime(s.OpenedAt), ClosesAt: apiTime(s.ClosesAt), Outcome: string(s.Outcome),
 	}
 }
 

@@ -153,6 +153,7 @@ func TestExamplesReplay(t *testing.T) {
 		{op: "getTripwire", token: citizen, path: "/api/tripwires/{tripwire}"},
 		{op: "patchTripwire", token: citizen, path: "/api/tripwires/{tripwire}"},
 		{op: "tripwireHistory", token: citizen, path: "/api/tripwires/{tripwire}/history?limit=10"},
+		{op: "tripwireSkips", token: citizen, path: "/api/tripwires/{tripwire}/skips?since=2026-01-01T00:00:00Z&limit=10"},
 		{op: "backtestTripwire", token: citizen},
 		{op: "tripwireJournal", token: citizen, path: "/api/tripwires/journal?limit=10"},
 		{op: "tripwireTemplates", token: citizen},

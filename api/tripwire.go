@@ -32,6 +32,7 @@ func RegisterTripwires(s *Server, svc *tripwire.Service) {
 		"PATCH /api/tripwires/{id}":          h.patch,
 		"DELETE /api/tripwires/{id}":         h.delete,
 		"GET /api/tripwires/{id}/history":    h.history,
+		"GET /api/tripwires/{id}/skips":      h.skips,
 	} {
 		s.Handle(pattern, h.authenticate(fn))
 	}
@@ -210,6 +211,30 @@ func (h *tripwireAPI) history(w http.ResponseWriter, r *http.Request, scope stri
 		events = []tripwire.TripEvent{}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"events": events})
+}
+
+// skips serves a tripwire's skip log: the evaluations skipped since
+// ?since= (midnight UTC today when left out), counted by reason, and the
+// latest of them.
+func (h *tripwireAPI) skips(w http.ResponseWriter, r *http.Request, scope string) {
+	limit, err := tripwireQueryInt(r, "limit", 0)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	var since time.Time
+	if v := r.URL.Query().Get("since"); v != "" {
+		if since, err = time.Parse(time.RFC3339, v); err != nil {
+			WriteError(w, r, core.Invalid("since", "must be a time like 2026-04-17T00:00:00Z"))
+			return
+		}
+	}
+	sum, err := h.svc.Skips(r.Context(), scope, r.PathValue("id"), since, limit)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, sum)
 }
 
 // journal serves the journal, or with ?consume=push drains the push queue

@@ -74,6 +74,9 @@ const (
 	// approvalSweepInterval is how often approval requests are checked for
 	// a deadline that has come: an agent waits on the answer.
 	approvalSweepInterval = 5 * time.Second
+	// attestationSweepInterval is how often the verdicts on attestation
+	// subjects are combined into their outcomes, and a change relayed.
+	attestationSweepInterval = 2 * time.Second
 	// oncallSweepInterval is how often alerts are checked for one that
 	// waited oncall.escalate_after for a claim, whose owner is due a
 	// reminder, whose claim lapsed, or whose snooze ended.
@@ -823,6 +826,7 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	sweep(reminderSweepInterval, "deliver reminders", uncounted(a.reminders.Sweep))
 	sweep(reminderSweepInterval, "deliver quiet-hours digests", uncounted(a.quiet.Sweep))
 	sweep(approvalSweepInterval, "sweep approval requests", uncounted(a.approvals.Sweep))
+	sweep(attestationSweepInterval, "decide attestations", uncounted(a.fleet.DecideAttestations))
 	sweep(oncallSweepInterval, "escalate unclaimed alerts", uncounted(a.oncall.Escalate))
 	sweep(oncallSweepInterval, "wake snoozed alerts", uncounted(a.oncall.Wake))
 	sweep(oncallSweepInterval, "remind owners of open alerts", uncounted(a.oncall.Remind))

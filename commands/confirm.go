@@ -76,17 +76,26 @@ func (p *Processor) RegisterConfirm(kinds ...ConfirmKind) {
 // as its channel puts a question (✅ and ❌ already on it in a Matrix
 // room), and records what to do when they say yes.
 func (e *Event) AskConfirm(kind, payload, text string) error {
-	return e.askConfirmOf(kind, e.Sender, e.RoomID, e.channel(), payload, text)
+	return e.askConfirmOf(kind, "", e.Sender, e.RoomID, e.channel(), payload, text)
+}
+
+// AskConfirmPart is AskConfirm for one of several questions one message
+// asks, each told apart by its part: each is answered on its own.
+func (e *Event) AskConfirmPart(kind, part, payload, text string) error {
+	return e.askConfirmOf(kind, part, e.Sender, e.RoomID, e.channel(), payload, text)
 }
 
 // askConfirmOf asks requester, in room (reached through ch), to confirm;
 // the question answers the event only when it is in the event's room.
-func (e *Event) askConfirmOf(kind, requester, room string, ch Channel, payload, text string) error {
+func (e *Event) askConfirmOf(kind, part, requester, room string, ch Channel, payload, text string) error {
 	k, ok := e.Proc.confirms[kind]
 	if !ok {
 		return fmt.Errorf("confirmation kind %q is not registered", kind)
 	}
 	key := fmt.Sprintf("confirm:%s:%s", kind, e.EventID)
+	if part != "" {
+		key += ":" + part
+	}
 	now := e.Proc.deps.Clock.Now()
 	err := e.Proc.deps.Pending.AddPending(e.Ctx, core.Pending{
 		Key: key, Kind: kind, RoomID: room, Requester: requester, Payload: payload,

@@ -3,9 +3,11 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
@@ -17,7 +19,16 @@ import (
 type FleetReader interface {
 	FleetStatus(ctx context.Context) ([]fleet.AgentReport, error)
 	Agents() []fleet.AgentConfig
+	// RecentSubjects lists the attestation subjects closing after since,
+	// newest first, with what their verdicts add up to.
+	RecentSubjects(ctx context.Context, since time.Time, limit int) ([]fleet.AttestationSubject, []fleet.Decision, error)
 }
+
+// Attestations `!fleet` lists: those of the last day, the newest few.
+const (
+	fleetAttestationSpan  = 24 * time.Hour
+	fleetAttestationLimit = 5
+)
 
 // fleetCommands are `!fleet [agent]`, read from what reader says; intent
 // turns the questions people ask in their own words ("what's the fleet
@@ -46,7 +57,11 @@ func (c *fleetCommands) answer(e *Event) error {
 		return err
 	}
 	if len(e.Args) == 0 {
-		e.Reply("%s", fleet.Render(rows))
+		subjects, decisions, err := c.reader.RecentSubjects(e.Ctx, e.Proc.deps.Clock.Now().Add(-fleetAttestationSpan), fleetAttestationLimit)
+		if err != nil {
+			return err
+		}
+		e.Reply("%s", fleet.Render(rows)+fleetAttestations(subjects, decisions))
 		return nil
 	}
 	for _, r := range rows {
@@ -57,6 +72,28 @@ func (c *fleetCommands) answer(e *Event) error {
 	}
 	e.Reply("I know no agent called %q. `%sfleet` lists them.", e.Args[0], e.Proc.Prefix())
 	return nil
+}
+
+// fleetAttestations lists the subjects' stored outcomes, each with the
+// verdicts behind it: "`seal-C-284-001` Release 284: passed — 3 of 3
+// verdicts in (pass 3), quorum 2"; empty when there are none.
+func fleetAttestations(subjects []fleet.AttestationSubject, decisions []fleet.Decision) string {
+	if len(subjects) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n**Attestations** (the last day)")
+	for i, s := range subjects {
+		fmt.Fprintf(&b, "\n- %s", core.CodeSpan(s.ID))
+		if s.Title != "" {
+			fmt.Fprintf(&b, " %s", core.EscapeMarkdown(s.Title))
+		}
+		fmt.Fprintf(&b, ": **%s** — %s", s.Outcome, fleet.DecisionText(decisions[i]))
+		if s.FinalAt.IsZero() {
+			fmt.Fprintf(&b, "; closes %s", core.TimeText(s.ClosesAt))
+		}
+	}
+	return b.String()
 }
 
 // chart is `!fleet chart [agent]`: an image notice asking for every

@@ -204,7 +204,7 @@ func (l *linkCommands) askLinkConfirmation(e *Event, puppet, account string) err
 	if err != nil {
 		return err
 	}
-	err = e.askConfirmOf(confirmLink, account, room, bridge.Room{}, puppet+" "+e.Network, fmt.Sprintf(
+	err = e.askConfirmOf(confirmLink, "", account, room, bridge.Room{}, puppet+" "+e.Network, fmt.Sprintf(
 		"%s on %s asks to be linked to your account, so that what it does acts as you: it would answer the approval requests put to you, "+
 			"read and change your notes, tasks and reminders, and own your tripwires and tokens. Is it yours? React ✅ to link it, ❌ if it is not.",
 		puppet, e.Network))

@@ -268,6 +268,9 @@ func (statusFigures) Agents() []fleet.AgentConfig                 { return nil }
 func (statusFigures) FleetStatus(context.Context) ([]fleet.AgentReport, error) {
 	return nil, errors.New("no heartbeats table")
 }
+func (statusFigures) RecentSubjects(context.Context, time.Time, int) ([]fleet.AttestationSubject, []fleet.Decision, error) {
+	return nil, nil, nil
+}
 func (statusFigures) GivenUp(context.Context) (int, *core.OutboxEntry, error) { return 0, nil, nil }
 func (statusFigures) TripwireStatusCounts(context.Context) (map[string]int, error) {
 	return map[string]int{"armed": 4, "tripped": 1}, nil

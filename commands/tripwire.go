@@ -135,10 +135,38 @@ func (c *tripwireCommands) show(e *Event) error {
 	if d.LastError != "" {
 		fmt.Fprintf(&b, "- Its source could not be read last time: %s\n", core.EscapeMarkdown(d.LastError))
 	}
+	if line, err := c.skipLine(e, d.ID); err != nil {
+		return err
+	} else if line != "" {
+		fmt.Fprintf(&b, "- %s\n", line)
+	}
 	fmt.Fprintf(&b, "- Its reason came from: %s\n", d.SourceTrust.Describe())
 	fmt.Fprintf(&b, "\n**Why you armed it:**\n%s\n\n`%stw history %s` shows its trips.", twMDLines(d.Rationale), prefix, d.ID)
 	e.Reply("%s", b.String())
 	return c.sendChart(e, d.ID, history.ChartSpan)
+}
+
+// skipLine says how often the evaluator skipped the tripwire since
+// midnight in the sender's zone, by reason: "Skipped 14 times today:
+// cooldown 12, source error 2"; empty when it skipped none.
+func (c *tripwireCommands) skipLine(e *Event, id string) (string, error) {
+	now := e.Proc.deps.Clock.Now().In(e.Proc.zone(e))
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	sum, err := c.tw.Skips(e.Ctx, e.Sender, id, midnight, 1)
+	if err != nil || sum.Total == 0 {
+		return "", err
+	}
+	var parts []string
+	for _, r := range tripwire.SkipLogReasons {
+		if n := sum.Counts[r]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", strings.ReplaceAll(string(r), "-", " "), n))
+		}
+	}
+	times := core.Plural(sum.Total, "time", "times")
+	if sum.Truncated {
+		times = "at least " + times
+	}
+	return fmt.Sprintf("Skipped %s today: %s", times, strings.Join(parts, ", ")), nil
 }
 
 // twChartSpans are the spans `!tw chart` draws.
@@ -229,25 +257,47 @@ func (c *tripwireCommands) journal(e *Event) error {
 	return nil
 }
 
+// templates offers the starter templates whose sources this Jarvis
+// reads, each as a proposal of its own with ✅ on it: one tap arms it,
+// through the same confirmation as a proposal from a sentence, and
+// nothing is armed until then. A template about one agent, while no agent
+// reports yet, is listed to arm by name.
 func (c *tripwireCommands) templates(e *Event) error {
 	prefix := e.Proc.Prefix()
-	list := c.tw.Templates()
-	if len(list) == 0 {
+	starters := c.tw.Starters(e.Sender, c.agents())
+	if len(starters) == 0 {
 		e.Reply("No starter template fits the sources this Jarvis can read. `%stw arm` arms your own.", prefix)
 		return nil
 	}
 	var b strings.Builder
-	b.WriteString("**Starter tripwires**: nothing is armed until you ask.\n\n")
-	for i, t := range list {
-		fmt.Fprintf(&b, "%d. **%s**: %s, %s, cooldown %s", i+1, core.EscapeMarkdown(t.Label), twCode(twRule(t.Source, t.Condition)),
-			map[bool]string{true: "push", false: "journal only"}[t.Action.Push], twDuration(t.CooldownSeconds))
-		if t.Param != "" {
-			fmt.Fprintf(&b, "; give the %s", core.EscapeMarkdown(t.Param))
+	b.WriteString("**Starter tripwires**: nothing is armed until you tap ✅ on one.\n")
+	for i, st := range starters {
+		if st.Draft == nil {
+			fmt.Fprintf(&b, "\n%d. **%s**: no agent reports yet; `%stw template %d <%s>` arms it for one.", i+1,
+				core.EscapeMarkdown(st.Template.Label), prefix, i+1, st.Template.Param)
 		}
-		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n`%stw template <N> [param]` arms one, e.g. `%stw template 1`.", prefix, prefix)
-	e.Reply("%s", b.String())
+	e.Reply("%s", strings.TrimSpace(b.String()))
+	for i, st := range starters {
+		if st.Draft == nil {
+			continue
+		}
+		payload, err := json.Marshal(st.Draft)
+		if err != nil {
+			return fmt.Errorf("encode starter %s: %w", st.Template.ID, err)
+		}
+		def := twProposed(*st.Draft)
+		text := fmt.Sprintf("%d. **%s**: %s\nWhen it trips: %s; at most once every %s.\n_%s_", i+1, core.EscapeMarkdown(def.Label),
+			twCode(twRule(def.Source, def.Condition)), twAction(prefix, def.Action), twDuration(def.CooldownSeconds),
+			core.EscapeMarkdown(def.Rationale))
+		if len(st.Left) > 0 {
+			text += fmt.Sprintf("\nIt watches the first %d agents; `%stw template %d <%s>` arms it for another one.",
+				tripwire.MaxSubConditions, prefix, i+1, st.Template.Param)
+		}
+		if err := e.AskConfirmPart(confirmTripwire, st.Template.ID, string(payload), text); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -186,8 +186,6 @@ func TestTripwireCommands(t *testing.T) {
 		{name: "enable", say: "!tw enable {gi}", want: []string{"Enabled `{gi}` (GI low): watching `integrity.gi < 0.7` again."}},
 		{name: "enable twice", say: "!tw enable {gi}", want: []string{"is already armed"}},
 		{name: "release what is not quarantined", say: "!tw release {gi}", want: []string{"is armed, not quarantined: there is nothing to release"}},
-		{name: "templates", say: "!tw templates", want: []string{"1. **Vault approaching threshold**: `vault.balance ≥ 45`, push, cooldown 1d",
-			"2. **GI below yellow band**", "3. **Agent goes offline**", "give the agent name", "`!tw template <N> [param]`"}},
 		{name: "a template that needs an agent asks for it", say: "!tw template 3",
 			want: []string{"Not armed: Agent goes offline needs the agent name", "`!tw template 3 <agent name>`"}},
 		{name: "a template with its agent", say: "!tw template 3 EVE",
@@ -847,5 +845,42 @@ func TestTripwireSourceTrust(t *testing.T) {
 				t.Errorf("!tw show lacks %q:\n%s", tt.want, reply)
 			}
 		})
+	}
+}
+
+// TestTripwireStarterProposals: `!tw templates` offers each starter as a
+// proposal of its own with ✅ on it, made ready for the person (a
+// template about one agent watches the fleet's, one about decisions
+// watches theirs); nothing is armed until they tap ✅ on one, which arms
+// that one only, and another person's ✅ arms nothing.
+func TestTripwireStarterProposals(t *testing.T) {
+	th := newTripwireHarness(t, 0)
+	replies := th.sayAs(t, "$tpl", alice, "!tw templates")
+	// The harness reads the vault, GI and the fleet's agent status.
+	if len(replies) != 4 || !strings.Contains(replies[0], "nothing is armed until you tap ✅ on one") {
+		t.Fatalf("!tw templates got %q, want a header and three proposals", replies)
+	}
+	for _, want := range []string{
+		"1. **Vault approaching threshold**: `vault.balance ≥ 45`",
+		"2. **GI below yellow band**: `integrity.gi < 0.7`",
+		"3. **Agent goes offline: EVE**: `agent.status[EVE] = offline`",
+	} {
+		if !slices.ContainsFunc(replies[1:], func(r string) bool { return strings.Contains(r, want) && strings.Contains(r, "React ✅ to arm") }) {
+			t.Errorf("no proposal says %q:\n%s", want, strings.Join(replies, "\n---\n"))
+		}
+	}
+	if n := len(th.tripwires(t, alice)); n != 0 {
+		t.Fatalf("%d tripwires armed by listing the templates, want none", n)
+	}
+	if caused := th.answer(t, "confirm:tripwire:$tpl:agent-offline", bob, YesReaction); len(th.tripwires(t, alice))+len(th.tripwires(t, bob)) != 0 {
+		t.Fatalf("bob's ✅ on alice's starter caused %+v and armed something", caused)
+	}
+	caused := th.answer(t, "confirm:tripwire:$tpl:agent-offline", alice, YesReaction)
+	if len(caused) != 1 || !strings.Contains(caused[0].Body, "Armed — `tw_") {
+		t.Fatalf("alice's ✅ caused %+v, want one armed reply", caused)
+	}
+	armed := th.tripwires(t, alice)
+	if len(armed) != 1 || armed[0].Label != "Agent goes offline: EVE" || armed[0].Source.Param != "EVE" {
+		t.Errorf("armed %+v, want only the agent-offline starter on EVE", armed)
 	}
 }

@@ -90,7 +90,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"tripwires", fmt.Sprint(cfg.Tripwires), fmt.Sprint(tripwire.Config{Tick: 5 * time.Minute,
 			Quarantine: tripwire.QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12}, MaxPerPerson: 100,
 			Backtest:    tripwire.BacktestConfig{MaxReadings: 5000, Concurrent: 4, ConcurrentPerPerson: 1},
-			FetchBudget: tripwire.FetchBudget{Time: 15 * time.Second, Workers: 2}})},
+			FetchBudget: tripwire.FetchBudget{Time: 15 * time.Second, Workers: 2}, SkipLog: tripwire.SkipLogConfig{PerTripwire: 500}})},
 		{"bridges.networks", fmt.Sprint(cfg.Bridges.Networks), fmt.Sprint([]bridge.Network{
 			{Name: "telegram", Users: "@telegram_*"}, {Name: "whatsapp", Users: "@whatsapp_*"},
 			{Name: "signal", Users: "@signal_*"}, {Name: "discord", Users: "@discord_*"}})},

@@ -109,13 +109,20 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 	}
 	b.StopTimer()
 
-	ratio := reportLatencies(b, "load-", loaded.durations) / reportLatencies(b, "idle-", idle.durations)
-	lo, hi := bootstrapRatio(idle.durations, loaded.durations, 0.95, 2000)
+	reportRatio(b, idle, loaded)
+	b.ReportMetric(float64(heartbeats)/busy.Seconds(), "hb/s")
+	b.ReportMetric(float64(sets)/busy.Seconds(), "sets/s")
+}
+
+// reportRatio reports each side's latencies (each metric's name starting
+// with its name), the ratio of other's p95 to base's ("p95-ratio") and its
+// 95 % bootstrap confidence interval ("ratio-lo", "ratio-hi").
+func reportRatio(b *testing.B, base, other *roundTripper) {
+	ratio := reportLatencies(b, other.name+"-", other.durations) / reportLatencies(b, base.name+"-", base.durations)
+	lo, hi := bootstrapRatio(base.durations, other.durations, 0.95, 2000)
 	b.ReportMetric(ratio, "p95-ratio")
 	b.ReportMetric(lo, "ratio-lo")
 	b.ReportMetric(hi, "ratio-hi")
-	b.ReportMetric(float64(heartbeats)/busy.Seconds(), "hb/s")
-	b.ReportMetric(float64(sets)/busy.Seconds(), "sets/s")
 }
 
 // quantile is the q-quantile of durations (nearest rank), which it sorts.

@@ -133,6 +133,17 @@ tripwires:
 			t.Errorf("bob's push took %s behind mallory's hanging fetches", took)
 		}
 	})
+
+	t.Run("another person's skip log is not found", func(t *testing.T) {
+		armed := tesths.Body(j.ask(t, bob, bobDM, `!tw arm agent.status eq offline --param EVE --label "EVE gone" --because "EVE runs the nightly build"`))
+		bobs := tripwireIDs.FindString(armed)
+		if bobs == "" {
+			t.Fatalf("bob's arming got %q", armed)
+		}
+		if code, body := api.callWith(t, token, http.MethodGet, "/api/tripwires/"+bobs+"/skips", nil); code != http.StatusNotFound || body["counts"] != nil {
+			t.Errorf("mallory reading bob's skip log: %d %v, want 404 and nothing of it", code, body)
+		}
+	})
 }
 
 // TestHugeSourceValues makes the attack of a url-fetch serving 300 KB

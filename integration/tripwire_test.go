@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
@@ -23,8 +25,9 @@ import (
 // snapshotFeed serves the terminal snapshot the snapshot source kinds
 // read, with a GI the test sets.
 type snapshotFeed struct {
-	mu sync.Mutex
-	gi float64
+	mu     sync.Mutex
+	gi     float64
+	broken bool // answers 500
 }
 
 func newSnapshotFeed(t *testing.T, gi float64) (*snapshotFeed, string) {
@@ -33,6 +36,10 @@ func newSnapshotFeed(t *testing.T, gi float64) (*snapshotFeed, string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if f.broken {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"integrity": {"gi": %g}, "vault": {"balance": 12}, "micro_agents": {}}`, f.gi)
 	}))
@@ -43,6 +50,12 @@ func newSnapshotFeed(t *testing.T, gi float64) (*snapshotFeed, string) {
 func (f *snapshotFeed) setGI(gi float64) {
 	f.mu.Lock()
 	f.gi = gi
+	f.mu.Unlock()
+}
+
+func (f *snapshotFeed) setBroken(broken bool) {
+	f.mu.Lock()
+	f.broken = broken
 	f.mu.Unlock()
 }
 
@@ -396,5 +409,138 @@ func TestChartInSharedRoom(t *testing.T) {
 			t.Errorf("%s reads the chart's body %q", p.UserID, msg.Body)
 		}
 		checkChartPNG(t, p, msg)
+	}
+}
+
+// TestTripwireSkipLog: a tripwire that matches inside its cooldown, then
+// whose source fails, logs each skipped evaluation with its reason and a
+// null observation; `GET /api/tripwires/{id}/skips` counts them by reason
+// and `!tw show` says "Skipped N times today: cooldown N, source error N".
+func TestTripwireSkipLog(t *testing.T) {
+	t.Parallel()
+	feed, url := newSnapshotFeed(t, 0.65)
+	alice := newPerson(t, "alice")
+	port := freeLoopbackPort(t)
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID},
+		extra: fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\nsources:\n  snapshot:\n    url: %s\ntripwires:\n  tick: 1s\n", port, url)})
+	room := j.joinRoom(t, alice)
+	api := agentAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	api.waitUp(t, j)
+	since := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
+	armed := tesths.Body(j.ask(t, alice, room, `!tw arm integrity.gi lt 0.70 --label "GI low" --because "the Seal needs GI above 0.7"`))
+	twID := tripwireIDs.FindString(armed)
+	if twID == "" {
+		t.Fatalf("arming got %q", armed)
+	}
+	token := regexp.MustCompile(`jtw_[A-Za-z0-9_-]+`).FindString(tesths.Body(j.ask(t, alice, j.directRoom(t, alice), "!tw token laptop")))
+	if token == "" {
+		t.Fatal("alice got no personal token")
+	}
+
+	// skips reads the log until it holds at least one skip of reason.
+	skips := func(reason string) map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(waitReply)
+		for {
+			code, out := api.callWith(t, token, http.MethodGet, "/api/tripwires/"+twID+"/skips?since="+since+"&limit=3", nil)
+			if code != http.StatusOK {
+				t.Fatalf("GET skips: %d %v", code, out)
+			}
+			if counts, _ := out["counts"].(map[string]any); counts[reason] != nil {
+				return out
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s skip logged within %s: %v", reason, waitReply, out)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	skips("cooldown")
+	feed.setBroken(true)
+	out := skips("source-error")
+	latest, _ := out["latest"].([]any)
+	last, _ := latest[len(latest)-1].(map[string]any)
+	if v, present := last["observed_value"]; !present || v != nil || last["skip_reason"] != "source-error" || last["detail"] == "" {
+		t.Errorf("the newest skip is %v, want a source error with its detail and a null observation", last)
+	}
+
+	day := time.Now().UTC().YearDay()
+	body := tesths.Body(j.ask(t, alice, room, "!tw show "+twID))
+	// Twelve source errors in a row quarantine it (a busy machine may get there).
+	m := regexp.MustCompile(`Skipped (\d+) times today: cooldown (\d+), source error (\d+)(?:, quarantine (1))?\n`).FindStringSubmatch(body)
+	if time.Now().UTC().YearDay() != day {
+		return // midnight passed: today's counts started again
+	}
+	if m == nil {
+		t.Fatalf("!tw show does not count the skips by reason:\n%s", body)
+	}
+	if total, cool, bad := atoi(m[1]), atoi(m[2]), atoi(m[3]); total != cool+bad+atoi(m[4]) || cool < 1 || bad < 1 {
+		t.Errorf("!tw show says %q", m[0])
+	}
+}
+
+// atoi reads a number a pattern matched; "" is 0.
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// TestStarterTemplatesOnDefaultInstall: with no snapshot source and no
+// agent configured, `!tw templates` still offers the starters built on
+// what Jarvis reads itself (the cards), each as a proposal with ✅ ❌ on
+// it; listing them arms nothing, and one tap arms that one only.
+func TestStarterTemplatesOnDefaultInstall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	alice := newPerson(t, "alice")
+	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}})
+	room := j.joinRoom(t, alice)
+	sent, err := alice.Say(ctx, room, "!tw templates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := alice.WaitFor(ctx, waitReply, j.replyTo(sent))
+	if err != nil {
+		t.Fatalf("no answer to !tw templates: %v", err)
+	}
+	if body := tesths.Body(header); !strings.Contains(body, "nothing is armed until you tap ✅ on one") ||
+		!strings.Contains(body, "Agent goes offline: no agent reports yet") {
+		t.Errorf("!tw templates says %q", body)
+	}
+	proposal := func(label string) *event.Event {
+		t.Helper()
+		q, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+			return j.replyTo(sent)(evt) && strings.Contains(tesths.Body(evt), label+": ") && strings.Contains(tesths.Body(evt), "React ✅ to arm")
+		})
+		if err != nil {
+			t.Fatalf("no proposal of %q: %v", label, err)
+		}
+		for _, r := range []string{"✅", "❌"} {
+			if _, err := alice.WaitFor(ctx, waitReply, reactionBy(j.UserID, q.ID, r)); err != nil {
+				t.Fatalf("no %s on the proposal of %q: %v", r, label, err)
+			}
+		}
+		return q
+	}
+	blocked := proposal("A card is blocked")
+	proposal("A card waits for your decision")
+	if ids := tripwireIDs.FindAllString(tesths.Body(j.ask(t, alice, room, "!tw list")), -1); len(ids) != 0 {
+		t.Fatalf("listing the starters armed %q", ids)
+	}
+	if _, err := alice.SendReaction(ctx, room, blocked.ID, "✅"); err != nil {
+		t.Fatal(err)
+	}
+	edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, blocked.ID))
+	if err != nil {
+		t.Fatalf("the starter was not armed: %v", err)
+	}
+	armed := tripwireIDs.FindString(newBody(edit))
+	if !strings.HasPrefix(newBody(edit), "Armed — tw_") || !strings.Contains(newBody(edit), "cards.blocked > 0") {
+		t.Fatalf("the starter now says %q", newBody(edit))
+	}
+	ids := tripwireIDs.FindAllString(tesths.Body(j.ask(t, alice, room, "!tw list")), -1)
+	slices.Sort(ids)
+	if ids = slices.Compact(ids); !slices.Equal(ids, []string{armed}) {
+		t.Errorf("!tw list shows %q, want only %s", ids, armed)
 	}
 }

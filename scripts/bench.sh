@@ -35,6 +35,7 @@ bench ./api/ BenchmarkHeartbeatIngest 20000x
 bench ./api/ BenchmarkPublishCardSets 2000x
 bench ./integration/ BenchmarkRoundTrip 200x
 bench ./integration/ BenchmarkRoundTripUnderLoad 100x
+bench ./integration/ BenchmarkRoundTripOrchestratorDown 100x
 bench ./integration/ BenchmarkWakeRouter 100x
 bench ./integration/ BenchmarkIntakeAcrossHosts 1x
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)

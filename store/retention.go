@@ -164,11 +164,11 @@ func (s *Store) PruneApprovals(ctx context.Context, before time.Time, limit int)
 	return s.prune(ctx, pruneApprovalsQuery, before.UnixMilli(), limit)
 }
 
-// PruneDeletedTripwires deletes the definitions and state rows of up to
-// limit tripwires deleted before before, in one transaction. Their trips
-// (history, journal, push queue) stay: a deleted tripwire's history is
-// kept, as the record of what it noticed, and those tables have their own
-// caps.
+// PruneDeletedTripwires deletes the definitions, state rows and skip logs
+// of up to limit tripwires deleted before before, in one transaction.
+// Their trips (history, journal, push queue) stay: a deleted tripwire's
+// history is kept, as the record of what it noticed, and those tables have
+// their own caps.
 func (s *Store) PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error) {
 	var n int
 	err := s.tx(ctx, func(ctx context.Context) error {
@@ -179,6 +179,9 @@ func (s *Store) PruneDeletedTripwires(ctx context.Context, before time.Time, lim
 		}
 		in, args := bulkIn(1, len(ids)), bulkArgs(ids)
 		if _, err := s.DB.Exec(ctx, fmt.Sprintf(pruneTripwireStatesQuery, in), args...); err != nil {
+			return err
+		}
+		if _, err := s.DB.Exec(ctx, fmt.Sprintf(pruneSkipsQuery, in), args...); err != nil {
 			return err
 		}
 		if _, err := s.DB.Exec(ctx, fmt.Sprintf(pruneTripwiresQuery, in), args...); err != nil {

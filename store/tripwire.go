@@ -433,7 +433,7 @@ func (q *TripwireQuery) RecentTrips(ctx context.Context, ids []string, since tim
 // ApplyTick writes an evaluator pass's outcome under one new revision and
 // trims history, journal and push queue to their caps.
 func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) error {
-	if len(w.Observed) == 0 && len(w.Records) == 0 && len(w.Trips) == 0 && len(w.Readings) == 0 {
+	if len(w.Observed) == 0 && len(w.Records) == 0 && len(w.Trips) == 0 && len(w.Readings) == 0 && len(w.Skips) == 0 {
 		return nil
 	}
 	return q.st.tx(ctx, func(ctx context.Context) error {
@@ -482,7 +482,7 @@ func (q *TripwireQuery) ApplyTick(ctx context.Context, w tripwire.TickWrites) er
 		if err := writeReadings(ctx, q.db, w.Readings); err != nil {
 			return fmt.Errorf("write source history: %w", err)
 		}
-		return nil
+		return q.writeSkips(ctx, w.Skips, w.TrimSkips, w.KeepSkips)
 	})
 }
 

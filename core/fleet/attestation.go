@@ -44,6 +44,12 @@ type AttestationSubject struct {
 	Agents   []string
 	OpenedAt time.Time
 	ClosesAt time.Time
+	// Outcome is what its verdicts added up to when last decided
+	// (DecideAttestations), OutcomeSeq how many times that changed, and
+	// FinalAt when the window closed on it (zero while it may change).
+	Outcome    Outcome
+	OutcomeSeq int
+	FinalAt    time.Time
 }
 
 // Attestation is one agent's signed verdict on a subject.
@@ -86,6 +92,19 @@ type AttestationStore interface {
 	// at now that await it and that it has not attested to; an agent with
 	// none is left out.
 	PendingAttestations(ctx context.Context, now time.Time, agents []string) (map[string]int, error)
+	// AwaitedSubjects lists, for each of the agents, the ids of the
+	// subjects open at now that await it and that it has not attested to,
+	// by id; an agent with none is left out.
+	AwaitedSubjects(ctx context.Context, now time.Time, agents []string) (map[string][]string, error)
+	// UndecidedSubjects lists the subjects whose outcome may still change
+	// (not final), oldest first, with the agents each awaits.
+	UndecidedSubjects(ctx context.Context) ([]AttestationSubject, error)
+	// SetOutcome stores a subject's outcome, its count of changes, and when
+	// it became final (zero: not yet).
+	SetOutcome(ctx context.Context, id string, o Outcome, seq int, finalAt time.Time) error
+	// RecentSubjects lists up to limit subjects whose window closes after
+	// since, newest first, with the agents each awaits.
+	RecentSubjects(ctx context.Context, since time.Time, limit int) ([]AttestationSubject, error)
 }
 
 // verifyAttestationSignature checks a signature in constant time.
@@ -130,6 +149,7 @@ func (f *Service) OpenSubject(ctx context.Context, s AttestationSubject) (subjec
 		}
 	}
 	s.Agents = agents
+	s.Outcome = OutcomePending
 	s.OpenedAt = f.deps.Clock.Now()
 	s.ClosesAt = s.OpenedAt.Add(AttestationWindow)
 	err = f.deps.Attestations.CreateSubject(ctx, s)

@@ -31,6 +31,9 @@ type batcher struct {
 	// work, when set, reads the cards those agents work, once for the
 	// batch, for their answers.
 	work func(ctx context.Context, agents []string, since time.Time) (map[string][]WorkCard, error)
+	// awaited, when set, reads the subjects awaiting those agents'
+	// attestations, once for the batch, for their answers.
+	awaited func(ctx context.Context, now time.Time, agents []string) (map[string][]string, error)
 
 	mu    sync.Mutex
 	busy  bool
@@ -44,6 +47,8 @@ type beatRequest struct {
 	// and work the cards it works.
 	breaker string
 	work    []WorkCard
+	// awaited are the subjects awaiting its agent's attestation.
+	awaited []string
 	// lead is set when done is closed to hand this request leadership
 	// rather than its result.
 	lead bool
@@ -106,7 +111,7 @@ func (b *batcher) finish(leader *beatRequest, batch []*beatRequest) {
 
 // run commits the batch in one transaction; when that fails, each heartbeat
 // is retried alone so that one bad write does not fail the others. Then it
-// reads the breakers of the committed heartbeats' agents, in one read.
+// reads what the answers say of the committed heartbeats' agents, each in one read.
 func (b *batcher) run(ctx context.Context, batch []*beatRequest) {
 	beats := make([]queuedBeat, len(batch))
 	for i, r := range batch {
@@ -123,64 +128,52 @@ func (b *batcher) run(ctx context.Context, batch []*beatRequest) {
 			r.err = b.commit(ctx, []queuedBeat{r.beat})
 		}
 	}
-	b.readBreakers(ctx, batch)
-	b.readWork(ctx, batch)
+	// What each answer says besides the receipt, read once for the batch:
+	// the breaker's state, the cards the agent works, the subjects
+	// awaiting its attestation.
+	if b.breakers != nil {
+		readForAgents(ctx, batch, "the breakers", func(ctx context.Context, agents []string, _ time.Time) (map[string]string, error) {
+			return b.breakers(ctx, agents)
+		}, func(r *beatRequest, state string) { r.breaker = state })
+	}
+	if b.work != nil {
+		readForAgents(ctx, batch, "the cards worked", func(ctx context.Context, agents []string, at time.Time) (map[string][]WorkCard, error) {
+			return b.work(ctx, agents, at.Add(-WorkWindow))
+		}, func(r *beatRequest, cards []WorkCard) { r.work = cards })
+	}
+	if b.awaited != nil {
+		readForAgents(ctx, batch, "the attestations awaited", func(ctx context.Context, agents []string, at time.Time) (map[string][]string, error) {
+			return b.awaited(ctx, at, agents)
+		}, func(r *beatRequest, ids []string) { r.awaited = ids })
+	}
 }
 
-// readWork gives each committed heartbeat of batch the cards its agent
-// works (WorkCard), read once for the batch; when they cannot be read the
-// heartbeats stay committed but are answered with the error.
-func (b *batcher) readWork(ctx context.Context, batch []*beatRequest) {
-	if b.work == nil {
-		return
-	}
+// readForAgents reads, once for the batch, what each committed heartbeat's
+// answer says of its agent: read gets the agents and when the last of
+// their heartbeats came, give hands each request its agent's part. When
+// the read fails the heartbeats stay committed but are answered with the
+// error, as an answer must say it.
+func readForAgents[T any](ctx context.Context, batch []*beatRequest, what string,
+	read func(ctx context.Context, agents []string, at time.Time) (map[string]T, error), give func(r *beatRequest, v T)) {
 	var agents []string
-	var since time.Time
+	var at time.Time
 	for _, r := range batch {
 		if r.err == nil && !slices.Contains(agents, r.beat.hb.Agent) {
 			agents = append(agents, r.beat.hb.Agent)
-			since = r.beat.hb.ReceivedAt.Add(-WorkWindow)
+			at = r.beat.hb.ReceivedAt
 		}
 	}
 	if len(agents) == 0 {
 		return
 	}
-	work, err := b.work(ctx, agents, since)
+	got, err := read(ctx, agents, at)
 	for _, r := range batch {
 		switch {
 		case r.err != nil:
 		case err != nil:
-			r.err = fmt.Errorf("read the cards worked: %w", err)
+			r.err = fmt.Errorf("read %s: %w", what, err)
 		default:
-			r.work = work[r.beat.hb.Agent]
-		}
-	}
-}
-
-// readBreakers gives each committed heartbeat of batch its agent's breaker
-// state; when they cannot be read, the heartbeats stay committed but are
-// answered with the error, as an answer must say the state.
-func (b *batcher) readBreakers(ctx context.Context, batch []*beatRequest) {
-	if b.breakers == nil {
-		return
-	}
-	var agents []string
-	for _, r := range batch {
-		if r.err == nil && !slices.Contains(agents, r.beat.hb.Agent) {
-			agents = append(agents, r.beat.hb.Agent)
-		}
-	}
-	if len(agents) == 0 {
-		return
-	}
-	states, err := b.breakers(ctx, agents)
-	for _, r := range batch {
-		switch {
-		case r.err != nil:
-		case err != nil:
-			r.err = fmt.Errorf("read the breakers: %w", err)
-		default:
-			r.breaker = states[r.beat.hb.Agent]
+			give(r, got[r.beat.hb.Agent])
 		}
 	}
 }

@@ -92,6 +92,9 @@ type Config struct {
 	// MaxAddedAgents is how many agents may be added over the API or the
 	// CLI; 0 means DefaultMaxAddedAgents.
 	MaxAddedAgents int
+	// Attestations says how the verdicts on a subject combine; a zero
+	// quorum is all of the awaited agents.
+	Attestations AttestationConfig
 }
 
 // DefaultMaxAddedAgents is how many agents may be added over the API or
@@ -140,6 +143,9 @@ func (c Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		return err
 	}
+	if err := c.Attestations.orDefault().Validate(); err != nil {
+		return err
+	}
 	if c.CrashLoop.Restarts != 0 {
 		return c.CrashLoop.Validate()
 	}
@@ -155,6 +161,7 @@ type roster struct {
 	deps      dependencies
 	group     time.Duration
 	journal   JournalConfig
+	attest    AttestationConfig
 	// since is when each agent was first expected to report: Jarvis's
 	// start, or the reload that added it.
 	since map[string]time.Time
@@ -200,6 +207,10 @@ type HeartbeatReceipt struct {
 	// the heartbeat committed: a change a person made (a NO-GO, an
 	// amendment) reaches the worker in the answer.
 	Cards []WorkCard
+	// Attestations are the ids of the subjects open now that await the
+	// agent's verdict and have none from it yet, by id: the
+	// contract's "an attestation is awaited".
+	Attestations []string
 }
 
 // WorkWindow is how long a card the agent worked stays in its heartbeat
@@ -359,6 +370,9 @@ func NewService(cfg Config, deps Deps) (*Service, error) {
 		f.batch.breakers = deps.Breakers.States
 	}
 	f.batch.work = deps.Work
+	if deps.Attestations != nil {
+		f.batch.awaited = deps.Attestations.AwaitedSubjects
+	}
 	if err := f.SetConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -406,7 +420,7 @@ func (f *Service) build(cfg Config, added []AddedAgent) (*roster, error) {
 		return nil, err
 	}
 	r := &roster{byKey: map[string]AgentConfig{}, crashLoop: cfg.CrashLoop, since: map[string]time.Time{}, group: cfg.GroupWindow,
-		journal: cfg.Journal.orDefault()}
+		journal: cfg.Journal.orDefault(), attest: cfg.Attestations.orDefault()}
 	prev := f.roster.Load()
 	r.deps = cfg.dependencies()
 	for i, a := range cfg.Agents {
@@ -519,7 +533,7 @@ func (f *Service) RecordHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatR
 		return HeartbeatReceipt{}, fmt.Errorf("record heartbeat of %s for %s: %w", hb.Agent, hb.Cycle, err)
 	}
 	return HeartbeatReceipt{ReceivedAt: hb.ReceivedAt, NextExpectedBy: nextExpected(a, hb), Breaker: done.breaker,
-		Cards: done.work}, nil
+		Cards: done.work, Attestations: done.awaited}, nil
 }
 
 func validateHeartbeat(hb Heartbeat) error {

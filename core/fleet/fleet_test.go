@@ -120,6 +120,7 @@ func TestFleetConfigValidate(t *testing.T) {
 	tests := []struct {
 		name      string
 		agents    []fleet.AgentConfig
+		attest    fleet.AttestationConfig
 		wantField string
 	}{
 		{name: "defaults are fine", agents: []fleet.AgentConfig{{Name: "EVE"}, {Name: "AUREA", Posture: "required"}}},
@@ -133,10 +134,14 @@ func TestFleetConfigValidate(t *testing.T) {
 		{name: "a time zone without a schedule", agents: []fleet.AgentConfig{{Name: "EVE", TimeZone: "UTC"}}, wantField: "fleet.agents[0].time_zone"},
 		{name: "cadence under a second", agents: []fleet.AgentConfig{{Name: "EVE", Cadence: 300 * time.Millisecond}}, wantField: "fleet.agents[0].cadence"},
 		{name: "unknown posture rule", agents: []fleet.AgentConfig{{Name: "EVE", Posture: "optional"}}, wantField: "fleet.agents[0].posture"},
+		{name: "a quorum over all", attest: fleet.AttestationConfig{Quorum: 1.5}, wantField: "fleet.attestations.quorum"},
+		{name: "a negative quorum", attest: fleet.AttestationConfig{Quorum: -0.5}, wantField: "fleet.attestations.quorum"},
+		{name: "a veto agent with a slash", attest: fleet.AttestationConfig{Quorum: 0.6, VetoAgent: "ZE/US"}, wantField: "fleet.attestations.veto_agent"},
+		{name: "a veto agent", attest: fleet.AttestationConfig{Quorum: 0.6, VetoAgent: "ZEUS"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := fleet.Config{Agents: tt.agents}.Validate()
+			err := fleet.Config{Agents: tt.agents, Attestations: tt.attest}.Validate()
 			if tt.wantField == "" {
 				if err != nil {
 					t.Fatalf("Validate() = %v, want nil", err)

@@ -98,6 +98,13 @@ type TickWrites struct {
 	Trips   []Trip
 	// Readings are the values the pass read, for the sources' history.
 	Readings []history.Reading
+	// Skips are the evaluations the pass skipped, for the skip log, and
+	// TrimSkips the tripwires whose log is to be cut back to
+	// tripwires.skip_log.per_tripwire.
+	Skips     []Skip
+	TrimSkips []string
+	// KeepSkips is tripwires.skip_log.per_tripwire.
+	KeepSkips int
 }
 
 type verdict int
@@ -236,6 +243,9 @@ type evalEntry struct {
 	// from.
 	last    []any
 	lastRaw string
+	// skipsUntilTrim counts down the skips logged until the tripwire's
+	// skip log is trimmed again; below zero at the next skip.
+	skipsUntilTrim int
 }
 
 // reads reports whether the tripwire reads a source of one of kinds; every
@@ -443,7 +453,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 			}
 		}
 		now := msTime(s.deps.Clock.Now())
-		w := TickWrites{Readings: s.readings(results, now)}
+		w := TickWrites{Readings: s.readings(results, now), KeepSkips: s.cfg.SkipLog.PerTripwire}
 		candidates := map[string]candidate{}
 		var ids []string
 		for i := range s.view.entries {
@@ -468,6 +478,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 				reason := fmt.Sprintf("its sources failed %d times in a row (last: %v)", st.ErrorStreak+1, ev.err)
 				candidates[id] = candidate{ev: ev, cc: e.cc, quarantine: reason}
 				ids = append(ids, id)
+				s.addSkip(&w, e, SkipQuarantine, ev, now)
 				continue
 			case ev.skip == SkipSourceError:
 				w.Observed = append(w.Observed, ObservedUpdate{ID: id, LastObserved: st.LastObserved, ErrorStreak: st.ErrorStreak + 1, LastError: ev.err.Error()})
@@ -477,6 +488,9 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 			}
 			if ev.verdict == verdictSkip {
 				report.Skipped[ev.skip]++
+				if reason, ok := logSkip(ev); ok {
+					s.addSkip(&w, e, reason, ev, now)
+				}
 			}
 		}
 		// Tripwire ids start with their creation time: trips and notices

@@ -159,10 +159,21 @@ func TestFetchBudgetPerPerson(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rateLimited := 0
 	for _, d := range defs {
 		if d.ID != mallorys.ID && (d.Status != tripwire.Armed || d.LastError == "") {
 			t.Errorf("%s is %s with last error %q, want armed with the failed read", d.Label, d.Status, d.LastError)
 		}
+		sum, err := f.Service.Skips(f.Ctx, twMallory, d.ID, time.Time{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rateLimited += sum.Counts[tripwire.SkipRateLimit]
+	}
+	// Those read when the budget ran out failed as timed out; those still
+	// queued were never read: skipped for the rate limit.
+	if rateLimited < 4 {
+		t.Errorf("%d of mallory's sources were logged as rate-limit skips, want the 4 never read", rateLimited)
 	}
 	if most := n.most.Load(); most > 2 {
 		t.Errorf("%d of mallory's sources were read at once, over the 2 of tripwires.fetch_budget.workers", most)

@@ -59,6 +59,12 @@ var templates = []Template{
 		Action: Action{Journal: true, Push: true}, CooldownSeconds: 3600, Param: "agent name",
 	},
 	{
+		ID: "card-blocked", Label: "A card is blocked",
+		Rationale: "Starter template: know when a card of the backlog cannot go on.",
+		Source:    core.SourceRef{Kind: "cards.blocked"}, Condition: Condition{Op: OpGT, Threshold: 0.0},
+		Action: Action{Journal: true, Push: true}, CooldownSeconds: 3600,
+	},
+	{
 		ID: "card-decision", Label: "A card waits for your decision",
 		Rationale: "Starter template: a worker is blocked until you answer its question.",
 		Source:    core.SourceRef{Kind: "cards.needs_decision"}, Condition: Condition{Op: OpGT, Threshold: 0.0},
@@ -102,8 +108,57 @@ func (s *Service) ArmTemplate(ctx context.Context, scope, templateID, param stri
 		src.Param = param
 		label = fmt.Sprintf("%s: %s", t.Label, param)
 	}
-	return s.Arm(ctx, scope, Draft{
-		Label: label, Rationale: t.Rationale, Source: src, Condition: t.Condition,
-		Action: &t.Action, CooldownSeconds: &t.CooldownSeconds,
-	})
+	return s.Arm(ctx, scope, t.draft(label, src, t.Condition))
+}
+
+// draft is the template as a draft watching src with cond, labelled label.
+func (t Template) draft(label string, src core.SourceRef, cond Condition) Draft {
+	action, cooldown := t.Action, t.CooldownSeconds
+	return Draft{Label: label, Rationale: t.Rationale, SourceTrust: core.TrustNative, Source: src, Condition: cond,
+		Action: &action, CooldownSeconds: &cooldown}
+}
+
+// Starter is a template made ready for one person to arm with one tap.
+type Starter struct {
+	Template Template
+	// Draft is what arming it arms; nil when the template watches one
+	// agent and the fleet has none yet (it is armed by name instead).
+	Draft *Draft
+	// Left are the agents it leaves out: a condition watches at most
+	// MaxSubConditions.
+	Left []string
+}
+
+// Starters makes each template ready for scope to arm with one tap: a
+// template about one agent watches any of the fleet's agents (the first
+// MaxSubConditions of them), one about the person's own decisions watches
+// scope's. Nothing is armed: a starter is only a draft.
+func (s *Service) Starters(scope string, agents []string) []Starter {
+	var out []Starter
+	for _, t := range s.Templates() {
+		st := Starter{Template: t}
+		switch {
+		case t.ForCitizen && scope != SelfScope:
+			d := t.draft(t.Label, core.SourceRef{Kind: t.Source.Kind, Param: scope}, t.Condition)
+			st.Draft = &d
+		case t.Param == "":
+			d := t.draft(t.Label, t.Source, t.Condition)
+			st.Draft = &d
+		case len(agents) == 1:
+			d := t.draft(fmt.Sprintf("%s: %s", t.Label, agents[0]), core.SourceRef{Kind: t.Source.Kind, Param: agents[0]}, t.Condition)
+			st.Draft = &d
+		case len(agents) > 1:
+			watched := agents[:min(len(agents), MaxSubConditions)]
+			st.Left = agents[len(watched):]
+			cond := Condition{Op: OpAny}
+			for _, a := range watched {
+				src := core.SourceRef{Kind: t.Source.Kind, Param: a}
+				cond.Conditions = append(cond.Conditions, Condition{Op: t.Condition.Op, Threshold: t.Condition.Threshold, Source: &src})
+			}
+			d := t.draft(fmt.Sprintf("%s: %s", t.Label, strings.Join(watched, ", ")), core.SourceRef{Kind: t.Source.Kind, Param: watched[0]}, cond)
+			st.Draft = &d
+		}
+		out = append(out, st)
+	}
+	return out
 }

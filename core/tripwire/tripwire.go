@@ -58,6 +58,8 @@ const (
 	// CreationWindow.
 	CreationLimit  = 50
 	CreationWindow = time.Hour
+	// MaxSkipLog is the most tripwires.skip_log.per_tripwire may say.
+	MaxSkipLog = 10000
 )
 
 // Action says what a firing does besides recording the trip in the
@@ -331,8 +333,12 @@ type Store interface {
 	// RecentTrips returns the times of the given tripwires' trips since a time.
 	RecentTrips(ctx context.Context, ids []string, since time.Time) (map[string][]time.Time, error)
 	// ApplyTick writes the outcome of an evaluator pass, keeping history,
-	// journal and push queue within their caps.
+	// journal and push queue within their caps, and the skip log of each
+	// of w.TrimSkips to its newest w.KeepSkips.
 	ApplyTick(ctx context.Context, w TickWrites) error
+	// SkipLog reads a tripwire's skip log: the counts since since, and up
+	// to limit of the latest skips since since, oldest first.
+	SkipLog(ctx context.Context, id string, since time.Time, limit int) (SkipLogRead, error)
 }
 
 // Config is the tripwires part of the configuration.
@@ -348,6 +354,8 @@ type Config struct {
 	Backtest BacktestConfig
 	// FetchBudget bounds what one person's network sources take of a pass.
 	FetchBudget FetchBudget
+	// SkipLog bounds the log of skipped evaluations.
+	SkipLog SkipLogConfig
 }
 
 // BacktestConfig bounds backtests: how much history one reads, and how
@@ -404,6 +412,8 @@ func (c Config) Validate() error {
 		return core.Invalid("tripwires.fetch_budget.time", "must be at least 1s")
 	case c.FetchBudget.Workers < 1:
 		return core.Invalid("tripwires.fetch_budget.workers", "must be at least 1")
+	case c.SkipLog.PerTripwire < 1 || c.SkipLog.PerTripwire > MaxSkipLog:
+		return core.Invalid("tripwires.skip_log.per_tripwire", "must be between 1 and %d", MaxSkipLog)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package tripwire
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -134,11 +135,13 @@ func TestTripwireConfigValidate(t *testing.T) {
 		{name: "more per person than in all", edit: func(c *Config) { c.Backtest.ConcurrentPerPerson = 5 }, wantField: "tripwires.backtest.concurrent_per_person"},
 		{name: "no fetch time", edit: func(c *Config) { c.FetchBudget.Time = time.Millisecond }, wantField: "tripwires.fetch_budget.time"},
 		{name: "no fetch workers", edit: func(c *Config) { c.FetchBudget.Workers = 0 }, wantField: "tripwires.fetch_budget.workers"},
+		{name: "no skip log", edit: func(c *Config) { c.SkipLog.PerTripwire = 0 }, wantField: "tripwires.skip_log.per_tripwire"},
+		{name: "skip log too long", edit: func(c *Config) { c.SkipLog.PerTripwire = MaxSkipLog + 1 }, wantField: "tripwires.skip_log.per_tripwire"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Config{Tick: 5 * time.Minute, Quarantine: QuarantineConfig{FlapCycles: 6, FlapWindow: time.Hour, SourceErrors: 12},
 				MaxPerPerson: 100, Backtest: BacktestConfig{MaxReadings: 5000, Concurrent: 4, ConcurrentPerPerson: 1},
-				FetchBudget: FetchBudget{Time: 15 * time.Second, Workers: 2}}
+				FetchBudget: FetchBudget{Time: 15 * time.Second, Workers: 2}, SkipLog: SkipLogConfig{PerTripwire: 500}}
 			tt.edit(&c)
 			err := c.Validate()
 			var fe *core.FieldError
@@ -154,12 +157,15 @@ func TestTripwireConfigValidate(t *testing.T) {
 
 func TestTripwireTemplatesAreValid(t *testing.T) {
 	reg := coretest.Registry()
+	reg.Register(core.SourceKind{Kind: "cards.blocked", Value: core.ValueCount,
+		Resolve: func(context.Context, string) (core.Observation, error) { return core.Observation{}, nil }})
 	want := map[string]string{
 		"vault-threshold":    "vault.balance ≥ 45",
 		"gi-yellow":          "integrity.gi < 0.7",
 		"daedalus-self-ping": "micro-agent.value[DAEDALUS-µ5] < 0.8",
 		"agent-offline":      "agent.status[EVE] = offline",
 		"breaker-open":       "breaker.state[EVE] = open",
+		"card-blocked":       "cards.blocked > 0",
 		"card-decision":      "cards.needs_decision > 0",
 	}
 	if len(templates) != len(want) {

@@ -1,5 +1,5 @@
--- v0 -> v38 (compatible with v38+): Latest revision
--- The schema that the numbered files 01 to 38 build, in one step, for an
+-- v0 -> v40 (compatible with v40+): Latest revision
+-- The schema that the numbered files 01 to 40 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -287,13 +287,20 @@ CREATE INDEX agent_journal_received_idx ON agent_journal (received_at);
 CREATE INDEX agent_journal_cycle_idx ON agent_journal (agent, cycle, received_at, entry_id, size);
 
 -- Things agents attest to; the window closes five minutes after opening.
+-- outcome is what the verdicts add up to (v40), outcome_seq counts its
+-- changes (each relayed once), final_at is set when the window closed on it.
 CREATE TABLE attestation_subject (
-	id        TEXT PRIMARY KEY,
-	hash      TEXT   NOT NULL,
-	title     TEXT   NOT NULL DEFAULT '',
-	opened_at BIGINT NOT NULL,
-	closes_at BIGINT NOT NULL
+	id          TEXT PRIMARY KEY,
+	hash        TEXT   NOT NULL,
+	title       TEXT   NOT NULL DEFAULT '',
+	opened_at   BIGINT NOT NULL,
+	closes_at   BIGINT NOT NULL,
+	outcome     TEXT   NOT NULL DEFAULT 'pending',
+	outcome_seq BIGINT NOT NULL DEFAULT 0,
+	final_at    BIGINT NOT NULL DEFAULT 0
 );
+CREATE INDEX attestation_subject_final_idx ON attestation_subject (final_at);
+CREATE INDEX attestation_subject_closes_idx ON attestation_subject (closes_at);
 
 -- The agents whose verdict a subject awaits.
 CREATE TABLE attestation_awaited (
@@ -950,3 +957,17 @@ CREATE TABLE staged_notice (
 	notice     TEXT    NOT NULL,
 	created_at BIGINT  NOT NULL
 );
+
+-- The evaluator's skip log (v39): each skipped evaluation, its observation
+-- null; each tripwire keeps its newest tripwires.skip_log.per_tripwire.
+CREATE TABLE tripwire_skip (
+	-- only: sqlite for next line
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	-- only: postgres for next line
+	seq         BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	tripwire_id TEXT    NOT NULL,
+	at          BIGINT  NOT NULL,
+	reason      TEXT    NOT NULL,
+	detail      TEXT    NOT NULL
+);
+CREATE INDEX tripwire_skip_idx ON tripwire_skip (tripwire_id, seq);

@@ -1,4 +1,4 @@
--- v37 -> v38: Notices an agent's report caused on a Jarvis that does not hold the lease
+-- v38: Notices an agent's report caused on a Jarvis that does not hold the lease
 -- On PostgreSQL every Jarvis stores what agents report, lease or not, but
 -- only the lease holder writes the outbox. A notice that such a report
 -- causes on another Jarvis (a failure alert, a relayed approval request,

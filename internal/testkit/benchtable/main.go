@@ -96,6 +96,8 @@ var rows = []row{
 		"Jarvis p95 ≤ 1.25 × echo p95", roundTrip("BenchmarkRoundTrip/plaintext")},
 	{"chat round trip in the encrypted room, idle and under full load, alternating blocks (`BenchmarkRoundTripUnderLoad`)",
 		"p95 under load ≤ 1.2 × p95 idle", underLoad("BenchmarkRoundTripUnderLoad")},
+	{"chat round trip in the encrypted room while the orchestrator agent reports and while it is down (its alert and offline notice going out), alternating blocks (`BenchmarkRoundTripOrchestratorDown`)",
+		"p95 down ≤ 1.2 × p95 up", orchestratorDown("BenchmarkRoundTripOrchestratorDown")},
 	{"one tripwire evaluator pass, 100,000 tripwires, SQLite (`BenchmarkTripwireTick`)",
 		"≤ 250 ms", perOp("BenchmarkTripwireTick/sqlite3", 250)},
 	{"the same on PostgreSQL", "≤ 250 ms", perOp("BenchmarkTripwireTick/postgres", 250)},
@@ -188,6 +190,21 @@ func underLoad(name string) func(map[string]result) string {
 		return fmt.Sprintf("idle p50 %.0f ms, p95 %.0f ms, p99 %.0f ms; load p50 %.0f ms, p95 %.0f ms, p99 %.0f ms: **%.2f ×** (95 %% CI %.2f–%.2f; %d round trips each; the load ran at %.0f heartbeats/s and %.0f card sets/s)%s",
 			m["idle-p50-ms"], m["idle-p95-ms"], m["idle-p99-ms"], m["load-p50-ms"], m["load-p95-ms"], m["load-p99-ms"],
 			m["p95-ratio"], m["ratio-lo"], m["ratio-hi"], r.n, m["hb/s"], m["sets/s"], verdict(m["p95-ratio"] <= 1.2, true))
+	}
+}
+
+// orchestratorDown reads the round trips while the orchestrator agent
+// reports ("up") and while it is down.
+func orchestratorDown(name string) func(map[string]result) string {
+	return func(rs map[string]result) string {
+		r, ok := rs[name]
+		if !ok {
+			return ""
+		}
+		m := r.metrics
+		return fmt.Sprintf("up p50 %.0f ms, p95 %.0f ms, p99 %.0f ms; down p50 %.0f ms, p95 %.0f ms, p99 %.0f ms: **%.2f ×** (95 %% CI %.2f–%.2f; %d round trips up, as many or more down)%s",
+			m["up-p50-ms"], m["up-p95-ms"], m["up-p99-ms"], m["down-p50-ms"], m["down-p95-ms"], m["down-p99-ms"],
+			m["p95-ratio"], m["ratio-lo"], m["ratio-hi"], r.n, verdict(m["p95-ratio"] <= 1.2, true))
 	}
 }
 
