@@ -260,6 +260,12 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 	if msg.Relay || (strings.TrimSpace(msg.Body) == "" && !msg.Addressed) {
 		return Ignored
 	}
+	// The model, when there is one, is asked outside the transaction: a
+	// turn takes seconds, and the store is not held for it.
+	var turn *modelTurn
+	if p.wantsModel(msg) {
+		turn = p.runModel(ctx, msg)
+	}
 	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) error {
 		if strings.TrimFunc(msg.Body, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
 			p.notUnderstood(e, true)
@@ -282,23 +288,10 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 				"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
 			return nil
 		}
-		intents := p.intents
-		if msg.Addressed {
-			intents = append([]Intent{p.addressedIntent}, intents...)
+		if turn != nil {
+			return turn.answer(e)
 		}
-		for _, intent := range intents {
-			name, args, ok := intent(msg.Body)
-			if !ok {
-				continue
-			}
-			h, path, rest := p.resolve(append(strings.Fields(name), args...))
-			e.Handler, e.Command, e.Args, e.RawArgs = h, path, rest, strings.Join(rest, " ")
-			return p.run(e)
-		}
-		if msg.Addressed {
-			p.notUnderstood(e, false)
-		}
-		return nil
+		return p.grammar(e, msg)
 	})
 }
 

@@ -1,0 +1,232 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/converse"
+	"github.com/jarvis-hmi/jarvis/core/tripwire"
+)
+
+// toolCall is a call a scripted model makes.
+type toolCall struct{ name, args string }
+
+// scriptedModel calls the tools it is scripted to, in order, and answers
+// with its text; it keeps what it was asked and what the tools gave.
+type scriptedModel struct {
+	calls   []toolCall
+	text    string
+	err     error
+	asked   []converse.Request
+	results []converse.Result
+}
+
+func (m *scriptedModel) Converse(ctx context.Context, req converse.Request) (converse.Reply, error) {
+	m.asked = append(m.asked, req)
+	if m.err != nil {
+		return converse.Reply{}, m.err
+	}
+	for _, c := range m.calls {
+		var tool *converse.Tool
+		for i := range req.Tools {
+			if req.Tools[i].Name == c.name {
+				tool = &req.Tools[i]
+			}
+		}
+		if tool == nil {
+			return converse.Reply{}, fmt.Errorf("no tool %s", c.name)
+		}
+		res, err := tool.Call(ctx, json.RawMessage(c.args))
+		if err != nil {
+			return converse.Reply{}, err
+		}
+		m.results = append(m.results, res)
+	}
+	if req.Progress != nil && m.text != "" {
+		req.Progress(m.text[:len(m.text)/2])
+		req.Progress(m.text)
+	}
+	return converse.Reply{Text: m.text}, nil
+}
+
+// modelHarness is the tripwire harness with a scripted model behind it.
+func modelHarness(t *testing.T, m *scriptedModel) *twHarness {
+	t.Helper()
+	th := newTripwireHarness(t, 0)
+	th.proc.AddFeatures(Features{Model: m})
+	return th
+}
+
+// addressed is a message from alice addressed to Jarvis.
+func (th *twHarness) addressed(t *testing.T, eventID, body string) []string {
+	t.Helper()
+	return th.handle(t, Message{RoomID: "!room:x", EventID: eventID, Sender: alice, Network: "matrix", Body: body, Addressed: true, Sent: th.clock.Now()})
+}
+
+func TestModelWorryBecomesAProposalOnlyATapArms(t *testing.T) {
+	m := &scriptedModel{calls: []toolCall{
+		{"my_tripwires", `{}`},
+		{"propose_tripwire", `{"source":"agent status","param":"EVE","op":"neq","value":"online","label":"EVE not online","push":true}`},
+	}, text: "I can watch EVE for you this week: tap ✅ on the proposal."}
+	th := modelHarness(t, m)
+	worry := "I'm nervous about the backups this week"
+	if !th.proc.wantsModel(Message{Body: worry, Addressed: true, Trust: core.TrustNative}) {
+		t.Fatal("the grammar claims the worry")
+	}
+	th.say(t, alice, "the backups run on EVE now")
+	got := th.addressed(t, "$worry", worry)
+	// The streamed reply's message, then the proposal.
+	if len(got) != 2 || !strings.HasPrefix(got[0], "I can watch EVE") || !strings.Contains(got[1], "Shall I watch this for you?") ||
+		!strings.Contains(got[1], "agent.status[EVE] ≠ online") {
+		t.Fatalf("replies = %q", got)
+	}
+	if len(th.tripwires(t, alice)) != 0 {
+		t.Fatal("the model's proposal armed something")
+	}
+	req := m.asked[0]
+	if req.Message.Text != worry || req.Message.Trust != core.TrustNative || len(req.Conversation) != 1 ||
+		req.Conversation[0].Text != "the backups run on EVE now" || req.Conversation[0].Trust != core.TrustNative {
+		t.Errorf("the model was asked %+v", req)
+	}
+	p, err := th.store.GetPending(context.Background(), "confirm:tripwire:$worry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d tripwire.Draft
+	json.Unmarshal([]byte(p.Payload), &d)
+	if !strings.Contains(d.Rationale, "“the backups run on EVE now”\n“"+worry+"”") || d.SourceTrust != core.TrustNative {
+		t.Errorf("rationale %q, trust %s", d.Rationale, d.SourceTrust)
+	}
+	if bob := th.answer(t, "confirm:tripwire:$worry", bob, YesReaction); len(bob) != 0 || len(th.tripwires(t, alice)) != 0 {
+		t.Errorf("someone else's tap armed it: %+v", bob)
+	}
+	th.answer(t, "confirm:tripwire:$worry", alice, YesReaction)
+	if defs := th.tripwires(t, alice); len(defs) != 1 || defs[0].Label != "EVE not online" || !defs[0].Action.Push {
+		t.Errorf("after alice's ✅: %+v", defs)
+	}
+}
+
+// TestModelProposalIsTheGrammars: the same request made through the
+// model's tool and through the grammar is the same proposal: the same
+// draft (rule, action, cooldown, rationale and its trust), the same ✅.
+func TestModelProposalIsTheGrammars(t *testing.T) {
+	const sentence = "tell me when GI drops below 0.70"
+	grammar := newTripwireHarness(t, 0)
+	grammar.addressed(t, "$s", sentence)
+	want, err := grammar.store.GetPending(context.Background(), "confirm:tripwire:$s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantDraft tripwire.Draft
+	json.Unmarshal([]byte(want.Payload), &wantDraft)
+
+	args, _ := json.Marshal(map[string]any{"source": "GI", "op": "lt", "value": 0.70, "label": wantDraft.Label, "push": true})
+	m := &scriptedModel{calls: []toolCall{{"propose_tripwire", string(args)}}}
+	viaModel := modelHarness(t, m)
+	// The grammar understands the sentence, so the model would not be
+	// asked: take the grammar away from this processor.
+	viaModel.proc.intents, viaModel.proc.askIntents = nil, nil
+	viaModel.addressed(t, "$s", sentence)
+	got, err := viaModel.store.GetPending(context.Background(), "confirm:tripwire:$s")
+	if err != nil {
+		t.Fatalf("no proposal through the model: %v (tool said %+v)", err, m.results)
+	}
+	if got.Payload != want.Payload || got.Kind != want.Kind || got.Requester != want.Requester {
+		t.Errorf("through the model:\n%s\nthrough the grammar:\n%s", got.Payload, want.Payload)
+	}
+	for _, h := range []*twHarness{grammar, viaModel} {
+		h.answer(t, "confirm:tripwire:$s", alice, YesReaction)
+		if defs := h.tripwires(t, alice); len(defs) != 1 || defs[0].Rationale != wantDraft.Rationale {
+			t.Errorf("armed: %+v", defs)
+		}
+	}
+}
+
+func TestModelInvalidToolArgsGetTheGrammarsMessage(t *testing.T) {
+	m := &scriptedModel{calls: []toolCall{
+		{"propose_tripwire", `{"source":"warp.drive","op":"lt","value":"1"}`},
+		{"propose_tripwire", `{"source":"GI","op":"lt"}`},
+		{"propose_tripwire", `{"source":"GI","op":"lt","value":"0.5","cooldown":"forever"}`},
+	}, text: "I could not propose that."}
+	th := modelHarness(t, m)
+	th.addressed(t, "$w", "I'm nervous about the warp drive")
+	grammar := []string{
+		th.say(t, alice, `!tw arm warp.drive lt 1 --because "x"`)[0],
+		th.say(t, alice, `!tw arm GI lt --because "x"`)[0],
+		th.say(t, alice, `!tw arm GI lt 0.5 --cooldown forever --because "x"`)[0],
+	}
+	if len(m.results) != len(grammar) {
+		t.Fatalf("results = %+v", m.results)
+	}
+	for i, res := range m.results {
+		why := res.Data.(map[string]string)["refused"]
+		if why == "" || !strings.Contains(grammar[i], why) {
+			t.Errorf("call %d: the tool said %q, the grammar %q", i, why, grammar[i])
+		}
+	}
+	if _, err := th.store.GetPending(context.Background(), "confirm:tripwire:$w"); err == nil {
+		t.Error("a refused call proposed something")
+	}
+}
+
+func TestModelProposalAfterUntrustedTextIsMarked(t *testing.T) {
+	m := &scriptedModel{calls: []toolCall{{"propose_tripwire", `{"source":"vault","op":"lt","value":"5"}`}}}
+	th := modelHarness(t, m)
+	th.handle(t, Message{RoomID: "!room:x", EventID: "$b", Sender: alice, Puppet: "@telegram_1:x", Network: "telegram",
+		Trust: core.TrustLinked, Body: "the vault looks low", Sent: th.clock.Now()})
+	got := th.addressed(t, "$q", "what should I do about it?")
+	if len(got) != 1 || !strings.Contains(got[0], "⚠️ Proposed after reading text I don't trust (messages written through a bridge)") {
+		t.Fatalf("replies = %q", got)
+	}
+	if m.asked[0].Conversation[0].Trust != core.TrustLinked {
+		t.Errorf("the excerpt went as %+v", m.asked[0].Conversation)
+	}
+	p, _ := th.store.GetPending(context.Background(), "confirm:tripwire:$q")
+	var d tripwire.Draft
+	json.Unmarshal([]byte(p.Payload), &d)
+	if d.SourceTrust != core.TrustExternal {
+		t.Errorf("source trust %s", d.SourceTrust)
+	}
+}
+
+func TestModelFallsBackToTheGrammar(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("%w (model.timeout, 5s)", converse.ErrSlow), "it did not answer within model.timeout"},
+		{fmt.Errorf("%w: dial tcp 10.1.2.3:11434: connection refused", converse.ErrDown), "it could not be reached"},
+		{fmt.Errorf("%w (model.budget.person_tokens: 10 tokens a day)", converse.ErrOverBudget), "today's model budget is spent (model.budget.person_tokens)"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			th := modelHarness(t, &scriptedModel{err: tc.err})
+			got := th.addressed(t, "$x", "what's the meaning of all this?")
+			if len(got) != 2 || !strings.HasPrefix(got[0], "I didn't understand that.") || !strings.Contains(got[1], tc.want) ||
+				!strings.Contains(got[1], "without my language model") || strings.Contains(got[1], "10.1.2.3") {
+				t.Errorf("replies = %q", got)
+			}
+		})
+	}
+}
+
+func TestModelReplyStreamsAsAnEditedMessage(t *testing.T) {
+	m := &scriptedModel{text: "All agents reported within their cadence today."}
+	th := modelHarness(t, m)
+	th.addressed(t, "$s", "how is everyone doing today, in your words?")
+	waiting, err := th.store.Outbox().Waiting(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, n := range waiting {
+		kinds = append(kinds, string(n.Kind)+" "+n.Body)
+	}
+	if len(waiting) != 2 || waiting[0].Key != "model:$s" || !strings.HasSuffix(waiting[0].Body, " …") ||
+		waiting[1].Kind != core.NoticeEdit || waiting[1].Target != "model:$s" || waiting[1].Body != m.text {
+		t.Errorf("notices = %q", kinds)
+	}
+}
