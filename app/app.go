@@ -34,6 +34,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/converse"
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
@@ -46,6 +47,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
+	"github.com/jarvis-hmi/jarvis/model"
 	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -158,6 +160,8 @@ type App struct {
 	retention   *retention.Service
 	// api is nil when api.listen is empty.
 	api *api.Server
+	// model is nil when no model is configured.
+	model *model.Client
 
 	// changed holds the source kinds whose state moved since the
 	// tripwires reading them were last re-evaluated; kick wakes the
@@ -230,6 +234,10 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 	if err := a.initWatchdog(ctx); err != nil {
 		a.Close()
 		return nil, fail(ErrStore, err)
+	}
+	if err := a.initModel(); err != nil {
+		a.Close()
+		return nil, fail(ErrConfig, err)
 	}
 	a.initCommands()
 	a.initAPI()
@@ -469,11 +477,38 @@ func (a *App) initCommands() {
 		}
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
+	var talk converse.Model
+	if a.model != nil {
+		talk = a.model
+		sys.Sections = append(sys.Sections, commands.StatusSection{Title: "Model", Lines: a.model.Status},
+			commands.StatusSection{Title: "Persona", Verb: "persona", Help: "Who Jarvis is when it converses: alias, tone, language, what it may discuss, and the files it came from.",
+				Lines: func(context.Context) ([]string, error) { return a.model.Persona().Lines(), nil }})
+	}
 	a.relay = console.NewRelay(console.RelayDeps{Inputs: a.store, Outbox: a.outbox, Processor: a.proc, Clock: a.clock})
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Approvals: a.approvals, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
-		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook, OnCall: a.oncall})
+		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook, OnCall: a.oncall, Model: talk})
+}
+
+// initModel builds Jarvis's own language model when one is configured:
+// the persona from its profile and override, the API key from its file
+// or environment variable, the spend kept beside the agents'.
+func (a *App) initModel() error {
+	if !a.cfg.Model.Enabled() {
+		return nil
+	}
+	persona, err := model.LoadPersona(a.cfg.Model.Persona)
+	if err != nil {
+		return err
+	}
+	c, err := model.New(a.cfg.Model, persona, a.store.Meter(), a.clock.Now)
+	if err != nil {
+		return err
+	}
+	a.model = c
+	a.log.Info().Str("model", a.cfg.Model.Name).Dur("timeout", a.cfg.Model.Timeout).Msg("Conversing through a language model")
+	return nil
 }
 
 // workOf is the cards agents work, for their heartbeat answers.
