@@ -27,6 +27,9 @@ type Step struct {
 	Delay, TextDelay time.Duration
 	// Status, when set, answers with that HTTP error instead.
 	Status int
+	// PromptTokens, when set, is the usage reported for the prompt in
+	// place of a quarter of the request's bytes.
+	PromptTokens int
 }
 
 // Call is one scripted tool call.
@@ -168,6 +171,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	usage := map[string]int{"prompt_tokens": len(req.Raw) / 4, "completion_tokens": 1 + len(step.Text)/4}
 	for _, c := range step.Calls {
 		usage["completion_tokens"] += len(c.Args) / 4
+	}
+	if step.PromptTokens > 0 {
+		usage["prompt_tokens"] = step.PromptTokens
 	}
 	usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
 	if !req.Stream {
