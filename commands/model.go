@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -29,6 +30,8 @@ const (
 	modelReadLimit = 20
 	// modelTextLimit cuts each piece of text a tool gives the model.
 	modelTextLimit = 500
+	// maxModelCards is how many cards one drafted set may hold.
+	maxModelCards = 10
 	// progressEvery is how often a streamed reply's message is edited.
 	progressEvery = 700 * time.Millisecond
 )
@@ -99,6 +102,15 @@ func (p *Processor) runModel(ctx context.Context, msg Message) *modelTurn {
 			t.err = fmt.Errorf("read the conversation: %w", err)
 			return t
 		}
+		// What the model answered this person before, so that it sees the
+		// questions it asked.
+		answers, err := ex.Excerpts(ctx, msg.RoomID, answersOf(msg.Sender), core.ExcerptKeep)
+		if err != nil {
+			t.err = fmt.Errorf("read the conversation: %w", err)
+			return t
+		}
+		kept = append(kept, answers...)
+		slices.SortStableFunc(kept, func(a, b core.Excerpt) int { return a.At.Compare(b.At) })
 		for _, x := range kept {
 			if x.EventID == msg.EventID || (x.Held && x.RatifiedBy == "") {
 				continue
@@ -107,7 +119,11 @@ func (p *Processor) runModel(ctx context.Context, msg Message) *modelTurn {
 			if !trust.AtLeast(core.TrustNative) {
 				t.untrusted = appendOnce(t.untrusted, "messages written through a bridge")
 			}
-			req.Conversation = append(req.Conversation, converse.Quote{From: x.Sender, Trust: trust, At: x.At, Text: x.Body})
+			from := x.Sender
+			if x.Sender == answersOf(msg.Sender) {
+				from = "jarvis (your earlier answer)"
+			}
+			req.Conversation = append(req.Conversation, converse.Quote{From: from, Trust: trust, At: x.At, Text: x.Body})
 		}
 	}
 	req.Progress = t.progress(ctx)
@@ -166,6 +182,9 @@ func (t *modelTurn) answer(e *Event) error {
 			return err
 		}
 	}
+	if err := t.remember(e); err != nil {
+		return err
+	}
 	text := modelText(t.reply.Text)
 	if text == "" && len(t.plans) == 0 {
 		text = "I have nothing to add."
@@ -177,6 +196,32 @@ func (t *modelTurn) answer(e *Event) error {
 		t.send(e, text)
 	}
 	return nil
+}
+
+// answersOf is who the model's answers to person are kept under, beside
+// the person's own messages: never a Matrix ID.
+func answersOf(person string) string { return "jarvis answering " + person }
+
+// remember keeps the model's answer as an excerpt, so that its next turn
+// sees the questions it asked; it counts as external when the model read
+// untrusted text before answering.
+func (t *modelTurn) remember(e *Event) error {
+	ex := t.p.deps.Excerpts
+	text := strings.TrimSpace(t.reply.Text)
+	if ex == nil || text == "" {
+		return nil
+	}
+	trust := core.TrustNative
+	if len(t.untrusted) > 0 {
+		trust = core.TrustExternal
+	}
+	at := t.msg.Sent
+	if at.IsZero() {
+		at = t.p.deps.Clock.Now()
+	}
+	_, err := ex.AddExcerpt(e.Ctx, core.Excerpt{RoomID: t.msg.RoomID, Sender: answersOf(t.msg.Sender), EventID: t.msg.EventID + ":answer",
+		Body: core.Truncate(text, modelTextLimit*4), Trust: trust, At: at.Add(time.Millisecond)})
+	return err
 }
 
 // send says text: in the message a streamed reply showed in, or as a
@@ -308,6 +353,18 @@ func (t *modelTurn) tools() []converse.Tool {
 	if f.cards != nil {
 		tools = append(tools, t.readTool("cards", "The backlog's cards, most urgent first: id, goal, priority, state.",
 			object(map[string]any{"state": str("only cards in this state, e.g. open, blocked, done")}), core.TrustExternal, "the backlog's cards", t.cardList))
+	}
+	if f.cards != nil {
+		tools = append(tools, converse.Tool{Name: "propose_card_set",
+			Description: "Draft a set of backlog cards from the discussion, after asking your clarifying questions in the thread. " +
+				"The set is shown once; the person publishes it with ✅, all or none. This publishes nothing.",
+			Parameters: object(map[string]any{"cards": map[string]any{"type": "array", "minItems": 1, "maxItems": maxModelCards,
+				"items": object(map[string]any{
+					"goal":       str("what the card achieves, in a sentence"),
+					"acceptance": map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string"}, "description": "the criteria the work is judged by"},
+					"priority":   map[string]any{"type": "string", "enum": []string{"P0", "P1", "P2", "P3"}},
+				}, "goal", "acceptance", "priority")}}, "cards"),
+			Call: t.proposeCardSet})
 	}
 	if f.approvals != nil {
 		tools = append(tools, t.readTool("approvals", "Agents' approval requests waiting for an answer.",
@@ -550,4 +607,70 @@ func (t *modelTurn) proposeTripwire(_ context.Context, raw json.RawMessage) (con
 	})
 	return converse.Result{Data: map[string]string{"proposed": twRule(src, cond),
 		"note": "shown to the person with ✅; nothing is armed unless they tap it"}, Source: "jarvis"}, nil
+}
+
+// proposeCardSet checks a drafted card set as `!card draft` checks each
+// card, with its messages, and plans it: in the message's transaction the
+// cards become the person's draft and the set is asked for ✅ as
+// `!card publish` asks, published through the same path. A person with a
+// draft of their own already is left to finish it.
+func (t *modelTurn) proposeCardSet(ctx context.Context, raw json.RawMessage) (converse.Result, error) {
+	c := t.p.features.cards
+	refused := func(why string) (converse.Result, error) {
+		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
+	}
+	if len(t.plans) >= maxModelProposals {
+		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
+	}
+	var args struct {
+		Cards []struct {
+			Goal       string   `json:"goal"`
+			Acceptance []string `json:"acceptance"`
+			Priority   string   `json:"priority"`
+		} `json:"cards"`
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return refused("the arguments do not match the tool's schema: " + err.Error())
+	}
+	if len(args.Cards) == 0 || len(args.Cards) > maxModelCards {
+		return refused(fmt.Sprintf("a set holds 1 to %d cards", maxModelCards))
+	}
+	drafts, err := c.svc.Drafts(ctx, t.msg.Sender)
+	if err != nil {
+		return converse.Result{}, err
+	}
+	if len(drafts) > 0 {
+		return refused(fmt.Sprintf("the person has %s in their draft already: they publish or drop it first (`%scard show-draft`)",
+			core.Plural(len(drafts), "card", "cards"), t.p.cfg.Prefix))
+	}
+	var specs []card.Spec
+	for i, in := range args.Cards {
+		spec := card.Spec{Goal: strings.TrimSpace(in.Goal), Priority: card.Priority(strings.ToUpper(strings.TrimSpace(in.Priority)))}
+		for _, a := range in.Acceptance {
+			if a = strings.TrimSpace(a); a != "" {
+				spec.Acceptance = append(spec.Acceptance, a)
+			}
+		}
+		switch {
+		case spec.Goal == "":
+			return refused(fmt.Sprintf("card %d: the goal is missing: say what the card achieves", i+1))
+		case len(spec.Acceptance) == 0:
+			return refused(fmt.Sprintf("card %d: `--accept` is missing: give at least one acceptance criterion", i+1))
+		case !spec.Priority.Valid():
+			return refused(fmt.Sprintf("card %d: `--priority` is missing: give P0, P1, P2 or P3", i+1))
+		}
+		specs = append(specs, spec)
+	}
+	t.plans = append(t.plans, func(e *Event) error {
+		for _, spec := range specs {
+			_, err := c.svc.AddDraft(e.Ctx, e.Sender, spec, e.Trust)
+			if err != nil {
+				// Nothing of the set stays: the message's changes roll back.
+				return fmt.Errorf("draft the model's card set: %w", err)
+			}
+		}
+		return c.publish(e)
+	})
+	return converse.Result{Data: map[string]any{"drafted": len(specs),
+		"note": "shown to the person once; nothing is published unless they tap ✅"}, Source: "jarvis"}, nil
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/converse"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
 )
 
 // toolCall is a call a scripted model makes.
@@ -228,5 +231,47 @@ func TestModelReplyStreamsAsAnEditedMessage(t *testing.T) {
 	if len(waiting) != 2 || waiting[0].Key != "model:$s" || !strings.HasSuffix(waiting[0].Body, " …") ||
 		waiting[1].Kind != core.NoticeEdit || waiting[1].Target != "model:$s" || waiting[1].Body != m.text {
 		t.Errorf("notices = %q", kinds)
+	}
+}
+
+// TestModelDraftsACardSetAfterItsQuestions: the model asks its questions
+// first and sees them in the next turn; then it drafts the set, which is
+// shown once for ✅ and published through `!card publish`'s own path.
+func TestModelDraftsACardSetAfterItsQuestions(t *testing.T) {
+	h, cards := newCardHarness(t, testconfig.Cards())
+	m := &scriptedModel{text: "Before I draft anything: what must the export contain, and how urgent is it?"}
+	h.proc.AddFeatures(Features{Model: m})
+	say := func(id, body string) []string {
+		return h.handle(t, Message{RoomID: "!room:x", EventID: id, Sender: alice, Network: "matrix", Body: body, Addressed: true, Sent: h.clock.Now()})
+	}
+	say("$1", "we keep losing the weekly numbers, can we fix the export?")
+	if drafts, _ := cards.Drafts(context.Background(), alice); len(drafts) != 0 {
+		t.Fatalf("drafted before asking: %+v", drafts)
+	}
+	h.clock.Advance(time.Minute)
+	m.text = "Here is the set; tap ✅ to publish it."
+	m.calls = []toolCall{{"propose_card_set", `{"cards":[` +
+		`{"goal":"Export the weekly numbers as CSV","acceptance":["the CSV opens in a spreadsheet"],"priority":"P1"},` +
+		`{"goal":"Mail the export every Monday","acceptance":["it arrives by 9:00"],"priority":"P2"}]}`}}
+	got := say("$2", "every Monday, as CSV; fairly urgent")
+	conv := m.asked[1].Conversation
+	if len(conv) != 2 || conv[1].From != "jarvis (your earlier answer)" || !strings.Contains(conv[1].Text, "what must the export contain") {
+		t.Errorf("the second turn saw %+v", conv)
+	}
+	var question string
+	for _, r := range got {
+		if strings.HasPrefix(r, "Publish these 2 cards") {
+			question = r
+		}
+	}
+	if question == "" || !strings.Contains(question, "Export the weekly numbers as CSV") {
+		t.Fatalf("replies = %q", got)
+	}
+	if list, _ := cards.List(context.Background(), card.Filter{}); len(list) != 0 {
+		t.Fatalf("published before the tap: %+v", list)
+	}
+	h.answer(t, "confirm:cardset:$2", alice, YesReaction)
+	if list, _ := cards.List(context.Background(), card.Filter{}); len(list) != 2 {
+		t.Errorf("after ✅: %+v", list)
 	}
 }
