@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/converse"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 )
@@ -374,6 +375,15 @@ func (t *modelTurn) tools() []converse.Tool {
 		tools = append(tools, t.readTool("my_reminders", "The reminders of the person speaking.",
 			object(map[string]any{}), core.TrustNative, "the person's reminders", t.reminderList))
 	}
+	if f.reminders != nil {
+		tools = append(tools, converse.Tool{Name: "propose_reminder",
+			Description: "Propose a reminder for the person speaking; they set it with ✅. This sets nothing.",
+			Parameters: object(map[string]any{
+				"what": str("what to remind them of, e.g. call the bank"),
+				"when": str("when, as the person would say it: in 20 minutes, at 10, tomorrow at 10, every Monday at 9"),
+			}, "what", "when"),
+			Call: t.proposeReminder})
+	}
 	if f.tripwires != nil {
 		tools = append(tools, t.readTool("my_tripwires", "The tripwires of the person speaking: id, label, rule, status.",
 			object(map[string]any{}), core.TrustNative, "the person's tripwires", t.tripwireList))
@@ -673,4 +683,30 @@ func (t *modelTurn) proposeCardSet(ctx context.Context, raw json.RawMessage) (co
 	})
 	return converse.Result{Data: map[string]any{"drafted": len(specs),
 		"note": "shown to the person once; nothing is published unless they tap ✅"}, Source: "jarvis"}, nil
+}
+
+// proposeReminder reads the reminder as `!remind` reads "remind me to
+// <what> <when>", with its questions for what is missing, and plans the
+// proposal; the ✅ sets it.
+func (t *modelTurn) proposeReminder(ctx context.Context, raw json.RawMessage) (converse.Result, error) {
+	c := t.p.features.reminders
+	refused := func(why string) (converse.Result, error) {
+		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
+	}
+	if len(t.plans) >= maxModelProposals {
+		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
+	}
+	var args struct{ What, When string }
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return refused("the arguments do not match the tool's schema: " + err.Error())
+	}
+	loc := t.p.zone(&Event{Message: t.msg, Ctx: ctx, Proc: t.p})
+	w := intent.Reminder("remind me to "+args.What+" "+args.When, t.p.deps.Clock.Now(), loc)
+	if w.Question != "" {
+		return refused(w.Question)
+	}
+	r := reminder.Reminder{Owner: t.msg.Sender, Text: w.What, Due: w.At, Every: reminder.Repeat(w.Every), Zone: loc.String()}
+	t.plans = append(t.plans, func(e *Event) error { return c.proposeReminder(e, r, loc) })
+	return converse.Result{Data: map[string]string{"proposed": w.What + " at " + w.At.In(loc).Format(time.RFC3339),
+		"note": "shown to the person with ✅; nothing is set unless they tap it"}, Source: "jarvis"}, nil
 }

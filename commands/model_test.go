@@ -275,3 +275,30 @@ func TestModelDraftsACardSetAfterItsQuestions(t *testing.T) {
 		t.Errorf("after ✅: %+v", list)
 	}
 }
+
+// TestModelProposesAReminder: a reminder from the model's words is read
+// as `!remind` reads a sentence (a missing time gets its question), and
+// set only by the person's ✅.
+func TestModelProposesAReminder(t *testing.T) {
+	rh := newRemindHarness(t)
+	m := &scriptedModel{calls: []toolCall{
+		{"propose_reminder", `{"what":"check the backups","when":""}`},
+		{"propose_reminder", `{"what":"check the backups","when":"tomorrow at 10"}`},
+	}}
+	rh.proc.AddFeatures(Features{Model: m})
+	got := rh.handle(t, Message{RoomID: "!room:x", EventID: "$r", Sender: alice, Network: "matrix", Body: "jarvis, I keep forgetting the backups",
+		Addressed: true, Sent: rh.clock.Now()})
+	if why := m.results[0].Data.(map[string]string)["refused"]; !strings.HasPrefix(why, "When should I remind you?") {
+		t.Errorf("no time: %q", why)
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Shall I remind you tomorrow at 10:00") || !strings.Contains(got[0], "check the backups") {
+		t.Fatalf("replies = %q", got)
+	}
+	if list, _ := rh.svc.List(context.Background(), alice); len(list) != 0 {
+		t.Fatalf("set before the tap: %+v", list)
+	}
+	rh.answer(t, "confirm:reminder:$r", alice, YesReaction)
+	if list, _ := rh.svc.List(context.Background(), alice); len(list) != 1 || list[0].Text != "check the backups" {
+		t.Errorf("after ✅: %+v", list)
+	}
+}
