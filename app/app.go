@@ -160,8 +160,10 @@ type App struct {
 	retention   *retention.Service
 	// api is nil when api.listen is empty.
 	api *api.Server
-	// model is nil when no model is configured.
+	// model is nil when no model is configured; turns are its turns in
+	// flight, which Run waits for.
 	model *model.Client
+	turns sync.WaitGroup
 
 	// changed holds the source kinds whose state moved since the
 	// tripwires reading them were last re-evaluated; kick wakes the
@@ -239,6 +241,15 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 		a.Close()
 		return nil, fail(ErrConfig, err)
 	}
+	// A turn with the model takes seconds: off the sync loop, it holds
+	// up nobody else's messages; Run waits for the turns in flight.
+	a.proc.RunModelTurnsWith(func(fn func()) {
+		a.turns.Add(1)
+		go func() {
+			defer a.turns.Done()
+			fn()
+		}()
+	})
 	a.initCommands()
 	a.initAPI()
 	return a, nil
@@ -726,6 +737,8 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	})
 	err := g.Wait()
+	// The model's turns end with the sync's context.
+	a.turns.Wait()
 	if err == nil || errors.Is(err, ErrRestart) {
 		a.markStopped()
 	}

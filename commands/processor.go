@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -145,6 +146,11 @@ type Processor struct {
 	// features are the features added, each holding what its handlers
 	// act on; AddFeatures wires them to one another.
 	features featureSet
+
+	// background runs turns with the model off the channel's loop (nil:
+	// in line); turnLocks hold one person's turns in order.
+	background func(fn func())
+	turnLocks  sync.Map
 }
 
 // Intent recognises a sentence that asks for a command, and names the
@@ -262,10 +268,36 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 	}
 	// The model, when there is one, is asked outside the transaction: a
 	// turn takes seconds, and the store is not held for it.
-	var turn *modelTurn
 	if p.wantsModel(msg) {
-		turn = p.runModel(ctx, msg)
+		if p.background != nil {
+			p.background(func() { p.modelTurn(ctx, msg) })
+			return Answered
+		}
+		return p.modelTurn(ctx, msg)
 	}
+	return p.answerConversation(ctx, msg, nil)
+}
+
+// modelTurn answers a message through the model, one turn at a time per
+// person, so that their answers come in the order they asked.
+func (p *Processor) modelTurn(ctx context.Context, msg Message) Outcome {
+	v, _ := p.turnLocks.LoadOrStore(msg.Sender, &sync.Mutex{})
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	defer mu.Unlock()
+	return p.answerConversation(ctx, msg, p.runModel(ctx, msg))
+}
+
+// RunModelTurnsWith runs turns with the model through bg, off the
+// channel's loop: a slow model then holds up nobody else's messages. bg
+// must have them joined before the store closes. Without it (the
+// console, tests) a turn runs in line.
+func (p *Processor) RunModelTurnsWith(bg func(fn func())) { p.background = bg }
+
+// answerConversation keeps a message that is not a command as an
+// excerpt and answers it: with the model's turn when it had one, with the
+// grammar otherwise.
+func (p *Processor) answerConversation(ctx context.Context, msg Message, turn *modelTurn) Outcome {
 	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) error {
 		if strings.TrimFunc(msg.Body, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
 			p.notUnderstood(e, true)

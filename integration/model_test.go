@@ -245,8 +245,18 @@ func TestModel(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	t.Run("a slow model: the grammar answers within model.timeout", func(t *testing.T) {
-		if took := fallback(t, modelserver.Step{Delay: 30 * time.Second, Text: "too late"}, "did not answer within model.timeout"); took > timeout+5*time.Second {
+	t.Run("a slow model: the grammar answers within model.timeout, and holds up nothing else", func(t *testing.T) {
+		srv.Script(modelserver.Step{Delay: 30 * time.Second, Text: "too late"})
+		start := time.Now()
+		sent := say(t, "Jarvis, what's the meaning of all this?")
+		// While the model keeps Jarvis waiting, a command is answered.
+		j.ask(t, alice, room, "!ping")
+		if took := time.Since(start); took >= timeout {
+			t.Errorf("!ping waited %s behind the model's turn", took)
+		}
+		replyWith(t, sent, "I didn't understand that.")
+		replyWith(t, sent, "did not answer within model.timeout")
+		if took := time.Since(start); took > timeout+5*time.Second {
 			t.Errorf("answered after %s with a timeout of %s", took, timeout)
 		}
 	})
