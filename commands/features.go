@@ -198,8 +198,7 @@ func (p *Processor) AddFeatures(f Features) {
 		s.reminders = c
 		p.Register(c.handlers()...)
 		p.OnAnswer(reminder.NoticeKeyPrefix, c.onAnswer)
-		p.RegisterConfirm(ConfirmKind{Kind: confirmReminder, TTL: proposedReminderTTL, OnConfirm: c.confirmProposed,
-			YesWord: "set", NoWord: "dismiss", YesDoes: "set it", NoDoes: "dismiss"})
+		p.RegisterConfirm(ConfirmKind{Kind: confirmReminder, TTL: proposedReminderTTL, OnConfirm: c.confirmProposed, YesDoes: "set it", NoDoes: "dismiss"})
 		p.AddAddressedIntent(remindIntent)
 	}
 	if f.Notebook != nil {
