@@ -18,6 +18,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/converse"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/notebook"
 	"github.com/jarvis-hmi/jarvis/core/reminder"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
@@ -375,6 +376,12 @@ func (t *modelTurn) tools() []converse.Tool {
 		tools = append(tools, t.readTool("my_reminders", "The reminders of the person speaking.",
 			object(map[string]any{}), core.TrustNative, "the person's reminders", t.reminderList))
 	}
+	if f.notebook != nil && t.msg.Room.Direct {
+		// Tasks are private: only in the person's direct room with Jarvis,
+		// where the model's answer shows to them alone.
+		tools = append(tools, t.readTool("my_tasks", "The open tasks of the person speaking, with their due dates.",
+			object(map[string]any{}), core.TrustNative, "the person's tasks", t.taskList))
+	}
 	if f.reminders != nil {
 		tools = append(tools, converse.Tool{Name: "propose_reminder",
 			Description: "Propose a reminder for the person speaking; they set it with ✅. This sets nothing.",
@@ -523,6 +530,22 @@ func (t *modelTurn) reminderList(ctx context.Context, _ json.RawMessage) (any, s
 	var rows []map[string]any
 	for _, r := range list[:min(len(list), modelReadLimit)] {
 		rows = append(rows, map[string]any{"text": cut(r.Text), "due": r.Due.UTC().Format(time.RFC3339), "repeats": r.Every})
+	}
+	return rows, "", nil
+}
+
+func (t *modelTurn) taskList(ctx context.Context, _ json.RawMessage) (any, string, error) {
+	tasks, err := t.p.features.notebook.svc.List(ctx, t.msg.Sender, notebook.Task)
+	if err != nil {
+		return nil, "", err
+	}
+	var rows []map[string]any
+	for _, k := range tasks[:min(len(tasks), modelReadLimit)] {
+		row := map[string]any{"id": k.ID, "text": cut(k.Text)}
+		if !k.Due.IsZero() {
+			row["due"] = k.Due.UTC().Format(time.RFC3339)
+		}
+		rows = append(rows, row)
 	}
 	return rows, "", nil
 }

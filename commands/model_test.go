@@ -302,3 +302,31 @@ func TestModelProposesAReminder(t *testing.T) {
 		t.Errorf("after ✅: %+v", list)
 	}
 }
+
+// TestModelReadsTasksOnlyInPrivate: the person's tasks are private, so the
+// model gets the tool that reads them only in their direct room.
+func TestModelReadsTasksOnlyInPrivate(t *testing.T) {
+	rh := newNotebookHarness(t)
+	m := &scriptedModel{text: "ok"}
+	rh.proc.AddFeatures(Features{Model: m})
+	rh.sayDirect(t, alice, "add a task: renew the certificate")
+	offered := func(req converse.Request) bool {
+		for _, tool := range req.Tools {
+			if tool.Name == "my_tasks" {
+				return true
+			}
+		}
+		return false
+	}
+	rh.handle(t, Message{RoomID: "!room:x", EventID: "$shared", Sender: alice, Network: "matrix", Body: "jarvis, what's on my plate, in your words?",
+		Addressed: true, Sent: rh.clock.Now()})
+	rh.sayDirect(t, alice, "what's on my plate, in your words?")
+	if len(m.asked) != 2 || offered(m.asked[0]) || !offered(m.asked[1]) {
+		t.Fatalf("my_tasks offered in the shared room %v, in the direct room %v", len(m.asked) > 0 && offered(m.asked[0]), len(m.asked) > 1 && offered(m.asked[1]))
+	}
+	m.calls = []toolCall{{"my_tasks", `{}`}}
+	rh.sayDirect(t, alice, "what's on my plate, in your words, again?")
+	if rows, _ := json.Marshal(m.results[0].Data); !strings.Contains(string(rows), "renew the certificate") {
+		t.Errorf("my_tasks gave %s", rows)
+	}
+}
