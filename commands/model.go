@@ -118,12 +118,12 @@ func (p *Processor) runModel(ctx context.Context, msg Message) *modelTurn {
 				continue
 			}
 			trust := cmp.Or(x.Trust, core.TrustNative)
-			if !trust.AtLeast(core.TrustNative) {
-				t.untrusted = appendOnce(t.untrusted, "messages written through a bridge")
-			}
-			from := x.Sender
+			from, source := x.Sender, "messages written through a bridge"
 			if x.Sender == answersOf(msg.Sender) {
-				from = "jarvis (your earlier answer)"
+				from, source = "jarvis (your earlier answer)", "my earlier answer, written after reading such text"
+			}
+			if !trust.AtLeast(core.TrustNative) {
+				t.untrusted = appendOnce(t.untrusted, source)
 			}
 			req.Conversation = append(req.Conversation, converse.Quote{From: from, Trust: trust, At: x.At, Text: x.Body})
 		}
