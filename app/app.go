@@ -517,6 +517,16 @@ func (a *App) initModel() error {
 	if err != nil {
 		return err
 	}
+	// The workspace's budget is told to the room and its admins, as an
+	// agent's is.
+	c.AnnounceBudget(func(ctx context.Context, key, text string) {
+		err := a.store.InTx(ctx, func(ctx context.Context) error {
+			return a.outbox.Enqueue(ctx, core.Notice{Key: key, RoomID: a.room, Kind: core.NoticeMessage, Body: text, Mentions: a.cfg.Bot.Admins})
+		})
+		if err != nil && !errors.Is(err, core.ErrDuplicate) {
+			zerolog.Ctx(ctx).Err(err).Msg("Failed to tell the room about the model's budget")
+		}
+	})
 	a.model = c
 	a.log.Info().Str("model", a.cfg.Model.Name).Dur("timeout", a.cfg.Model.Timeout).Msg("Conversing through a language model")
 	return nil

@@ -43,9 +43,17 @@ type Client struct {
 	chat    openai.ChatCompletionService
 	meter   Meter
 	now     func() time.Time
+	// announce, when set, tells the room that the workspace's budget
+	// passed its warning share or is spent.
+	announce func(ctx context.Context, key, text string)
 }
 
 var _ converse.Model = (*Client)(nil)
+
+// AnnounceBudget has fn tell the room, once a day each, that the
+// workspace's daily budget passed its warning share and that it is
+// spent; key is stable for the day and the share.
+func (c *Client) AnnounceBudget(fn func(ctx context.Context, key, text string)) { c.announce = fn }
 
 // New builds a client. The API key is read once, here, from its file or
 // environment variable; the environment's OPENAI_* variables are not read.
@@ -314,6 +322,13 @@ func (c *Client) meterTurn(ctx context.Context, person, day string, reply *conve
 		if err := c.meter.MarkSpend(ctx, m.key, day, total.Warned, total.Alerted); err != nil {
 			reply.Warning = "I could not record what this answer cost."
 			return
+		}
+		if m.key == spendKey && c.announce != nil {
+			level, text := "warn", fmt.Sprintf("⚠️ My own language model has used %.0f %% of today's token budget (model.budget.workspace_tokens: %d).", share*100, m.limit)
+			if total.Alerted {
+				level, text = "spent", fmt.Sprintf("🚨 My own language model has used today's token budget (model.budget.workspace_tokens: %d): until midnight UTC my grammar answers alone.", m.limit)
+			}
+			c.announce(ctx, "model-budget:"+level+":"+day, text)
 		}
 	}
 }

@@ -215,3 +215,23 @@ func TestPersonaLayers(t *testing.T) {
 		t.Errorf("an unknown field: %v", err)
 	}
 }
+
+// TestWorkspaceBudgetIsAnnounced: the workspace's budget passing 80 % and
+// then 100 % is told to the room once each, with the key that sets it.
+func TestWorkspaceBudgetIsAnnounced(t *testing.T) {
+	srv := modelserver.New()
+	defer srv.Close()
+	cfg := testConfig(t, srv)
+	srv.Fallback(modelserver.Step{Text: "ok", PromptTokens: 850})
+	cfg.Budget.WorkspaceTokens = 1000
+	c := newClient(t, cfg, &memMeter{})
+	announced := map[string]string{}
+	c.AnnounceBudget(func(_ context.Context, key, text string) { announced[key] = text })
+	for range 3 {
+		c.Converse(context.Background(), converse.Request{Person: "@a:x", Message: converse.Quote{Text: "hi"}})
+	}
+	if len(announced) != 2 || !strings.Contains(announced["model-budget:warn:2026-12-04"], "model.budget.workspace_tokens") ||
+		!strings.Contains(announced["model-budget:spent:2026-12-04"], "grammar answers alone") {
+		t.Errorf("announced %q", announced)
+	}
+}
