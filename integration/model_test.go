@@ -27,7 +27,8 @@ const modelKey = "sk-model-test-7d1f0c2a9e"
 // approval stays pending); a proposal tool called with invalid arguments
 // gets the grammar's own message; a streamed reply shows as a message
 // edited while it comes; the model slow, down or over budget leaves the
-// grammar to answer, within model.timeout, and the reply says so.
+// grammar to answer, within model.timeout, and the reply says so (the
+// workspace's budget spent is also told to the room and its admins).
 func TestModel(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -38,7 +39,7 @@ func TestModel(t *testing.T) {
 	const timeout = 2 * time.Second
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, displayName: "Jarvis", env: []string{"MODEL_TEST_KEY=" + modelKey},
 		extra: fmt.Sprintf("api:\n  listen: %s\nfleet:\n  agents:\n    - name: BACKUP\n      cadence: 1h\n"+
-			"model:\n  base_url: %s\n  name: test-model\n  api_key_env: MODEL_TEST_KEY\n  timeout: %s\n  budget: {workspace_tokens: 0, person_tokens: 1000000}\n"+
+			"model:\n  base_url: %s\n  name: test-model\n  api_key_env: MODEL_TEST_KEY\n  timeout: %s\n  budget: {workspace_tokens: 1500000, person_tokens: 1000000}\n"+
 			"  prices: [{model: test-model, input: 1, output: 2, currency: USD}]\n", addr, srv.BaseURL(), timeout)})
 	room := j.joinRoom(t, alice)
 	api := cardAPI{t: t, base: "http://" + addr, tokens: j.issueTokens(t, "BACKUP")}
@@ -265,9 +266,15 @@ func TestModel(t *testing.T) {
 	})
 	t.Run("a spent budget: the grammar answers", func(t *testing.T) {
 		srv.Script(modelserver.Step{Text: "Fine.", PromptTokens: 2000000})
-		saysFinally(t, say(t, "Jarvis, what's the meaning of it all today?"), "the rest of your model budget for today (model.budget.person_tokens")
+		saysFinally(t, say(t, "Jarvis, what's the meaning of it all today?"), "the rest of the workspace's model budget for today (model.budget.workspace_tokens")
+		if _, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+			return tesths.MessageFrom(room, j.UserID)(evt) && strings.Contains(tesths.Body(evt), "My own language model has used today's token budget") &&
+				strings.Contains(tesths.Body(evt), alice.UserID.String())
+		}); err != nil {
+			t.Errorf("the room and its admins were not told: %v", err)
+		}
 		n := len(srv.Requests())
-		fallback(t, modelserver.Step{Text: "never asked"}, "today's model budget is spent (model.budget.person_tokens)")
+		fallback(t, modelserver.Step{Text: "never asked"}, "today's model budget is spent (model.budget.workspace_tokens)")
 		if len(srv.Requests()) != n {
 			t.Error("the model was asked past its budget")
 		}
