@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,8 @@ func TestModel(t *testing.T) {
 	// sent are the requests the server got since n.
 	since := func(n int) []modelserver.Request { return srv.Requests()[n:] }
 
+	// shown is `!tw show` of the tripwire the model's proposal armed.
+	var shown string
 	t.Run("a worry becomes a proposal only a tap arms", func(t *testing.T) {
 		n := len(srv.Requests())
 		srv.Script(
@@ -144,9 +147,39 @@ func TestModel(t *testing.T) {
 		if err != nil || !strings.HasPrefix(newBody(edit), "Armed — tw_") {
 			t.Fatalf("the ✅ did not arm it: %v", err)
 		}
-		show := tesths.Body(j.ask(t, alice, room, "!tw show "+tripwireIDs.FindString(newBody(edit))))
-		if !strings.Contains(show, "I'm nervous about the backups this week") {
-			t.Errorf("the stored rationale is not the conversation:\n%s", show)
+		shown = tesths.Body(j.ask(t, alice, room, "!tw show "+tripwireIDs.FindString(newBody(edit))))
+		if !strings.Contains(shown, "I'm nervous about the backups this week") {
+			t.Errorf("the stored rationale is not the conversation:\n%s", shown)
+		}
+	})
+
+	t.Run("the grammar makes the same proposal for the same request", func(t *testing.T) {
+		n := len(srv.Requests())
+		const request = "tell me when BACKUP is not online"
+		sent := say(t, "Jarvis, "+request)
+		proposal := replyWith(t, sent, "Shall I watch this for you?")
+		if len(srv.Requests()) != n {
+			t.Error("the model was asked what the grammar understands")
+		}
+		if _, err := alice.SendReaction(ctx, room, proposal.ID, "✅"); err != nil {
+			t.Fatal(err)
+		}
+		edit, err := alice.WaitFor(ctx, waitReply, editOf(j.UserID, proposal.ID))
+		if err != nil || !strings.HasPrefix(newBody(edit), "Armed — tw_") {
+			t.Fatalf("the ✅ did not arm it: %v", err)
+		}
+		byGrammar := tesths.Body(j.ask(t, alice, room, "!tw show "+tripwireIDs.FindString(newBody(edit))))
+		// The same rule, action, cooldown and trust; the same rationale,
+		// but for the sentence said and the minute it was said in.
+		for _, field := range []string{"Watching:", "When it trips:", "Cooldown:", "Its reason came from:"} {
+			if a, b := lineWith(shown, field), lineWith(byGrammar, field); a != b || a == "" {
+				t.Errorf("through the model %q, through the grammar %q", a, b)
+			}
+		}
+		// The grammar's also quotes the worry said before it, as context.
+		if a, b := rationaleOf(shown, "I'm nervous about the backups this week"), rationaleOf(byGrammar, request); a == "" ||
+			b != strings.Replace(a, "\n", "\n“I'm nervous about the backups this week”\n", 1) {
+			t.Errorf("rationale through the model %q, through the grammar %q", a, b)
 		}
 	})
 
@@ -286,4 +319,27 @@ func TestModel(t *testing.T) {
 			t.Errorf("!sys persona:\n%s", persona)
 		}
 	})
+}
+
+// lineWith is the line of body that holds field.
+func lineWith(body, field string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if strings.Contains(line, field) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+var minuteOf = regexp.MustCompile(`[A-Z][a-z]{2} \d+ \d\d:\d\d UTC`)
+
+// rationaleOf is the "Why you armed it" of a `!tw show`, with sentence
+// and the time it was said in left out.
+func rationaleOf(body, sentence string) string {
+	_, why, ok := strings.Cut(body, "Why you armed it:")
+	if !ok {
+		return ""
+	}
+	why, _, _ = strings.Cut(why, "!tw history")
+	return minuteOf.ReplaceAllString(strings.ReplaceAll(strings.TrimSpace(why), sentence, "…"), "…")
 }
