@@ -270,17 +270,17 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 	// turn takes seconds, and the store is not held for it.
 	if p.wantsModel(msg) {
 		if p.background != nil {
-			p.background(func() { p.modelTurn(ctx, msg) })
+			p.background(func() { p.converseWithModel(ctx, msg) })
 			return Answered
 		}
-		return p.modelTurn(ctx, msg)
+		return p.converseWithModel(ctx, msg)
 	}
 	return p.answerConversation(ctx, msg, nil)
 }
 
-// modelTurn answers a message through the model, one turn at a time per
-// person, so that their answers come in the order they asked.
-func (p *Processor) modelTurn(ctx context.Context, msg Message) Outcome {
+// converseWithModel answers a message through the model, one turn at a
+// time per person, so that their answers come in the order they asked.
+func (p *Processor) converseWithModel(ctx context.Context, msg Message) Outcome {
 	v, _ := p.turnLocks.LoadOrStore(msg.Sender, &sync.Mutex{})
 	mu := v.(*sync.Mutex)
 	mu.Lock()
