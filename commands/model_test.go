@@ -330,3 +330,51 @@ func TestModelReadsTasksOnlyInPrivate(t *testing.T) {
 		t.Errorf("my_tasks gave %s", rows)
 	}
 }
+
+// TestModelProposesACommand: a silence the model proposes runs only on
+// the ✅ of the person who asked, as them, through the table (an admin
+// verb for an admin only); a command it may not propose is refused.
+func TestModelProposesACommand(t *testing.T) {
+	m := &scriptedModel{calls: []toolCall{
+		{"propose_command", `{"command":"!tw delete tw_1"}`},
+		{"propose_command", `{"command":"!silence EVE for 2h --because \"maintenance\""}`},
+	}}
+	th := modelHarness(t, m)
+	ctx := context.Background()
+	ask := func(id, sender string) []string {
+		return th.handle(t, Message{RoomID: "!room:x", EventID: id, Sender: sender, Network: "matrix", Body: "EVE goes down for maintenance, keep it quiet",
+			Addressed: true, Sent: th.clock.Now()})
+	}
+	got := ask("$alice", alice)
+	if why := m.results[0].Data.(map[string]string)["refused"]; !strings.Contains(why, "I propose only silence and task add") {
+		t.Errorf("a delete: %q", why)
+	}
+	// Silencing an agent is for admins: the ✅ runs the command with the
+	// asker's own rights, and the command refuses as when typed.
+	if len(got) != 1 || !strings.Contains(got[0], "Shall I run this for you?") {
+		t.Fatalf("replies = %q", got)
+	}
+	var refusal string
+	for _, n := range th.answer(t, "confirm:command:$alice", alice, YesReaction) {
+		refusal += n.Body
+	}
+	if list, _ := th.oncall.Silences(ctx); len(list) != 0 || !strings.Contains(refusal, "admin") {
+		t.Fatalf("a non-admin's ✅: %q, silences %+v", refusal, list)
+	}
+	m.results = nil
+	got = ask("$admin", "@admin:x")
+	if len(got) != 1 || !strings.Contains(got[0], "Shall I run this for you? `!silence EVE for 2h --because \"maintenance\"`") {
+		t.Fatalf("replies = %q (tools said %+v)", got, m.results)
+	}
+	if list, _ := th.oncall.Silences(ctx); len(list) != 0 {
+		t.Fatalf("silenced before the tap: %+v", list)
+	}
+	th.answer(t, "confirm:command:$admin", alice, YesReaction)
+	if list, _ := th.oncall.Silences(ctx); len(list) != 0 {
+		t.Fatalf("someone else's tap silenced: %+v", list)
+	}
+	th.answer(t, "confirm:command:$admin", "@admin:x", YesReaction)
+	if list, _ := th.oncall.Silences(ctx); len(list) != 1 {
+		t.Errorf("after the admin's ✅: %+v", list)
+	}
+}

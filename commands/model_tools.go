@@ -90,6 +90,9 @@ func (t *modelTurn) tools() []converse.Tool {
 			}, "what", "when"),
 			Call: t.proposeReminder})
 	}
+	if tool, ok := t.proposeCommandTool(); ok {
+		tools = append(tools, tool)
+	}
 	if f.tripwires != nil {
 		tools = append(tools, t.readTool("my_tripwires", "The tripwires of the person speaking: id, label, rule, status.",
 			object(map[string]any{}), core.TrustNative, "the person's tripwires", t.tripwireList))

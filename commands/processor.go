@@ -179,6 +179,7 @@ func NewProcessor(cfg Config, deps Deps) *Processor {
 	}
 	p.Register(builtins...)
 	p.OnAnswer("confirm:", p.answerConfirm)
+	p.RegisterConfirm(p.commandConfirm())
 	return p
 }
 
