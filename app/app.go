@@ -35,6 +35,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/away"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/converse"
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/lease"
@@ -47,6 +48,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/wake"
 	"github.com/jarvis-hmi/jarvis/internal/logring"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
+	"github.com/jarvis-hmi/jarvis/model"
 	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -171,6 +173,10 @@ type App struct {
 	retention   *retention.Service
 	// api is nil when api.listen is empty.
 	api *api.Server
+	// model is nil when no model is configured; turns are its turns in
+	// flight, which Run waits for.
+	model *model.Client
+	turns sync.WaitGroup
 
 	// changed holds the source kinds whose state moved since the
 	// tripwires reading them were last re-evaluated; kick wakes the
@@ -247,6 +253,19 @@ func New(ctx context.Context, configPath, version string) (*App, error) {
 		a.Close()
 		return nil, fail(ErrStore, err)
 	}
+	if err := a.initModel(); err != nil {
+		a.Close()
+		return nil, fail(ErrConfig, err)
+	}
+	// A turn with the model takes seconds: off the sync loop, it holds
+	// up nobody else's messages; Run waits for the turns in flight.
+	a.proc.RunModelTurnsWith(func(fn func()) {
+		a.turns.Add(1)
+		go func() {
+			defer a.turns.Done()
+			fn()
+		}()
+	})
 	a.initCommands()
 	a.initAPI()
 	return a, nil
@@ -486,11 +505,48 @@ func (a *App) initCommands() {
 		}
 		return fmt.Sprintf("%d remembered messages", n), nil
 	})
+	var talk converse.Model
+	if a.model != nil {
+		talk = a.model
+		sys.Sections = append(sys.Sections, commands.StatusSection{Title: "Model", Lines: a.model.Status},
+			commands.StatusSection{Title: "Persona", Verb: "persona", Help: "Who Jarvis is when it converses: alias, tone, language, what it may discuss, and the files it came from.",
+				Lines: func(context.Context) ([]string, error) { return a.model.Persona().Lines(), nil }})
+	}
 	a.relay = console.NewRelay(console.RelayDeps{Inputs: a.store, Outbox: a.outbox, Processor: a.proc, Clock: a.clock})
 	a.proc.AddFeatures(commands.Features{System: sys, Cards: a.cards, Approvals: a.approvals, Breakers: a.breakers, Identities: a.store, Fleet: a.fleet,
 		Bridges: a.cfg.Bridges, SearchUsers: a.searchUsers,
 		Tripwires: a.tripwires, Credentials: a.credentials, ProposalTTL: a.cfg.Chat.ProposalTTL, Agents: a.agentNames,
-		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook, OnCall: a.oncall})
+		Reminders: a.reminders, People: a.store.Reminders(), Quiet: a.quiet, Notebook: a.notebook, OnCall: a.oncall, Model: talk})
+}
+
+// initModel builds Jarvis's own language model when one is configured:
+// the persona from its profile and override, the API key from its file
+// or environment variable, the spend kept beside the agents'.
+func (a *App) initModel() error {
+	if !a.cfg.Model.Enabled() {
+		return nil
+	}
+	persona, err := model.LoadPersona(a.cfg.Model.Persona)
+	if err != nil {
+		return err
+	}
+	c, err := model.New(a.cfg.Model, persona, a.store.Meter(), a.clock.Now)
+	if err != nil {
+		return err
+	}
+	// The workspace's budget is told to the room and its admins, as an
+	// agent's is.
+	c.AnnounceBudget(func(ctx context.Context, key, text string) {
+		err := a.store.InTx(ctx, func(ctx context.Context) error {
+			return a.outbox.Enqueue(ctx, core.Notice{Key: key, RoomID: a.room, Kind: core.NoticeMessage, Body: text, Mentions: a.cfg.Bot.Admins})
+		})
+		if err != nil && !errors.Is(err, core.ErrDuplicate) {
+			zerolog.Ctx(ctx).Err(err).Msg("Failed to tell the room about the model's budget")
+		}
+	})
+	a.model = c
+	a.log.Info().Str("model", a.cfg.Model.Name).Dur("timeout", a.cfg.Model.Timeout).Msg("Conversing through a language model")
+	return nil
 }
 
 // workOf is the cards agents work, for their heartbeat answers.
@@ -729,6 +785,8 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	})
 	err := g.Wait()
+	// The model's turns end with the sync's context.
+	a.turns.Wait()
 	if err == nil || errors.Is(err, ErrRestart) {
 		a.markStopped()
 	}

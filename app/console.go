@@ -176,6 +176,9 @@ func (a *App) initConsole(ctx context.Context) error {
 	if err := a.initServices(ctx); err != nil {
 		return err
 	}
+	if err := a.initModel(); err != nil {
+		return fail(ErrConfig, err)
+	}
 	a.initCommands()
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/approval"
 	"github.com/jarvis-hmi/jarvis/core/breaker"
 	"github.com/jarvis-hmi/jarvis/core/card"
+	"github.com/jarvis-hmi/jarvis/core/converse"
 	"github.com/jarvis-hmi/jarvis/core/credential"
 	"github.com/jarvis-hmi/jarvis/core/notebook"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
@@ -60,6 +61,10 @@ type Features struct {
 	// silences, crash loops, budgets; with Tripwires, 💤 on the trips
 	// pushed to a person; and `!silence`, maintenance windows.
 	OnCall *oncall.Service
+	// Model, when set, converses about what the grammar does not
+	// understand: it reads through read-only tools and proposes through
+	// the grammar's own proposals; it never acts.
+	Model converse.Model
 	// ProposalTTL is how long a tripwire proposed in chat waits for its
 	// ✅ (DefaultProposalTTL when not positive).
 	ProposalTTL time.Duration
@@ -97,6 +102,8 @@ type featureSet struct {
 	// agents lists the configured agents, for sentences about an agent
 	// when there is no fleet.
 	agents func() []string
+	// model converses about what the grammar does not understand.
+	model converse.Model
 }
 
 // AddFeatures adds the commands of the features given, with their
@@ -168,6 +175,9 @@ func (p *Processor) AddFeatures(f Features) {
 	if f.Agents != nil {
 		s.agents = f.Agents
 	}
+	if f.Model != nil {
+		s.model = f.Model
+	}
 	if f.Tripwires != nil {
 		c := &tripwireCommands{tw: f.Tripwires, agents: f.Agents}
 		if c.agents == nil {
@@ -188,6 +198,7 @@ func (p *Processor) AddFeatures(f Features) {
 		s.reminders = c
 		p.Register(c.handlers()...)
 		p.OnAnswer(reminder.NoticeKeyPrefix, c.onAnswer)
+		p.RegisterConfirm(ConfirmKind{Kind: confirmReminder, TTL: proposedReminderTTL, OnConfirm: c.confirmProposed, YesDoes: "set it", NoDoes: "dismiss"})
 		p.AddAddressedIntent(remindIntent)
 	}
 	if f.Notebook != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -145,6 +146,11 @@ type Processor struct {
 	// features are the features added, each holding what its handlers
 	// act on; AddFeatures wires them to one another.
 	features featureSet
+
+	// background runs turns with the model off the channel's loop (nil:
+	// in line); turnLocks hold one person's turns in order.
+	background func(fn func())
+	turnLocks  sync.Map
 }
 
 // Intent recognises a sentence that asks for a command, and names the
@@ -173,6 +179,7 @@ func NewProcessor(cfg Config, deps Deps) *Processor {
 	}
 	p.Register(builtins...)
 	p.OnAnswer("confirm:", p.answerConfirm)
+	p.RegisterConfirm(p.commandConfirm())
 	return p
 }
 
@@ -260,6 +267,38 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 	if msg.Relay || (strings.TrimSpace(msg.Body) == "" && !msg.Addressed) {
 		return Ignored
 	}
+	// The model, when there is one, is asked outside the transaction: a
+	// turn takes seconds, and the store is not held for it.
+	if p.wantsModel(msg) {
+		if p.background != nil {
+			p.background(func() { p.converseWithModel(ctx, msg) })
+			return Answered
+		}
+		return p.converseWithModel(ctx, msg)
+	}
+	return p.answerConversation(ctx, msg, nil)
+}
+
+// converseWithModel answers a message through the model, one turn at a
+// time per person, so that their answers come in the order they asked.
+func (p *Processor) converseWithModel(ctx context.Context, msg Message) Outcome {
+	v, _ := p.turnLocks.LoadOrStore(msg.Sender, &sync.Mutex{})
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	defer mu.Unlock()
+	return p.answerConversation(ctx, msg, p.runModel(ctx, msg))
+}
+
+// RunModelTurnsWith runs turns with the model through bg, off the
+// channel's loop: a slow model then holds up nobody else's messages. bg
+// must have them joined before the store closes. Without it (the
+// console, tests) a turn runs in line.
+func (p *Processor) RunModelTurnsWith(bg func(fn func())) { p.background = bg }
+
+// answerConversation keeps a message that is not a command as an
+// excerpt and answers it: with the model's turn when it had one, with the
+// grammar otherwise.
+func (p *Processor) answerConversation(ctx context.Context, msg Message, turn *modelTurn) Outcome {
 	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) error {
 		if strings.TrimFunc(msg.Body, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
 			p.notUnderstood(e, true)
@@ -282,23 +321,10 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 				"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
 			return nil
 		}
-		intents := p.intents
-		if msg.Addressed {
-			intents = append([]Intent{p.addressedIntent}, intents...)
+		if turn != nil {
+			return turn.answer(e)
 		}
-		for _, intent := range intents {
-			name, args, ok := intent(msg.Body)
-			if !ok {
-				continue
-			}
-			h, path, rest := p.resolve(append(strings.Fields(name), args...))
-			e.Handler, e.Command, e.Args, e.RawArgs = h, path, rest, strings.Join(rest, " ")
-			return p.run(e)
-		}
-		if msg.Addressed {
-			p.notUnderstood(e, false)
-		}
-		return nil
+		return p.grammar(e, msg)
 	})
 }
 

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -101,16 +102,63 @@ func (c *reminderCommands) add(e *Event) error {
 	if err != nil {
 		return err
 	}
-	repeat := ""
+	e.Reply("%s", reminderSet(e, r, now, loc))
+	return nil
+}
+
+// reminderSet says a reminder is set, when and how to cancel it.
+func reminderSet(e *Event, r reminder.Reminder, now time.Time, loc *time.Location) string {
+	return fmt.Sprintf("Okay: I'll remind you %s%s to %s, in our direct room. `%sremind list` shows your reminders, `%sremind cancel %d` cancels this one.",
+		reminder.When(r.Due, now, loc), reminderRepeat(r, loc), remindQuote(r.Text), e.Proc.Prefix(), e.Proc.Prefix(), r.ID)
+}
+
+func reminderRepeat(r reminder.Reminder, loc *time.Location) string {
 	switch r.Every {
 	case reminder.Daily:
-		repeat = ", and every day at that time"
+		return ", and every day at that time"
 	case reminder.Weekly:
-		repeat = ", and every " + r.Due.In(loc).Weekday().String() + " at that time"
+		return ", and every " + r.Due.In(loc).Weekday().String() + " at that time"
 	}
-	e.Reply("Okay: I'll remind you %s%s to %s, in our direct room. `%sremind list` shows your reminders, `%sremind cancel %d` cancels this one.",
-		reminder.When(r.Due, now, loc), repeat, remindQuote(r.Text), e.Proc.Prefix(), e.Proc.Prefix(), r.ID)
-	return nil
+	return ""
+}
+
+// A reminder a model proposes waits for the person's ✅ this long.
+const (
+	confirmReminder     = "reminder"
+	proposedReminderTTL = time.Hour
+)
+
+// proposeReminder asks the person to confirm a reminder read from a
+// model's words the way `!remind` reads a sentence; the ✅ sets it.
+func (c *reminderCommands) proposeReminder(e *Event, r reminder.Reminder, loc *time.Location) error {
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode reminder proposal: %w", err)
+	}
+	return e.AskConfirm(confirmReminder, string(payload), fmt.Sprintf("Shall I remind you %s%s to %s, in our direct room?",
+		reminder.When(r.Due, e.Proc.deps.Clock.Now(), loc), reminderRepeat(r, loc), remindQuote(r.Text)))
+}
+
+// confirmProposed sets a proposed reminder on its ✅, through the same
+// checks as `!remind`.
+func (c *reminderCommands) confirmProposed(e *Event, p core.Pending) (string, error) {
+	var r reminder.Reminder
+	if err := json.Unmarshal([]byte(p.Payload), &r); err != nil {
+		return "", fmt.Errorf("read reminder proposal %s: %w", p.Key, err)
+	}
+	r.Owner = p.Requester
+	loc, err := time.LoadLocation(r.Zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	set, err := c.svc.Add(e.Ctx, r)
+	if why, ok := refusal(err); ok {
+		return fmt.Sprintf("Not set: %s.", why), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return reminderSet(e, set, e.Proc.deps.Clock.Now(), loc), nil
 }
 
 // remindQuote shows a reminder's text, as its owner wrote it, on one line

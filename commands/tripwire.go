@@ -570,6 +570,13 @@ func (c *tripwireCommands) intent(text string) (string, []string, bool) {
 	return "tw propose", []string{text}, true
 }
 
+// asks says whether the grammar reads text as a request to watch
+// something it can only answer with a question ("What should I watch?"),
+// as it does for a worry.
+func (c *tripwireCommands) asks(text string) bool {
+	return intent.Parse(text, c.tw.Sources(), c.agents()).Kind == intent.Question
+}
+
 // propose answers a sentence: a proposal to confirm with ✅, or a
 // question when Jarvis needs to know more.
 func (c *tripwireCommands) propose(e *Event) error {
@@ -592,11 +599,24 @@ func (c *tripwireCommands) propose(e *Event) error {
 			d.Source.Param = e.Sender
 		}
 	}
+	return c.proposeDraft(e, w, d, sentence, nil)
+}
+
+// proposeDraft asks the person to confirm a draft with ✅: its rationale
+// is the conversation that led to it, sentence last. The grammar and the
+// model's proposal tool both end here, so that the same request makes the
+// same proposal. untrusted names the text Jarvis does not trust that a
+// model read before proposing it: the proposal says so, and its rationale
+// counts as external.
+func (c *tripwireCommands) proposeDraft(e *Event, w intent.Watch, d tripwire.Draft, sentence string, untrusted []string) error {
 	var err error
 	if d.Rationale, d.SourceTrust, err = c.rationale(e, sentence); err != nil {
 		return err
 	}
-	if err := twCheckProposal(d, reg); err != nil {
+	if len(untrusted) > 0 {
+		d.SourceTrust = core.Derive(d.SourceTrust, core.TrustExternal)
+	}
+	if err := twCheckProposal(d, c.tw.Sources()); err != nil {
 		why, ok := twRefusal(err)
 		if !ok {
 			return err
@@ -608,7 +628,11 @@ func (c *tripwireCommands) propose(e *Event) error {
 	if err != nil {
 		return fmt.Errorf("encode tripwire proposal: %w", err)
 	}
-	return e.AskConfirm(confirmTripwire, string(payload), c.proposalText(e, w, d))
+	text := c.proposalText(e, w, d)
+	if len(untrusted) > 0 {
+		text += "\n\n" + untrustedMark(untrusted)
+	}
+	return e.AskConfirm(confirmTripwire, string(payload), text)
 }
 
 // twCheckProposal validates a draft the way TripwireService.Arm does, so

@@ -28,6 +28,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/core/retention"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
+	"github.com/jarvis-hmi/jarvis/model"
 	"github.com/jarvis-hmi/jarvis/schedule"
 	"github.com/jarvis-hmi/jarvis/sources"
 	"github.com/jarvis-hmi/jarvis/store"
@@ -68,6 +69,9 @@ type Config struct {
 	Alertmanager alertmanager.Config
 	// Watchdog is Jarvis's own dead-man's switch and restart count.
 	Watchdog watchdog.Config
+	// Model is Jarvis's own language model; none when its base URL is
+	// empty.
+	Model model.Config
 }
 
 // ConsoleConfig is the console section: `jarvis console`.
@@ -223,7 +227,7 @@ func (c *Config) Validate() error {
 	default:
 		return core.Invalid("logging.format", "must be auto, pretty or json, not %q", c.Logging.Format)
 	}
-	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Oncall, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History, c.Alertmanager, c.Watchdog}
+	sections := []interface{ Validate() error }{c.Store, c.API, c.Workspace.Lease(), c.Workspace.Away(), c.Breaker, c.Fleet, c.Cards, c.Approvals, c.Oncall, c.Tripwires, c.Sources, c.Bridges, c.Chat, c.Retention, c.History, c.Alertmanager, c.Watchdog, c.Model}
 	// The homeserver and bot sections are Matrix's: a workspace with no homeserver uses
 	// only its command prefix and admins.
 	if matrix {

@@ -306,6 +306,12 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"away_after zero", "workspace:\n  away_after: 0s\n", "workspace.away_after"},
 		{"history kept for less than its full resolution", "history:\n  retention: 47h\n", "history.retention"},
 		{"an unknown chart time zone", "history:\n  time_zone: Mars/Olympus\n", "history.time_zone"},
+		{"a model without a name", "model:\n  base_url: http://127.0.0.1:11434/v1\n", "model.name"},
+		{"a model URL carrying a key", "model:\n  base_url: https://me:sk-1@api.example.org/v1\n  name: m\n", "model.base_url"},
+		{"a model key given twice", "model:\n  api_key_file: /k\n  api_key_env: KEY\n", "model.api_key_env"},
+		{"a model key in the configuration", "model:\n  api_key_env: sk-abcdef-123\n", "model.api_key_env"},
+		{"a model timeout of nothing", "model:\n  timeout: 0s\n", "model.timeout"},
+		{"a price without its currency", "model:\n  prices: [{model: m, input: 1, output: 2}]\n", "model.prices[0].currency"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,6 +321,27 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 				t.Errorf("Load = %v, want an error naming %s", err, tt.key)
 			}
 		})
+	}
+}
+
+// TestModelConfig: a model's section loads, prices and all; the key
+// itself has no key to be written in.
+func TestModelConfig(t *testing.T) {
+	cfg, err := Load(writeConfig(t, merge(minimalConfig, "model:\n  base_url: http://127.0.0.1:11434/v1\n  name: qwen2.5:7b\n"+
+		"  prices: [{model: qwen2.5:7b, input: 0.1, output: 0.2, currency: EUR}]\n  budget: {person_tokens: 5000}\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Model
+	if !m.Enabled() || m.Name != "qwen2.5:7b" || len(m.Prices) != 1 || m.Prices[0].Currency != "EUR" || m.Budget.PersonTokens != 5000 ||
+		m.Budget.WorkspaceTokens != 1000000 || m.Timeout != 20*time.Second {
+		t.Errorf("model = %+v", m)
+	}
+	if Defaults().Model.Enabled() {
+		t.Error("a model is on by default")
+	}
+	if _, err := Load(writeConfig(t, merge(minimalConfig, "model:\n  api_key: sk-secret\n"))); err == nil || !strings.Contains(err.Error(), "model.api_key is no key") {
+		t.Errorf("an API key in the file: %v", err)
 	}
 }
 

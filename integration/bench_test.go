@@ -100,7 +100,9 @@ func waitEncrypted(b *testing.B, room id.RoomID, people ...*tesths.Person) {
 // roundTripper is one side of a round-trip comparison: who pings, where,
 // and how its answer is recognised.
 type roundTripper struct {
-	name      string
+	name string
+	// text is what the person says; "!ping" when empty.
+	text      string
 	person    *tesths.Person
 	room      id.RoomID
 	replyTo   func(id.EventID) func(*event.Event) bool
@@ -112,12 +114,16 @@ type roundTripper struct {
 func (r *roundTripper) once(b *testing.B, measured bool) {
 	ctx := context.Background()
 	start := time.Now()
-	sent, err := r.person.Say(ctx, r.room, "!ping")
+	text := r.text
+	if text == "" {
+		text = "!ping"
+	}
+	sent, err := r.person.Say(ctx, r.room, text)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if _, err := r.person.WaitFor(ctx, 20*time.Second, r.replyTo(sent)); err != nil {
-		b.Fatalf("%s: no answer to !ping: %v", r.name, err)
+		b.Fatalf("%s: no answer to %q: %v", r.name, text, err)
 	}
 	if measured {
 		r.durations = append(r.durations, time.Since(start))

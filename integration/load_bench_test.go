@@ -14,6 +14,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/jarvis-hmi/jarvis/internal/testkit/modelserver"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
 )
@@ -40,13 +41,24 @@ const loadPairs = 5
 // 95 % bootstrap confidence interval of that ratio (2,000 resamples of
 // each condition's round trips), and what the load achieved.
 //
+// Beside each !ping the admin asks Jarvis something only its language
+// model answers; the model is a scripted server whose first token comes
+// modelLatency after the request, so that the time to the first token
+// the person sees (the streamed reply's first message), less
+// modelLatency, is Jarvis's own share: "ttft-idle-" and "ttft-load-"
+// p50/p95/p99, and "ttft-p95-ratio".
+//
 // With JARVIS_BENCH_PROFILE set to a directory, Jarvis serves its profiles
 // and a 10 s CPU profile of the first load block is written there
 // (load.pprof), for `go tool pprof`.
 func BenchmarkRoundTripUnderLoad(b *testing.B) {
 	profileDir := os.Getenv("JARVIS_BENCH_PROFILE")
+	model := modelserver.New()
+	b.Cleanup(model.Close)
+	model.Fallback(modelserver.Step{Delay: modelLatency, Text: "All quiet: every agent reports on time."})
 	l := newLoaded(b, loadSetup{Agents: 64, Profiling: profileDir != "",
-		Tripwires: workload.Tripwires{Count: 100_000, Scopes: 10_000, TripEvery: 1000}})
+		Tripwires: workload.Tripwires{Count: 100_000, Scopes: 10_000, TripEvery: 1000},
+		Extra:     fmt.Sprintf("model:\n  base_url: %s\n  name: bench\n  budget: {workspace_tokens: 0, person_tokens: 0}\n", model.BaseURL())})
 	alice := l.admin
 	waitEncrypted(b, l.room, alice)
 	replyTo := func(sent id.EventID) func(*event.Event) bool {
@@ -55,8 +67,13 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 	}
 	idle := &roundTripper{name: "idle", person: alice, room: l.room, replyTo: replyTo}
 	loaded := &roundTripper{name: "load", person: alice, room: l.room, replyTo: replyTo}
+	// A question only the model answers, addressed by Jarvis's user name.
+	ask := l.j.UserID.Localpart() + ", what's the meaning of all this?"
+	ttftIdle := &roundTripper{name: "ttft-idle", text: ask, person: alice, room: l.room, replyTo: replyTo}
+	ttftLoaded := &roundTripper{name: "ttft-load", text: ask, person: alice, room: l.room, replyTo: replyTo}
 	for range 3 {
 		idle.once(b, false)
+		ttftIdle.once(b, false)
 	}
 
 	cfg := l.config(8)
@@ -82,6 +99,7 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 		}
 		for range per {
 			loaded.once(b, true)
+			ttftLoaded.once(b, true)
 		}
 		if err := <-profiled; err != nil {
 			b.Error(err)
@@ -102,6 +120,7 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 		}
 		for range per {
 			idle.once(b, true)
+			ttftIdle.once(b, true)
 		}
 		if pair%2 == 0 {
 			measureLoaded()
@@ -112,6 +131,8 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 	reportRatio(b, idle, loaded)
 	b.ReportMetric(float64(heartbeats)/busy.Seconds(), "hb/s")
 	b.ReportMetric(float64(sets)/busy.Seconds(), "sets/s")
+	b.ReportMetric(reportLatencies(b, "ttft-load-", jarvisShare(ttftLoaded.durations))/reportLatencies(b, "ttft-idle-", jarvisShare(ttftIdle.durations)),
+		"ttft-p95-ratio")
 }
 
 // reportRatio reports each side's latencies (each metric's name starting
@@ -123,6 +144,19 @@ func reportRatio(b *testing.B, base, other *roundTripper) {
 	b.ReportMetric(ratio, "p95-ratio")
 	b.ReportMetric(lo, "ratio-lo")
 	b.ReportMetric(hi, "ratio-hi")
+}
+
+// modelLatency is how long the scripted model takes to its first token in
+// BenchmarkRoundTripUnderLoad.
+const modelLatency = 200 * time.Millisecond
+
+// jarvisShare is each time to first token less the model's own latency.
+func jarvisShare(durations []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(durations))
+	for i, d := range durations {
+		out[i] = d - modelLatency
+	}
+	return out
 }
 
 // quantile is the q-quantile of durations (nearest rank), which it sorts.

@@ -95,11 +95,41 @@ var (
 		Name: "jarvis_lease_epoch",
 		Help: "Epoch of the workspace lease this Jarvis last held or saw; one more at every takeover.",
 	})
+	// ModelTokens counts the tokens Jarvis's own language model used, by
+	// model and direction (in: the prompt, out: the reply).
+	ModelTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jarvis_model_tokens_total",
+		Help: "Tokens Jarvis's own language model used, by model and direction (in, out).",
+	}, []string{"model", "direction"})
+	// ModelCost is what Jarvis's own model cost, by model, in the price
+	// table's currency.
+	ModelCost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jarvis_model_cost_total",
+		Help: "What Jarvis's own language model cost, by model, priced by model.prices.",
+	}, []string{"model"})
+	// ModelFallbacks counts turns the grammar answered because the model
+	// was not used, by reason (slow, down, budget).
+	ModelFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jarvis_model_fallbacks_total",
+		Help: "Chat turns the grammar answered because the model was slow, down or over budget, by reason.",
+	}, []string{"reason"})
+	// ModelFirstToken is how long the model took to its first streamed
+	// text, and ModelReply to its whole reply (every round of tool calls).
+	ModelFirstToken = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "jarvis_model_first_token_seconds",
+		Help:    "Time from a chat turn handed to the model to its first streamed text.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30},
+	})
+	ModelReply = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "jarvis_model_reply_seconds",
+		Help:    "Time from a chat turn handed to the model to its whole reply, tool calls included.",
+		Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60},
+	})
 )
 
 func init() {
 	Registry.MustRegister(MessagesHandled, MessagesLimited, Commands, SendErrors, NoticesSent, NoticesGivenUp, SyncLag, HTTPRequests, RateLimited,
-		Transactions, TransactionReruns, BuildInfo, LeaseHeld, LeaseEpoch,
+		Transactions, TransactionReruns, BuildInfo, LeaseHeld, LeaseEpoch, ModelTokens, ModelCost, ModelFallbacks, ModelFirstToken, ModelReply,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 

@@ -1,0 +1,108 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/converse"
+)
+
+// proposableCommands are the commands a model may propose as they are
+// typed: run on the person's ✅, as the person, through the one table.
+var proposableCommands = []string{"silence", "task add"}
+
+const (
+	confirmCommand = "command"
+	// proposedCommandTTL is how long a proposed command waits for ✅.
+	proposedCommandTTL = time.Hour
+)
+
+// commandConfirm is the ✅ that runs a proposed command.
+func (p *Processor) commandConfirm() ConfirmKind {
+	return ConfirmKind{Kind: confirmCommand, TTL: proposedCommandTTL, OnConfirm: p.runProposed, YesDoes: "run it", NoDoes: "dismiss"}
+}
+
+// proposeCommandTool offers the commands of proposableCommands this
+// processor has.
+func (t *modelTurn) proposeCommandTool() (converse.Tool, bool) {
+	var have []string
+	for _, name := range proposableCommands {
+		if h, path, _ := t.p.resolve(strings.Fields(name)); h != nil && path == name {
+			have = append(have, t.p.cfg.Prefix+name+" "+h.Args)
+		}
+	}
+	if len(have) == 0 {
+		return converse.Tool{}, false
+	}
+	return converse.Tool{Name: "propose_command",
+		Description: "Propose one of these commands, as the person would type it, for them to run with ✅ (with their own rights; this runs nothing): " +
+			strings.Join(have, "; ") + ".",
+		Parameters: object(map[string]any{"command": str("the command line, e.g. " + t.p.cfg.Prefix + "silence BACKUP for 2h --because \"maintenance\"")}, "command"),
+		Call:       t.proposeCommand}, true
+}
+
+// proposeCommand checks that the command is one a model may propose and
+// that the person may run it, with the table's own refusals, and plans
+// the question; the ✅ runs it.
+func (t *modelTurn) proposeCommand(_ context.Context, raw json.RawMessage) (converse.Result, error) {
+	refused := func(why string) (converse.Result, error) {
+		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
+	}
+	if len(t.plans) >= maxModelProposals {
+		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
+	}
+	var args struct{ Command string }
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return refused("the arguments do not match the tool's schema: " + err.Error())
+	}
+	line := strings.TrimPrefix(strings.TrimSpace(args.Command), t.p.cfg.Prefix)
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return refused("name the command")
+	}
+	h, path, rest := t.p.resolve(fields)
+	if h == nil || !slices.Contains(proposableCommands, path) {
+		return refused(fmt.Sprintf("I propose only %s, not `%s%s`", strings.Join(proposableCommands, " and "), t.p.cfg.Prefix, path))
+	}
+	if len(rest) == 0 {
+		return refused(fmt.Sprintf("`%s%s` needs its arguments: %s", t.p.cfg.Prefix, path, h.Args))
+	}
+	e := &Event{Message: t.msg, Proc: t.p}
+	if h.Admin && !e.Admin() {
+		return refused(fmt.Sprintf("`%s%s` is for admins only.", t.p.cfg.Prefix, path))
+	}
+	untrusted := append([]string(nil), t.untrusted...)
+	t.plans = append(t.plans, func(e *Event) error {
+		text := fmt.Sprintf("Shall I run this for you? %s", core.CodeSpan(t.p.cfg.Prefix+line))
+		if len(untrusted) > 0 {
+			text += "\n\n" + untrustedMark(untrusted)
+		}
+		return e.AskConfirm(confirmCommand, line, text)
+	})
+	return converse.Result{Data: map[string]string{"proposed": t.p.cfg.Prefix + line,
+		"note": "shown to the person with ✅; nothing runs unless they tap it"}, Source: "jarvis"}, nil
+}
+
+// runProposed runs a proposed command on its ✅: as the person who
+// tapped (the one who asked), through the table, with every check a
+// typed command has; its replies answer the tap.
+func (p *Processor) runProposed(e *Event, pending core.Pending) (string, error) {
+	fields := strings.Fields(pending.Payload)
+	if len(fields) == 0 {
+		return "", fmt.Errorf("proposed command %s is empty", pending.Key)
+	}
+	h, path, rest := p.resolve(fields)
+	if !slices.Contains(proposableCommands, path) {
+		return "", fmt.Errorf("proposed command %q is not one a model may propose", path)
+	}
+	e.Handler, e.Command, e.Args, e.RawArgs = h, path, rest, rawAfter(pending.Payload, len(fields)-len(rest))
+	if err := p.run(e); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Ran %s, as %s confirmed.", core.CodeSpan(p.cfg.Prefix+pending.Payload), e.Sender), nil
+}
