@@ -98,6 +98,10 @@ const (
 	// retentionInterval is how often rows past their retention window are
 	// deleted.
 	retentionInterval = time.Hour
+	// turnResumeFactor times model.timeout is how long after its message a
+	// model turn a restart cut short is run again; an older one is answered
+	// by the grammar, saying the model's answer was cut off.
+	turnResumeFactor = 3
 	// changeGap is the least time between two rounds of the loops that
 	// changes ask for: the tripwires' re-evaluation and the wake router.
 	// Under a stream of heartbeats and journal entries they would
@@ -321,7 +325,7 @@ func (a *App) initProcessor() {
 	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
 		SenderLimit: a.cfg.Chat.SenderLimit, Zone: zone, Snooze: a.cfg.Chat.Snooze},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
-			Excerpts: a.store, Clock: a.clock})
+			Excerpts: a.store, Turns: a.store, Clock: a.clock})
 }
 
 // initMatrix builds the bot, logs in and joins the dedicated room.
@@ -855,6 +859,12 @@ func (a *App) lead(ctx context.Context) (stop func()) {
 	// Before anything else writes: what changed while no Jarvis acted.
 	if _, err := a.away.Resume(ctx); err != nil && ctx.Err() == nil {
 		a.log.Err(err).Msg("Failed to tell what changed while Jarvis was away")
+	}
+	// The model turns a crash or a restart cut short are answered: run
+	// again, or by the grammar when they started too long ago.
+	modelCtx := a.log.With().Str("component", "model").Logger().WithContext(ctx)
+	if err := a.proc.ResumeTurns(modelCtx, turnResumeFactor*a.cfg.Model.Timeout); err != nil && ctx.Err() == nil {
+		a.log.Err(err).Msg("Failed to resume the model turns a restart cut short")
 	}
 	// A mute timing whose window holds now holds from the start, before
 	// the first sweep of the fleet.

@@ -238,6 +238,8 @@ func fallbackReason(err error) string {
 		return "slow"
 	case errors.Is(err, converse.ErrOverBudget):
 		return "budget"
+	case errors.Is(err, errCutOff):
+		return "restart"
 	}
 	return "down"
 }
@@ -251,6 +253,8 @@ func fallbackText(err error) string {
 		why = "it did not answer within model.timeout"
 	case errors.Is(err, converse.ErrOverBudget):
 		why = "today's model budget is spent (" + budgetKey(err) + ")"
+	case errors.Is(err, errCutOff):
+		why = "its answer was cut off by a restart"
 	default:
 		why = "it could not be reached"
 	}

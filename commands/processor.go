@@ -58,7 +58,11 @@ type Deps struct {
 	Pending core.PendingStore
 	// Excerpts keeps what people say outside commands, tagged with trust.
 	Excerpts core.ExcerptStore
-	Clock    core.Clock
+	// Turns keeps the model turns not yet answered, so that one a crash
+	// cut short is resumed (nil: a turn is answered in the transaction
+	// that marks its message handled, after the model answered).
+	Turns core.ModelTurnStore
+	Clock core.Clock
 }
 
 // Message is one chat message from an allowed person.
@@ -83,7 +87,7 @@ type Message struct {
 	Room bridge.Room
 	// Channel is how the person reached Jarvis; nil means the Matrix room
 	// Room describes.
-	Channel Channel
+	Channel Channel `json:"-"`
 	// Operator marks the person at the workspace's own machine (the
 	// console): an admin whatever the admin list says.
 	Operator bool
@@ -270,6 +274,9 @@ func (p *Processor) converse(ctx context.Context, msg Message) Outcome {
 	// The model, when there is one, is asked outside the transaction: a
 	// turn takes seconds, and the store is not held for it.
 	if p.wantsModel(msg) {
+		if p.background != nil && p.deps.Turns != nil && msg.Channel == nil {
+			return p.startTurn(ctx, msg)
+		}
 		if p.background != nil {
 			p.background(func() { p.converseWithModel(ctx, msg) })
 			return Answered
@@ -300,32 +307,42 @@ func (p *Processor) RunModelTurnsWith(bg func(fn func())) { p.background = bg }
 // grammar otherwise.
 func (p *Processor) answerConversation(ctx context.Context, msg Message, turn *modelTurn) Outcome {
 	return p.exec(ctx, msg, &Event{Message: msg, Proc: p, Command: "converse"}, func(e *Event) error {
-		if strings.TrimFunc(msg.Body, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
-			p.notUnderstood(e, true)
-			return nil
-		}
-		held := !msg.Trust.AtLeast(core.TrustNative) && core.LooksLikeInstruction(msg.Body)
-		var id int64
-		if p.deps.Excerpts != nil {
-			var err error
-			id, err = p.deps.Excerpts.AddExcerpt(e.Ctx, core.Excerpt{
-				RoomID: msg.RoomID, Sender: msg.Sender, EventID: msg.EventID, Body: msg.Body,
-				Trust: cmp.Or(msg.Trust, core.TrustNative), Held: held, At: msg.Sent,
-			})
-			if err != nil {
-				return err
-			}
-		}
-		if held {
-			e.Reply("That reads like a standing instruction, and it came through a bridge, so I won't act on it or let it shape what I do. "+
-				"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
-			return nil
+		if done, err := p.keepExcerpt(e, msg); done || err != nil {
+			return err
 		}
 		if turn != nil {
 			return turn.answer(e)
 		}
 		return p.grammar(e, msg)
 	})
+}
+
+// keepExcerpt keeps a message that is not a command as an excerpt, in
+// the message's transaction. It says done when the message is answered
+// already: only punctuation, or external text shaped like a standing
+// instruction, which is held.
+func (p *Processor) keepExcerpt(e *Event, msg Message) (done bool, err error) {
+	if strings.TrimFunc(msg.Body, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
+		p.notUnderstood(e, true)
+		return true, nil
+	}
+	held := !msg.Trust.AtLeast(core.TrustNative) && core.LooksLikeInstruction(msg.Body)
+	var id int64
+	if p.deps.Excerpts != nil {
+		id, err = p.deps.Excerpts.AddExcerpt(e.Ctx, core.Excerpt{
+			RoomID: msg.RoomID, Sender: msg.Sender, EventID: msg.EventID, Body: msg.Body,
+			Trust: cmp.Or(msg.Trust, core.TrustNative), Held: held, At: msg.Sent,
+		})
+		if err != nil {
+			return true, err
+		}
+	}
+	if held {
+		e.Reply("That reads like a standing instruction, and it came through a bridge, so I won't act on it or let it shape what I do. "+
+			"If you mean it, confirm from your Matrix account with `%sratify %d`.", p.cfg.Prefix, id)
+		return true, nil
+	}
+	return false, nil
 }
 
 // AddIntent adds a sentence recogniser; the first that matches wins.
@@ -406,6 +423,15 @@ func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, 
 //   - any other error, or a panic: the changes roll back and the sender is
 //     told briefly that the command failed.
 func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*Event) error) Outcome {
+	return p.execClaimed(ctx, msg, evt, func(ctx context.Context) (bool, error) {
+		return p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
+	}, fn)
+}
+
+// execClaimed is exec with the claim that makes the event's answer happen
+// once: marking it handled, or taking its model turn. fn runs only when
+// claim, in the transaction, says this run is the first.
+func (p *Processor) execClaimed(ctx context.Context, msg Message, evt *Event, claim func(context.Context) (bool, error), fn func(*Event) error) Outcome {
 	// Someone is waiting for the answer: go before the agents' reports.
 	ctx = core.Urgent(ctx)
 	log := zerolog.Ctx(ctx)
@@ -415,7 +441,7 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 		// The store may run this again after a serialization failure:
 		// start each run with no replies sent.
 		evt.Ctx, evt.replies, evt.err, evt.refused = ctx, 0, nil, false
-		first, err = p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now())
+		first, err = claim(ctx)
 		if err != nil || !first {
 			return err
 		}
@@ -458,7 +484,7 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 	evt.replies, evt.err = 0, nil
 	err = p.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		evt.Ctx = ctx
-		if _, err := p.deps.Handled.MarkHandled(ctx, msg.EventID, p.deps.Clock.Now()); err != nil {
+		if first, err := claim(ctx); err != nil || !first {
 			return err
 		}
 		evt.Reply("Sorry, `%s` failed on my side. It changed nothing; try again, or ask an admin to check `%ssys logs`.", path, p.cfg.Prefix)

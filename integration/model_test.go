@@ -40,6 +40,7 @@ func TestModel(t *testing.T) {
 	const timeout = 2 * time.Second
 	j := newJarvis(t, options{admins: []id.UserID{alice.UserID}, displayName: "Jarvis", env: []string{"MODEL_TEST_KEY=" + modelKey},
 		extra: fmt.Sprintf("api:\n  listen: %s\nfleet:\n  agents:\n    - name: BACKUP\n      cadence: 1h\n"+
+			"workspace:\n  lease_ttl: 3s\n"+
 			"model:\n  base_url: %s\n  name: test-model\n  api_key_env: MODEL_TEST_KEY\n  timeout: %s\n  budget: {workspace_tokens: 1500000, person_tokens: 1000000}\n"+
 			"  prices: [{model: test-model, input: 1, output: 2, currency: USD}]\n", addr, srv.BaseURL(), timeout)})
 	room := j.joinRoom(t, alice)
@@ -279,6 +280,44 @@ func TestModel(t *testing.T) {
 		}
 		return time.Since(start)
 	}
+	t.Run("a turn a crash cut short is answered once after the restart", func(t *testing.T) {
+		held := make(chan struct{})
+		srv.Script(modelserver.Step{Arrived: held, Delay: time.Hour, Text: "never sent"},
+			modelserver.Step{Text: "BACKUP last ran at 02:00 and finished."})
+		sent := say(t, "Jarvis, when did the backup last run?")
+		select {
+		case <-held:
+		case <-time.After(waitReply):
+			t.Fatalf("the model was never asked\n%s", j.logs.String())
+		}
+		// SIGKILL while the model holds its answer: the message is marked
+		// handled, its answer not sent.
+		j.Kill()
+		j.Start()
+		// The new process resumes the turn (or, past 3 × model.timeout,
+		// answers it with the grammar and says the model's answer was cut
+		// off): either way, one answer.
+		answers := map[id.EventID]bool{}
+		_, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
+			body := ""
+			if j.replyTo(sent)(evt) {
+				answers[evt.ID], body = true, tesths.Body(evt)
+			}
+			for r := range answers {
+				if editOf(j.UserID, r)(evt) {
+					body = newBody(evt)
+				}
+			}
+			return strings.Contains(body, "BACKUP last ran at 02:00") || strings.Contains(body, "cut off by a restart")
+		})
+		if err != nil {
+			t.Fatalf("no answer after the restart: %v\n%s", err, j.logs.String())
+		}
+		j.ask(t, alice, room, "!ping")
+		if n := len(alice.Events(j.replyTo(sent))); n != 1 {
+			t.Errorf("%d answers to one message, want one", n)
+		}
+	})
 	t.Run("a slow model: the grammar answers within model.timeout, and holds up nothing else", func(t *testing.T) {
 		srv.Script(modelserver.Step{Delay: 30 * time.Second, Text: "too late"})
 		start := time.Now()

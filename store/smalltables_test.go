@@ -46,6 +46,28 @@ func TestSmallTables(t *testing.T) {
 		}
 	})
 
+	t.Run("model turns are taken once, oldest listed first", func(t *testing.T) {
+		for i, id := range []string{"$t2", "$t1"} {
+			if err := s.AddModelTurn(ctx, core.ModelTurn{EventID: id, RoomID: "!r", Sender: "@a", Message: `{"Body":"hi"}`,
+				Started: at.Add(-time.Duration(i) * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.AddModelTurn(ctx, core.ModelTurn{EventID: "$t1", RoomID: "!r", Sender: "@a", Started: at}); err != nil {
+			t.Fatalf("a turn recorded twice: %v", err)
+		}
+		list, err := s.ModelTurns(ctx)
+		if err != nil || len(list) != 2 || list[0].EventID != "$t1" || list[0].Message != `{"Body":"hi"}` || !list[0].Started.Equal(at.Add(-time.Second)) {
+			t.Fatalf("turns %+v (%v)", list, err)
+		}
+		if ok, err := s.TakeModelTurn(ctx, "$t1"); err != nil || !ok {
+			t.Fatalf("take: %v %v", ok, err)
+		}
+		if ok, _ := s.TakeModelTurn(ctx, "$t1"); ok {
+			t.Error("a turn taken twice")
+		}
+	})
+
 	t.Run("pending confirmations resolve once and clear by room", func(t *testing.T) {
 		for _, key := range []string{"p1", "p2", "p3"} {
 			if err := s.AddPending(ctx, core.Pending{Key: key, Kind: "tripwire", RoomID: "!r", Requester: "@a",

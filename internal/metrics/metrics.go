@@ -108,10 +108,10 @@ var (
 		Help: "What Jarvis's own language model cost, by model, priced by model.prices.",
 	}, []string{"model"})
 	// ModelFallbacks counts turns the grammar answered because the model
-	// was not used, by reason (slow, down, budget).
+	// was not used, by reason (slow, down, budget, restart).
 	ModelFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jarvis_model_fallbacks_total",
-		Help: "Chat turns the grammar answered because the model was slow, down or over budget, by reason.",
+		Help: "Chat turns the grammar answered because the model was slow, down or over budget, or its answer was cut off by a restart, by reason.",
 	}, []string{"reason"})
 	// ModelFirstToken is how long the model took to its first streamed
 	// text, and ModelReply to its whole reply (every round of tool calls).

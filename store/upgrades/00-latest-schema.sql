@@ -1,5 +1,5 @@
--- v0 -> v40 (compatible with v40+): Latest revision
--- The schema that the numbered files 01 to 40 build, in one step, for an
+-- v0 -> v41 (compatible with v41+): Latest revision
+-- The schema that the numbered files 01 to 41 build, in one step, for an
 -- empty database; a database at version 1 or later goes on from its
 -- version through the numbered files instead. A change to the schema is a
 -- new numbered file and the same change here (and in the version above):
@@ -971,3 +971,13 @@ CREATE TABLE tripwire_skip (
 	detail      TEXT    NOT NULL
 );
 CREATE INDEX tripwire_skip_idx ON tripwire_skip (tripwire_id, seq);
+
+-- The model turns not yet answered (v41): recorded when the message is
+-- marked handled, deleted when its answer is queued.
+CREATE TABLE model_turn (
+	event_id   TEXT   PRIMARY KEY,
+	room_id    TEXT   NOT NULL,
+	sender     TEXT   NOT NULL,
+	message    TEXT   NOT NULL,
+	started_at BIGINT NOT NULL
+);

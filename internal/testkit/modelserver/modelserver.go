@@ -30,6 +30,9 @@ type Step struct {
 	// PromptTokens, when set, is the usage reported for the prompt in
 	// place of a quarter of the request's bytes.
 	PromptTokens int
+	// Arrived, when set, is closed when the request this step answers
+	// arrives, before its Delay.
+	Arrived chan struct{}
 }
 
 // Call is one scripted tool call.
@@ -159,6 +162,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
 	step := s.next()
+	if step.Arrived != nil {
+		close(step.Arrived)
+	}
 	if !wait(r, step.Delay) {
 		return
 	}
