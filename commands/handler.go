@@ -25,6 +25,12 @@ type Handler struct {
 	// other error when the command failed on Jarvis's side: its changes
 	// roll back and the sender is told it failed (see Processor.exec).
 	Func func(*Event) error
+	// Check, when set, reads the arguments and checks the sender's
+	// authority as Func does, answering a problem in the same words, but
+	// acts on nothing: a model's proposal of the command is checked with
+	// it when the model makes it, so that no ✅ is shown its asker cannot
+	// use.
+	Check func(*Event) error
 	// Subcommands are the verbs under this command (`!tw list`).
 	Subcommands []*Handler
 }
@@ -84,6 +90,9 @@ type Event struct {
 	err error
 	// refused says Jarvis would not act on the message: see Refused.
 	refused bool
+	// checking, while a proposal is checked (Handler.Check), collects what
+	// the event would answer instead of queuing it.
+	checking *[]string
 }
 
 // Admin reports whether the sender is an admin writing from their own
@@ -120,6 +129,10 @@ func (e *Event) Send(n core.Notice) {
 	}
 	n.Urgent = true
 	e.replies++
+	if e.checking != nil {
+		*e.checking = append(*e.checking, n.Body)
+		return
+	}
 	if n.TargetEvent == e.EventID && n.RoomID == e.RoomID {
 		n.ThreadRoot = e.ThreadRoot
 	}

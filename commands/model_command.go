@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,7 +50,7 @@ func (t *modelTurn) proposeCommandTool() (converse.Tool, bool) {
 // proposeCommand checks that the command is one a model may propose and
 // that the person may run it, with the table's own refusals, and plans
 // the question; the ✅ runs it.
-func (t *modelTurn) proposeCommand(_ context.Context, raw json.RawMessage) (converse.Result, error) {
+func (t *modelTurn) proposeCommand(ctx context.Context, raw json.RawMessage) (converse.Result, error) {
 	refused := func(why string) (converse.Result, error) {
 		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
 	}
@@ -72,9 +73,12 @@ func (t *modelTurn) proposeCommand(_ context.Context, raw json.RawMessage) (conv
 	if len(rest) == 0 {
 		return refused(fmt.Sprintf("`%s%s` needs its arguments: %s", t.p.cfg.Prefix, path, h.Args))
 	}
-	e := &Event{Message: t.msg, Proc: t.p}
-	if h.Admin && !e.Admin() {
-		return refused(fmt.Sprintf("`%s%s` is for admins only.", t.p.cfg.Prefix, path))
+	e := &Event{Message: t.msg, Ctx: ctx, Proc: t.p, Handler: h, Command: path, Args: rest, RawArgs: rawAfter(line, len(fields)-len(rest))}
+	if why, err := t.p.checkProposal(e); why != "" || err != nil {
+		if err != nil {
+			return converse.Result{}, err
+		}
+		return refused(why)
 	}
 	untrusted := append([]string(nil), t.untrusted...)
 	t.plans = append(t.plans, func(e *Event) error {
@@ -105,4 +109,33 @@ func (p *Processor) runProposed(e *Event, pending core.Pending) (string, error) 
 		return "", err
 	}
 	return fmt.Sprintf("Ran %s, as %s confirmed.", core.CodeSpan(p.cfg.Prefix+pending.Payload), e.Sender), nil
+}
+
+// checkProposal checks a command proposed for e's sender as the table
+// would check it typed, without running it: the table's authority check,
+// then the command's own Check (its parser and its authority checks).
+// why is what the grammar would answer, "" when the command would run.
+func (p *Processor) checkProposal(e *Event) (why string, err error) {
+	if err := p.mayRun(e); err != nil {
+		return refusalText(err)
+	}
+	if e.Handler.Check == nil {
+		return "", nil
+	}
+	var said []string
+	e.checking = &said
+	defer func() { e.checking = nil }()
+	if err := e.Handler.Check(e); err != nil {
+		return refusalText(err)
+	}
+	return strings.Join(said, "\n"), nil
+}
+
+// refusalText is a refusal's words; any other error is returned.
+func refusalText(err error) (string, error) {
+	var r *refusedError
+	if errors.As(err, &r) {
+		return r.reply, nil
+	}
+	return "", err
 }

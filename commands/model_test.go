@@ -331,9 +331,12 @@ func TestModelReadsTasksOnlyInPrivate(t *testing.T) {
 	}
 }
 
-// TestModelProposesACommand: a silence the model proposes runs only on
-// the ✅ of the person who asked, as them, through the table (an admin
-// verb for an admin only); a command it may not propose is refused.
+// TestModelProposesACommand: a command the model proposes is checked
+// when proposed as the table checks it typed: one it may not propose, one
+// its asker may not run (an admin's silence from someone else) and one
+// whose arguments its parser refuses are refused to the model in the
+// grammar's own words, and no proposal is shown; a silence an admin may
+// set runs only on the ✅ of the admin who asked, as them.
 func TestModelProposesACommand(t *testing.T) {
 	m := &scriptedModel{calls: []toolCall{
 		{"propose_command", `{"command":"!tw delete tw_1"}`},
@@ -345,23 +348,46 @@ func TestModelProposesACommand(t *testing.T) {
 		return th.handle(t, Message{RoomID: "!room:x", EventID: id, Sender: sender, Network: "matrix", Body: "EVE goes down for maintenance, keep it quiet",
 			Addressed: true, Sent: th.clock.Now()})
 	}
+	refusedWith := func(i int) string {
+		t.Helper()
+		data, _ := m.results[i].Data.(map[string]string)
+		return data["refused"]
+	}
 	got := ask("$alice", alice)
-	if why := m.results[0].Data.(map[string]string)["refused"]; !strings.Contains(why, "I propose only silence and task add") {
+	if why := refusedWith(0); !strings.Contains(why, "I propose only silence and task add") {
 		t.Errorf("a delete: %q", why)
 	}
-	// Silencing an agent is for admins: the ✅ runs the command with the
-	// asker's own rights, and the command refuses as when typed.
-	if len(got) != 1 || !strings.Contains(got[0], "Shall I run this for you?") {
-		t.Fatalf("replies = %q", got)
+	// Silencing an agent is for admins: refused when proposed, in the
+	// words the command answers alice with when she types it.
+	typed := th.say(t, alice, "!silence EVE for 2h --because \"maintenance\"")
+	if len(typed) != 1 || refusedWith(1) != typed[0] || !strings.Contains(typed[0], "Only an admin silences an agent") {
+		t.Errorf("a non-admin's silence: refused %q, typed %q", refusedWith(1), typed)
 	}
-	var refusal string
-	for _, n := range th.answer(t, "confirm:command:$alice", alice, YesReaction) {
-		refusal += n.Body
+	for _, r := range got {
+		if strings.Contains(r, "Shall I run this") {
+			t.Fatalf("a proposal alice cannot arm was shown: %q", got)
+		}
 	}
-	if list, _ := th.oncall.Silences(ctx); len(list) != 0 || !strings.Contains(refusal, "admin") {
-		t.Fatalf("a non-admin's ✅: %q, silences %+v", refusal, list)
+	if _, err := th.store.GetPending(ctx, "confirm:command:$alice"); err == nil {
+		t.Fatal("a proposal alice cannot arm waits for her ✅")
 	}
-	m.results = nil
+
+	// Arguments the command's parser refuses: its own message, no
+	// proposal.
+	m.results, m.calls = nil, []toolCall{{"propose_command", `{"command":"!silence EVE for blorp"}`}}
+	got = ask("$badargs", "@admin:x")
+	typed = th.say(t, "@admin:x", "!silence EVE for blorp")
+	if len(typed) != 1 || refusedWith(0) != typed[0] || !strings.Contains(typed[0], "as a time. Say what and for how long") {
+		t.Errorf("bad arguments: refused %q, typed %q", refusedWith(0), typed)
+	}
+	if len(got) != 1 || strings.Contains(got[0], "Shall I run this") {
+		t.Errorf("bad arguments: replies %q", got)
+	}
+	if list, _ := th.oncall.Silences(ctx); len(list) != 0 {
+		t.Fatalf("the checks silenced: %+v", list)
+	}
+
+	m.results, m.calls = nil, []toolCall{{"propose_command", `{"command":"!silence EVE for 2h --because \"maintenance\""}`}}
 	got = ask("$admin", "@admin:x")
 	if len(got) != 1 || !strings.Contains(got[0], "Shall I run this for you? `!silence EVE for 2h --because \"maintenance\"`") {
 		t.Fatalf("replies = %q (tools said %+v)", got, m.results)
@@ -376,5 +402,37 @@ func TestModelProposesACommand(t *testing.T) {
 	th.answer(t, "confirm:command:$admin", "@admin:x", YesReaction)
 	if list, _ := th.oncall.Silences(ctx); len(list) != 1 {
 		t.Errorf("after the admin's ✅: %+v", list)
+	}
+}
+
+// TestModelProposalToolsCheckTheTable: every proposal tool asks the
+// table, when the model calls it, whether the asker may run the command
+// that makes the same proposal typed; one they may not is refused to the
+// model in the table's words, and nothing is shown for ✅.
+func TestModelProposalToolsCheckTheTable(t *testing.T) {
+	m := &scriptedModel{calls: []toolCall{
+		{"propose_tripwire", `{"source":"agent status","param":"EVE","op":"neq","value":"online"}`},
+	}}
+	th := modelHarness(t, m)
+	// A workspace whose table keeps tripwire proposals to admins.
+	h, path, _ := th.proc.resolve([]string{"tw", "propose"})
+	if path != "tw propose" {
+		t.Fatalf("resolved %q", path)
+	}
+	h.Admin = true
+	got := th.addressed(t, "$worry", "I'm nervous about the backups this week")
+	data, _ := m.results[0].Data.(map[string]string)
+	if data["refused"] != "`!tw propose` is for admins only." {
+		t.Errorf("the tool said %+v", m.results[0].Data)
+	}
+	for _, r := range got {
+		if strings.Contains(r, "Shall I watch") {
+			t.Errorf("a proposal alice may not make was shown: %q", got)
+		}
+	}
+	m.results = nil
+	if got := th.handle(t, Message{RoomID: "!room:x", EventID: "$admin", Sender: "@admin:x", Network: "matrix",
+		Body: "I'm nervous about the backups this week", Addressed: true, Sent: th.clock.Now()}); len(got) == 0 || !strings.Contains(got[len(got)-1], "Shall I watch") {
+		t.Errorf("the admin's proposal: %q (tools said %+v)", got, m.results)
 	}
 }

@@ -264,6 +264,15 @@ func (t *modelTurn) tripwireList(ctx context.Context, _ json.RawMessage) (any, s
 	return rows, "", nil
 }
 
+// mayPropose is the table's own check of the command that makes the
+// same proposal when the asker types it (`tw propose`, `card publish`,
+// `remind`): "" when they may, else the grammar's refusal, for the tool
+// to give the model, so that no ✅ is shown that its asker may not use.
+func (t *modelTurn) mayPropose(ctx context.Context, command string) (string, error) {
+	h, path, _ := t.p.resolve(strings.Fields(command))
+	return refusalText(t.p.mayRun(&Event{Message: t.msg, Ctx: ctx, Proc: t.p, Handler: h, Command: path}))
+}
+
 // tripwireArgs are propose_tripwire's arguments.
 type tripwireArgs struct {
 	Source   string `json:"source"`
@@ -279,13 +288,19 @@ type tripwireArgs struct {
 // the grammar's messages, and plans the proposal: it is made in the
 // message's transaction through the grammar's own path (the rationale is
 // the conversation, the ✅ arms it), never armed here.
-func (t *modelTurn) proposeTripwire(_ context.Context, raw json.RawMessage) (converse.Result, error) {
+func (t *modelTurn) proposeTripwire(ctx context.Context, raw json.RawMessage) (converse.Result, error) {
 	c := t.p.features.tripwires
 	refused := func(why string) (converse.Result, error) {
 		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
 	}
 	if len(t.plans) >= maxModelProposals {
 		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
+	}
+	if why, err := t.mayPropose(ctx, "tw propose"); why != "" || err != nil {
+		if err != nil {
+			return converse.Result{}, err
+		}
+		return refused(why)
 	}
 	var args tripwireArgs
 	if err := json.Unmarshal(raw, &args); err != nil {
@@ -357,6 +372,12 @@ func (t *modelTurn) proposeCardSet(ctx context.Context, raw json.RawMessage) (co
 	if len(t.plans) >= maxModelProposals {
 		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
 	}
+	if why, err := t.mayPropose(ctx, "card publish"); why != "" || err != nil {
+		if err != nil {
+			return converse.Result{}, err
+		}
+		return refused(why)
+	}
 	var args struct {
 		Cards []struct {
 			Goal       string   `json:"goal"`
@@ -420,6 +441,12 @@ func (t *modelTurn) proposeReminder(ctx context.Context, raw json.RawMessage) (c
 	}
 	if len(t.plans) >= maxModelProposals {
 		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
+	}
+	if why, err := t.mayPropose(ctx, "remind"); why != "" || err != nil {
+		if err != nil {
+			return converse.Result{}, err
+		}
+		return refused(why)
 	}
 	var args struct{ What, When string }
 	if err := json.Unmarshal(raw, &args); err != nil {

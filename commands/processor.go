@@ -501,13 +501,10 @@ func (p *Processor) execClaimed(ctx context.Context, msg Message, evt *Event, cl
 // admin verb from anyone else.
 func (p *Processor) run(evt *Event) error {
 	h := evt.Handler
+	if err := p.mayRun(evt); err != nil {
+		return err
+	}
 	switch {
-	case h == nil:
-		return refuse("Unknown command `%s%s`, try `%shelp`.", p.cfg.Prefix, evt.Command, p.cfg.Prefix)
-	case h.Admin && !evt.Admin() && p.IsAdmin(evt.Sender):
-		return refuse("`%s%s` is for admins, and only from their Matrix account, not through a bridge.", p.cfg.Prefix, evt.Command)
-	case h.Admin && !evt.Admin():
-		return refuse("`%s%s` is for admins only.", p.cfg.Prefix, evt.Command)
 	case h.Func == nil:
 		evt.Reply("%s", p.helpFor(h, evt.Command))
 		return nil
@@ -515,6 +512,22 @@ func (p *Processor) run(evt *Event) error {
 		metrics.Commands.WithLabelValues(evt.Command).Inc()
 		return h.Func(evt)
 	}
+}
+
+// mayRun is the table's own check of who may run a command: an unknown
+// command, or an admin verb from anyone else, is refused (refuse). A
+// model's proposal is checked with it too, when it is made.
+func (p *Processor) mayRun(evt *Event) error {
+	h := evt.Handler
+	switch {
+	case h == nil:
+		return refuse("Unknown command `%s%s`, try `%shelp`.", p.cfg.Prefix, evt.Command, p.cfg.Prefix)
+	case h.Admin && !evt.Admin() && p.IsAdmin(evt.Sender):
+		return refuse("`%s%s` is for admins, and only from their Matrix account, not through a bridge.", p.cfg.Prefix, evt.Command)
+	case h.Admin && !evt.Admin():
+		return refuse("`%s%s` is for admins only.", p.cfg.Prefix, evt.Command)
+	}
+	return nil
 }
 
 // resolve walks the table: the top-level name, then sub-handlers as long

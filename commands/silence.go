@@ -18,7 +18,8 @@ func (c *oncallCommands) silenceHandler() *Handler {
 		Args: "<agent|source|fleet|label=value> for 2h|until 18:00|--until-resolved [--because \"…\"]",
 		Help: "Hold the alerts about an agent (admins; `fleet` for all; an Alertmanager label as `alertname=DiskFull`) and the trips of tripwires reading it from the room and pushes, " +
 			"journaled instead, for a time or until it resolves; its end says what it held. Your own tripwires' sources: yours alone.",
-		Func: c.silenceAdd,
+		Func:  c.silenceAdd,
+		Check: c.silenceCheck,
 		Subcommands: []*Handler{
 			{Name: "list", Aliases: []string{"ls"}, Help: "The silences that hold now.", Func: c.silenceList},
 			{Name: "end", Args: "<id>", Help: "End a silence now, with its summary.", Func: c.silenceEnd},
@@ -31,52 +32,11 @@ const silenceUsage = "Say what and for how long: `%ssilence EVE for 2h --because
 
 func (c *oncallCommands) silenceAdd(e *Event) error {
 	prefix := e.Proc.Prefix()
-	words, err := splitArgs(e.RawArgs)
-	if err != nil || len(words) == 0 {
-		e.Reply(silenceUsage, prefix)
-		return nil
-	}
-	if _, isFlag := flagName(words[0]); isFlag {
-		e.Reply("Name what to silence first. "+silenceUsage, prefix)
-		return nil
-	}
-	var rest []string
-	var because string
-	untilResolved := false
-	for i := 1; i < len(words); i++ {
-		name, isFlag := flagName(words[i])
-		switch {
-		case !isFlag:
-			rest = append(rest, words[i].text)
-		case name == "until-resolved":
-			untilResolved = true
-		case (name == "because" || name == "reason") && i+1 < len(words):
-			because = words[i+1].text
-			i++
-		default:
-			e.Reply("%s is not a flag of `silence`; it takes --because \"…\" and --until-resolved. "+silenceUsage, twCode(words[i].text), prefix)
-			return nil
-		}
-	}
-	now := e.Proc.deps.Clock.Now()
-	sil := oncall.Silence{Target: words[0].text, Reason: because, By: e.Sender, RoomID: e.RoomID, UntilResolved: untilResolved, StartedAt: now}
-	switch {
-	case untilResolved && len(rest) == 0:
-		sil.EndsAt = now.Add(oncall.MaxUntilResolved)
-	case !untilResolved && len(rest) > 0:
-		at, ok := intent.Until(strings.Join(rest, " "), now, e.Proc.zone(e))
-		if !ok {
-			e.Reply("I can't read %s as a time. "+silenceUsage, twCode(strings.Join(rest, " ")), prefix)
-			return nil
-		}
-		sil.EndsAt = at
-	default:
-		e.Reply(silenceUsage, prefix)
-		return nil
-	}
-	if ok, err := c.mayTarget(e, &sil); !ok || err != nil {
+	sil, ok, err := c.readSilence(e)
+	if !ok || err != nil {
 		return err
 	}
+	now := sil.StartedAt
 	sil, err = c.svc.Silence(e.Ctx, sil)
 	if why, ok := refusal(err); ok {
 		e.Reply("Not silenced: %s.", why)
@@ -98,6 +58,71 @@ func (c *oncallCommands) silenceAdd(e *Event) error {
 	}
 	e.Reply("🔕 Silence %d: I hold %s on %s %s; they are journaled, not posted or pushed. When it ends I'll say what it held. `%ssilence end %d` ends it now.",
 		sil.ID, held, core.EscapeMarkdown(sil.Target), ends, prefix, sil.ID)
+	return nil
+}
+
+// readSilence reads `!silence`'s arguments and checks that the sender
+// may silence what they name, answering a problem; ok says the silence
+// may be set.
+func (c *oncallCommands) readSilence(e *Event) (sil oncall.Silence, ok bool, err error) {
+	prefix := e.Proc.Prefix()
+	words, err := splitArgs(e.RawArgs)
+	if err != nil || len(words) == 0 {
+		e.Reply(silenceUsage, prefix)
+		return oncall.Silence{}, false, nil
+	}
+	if _, isFlag := flagName(words[0]); isFlag {
+		e.Reply("Name what to silence first. "+silenceUsage, prefix)
+		return oncall.Silence{}, false, nil
+	}
+	var rest []string
+	var because string
+	untilResolved := false
+	for i := 1; i < len(words); i++ {
+		name, isFlag := flagName(words[i])
+		switch {
+		case !isFlag:
+			rest = append(rest, words[i].text)
+		case name == "until-resolved":
+			untilResolved = true
+		case (name == "because" || name == "reason") && i+1 < len(words):
+			because = words[i+1].text
+			i++
+		default:
+			e.Reply("%s is not a flag of `silence`; it takes --because \"…\" and --until-resolved. "+silenceUsage, twCode(words[i].text), prefix)
+			return oncall.Silence{}, false, nil
+		}
+	}
+	now := e.Proc.deps.Clock.Now()
+	sil = oncall.Silence{Target: words[0].text, Reason: because, By: e.Sender, RoomID: e.RoomID, UntilResolved: untilResolved, StartedAt: now}
+	switch {
+	case untilResolved && len(rest) == 0:
+		sil.EndsAt = now.Add(oncall.MaxUntilResolved)
+	case !untilResolved && len(rest) > 0:
+		at, ok := intent.Until(strings.Join(rest, " "), now, e.Proc.zone(e))
+		if !ok {
+			e.Reply("I can't read %s as a time. "+silenceUsage, twCode(strings.Join(rest, " ")), prefix)
+			return oncall.Silence{}, false, nil
+		}
+		sil.EndsAt = at
+	default:
+		e.Reply(silenceUsage, prefix)
+		return oncall.Silence{}, false, nil
+	}
+	ok, err = c.mayTarget(e, &sil)
+	return sil, ok && err == nil, err
+}
+
+// silenceCheck is `!silence`'s Check: its arguments read, its
+// authority and its span checked as silenceAdd checks them, nothing set.
+func (c *oncallCommands) silenceCheck(e *Event) error {
+	sil, ok, err := c.readSilence(e)
+	if !ok || err != nil {
+		return err
+	}
+	if why, ok := refusal(oncall.CheckSilence(sil)); ok {
+		e.Reply("Not silenced: %s.", why)
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -26,10 +27,13 @@ const modelKey = "sk-model-test-7d1f0c2a9e"
 // person's ✅ arms; an agent's journal telling the model to act produces
 // no action (its proposal is marked as caused by untrusted text, and the
 // approval stays pending); a proposal tool called with invalid arguments
-// gets the grammar's own message; a streamed reply shows as a message
+// gets the grammar's own message, and a command its asker may not run,
+// or whose arguments its parser refuses, is refused when proposed, in the
+// grammar's words; a streamed reply shows as a message
 // edited while it comes; the model slow, down or over budget leaves the
 // grammar to answer, within model.timeout, and the reply says so (the
-// workspace's budget spent is also told to the room and its admins).
+// workspace's budget spent is also told to the room and its admins); a
+// turn Jarvis is SIGKILLed in is answered once after the restart.
 func TestModel(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -247,6 +251,54 @@ func TestModel(t *testing.T) {
 		// backticks in the plain body.
 		if !strings.Contains(refusal, `"refused":`) || !strings.Contains(strings.ReplaceAll(refusal, "`", ""), want) {
 			t.Errorf("the tool said %s\nthe grammar said %s", refusal, grammar)
+		}
+	})
+
+	t.Run("a command its asker may not run, or with bad arguments, is refused when proposed", func(t *testing.T) {
+		bob := newPerson(t, "bob")
+		if _, err := alice.InviteUser(ctx, room, &mautrix.ReqInviteUser{UserID: bob.UserID}); err != nil {
+			t.Fatal(err)
+		}
+		j.joinRoom(t, bob)
+		n := len(srv.Requests())
+		srv.Script(
+			modelserver.Step{Calls: []modelserver.Call{
+				{Name: "propose_command", Args: `{"command":"!silence BACKUP for 2h --because \"maintenance\""}`},
+				{Name: "propose_command", Args: `{"command":"!silence BACKUP for blorp"}`},
+			}},
+			modelserver.Step{Text: "Only an admin can silence BACKUP."},
+		)
+		sent, err := bob.Say(ctx, room, "Jarvis, BACKUP goes down for maintenance, keep it quiet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		saysFinally(t, sent, "Only an admin can silence BACKUP.")
+		notAdmin := tesths.Body(j.ask(t, bob, room, `!silence BACKUP for 2h --because "maintenance"`))
+		badTime := tesths.Body(j.ask(t, alice, room, `!silence BACKUP for blorp`))
+		reqs := since(n)
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		msgs := reqs[1].Messages
+		if len(msgs) < 2 {
+			t.Fatalf("the second request holds %d messages", len(msgs))
+		}
+		// The grammar's replies are rendered: code spans lose their
+		// backticks in the plain body.
+		plain := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "`", ""), `\"`, `"`) }
+		for i, want := range []string{notAdmin, badTime} {
+			said := plain(msgs[len(msgs)-2+i].Text())
+			if !strings.Contains(said, `"refused":`) || !strings.Contains(said, plain(want[:strings.Index(want, ".")])) {
+				t.Errorf("the tool said %s\nthe grammar said %s", said, want)
+			}
+		}
+		if !strings.Contains(notAdmin, "Only an admin silences an agent") || !strings.Contains(badTime, "as a time") {
+			t.Errorf("the grammar said %q and %q", notAdmin, badTime)
+		}
+		for _, evt := range alice.Events(j.replyTo(sent)) {
+			if strings.Contains(tesths.Body(evt), "Shall I run this") {
+				t.Errorf("a proposal bob cannot use was shown: %s", tesths.Body(evt))
+			}
 		}
 	})
 
