@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/converse"
+	"github.com/jarvis-hmi/jarvis/core/notebook"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
 )
@@ -434,5 +435,26 @@ func TestModelProposalToolsCheckTheTable(t *testing.T) {
 	if got := th.handle(t, Message{RoomID: "!room:x", EventID: "$admin", Sender: "@admin:x", Network: "matrix",
 		Body: "I'm nervous about the backups this week", Addressed: true, Sent: th.clock.Now()}); len(got) == 0 || !strings.Contains(got[len(got)-1], "Shall I watch") {
 		t.Errorf("the admin's proposal: %q (tools said %+v)", got, m.results)
+	}
+}
+
+// TestModelProposedTaskIsCheckedWhenProposed: `!task add` proposed with
+// a text the notebook refuses is refused to the model in the grammar's
+// words, and no proposal is shown.
+func TestModelProposedTaskIsCheckedWhenProposed(t *testing.T) {
+	long := strings.Repeat("x", notebook.MaxText+1)
+	m := &scriptedModel{calls: []toolCall{{"propose_command", `{"command":"!task add ` + long + `"}`}}}
+	th := modelHarness(t, m)
+	th.proc.AddFeatures(Features{Notebook: notebook.NewService(th.store.Notebook(), th.clock)})
+	got := th.addressed(t, "$task", "I am nervous about the backups this week")
+	data, _ := m.results[0].Data.(map[string]string)
+	typed := th.say(t, alice, "!task add "+long)
+	if len(typed) != 1 || data["refused"] != typed[0] || !strings.Contains(typed[0], "Not kept:") {
+		t.Errorf("the tool said %+v, the grammar %q", m.results[0].Data, typed)
+	}
+	for _, r := range got {
+		if strings.Contains(r, "Shall I run this") {
+			t.Errorf("a task the notebook refuses was proposed: %q", got)
+		}
 	}
 }

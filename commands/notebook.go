@@ -59,7 +59,8 @@ func (c *notebookCommands) handlers() []*Handler {
 	return []*Handler{
 		{Name: "task", Aliases: []string{"tasks", "todo"}, Help: "Your tasks; one with a date reminds you of it.", Func: c.taskList,
 			Subcommands: []*Handler{
-				{Name: "add", Args: "<what> [by|on <day>] [at <time>]", Help: "Add a task: `!task add renew the certificate by Friday`.", Func: c.taskAdd},
+				{Name: "add", Args: "<what> [by|on <day>] [at <time>]", Help: "Add a task: `!task add renew the certificate by Friday`.", Func: c.taskAdd,
+					Check: c.taskCheck},
 				{Name: "list", Aliases: []string{"ls"}, Help: "Your open tasks, soonest due first.", Func: c.taskList},
 				{Name: "done", Args: "<id>", Help: "Mark a task done.", Func: c.taskDone},
 			}},
@@ -79,15 +80,11 @@ func (c *notebookCommands) handlers() []*Handler {
 
 func (c *notebookCommands) taskAdd(e *Event) error {
 	p := e.Proc
-	if strings.TrimSpace(e.RawArgs) == "" {
-		e.Reply("Which task? `%stask add renew the certificate by Friday`.", p.Prefix())
+	text, due, ok := c.readTask(e)
+	if !ok {
 		return nil
 	}
-	text, due := e.RawArgs, time.Time{}
 	loc, now := p.zone(e), p.deps.Clock.Now()
-	if w := intent.Reminder(e.RawArgs, now, loc); w.What != "" && !w.At.IsZero() && w.Every == "" {
-		text, due = w.What, w.At
-	}
 	t, err := c.svc.Add(e.Ctx, e.Sender, notebook.Task, text, due)
 	if err != nil {
 		return notebookNotAdded(e, err)
@@ -118,6 +115,30 @@ func (e *Event) Private(format string, args ...any) {
 	}
 	e.Send(core.Notice{ToUser: e.Sender, Kind: core.NoticeMessage, Body: fmt.Sprintf(format, args...)})
 	e.Reply("I answered in our direct room: only you see what you keep with me.")
+}
+
+// readTask reads `!task add`'s arguments: the task and its due time,
+// when it says one. ok is false when it answered that there is none.
+func (c *notebookCommands) readTask(e *Event) (text string, due time.Time, ok bool) {
+	if strings.TrimSpace(e.RawArgs) == "" {
+		e.Reply("Which task? `%stask add renew the certificate by Friday`.", e.Proc.Prefix())
+		return "", time.Time{}, false
+	}
+	text = e.RawArgs
+	if w := intent.Reminder(e.RawArgs, e.Proc.deps.Clock.Now(), e.Proc.zone(e)); w.What != "" && !w.At.IsZero() && w.Every == "" {
+		text, due = w.What, w.At
+	}
+	return text, due, true
+}
+
+// taskCheck is `!task add`'s Check: the task read and checked as taskAdd
+// adds it, nothing kept.
+func (c *notebookCommands) taskCheck(e *Event) error {
+	text, _, ok := c.readTask(e)
+	if !ok {
+		return nil
+	}
+	return notebookNotAdded(e, c.svc.CheckAdd(e.Ctx, e.Sender, notebook.Task, text))
 }
 
 // notebookNotAdded answers a failed Add: a refusal says why; any other

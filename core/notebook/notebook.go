@@ -78,22 +78,33 @@ func NewService(store Store, clock core.Clock) *Service { return &Service{store:
 // Add keeps a new entry.
 func (s *Service) Add(ctx context.Context, owner string, kind Kind, text string, due time.Time) (Entry, error) {
 	text = strings.TrimSpace(text)
+	if err := s.CheckAdd(ctx, owner, kind, text); err != nil {
+		return Entry{}, err
+	}
+	e := Entry{Owner: owner, Kind: kind, Text: text, Due: due, CreatedAt: s.clock.Now()}
+	var err error
+	e.ID, err = s.store.InsertEntry(ctx, e)
+	return e, err
+}
+
+// CheckAdd checks an entry as Add does, adding nothing: its text, and
+// that the owner keeps fewer of its kind than MaxPerOwner.
+func (s *Service) CheckAdd(ctx context.Context, owner string, kind Kind, text string) error {
+	text = strings.TrimSpace(text)
 	switch {
 	case text == "":
-		return Entry{}, core.Invalid("text", "say what to keep")
+		return core.Invalid("text", "say what to keep")
 	case len(text) > MaxText:
-		return Entry{}, core.Invalid("text", "is longer than %d bytes", MaxText)
+		return core.Invalid("text", "is longer than %d bytes", MaxText)
 	}
 	n, err := s.store.CountEntries(ctx, owner, kind)
 	if err != nil {
-		return Entry{}, err
+		return err
 	}
 	if n >= MaxPerOwner {
-		return Entry{}, core.Invalid(string(kind), "you keep %d already, the most there may be", n)
+		return core.Invalid(string(kind), "you keep %d already, the most there may be", n)
 	}
-	e := Entry{Owner: owner, Kind: kind, Text: text, Due: due, CreatedAt: s.clock.Now()}
-	e.ID, err = s.store.InsertEntry(ctx, e)
-	return e, err
+	return nil
 }
 
 // List returns the owner's entries of a kind: open tasks, or the newest
