@@ -350,6 +350,7 @@ func TestModel(t *testing.T) {
 		// answers it with the grammar and says the model's answer was cut
 		// off): either way, one answer.
 		answers := map[id.EventID]bool{}
+		var said string
 		_, err := alice.WaitFor(ctx, waitReply, func(evt *event.Event) bool {
 			body := ""
 			if j.replyTo(sent)(evt) {
@@ -360,11 +361,16 @@ func TestModel(t *testing.T) {
 					body = newBody(evt)
 				}
 			}
-			return strings.Contains(body, "BACKUP last ran at 02:00") || strings.Contains(body, "cut off by a restart")
+			if strings.Contains(body, "BACKUP last ran at 02:00") || strings.Contains(body, "cut off by a restart") {
+				said = body
+				return true
+			}
+			return false
 		})
 		if err != nil {
 			t.Fatalf("no answer after the restart: %v\n%s", err, j.logs.String())
 		}
+		t.Logf("answered after the restart: %q", said)
 		j.ask(t, alice, room, "!ping")
 		if n := len(alice.Events(j.replyTo(sent))); n != 1 {
 			t.Errorf("%d answers to one message, want one", n)
