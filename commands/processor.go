@@ -58,6 +58,9 @@ type Deps struct {
 	// Excerpts keeps what people say outside commands, tagged with trust.
 	Excerpts core.ExcerptStore
 	Clock    core.Clock
+	// Chat, when set, hears that a person waits while a message is
+	// handled, so that agents' intake yields.
+	Chat *core.ChatFirst
 }
 
 // Message is one chat message from an allowed person.
@@ -382,6 +385,7 @@ func (p *Processor) dispatch(ctx context.Context, msg Message, fields []string, 
 func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*Event) error) Outcome {
 	// Someone is waiting for the answer: go before the agents' reports.
 	ctx = core.Urgent(ctx)
+	defer p.deps.Chat.Begin()()
 	log := zerolog.Ctx(ctx)
 	path := evt.Command
 	var first bool
