@@ -304,7 +304,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		Gate:      a.checkLease,
 		Leader:    a.leader,
 		Images:    a.drawChart,
-		DB:        a.store.ChatDB(),
+		DB:        a.store.DB,
 		Synced:    a.systemd.synced,
 		Chat:      &a.chat,
 	}, a.log)

@@ -19,13 +19,15 @@ const defaultChatConns = 2
 
 // openChatPool opens the connections chat uses apart from everything
 // else: the transactions of contexts marked core.Urgent (a person's
-// command and its reply, the sender's bookkeeping), the crypto and room
-// state stores and the sync token. Agents' intake can take every
-// connection of the main pool and chat still has its own. On SQLite, every
-// write made on these connections, a transaction or a single statement,
-// waits for the write gate as urgent: the crypto store's writes no longer
-// poll SQLite's busy handler while heartbeat batches hand the lock from
-// one to the next.
+// command and its reply, the sender's bookkeeping) and the sync token.
+// Agents' intake can take every connection of the main pool and chat
+// still has its own. On SQLite, every write made on these connections, a
+// transaction or a single statement, waits for the write gate as urgent.
+//
+// The bot's crypto and room state stores stay on the main pool: a
+// handler's transaction reads and writes the room state store inside it,
+// which joins the transaction only on the same database (a transaction of
+// a database of its own would wait for the write lock its caller holds).
 func openChatPool(cfg Config, pgConfig *pgx.ConnConfig, gate *writeGate) *sql.DB {
 	var db *sql.DB
 	if cfg.Type == Postgres {
@@ -43,8 +45,8 @@ func openChatPool(cfg Config, pgConfig *pgx.ConnConfig, gate *writeGate) *sql.DB
 	return db
 }
 
-// ChatDB is the chat pool as a database of its own, for the bot's crypto
-// and room state stores.
+// ChatDB is the chat pool as a database of its own, for single
+// statements outside a transaction (the sync token).
 func (s *Store) ChatDB() *dbutil.Database {
 	s.chatDBOnce.Do(func() {
 		dialect := "sqlite3"

@@ -14,9 +14,9 @@ import (
 )
 
 // TestChatWritesGoBeforeQueuedIntake: on SQLite, while an intake batch
-// holds the write gate and more wait behind it, a write of the crypto
-// store and a chat message's transaction, coming after them, commit next,
-// before every waiting batch.
+// holds the write gate and more wait behind it, a statement on the chat
+// pool (the sync token) and a chat message's transaction, coming after
+// them, commit next, before every waiting batch.
 func TestChatWritesGoBeforeQueuedIntake(t *testing.T) {
 	ctx := context.Background()
 	st, err := Open(ctx, Config{Type: SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
@@ -71,7 +71,7 @@ func TestChatWritesGoBeforeQueuedIntake(t *testing.T) {
 	}
 	queued(0, 3)
 	run(func() error {
-		_, err := st.ChatDB().Exec(ctx, "INSERT INTO commit_order (who) VALUES ('crypto')")
+		_, err := st.ChatDB().Exec(ctx, "INSERT INTO commit_order (who) VALUES ('token')")
 		return err
 	})
 	queued(1, 3)
@@ -101,7 +101,7 @@ func TestChatWritesGoBeforeQueuedIntake(t *testing.T) {
 		}
 		order = append(order, who)
 	}
-	if want := []string{"batch", "crypto", "chat", "batch", "batch", "batch"}; !slices.Equal(order, want) {
+	if want := []string{"batch", "token", "chat", "batch", "batch", "batch"}; !slices.Equal(order, want) {
 		t.Errorf("commits in the order %v, want %v", order, want)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // TestChatWhileIntakeHoldsEveryConnection: with every connection of the
 // main pool taken (agents' intake flat out), a transaction without the
 // urgent mark waits for one, while a chat message's transaction, the sync
-// token and the crypto store's writes go through on the chat pool.
+// token and any statement on the chat pool go through.
 func TestChatWhileIntakeHoldsEveryConnection(t *testing.T) {
 	ctx := context.Background()
 	cfg := testdb.NewConfig(t, testEngine)
@@ -47,7 +47,7 @@ func TestChatWhileIntakeHoldsEveryConnection(t *testing.T) {
 		t.Fatalf("the sync token: %v", err)
 	}
 	if _, err := st.ChatDB().Exec(chat, "UPDATE bot_state SET value = value WHERE key = 'chat'"); err != nil {
-		t.Fatalf("a write of the crypto store: %v", err)
+		t.Fatalf("a statement on the chat pool: %v", err)
 	}
 	var got string
 	if err := st.ChatDB().QueryRow(chat, "SELECT value FROM bot_state WHERE key = 'chat'").Scan(&got); err != nil || got != "answered" {
