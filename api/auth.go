@@ -75,6 +75,13 @@ func (s *Server) requireRole(roles []credential.Role, next http.Handler) http.Ha
 				reason: fmt.Sprintf("this route needs %s token; this one is %s token", rolesText(roles), rolesText([]credential.Role{p.Role}))})
 			return
 		}
+		if isIntake(r, p.Role) {
+			release, err := s.intake.enter(r.Context())
+			if err != nil {
+				return // the caller went away while it waited
+			}
+			defer release()
+		}
 		log := zerolog.Ctx(r.Context()).With().Str("credential", p.ID).Str("role", string(p.Role)).Logger()
 		ctx := context.WithValue(log.WithContext(r.Context()), principalKey{}, p)
 		next.ServeHTTP(w, r.WithContext(ctx))

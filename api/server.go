@@ -46,6 +46,8 @@ type Config struct {
 	MaxConnections int
 	// RateLimit bounds how many requests each caller may make.
 	RateLimit RateLimitConfig
+	// Intake bounds agents' writes handled at once.
+	Intake IntakeConfig
 	// MetricsListen is host:port of a listener of its own for /metrics;
 	// without MetricsToken it must be a loopback address.
 	MetricsListen string
@@ -97,6 +99,9 @@ func (c Config) Validate() error {
 		return core.Invalid("api.max_header_bytes", "must be at least 1024, got %d", c.MaxHeaderBytes)
 	case c.MaxConnections < 1:
 		return core.Invalid("api.max_connections", "must be at least 1, got %d", c.MaxConnections)
+	}
+	if err := c.Intake.validate(); err != nil {
+		return err
 	}
 	for _, r := range []struct {
 		key  string
@@ -169,13 +174,15 @@ type HealthFunc func(ctx context.Context) (Health, error)
 
 // Server is the HTTP API.
 type Server struct {
-	cfg     Config
-	log     zerolog.Logger
-	clock   core.Clock
-	mux     *http.ServeMux
-	health  HealthFunc
-	auth    Authenticator
-	limits  limits
+	cfg    Config
+	log    zerolog.Logger
+	clock  core.Clock
+	mux    *http.ServeMux
+	health HealthFunc
+	auth   Authenticator
+	limits limits
+	// intake admits agents' writes (see IntakeConfig).
+	intake  *intake
 	srv     *http.Server
 	metrics *http.Server // nil unless api.metrics_listen is set
 	// standby: see RefuseWritesWhen.
@@ -210,7 +217,7 @@ func (s *Server) LimitBearers(bucket BearerBucket) { s.bearers = append(s.bearer
 // bearer tokens of the routes HandleRole registers.
 func New(cfg Config, log zerolog.Logger, health HealthFunc, auth Authenticator) *Server {
 	s := &Server{cfg: cfg, log: log.With().Str("component", "api").Logger(), clock: core.SystemClock{},
-		mux: http.NewServeMux(), health: health, auth: auth}
+		mux: http.NewServeMux(), health: health, auth: auth, intake: newIntake(cfg.Intake)}
 	s.limits = limits{credential: newLimiter(cfg.RateLimit.Credential), address: newLimiter(cfg.RateLimit.Address)}
 	s.Handle("GET /healthz", http.HandlerFunc(s.getHealth))
 	s.Handle("GET /api/openapi.json", http.HandlerFunc(getOpenAPI))

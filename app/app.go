@@ -145,6 +145,9 @@ type App struct {
 	store  *store.Store
 	outbox *store.Outbox
 	clock  core.Clock
+	// chat says when a person waits for an answer; agents' intake yields
+	// to it.
+	chat core.ChatFirst
 
 	// watchdog pings the dead-man's switch while Jarvis is healthy.
 	watchdog *watchdog.Pinger
@@ -325,7 +328,7 @@ func (a *App) initProcessor() {
 	a.proc = commands.NewProcessor(commands.Config{Prefix: a.cfg.Bot.CommandPrefix, Admins: a.cfg.Bot.Admins,
 		SenderLimit: a.cfg.Chat.SenderLimit, Zone: zone, Snooze: a.cfg.Chat.Snooze},
 		commands.Deps{Tx: a.store, Outbox: a.outbox, Handled: a.store, Notices: a.outbox, Pending: a.store,
-			Excerpts: a.store, Turns: a.store, Clock: a.clock})
+			Excerpts: a.store, Turns: a.store, Clock: a.clock, Chat: &a.chat})
 }
 
 // initMatrix builds the bot, logs in and joins the dedicated room.
@@ -343,6 +346,7 @@ func (a *App) initMatrix(ctx context.Context) error {
 		Images:    a.drawChart,
 		DB:        a.store.DB,
 		Synced:    a.systemd.synced,
+		Chat:      &a.chat,
 	}, a.log)
 	if err != nil {
 		return fail(ErrConfig, err)
@@ -677,6 +681,7 @@ func (a *App) initAPI() {
 		// holder does what follows (intakeLoop).
 		a.api.ServeIntakeEverywhere()
 	}
+	a.api.YieldTo(&a.chat)
 	api.RegisterBreaker(a.api, a.breakers, a.fleet)
 	api.RegisterFleet(a.api, a.fleet, a.breakers)
 	api.RegisterAgents(a.api, a.fleet)

@@ -117,6 +117,9 @@ type Deps struct {
 	// Synced, when set, hears the end of every sync Jarvis handled; the
 	// first says Jarvis is up (systemd's READY).
 	Synced func()
+	// Chat, when set, hears that a person waits while a reply or a halt
+	// (the outbox's urgent lane) is sent, so that agents' intake yields.
+	Chat *core.ChatFirst
 }
 
 // Bot is Jarvis on Matrix.

@@ -83,7 +83,16 @@ func (b *Bot) sendDue(ctx context.Context) time.Duration {
 	batches := core.PlanBatches(waiting, now)
 	sent := 0
 	var retryAt time.Time
+	// Someone waits for the urgent lanes' batches, which come first.
+	waited := func() {}
+	if len(batches) > 0 && batches[0].Entries[0].Urgent {
+		waited = b.deps.Chat.Begin()
+	}
+	defer waited()
 	for _, batch := range batches {
+		if !batch.Entries[0].Urgent {
+			waited()
+		}
 		if b.deps.Gate != nil {
 			if err := b.deps.Gate(ctx); err != nil {
 				b.log.Debug().Err(err).Msg("Holding the outbox back")

@@ -63,6 +63,9 @@ type Deps struct {
 	// that marks its message handled, after the model answered).
 	Turns core.ModelTurnStore
 	Clock core.Clock
+	// Chat, when set, hears that a person waits while a message is
+	// handled, so that agents' intake yields.
+	Chat *core.ChatFirst
 }
 
 // Message is one chat message from an allowed person.
@@ -434,6 +437,7 @@ func (p *Processor) exec(ctx context.Context, msg Message, evt *Event, fn func(*
 func (p *Processor) execClaimed(ctx context.Context, msg Message, evt *Event, claim func(context.Context) (bool, error), fn func(*Event) error) Outcome {
 	// Someone is waiting for the answer: go before the agents' reports.
 	ctx = core.Urgent(ctx)
+	defer p.deps.Chat.Begin()()
 	log := zerolog.Ctx(ctx)
 	path := evt.Command
 	var first bool

@@ -57,7 +57,7 @@ func twoHosts(t *testing.T, db string) [2]*host {
 
 // newHost makes the namespace and its link. Names and addresses are
 // random, so that concurrent runs on one machine do not collide.
-func newHost(t *testing.T, i int) *host {
+func newHost(t testing.TB, i int) *host {
 	t.Helper()
 	var r [3]byte
 	_, _ = rand.Read(r[:])

@@ -4,10 +4,15 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +20,10 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/internal/testkit/modelserver"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/tesths"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/workload"
+	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // loadPairs is how many idle blocks and load blocks
@@ -37,9 +44,23 @@ const loadPairs = 5
 // drift of the machine's own load hits both; the load starts 2 s before its
 // block and Jarvis gets 2 s after it to drain.
 //
-// It reports each condition's p50/p95/p99, the ratio of the p95s and a
-// 95 % bootstrap confidence interval of that ratio (2,000 resamples of
-// each condition's round trips), and what the load achieved.
+// It runs three ways, the workspace's criterion (the orchestrator's load on
+// capacity of its own) and today's shared machine:
+//
+//   - separate-postgres: PostgreSQL; the load generator is a process of its
+//     own in a network namespace of its own, pinned to the last CPU, and
+//     Jarvis and the homeserver are pinned to the others. The load drives
+//     the lease holder only: a standby answers agents' writes 503 today.
+//     PostgreSQL's server is the machine's and is not pinned.
+//   - separate-sqlite: the same on SQLite, on one host.
+//   - shared: SQLite, the load generator inside the test process, nothing
+//     pinned: everything on every core.
+//
+// The separate ways need root (network namespaces, taskset) and two CPUs;
+// PostgreSQL needs JARVIS_TEST_POSTGRES. Each reports each condition's
+// p50/p95/p99, the ratio of the p95s and a 95 % bootstrap confidence
+// interval of that ratio (2,000 resamples of each condition's round trips),
+// and what the load achieved.
 //
 // Beside each !ping the admin asks Jarvis something only its language
 // model answers; the model is a scripted server whose first token comes
@@ -49,16 +70,56 @@ const loadPairs = 5
 // p50/p95/p99, and "ttft-p95-ratio".
 //
 // With JARVIS_BENCH_PROFILE set to a directory, Jarvis serves its profiles
-// and a 10 s CPU profile of the first load block is written there
-// (load.pprof), for `go tool pprof`.
+// and a 10 s CPU profile of the first load block of the shared way is
+// written there (load.pprof), for `go tool pprof`.
 func BenchmarkRoundTripUnderLoad(b *testing.B) {
+	b.Run("separate-postgres", func(b *testing.B) {
+		// Skipped unless JARVIS_TEST_POSTGRES is set.
+		roundTripUnderLoad(b, testdb.NewConfig(b, store.Postgres), true)
+	})
+	b.Run("separate-sqlite", func(b *testing.B) {
+		roundTripUnderLoad(b, testdb.NewConfig(b, store.SQLite), true)
+	})
+	b.Run("shared", func(b *testing.B) {
+		roundTripUnderLoad(b, testdb.NewConfig(b, store.SQLite), false)
+	})
+}
+
+// roundTripUnderLoad is one way of BenchmarkRoundTripUnderLoad: on db,
+// with the load on capacity of its own (separate) or not.
+func roundTripUnderLoad(b *testing.B, db store.Config, separate bool) {
+	var gen *host
+	loadCPU := runtime.NumCPU() - 1
+	if separate {
+		switch {
+		case os.Geteuid() != 0:
+			b.Skip("the load on a CPU of its own needs root (network namespaces, taskset)")
+		case loadCPU < 1:
+			b.Skip("the load on a CPU of its own needs two CPUs")
+		}
+		if _, err := exec.LookPath("taskset"); err != nil {
+			b.Skip("the load on a CPU of its own needs taskset (util-linux)")
+		}
+		gen = newHost(b, 0)
+	}
 	profileDir := os.Getenv("JARVIS_BENCH_PROFILE")
+	if separate {
+		profileDir = ""
+	}
 	model := modelserver.New()
 	b.Cleanup(model.Close)
 	model.Fallback(modelserver.Step{Delay: modelLatency, Text: "All quiet: every agent reports on time."})
-	l := newLoaded(b, loadSetup{Agents: 64, Profiling: profileDir != "",
+	l := newLoaded(b, loadSetup{Agents: 64, Profiling: profileDir != "", Store: db, ListenAll: separate,
 		Tripwires: workload.Tripwires{Count: 100_000, Scopes: 10_000, TripEvery: 1000},
 		Extra:     fmt.Sprintf("model:\n  base_url: %s\n  name: bench\n  budget: {workspace_tokens: 0, person_tokens: 0}\n", model.BaseURL())})
+	if separate {
+		chat := "0"
+		if loadCPU > 1 {
+			chat = "0-" + strconv.Itoa(loadCPU-1)
+		}
+		pin(b, chat, l.j.cmd.Process.Pid, homeserverPID(b))
+		b.Cleanup(func() { pin(b, allCPUs(), homeserverPID(b)) })
+	}
 	alice := l.admin
 	waitEncrypted(b, l.room, alice)
 	replyTo := func(sent id.EventID) func(*event.Event) bool {
@@ -82,12 +143,28 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 	per := max(1, b.N/loadPairs)
 	var heartbeats, sets int
 	var busy time.Duration
-	measureLoaded := func() {
+	// startLoad starts a block's load; the function it returns stops it
+	// and returns what it achieved.
+	startLoad := func() func() loadResult {
 		cfg.Seed++
+		if separate {
+			_, port, _ := net.SplitHostPort(strings.TrimPrefix(l.api, "http://"))
+			g := startLoadGenerator(b, gen, loadCPU, loadSpec{Seed: cfg.Seed, API: "http://" + net.JoinHostPort(gen.here, port),
+				Tokens: cfg.Tokens, Agents: cfg.Agents, JournalEvery: cfg.JournalEvery})
+			return func() loadResult { return g.stop(b) }
+		}
 		w, err := workload.Start(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
+		return func() loadResult {
+			rec := w.Stop()
+			return loadResult{Heartbeats: rec.HeartbeatCount(), CardSets: len(rec.CardSets), Elapsed: rec.Elapsed,
+				Refused: rec.Refused, Failed: rec.Failed}
+		}
+	}
+	measureLoaded := func() {
+		stop := startLoad()
 		time.Sleep(2 * time.Second)
 		profiled := make(chan error, 1)
 		if profileDir != "" {
@@ -104,12 +181,12 @@ func BenchmarkRoundTripUnderLoad(b *testing.B) {
 		if err := <-profiled; err != nil {
 			b.Error(err)
 		}
-		rec := w.Stop()
+		rec := stop()
 		if len(rec.Failed) > 0 || len(rec.Refused) > 0 {
 			b.Fatalf("the load was not all taken: refused %v, failed %v", rec.Refused, rec.Failed)
 		}
-		heartbeats += rec.HeartbeatCount()
-		sets += len(rec.CardSets)
+		heartbeats += rec.Heartbeats
+		sets += rec.CardSets
 		busy += rec.Elapsed
 		time.Sleep(2 * time.Second)
 	}

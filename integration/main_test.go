@@ -36,6 +36,10 @@ var (
 const envJarvisBin = "JARVIS_TEST_BIN"
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(envLoadGenerator); spec != "" {
+		// This binary started again as a load generator (see loadGenerator).
+		os.Exit(generateLoad(spec))
+	}
 	os.Exit(run(m))
 }
 

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -39,6 +40,10 @@ type loadSetup struct {
 	Extra string
 	// HS is the homeserver; nil means the package's.
 	HS *tesths.Homeserver
+	// ListenAll has the API listen on every address of this machine, so
+	// that a load generator in a network namespace of its own reaches it
+	// over its link; l.api stays on loopback.
+	ListenAll bool
 }
 
 // loaded is a running Jarvis with what a workload needs to drive it: its
@@ -82,7 +87,12 @@ func newLoaded(t testing.TB, s loadSetup) *loaded {
 	l.api = "http://" + addr
 	// The workload drives each agent's token as fast as Jarvis answers
 	// it, far past api.rate_limit.credential's default: it sets its own.
-	extra := fmt.Sprintf("api:\n  listen: %s\n  metrics_token: %s\n  profiling: %t\n", addr, metricsToken, s.Profiling)
+	listen := addr
+	if s.ListenAll {
+		_, port, _ := net.SplitHostPort(addr)
+		listen = net.JoinHostPort("0.0.0.0", port)
+	}
+	extra := fmt.Sprintf("api:\n  listen: %s\n  metrics_token: %s\n  profiling: %t\n", listen, metricsToken, s.Profiling)
 	if !s.DefaultRate {
 		extra += fmt.Sprintf("  rate_limit:\n    credential: {per_second: %d, burst: %d}\n", workloadRate, workloadRate/10)
 	}

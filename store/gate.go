@@ -6,7 +6,9 @@ import (
 )
 
 // writeGate lets one write transaction of this process at a time into a
-// SQLite database, urgent ones (core.Urgent) first; Store.tx waits for it. Without it, writers
+// SQLite database, urgent ones first: Store.tx waits for it, and the chat
+// pool's connections wait for it as urgent around each transaction and
+// each statement outside one (see openChatPool). Without it, writers
 // wait in SQLite's busy handler, which sleeps 1, 2, 5, … up to 100 ms
 // between tries: under a stream of heartbeat batches a chat command's
 // transaction kept losing the lock to writers that came after it. With

@@ -27,8 +27,16 @@ func (s *Store) State(ctx context.Context, key string) (string, error) {
 }
 
 // SetState records a value the bot keeps across restarts.
+//
+// Outside a transaction it is written on the chat pool: the sync token is
+// stored after every sync, and the next sync, which may bring a person's
+// message, waits for it.
 func (s *Store) SetState(ctx context.Context, key, value string) error {
-	_, err := s.DB.Exec(ctx, setStateQuery, key, value)
+	db := s.DB
+	if ctx.Value(inTxKey{}) == nil {
+		db = s.ChatDB()
+	}
+	_, err := db.Exec(ctx, setStateQuery, key, value)
 	return err
 }
 

@@ -92,6 +92,9 @@ type Config struct {
 	// MaxOpenConns of them (database/sql's default, 2, when MaxOpenConns
 	// is 0 too).
 	MaxIdleConns int
+	// ChatConns is how many connections the chat pool holds, apart from
+	// the others (see openChatPool); 0 is defaultChatConns.
+	ChatConns int
 	// ConnMaxLifetime is how long one is used before it is replaced; 0
 	// keeps it as long as it works.
 	ConnMaxLifetime time.Duration
@@ -126,6 +129,8 @@ func (c Config) Validate() error {
 		return core.Invalid("store.max_idle_conns", "must not be negative")
 	case c.MaxOpenConns > 0 && c.MaxIdleConns > c.MaxOpenConns:
 		return core.Invalid("store.max_idle_conns", "must not exceed store.max_open_conns (%d)", c.MaxOpenConns)
+	case c.ChatConns < 0:
+		return core.Invalid("store.chat_conns", "must not be negative (0 keeps %d)", defaultChatConns)
 	case c.ConnMaxLifetime < 0:
 		return core.Invalid("store.conn_max_lifetime", "must not be negative (0 keeps a connection as long as it works)")
 	case c.IdleInTransactionTimeout < 0 || c.IdleInTransactionTimeout > 0 && c.IdleInTransactionTimeout < time.Second:
@@ -147,6 +152,10 @@ type Store struct {
 	// gate orders this process's write transactions on SQLite; nil on
 	// PostgreSQL, whose transactions run side by side (see doTxn).
 	gate *writeGate
+	// chat is the chat pool (see openChatPool); chatDB is it for the bot.
+	chat       *sql.DB
+	chatDBOnce sync.Once
+	chatDB     *dbutil.Database
 	// pgConfig is PostgreSQL's connection config, for Listen's
 	// connection of its own; nil on SQLite.
 	pgConfig *pgx.ConnConfig
@@ -251,6 +260,7 @@ func open(ctx context.Context, cfg Config, log zerolog.Logger, table dbutil.Upgr
 	if cfg.Type == SQLite {
 		st.gate = &writeGate{}
 	}
+	st.chat = openChatPool(cfg, pgConfig, st.gate)
 	return st, nil
 }
 
@@ -373,7 +383,9 @@ func openDB(cfg Config, pgConfig *pgx.ConnConfig) (*dbutil.Database, error) {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.DB.Close() }
+func (s *Store) Close() error {
+	return errors.Join(s.chat.Close(), s.DB.Close())
+}
 
 // InTx runs fn in one transaction; store calls made with fn's context join
 // it. After a commit the outbox sender is woken, since a notice enqueued
@@ -430,8 +442,15 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 	if ctx.Value(inTxKey{}) != nil {
 		return fn(ctx)
 	}
-	if s.gate != nil {
-		if err := s.gate.acquire(ctx, core.IsUrgent(ctx)); err != nil {
+	urgent := core.IsUrgent(ctx)
+	// An urgent transaction begins on the chat pool, whose connections
+	// wait for the gate themselves, urgent first.
+	var conn dbutil.Conn
+	if urgent {
+		conn = s.chatTxn()
+	}
+	if s.gate != nil && !urgent {
+		if err := s.gate.acquire(ctx, false); err != nil {
 			return err
 		}
 		defer s.gate.release()
@@ -440,7 +459,7 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 	metrics.Transactions.Inc()
 	for attempt := 1; ; attempt++ {
 		hooked, afterCommit := core.WithCommitHooks(ctx)
-		err := doTxn(withNotified(hooked), s.DB, func(ctx context.Context) error {
+		err := doTxn(withNotified(hooked), s.DB, conn, func(ctx context.Context) error {
 			if s.fence != nil && !core.IsUnfenced(ctx) {
 				err := s.fence(ctx)
 				switch {
@@ -519,11 +538,15 @@ func rerunReason(err error) string {
 // for the checks there are today, but every new check would have to
 // remember its lock, and a forgotten one fails only under load; under
 // SERIALIZABLE a check is exact because it is inside a transaction.
-func doTxn(ctx context.Context, db *dbutil.Database, fn func(ctx context.Context) error) error {
-	if db.Dialect != dbutil.Postgres {
-		return db.DoTxn(ctx, nil, fn)
+//
+// conn, when not nil, is where the transaction begins instead of db's
+// pool.
+func doTxn(ctx context.Context, db *dbutil.Database, conn dbutil.Conn, fn func(ctx context.Context) error) error {
+	opts := &dbutil.TxnOptions{Conn: conn}
+	if db.Dialect == dbutil.Postgres {
+		opts.Isolation = sql.LevelSerializable
 	}
-	return db.DoTxn(ctx, &dbutil.TxnOptions{Isolation: sql.LevelSerializable}, fn)
+	return db.DoTxn(ctx, opts, fn)
 }
 
 // countEach runs query, which counts something of each of names: its
