@@ -42,22 +42,29 @@ type balancer struct {
 // t ends, and returns it with its base URL.
 func newBalancer(t testing.TB, backends ...string) (*balancer, string) {
 	t.Helper()
-	b := &balancer{answers: map[string]map[int]int{}, base: &http.Transport{MaxIdleConnsPerHost: 128}}
+	addr := cardAPIListen(t)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, stop := serveBalancer(ln, backends...)
+	t.Cleanup(stop)
+	return b, "http://" + addr
+}
+
+// serveBalancer starts a balancer on ln; stop closes it. A load generator
+// process (loadSpec.Backends) runs one without a test around it.
+func serveBalancer(ln net.Listener, backends ...string) (b *balancer, stop func()) {
+	b = &balancer{answers: map[string]map[int]int{}, base: &http.Transport{MaxIdleConnsPerHost: 128}}
 	b.set(backends...)
 	b.proxy = &httputil.ReverseProxy{
 		// The transport picks the backend; this host is only a placeholder.
 		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(&url.URL{Scheme: "http", Host: "balanced"}) },
 		Transport: b,
 	}
-	addr := cardAPIListen(t)
-	srv := &http.Server{Addr: addr, Handler: b.proxy}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := &http.Server{Handler: b.proxy}
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close() })
-	return b, "http://" + addr
+	return b, func() { srv.Close() }
 }
 
 // set replaces the backends.

@@ -44,15 +44,22 @@ func twoHosts(t *testing.T, db string) [2]*host {
 	var hosts [2]*host
 	for i := range hosts {
 		hosts[i] = newHost(t, i)
-		hosts[i].hsURL = "http://" + hosts[i].relay(strings.TrimPrefix(hs.URL, "http://"))
-		u, err := url.Parse(db)
-		if err != nil {
-			t.Fatalf("database URI: %v", err)
-		}
-		u.Host = hosts[i].relay(u.Host)
-		hosts[i].dbURI = u.String()
+		hosts[i].reach(db)
 	}
 	return hosts
+}
+
+// reach relays the package's homeserver and the database db names to the
+// host and sets hsURL and dbURI to them.
+func (h *host) reach(db string) {
+	h.t.Helper()
+	h.hsURL = "http://" + h.relay(strings.TrimPrefix(hs.URL, "http://"))
+	u, err := url.Parse(db)
+	if err != nil {
+		h.t.Fatalf("database URI: %v", err)
+	}
+	u.Host = h.relay(u.Host)
+	h.dbURI = u.String()
 }
 
 // newHost makes the namespace and its link. Names and addresses are

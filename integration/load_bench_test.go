@@ -47,11 +47,19 @@ const loadPairs = 5
 // It runs three ways, the workspace's criterion (the orchestrator's load on
 // capacity of its own) and today's shared machine:
 //
-//   - separate-postgres: PostgreSQL; the load generator is a process of its
-//     own in a network namespace of its own, pinned to the last CPU, and
-//     Jarvis and the homeserver are pinned to the others. The load drives
-//     the lease holder only: a standby answers agents' writes 503 today.
-//     PostgreSQL's server is the machine's and is not pinned.
+//   - separate-postgres: PostgreSQL, two hosts. The load's host is a
+//     network namespace of its own pinned to the last CPU: the load
+//     generator, a process of its own that sends the load through the
+//     two-host tests' round-robin balancer (running in it) to the holder's
+//     API and to a standby's, and that standby, a second `jarvis run` on
+//     the same database (reaching it and the homeserver over the host's
+//     link, as in TestTwoHostsFailover), which takes the agents' reports
+//     as every Jarvis on PostgreSQL does. The lease holder and the
+//     homeserver are pinned to the other CPUs. It fails unless both Jarvis
+//     took some of the load and every report was answered 2xx, and reports
+//     the standby's share of them ("standby-share"). PostgreSQL's server,
+//     and the relays of the standby's link (in the test process), are the
+//     machine's and not pinned.
 //   - separate-sqlite: the same on SQLite, on one host.
 //   - shared: SQLite, the load generator inside the test process, nothing
 //     pinned: everything on every core.
@@ -120,6 +128,24 @@ func roundTripUnderLoad(b *testing.B, db store.Config, separate bool) {
 		pin(b, chat, l.j.cmd.Process.Pid, homeserverPID(b))
 		b.Cleanup(func() { pin(b, allCPUs(), homeserverPID(b)) })
 	}
+	// On PostgreSQL, a standby on the load's host and CPU takes half of
+	// the load: the holder's API as the load's host reaches it, then the
+	// standby's.
+	var backends []string
+	if separate && db.Type == store.Postgres {
+		gen.reach(db.URI)
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(l.api, "http://"))
+		backends = []string{net.JoinHostPort(gen.here, port), net.JoinHostPort(gen.there, port)}
+		standby := l.j.TwinOn(b, gen, "JARVIS_API_LISTEN="+backends[1])
+		pin(b, strconv.Itoa(loadCPU), standby.cmd.Process.Pid)
+		deadline := time.Now().Add(waitReply)
+		for !strings.Contains(standby.logs.String(), "staying mute") {
+			if time.Now().After(deadline) {
+				b.Fatalf("the standby never said it stays mute:\n%s", standby.logs.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	alice := l.admin
 	waitEncrypted(b, l.room, alice)
 	replyTo := func(sent id.EventID) func(*event.Event) bool {
@@ -143,6 +169,7 @@ func roundTripUnderLoad(b *testing.B, db store.Config, separate bool) {
 	per := max(1, b.N/loadPairs)
 	var heartbeats, sets int
 	var busy time.Duration
+	answers := map[string]map[int]int{} // the balancer's, by backend and status
 	// startLoad starts a block's load; the function it returns stops it
 	// and returns what it achieved.
 	startLoad := func() func() loadResult {
@@ -150,7 +177,7 @@ func roundTripUnderLoad(b *testing.B, db store.Config, separate bool) {
 		if separate {
 			_, port, _ := net.SplitHostPort(strings.TrimPrefix(l.api, "http://"))
 			g := startLoadGenerator(b, gen, loadCPU, loadSpec{Seed: cfg.Seed, API: "http://" + net.JoinHostPort(gen.here, port),
-				Tokens: cfg.Tokens, Agents: cfg.Agents, JournalEvery: cfg.JournalEvery})
+				Backends: backends, Tokens: cfg.Tokens, Agents: cfg.Agents, JournalEvery: cfg.JournalEvery})
 			return func() loadResult { return g.stop(b) }
 		}
 		w, err := workload.Start(cfg)
@@ -187,6 +214,14 @@ func roundTripUnderLoad(b *testing.B, db store.Config, separate bool) {
 		}
 		heartbeats += rec.Heartbeats
 		sets += rec.CardSets
+		for backend, by := range rec.Answers {
+			for status, n := range by {
+				if answers[backend] == nil {
+					answers[backend] = map[int]int{}
+				}
+				answers[backend][status] += n
+			}
+		}
 		busy += rec.Elapsed
 		time.Sleep(2 * time.Second)
 	}
@@ -208,6 +243,23 @@ func roundTripUnderLoad(b *testing.B, db store.Config, separate bool) {
 	reportRatio(b, idle, loaded)
 	b.ReportMetric(float64(heartbeats)/busy.Seconds(), "hb/s")
 	b.ReportMetric(float64(sets)/busy.Seconds(), "sets/s")
+	if backends != nil {
+		// Both hosts took load, and every report was taken.
+		var taken [2]int
+		for i, backend := range backends {
+			for status, n := range answers[backend] {
+				if status/100 != 2 {
+					b.Errorf("the %s answered %d of the agents' reports with %d", []string{"holder", "standby"}[i], n, status)
+				}
+				taken[i] += n
+			}
+			if taken[i] == 0 {
+				b.Errorf("the %s took none of the load: %v", []string{"holder", "standby"}[i], answers)
+			}
+		}
+		b.ReportMetric(float64(taken[1])/float64(max(1, taken[0]+taken[1])), "standby-share")
+		b.Logf("the agents' reports by Jarvis (holder %s, standby %s) and status: %v", backends[0], backends[1], answers)
+	}
 	b.ReportMetric(reportLatencies(b, "ttft-load-", jarvisShare(ttftLoaded.durations))/reportLatencies(b, "ttft-idle-", jarvisShare(ttftIdle.durations)),
 		"ttft-p95-ratio")
 }

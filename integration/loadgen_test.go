@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,20 +25,27 @@ const envLoadGenerator = "JARVIS_TEST_LOAD_GENERATOR"
 
 // loadSpec is the workload a load generator runs: every agent
 // heartbeating as fast as it is answered, each journaling every
-// JournalEvery-th time, and card sets back to back.
+// JournalEvery-th time, and card sets back to back. With Backends, the
+// load goes to API no more: the generator runs the two-host tests'
+// round-robin balancer (balancer) in front of them, in its own process, and
+// sends the load through it.
 type loadSpec struct {
 	Seed         uint64
 	API          string
+	Backends     []string // host:port of each Jarvis API
 	Tokens       workload.Tokens
 	Agents       []string
 	JournalEvery int
 }
 
-// loadResult is what a load generator's workload achieved.
+// loadResult is what a load generator's workload achieved; Answers is,
+// with loadSpec.Backends, the balancer's count of the agents' reports
+// answered, by backend and status.
 type loadResult struct {
 	Heartbeats, CardSets int
 	Elapsed              time.Duration
 	Refused, Failed      map[string]int
+	Answers              map[string]map[int]int `json:",omitempty"`
 }
 
 // generateLoad is the load generator's whole run; it returns the exit
@@ -47,6 +55,18 @@ func generateLoad(spec string) int {
 	if err := json.Unmarshal([]byte(spec), &s); err != nil {
 		fmt.Fprintln(os.Stderr, "load generator:", err)
 		return 2
+	}
+	var lb *balancer
+	if len(s.Backends) > 0 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load generator:", err)
+			return 1
+		}
+		var stop func()
+		lb, stop = serveBalancer(ln, s.Backends...)
+		defer stop()
+		s.API = "http://" + ln.Addr().String()
 	}
 	w, err := workload.Start(workload.Config{Seed: s.Seed, API: s.API, Tokens: s.Tokens, Agents: s.Agents,
 		Heartbeats: workload.Max, JournalEvery: s.JournalEvery, CardSets: workload.Max})
@@ -58,6 +78,9 @@ func generateLoad(spec string) int {
 	rec := w.Stop()
 	out := loadResult{Heartbeats: rec.HeartbeatCount(), CardSets: len(rec.CardSets), Elapsed: rec.Elapsed,
 		Refused: rec.Refused, Failed: rec.Failed}
+	if lb != nil {
+		out.Answers = lb.answered()
+	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
 		fmt.Fprintln(os.Stderr, "load generator:", err)
 		return 1
