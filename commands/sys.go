@@ -498,10 +498,10 @@ func (s Status) domainLines(ctx context.Context) ([]string, error) {
 // retentionLine is the `!sys status` line of the last retention pass.
 func retentionLine(r retention.Report) string {
 	line := fmt.Sprintf("retention: last pass %s, %s removed (%d sent messages, %d handled events, %d confirmations, %d link codes, %d journal entries, "+
-		"%d agent boots and days of spend, %d approval requests, %d deleted tripwires, %d heartbeats, %d resolved incidents, "+
+		"%d agent boots and days of spend, %d approval requests, %d attestation subjects, %d deleted tripwires, %d heartbeats, %d resolved incidents, "+
 		"%d reminders and tasks, %d consumed events)",
 		r.At.UTC().Format(time.RFC3339), core.Plural(r.Removed(), "row", "rows"), r.Notices, r.Events, r.Pending, r.LinkCodes, r.Journal,
-		r.Meter, r.Approvals, r.Tripwires, r.Heartbeats, r.Incidents, r.Reminders, r.Consumed)
+		r.Meter, r.Approvals, r.Attestations, r.Tripwires, r.Heartbeats, r.Incidents, r.Reminders, r.Consumed)
 	if r.Err != nil {
 		line += ", failed: " + r.Err.Error()
 	}

@@ -226,12 +226,12 @@ func TestRetentionLine(t *testing.T) {
 		want   string
 	}{
 		{"nothing to remove", retention.Report{At: at},
-			"retention: last pass 2026-12-01T15:00:00Z, 0 rows removed (0 sent messages, 0 handled events, 0 confirmations, 0 link codes, 0 journal entries, 0 agent boots and days of spend, 0 approval requests, 0 deleted tripwires, 0 heartbeats, 0 resolved incidents, 0 reminders and tasks, 0 consumed events)"},
-		{"some of each", retention.Report{At: at, Notices: 500, Events: 3, Pending: 2, LinkCodes: 1, Journal: 7, Meter: 4, Approvals: 2, Tripwires: 1, Heartbeats: 3, Incidents: 4,
+			"retention: last pass 2026-12-01T15:00:00Z, 0 rows removed (0 sent messages, 0 handled events, 0 confirmations, 0 link codes, 0 journal entries, 0 agent boots and days of spend, 0 approval requests, 0 attestation subjects, 0 deleted tripwires, 0 heartbeats, 0 resolved incidents, 0 reminders and tasks, 0 consumed events)"},
+		{"some of each", retention.Report{At: at, Notices: 500, Events: 3, Pending: 2, LinkCodes: 1, Journal: 7, Meter: 4, Approvals: 2, Attestations: 3, Tripwires: 1, Heartbeats: 3, Incidents: 4,
 			Reminders: 5, Consumed: 6},
-			"retention: last pass 2026-12-01T15:00:00Z, 538 rows removed (500 sent messages, 3 handled events, 2 confirmations, 1 link codes, 7 journal entries, 4 agent boots and days of spend, 2 approval requests, 1 deleted tripwires, 3 heartbeats, 4 resolved incidents, 5 reminders and tasks, 6 consumed events)"},
+			"retention: last pass 2026-12-01T15:00:00Z, 541 rows removed (500 sent messages, 3 handled events, 2 confirmations, 1 link codes, 7 journal entries, 4 agent boots and days of spend, 2 approval requests, 3 attestation subjects, 1 deleted tripwires, 3 heartbeats, 4 resolved incidents, 5 reminders and tasks, 6 consumed events)"},
 		{"failed part way", retention.Report{At: at, Notices: 1, Err: errors.New("prune handled events: disk I/O error")},
-			"retention: last pass 2026-12-01T15:00:00Z, 1 row removed (1 sent messages, 0 handled events, 0 confirmations, 0 link codes, 0 journal entries, 0 agent boots and days of spend, 0 approval requests, 0 deleted tripwires, 0 heartbeats, 0 resolved incidents, 0 reminders and tasks, 0 consumed events), failed: prune handled events: disk I/O error"},
+			"retention: last pass 2026-12-01T15:00:00Z, 1 row removed (1 sent messages, 0 handled events, 0 confirmations, 0 link codes, 0 journal entries, 0 agent boots and days of spend, 0 approval requests, 0 attestation subjects, 0 deleted tripwires, 0 heartbeats, 0 resolved incidents, 0 reminders and tasks, 0 consumed events), failed: prune handled events: disk I/O error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -90,3 +90,56 @@ func TestAttestationSubjects(t *testing.T) {
 		})
 	}
 }
+
+// TestRetentionAttestations: a subject whose outcome became final before
+// retention.attestations goes with its verdicts, awaited agents and
+// signatures; a later final one and an undecided one stay whole.
+func TestRetentionAttestations(t *testing.T) {
+	s := testdb.OpenStore(t, testEngine)
+	ctx := context.Background()
+	t0 := time.UnixMilli(1_776_384_000_000)
+	q := s.Attestations()
+	for _, id := range []string{"old", "recent", "undecided"} {
+		if err := q.CreateSubject(ctx, fleet.AttestationSubject{ID: id, Hash: "h", Agents: []string{"EVE", "ZEUS"}, OpenedAt: t0, ClosesAt: t0.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.PutAttestation(ctx, fleet.Attestation{SubjectID: id, Agent: "EVE", Verdict: "pass", Rationale: "r", Signature: "sig-" + id, ReceivedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.SetOutcome(ctx, "old", fleet.OutcomePassed, 1, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.SetOutcome(ctx, "recent", fleet.OutcomeVetoed, 1, t0.Add(3*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneAttestations(ctx, t0.Add(2*time.Hour), 100); err != nil || n != 1 {
+		t.Fatalf("PruneAttestations() = %d, %v; want the old subject only", n, err)
+	}
+	if _, err := q.Subject(ctx, "old"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("Subject(old) = %v, want ErrNotFound", err)
+	}
+	if atts, err := q.Attestations(ctx, "old"); err != nil || len(atts) != 0 {
+		t.Errorf("Attestations(old) = %+v, %v; want none left", atts, err)
+	}
+	for _, id := range []string{"recent", "undecided"} {
+		got, err := q.Subject(ctx, id)
+		if err != nil || !slices.Equal(got.Agents, []string{"EVE", "ZEUS"}) {
+			t.Errorf("Subject(%s) = %+v, %v; want it kept, awaiting EVE and ZEUS", id, got, err)
+		}
+		if atts, err := q.Attestations(ctx, id); err != nil || len(atts) != 1 {
+			t.Errorf("Attestations(%s) = %+v, %v; want EVE's verdict kept", id, atts, err)
+		}
+	}
+	// The old subject's signature went with it; the kept ones still refuse a replay.
+	for table, want := range map[string]int{"attestation_signature": 2, "attestation_awaited": 4} {
+		var n int
+		if err := s.DB.QueryRow(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil || n != want {
+			t.Errorf("%s holds %d rows (%v), want %d", table, n, err, want)
+		}
+	}
+	replay := fleet.Attestation{SubjectID: "recent", Agent: "EVE", Verdict: "reject", Rationale: "r", Signature: "sig-recent", ReceivedAt: t0}
+	if err := q.PutAttestation(ctx, replay); !errors.Is(err, core.ErrDuplicate) {
+		t.Errorf("PutAttestation(replay on a kept subject) = %v, want ErrDuplicate", err)
+	}
+}

@@ -92,7 +92,13 @@ const (
 				  AND j.cycle = (SELECT l.cycle FROM agent_journal l WHERE l.agent = j.agent ORDER BY l.received_at DESC LIMIT 1)
 				  AND c.event_id = j.agent || '/' || j.cycle || '/' || j.entry_id)
 			LIMIT $2)`
-	deletedTripwiresQuery = `
+	finalSubjectsQuery = `
+		SELECT id FROM attestation_subject WHERE final_at > 0 AND final_at < $1 ORDER BY final_at LIMIT $2`
+	pruneSubjectVerdictsQuery   = `DELETE FROM attestation WHERE subject_id IN (%s)`
+	pruneSubjectAwaitedQuery    = `DELETE FROM attestation_awaited WHERE subject_id IN (%s)`
+	pruneSubjectSignaturesQuery = `DELETE FROM attestation_signature WHERE subject_id IN (%s)`
+	pruneSubjectsQuery          = `DELETE FROM attestation_subject WHERE id IN (%s)`
+	deletedTripwiresQuery       = `
 		SELECT id FROM tripwire_state WHERE status = 'deleted' AND deleted_at < $1 ORDER BY deleted_at LIMIT $2`
 	pruneTripwireStatesQuery = `DELETE FROM tripwire_state WHERE status = 'deleted' AND id IN (%s)`
 	pruneTripwiresQuery      = `DELETE FROM tripwire WHERE id IN (%s)`
@@ -162,6 +168,29 @@ func (s *Store) PruneAgentMeter(ctx context.Context, before time.Time, limit int
 // expired) before before.
 func (s *Store) PruneApprovals(ctx context.Context, before time.Time, limit int) (int, error) {
 	return s.prune(ctx, pruneApprovalsQuery, before.UnixMilli(), limit)
+}
+
+// PruneAttestations deletes up to limit attestation subjects whose
+// outcome became final before before, with their verdicts, awaited agents
+// and signatures, in one transaction. An undecided subject stays.
+func (s *Store) PruneAttestations(ctx context.Context, before time.Time, limit int) (int, error) {
+	var n int
+	err := s.tx(ctx, func(ctx context.Context) error {
+		rows, err := s.DB.Query(ctx, finalSubjectsQuery, before.UnixMilli(), limit)
+		ids, err := dbutil.NewRowIterWithError(rows, dbutil.ScanSingleColumn[string], err).AsList()
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		in, args := bulkIn(1, len(ids)), bulkArgs(ids)
+		for _, q := range []string{pruneSubjectVerdictsQuery, pruneSubjectAwaitedQuery, pruneSubjectSignaturesQuery, pruneSubjectsQuery} {
+			if _, err := s.DB.Exec(ctx, fmt.Sprintf(q, in), args...); err != nil {
+				return err
+			}
+		}
+		n = len(ids)
+		return nil
+	})
+	return n, err
 }
 
 // PruneDeletedTripwires deletes the definitions, state rows and skip logs

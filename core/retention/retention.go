@@ -38,6 +38,10 @@ type Config struct {
 	// Approvals is how long an approval request is kept after it was
 	// decided (or expired).
 	Approvals time.Duration
+	// Attestations is how long an attestation subject, its verdicts and
+	// their signatures are kept after its outcome became final; an
+	// undecided one stays.
+	Attestations time.Duration
 	// Deleted is how long a deleted tripwire's definition is kept.
 	Deleted time.Duration
 	// Heartbeats is how long an agent's heartbeat is kept after it came;
@@ -77,6 +81,7 @@ func (c Config) Validate() error {
 		{"retention.pending", c.Pending, MinWindow},
 		{"retention.journal", c.Journal, MinWindow},
 		{"retention.approvals", c.Approvals, MinWindow},
+		{"retention.attestations", c.Attestations, MinWindow},
 		{"retention.deleted", c.Deleted, MinWindow},
 		{"retention.heartbeats", c.Heartbeats, MinWindow},
 		{"retention.incidents", c.Incidents, MinWindow},
@@ -117,6 +122,9 @@ type Store interface {
 	PruneAgentMeter(ctx context.Context, before time.Time, limit int) (int, error)
 	// PruneApprovals deletes approval requests decided before before.
 	PruneApprovals(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneAttestations deletes attestation subjects whose outcome became
+	// final before before, with their verdicts and signatures.
+	PruneAttestations(ctx context.Context, before time.Time, limit int) (int, error)
 	// PruneDeletedTripwires deletes the definitions of tripwires deleted
 	// before before; their trips stay.
 	PruneDeletedTripwires(ctx context.Context, before time.Time, limit int) (int, error)
@@ -145,17 +153,19 @@ type Store interface {
 // Report says what one pass removed: rows of each kind, and the error
 // that stopped it, if one did.
 type Report struct {
-	At         time.Time
-	Notices    int
-	Events     int
-	Pending    int
-	LinkCodes  int
-	Journal    int
-	Meter      int
-	Approvals  int
-	Tripwires  int
-	Heartbeats int
-	Incidents  int
+	At        time.Time
+	Notices   int
+	Events    int
+	Pending   int
+	LinkCodes int
+	Journal   int
+	Meter     int
+	Approvals int
+	// Attestations counts attestation subjects.
+	Attestations int
+	Tripwires    int
+	Heartbeats   int
+	Incidents    int
 	// Reminders counts reminders and tasks.
 	Reminders int
 	Consumed  int
@@ -217,6 +227,9 @@ func (s *Service) Pass(ctx context.Context) Report {
 		{"approval requests", &r.Approvals, func(limit int) (int, error) {
 			return s.deps.Store.PruneApprovals(ctx, now.Add(-s.cfg.Approvals), limit)
 		}},
+		{"attestation subjects", &r.Attestations, func(limit int) (int, error) {
+			return s.deps.Store.PruneAttestations(ctx, now.Add(-s.cfg.Attestations), limit)
+		}},
 		{"deleted tripwires", &r.Tripwires, func(limit int) (int, error) {
 			return s.deps.Store.PruneDeletedTripwires(ctx, now.Add(-s.cfg.Deleted), limit)
 		}},
@@ -257,6 +270,6 @@ func (s *Service) Pass(ctx context.Context) Report {
 
 // Removed is how many rows the pass removed in all.
 func (r Report) Removed() int {
-	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Meter + r.Approvals + r.Tripwires + r.Heartbeats + r.Incidents + r.Reminders +
+	return r.Notices + r.Events + r.Pending + r.LinkCodes + r.Journal + r.Meter + r.Approvals + r.Attestations + r.Tripwires + r.Heartbeats + r.Incidents + r.Reminders +
 		r.Consumed + r.Downsampled + r.History
 }

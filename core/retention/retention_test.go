@@ -49,6 +49,9 @@ func (f *fakeStore) PruneAgentMeter(_ context.Context, before time.Time, limit i
 func (f *fakeStore) PruneApprovals(_ context.Context, before time.Time, limit int) (int, error) {
 	return f.take("approvals", before, limit)
 }
+func (f *fakeStore) PruneAttestations(_ context.Context, before time.Time, limit int) (int, error) {
+	return f.take("attestations", before, limit)
+}
 func (f *fakeStore) PruneDeletedTripwires(_ context.Context, before time.Time, limit int) (int, error) {
 	return f.take("deleted", before, limit)
 }
@@ -75,17 +78,17 @@ func (f *fakeStore) PruneHistory(_ context.Context, before time.Time, limit int)
 var testHistory = history.Config{Retention: 72 * time.Hour}
 
 var testConfig = Config{Outbox: 1 * time.Hour, Events: 2 * time.Hour, Pending: 3 * time.Hour, Journal: 4 * time.Hour, Deleted: 5 * time.Hour,
-	Approvals: 6 * time.Hour, Heartbeats: 7 * time.Hour, Incidents: 8 * time.Hour, Reminders: 9 * time.Hour, ConsumedEvents: 10 * time.Hour}
+	Approvals: 6 * time.Hour, Heartbeats: 7 * time.Hour, Incidents: 8 * time.Hour, Reminders: 9 * time.Hour, ConsumedEvents: 10 * time.Hour, Attestations: 11 * time.Hour}
 
 func TestPassEmptiesEveryBacklogWithItsOwnWindow(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	f := &fakeStore{cutoffs: map[string]time.Time{}, backlog: map[string]int{
 		"outbox": 2*Batch + 7, "events": Batch, "pending": 1, "links": 0, "journal": Batch - 1, "deleted": 3,
 		"meter": 4, "approvals": Batch + 2, "heartbeats": 5, "incidents": 6, "reminders": Batch, "consumed": 7,
-		"downsample": Batch + 1, "history": 2}}
+		"downsample": Batch + 1, "history": 2, "attestations": 8}}
 	r := New(testConfig, Deps{Store: f, Clock: coretest.NewClock(now), History: testHistory}).Pass(context.Background())
 	want := Report{At: now, Notices: 2*Batch + 7, Events: Batch, Pending: 1, Journal: Batch - 1, Meter: 4, Approvals: Batch + 2,
-		Tripwires: 3, Heartbeats: 5, Incidents: 6, Reminders: Batch, Consumed: 7, Downsampled: Batch + 1, History: 2}
+		Tripwires: 3, Heartbeats: 5, Incidents: 6, Reminders: Batch, Consumed: 7, Attestations: 8, Downsampled: Batch + 1, History: 2}
 	if r != want {
 		t.Errorf("Pass() = %+v, want %+v", r, want)
 	}
@@ -98,7 +101,7 @@ func TestPassEmptiesEveryBacklogWithItsOwnWindow(t *testing.T) {
 		"pending": now.Add(-3 * time.Hour), "links": now, "journal": now.Add(-4 * time.Hour), "deleted": now.Add(-5 * time.Hour),
 		"meter": now.Add(-4 * time.Hour), "approvals": now.Add(-6 * time.Hour),
 		"heartbeats": now.Add(-7 * time.Hour), "incidents": now.Add(-8 * time.Hour), "reminders": now.Add(-9 * time.Hour),
-		"consumed":   now.Add(-10 * time.Hour),
+		"consumed": now.Add(-10 * time.Hour), "attestations": now.Add(-11 * time.Hour),
 		"downsample": now.Add(-48 * time.Hour), "history": now.Add(-72 * time.Hour)} {
 		if !f.cutoffs[kind].Equal(cut) {
 			t.Errorf("%s pruned before %s, want %s", kind, f.cutoffs[kind], cut)
