@@ -801,15 +801,22 @@ func parseDraft(raw string) (card.Spec, error) {
 	if err != nil {
 		return spec, err
 	}
+	return spec, checkDraft(spec)
+}
+
+// checkDraft says what a card to draft lacks: its goal, an acceptance
+// criterion or a priority, in `!card draft`'s words (the model's card
+// sets are checked with them too).
+func checkDraft(spec card.Spec) error {
 	switch {
 	case spec.Goal == "":
-		return spec, errors.New("the goal is missing: say what the card achieves, before the flags")
+		return errors.New("the goal is missing: say what the card achieves, before the flags")
 	case len(spec.Acceptance) == 0:
-		return spec, errors.New("`--accept` is missing: give at least one acceptance criterion, e.g. --accept \"the export opens in a spreadsheet\"")
-	case spec.Priority == "":
-		return spec, errors.New("`--priority` is missing: give P0, P1, P2 or P3")
+		return errors.New("`--accept` is missing: give at least one acceptance criterion, e.g. --accept \"the export opens in a spreadsheet\"")
+	case !spec.Priority.Valid():
+		return errors.New("`--priority` is missing: give P0, P1, P2 or P3")
 	}
-	return spec, nil
+	return nil
 }
 
 // parseCardFlags reads words and the flags of `card draft` (and `card

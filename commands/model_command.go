@@ -51,34 +51,31 @@ func (t *modelTurn) proposeCommandTool() (converse.Tool, bool) {
 // that the person may run it, with the table's own refusals, and plans
 // the question; the ✅ runs it.
 func (t *modelTurn) proposeCommand(ctx context.Context, raw json.RawMessage) (converse.Result, error) {
-	refused := func(why string) (converse.Result, error) {
-		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
-	}
 	if len(t.plans) >= maxModelProposals {
-		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
+		return refusedResult(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
 	}
 	var args struct{ Command string }
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return refused("the arguments do not match the tool's schema: " + err.Error())
+		return refusedResult("the arguments do not match the tool's schema: " + err.Error())
 	}
 	line := strings.TrimPrefix(strings.TrimSpace(args.Command), t.p.cfg.Prefix)
 	fields := strings.Fields(line)
 	if len(fields) == 0 {
-		return refused("name the command")
+		return refusedResult("name the command")
 	}
 	h, path, rest := t.p.resolve(fields)
 	if h == nil || !slices.Contains(proposableCommands, path) {
-		return refused(fmt.Sprintf("I propose only %s, not `%s%s`", strings.Join(proposableCommands, " and "), t.p.cfg.Prefix, path))
+		return refusedResult(fmt.Sprintf("I propose only %s, not `%s%s`", strings.Join(proposableCommands, " and "), t.p.cfg.Prefix, path))
 	}
 	if len(rest) == 0 {
-		return refused(fmt.Sprintf("`%s%s` needs its arguments: %s", t.p.cfg.Prefix, path, h.Args))
+		return refusedResult(fmt.Sprintf("`%s%s` needs its arguments: %s", t.p.cfg.Prefix, path, h.Args))
 	}
 	e := &Event{Message: t.msg, Ctx: ctx, Proc: t.p, Handler: h, Command: path, Args: rest, RawArgs: rawAfter(line, len(fields)-len(rest))}
 	if why, err := t.p.checkProposal(e); why != "" || err != nil {
 		if err != nil {
 			return converse.Result{}, err
 		}
-		return refused(why)
+		return refusedResult(why)
 	}
 	untrusted := append([]string(nil), t.untrusted...)
 	t.plans = append(t.plans, func(e *Event) error {

@@ -264,13 +264,24 @@ func (t *modelTurn) tripwireList(ctx context.Context, _ json.RawMessage) (any, s
 	return rows, "", nil
 }
 
-// mayPropose is the table's own check of the command that makes the
-// same proposal when the asker types it (`tw propose`, `card publish`,
-// `remind`): "" when they may, else the grammar's refusal, for the tool
-// to give the model, so that no ✅ is shown that its asker may not use.
+// mayPropose says why this turn may not plan one more proposal made by
+// command, the command that makes the same proposal when the asker types
+// it (`tw propose`, `card publish`, `remind`): at most maxModelProposals
+// in one answer, and the table's own check of command, whose refusal the
+// tool gives the model, so that no ✅ is shown that its asker may not
+// use. It is "" when the turn may.
 func (t *modelTurn) mayPropose(ctx context.Context, command string) (string, error) {
+	if len(t.plans) >= maxModelProposals {
+		return fmt.Sprintf("at most %d proposals in one answer", maxModelProposals), nil
+	}
 	h, path, _ := t.p.resolve(strings.Fields(command))
 	return refusalText(t.p.mayRun(&Event{Message: t.msg, Ctx: ctx, Proc: t.p, Handler: h, Command: path}))
+}
+
+// refusedResult is a proposal tool's answer that it proposed nothing, and
+// why, for the model to tell the person.
+func refusedResult(why string) (converse.Result, error) {
+	return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
 }
 
 // tripwireArgs are propose_tripwire's arguments.
@@ -290,21 +301,15 @@ type tripwireArgs struct {
 // the conversation, the ✅ arms it), never armed here.
 func (t *modelTurn) proposeTripwire(ctx context.Context, raw json.RawMessage) (converse.Result, error) {
 	c := t.p.features.tripwires
-	refused := func(why string) (converse.Result, error) {
-		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
-	}
-	if len(t.plans) >= maxModelProposals {
-		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
-	}
 	if why, err := t.mayPropose(ctx, "tw propose"); why != "" || err != nil {
 		if err != nil {
 			return converse.Result{}, err
 		}
-		return refused(why)
+		return refusedResult(why)
 	}
 	var args tripwireArgs
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return refused("the arguments do not match the tool's schema: " + err.Error())
+		return refusedResult("the arguments do not match the tool's schema: " + err.Error())
 	}
 	var param *string
 	if args.Param != "" {
@@ -312,7 +317,7 @@ func (t *modelTurn) proposeTripwire(ctx context.Context, raw json.RawMessage) (c
 	}
 	src, problem := c.parseSource(strings.TrimSpace(args.Source), param)
 	if problem != "" {
-		return refused(problem)
+		return refusedResult(problem)
 	}
 	var values []string
 	switch v := args.Value.(type) {
@@ -328,7 +333,7 @@ func (t *modelTurn) proposeTripwire(ctx context.Context, raw json.RawMessage) (c
 	}
 	cond, problem := twCondition(args.Op, values)
 	if problem != "" {
-		return refused(problem)
+		return refusedResult(problem)
 	}
 	d := tripwire.Draft{Source: src, Condition: cond, Label: core.Truncate(cmp.Or(strings.TrimSpace(args.Label), twRule(src, cond)), tripwire.MaxLabelLength),
 		Action: &tripwire.Action{Journal: true, Push: args.Push}}
@@ -336,7 +341,7 @@ func (t *modelTurn) proposeTripwire(ctx context.Context, raw json.RawMessage) (c
 	if args.Cooldown != "" {
 		dur, ok := twParseDuration(args.Cooldown)
 		if !ok {
-			return refused(fmt.Sprintf("`--cooldown` takes a duration like 30m, 6h or 1d, not %s.", twCode(args.Cooldown)))
+			return refusedResult(fmt.Sprintf("`--cooldown` takes a duration like 30m, 6h or 1d, not %s.", twCode(args.Cooldown)))
 		}
 		cooldown = int(dur / time.Second)
 	}
@@ -348,7 +353,7 @@ func (t *modelTurn) proposeTripwire(ctx context.Context, raw json.RawMessage) (c
 		if !ok {
 			return converse.Result{}, err
 		}
-		return refused(fmt.Sprintf("I can't watch that as I read it: %s.", why))
+		return refusedResult(fmt.Sprintf("I can't watch that as I read it: %s.", why))
 	}
 	untrusted := append([]string(nil), t.untrusted...)
 	sentence := t.msg.Body
@@ -366,17 +371,11 @@ func (t *modelTurn) proposeTripwire(ctx context.Context, raw json.RawMessage) (c
 // draft of their own already is left to finish it.
 func (t *modelTurn) proposeCardSet(ctx context.Context, raw json.RawMessage) (converse.Result, error) {
 	c := t.p.features.cards
-	refused := func(why string) (converse.Result, error) {
-		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
-	}
-	if len(t.plans) >= maxModelProposals {
-		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
-	}
 	if why, err := t.mayPropose(ctx, "card publish"); why != "" || err != nil {
 		if err != nil {
 			return converse.Result{}, err
 		}
-		return refused(why)
+		return refusedResult(why)
 	}
 	var args struct {
 		Cards []struct {
@@ -386,17 +385,17 @@ func (t *modelTurn) proposeCardSet(ctx context.Context, raw json.RawMessage) (co
 		} `json:"cards"`
 	}
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return refused("the arguments do not match the tool's schema: " + err.Error())
+		return refusedResult("the arguments do not match the tool's schema: " + err.Error())
 	}
 	if len(args.Cards) == 0 || len(args.Cards) > maxModelCards {
-		return refused(fmt.Sprintf("a set holds 1 to %d cards", maxModelCards))
+		return refusedResult(fmt.Sprintf("a set holds 1 to %d cards", maxModelCards))
 	}
 	drafts, err := c.svc.Drafts(ctx, t.msg.Sender)
 	if err != nil {
 		return converse.Result{}, err
 	}
 	if len(drafts) > 0 {
-		return refused(fmt.Sprintf("the person has %s in their draft already: they publish or drop it first (`%scard show-draft`)",
+		return refusedResult(fmt.Sprintf("the person has %s in their draft already: they publish or drop it first (`%scard show-draft`)",
 			core.Plural(len(drafts), "card", "cards"), t.p.cfg.Prefix))
 	}
 	var specs []card.Spec
@@ -407,13 +406,8 @@ func (t *modelTurn) proposeCardSet(ctx context.Context, raw json.RawMessage) (co
 				spec.Acceptance = append(spec.Acceptance, a)
 			}
 		}
-		switch {
-		case spec.Goal == "":
-			return refused(fmt.Sprintf("card %d: the goal is missing: say what the card achieves", i+1))
-		case len(spec.Acceptance) == 0:
-			return refused(fmt.Sprintf("card %d: `--accept` is missing: give at least one acceptance criterion", i+1))
-		case !spec.Priority.Valid():
-			return refused(fmt.Sprintf("card %d: `--priority` is missing: give P0, P1, P2 or P3", i+1))
+		if err := checkDraft(spec); err != nil {
+			return refusedResult(fmt.Sprintf("card %d: %v", i+1, err))
 		}
 		specs = append(specs, spec)
 	}
@@ -436,26 +430,20 @@ func (t *modelTurn) proposeCardSet(ctx context.Context, raw json.RawMessage) (co
 // proposal; the ✅ sets it.
 func (t *modelTurn) proposeReminder(ctx context.Context, raw json.RawMessage) (converse.Result, error) {
 	c := t.p.features.reminders
-	refused := func(why string) (converse.Result, error) {
-		return converse.Result{Data: map[string]string{"refused": why}, Source: "jarvis"}, nil
-	}
-	if len(t.plans) >= maxModelProposals {
-		return refused(fmt.Sprintf("at most %d proposals in one answer", maxModelProposals))
-	}
 	if why, err := t.mayPropose(ctx, "remind"); why != "" || err != nil {
 		if err != nil {
 			return converse.Result{}, err
 		}
-		return refused(why)
+		return refusedResult(why)
 	}
 	var args struct{ What, When string }
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return refused("the arguments do not match the tool's schema: " + err.Error())
+		return refusedResult("the arguments do not match the tool's schema: " + err.Error())
 	}
 	loc := t.p.zone(&Event{Message: t.msg, Ctx: ctx, Proc: t.p})
 	w := intent.Reminder("remind me to "+args.What+" "+args.When, t.p.deps.Clock.Now(), loc)
 	if w.Question != "" {
-		return refused(w.Question)
+		return refusedResult(w.Question)
 	}
 	r := reminder.Reminder{Owner: t.msg.Sender, Text: w.What, Due: w.At, Every: reminder.Repeat(w.Every), Zone: loc.String()}
 	t.plans = append(t.plans, func(e *Event) error { return c.proposeReminder(e, r, loc) })
