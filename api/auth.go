@@ -75,7 +75,7 @@ func (s *Server) requireRole(roles []credential.Role, next http.Handler) http.Ha
 				reason: fmt.Sprintf("this route needs %s token; this one is %s token", rolesText(roles), rolesText([]credential.Role{p.Role}))})
 			return
 		}
-		if isIntake(r, p.Role) {
+		if admitted(r, p.Role) {
 			release, err := s.intake.enter(r.Context())
 			if err != nil {
 				return // the caller went away while it waited

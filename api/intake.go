@@ -74,9 +74,11 @@ func (in *intake) enter(ctx context.Context) (release func(), err error) {
 // while chat says a person waits for an answer. Call it before Run.
 func (s *Server) YieldTo(chat *core.ChatFirst) { s.intake.chat = chat }
 
-// isIntake reports whether a request of role p is intake: a write by an
-// agent, an orchestrator or Alertmanager's receiver.
-func isIntake(r *http.Request, role credential.Role) bool {
+// admitted reports whether a request of role p waits for admission: a
+// write by an agent, an orchestrator or Alertmanager's receiver, whatever
+// its route. It is not IntakeRoutes, the routes a standby serves: a
+// supervisor's breach is one of those, and a halt never waits here.
+func admitted(r *http.Request, role credential.Role) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return false
 	}
