@@ -188,7 +188,22 @@ func Load(path string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	cfg.Store.IdleInTransactionTimeout = fenceHeldAtMost(cfg.Store.IdleInTransactionTimeout, cfg.Workspace.LeaseTTL)
 	return &cfg, nil
+}
+
+// fenceHeldAtMost is how long PostgreSQL lets a session sit idle inside a
+// transaction: idle, but no longer than the lease. A holder's transaction
+// keeps the lease row locked (the fence) until it ends, and a standby's
+// takeover waits for that lock; a holder cut off from the database (or
+// frozen) in the middle of one would otherwise hold the takeover up for
+// the whole idle timeout, far past the lease's length. 0 (off) is bounded
+// by the lease too.
+func fenceHeldAtMost(idle, leaseTTL time.Duration) time.Duration {
+	if idle == 0 || idle > leaseTTL {
+		return leaseTTL
+	}
+	return idle
 }
 
 // Defaults is the configuration config.example.yaml gives: its values,

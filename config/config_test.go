@@ -346,6 +346,28 @@ func TestModelConfig(t *testing.T) {
 	}
 }
 
+// TestIdleTransactionsEndWithinTheLease: a standby's takeover waits for
+// the lease row a holder's transaction keeps locked, so PostgreSQL ends a
+// session left idle in a transaction no later than the lease would have
+// run out; an idle timeout that is shorter, or the default one beside the
+// default lease, stays.
+func TestIdleTransactionsEndWithinTheLease(t *testing.T) {
+	tests := []struct{ name, yaml, want string }{
+		{"the defaults", "", "30s"},
+		{"a short lease", "workspace:\n  lease_ttl: 3s\n", "3s"},
+		{"off", "workspace:\n  lease_ttl: 10s\nstore:\n  idle_in_transaction_timeout: 0s\n", "10s"},
+		{"shorter than the lease", "workspace:\n  lease_ttl: 10s\nstore:\n  idle_in_transaction_timeout: 2s\n", "2s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := loadConfig(t, merge(minimalConfig, tt.yaml), "")
+			if got := cfg.Store.IdleInTransactionTimeout.String(); got != tt.want {
+				t.Errorf("store.idle_in_transaction_timeout = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestUnknownKeyIsAnError(t *testing.T) {
 	_, err := Load(writeConfig(t, minimalConfig+"  usr_id: typo\n"))
 	if err == nil || !strings.Contains(err.Error(), "usr_id") {
