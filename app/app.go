@@ -447,7 +447,7 @@ func (a *App) initServices(ctx context.Context) error {
 	a.quiet = quiet.NewService(quiet.Deps{Store: st.Quiet(), Tx: st, Outbox: outbox, Clock: clock, Zone: zone})
 	a.tripwires = tripwire.NewService(a.cfg.Tripwires, tripwire.Deps{Store: st.Tripwires(), Tokens: st.TripwireTokens(),
 		Tx: st, Outbox: outbox, Sources: registry, Clock: clock, History: st, Room: room, Quiet: a.quiet, Incidents: a.oncall,
-		Silences: a.oncall})
+		Silences: a.oncall, Chat: &a.chat, ChatPause: a.cfg.API.Intake.ChatPause})
 	a.fleet.RegisterSources(registry)
 	a.cards.RegisterSources(registry)
 	a.router = wake.NewRouter(wake.Deps{Store: st, Tx: st, Outbox: outbox, Clock: clock, Room: room, Incidents: a.oncall,

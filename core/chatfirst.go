@@ -76,3 +76,29 @@ func (c *ChatFirst) Yield(ctx context.Context, pause time.Duration) error {
 	}
 	return nil
 }
+
+// Deferral lets one piece of Jarvis's own background work (an evaluator
+// pass) step aside for people's answers at several points, for at most a
+// pause in all: work that always yields whole could be held back for as
+// long as people keep talking.
+type Deferral struct {
+	chat *ChatFirst
+	left time.Duration
+}
+
+// Deferring returns a Deferral of at most pause in all.
+func (c *ChatFirst) Deferring(pause time.Duration) *Deferral {
+	return &Deferral{chat: c, left: pause}
+}
+
+// Yield returns at once when nobody waits for an answer; else once nobody
+// does, or when what is left of the pause is spent, or with ctx's error.
+func (d *Deferral) Yield(ctx context.Context) error {
+	if d.left <= 0 || !d.chat.Waiting() {
+		return nil
+	}
+	start := time.Now()
+	err := d.chat.Yield(ctx, d.left)
+	d.left -= time.Since(start)
+	return err
+}

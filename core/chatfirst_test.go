@@ -50,3 +50,32 @@ func TestChatFirst(t *testing.T) {
 		t.Fatal("a yield whose context ended returned no error")
 	}
 }
+
+// TestDeferral: background work steps aside at each of its points while
+// a person waits, and for its pause in all: once that is spent it goes on
+// however long the wait lasts; with nobody waiting it never waits.
+func TestDeferral(t *testing.T) {
+	ctx := context.Background()
+	var c core.ChatFirst
+	d := c.Deferring(30 * time.Millisecond)
+	if err := d.Yield(ctx); err != nil {
+		t.Fatal(err)
+	}
+	end := c.Begin()
+	defer end()
+	start := time.Now()
+	for range 10 {
+		if err := d.Yield(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Ten yields while the wait lasts: the first waits out the whole
+	// pause, the others return at once.
+	if waited := time.Since(start); waited < 30*time.Millisecond || waited > 10*time.Second {
+		t.Errorf("ten yields took %s, want the pause (30ms) once", waited)
+	}
+	var nobody *core.ChatFirst
+	if err := nobody.Deferring(time.Hour).Yield(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -246,6 +246,10 @@ type evalEntry struct {
 	// skipsUntilTrim counts down the skips logged until the tripwire's
 	// skip log is trimmed again; below zero at the next skip.
 	skipsUntilTrim int
+	// ev is what this pass made of the tripwire before its transaction,
+	// while evaluated; refresh clears evaluated when the state changes.
+	ev        evaluation
+	evaluated bool
 }
 
 // reads reports whether the tripwire reads a source of one of kinds; every
@@ -412,6 +416,10 @@ type candidate struct {
 	quarantine string // why it is quarantined for source errors
 }
 
+// yieldEvery is how many tripwires a pass evaluates between two looks
+// at whether a person waits (a few milliseconds' work).
+const yieldEvery = 4096
+
 // pass brings the evaluator's view of the tripwires up to date, reads each
 // distinct source once outside any transaction, then in one transaction
 // evaluates the tripwires and writes the outcome together with the notices
@@ -436,7 +444,29 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 	if kinds == nil {
 		s.view.fetched = fetched
 	}
+	polite := s.deps.Chat.Deferring(s.deps.ChatPause)
+	if err := polite.Yield(ctx); err != nil {
+		return TickReport{}, err
+	}
 	results := s.resolveSources(ctx, s.slotsToRead(kinds), kinds == nil)
+	now := msTime(s.deps.Clock.Now())
+	// Evaluating needs no database: it is done before the transaction,
+	// which (on SQLite, the one writer) a person's command would otherwise
+	// wait for. The transaction evaluates again only the tripwires written
+	// meanwhile.
+	for i := range s.view.entries {
+		if i%yieldEvery == 0 {
+			if err := polite.Yield(ctx); err != nil {
+				return TickReport{}, err
+			}
+		}
+		if e := &s.view.entries[i]; e.cc != nil && e.reads(kinds) {
+			e.ev, e.evaluated = evaluate(e, results, now), true
+		}
+	}
+	if err := polite.Yield(ctx); err != nil {
+		return TickReport{}, err
+	}
 	var report TickReport
 	err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 		// Take in what was written while the sources were read.
@@ -452,7 +482,6 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 				report.SourceErrors++
 			}
 		}
-		now := msTime(s.deps.Clock.Now())
 		w := TickWrites{Readings: s.readings(results, now), KeepSkips: s.cfg.SkipLog.PerTripwire}
 		candidates := map[string]candidate{}
 		var ids []string
@@ -468,7 +497,10 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 			}
 			st := e.state
 			report.Evaluated++
-			ev := evaluate(e, results, now)
+			ev := e.ev
+			if !e.evaluated {
+				ev = evaluate(e, results, now)
+			}
 			switch {
 			case ev.verdict == verdictFire || ev.verdict == verdictReset:
 				candidates[id] = candidate{ev: ev, cc: e.cc, obs: observations(e.cc, results)}
@@ -528,7 +560,7 @@ func (s *Service) refresh(ctx context.Context) error {
 		case known && !st.Status.Active():
 			v.remove(st.ID)
 		case known:
-			v.entries[i].state = st
+			v.entries[i].state, v.entries[i].evaluated = st, false
 		case st.Status.Active():
 			v.index[st.ID] = len(v.entries)
 			v.entries = append(v.entries, evalEntry{state: st})

@@ -1,6 +1,7 @@
 package tripwire_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/tripwire"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testconfig"
@@ -848,4 +850,104 @@ func TestTripwireSnoozeJournalsInsteadOfPushing(t *testing.T) {
 func isField(err error, field string) bool {
 	var fe *core.FieldError
 	return errors.As(err, &fe) && fe.Field == field
+}
+
+// TestTripwireWrittenDuringAPassIsEvaluatedAgain: a pass evaluates the
+// tripwires before its transaction and, inside it, again the ones written
+// meanwhile. Another Jarvis trips the tripwire between the two; this pass
+// finds it tripped and cooling down, and trips it no second time.
+func TestTripwireWrittenDuringAPassIsEvaluatedAgain(t *testing.T) {
+	for _, engine := range testdb.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			st := testdb.OpenStore(t, engine)
+			clock := coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+			sources := coretest.NewSources()
+			w := services.Wiring{Store: st, Clock: clock, Room: services.TripwireRoom}
+			tx := &beforeTx{Transactor: st}
+			this := w.Tripwires(testconfig.Tripwires(), sources.Registry(), func(d *tripwire.Deps) { d.Tx = tx })
+			other := w.Tripwires(testconfig.Tripwires(), sources.Registry())
+			ctx := context.Background()
+			def, err := this.Arm(ctx, twAlice, services.GIBelow("GI dips", 0.7, true, 3600))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources.Set("integrity.gi", 0.82)
+			if _, err := this.Tick(ctx); err != nil {
+				t.Fatal(err)
+			}
+
+			sources.Set("integrity.gi", 0.5)
+			tx.hook = func() {
+				if r, err := other.Tick(ctx); err != nil || r.Fired != 1 {
+					t.Errorf("the other Jarvis's pass: %+v, %v; want it to trip the tripwire", r, err)
+				}
+			}
+			r, err := this.Tick(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Fired != 0 || r.Skipped[tripwire.SkipCooldown] != 1 {
+				t.Errorf("this pass: %+v; want the tripwire found cooling down, not tripped again", r)
+			}
+			if events, err := this.History(ctx, twAlice, def.ID, 0); err != nil || len(events) != 1 {
+				t.Errorf("history: %d trips (%v), want one", len(events), err)
+			}
+		})
+	}
+}
+
+// beforeTx runs hook, once, before the next transaction it is asked for.
+type beforeTx struct {
+	core.Transactor
+	hook func()
+}
+
+func (b *beforeTx) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if h := b.hook; h != nil {
+		b.hook = nil
+		h()
+	}
+	return b.Transactor.InTx(ctx, fn)
+}
+
+// TestTripwirePassStepsAsideForChat: while a person waits for Jarvis's
+// answer, a pass reads no source and writes nothing until the answer is
+// out; a person who keeps waiting holds it back no longer than its pause.
+func TestTripwirePassStepsAsideForChat(t *testing.T) {
+	st := testdb.OpenStore(t, testdb.Engines()[0])
+	clock := coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	sources := coretest.NewSources()
+	var chat core.ChatFirst
+	w := services.Wiring{Store: st, Clock: clock, Room: services.TripwireRoom}
+	svc := w.Tripwires(testconfig.Tripwires(), sources.Registry(), func(d *tripwire.Deps) { d.Chat, d.ChatPause = &chat, time.Hour })
+	ctx := context.Background()
+	if _, err := svc.Arm(ctx, twAlice, services.GIBelow("GI dips", 0.7, true, 3600)); err != nil {
+		t.Fatal(err)
+	}
+	sources.Set("integrity.gi", 0.5)
+
+	answered := chat.Begin()
+	done := make(chan tripwire.TickReport, 1)
+	go func() {
+		r, err := svc.Tick(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the pass went ahead while a person waited: %+v", r)
+	case <-time.After(100 * time.Millisecond):
+	}
+	answered()
+	if r := <-done; r.Fired != 1 {
+		t.Errorf("after the answer: %+v, want the tripwire fired", r)
+	}
+
+	impatient := w.Tripwires(testconfig.Tripwires(), sources.Registry(), func(d *tripwire.Deps) { d.Chat, d.ChatPause = &chat, 20*time.Millisecond })
+	defer chat.Begin()()
+	if _, err := impatient.Tick(ctx); err != nil {
+		t.Fatalf("a pass while a person keeps waiting: %v", err)
+	}
 }

@@ -437,6 +437,11 @@ type Deps struct {
 	// Incidents, when set, keeps the trips of shared tripwires, pushed
 	// to the room, as on-call incidents.
 	Incidents Incidents
+	// Chat, when set, says when a person waits for Jarvis's answer: a
+	// pass steps aside for it before it reads the sources, while it
+	// evaluates and before its transaction, for at most ChatPause in all.
+	Chat      *core.ChatFirst
+	ChatPause time.Duration
 	// Silences holds the trip pushes a maintenance window silences; nil
 	// holds none.
 	Silences Silences
