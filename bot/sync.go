@@ -206,6 +206,7 @@ func (b *Bot) runSync(ctx context.Context) error {
 				})
 			}
 		}
+		dropOwnEncrypted(res, b.Client.UserID)
 		return true
 	})
 	inner.OnEventType(event.StateMember, b.onMember)
@@ -234,6 +235,19 @@ func (b *Bot) runSync(ctx context.Context) error {
 			return nil
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// dropOwnEncrypted takes Jarvis's own encrypted messages out of a sync
+// response before they are decrypted: every handler ignores what Jarvis
+// said itself, and decrypting each echo of what it sends cost a
+// decryption and three writes to the crypto store, on a person's path as
+// on every notice's.
+func dropOwnEncrypted(res *mautrix.RespSync, self id.UserID) {
+	for _, room := range res.Rooms.Join {
+		room.Timeline.Events = slices.DeleteFunc(room.Timeline.Events, func(evt *event.Event) bool {
+			return evt.Type == event.EventEncrypted && evt.Sender == self
+		})
 	}
 }
 

@@ -73,3 +73,22 @@ func syncEvent(t *testing.T, typ event.Type, sender id.UserID, ts int64, content
 	return &event.Event{ID: id.EventID("$" + typ.Type), Type: typ, Sender: sender, Timestamp: ts,
 		Content: event.Content{VeryRaw: raw}}
 }
+
+// TestOwnEncryptedEchoesAreNotDecrypted: what Jarvis said itself, in an
+// encrypted room, leaves the sync response before the crypto helper sees
+// it; other people's encrypted messages, and Jarvis's own plaintext ones,
+// stay.
+func TestOwnEncryptedEchoesAreNotDecrypted(t *testing.T) {
+	self := id.UserID("@jarvis:example.org")
+	own := syncEvent(t, event.EventEncrypted, self, 1000, map[string]any{"algorithm": "m.megolm.v1.aes-sha2"})
+	theirs := syncEvent(t, event.EventEncrypted, "@alice:example.org", 2000, map[string]any{"algorithm": "m.megolm.v1.aes-sha2"})
+	plain := syncEvent(t, event.EventMessage, self, 3000, map[string]any{"msgtype": "m.text", "body": "pong"})
+	res := &mautrix.RespSync{}
+	res.Rooms.Join = map[id.RoomID]*mautrix.SyncJoinedRoom{testRoom: {Timeline: mautrix.SyncTimeline{
+		SyncEventsList: mautrix.SyncEventsList{Events: []*event.Event{own, theirs, plain}}}}}
+	dropOwnEncrypted(res, self)
+	got := res.Rooms.Join[testRoom].Timeline.Events
+	if len(got) != 2 || got[0] != theirs || got[1] != plain {
+		t.Errorf("timeline after = %v, want alice's encrypted message and Jarvis's plaintext one", got)
+	}
+}
