@@ -135,12 +135,16 @@ func (s *Service) Escalate(ctx context.Context) (int, error) {
 			continue
 		}
 		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+			cur, err := s.current(ctx, inc)
+			if err != nil || cur.Snoozed(s.deps.Clock.Now()) || !cur.Posted() {
+				return err
+			}
 			ok, err := s.deps.Store.EscalateIncident(ctx, inc.ID, inc.Tier, s.deps.Clock.Now())
 			if err != nil || !ok {
 				return err
 			}
 			raised++
-			for _, n := range s.escalation(inc, tiers[inc.Tier]) {
+			for _, n := range s.escalation(cur, tiers[inc.Tier]) {
 				if err := s.enqueue(ctx, n); err != nil {
 					return err
 				}
@@ -152,6 +156,24 @@ func (s *Service) Escalate(ctx context.Context) (int, error) {
 		}
 	}
 	return raised, errors.Join(errs...)
+}
+
+// current reads, inside a sweep's transaction, the incident the sweep
+// listed before it: its alert may have been replaced since (an agent's
+// missed heartbeats, then its going offline) or its claim moved on, and a
+// call or reminder goes to the alert and owner that stand now. The tier
+// and reminder time stay the listed ones, which the store's
+// compare-and-swap checks. One gone meanwhile is not posted.
+func (s *Service) current(ctx context.Context, listed Incident) (Incident, error) {
+	cur, err := s.deps.Store.Incident(ctx, listed.ID)
+	if errors.Is(err, core.ErrNotFound) {
+		return Incident{}, nil
+	}
+	if err != nil {
+		return cur, err
+	}
+	cur.Tier, cur.RemindedAt = listed.Tier, listed.RemindedAt
+	return cur, nil
 }
 
 // escalation calls one tier to an alert: a reply in its thread mentioning
@@ -201,6 +223,10 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 		}
 		err := s.deps.Tx.InTx(ctx, func(ctx context.Context) error {
 			now := s.deps.Clock.Now()
+			inc, err := s.current(ctx, inc)
+			if err != nil || inc.Snoozed(now) || !inc.Posted() {
+				return err
+			}
 			ok, err := s.deps.Store.RemindIncident(ctx, inc.ID, inc.RemindedAt, now)
 			if err != nil || !ok {
 				return err

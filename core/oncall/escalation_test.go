@@ -2,6 +2,9 @@ package oncall_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,4 +182,60 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestSweepsFollowTheAlertThatStandsNow: an alert replaced between a
+// sweep's listing and its transaction (EVE's missed heartbeats, then its
+// going offline) is called, and its owner reminded, in the thread of the
+// alert that stands when the call is made.
+func TestSweepsFollowTheAlertThatStandsNow(t *testing.T) {
+	cfg := oncall.Config{EscalateAfter: 15 * time.Minute, RemindEvery: time.Hour, ClaimHold: 3 * time.Hour}
+	f := newSweepFixture(t, cfg, []string{"@alice:x"})
+	tx := &beforeTx{Transactor: f.st}
+	svc := services.Wiring{Store: f.st, Clock: f.clock, Admins: []string{"@alice:x"}}.Oncall(cfg, func(d *oncall.Deps) { d.Tx = tx })
+	replaced := 0
+	replace := func() {
+		replaced++
+		key := fmt.Sprintf("alert:eve:%d", replaced)
+		err := f.st.InTx(context.Background(), func(ctx context.Context) error {
+			return f.svc.Raise(ctx, "eve", "offline", "EVE", core.Notice{Key: key, RoomID: "!room:x", Kind: core.NoticeMessage, Body: "🔴 eve is offline"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.raise("eve")
+	f.clock.Advance(15 * time.Minute)
+	// What a sweep sent, less the replaced alert and its reactions.
+	sent := func(run func(context.Context) (int, error), prefix string) []core.OutboxEntry {
+		_, caused := f.sweep(run)
+		return slices.DeleteFunc(caused, func(e core.OutboxEntry) bool { return !strings.HasPrefix(e.Key, prefix) })
+	}
+	tx.hook = replace
+	if calls := sent(svc.Escalate, "escalated:"); len(calls) != 1 || calls[0].Target != "alert:eve:1" {
+		t.Fatalf("the admins' call: %+v, want it in the thread of alert:eve:1, the alert that stands", calls)
+	}
+
+	if _, _, err := svc.Claim(context.Background(), "eve", "@bob:x"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Hour)
+	tx.hook = replace
+	if reminders := sent(svc.Remind, "reminded:"); len(reminders) != 1 || reminders[0].Target != "alert:eve:2" {
+		t.Fatalf("bob's reminder: %+v, want it in the thread of alert:eve:2, the alert that stands", reminders)
+	}
+}
+
+// beforeTx runs hook, once, before the next transaction it is asked for.
+type beforeTx struct {
+	core.Transactor
+	hook func()
+}
+
+func (b *beforeTx) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if h := b.hook; h != nil {
+		b.hook = nil
+		h()
+	}
+	return b.Transactor.InTx(ctx, fn)
 }
