@@ -191,7 +191,7 @@ func errText(err error) string {
 func TestSweepsFollowTheAlertThatStandsNow(t *testing.T) {
 	cfg := oncall.Config{EscalateAfter: 15 * time.Minute, RemindEvery: time.Hour, ClaimHold: 3 * time.Hour}
 	f := newSweepFixture(t, cfg, []string{"@alice:x"})
-	tx := &beforeTx{Transactor: f.st}
+	tx := &coretest.BeforeTx{Transactor: f.st}
 	svc := services.Wiring{Store: f.st, Clock: f.clock, Admins: []string{"@alice:x"}}.Oncall(cfg, func(d *oncall.Deps) { d.Tx = tx })
 	replaced := 0
 	replace := func() {
@@ -211,7 +211,7 @@ func TestSweepsFollowTheAlertThatStandsNow(t *testing.T) {
 		_, caused := f.sweep(run)
 		return slices.DeleteFunc(caused, func(e core.OutboxEntry) bool { return !strings.HasPrefix(e.Key, prefix) })
 	}
-	tx.hook = replace
+	tx.Hook = replace
 	if calls := sent(svc.Escalate, "escalated:"); len(calls) != 1 || calls[0].Target != "alert:eve:1" {
 		t.Fatalf("the admins' call: %+v, want it in the thread of alert:eve:1, the alert that stands", calls)
 	}
@@ -220,22 +220,8 @@ func TestSweepsFollowTheAlertThatStandsNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Advance(time.Hour)
-	tx.hook = replace
+	tx.Hook = replace
 	if reminders := sent(svc.Remind, "reminded:"); len(reminders) != 1 || reminders[0].Target != "alert:eve:2" {
 		t.Fatalf("bob's reminder: %+v, want it in the thread of alert:eve:2, the alert that stands", reminders)
 	}
-}
-
-// beforeTx runs hook, once, before the next transaction it is asked for.
-type beforeTx struct {
-	core.Transactor
-	hook func()
-}
-
-func (b *beforeTx) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if h := b.hook; h != nil {
-		b.hook = nil
-		h()
-	}
-	return b.Transactor.InTx(ctx, fn)
 }

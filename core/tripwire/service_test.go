@@ -863,7 +863,7 @@ func TestTripwireWrittenDuringAPassIsEvaluatedAgain(t *testing.T) {
 			clock := coretest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 			sources := coretest.NewSources()
 			w := services.Wiring{Store: st, Clock: clock, Room: services.TripwireRoom}
-			tx := &beforeTx{Transactor: st}
+			tx := &coretest.BeforeTx{Transactor: st}
 			this := w.Tripwires(testconfig.Tripwires(), sources.Registry(), func(d *tripwire.Deps) { d.Tx = tx })
 			other := w.Tripwires(testconfig.Tripwires(), sources.Registry())
 			ctx := context.Background()
@@ -877,7 +877,7 @@ func TestTripwireWrittenDuringAPassIsEvaluatedAgain(t *testing.T) {
 			}
 
 			sources.Set("integrity.gi", 0.5)
-			tx.hook = func() {
+			tx.Hook = func() {
 				if r, err := other.Tick(ctx); err != nil || r.Fired != 1 {
 					t.Errorf("the other Jarvis's pass: %+v, %v; want it to trip the tripwire", r, err)
 				}
@@ -894,20 +894,6 @@ func TestTripwireWrittenDuringAPassIsEvaluatedAgain(t *testing.T) {
 			}
 		})
 	}
-}
-
-// beforeTx runs hook, once, before the next transaction it is asked for.
-type beforeTx struct {
-	core.Transactor
-	hook func()
-}
-
-func (b *beforeTx) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if h := b.hook; h != nil {
-		b.hook = nil
-		h()
-	}
-	return b.Transactor.InTx(ctx, fn)
 }
 
 // TestTripwirePassStepsAsideForChat: while a person waits for Jarvis's
