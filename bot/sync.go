@@ -200,13 +200,9 @@ func (b *Bot) runSync(ctx context.Context) error {
 	}
 	inner.OnSync(func(_ context.Context, res *mautrix.RespSync, since string) bool {
 		if since == "" {
-			for _, room := range res.Rooms.Join {
-				room.Timeline.Events = slices.DeleteFunc(room.Timeline.Events, func(evt *event.Event) bool {
-					return evt.Timestamp < born.UnixMilli()
-				})
-			}
+			dropFromTimelines(res, func(evt *event.Event) bool { return evt.Timestamp < born.UnixMilli() })
 		}
-		dropOwnEncrypted(res, b.Client.UserID)
+		dropFromTimelines(res, ownEncrypted(b.Client.UserID))
 		return true
 	})
 	inner.OnEventType(event.StateMember, b.onMember)
@@ -238,16 +234,20 @@ func (b *Bot) runSync(ctx context.Context) error {
 	}
 }
 
-// dropOwnEncrypted takes Jarvis's own encrypted messages out of a sync
-// response before they are decrypted: every handler ignores what Jarvis
-// said itself, and decrypting each echo of what it sends cost a
+// ownEncrypted matches Jarvis's own encrypted messages, which a sync
+// response drops before they are decrypted: every handler ignores what
+// Jarvis said itself, and decrypting each echo of what it sends cost a
 // decryption and three writes to the crypto store, on a person's path as
 // on every notice's.
-func dropOwnEncrypted(res *mautrix.RespSync, self id.UserID) {
+func ownEncrypted(self id.UserID) func(*event.Event) bool {
+	return func(evt *event.Event) bool { return evt.Type == event.EventEncrypted && evt.Sender == self }
+}
+
+// dropFromTimelines takes the events drop matches out of the timelines of
+// a sync response's joined rooms.
+func dropFromTimelines(res *mautrix.RespSync, drop func(*event.Event) bool) {
 	for _, room := range res.Rooms.Join {
-		room.Timeline.Events = slices.DeleteFunc(room.Timeline.Events, func(evt *event.Event) bool {
-			return evt.Type == event.EventEncrypted && evt.Sender == self
-		})
+		room.Timeline.Events = slices.DeleteFunc(room.Timeline.Events, drop)
 	}
 }
 

@@ -86,7 +86,7 @@ func TestOwnEncryptedEchoesAreNotDecrypted(t *testing.T) {
 	res := &mautrix.RespSync{}
 	res.Rooms.Join = map[id.RoomID]*mautrix.SyncJoinedRoom{testRoom: {Timeline: mautrix.SyncTimeline{
 		SyncEventsList: mautrix.SyncEventsList{Events: []*event.Event{own, theirs, plain}}}}}
-	dropOwnEncrypted(res, self)
+	dropFromTimelines(res, ownEncrypted(self))
 	got := res.Rooms.Join[testRoom].Timeline.Events
 	if len(got) != 2 || got[0] != theirs || got[1] != plain {
 		t.Errorf("timeline after = %v, want alice's encrypted message and Jarvis's plaintext one", got)
