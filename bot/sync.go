@@ -36,7 +36,13 @@ type syncer struct {
 	// with their timestamps in milliseconds: the catch-up acts on the
 	// others alone.
 	delivered map[id.EventID]int64
+	// tokenSavedAt is when the sync token was last stored.
+	tokenSavedAt time.Time
 }
+
+// tokenSaveEvery bounds how long the stored sync token stays behind while
+// responses carry nothing to act on: a restart reads that much again.
+const tokenSaveEvery = time.Minute
 
 func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, since string) error {
 	if !s.bot.leader() {
@@ -69,7 +75,7 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 	if err := notHandled(); err != nil {
 		return fmt.Errorf("an event was not handled: %w", err)
 	}
-	if err := s.bot.deps.State.SetState(ctx, stateNextBatch, res.NextBatch); err != nil {
+	if err := s.saveToken(ctx, res, since); err != nil {
 		return err
 	}
 	if e := s.bot.log.Debug(); e.Enabled() {
@@ -112,6 +118,43 @@ func (s *syncer) ProcessResponse(ctx context.Context, res *mautrix.RespSync, sin
 		s.bot.deps.Synced()
 	}
 	return nil
+}
+
+// saveToken stores the token of a handled response, unless the response
+// carried nothing Jarvis acts on (its own messages, or nothing at all) and
+// the stored token is less than tokenSaveEvery old: read again after a
+// restart, such a response changes nothing. Each message Jarvis sends
+// comes back in one such response, and its token was a write on a
+// person's path.
+func (s *syncer) saveToken(ctx context.Context, res *mautrix.RespSync, since string) error {
+	now := s.bot.deps.Clock.Now()
+	if since != "" && nothingToActOn(res, s.bot.Client.UserID) && now.Sub(s.tokenSavedAt) < tokenSaveEvery {
+		return nil
+	}
+	if err := s.bot.deps.State.SetState(ctx, stateNextBatch, res.NextBatch); err != nil {
+		return err
+	}
+	s.tokenSavedAt = now
+	return nil
+}
+
+// nothingToActOn reports whether a sync response carries no event but
+// Jarvis's own messages, which every handler ignores: no one else's
+// timeline event, no state, receipt, typing or account data in any room,
+// no invite, leave or knock, and nothing for its devices.
+func nothingToActOn(res *mautrix.RespSync, self id.UserID) bool {
+	if len(res.AccountData.Events)+len(res.Presence.Events)+len(res.ToDevice.Events) > 0 || !res.DeviceLists.IsZero() ||
+		len(res.Rooms.Leave)+len(res.Rooms.Invite)+len(res.Rooms.Knock) > 0 {
+		return false
+	}
+	for _, room := range res.Rooms.Join {
+		if len(room.State.Events)+len(room.Ephemeral.Events)+len(room.AccountData.Events)+len(room.Sticky.Events) > 0 ||
+			room.StateAfter != nil && len(room.StateAfter.Events) > 0 ||
+			slices.ContainsFunc(room.Timeline.Events, func(evt *event.Event) bool { return evt.Sender != self || evt.StateKey != nil }) {
+			return false
+		}
+	}
+	return true
 }
 
 // OnFailedSync backs off from 500 ms doubling to 5 s while the homeserver

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix"
@@ -90,5 +91,72 @@ func TestOwnEncryptedEchoesAreNotDecrypted(t *testing.T) {
 	got := res.Rooms.Join[testRoom].Timeline.Events
 	if len(got) != 2 || got[0] != theirs || got[1] != plain {
 		t.Errorf("timeline after = %v, want alice's encrypted message and Jarvis's plaintext one", got)
+	}
+}
+
+// TestSyncTokenWaitsWhileNothingHappens: the token of a response that
+// brings nothing but Jarvis's own messages is not stored, until a minute
+// has passed since the last one stored; any other event, a state event of
+// Jarvis's own included, stores it at once. Read again after a restart,
+// the responses it skipped change nothing.
+func TestSyncTokenWaitsWhileNothingHappens(t *testing.T) {
+	ctx := context.Background()
+	b, _, _, clock := newTestSender(t)
+	st, err := store.Open(ctx, store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	self := id.UserID("@jarvis:example.org")
+	b.cfg.UserID, b.deps.State = string(self), st
+	b.joined = map[id.RoomID]int64{testRoom: 0}
+	s := &syncer{DefaultSyncer: mautrix.NewDefaultSyncer(), bot: b}
+
+	own := syncEvent(t, event.EventMessage, self, 1000, map[string]any{"msgtype": "m.text", "body": "pong"})
+	ownName := syncEvent(t, event.StateMember, self, 1000, map[string]any{"membership": "join", "displayname": "J"})
+	ownName.StateKey = new(string)
+	*ownName.StateKey = string(self)
+	inRoom := func(evts ...*event.Event) *mautrix.RespSync {
+		res := &mautrix.RespSync{}
+		res.Rooms.Join = map[id.RoomID]*mautrix.SyncJoinedRoom{testRoom: {Timeline: mautrix.SyncTimeline{
+			SyncEventsList: mautrix.SyncEventsList{Events: evts}}}}
+		return res
+	}
+	toDevice := &mautrix.RespSync{ToDevice: mautrix.SyncEventsList{Events: []*event.Event{{Type: event.ToDeviceRoomKey}}}}
+	typing := inRoom()
+	typing.Rooms.Join[testRoom].Ephemeral.Events = []*event.Event{{Type: event.EphemeralEventTyping}}
+
+	for _, step := range []struct {
+		what  string
+		res   *mautrix.RespSync
+		wait  time.Duration
+		saved bool
+	}{
+		{"the first response", &mautrix.RespSync{}, 0, true},
+		{"nothing", &mautrix.RespSync{}, 0, false},
+		{"Jarvis's own message", inRoom(own), 0, false},
+		{"Jarvis's own state event", inRoom(own, ownName), 0, true},
+		{"Jarvis's own message again", inRoom(own), 59 * time.Second, false},
+		{"an event for its devices", toDevice, 0, true},
+		{"someone typing", typing, 0, true},
+		{"nothing, a minute after the last stored", &mautrix.RespSync{}, time.Minute, true},
+	} {
+		before, err := st.State(ctx, stateNextBatch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		since := before
+		step.res.NextBatch = before + "+"
+		clock.Advance(step.wait)
+		if err := s.ProcessResponse(ctx, step.res, since); err != nil {
+			t.Fatalf("%s: %v", step.what, err)
+		}
+		after, err := st.State(ctx, stateNextBatch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if saved := after != before; saved != step.saved {
+			t.Errorf("%s: token stored %v (%q → %q), want %v", step.what, saved, before, after, step.saved)
+		}
 	}
 }
