@@ -54,8 +54,11 @@ type matrixClient interface {
 }
 
 // idleWait is how long the sender sleeps when nothing is due and nothing
-// wakes it.
-const idleWait = 5 * time.Second
+// wakes it; waitingLimit is how many waiting notices it reads at once.
+const (
+	idleWait     = 5 * time.Second
+	waitingLimit = 500
+)
 
 // runSender delivers the outbox until ctx ends: one loop, in outbox order
 // per room, coalescing what waits for the same room.
@@ -74,14 +77,14 @@ func (b *Bot) runSender(ctx context.Context) {
 // sendDue sends every batch that is due and says how long to wait before
 // looking again.
 func (b *Bot) sendDue(ctx context.Context) time.Duration {
-	waiting, err := b.deps.Outbox.Waiting(ctx, 500)
+	waiting, err := b.deps.Outbox.Waiting(ctx, waitingLimit)
 	if err != nil {
 		b.log.Err(err).Msg("Failed to read the outbox")
 		return time.Second
 	}
 	now := b.deps.Clock.Now()
 	batches := core.PlanBatches(waiting, now)
-	sent := 0
+	sent, sentNotices := 0, 0
 	var retryAt time.Time
 	// Someone waits for the urgent lanes' batches, which come first.
 	waited := func() {}
@@ -103,12 +106,19 @@ func (b *Bot) sendDue(ctx context.Context) time.Duration {
 		switch {
 		case ok:
 			sent++
+			sentNotices += len(batch.Entries)
 		case !next.IsZero() && (retryAt.IsZero() || next.Before(retryAt)):
 			retryAt = next
 		}
 	}
-	if sent > 0 {
+	if sent > 0 && (sentNotices < len(waiting) || len(waiting) == waitingLimit) {
+		// What waited behind what went out may be due now.
 		return 0
+	}
+	if sent > 0 {
+		// Everything read went out; a notice enqueued since wakes the
+		// sender when it commits.
+		return idleWait
 	}
 	wait := idleWait
 	if !retryAt.IsZero() {

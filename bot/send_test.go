@@ -190,6 +190,22 @@ func TestSenderImageWordsOnly(t *testing.T) {
 	}
 }
 
+// TestSenderLooksAgainForWhatWaitedBehind: a notice that waited in its
+// room's lane behind one that went out is sent in the next look, at once;
+// once everything read went out, the sender waits to be woken.
+func TestSenderLooksAgainForWhatWaitedBehind(t *testing.T) {
+	ctx := context.Background()
+	b, fake, outbox, _ := newTestSender(t)
+	enqueue(t, outbox, core.Notice{Key: "question", RoomID: testRoom, Kind: core.NoticeMessage, Body: "Approve?"},
+		core.Notice{Key: "question:more", RoomID: testRoom, Kind: core.NoticeMessage, Body: "details", Target: "question", Thread: true})
+	if wait := b.sendDue(ctx); wait != 0 || len(fake.sends) != 1 {
+		t.Errorf("after the first of two notices the sender waits %v with %d sent, want to look again at once with 1", wait, len(fake.sends))
+	}
+	if wait := b.sendDue(ctx); wait != idleWait || len(fake.sends) != 2 {
+		t.Errorf("after the last notice the sender waits %v with %d sent, want %v with 2", wait, len(fake.sends), idleWait)
+	}
+}
+
 // TestSenderCoalescedBatch: three coalescible messages waiting for one
 // room go out as one Matrix event that carries all three texts, under the
 // batch's transaction ID, and every one of them is recorded as sent by it.
@@ -198,8 +214,8 @@ func TestSenderCoalescedBatch(t *testing.T) {
 	b, fake, outbox, _ := newTestSender(t)
 	enqueue(t, outbox, message("n1", "first"), message("n2", "second"), message("n3", "third"))
 
-	if wait := b.sendDue(ctx); wait != 0 {
-		t.Errorf("after a delivery the sender waits %v, want to look again at once", wait)
+	if wait := b.sendDue(ctx); wait != idleWait {
+		t.Errorf("after delivering all it read the sender waits %v, want %v or a wake-up", wait, idleWait)
 	}
 	if len(fake.sends) != 1 {
 		t.Fatalf("%d events sent for three coalescible messages, want 1", len(fake.sends))

@@ -64,6 +64,8 @@ type LeaseQuery struct {
 	// dbClock says that the database's clock judges the lease, not the
 	// now the caller passes.
 	dbClock bool
+	// instance names the store in the notification of a release.
+	instance string
 }
 
 var _ lease.Store = (*LeaseQuery)(nil)
@@ -80,7 +82,7 @@ var _ lease.Store = (*LeaseQuery)(nil)
 // caller's now judges there. Tests that set the clock by hand ask for
 // the caller's clock on PostgreSQL as well (JudgeLeasesByCallerClock).
 func (s *Store) Leases() *LeaseQuery {
-	return &LeaseQuery{db: s.DB, dbClock: s.DB.Dialect == dbutil.Postgres && !s.callerClock}
+	return &LeaseQuery{db: s.DB, dbClock: s.DB.Dialect == dbutil.Postgres && !s.callerClock, instance: s.instance}
 }
 
 // JudgeLeasesByCallerClock makes the lease queries judge time by the now
@@ -129,7 +131,7 @@ func (q *LeaseQuery) Release(ctx context.Context, workspaceID, holder string, ep
 	if err != nil {
 		return err
 	}
-	return notify(ctx, q.db, LeaseReleased)
+	return notify(ctx, q.db, LeaseReleased, q.instance)
 }
 
 // Get returns the lease of a workspace.

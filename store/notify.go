@@ -28,12 +28,12 @@ const (
 	IntakeWork = "jarvis_intake"
 )
 
-// notify tells the listeners of channel: when the transaction ctx is in
-// commits, or at once outside one. PostgreSQL delivers a channel's
-// notifications of one transaction as one, so a transaction that
-// enqueues many notices notifies once. On SQLite, one file on one host
-// whose processes poll, it does nothing.
-func notify(ctx context.Context, db *dbutil.Database, channel string) error {
+// notify tells the listeners of channel, from the store named from (its
+// instance): when the transaction ctx is in commits, or at once outside
+// one. PostgreSQL delivers a channel's notifications of one transaction
+// as one, so a transaction that enqueues many notices notifies once. On
+// SQLite, one file on one host whose processes poll, it does nothing.
+func notify(ctx context.Context, db *dbutil.Database, channel, from string) error {
 	if db.Dialect != dbutil.Postgres {
 		return nil
 	}
@@ -41,7 +41,7 @@ func notify(ctx context.Context, db *dbutil.Database, channel string) error {
 	if notified[channel] {
 		return nil
 	}
-	if _, err := db.Exec(ctx, "SELECT pg_notify($1, '')", channel); err != nil {
+	if _, err := db.Exec(ctx, "SELECT pg_notify($1, $2)", channel, from); err != nil {
 		return fmt.Errorf("notify %s: %w", channel, err)
 	}
 	if notified != nil {
@@ -59,7 +59,11 @@ func withNotified(ctx context.Context) context.Context {
 }
 
 // Listen calls on[channel] for every notification on one of its channels
-// until ctx ends, from a connection of its own outside the pool. It calls
+// until ctx ends, from a connection of its own outside the pool. A store
+// does not hear its own notifications: its process has done, after the
+// commit, what they ask (its outbox sender was woken, the lease it
+// released is not to be taken back, the reports it stored as a standby
+// are moved by whoever holds the lease). It calls
 // each once more every time it connects, since what was notified while it
 // was not listening is lost; a lost connection is made again after retry,
 // and onError hears why it was lost. On SQLite it returns at once: there
@@ -102,7 +106,7 @@ func (s *Store) listen(ctx context.Context, on map[string]func()) error {
 		if err != nil {
 			return errors.Join(errors.New("wait for notifications"), err)
 		}
-		if fn, ok := on[n.Channel]; ok {
+		if fn, ok := on[n.Channel]; ok && n.Payload != s.instance {
 			fn()
 		}
 	}

@@ -133,16 +133,16 @@ func (o *Outbox) Enqueue(ctx context.Context, notices ...core.Notice) error {
 		if err != nil || len(written) == 0 {
 			return err
 		}
-		return notify(ctx, o.db, OutboxWork)
+		// This process's sender looks once the notices can be seen; the
+		// others' hear of them when the transaction commits.
+		core.AfterCommit(ctx, o.WakeSender)
+		return notify(ctx, o.db, OutboxWork, o.st.instance)
 	})
 	if err != nil {
 		if len(notices) == 1 {
 			return fmt.Errorf("enqueue notice %q: %w", keys[0], err)
 		}
 		return fmt.Errorf("enqueue %d notices: %w", len(notices), err)
-	}
-	if len(written) > 0 {
-		o.WakeSender()
 	}
 	for _, key := range keys {
 		if !written[key] {

@@ -236,26 +236,58 @@ func TestMarkHandledOnce(t *testing.T) {
 	}
 }
 
-// TestCommitWakesSender: the sender may look (and find nothing) while the
-// transaction is open; the commit must wake it again.
-func TestCommitWakesSender(t *testing.T) {
+// TestEnqueueWakesSenderOnCommit: a notice enqueued in a transaction wakes
+// the sender once the transaction commits, not before (the sender would
+// look, find nothing, and have to be woken again) and not at all when it
+// rolls back; one enqueued alone wakes it at once.
+func TestEnqueueWakesSenderOnCommit(t *testing.T) {
 	ctx := context.Background()
 	s := testdb.OpenStore(t, testEngine)
 	o := s.Outbox()
+	woken := func() bool {
+		select {
+		case <-o.Wake:
+			return true
+		default:
+			return false
+		}
+	}
+	notice := func(key string) core.Notice {
+		return core.Notice{Key: key, RoomID: "!r", Kind: core.NoticeMessage, Body: "x"}
+	}
 	err := s.InTx(ctx, func(ctx context.Context) error {
-		if err := o.Enqueue(ctx, core.Notice{Key: "k", RoomID: "!r", Kind: core.NoticeMessage, Body: "x"}); err != nil {
+		if err := o.Enqueue(ctx, notice("committed")); err != nil {
 			return err
 		}
-		<-o.Wake // the sender woke early and saw an empty outbox
+		if woken() {
+			t.Error("the sender was woken before the notice could be seen")
+		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-o.Wake:
-	default:
+	if !woken() {
 		t.Error("the commit did not wake the sender")
+	}
+	rollback := errors.New("roll back")
+	err = s.InTx(ctx, func(ctx context.Context) error {
+		if err := o.Enqueue(ctx, notice("rolled back")); err != nil {
+			return err
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		t.Fatalf("InTx = %v, want %v", err, rollback)
+	}
+	if woken() {
+		t.Error("a rolled-back notice woke the sender")
+	}
+	if err := o.Enqueue(ctx, notice("alone")); err != nil {
+		t.Fatal(err)
+	}
+	if !woken() {
+		t.Error("a notice enqueued alone did not wake the sender")
 	}
 }
 

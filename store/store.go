@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	crand "crypto/rand"
 	"database/sql"
 	"embed"
 	"errors"
@@ -159,6 +160,9 @@ type Store struct {
 	// pgConfig is PostgreSQL's connection config, for Listen's
 	// connection of its own; nil on SQLite.
 	pgConfig *pgx.ConnConfig
+	// instance names this store in its notifications, so that it does
+	// not hear its own.
+	instance string
 
 	outboxOnce sync.Once
 	outbox     *Outbox
@@ -256,7 +260,7 @@ func open(ctx context.Context, cfg Config, log zerolog.Logger, table dbutil.Upgr
 		db.Close()
 		return nil, fmt.Errorf("upgrade database: %w", err)
 	}
-	st := &Store{DB: db, pgConfig: pgConfig}
+	st := &Store{DB: db, pgConfig: pgConfig, instance: crand.Text()}
 	if cfg.Type == SQLite {
 		st.gate = &writeGate{}
 	}
@@ -388,14 +392,9 @@ func (s *Store) Close() error {
 }
 
 // InTx runs fn in one transaction; store calls made with fn's context join
-// it. After a commit the outbox sender is woken, since a notice enqueued
-// inside the transaction was invisible to it until then.
+// it. A notice enqueued inside it wakes the outbox sender once it commits.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if err := s.tx(ctx, fn); err != nil {
-		return err
-	}
-	s.Outbox().WakeSender()
-	return nil
+	return s.tx(ctx, fn)
 }
 
 // SetFence makes every write transaction run fence first, inside the
@@ -474,7 +473,7 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 			if err := fn(ctx); err != nil || !staged(ctx) {
 				return err
 			}
-			return notify(ctx, s.DB, IntakeWork)
+			return notify(ctx, s.DB, IntakeWork, s.instance)
 		})
 		if err == nil {
 			afterCommit()
