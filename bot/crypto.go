@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rs/zerolog"
+	"go.mau.fi/util/dbutil"
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/crypto/cryptohelper"
 	"maunium.net/go/mautrix/crypto/olm"
@@ -56,10 +57,18 @@ func (b *Bot) initCrypto(ctx context.Context) error {
 		if err := b.checkPickleKeyLength(ctx); err != nil {
 			return err
 		}
+		rooms := newRoomStateStore(b.deps.DB, dbutil.ZeroLogger(b.log.With().Str("db_section", "matrix_state").Logger()))
+		if err := rooms.Upgrade(ctx); err != nil {
+			return fmt.Errorf("upgrade the room state store: %w", err)
+		}
+		b.Client.StateStore = rooms
 		helper, err := cryptohelper.NewCryptoHelper(b.Client, []byte(b.cfg.Encryption.PickleKey), b.deps.DB)
 		if err != nil {
 			return fmt.Errorf("set up encryption: %w", err)
 		}
+		// The helper keeps a room state store it makes up to date itself;
+		// this one is Jarvis's.
+		b.Client.Syncer.(mautrix.ExtensibleSyncer).OnEvent(b.Client.StateStoreSyncHandler)
 		helper.DecryptErrorCallback = b.onUndecryptable
 		b.crypto = helper
 	}
