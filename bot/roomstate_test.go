@@ -2,15 +2,11 @@ package bot
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
-	"github.com/rs/zerolog"
 	"go.mau.fi/util/dbutil"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
-
-	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestRoomEncryptionReadOnce: once a room is known to be encrypted, asking
@@ -19,11 +15,7 @@ import (
 // encrypted is read each time, so that it is seen when it becomes so.
 func TestRoomEncryptionReadOnce(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openTestStore(t)
 	rooms := newRoomStateStore(st.DB, dbutil.NoopLogger)
 	if err := rooms.Upgrade(ctx); err != nil {
 		t.Fatal(err)

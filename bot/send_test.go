@@ -66,15 +66,22 @@ func (f *fakeMatrix) UploadBytes(_ context.Context, data []byte, _ string) (*mau
 	return &mautrix.RespMediaUpload{ContentURI: id.ContentURI{Homeserver: "example.org", FileID: fmt.Sprintf("media%d", len(f.uploads))}}, nil
 }
 
-// newTestSender returns a bot whose sender talks to a fake homeserver and
-// a real outbox in a SQLite file, on a clock that moves only when told.
-func newTestSender(t *testing.T) (*Bot, *fakeMatrix, *store.Outbox, *coretest.Clock) {
+// openTestStore opens a store on a fresh SQLite file, closed when t ends.
+func openTestStore(t *testing.T) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// newTestSender returns a bot whose sender talks to a fake homeserver and
+// a real outbox in a SQLite file, on a clock that moves only when told.
+func newTestSender(t *testing.T) (*Bot, *fakeMatrix, *store.Outbox, *coretest.Clock) {
+	t.Helper()
+	st := openTestStore(t)
 	cli, err := mautrix.NewClient("https://matrix.example.org", "@jarvis:example.org", "")
 	if err != nil {
 		t.Fatal(err)

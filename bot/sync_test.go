@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/jarvis-hmi/jarvis/bridge"
-	"github.com/jarvis-hmi/jarvis/store"
 )
 
 // TestSyncRetriesWhatItCouldNotTakeIn: when Jarvis cannot ask the
@@ -26,11 +23,7 @@ import (
 func TestSyncRetriesWhatItCouldNotTakeIn(t *testing.T) {
 	ctx := context.Background()
 	b, _, _, _ := newTestSender(t)
-	st, err := store.Open(ctx, store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openTestStore(t)
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close()
 	cli, err := mautrix.NewClient(gone.URL, "@jarvis:example.org", "token")
@@ -102,11 +95,7 @@ func TestOwnEncryptedEchoesAreNotDecrypted(t *testing.T) {
 func TestSyncTokenWaitsWhileNothingHappens(t *testing.T) {
 	ctx := context.Background()
 	b, _, _, clock := newTestSender(t)
-	st, err := store.Open(ctx, store.Config{Type: store.SQLite, URI: filepath.Join(t.TempDir(), "jarvis.db")}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openTestStore(t)
 	self := id.UserID("@jarvis:example.org")
 	b.cfg.UserID, b.deps.State = string(self), st
 	b.joined = map[id.RoomID]int64{testRoom: 0}
