@@ -247,3 +247,51 @@ func TestSerializationFailureRerun(t *testing.T) {
 		t.Errorf("/metrics counted %v reruns, want 1", reruns)
 	}
 }
+
+// TestIDCollisionRerun: a transaction that inserts a card set under an id
+// another process made first (two Jarvis processes taking agents' reports
+// can make the same id in the same millisecond) is run again, and its
+// second run, with a new id, commits. A collision on a key that is not a
+// made id (a set's idempotency key, inserted here without the ON CONFLICT
+// the store's own insert has) is not run again: it fails at once.
+func TestIDCollisionRerun(t *testing.T) {
+	if testEngine != store.Postgres {
+		t.Skip("on SQLite one process takes the reports, and its ids never repeat")
+	}
+	ctx := context.Background()
+	s := testdb.OpenStore(t, testEngine)
+	set := func(id, key string) card.Set {
+		return card.Set{ID: id, Key: key, Fingerprint: "f", Author: "@alice:example.org", Size: 0, PublishedAt: time.UnixMilli(1)}
+	}
+	if err := s.Cards().InsertCardSet(ctx, set("set_0000000000000001", "first")); err != nil {
+		t.Fatal(err)
+	}
+	rerunsBefore := metrics.Sum("jarvis_store_transaction_reruns_total")
+	ids := []string{"set_0000000000000001", "set_0000000000000002"}
+	runs := 0
+	err := s.InTx(core.Unfenced(ctx), func(ctx context.Context) error {
+		id := ids[min(runs, len(ids)-1)]
+		runs++
+		return s.Cards().InsertCardSet(ctx, set(id, "second"))
+	})
+	if err != nil || runs != 2 {
+		t.Fatalf("InTx = %v after %d runs, want the second run, with a new id, to commit", err, runs)
+	}
+	if reruns := metrics.Sum("jarvis_store_transaction_reruns_total") - rerunsBefore; reruns != 1 {
+		t.Errorf("/metrics counted %v reruns, want 1", reruns)
+	}
+	if got, err := s.Cards().CardSetByKey(ctx, "second"); err != nil || got.ID != "set_0000000000000002" {
+		t.Errorf("the set stored under the second key is %q (%v), want set_0000000000000002", got.ID, err)
+	}
+
+	runs = 0
+	err = s.InTx(core.Unfenced(ctx), func(ctx context.Context) error {
+		runs++
+		_, err := s.DB.Exec(ctx, "INSERT INTO card_set (id, idem_key, fingerprint, author, card_count, published_at) VALUES ($1, $2, 'f', 'a', 0, 1)",
+			"set_0000000000000003", "first")
+		return err
+	})
+	if err == nil || runs != 1 {
+		t.Errorf("a repeated idempotency key: InTx = %v after %d runs, want an error after one", err, runs)
+	}
+}

@@ -505,21 +505,31 @@ const (
 
 // rerunReason says why PostgreSQL refused a transaction that would, if run
 // again, succeed or fail on its own merits: "serialization"
-// (serialization_failure) or "deadlock" (deadlock_detected); "" for any
-// other error, which a rerun would not help.
+// (serialization_failure), "deadlock" (deadlock_detected) or "id collision"
+// (a unique_violation of one of generatedIDKeys); "" for any other error,
+// which a rerun would not help.
 func rerunReason(err error) string {
 	var pg *pgconn.PgError
 	if !errors.As(err, &pg) {
 		return ""
 	}
-	switch pg.Code {
-	case "40001":
+	switch {
+	case pg.Code == "40001":
 		return "serialization"
-	case "40P01":
+	case pg.Code == "40P01":
 		return "deadlock"
+	case pg.Code == "23505" && generatedIDKeys[pg.ConstraintName]:
+		return "id collision"
 	}
 	return ""
 }
+
+// generatedIDKeys are the primary keys of the rows an agent's report
+// inserts under an id core.IDSource makes inside the transaction. On
+// PostgreSQL every Jarvis takes agents' reports, and two processes make
+// ids in the same millisecond each from 20 random bits, so two of them
+// can be one id: run again, the transaction makes new ones.
+var generatedIDKeys = map[string]bool{"card_set_pkey": true, "card_pkey": true, "card_decision_pkey": true, "approval_pkey": true}
 
 // doTxn runs fn in one transaction, joining the one in ctx if there is one.
 //

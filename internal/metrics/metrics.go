@@ -67,10 +67,11 @@ var (
 	})
 	// TransactionReruns counts the runs of store transactions that
 	// PostgreSQL refused and the store ran again, by why it refused:
-	// serialization (40001) or deadlock (40P01).
+	// serialization (40001), deadlock (40P01) or id collision (23505 on
+	// the key of an id Jarvis made).
 	TransactionReruns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jarvis_store_transaction_reruns_total",
-		Help: "Store transactions run again after PostgreSQL refused them, by reason (serialization or deadlock).",
+		Help: "Store transactions run again after PostgreSQL refused them, by reason (serialization, deadlock or id collision).",
 	}, []string{"reason"})
 )
 
