@@ -191,6 +191,8 @@ type evalView struct {
 	rev     int64
 	// fetched are the network sources the last tick read, by slot.
 	fetched passResults
+	// pass counts the evaluator's passes, for evalEntry.evaluatedIn.
+	pass uint64
 }
 
 func newEvalView() *evalView {
@@ -246,10 +248,11 @@ type evalEntry struct {
 	// skipsUntilTrim counts down the skips logged until the tripwire's
 	// skip log is trimmed again; below zero at the next skip.
 	skipsUntilTrim int
-	// ev is what this pass made of the tripwire before its transaction,
-	// while evaluated; refresh clears evaluated when the state changes.
-	ev        evaluation
-	evaluated bool
+	// ev is what the pass numbered evaluatedIn (0 for none) made of the
+	// tripwire before its transaction, which reads it instead of
+	// evaluating again; refresh clears evaluatedIn when the state changes.
+	ev          evaluation
+	evaluatedIn uint64
 }
 
 // reads reports whether the tripwire reads a source of one of kinds; every
@@ -450,6 +453,8 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 	}
 	results := s.resolveSources(ctx, s.slotsToRead(kinds), kinds == nil)
 	now := msTime(s.deps.Clock.Now())
+	s.view.pass++
+	passNo := s.view.pass
 	// Evaluating needs no database: it is done before the transaction,
 	// which (on SQLite, the one writer) a person's command would otherwise
 	// wait for. The transaction evaluates again only the tripwires written
@@ -461,7 +466,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 			}
 		}
 		if e := &s.view.entries[i]; e.cc != nil && e.reads(kinds) {
-			e.ev, e.evaluated = evaluate(e, results, now), true
+			e.ev, e.evaluatedIn = evaluate(e, results, now), passNo
 		}
 	}
 	if err := polite.Yield(ctx); err != nil {
@@ -488,7 +493,9 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 		for i := range s.view.entries {
 			e := &s.view.entries[i]
 			id := e.state.ID
-			if !e.reads(kinds) {
+			// One evaluated before the transaction reads kinds and is valid.
+			evaluated := e.evaluatedIn == passNo
+			if !evaluated && !e.reads(kinds) {
 				continue
 			}
 			if e.cc == nil {
@@ -498,7 +505,7 @@ func (s *Service) pass(ctx context.Context, kinds []string) (TickReport, error) 
 			st := e.state
 			report.Evaluated++
 			ev := e.ev
-			if !e.evaluated {
+			if !evaluated {
 				ev = evaluate(e, results, now)
 			}
 			switch {
@@ -560,7 +567,7 @@ func (s *Service) refresh(ctx context.Context) error {
 		case known && !st.Status.Active():
 			v.remove(st.ID)
 		case known:
-			v.entries[i].state, v.entries[i].evaluated = st, false
+			v.entries[i].state, v.entries[i].evaluatedIn = st, 0
 		case st.Status.Active():
 			v.index[st.ID] = len(v.entries)
 			v.entries = append(v.entries, evalEntry{state: st})
