@@ -111,11 +111,11 @@ func (b *Bot) sendDue(ctx context.Context) time.Duration {
 			retryAt = next
 		}
 	}
-	if sent > 0 && (sentNotices < len(waiting) || len(waiting) == waitingLimit) {
-		// What waited behind what went out may be due now.
-		return 0
-	}
 	if sent > 0 {
+		if sentNotices < len(waiting) || len(waiting) == waitingLimit {
+			// What waited behind what went out may be due now.
+			return 0
+		}
 		// Everything read went out; a notice enqueued since wakes the
 		// sender when it commits.
 		return idleWait
