@@ -55,6 +55,10 @@ var (
 	// ErrTooLarge means the input, or what it would add to, is larger than
 	// a configured size allows; nothing was stored.
 	ErrTooLarge = errors.New("too large")
+	// ErrBeyondLockedReads means a transaction marked LockedReads must
+	// read and then write more than the rows it locked; its Transactor
+	// runs it again at full isolation.
+	ErrBeyondLockedReads = errors.New("needs more than its locked reads")
 )
 
 // FieldError names the field of an input that is wrong and why.

@@ -41,6 +41,36 @@ func IsIntake(ctx context.Context) bool {
 	return intake
 }
 
+type lockedReadsKey struct{}
+
+// LockedReads marks ctx for a transaction whose every write depends only
+// on rows it locks as it reads them: the store's reads that lock (an
+// agent's reporting state) and the rows its upserts lock. On an engine
+// that runs several transactions at once, a Transactor may run it at a
+// weaker isolation than the one that makes every check exact, where
+// nothing but those locks orders it against others: fewer transactions
+// refused for what they only might have seen. A transaction so marked
+// that finds it must read and then write beyond those rows returns
+// ErrBeyondLockedReads, and the Transactor runs it again, whole, at full
+// isolation and with ReadsLocked false.
+func LockedReads(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lockedReadsKey{}, true)
+}
+
+// FullyIsolated clears LockedReads's mark, for the run of a transaction
+// at full isolation (or on an engine with one writer at a time).
+func FullyIsolated(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lockedReadsKey{}, false)
+}
+
+// ReadsLocked reports whether the transaction ctx is in runs on its
+// locked reads alone: marked by LockedReads and not by FullyIsolated
+// since.
+func ReadsLocked(ctx context.Context) bool {
+	locked, _ := ctx.Value(lockedReadsKey{}).(bool)
+	return locked
+}
+
 type commitHooksKey struct{}
 
 // commitHooks are the functions waiting for one transaction to commit.

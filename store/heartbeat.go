@@ -10,6 +10,7 @@ import (
 
 	"go.mau.fi/util/dbutil"
 
+	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
@@ -104,11 +105,17 @@ func (q *HeartbeatQuery) AgentState(ctx context.Context, agent string) (fleet.Ag
 }
 
 // AgentStates returns the state of the named agents (of every agent that
-// ever reported when none are named), by name.
+// ever reported when none are named), by name. In a transaction marked
+// core.LockedReads it locks the named agents' rows until the transaction
+// ends, in the order of their names (so that two such transactions never
+// wait for each other in a circle): whoever else writes them waits, and
+// their next reader sees what this transaction wrote.
 func (q *HeartbeatQuery) AgentStates(ctx context.Context, agents ...string) ([]fleet.AgentState, error) {
 	query := allAgentStatesQuery
 	args := make([]any, len(agents))
 	switch {
+	case len(agents) > 0 && q.db.Dialect == dbutil.Postgres && core.ReadsLocked(ctx) && ctx.Value(inTxKey{}) != nil:
+		query, args = someAgentStatesPGQuery+" FOR UPDATE", []any{agents}
 	case len(agents) > 0 && q.db.Dialect == dbutil.Postgres:
 		query, args = someAgentStatesPGQuery, []any{agents}
 	case len(agents) > 0:
@@ -166,18 +173,6 @@ func (q *HeartbeatQuery) putAgentStatesPG(ctx context.Context, states []fleet.Ag
 // PutHeartbeats upserts heartbeats, each (agent, cycle) at most once, and
 // reports for each whether it is its cycle's first (the row is new).
 func (q *HeartbeatQuery) PutHeartbeats(ctx context.Context, hbs []fleet.Heartbeat) ([]bool, error) {
-	if q.db.Dialect == dbutil.Postgres && ctx.Value(inTxKey{}) != nil {
-		// The rest of the batch's transaction reads through indexes even
-		// where a table is small enough to scan (the agents' states, the
-		// readings' sources): under SERIALIZABLE a scan locks the whole
-		// table against other writers, so two Jarvis processes' batches,
-		// which read and then write their own agents' rows, refused each
-		// other (with two API hosts under load, 110 reruns per 1,000
-		// transactions; about 14 with this).
-		if _, err := q.db.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-			return nil, err
-		}
-	}
 	firstOf := make(map[heartbeatKey]bool, len(hbs))
 	for chunk := range slices.Chunk(hbs, heartbeatChunk) {
 		query, args := q.putHeartbeatsQuery(chunk)

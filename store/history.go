@@ -32,7 +32,9 @@ const (
 	// does, by their (kind, param): one round trip, and no read of every
 	// source. A source another transaction added meanwhile, unseen by this
 	// one, is a conflict that SERIALIZABLE refuses (the store runs the
-	// transaction again), not a reading dropped.
+	// transaction again), not a reading dropped; READ COMMITTED waits for
+	// that transaction and takes the source it added (the update that
+	// changes nothing is what returns its id).
 	insertReadingsPGQuery = `
 		WITH r AS (
 			SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[], $5::text[]) AS r (kind, param, at, num, val)
@@ -41,7 +43,7 @@ const (
 		), added AS (
 			INSERT INTO history_source (kind, param)
 			SELECT DISTINCT kind, param FROM r WHERE (kind, param) NOT IN (SELECT kind, param FROM known)
-			ON CONFLICT DO NOTHING RETURNING id, kind, param
+			ON CONFLICT (kind, param) DO UPDATE SET kind = excluded.kind RETURNING id, kind, param
 		)
 		INSERT INTO source_reading (source_id, at, num, val)
 		SELECT s.id, r.at, r.num, r.val FROM r JOIN (SELECT * FROM known UNION ALL SELECT * FROM added) s USING (kind, param)

@@ -404,6 +404,8 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) er
 // through InTx. Call it once, before the store is used.
 func (s *Store) SetFence(fence func(ctx context.Context) error) { s.fence = fence }
 
+// inTxKey marks the context of a transaction's run; its value says
+// whether the run is on locked reads (core.LockedReads).
 type inTxKey struct{}
 
 // stagedKey marks the context of a transaction that stores an agent's
@@ -438,7 +440,11 @@ func (s *Store) intakeEverywhere(ctx context.Context) bool {
 // (and what it returns to its caller); a run that failed leaves its
 // commit hooks unrun, and only the one that committed runs them.
 func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if ctx.Value(inTxKey{}) != nil {
+	if lockedReads, in := ctx.Value(inTxKey{}).(bool); in {
+		// Joined, it runs as the transaction it joins does.
+		if !lockedReads {
+			ctx = core.FullyIsolated(ctx)
+		}
 		return fn(ctx)
 	}
 	urgent := core.IsUrgent(ctx)
@@ -454,11 +460,24 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 		}
 		defer s.gate.release()
 	}
-	ctx = context.WithValue(ctx, inTxKey{}, true)
+	// SQLite runs one writer at a time: every transaction is exact there.
+	lockedReads := core.ReadsLocked(ctx) && s.DB.Dialect == dbutil.Postgres
+	if !lockedReads {
+		ctx = core.FullyIsolated(ctx)
+	}
 	metrics.Transactions.Inc()
 	for attempt := 1; ; attempt++ {
-		hooked, afterCommit := core.WithCommitHooks(ctx)
+		hooked, afterCommit := core.WithCommitHooks(context.WithValue(ctx, inTxKey{}, core.ReadsLocked(ctx)))
 		err := doTxn(withNotified(hooked), s.DB, conn, func(ctx context.Context) error {
+			if lockedReads && !core.ReadsLocked(ctx) {
+				// Run again at full isolation, the transaction still reads
+				// a few rows by key: through their indexes, its predicate
+				// locks stay on those rows, where a scan of a small table
+				// would lock all of it against every other writer.
+				if _, err := s.DB.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+					return err
+				}
+			}
 			if s.fence != nil && !core.IsUnfenced(ctx) {
 				err := s.fence(ctx)
 				switch {
@@ -478,6 +497,11 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context) error) erro
 		if err == nil {
 			afterCommit()
 			return nil
+		}
+		if core.ReadsLocked(ctx) && errors.Is(err, core.ErrBeyondLockedReads) {
+			metrics.TransactionReruns.WithLabelValues("beyond locked reads").Inc()
+			ctx = core.FullyIsolated(ctx)
+			continue
 		}
 		reason := rerunReason(err)
 		if attempt == maxTxAttempts || reason == "" {
@@ -548,11 +572,25 @@ var generatedIDKeys = map[string]bool{"card_set_pkey": true, "card_pkey": true, 
 // remember its lock, and a forgotten one fails only under load; under
 // SERIALIZABLE a check is exact because it is inside a transaction.
 //
+// The one exception is a transaction marked core.LockedReads, whose
+// writes depend only on rows it locks as it reads them (a heartbeat
+// batch of agents that report as usual: their states, read FOR UPDATE,
+// and their heartbeats' and readings' rows, upserted). It runs READ
+// COMMITTED: each lock orders it against every other writer of its row,
+// and two such transactions on different agents never refuse each other
+// for the index pages they share, as SERIALIZABLE's predicate locks do.
+// Whatever else it finds it must do, it returns core.ErrBeyondLockedReads
+// and tx runs it again SERIALIZABLE.
+//
 // conn, when not nil, is where the transaction begins instead of db's
 // pool.
 func doTxn(ctx context.Context, db *dbutil.Database, conn dbutil.Conn, fn func(ctx context.Context) error) error {
 	opts := &dbutil.TxnOptions{Conn: conn}
-	if db.Dialect == dbutil.Postgres {
+	switch {
+	case db.Dialect != dbutil.Postgres:
+	case core.ReadsLocked(ctx):
+		opts.Isolation = sql.LevelReadCommitted
+	default:
 		opts.Isolation = sql.LevelSerializable
 	}
 	return db.DoTxn(ctx, opts, fn)

@@ -556,9 +556,13 @@ func validateHeartbeat(hb Heartbeat) error {
 type beatKey struct{ agent, cycle string }
 
 // commitHeartbeats writes a batch of heartbeats in one transaction, with
-// one statement for the heartbeats and one for the agents' states.
+// one statement for the heartbeats and one for the agents' states. A
+// batch of heartbeats that are all usual (see usual) touches nothing but
+// its agents' rows, whose states it locks first: the transaction is
+// marked core.LockedReads, and one that finds a beat that is not usual
+// leaves it to run again at full isolation.
 func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) error {
-	err := f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+	err := f.deps.Tx.InTx(core.LockedReads(ctx), func(ctx context.Context) error {
 		// Of several heartbeats for one agent and cycle, the last replaces
 		// the others.
 		last := map[beatKey]int{}
@@ -575,14 +579,8 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 				rows = append(rows, b.hb)
 			}
 		}
-		first, err := f.deps.Heartbeats.PutHeartbeats(ctx, rows)
-		if err != nil {
-			return err
-		}
-		isFirst := map[beatKey]bool{}
-		for i, hb := range rows {
-			isFirst[beatKey{hb.Agent, hb.Cycle}] = first[i]
-		}
+		// The states first: with locked reads, that locks the agents'
+		// rows before their heartbeats' are written.
 		stored, err := f.deps.Heartbeats.AgentStates(ctx, agents...)
 		if err != nil {
 			return err
@@ -591,10 +589,21 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 		for _, st := range stored {
 			states[st.Agent] = st
 		}
+		first, err := f.deps.Heartbeats.PutHeartbeats(ctx, rows)
+		if err != nil {
+			return err
+		}
+		isFirst := map[beatKey]bool{}
+		for i, hb := range rows {
+			isFirst[beatKey{hb.Agent, hb.Cycle}] = first[i]
+		}
 		readings := make([]history.Reading, 0, len(rows))
 		for _, b := range beats {
 			key := beatKey{b.hb.Agent, b.hb.Cycle}
 			st, ok := states[b.hb.Agent]
+			if core.ReadsLocked(ctx) && !usual(st, ok, b.hb) {
+				return core.ErrBeyondLockedReads
+			}
 			if !ok {
 				st = AgentState{Agent: b.hb.Agent}
 			}
@@ -647,6 +656,26 @@ func (f *Service) commitHeartbeats(ctx context.Context, beats []queuedBeat) erro
 		f.changed()
 	}
 	return err
+}
+
+// usual reports whether hb, given its agent's state st (known, or the
+// agent's first report), may change nothing but that state, its own row,
+// its agent's readings and the day's spend (one upsert that adds to it),
+// and read nothing else that another transaction could be changing but
+// its agent's latest boot: what a transaction of locked reads may do.
+// Only a heartbeat of the agent writes its boots and its spend, and with
+// them its state, whose lock orders them. A usual heartbeat that would
+// still do more (a new boot, a budget notice) says so when it finds it.
+func usual(st AgentState, known bool, hb Heartbeat) bool {
+	switch {
+	case !known, st.Announced != "", !st.GraceUntil.IsZero():
+		// A first report, or the first after a silence: alerts resolve.
+		return false
+	case hb.Signal == SignalFail, hb.Signal == SignalSuccess && st.Mode == "red":
+		// A failure episode begins, goes on or ends.
+		return false
+	}
+	return true
 }
 
 // addReadings keeps readings of the fleet's sources, when a history is

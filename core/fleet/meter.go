@@ -185,6 +185,10 @@ func (f *Service) meterSpend(ctx context.Context, a AgentConfig, hb Heartbeat) e
 	default:
 		return nil
 	}
+	if core.ReadsLocked(ctx) {
+		// A budget notice: raised at full isolation.
+		return core.ErrBeyondLockedReads
+	}
 	n.RoomID, n.Kind, n.Mentions = f.deps.Room, core.NoticeMessage, f.deps.Admins
 	if err := f.deps.Incidents.Raise(ctx, n.Key, kindSpend, a.Name, n); err != nil {
 		return err
@@ -200,6 +204,10 @@ func (f *Service) meterBoot(ctx context.Context, a AgentConfig, hb Heartbeat) er
 		return err
 	case last.ID == hb.BootID:
 		return nil
+	}
+	if core.ReadsLocked(ctx) {
+		// A new boot: restarts are counted at full isolation.
+		return core.ErrBeyondLockedReads
 	}
 	boot := Boot{ID: hb.BootID, SeenAt: hb.ReceivedAt, Restart: err == nil}
 	loop := f.roster.Load().crashLoop
