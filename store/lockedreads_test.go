@@ -11,6 +11,7 @@ import (
 	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
+	"github.com/jarvis-hmi/jarvis/core/history"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
@@ -153,17 +154,7 @@ func TestLockedReadMakesOthersWait(t *testing.T) {
 			return stores[1].Heartbeats().PutAgentStates(ctx, st)
 		})
 	}()
-	// The sweep comes to wait for the batch's lock.
-	deadline := time.Now().Add(10 * time.Second)
-	for waiting := 0; waiting == 0; time.Sleep(time.Millisecond) {
-		if err := stores[0].DB.QueryRow(ctx,
-			"SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()").Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the sweep never waited for the batch's lock")
-		}
-	}
+	waitForLock(t, stores[0], "the sweep")
 	close(release)
 	if err := <-batch; err != nil {
 		t.Fatalf("batch: %v", err)
@@ -177,6 +168,70 @@ func TestLockedReadMakesOthersWait(t *testing.T) {
 	}
 	if len(read) != 2 || read[1].Cycle != "C-2" {
 		t.Errorf("the sweep read %+v, want a second run that read the batch's write", read)
+	}
+}
+
+// waitForLock returns once a session of st's database waits for a lock.
+func waitForLock(t *testing.T, st *store.Store, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := 0; waiting == 0; time.Sleep(time.Millisecond) {
+		if err := st.DB.QueryRow(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never waited for a lock", what)
+		}
+	}
+}
+
+// TestLockedReadsTakeASourceAddedMeanwhile: two transactions of locked
+// reads (READ COMMITTED) add the first readings of one source at once;
+// the second waits for the first to add the source, then takes it: both
+// readings are kept.
+func TestLockedReadsTakeASourceAddedMeanwhile(t *testing.T) {
+	if testEngine != store.Postgres {
+		t.Skip("SQLite runs one writer at a time: nothing runs beside the batch")
+	}
+	ctx := core.Unfenced(context.Background())
+	stores := raceOn(t)[:2]
+	src := core.SourceRef{Kind: fleet.SourceAgentMII, Param: "EVE"}
+	t0 := time.UnixMilli(1_776_384_000_000)
+	added, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		once := true
+		first <- stores[0].InTx(core.LockedReads(ctx), func(ctx context.Context) error {
+			if err := stores[0].AddReadings(ctx, []history.Reading{{Source: src, At: t0, Value: 0.9}}); err != nil {
+				return err
+			}
+			if once {
+				once = false
+				close(added)
+				<-release
+			}
+			return nil
+		})
+	}()
+	<-added
+	second := make(chan error, 1)
+	go func() {
+		second <- stores[1].InTx(core.LockedReads(ctx), func(ctx context.Context) error {
+			return stores[1].AddReadings(ctx, []history.Reading{{Source: src, At: t0.Add(time.Second), Value: 0.8}})
+		})
+	}()
+	waitForLock(t, stores[0], "the second transaction's source")
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	points, err := stores[0].Points(ctx, src, t0, t0.Add(time.Minute))
+	if err != nil || len(points) != 2 {
+		t.Errorf("the source has %d readings (%v), want both", len(points), err)
 	}
 }
 
