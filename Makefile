@@ -10,7 +10,7 @@ export CGO_ENABLED := 1
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: build test unit integration chaos bench soak demo homeserver vet release release-check clean
+.PHONY: build test unit integration chaos bench bench-kit soak demo homeserver vet release release-check clean
 
 build: ## Build ./jarvis
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o jarvis ./cmd/jarvis
@@ -48,6 +48,9 @@ test: ## Every test in timed stages: vet, build, unit, the store on both engines
 
 bench: homeserver ## Every benchmark a fixed number of times, then the table of docs/benchmarks.md (figures depend on machine load)
 	scripts/bench.sh
+
+bench-kit: ## .benchkit/benchkit.tar.gz: static binaries to run the chat-under-load benchmarks on a machine without Go (scripts/benchkit.sh run .benchkit there)
+	scripts/benchkit.sh build .benchkit
 
 SOAK_DURATION ?= 20m
 soak: homeserver ## The mixed workload for SOAK_DURATION (20m), with HOSTILE=1 the insiders' beside it; Jarvis's memory, goroutines, files and database must not grow
