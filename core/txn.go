@@ -44,8 +44,9 @@ func IsIntake(ctx context.Context) bool {
 type lockedReadsKey struct{}
 
 // LockedReads marks ctx for a transaction whose every write depends only
-// on rows it locks as it reads them: the store's reads that lock (an
-// agent's reporting state) and the rows its upserts lock. On an engine
+// on rows it locks as it reads them (the store's reads that lock, such as
+// an agent's reporting state, and the rows its upserts lock) and on the
+// database's constraints (a unique key). On an engine
 // that runs several transactions at once, a Transactor may run it at a
 // weaker isolation than the one that makes every check exact, where
 // nothing but those locks orders it against others: fewer transactions

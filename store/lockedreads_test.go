@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -9,11 +10,13 @@ import (
 	"time"
 
 	"github.com/jarvis-hmi/jarvis/core"
+	"github.com/jarvis-hmi/jarvis/core/card"
 	"github.com/jarvis-hmi/jarvis/core/coretest"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 	"github.com/jarvis-hmi/jarvis/core/history"
 	"github.com/jarvis-hmi/jarvis/core/oncall"
 	"github.com/jarvis-hmi/jarvis/internal/metrics"
+	"github.com/jarvis-hmi/jarvis/internal/testkit/services"
 	"github.com/jarvis-hmi/jarvis/internal/testkit/testdb"
 	"github.com/jarvis-hmi/jarvis/store"
 )
@@ -287,26 +290,17 @@ func TestTwoHostsHeartbeatsNeverRefused(t *testing.T) {
 			}
 		}
 	}
-	rerunsBefore := metrics.Sum("jarvis_store_transaction_reruns_total")
-	var wg sync.WaitGroup
-	for h, f := range hosts {
-		for g := range perHost {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				agent := fcfg.Agents[g%agents].Name
-				for n := range beats {
-					// The spend's key is its cycle's: a new cycle, a new
-					// spend. The same spend again is the agent's retry.
-					if err := beat(f, agent, fmt.Sprintf("C-%d-%d-%d", h, g, n)); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
+	raceHostsUnrefused(t, len(hosts), perHost, func(h, g int) error {
+		agent := fcfg.Agents[g%agents].Name
+		for n := range beats {
+			// The spend's key is its cycle's: a new cycle, a new spend.
+			// The same spend again is the agent's retry.
+			if err := beat(hosts[h], agent, fmt.Sprintf("C-%d-%d-%d", h, g, n)); err != nil {
+				return err
+			}
 		}
-	}
-	wg.Wait()
+		return nil
+	})
 	wantStreak := 1 + len(hosts)*perHost/agents*beats
 	for _, a := range fcfg.Agents {
 		got, err := st.Heartbeats().AgentState(ctx, a.Name)
@@ -321,7 +315,28 @@ func TestTwoHostsHeartbeatsNeverRefused(t *testing.T) {
 	if n, want := testdb.Rows(t, st, "agent_heartbeat"), agents+len(hosts)*perHost*beats; n != want {
 		t.Errorf("%d heartbeats stored, want %d", n, want)
 	}
-	if reruns := metrics.Sum("jarvis_store_transaction_reruns_total") - rerunsBefore; reruns != 0 {
+}
+
+// raceHostsUnrefused runs do(h, g) for perHost goroutines g of each of
+// hosts hosts h at once, and fails t if do fails or a store transaction
+// was refused and run again meanwhile.
+func raceHostsUnrefused(t *testing.T, hosts, perHost int, do func(h, g int) error) {
+	t.Helper()
+	before := metrics.Sum("jarvis_store_transaction_reruns_total")
+	var wg sync.WaitGroup
+	for h := range hosts {
+		for g := range perHost {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := do(h, g); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if reruns := metrics.Sum("jarvis_store_transaction_reruns_total") - before; reruns != 0 {
 		t.Errorf("/metrics counted %v transactions run again, want none", reruns)
 	}
 }
@@ -389,5 +404,69 @@ func TestHeartbeatsBeyondLockedReads(t *testing.T) {
 	}
 	if n := testdb.Rows(t, st, "agent_boot"); n != 2 {
 		t.Errorf("%d boots stored, want 2", n)
+	}
+}
+
+// TestTwoHostsCardSetsNeverRefused: two Jarvis processes on one database
+// publish card sets at once, as two API hosts behind a load balancer do,
+// each set of cards without a budget that depend only on one another:
+// every set is stored with its cards, and none was refused and run again.
+func TestTwoHostsCardSetsNeverRefused(t *testing.T) {
+	const perHost, sets = 8, 10
+	ctx := core.Unfenced(context.Background())
+	cfg := testdb.NewConfig(t, testEngine)
+	var hosts [2]*card.Service
+	var st *store.Store
+	for i := range hosts {
+		st = testdb.OpenConfig(t, cfg)
+		hosts[i] = services.Wiring{Store: st, Clock: core.SystemClock{}, Room: testRoom}.Cards(card.Config{})
+	}
+	raceHostsUnrefused(t, len(hosts), perHost, func(h, g int) error {
+		for n := range sets {
+			in := card.SetInput{Key: fmt.Sprintf("set-%d-%d-%d", h, g, n), Author: card.MainAgent, Cards: []card.Input{
+				{Ref: "a", Spec: services.CardSpec("First", card.P2)}, {Spec: services.CardSpec("Then", card.P3, "a")}}}
+			if _, err := hosts[h].Publish(ctx, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if n, want := testdb.Rows(t, st, "card"), 2*len(hosts)*perHost*sets; n != want {
+		t.Errorf("%d cards stored, want %d", n, want)
+	}
+}
+
+// TestCardSetsBeyondLockedReads: on PostgreSQL a set with a card of a
+// class that has a budget, or with a card depending on one outside the
+// set, is run again at full isolation, once, and published there; the
+// budget still refuses what does not fit. On SQLite nothing is run again.
+func TestCardSetsBeyondLockedReads(t *testing.T) {
+	ctx := core.Unfenced(context.Background())
+	cards, _ := newTestCards(t, core.SystemClock{}, card.Config{Budget: map[string]card.BudgetRule{"P1": {Count: 1, Window: time.Hour}}})
+	first := services.PublishOne(t, cards, "first", services.CardSpec("First", card.P2), "")
+	steps := []struct {
+		name    string
+		spec    card.Spec
+		beyond  bool
+		refused bool
+	}{
+		{name: "no budget, depending on nothing outside", spec: services.CardSpec("Usual", card.P2)},
+		{name: "a budget", spec: services.CardSpec("Budgeted", card.P1), beyond: true},
+		{name: "a budget without room", spec: services.CardSpec("Over", card.P1), beyond: true, refused: true},
+		{name: "a card outside the set", spec: services.CardSpec("After", card.P2, first.ID), beyond: true},
+	}
+	for _, step := range steps {
+		reruns := metrics.Sum("jarvis_store_transaction_reruns_total")
+		_, err := cards.Publish(ctx, card.SetInput{Key: step.name, Author: card.MainAgent, Cards: []card.Input{{Spec: step.spec}}})
+		if refused := errors.Is(err, core.ErrBudgetExceeded); refused != step.refused || err != nil && !refused {
+			t.Errorf("%s: Publish = %v, want refused by the budget: %v", step.name, err, step.refused)
+		}
+		want := 0.0
+		if step.beyond && testEngine == store.Postgres {
+			want = 1
+		}
+		if got := metrics.Sum("jarvis_store_transaction_reruns_total") - reruns; got != want {
+			t.Errorf("%s: run again %v times, want %v", step.name, got, want)
+		}
 	}
 }

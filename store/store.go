@@ -573,12 +573,14 @@ var generatedIDKeys = map[string]bool{"card_set_pkey": true, "card_pkey": true, 
 // SERIALIZABLE a check is exact because it is inside a transaction.
 //
 // The one exception is a transaction marked core.LockedReads, whose
-// writes depend only on rows it locks as it reads them (a heartbeat
-// batch of agents that report as usual: their states, read FOR UPDATE,
-// and their heartbeats' and readings' rows, upserted). It runs READ
-// COMMITTED: each lock orders it against every other writer of its row,
-// and two such transactions on different agents never refuse each other
-// for the index pages they share, as SERIALIZABLE's predicate locks do.
+// writes depend only on rows it locks as it reads them or on the
+// database's constraints: a heartbeat batch of agents that report as
+// usual (their states, read FOR UPDATE, and their heartbeats' and
+// readings' rows, upserted), a card set without a budget or a dependency
+// outside it (its key unique, its cards new). It runs READ COMMITTED:
+// each lock orders it against every other writer of its row, and two
+// such transactions never refuse each other for the index pages they
+// share, as SERIALIZABLE's predicate locks do.
 // Whatever else it finds it must do, it returns core.ErrBeyondLockedReads
 // and tx runs it again SERIALIZABLE.
 //

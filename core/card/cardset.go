@@ -122,9 +122,13 @@ type SetStore interface {
 // budget without room refuses the whole set. Publishing a key again with
 // the same content returns the first result (Replayed); with other content
 // it is ErrUnprocessable.
+//
+// A usual set (see usualSet) reads nothing another transaction could be
+// changing: its transaction is marked core.LockedReads, and one that is
+// not usual is run again at full isolation.
 func (c *Service) Publish(ctx context.Context, in SetInput) (PublishedSet, error) {
 	var out PublishedSet
-	err := c.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+	err := c.deps.Tx.InTx(core.LockedReads(ctx), func(ctx context.Context) error {
 		var err error
 		out, err = c.publish(ctx, in)
 		return err
@@ -155,6 +159,9 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 	fp, err := in.fingerprint()
 	if err != nil {
 		return PublishedSet{}, err
+	}
+	if core.ReadsLocked(ctx) && !c.usualSet(in) {
+		return PublishedSet{}, core.ErrBeyondLockedReads
 	}
 	now := c.deps.Clock.Now()
 	set := Set{ID: c.ids.Next(SetIDPrefix, now), Key: in.Key, Fingerprint: fp, Author: in.Author,
@@ -187,6 +194,31 @@ func (c *Service) publish(ctx context.Context, in SetInput) (PublishedSet, error
 		return PublishedSet{}, err
 	}
 	return PublishedSet{Set: set, Cards: cards}, nil
+}
+
+// usualSet reports whether publishing in writes only the set and its cards
+// and reads nothing another transaction could be changing: no card of a
+// class with a budget (whose charges every set of the class reads) and no
+// dependency on a card outside the set. What else it relies on, its key's
+// uniqueness and its ids', the database's constraints keep at any
+// isolation: of two sets under one key, the second waits for the first
+// and replays it.
+func (c *Service) usualSet(in SetInput) bool {
+	refs := map[string]bool{}
+	for _, ci := range in.Cards {
+		refs[ci.Ref] = ci.Ref != ""
+	}
+	for _, ci := range in.Cards {
+		if _, budgeted := c.budget[ci.Priority]; budgeted {
+			return false
+		}
+		for _, dep := range ci.DependsOn {
+			if !refs[dep] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // replay returns the set published before under key, if it has the same

@@ -68,12 +68,12 @@ var (
 	// TransactionReruns counts the runs of store transactions that
 	// PostgreSQL refused and the store ran again, by why it refused:
 	// serialization (40001), deadlock (40P01) or id collision (23505 on
-	// the key of an id Jarvis made); and a heartbeat batch run at full
-	// isolation after its locked reads did not cover it ("beyond locked
-	// reads").
+	// the key of an id Jarvis made); and a heartbeat batch or card set
+	// run at full isolation after its locked reads did not cover it
+	// ("beyond locked reads").
 	TransactionReruns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jarvis_store_transaction_reruns_total",
-		Help: "Store transactions run again after PostgreSQL refused them, by reason (serialization, deadlock, id collision, or beyond locked reads: a heartbeat batch run again at full isolation).",
+		Help: "Store transactions run again after PostgreSQL refused them, by reason (serialization, deadlock, id collision, or beyond locked reads: a heartbeat batch or card set run again at full isolation).",
 	}, []string{"reason"})
 )
 
