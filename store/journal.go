@@ -29,6 +29,10 @@ const (
 		FROM agent_journal WHERE agent = $1 AND cycle = $2 AND (received_at > $3 OR (received_at = $3 AND entry_id > $4))
 		ORDER BY received_at, entry_id LIMIT $5`
 	// journalUsageQuery reads agent_journal_cycle_idx alone.
+	// lockJournalQuery takes the advisory lock of an agent's journal ($2)
+	// in its class ($1) until the transaction ends: the two-key form,
+	// whose keys do not overlap the one-key form's.
+	lockJournalQuery  = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
 	journalUsageQuery = `
 		SELECT COALESCE(SUM(CASE WHEN cycle = $2 THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN cycle = $2 THEN size ELSE 0 END), 0),
 			COALESCE(SUM(size), 0)
@@ -117,10 +121,21 @@ func (q *AgentJournalQuery) JournalPage(ctx context.Context, agent, cycle string
 	return dbutil.NewRowIterWithError(rows, scanJournalEntry, err).AsList()
 }
 
+// journalLockClass is the first key of the journals' advisory locks.
+const journalLockClass int32 = 0x4a524e4c
+
 // JournalUsage says how many entries and bytes the agent's cycle holds,
-// and how many bytes all its cycles hold.
+// and how many bytes all its cycles hold. In a transaction marked
+// core.LockedReads it first takes the agent's journal lock, which such a
+// transaction holds until it ends: of two that read the usage and then
+// append, the second reads after the first has appended.
 func (q *AgentJournalQuery) JournalUsage(ctx context.Context, agent, cycle string) (fleet.JournalUsage, error) {
 	var u fleet.JournalUsage
+	if q.db.Dialect == dbutil.Postgres && core.ReadsLocked(ctx) && ctx.Value(inTxKey{}) != nil {
+		if _, err := q.db.Exec(ctx, lockJournalQuery, journalLockClass, agent); err != nil {
+			return u, fmt.Errorf("lock the journal of %s: %w", agent, err)
+		}
+	}
 	err := q.db.QueryRow(ctx, journalUsageQuery, agent, cycle).Scan(&u.CycleEntries, &u.CycleBytes, &u.AgentBytes)
 	if err != nil {
 		return u, fmt.Errorf("journal usage of %s: %w", agent, err)

@@ -470,3 +470,44 @@ func TestCardSetsBeyondLockedReads(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoHostsJournalCapExact: two Jarvis processes on one database take
+// journal entries of one agent's cycle at once, many more than the cycle
+// may hold: exactly fleet.journal.max_cycle_entries are kept, the rest
+// refused, and no transaction was refused and run again.
+func TestTwoHostsJournalCapExact(t *testing.T) {
+	const perHost, tries, most = 8, 3, 5
+	ctx := core.Unfenced(context.Background())
+	cfg := testdb.NewConfig(t, testEngine)
+	fcfg := fleet.Config{Agents: []fleet.AgentConfig{{Name: "EVE", Cadence: 10 * time.Minute}},
+		Journal: fleet.JournalConfig{MaxEntryBytes: 2000, MaxCycleEntries: most, MaxCycleBytes: 1 << 20, MaxAgentBytes: 1 << 20,
+			PageSize: 10, MaxPageSize: 10}}
+	clock := coretest.NewClock(time.Date(2026, 4, 17, 9, 0, 0, 0, time.UTC))
+	var hosts [2]*fleet.Service
+	var st *store.Store
+	for i := range hosts {
+		st = testdb.OpenConfig(t, cfg)
+		hosts[i] = fleetOn(t, st, clock, fcfg)
+	}
+	var mu sync.Mutex
+	kept := 0
+	raceHostsUnrefused(t, len(hosts), perHost, func(h, g int) error {
+		for n := range tries {
+			id := fmt.Sprintf("e-%d-%d-%d", h, g, n)
+			_, err := hosts[h].AppendJournal(ctx, fleet.AgentJournalEntry{Agent: "EVE", Cycle: "C-1", EntryID: id, Title: "t",
+				Content: id, ContentSignature: fleet.ContentSignature(id), SignalWeight: 0.5, Timestamp: clock.Now()})
+			switch {
+			case err == nil:
+				mu.Lock()
+				kept++
+				mu.Unlock()
+			case !errors.Is(err, core.ErrRateLimited):
+				return err
+			}
+		}
+		return nil
+	})
+	if n := testdb.Rows(t, st, "agent_journal"); kept != most || n != most {
+		t.Errorf("%d entries taken and %d stored, want %d and %d", kept, n, most, most)
+	}
+}

@@ -573,16 +573,17 @@ var generatedIDKeys = map[string]bool{"card_set_pkey": true, "card_pkey": true, 
 // SERIALIZABLE a check is exact because it is inside a transaction.
 //
 // The one exception is a transaction marked core.LockedReads, whose
-// writes depend only on rows it locks as it reads them or on the
+// writes depend only on what it locks as it reads it or on the
 // database's constraints: a heartbeat batch of agents that report as
 // usual (their states, read FOR UPDATE, and their heartbeats' and
 // readings' rows, upserted), a card set without a budget or a dependency
-// outside it (its key unique, its cards new). It runs READ COMMITTED:
-// each lock orders it against every other writer of its row, and two
-// such transactions never refuse each other for the index pages they
-// share, as SERIALIZABLE's predicate locks do.
-// Whatever else it finds it must do, it returns core.ErrBeyondLockedReads
-// and tx runs it again SERIALIZABLE.
+// outside it (its key unique, its cards new), a journal entry (its
+// agent's usage read under the agent's journal lock). It runs READ
+// COMMITTED: each lock orders it against every other writer of what it
+// locks, and two such transactions never refuse each other for the index
+// pages they share, as SERIALIZABLE's predicate locks do. Whatever else
+// it finds it must do, it returns core.ErrBeyondLockedReads and tx runs
+// it again SERIALIZABLE.
 //
 // conn, when not nil, is where the transaction begins instead of db's
 // pool.

@@ -212,8 +212,9 @@ func (f *Service) AppendJournal(ctx context.Context, e AgentJournalEntry) (Agent
 	e.ReceivedAt = f.deps.Clock.Now()
 	// The store fences a write transaction with the workspace lease; the
 	// journal's usage is read in it, so that two entries at once do not
-	// both take the last room.
-	err = f.deps.Tx.InTx(ctx, func(ctx context.Context) error {
+	// both take the last room. Only an entry of the agent adds to it, and
+	// the usage is read under the agent's journal lock: locked reads.
+	err = f.deps.Tx.InTx(core.LockedReads(ctx), func(ctx context.Context) error {
 		used, err := f.deps.Journal.JournalUsage(ctx, e.Agent, e.Cycle)
 		if err != nil {
 			return err
