@@ -44,14 +44,14 @@ func IsIntake(ctx context.Context) bool {
 type lockedReadsKey struct{}
 
 // LockedReads marks ctx for a transaction whose every write depends only
-// on rows it locks as it reads them (the store's reads that lock, such as
-// an agent's reporting state, and the rows its upserts lock) and on the
-// database's constraints (a unique key). On an engine
-// that runs several transactions at once, a Transactor may run it at a
-// weaker isolation than the one that makes every check exact, where
+// on what it locks as it reads it (the store's reads that lock, such as
+// an agent's reporting state or its journal's usage, and the rows its
+// upserts lock) and on the database's constraints (a unique key). On an
+// engine that runs several transactions at once, a Transactor may run it
+// at a weaker isolation than the one that makes every check exact, where
 // nothing but those locks orders it against others: fewer transactions
 // refused for what they only might have seen. A transaction so marked
-// that finds it must read and then write beyond those rows returns
+// that finds it must read and then write beyond what it locked returns
 // ErrBeyondLockedReads, and the Transactor runs it again, whole, at full
 // isolation and with ReadsLocked false.
 func LockedReads(ctx context.Context) context.Context {

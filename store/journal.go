@@ -28,11 +28,11 @@ const (
 		SELECT agent, cycle, entry_id, title, content, content_signature, signal_weight, evidence, sent_at, received_at
 		FROM agent_journal WHERE agent = $1 AND cycle = $2 AND (received_at > $3 OR (received_at = $3 AND entry_id > $4))
 		ORDER BY received_at, entry_id LIMIT $5`
-	// journalUsageQuery reads agent_journal_cycle_idx alone.
 	// lockJournalQuery takes the advisory lock of an agent's journal ($2)
 	// in its class ($1) until the transaction ends: the two-key form,
 	// whose keys do not overlap the one-key form's.
-	lockJournalQuery  = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
+	lockJournalQuery = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
+	// journalUsageQuery reads agent_journal_cycle_idx alone.
 	journalUsageQuery = `
 		SELECT COALESCE(SUM(CASE WHEN cycle = $2 THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN cycle = $2 THEN size ELSE 0 END), 0),
 			COALESCE(SUM(size), 0)
