@@ -56,8 +56,8 @@ var (
 	// a configured size allows; nothing was stored.
 	ErrTooLarge = errors.New("too large")
 	// ErrBeyondLockedReads means a transaction marked LockedReads must
-	// read and then write more than the rows it locked; its Transactor
-	// runs it again at full isolation.
+	// read and then write more than what it locked; its Transactor runs
+	// it again at full isolation.
 	ErrBeyondLockedReads = errors.New("needs more than its locked reads")
 )
 

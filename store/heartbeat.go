@@ -10,7 +10,6 @@ import (
 
 	"go.mau.fi/util/dbutil"
 
-	"github.com/jarvis-hmi/jarvis/core"
 	"github.com/jarvis-hmi/jarvis/core/fleet"
 )
 
@@ -114,7 +113,7 @@ func (q *HeartbeatQuery) AgentStates(ctx context.Context, agents ...string) ([]f
 	query := allAgentStatesQuery
 	args := make([]any, len(agents))
 	switch {
-	case len(agents) > 0 && q.db.Dialect == dbutil.Postgres && core.ReadsLocked(ctx) && ctx.Value(inTxKey{}) != nil:
+	case len(agents) > 0 && onLockedReads(ctx):
 		query, args = someAgentStatesPGQuery+" FOR UPDATE", []any{agents}
 	case len(agents) > 0 && q.db.Dialect == dbutil.Postgres:
 		query, args = someAgentStatesPGQuery, []any{agents}

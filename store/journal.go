@@ -131,7 +131,7 @@ const journalLockClass int32 = 0x4a524e4c
 // append, the second reads after the first has appended.
 func (q *AgentJournalQuery) JournalUsage(ctx context.Context, agent, cycle string) (fleet.JournalUsage, error) {
 	var u fleet.JournalUsage
-	if q.db.Dialect == dbutil.Postgres && core.ReadsLocked(ctx) && ctx.Value(inTxKey{}) != nil {
+	if onLockedReads(ctx) {
 		if _, err := q.db.Exec(ctx, lockJournalQuery, journalLockClass, agent); err != nil {
 			return u, fmt.Errorf("lock the journal of %s: %w", agent, err)
 		}

@@ -408,6 +408,14 @@ func (s *Store) SetFence(fence func(ctx context.Context) error) { s.fence = fenc
 // whether the run is on locked reads (core.LockedReads).
 type inTxKey struct{}
 
+// onLockedReads reports whether ctx is in a transaction's run on locked
+// reads, READ COMMITTED on PostgreSQL: the store's reads that lock take
+// their locks then.
+func onLockedReads(ctx context.Context) bool {
+	locked, _ := ctx.Value(inTxKey{}).(bool)
+	return locked
+}
+
 // stagedKey marks the context of a transaction that stores an agent's
 // report without the lease: the notices it enqueues are staged for the
 // holder (Outbox.Enqueue), and its commit tells the holder (IntakeWork).
