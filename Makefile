@@ -49,8 +49,6 @@ test: ## Every test in timed stages: vet, build, unit, the store on both engines
 bench: homeserver ## Every benchmark a fixed number of times, then the table of docs/benchmarks.md (figures depend on machine load)
 	scripts/bench.sh
 
-bench-kit: ## .benchkit/benchkit.tar.gz: static binaries to run the chat-under-load benchmarks on a machine without Go (scripts/benchkit.sh run .benchkit there)
-	scripts/benchkit.sh build .benchkit
 
 SOAK_DURATION ?= 20m
 soak: homeserver ## The mixed workload for SOAK_DURATION (20m), with HOSTILE=1 the insiders' beside it; Jarvis's memory, goroutines, files and database must not grow
@@ -70,6 +68,9 @@ define release_binary
 	CC=$(CC_$(1)) GOOS=linux GOARCH=$(1) $(GO) build -tags $(RELEASE_TAGS) -trimpath -ldflags "$(RELEASE_LDFLAGS)" \
 		-o dist/jarvis_$(VERSION)_linux_$(1) ./cmd/jarvis
 endef
+
+bench-kit: ## .benchkit/benchkit.tar.gz: static binaries, as release builds them, to run the chat-under-load benchmarks on a machine without Go (scripts/benchkit.sh run .benchkit there)
+	TAGS=$(RELEASE_TAGS) LDFLAGS='$(RELEASE_LDFLAGS)' scripts/benchkit.sh build .benchkit
 
 release: ## dist/: static linux/amd64 and linux/arm64 binaries, a .deb of each, the OCI image (oci-archive) and SHA256SUMS, then release-check
 	rm -rf dist && mkdir -p dist

@@ -6,9 +6,11 @@
 # in one archive, built here and taken there beside a checkout of the same
 # commit.
 #
-#   scripts/benchkit.sh build DIR   write DIR/benchkit.tar.gz (needs Go, a C
-#                                   compiler and the module proxy: a few
-#                                   minutes); under 50 MB
+#   make bench-kit                  write .benchkit/benchkit.tar.gz (needs Go,
+#                                   a C compiler and the module proxy: a few
+#                                   minutes); under 50 MB. It runs
+#                                   `scripts/benchkit.sh build DIR` with TAGS
+#                                   and LDFLAGS, make release's
 #   scripts/benchkit.sh run DIR [TIMES [PATTERN]]
 #                                   unpack it, run the integration benchmarks
 #                                   PATTERN matches (default: chat under load,
@@ -22,16 +24,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DENDRITE=v0.13.8
+# The homeserver the tests start, at the version they build.
+DENDRITE=$(sed -n 's/^VERSION=//p' scripts/homeserver.sh)
 
 build() {
 	local dir=$1 work
+	# As make release builds them: static, stripped, without this machine's paths.
+	local tags=${TAGS:?run it as make bench-kit, which gives make release\'s TAGS and LDFLAGS}
+	local ldflags=${LDFLAGS:?run it as make bench-kit, which gives make release\'s TAGS and LDFLAGS}
 	work=$(mktemp -d)
 	trap 'rm -rf "$work"' RETURN
 	mkdir -p "$dir" "$work/dendrite"
-	# As make release builds them: static, stripped, without this machine's paths.
-	local tags=goolm,netgo,osusergo,sqlite_omit_load_extension
-	local ldflags='-s -w -linkmode=external -extldflags=-static'
 	CGO_ENABLED=1 go build -tags "$tags" -trimpath -ldflags "$ldflags" -o "$work/jarvis" ./cmd/jarvis
 	CGO_ENABLED=1 go test -c -tags "$tags" -trimpath -ldflags "$ldflags" -o "$work/integration.test" ./integration/
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$work/benchtable" ./internal/testkit/benchtable
@@ -66,10 +69,10 @@ run() {
 }
 
 case ${1:-} in
-build) build "${2:?usage: scripts/benchkit.sh build DIR}" ;;
+build) build "${2:?usage: TAGS=… LDFLAGS=… scripts/benchkit.sh build DIR}" ;;
 run) run "${2:?usage: scripts/benchkit.sh run DIR [TIMES [PATTERN]]}" "${3:-}" "${4:-}" ;;
 *)
-	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac
